@@ -1,0 +1,122 @@
+-- aitune registry, schema version 1. Applied by registry.c when a registry
+-- is created; later versions go in db/migrations/NNN-*.sql.
+PRAGMA journal_mode = WAL;
+
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+-- The fingerprint of a GPU and the toolchain that measured on it.
+CREATE TABLE IF NOT EXISTS devices (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL,
+  uuid          TEXT NOT NULL,
+  cc            INTEGER NOT NULL,     -- 90 for sm_90
+  sms           INTEGER NOT NULL,
+  mem_bytes     INTEGER NOT NULL,
+  l2_bytes      INTEGER NOT NULL,
+  smem_optin    INTEGER NOT NULL,
+  driver        TEXT NOT NULL,        -- kernel driver version, from NVML when it opens
+  cuda_driver   INTEGER NOT NULL,     -- cuDriverGetVersion
+  nvrtc         TEXT NOT NULL,
+  UNIQUE (uuid, driver, cuda_driver, nvrtc)
+);
+
+CREATE TABLE IF NOT EXISTS runs (
+  id          INTEGER PRIMARY KEY,
+  command     TEXT NOT NULL,
+  spec_hash   TEXT,
+  version     TEXT NOT NULL,
+  seed        INTEGER NOT NULL,
+  device      INTEGER REFERENCES devices(id),
+  env         TEXT,                    -- JSON: clocks, temperature where NVML answers
+  started     TEXT NOT NULL,
+  ended       TEXT,
+  outcome     TEXT                     -- running | ok | interrupted | failed
+);
+
+-- One row per candidate evaluated. status: ok | constraint | compile |
+-- runtime | timeout | wrong.
+CREATE TABLE IF NOT EXISTS measurements (
+  id          INTEGER PRIMARY KEY,
+  op          TEXT NOT NULL,
+  template    TEXT NOT NULL,
+  arch        TEXT NOT NULL,
+  dtype       TEXT NOT NULL,
+  bucket      TEXT NOT NULL,
+  shape       TEXT NOT NULL,           -- JSON object, dim -> size
+  config      TEXT NOT NULL,           -- canonical JSON
+  config_hash TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  median_us   REAL, min_us REAL, max_us REAL, spread REAL,
+  samples     INTEGER,
+  gbps        REAL, tflops REAL,
+  registers   INTEGER, spills INTEGER, smem INTEGER,
+  compile_ms  REAL,
+  cubin       TEXT,                    -- cubins.hash
+  error       TEXT,
+  device      INTEGER REFERENCES devices(id),
+  run         INTEGER REFERENCES runs(id)
+);
+CREATE INDEX IF NOT EXISTS measurements_task
+  ON measurements (op, arch, dtype, bucket, device, config_hash);
+
+-- The winner of each (op, arch, dtype, bucket). lo/hi: the bucket's edges,
+-- one integer per dim in the op's dim order, comma separated, hi exclusive.
+CREATE TABLE IF NOT EXISTS winners (
+  op          TEXT NOT NULL,
+  arch        TEXT NOT NULL,
+  dtype       TEXT NOT NULL,
+  bucket      TEXT NOT NULL,
+  dims        TEXT NOT NULL,           -- dim names, comma separated
+  lo          TEXT NOT NULL,
+  hi          TEXT NOT NULL,
+  shape       TEXT NOT NULL,           -- the representative shape it was tuned on
+  template    TEXT NOT NULL,
+  config      TEXT NOT NULL,
+  median_us   REAL NOT NULL,
+  gbps        REAL, tflops REAL,
+  default_us  REAL,                    -- the template default's time, same run
+  margin      REAL,                    -- runner-up time / winner time - 1
+  exhaustive  INTEGER NOT NULL DEFAULT 1,
+  runners_up  TEXT,                    -- JSON list of {template, config, median_us}
+  cubin       TEXT,
+  launch      TEXT NOT NULL,           -- JSON: grid/block expressions over dims, smem
+  device      INTEGER REFERENCES devices(id),
+  run         INTEGER REFERENCES runs(id),
+  PRIMARY KEY (op, arch, dtype, bucket)
+);
+
+-- The template default per (op, arch, dtype): the runtime's last fallback.
+CREATE TABLE IF NOT EXISTS defaults (
+  op       TEXT NOT NULL,
+  arch     TEXT NOT NULL,
+  dtype    TEXT NOT NULL,
+  template TEXT NOT NULL,
+  config   TEXT NOT NULL,
+  PRIMARY KEY (op, arch, dtype)
+);
+
+-- Compile cache: hash of (source, options, arch, nvrtc version). The source
+-- is kept so a hash collision can never hand back the wrong kernel.
+CREATE TABLE IF NOT EXISTS cubins (
+  hash       TEXT PRIMARY KEY,
+  source     TEXT NOT NULL,
+  options    TEXT NOT NULL,
+  kernel     TEXT NOT NULL,
+  cubin      BLOB NOT NULL,
+  registers  INTEGER, spills INTEGER, smem INTEGER, stack INTEGER,
+  log        TEXT,
+  compile_ms REAL
+);
+
+-- Shapes asked for with no tuned bucket: the next sweep's input.
+CREATE TABLE IF NOT EXISTS misses (
+  op    TEXT NOT NULL,
+  arch  TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  count INTEGER NOT NULL DEFAULT 1,
+  PRIMARY KEY (op, arch, dtype, shape)
+);

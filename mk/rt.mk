@@ -1,0 +1,60 @@
+# mk/rt.mk: the runtime library libaitune, its example and its unit test.
+# Included by the main Makefile, which defines CC, CFLAGS (with -Isrc) and
+# BUILD first.
+#
+# libaitune.a holds rt.o alone: a static user links SQLite itself (aitune.pc
+# says so in Libs.private). libaitune.so carries a private copy of SQLite, so
+# a dynamic user needs nothing but -laitune.
+
+PREFIX   ?= /usr/local
+SQLITE_A ?= /usr/lib/x86_64-linux-gnu/libsqlite3.a
+RT_LIBS  := $(SQLITE_A) -lpthread -ldl -lm
+RT_VERSION := $(shell sed -n 's/^.define AITUNE_VERSION "\(.*\)".*/\1/p' src/aitune.h)
+
+RT_TARGETS := $(BUILD)/libaitune.a $(BUILD)/libaitune.so $(BUILD)/aitune.pc \
+              $(BUILD)/examples/lookup $(BUILD)/tests/test_rt
+
+.PHONY: rt rt-check
+rt: $(RT_TARGETS)
+
+rt-check: $(BUILD)/tests/test_rt
+	$(BUILD)/tests/test_rt db/schema.sql
+
+# -fPIC: one object serves both the archive and the shared library.
+$(BUILD)/obj/rt.o: src/rt.c src/aitune.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/libaitune.a: $(BUILD)/obj/rt.o
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Debian's libsqlite3.a is not compiled with -fPIC. --exclude-libs makes its
+# symbols local, which lets the linker resolve its PC-relative relocations,
+# and keeps our SQLite from clashing with one the application has; only the
+# aitune_ functions are exported. -z defs: fail here, not in the application,
+# if anything is left undefined.
+$(BUILD)/libaitune.so: $(BUILD)/obj/rt.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libaitune.so -Wl,--exclude-libs,ALL -Wl,-z,defs \
+	    $(LDFLAGS) -o $@ $< $(RT_LIBS)
+
+# Libs.private, not Requires.private: sqlite3.pc need not be installed for a
+# dynamic user, whose libaitune.so already contains SQLite.
+$(BUILD)/aitune.pc: src/aitune.h mk/rt.mk
+	@mkdir -p $(@D)
+	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
+	    'includedir=$${prefix}/include' '' 'Name: aitune' \
+	    'Description: tuned CUDA kernel configurations from an aitune registry' \
+	    'Version: $(RT_VERSION)' 'Libs: -L$${libdir} -laitune' \
+	    'Libs.private: -lsqlite3 -lpthread -ldl -lm' 'Cflags: -I$${includedir}' > $@
+
+$(BUILD)/examples/lookup: examples/lookup.c src/aitune.h $(BUILD)/libaitune.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
+
+$(BUILD)/tests/test_rt: tests/unit/test_rt.c tests/unit/check.h src/aitune.h \
+                        $(BUILD)/libaitune.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)

@@ -1,0 +1,657 @@
+/* bench.c: see bench.h. */
+#define _GNU_SOURCE
+#include "bench.h"
+#include "cu.h"
+#include "jit.h"
+#include "tmpl.h"
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statistics ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double quantile(const double *sorted, int n, double q)
+{
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    if (i >= n - 1) return sorted[n - 1];
+    return sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]);
+}
+
+void stats_of(const double *x, int n, stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n <= 0) return;
+    double *s = xmalloc(sizeof *s * (size_t)n);
+    memcpy(s, x, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    out->n = n;
+    out->min = s[0];
+    out->max = s[n - 1];
+    out->median = quantile(s, n, 0.5);
+    out->spread = out->median > 0 ? (quantile(s, n, 0.75) - quantile(s, n, 0.25)) / out->median : 0;
+    free(s);
+}
+
+int stats_settled(const double *x, int n, int batch, double tol)
+{
+    if (n <= batch) return 0;
+    stats all, before;
+    stats_of(x, n, &all);
+    stats_of(x, n - batch, &before);
+    return fabs(all.median - before.median) <= tol * all.median;
+}
+
+/* ---- NVML, for the driver version, clocks and temperature; optional ---- */
+
+typedef struct nvml {
+    int (*init)(void);
+    int (*driver)(char *, unsigned);
+    int (*by_uuid)(const char *, void **);
+    int (*temp)(void *, int, unsigned *);
+    int (*clock)(void *, int, unsigned *);
+    int (*power)(void *, unsigned *);
+    void *dev;
+} nvml;
+
+static int nvml_open(nvml *n, const char *uuid)
+{
+    memset(n, 0, sizeof *n);
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return -1;
+    n->init = (int (*)(void))dlsym(h, "nvmlInit_v2");
+    n->driver = (int (*)(char *, unsigned))dlsym(h, "nvmlSystemGetDriverVersion");
+    n->by_uuid = (int (*)(const char *, void **))dlsym(h, "nvmlDeviceGetHandleByUUID");
+    n->temp = (int (*)(void *, int, unsigned *))dlsym(h, "nvmlDeviceGetTemperature");
+    n->clock = (int (*)(void *, int, unsigned *))dlsym(h, "nvmlDeviceGetClockInfo");
+    n->power = (int (*)(void *, unsigned *))dlsym(h, "nvmlDeviceGetPowerUsage");
+    if (!n->init || n->init() != 0) return -1;
+    if (n->by_uuid && n->by_uuid(uuid, &n->dev) != 0) n->dev = NULL;
+    return 0;
+}
+
+/* ---- the engine ---- */
+
+typedef struct buf {
+    CUdeviceptr live, pristine, ref;
+    size_t bytes;
+} buf;
+
+typedef struct slot {
+    int used;
+    CUmodule mod;
+    CUfunction fn;
+    unsigned grid[3], block[3], smem, cluster[3];
+    CUdeviceptr ws;
+    size_t ws_bytes;
+} slot;
+
+struct bench {
+    const cu_api *cu;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUevent ev[2 * BENCH_BATCH];
+    device info;
+    nvml nv;
+    int nvml_ok;
+    CUmodule support;
+    CUfunction flush_fn;
+    CUdeviceptr flush, res;
+    size_t flush_bytes;
+    /* the task */
+    int ntask;
+    op_arg args[TMPL_MAXARGS];
+    buf bufs[TMPL_MAXARGS];
+    double rtol, atol;
+    slot slots[BENCH_SLOTS];
+    int sticky;
+    char err[1024];
+};
+
+static int fail(bench *b, CUresult rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(bench *b, CUresult rc, const char *fmt, ...)
+{
+    va_list ap;
+    char what[512];
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(b->err, sizeof b->err, "%s: %s", what, cu_errstr(rc));
+        b->sticky |= cu_sticky(rc);
+    } else {
+        snprintf(b->err, sizeof b->err, "%s", what);
+    }
+    return BENCH_FAIL;
+}
+
+#define CK(call, ...) do { CUresult rc_ = (call); if (rc_ != CUDA_SUCCESS) return fail(b, rc_, __VA_ARGS__); } while (0)
+
+int bench_sticky(const bench *b) { return b->sticky; }
+const char *bench_err(const bench *b) { return b->err; }
+void bench_device(const bench *b, device *out) { *out = b->info; }
+
+static int attr(bench *b, CUdevice_attribute a)
+{
+    int v = 0;
+    b->cu->DeviceGetAttribute(&v, a, b->dev);
+    return v;
+}
+
+bench *bench_open(int ordinal, char *err, int errcap)
+{
+    const char *why = NULL;
+    const cu_api *cu = cu_load(&why);
+    if (!cu) { snprintf(err, (size_t)errcap, "%s", why); return NULL; }
+    CUresult rc = cu->Init(0);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(err, (size_t)errcap, "cuInit failed (%s): no usable GPU", cu_errstr(rc));
+        return NULL;
+    }
+    int count = 0;
+    cu->DeviceGetCount(&count);
+    if (ordinal < 0 || ordinal >= count) {
+        snprintf(err, (size_t)errcap, "no GPU %d (this machine has %d)", ordinal, count);
+        return NULL;
+    }
+    bench *b = xcalloc(1, sizeof *b);
+    b->cu = cu;
+    device *d = &b->info;
+    if ((rc = cu->DeviceGet(&b->dev, ordinal)) || (rc = cu->DevicePrimaryCtxRetain(&b->ctx, b->dev)) ||
+        (rc = cu->CtxSetCurrent(b->ctx)) || (rc = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING))) {
+        snprintf(err, (size_t)errcap, "cannot set GPU %d up: %s", ordinal, cu_errstr(rc));
+        free(b);
+        return NULL;
+    }
+    for (int i = 0; i < 2 * BENCH_BATCH; i++) cu->EventCreate(&b->ev[i], CU_EVENT_DEFAULT);
+    cu->DeviceGetName(d->name, sizeof d->name, b->dev);
+    CUuuid u;
+    cu->DeviceGetUuid(&u, b->dev);
+    const unsigned char *x = (const unsigned char *)u.bytes;
+    snprintf(d->uuid, sizeof d->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]);
+    size_t mem = 0;
+    cu->DeviceTotalMem(&mem, b->dev);
+    d->mem = (long long)mem;
+    d->cc = attr(b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 + attr(b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d->sms = attr(b, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d->l2 = attr(b, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    d->smem_optin = attr(b, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    d->smem_per_sm = attr(b, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    d->regs_per_sm = attr(b, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    d->max_threads_per_sm = attr(b, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    d->clock_khz = attr(b, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    d->mem_clock_khz = attr(b, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    cu->DriverGetVersion(&d->cuda_driver);
+    snprintf(d->nvrtc, sizeof d->nvrtc, "%s", jit_nvrtc_version());
+    d->real = 1;
+    d->count = count;
+    b->nvml_ok = nvml_open(&b->nv, d->uuid) == 0;
+    if (b->nvml_ok && b->nv.driver) b->nv.driver(d->driver, sizeof d->driver);
+    if (!d->driver[0]) snprintf(d->driver, sizeof d->driver, "cuda-%d", d->cuda_driver);
+    /* Twice the L2, so a flush leaves none of the previous run's lines. */
+    b->flush_bytes = (size_t)(d->l2 > 0 ? 2 * d->l2 : 64 << 20);
+    if ((rc = cu->MemAlloc(&b->flush, b->flush_bytes)) || (rc = cu->MemAlloc(&b->res, 16))) {
+        snprintf(err, (size_t)errcap, "cannot allocate the L2 flush buffer: %s", cu_errstr(rc));
+        bench_close(b);
+        return NULL;
+    }
+    return b;
+}
+
+void bench_env(const bench *b, strbuf *json)
+{
+    const device *d = &b->info;
+    sb_printf(json, "{\"gpu\":");
+    sb_json_str(json, d->name);
+    sb_printf(json, ",\"uuid\":\"%s\",\"cc\":%d,\"sms\":%d,\"driver\":\"%s\",\"cuda_driver\":%d,\"nvrtc\":\"%s\"",
+              d->uuid, d->cc, d->sms, d->driver, d->cuda_driver, d->nvrtc);
+    unsigned v;
+    if (b->nvml_ok && b->nv.dev) {
+        if (b->nv.clock && !b->nv.clock(b->nv.dev, 1, &v)) sb_printf(json, ",\"sm_clock_mhz\":%u", v);
+        if (b->nv.clock && !b->nv.clock(b->nv.dev, 2, &v)) sb_printf(json, ",\"mem_clock_mhz\":%u", v);
+        if (b->nv.temp && !b->nv.temp(b->nv.dev, 0, &v)) sb_printf(json, ",\"temp_c\":%u", v);
+        if (b->nv.power && !b->nv.power(b->nv.dev, &v)) sb_printf(json, ",\"power_w\":%.1f", v / 1000.0);
+    } else {
+        sb_puts(json, ",\"nvml\":false");
+    }
+    sb_puts(json, "}");
+}
+
+static void free_task(bench *b)
+{
+    for (int i = 0; i < b->ntask; i++) {
+        buf *x = &b->bufs[i];
+        if (x->live) b->cu->MemFree(x->live);
+        if (x->pristine) b->cu->MemFree(x->pristine);
+        if (x->ref) b->cu->MemFree(x->ref);
+    }
+    memset(b->bufs, 0, sizeof b->bufs);
+    b->ntask = 0;
+}
+
+void bench_close(bench *b)
+{
+    if (!b) return;
+    for (int i = 0; i < BENCH_SLOTS; i++) bench_unload(b, i);
+    free_task(b);
+    if (b->support) b->cu->ModuleUnload(b->support);
+    if (b->flush) b->cu->MemFree(b->flush);
+    if (b->res) b->cu->MemFree(b->res);
+    for (int i = 0; i < 2 * BENCH_BATCH; i++)
+        if (b->ev[i]) b->cu->EventDestroy(b->ev[i]);
+    if (b->stream) b->cu->StreamDestroy(b->stream);
+    if (b->ctx) b->cu->DevicePrimaryCtxRelease(b->dev);
+    free(b);
+}
+
+int bench_support(bench *b, const void *cubin, size_t len)
+{
+    (void)len;
+    if (b->support) return BENCH_OK;
+    CK(b->cu->ModuleLoadData(&b->support, cubin), "cannot load the engine's kernels");
+    CK(b->cu->ModuleGetFunction(&b->flush_fn, b->support, "flush_l2"), "engine kernel flush_l2");
+    CK(b->cu->MemsetD32Async(b->flush, 0x3f800000u, b->flush_bytes / 4, b->stream), "fill the flush buffer");
+    return BENCH_OK;
+}
+
+static int support_fn(bench *b, const char *name, CUfunction *fn)
+{
+    if (!b->support) return fail(b, CUDA_SUCCESS, "the engine's kernels are not loaded (cmd=support first)");
+    CK(b->cu->ModuleGetFunction(fn, b->support, name), "engine kernel '%s'", name);
+    return BENCH_OK;
+}
+
+/* A grid-stride launch of an engine kernel. */
+static int run_support(bench *b, const char *name, void **params)
+{
+    CUfunction fn;
+    if (support_fn(b, name, &fn)) return BENCH_FAIL;
+    unsigned grid = (unsigned)b->info.sms * 8;
+    CK(b->cu->LaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, b->stream, params, NULL), "launch %s", name);
+    return BENCH_OK;
+}
+
+static int parse3(const char *s, unsigned v[3])
+{
+    v[0] = v[1] = v[2] = 1;
+    return s ? sscanf(s, "%u,%u,%u", &v[0], &v[1], &v[2]) : 0;
+}
+
+/* Kernel parameters for a launch over live (or reference) buffers. */
+typedef struct params {
+    void *p[TMPL_MAXARGS + 1];
+    CUdeviceptr ptr[TMPL_MAXARGS + 1];
+    float f[TMPL_MAXARGS];
+    long long i[TMPL_MAXARGS];
+} params;
+
+static void make_params(bench *b, params *P, int ref, CUdeviceptr ws)
+{
+    int k = 0;
+    for (int a = 0; a < b->ntask; a++) {
+        const op_arg *x = &b->args[a];
+        if (x->role == ROLE_SCALAR) {
+            P->f[a] = (float)x->value;
+            P->p[k++] = &P->f[a];
+        } else if (x->role == ROLE_DIM) {
+            P->i[a] = (long long)x->value;
+            P->p[k++] = &P->i[a];
+        } else {
+            const buf *B = &b->bufs[a];
+            P->ptr[a] = !ref ? B->live : x->role == ROLE_IN ? B->pristine : B->ref;
+            P->p[k++] = &P->ptr[a];
+        }
+    }
+    if (ws) {
+        P->ptr[TMPL_MAXARGS] = ws;
+        P->p[k++] = &P->ptr[TMPL_MAXARGS];
+    }
+}
+
+static int launch(bench *b, CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                  const unsigned cluster[3], void **args)
+{
+    if (cluster && cluster[0] * cluster[1] * cluster[2] > 1) {
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at.value.clusterDim.x = cluster[0];
+        at.value.clusterDim.y = cluster[1];
+        at.value.clusterDim.z = cluster[2];
+        CUlaunchConfig cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDimX = grid[0], cfg.gridDimY = grid[1], cfg.gridDimZ = grid[2];
+        cfg.blockDimX = block[0], cfg.blockDimY = block[1], cfg.blockDimZ = block[2];
+        cfg.sharedMemBytes = smem;
+        cfg.hStream = b->stream;
+        cfg.attrs = &at;
+        cfg.numAttrs = 1;
+        CK(b->cu->LaunchKernelEx(&cfg, fn, args, NULL), "launch");
+        return BENCH_OK;
+    }
+    CK(b->cu->LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, b->stream, args, NULL),
+       "launch");
+    return BENCH_OK;
+}
+
+static const char *role_names[] = { "in", "out", "inout", "scalar", "dim" };
+
+/* arg<i>=name role dtype esize count init value */
+static int parse_arg(const char *s, op_arg *a)
+{
+    char role[16], init[16];
+    memset(a, 0, sizeof *a);
+    if (!s || sscanf(s, "%31s %15s %7s %d %lld %15s %lf", a->name, role, a->dtype, &a->esize, &a->count, init,
+                     &a->value) != 7)
+        return -1;
+    a->role = -1;
+    for (int r = 0; r < 5; r++)
+        if (!strcmp(role, role_names[r])) a->role = r;
+    a->init = !strcmp(init, "uniform") ? INIT_UNIFORM : INIT_NORMAL;
+    return a->role < 0 ? -1 : 0;
+}
+
+int bench_task(bench *b, const msg *m)
+{
+    for (int i = 0; i < BENCH_SLOTS; i++) bench_unload(b, i);
+    free_task(b);
+    int n = (int)msg_int(m, "nargs", 0);
+    if (n < 1 || n > TMPL_MAXARGS) return fail(b, CUDA_SUCCESS, "task: bad nargs");
+    unsigned long long seed = strtoull(msg_get(m, "seed") ? msg_get(m, "seed") : "1", NULL, 10);
+    b->rtol = msg_num(m, "rtol", 0);
+    b->atol = msg_num(m, "atol", 0);
+    size_t need = 0;
+    for (int i = 0; i < n; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "arg%d", i);
+        if (parse_arg(msg_get(m, key), &b->args[i])) return fail(b, CUDA_SUCCESS, "task: bad %s", key);
+        if (b->args[i].role <= ROLE_INOUT) need += 3 * (size_t)b->args[i].count * (size_t)b->args[i].esize;
+    }
+    size_t freeb = 0, total = 0;
+    b->cu->MemGetInfo(&freeb, &total);
+    if (need > freeb)
+        return fail(b, CUDA_SUCCESS, "task needs %.1f GB of GPU memory; %.1f GB are free", need / 1e9, freeb / 1e9);
+    b->ntask = n;
+    for (int i = 0; i < n; i++) {
+        op_arg *a = &b->args[i];
+        if (a->role > ROLE_INOUT) continue;
+        buf *B = &b->bufs[i];
+        B->bytes = (size_t)a->count * (size_t)a->esize;
+        CK(b->cu->MemAlloc(&B->live, B->bytes), "allocate %s (%zu bytes)", a->name, B->bytes);
+        if (a->role != ROLE_OUT) {
+            CK(b->cu->MemAlloc(&B->pristine, B->bytes), "allocate %s", a->name);
+            char fill[32];
+            snprintf(fill, sizeof fill, "fill_%s", a->dtype);
+            unsigned long long s = seed * 0x9E3779B97F4A7C15ULL + (unsigned long long)i;
+            long long cnt = a->count;
+            int kind = a->init;
+            void *p[] = { &B->pristine, &cnt, &s, &kind };
+            if (run_support(b, fill, p)) return BENCH_FAIL;
+            CK(b->cu->MemcpyDtoDAsync(B->live, B->pristine, B->bytes, b->stream), "copy %s", a->name);
+        }
+        if (a->role != ROLE_IN) {
+            CK(b->cu->MemAlloc(&B->ref, B->bytes), "allocate reference %s", a->name);
+            if (a->role == ROLE_INOUT)
+                CK(b->cu->MemcpyDtoDAsync(B->ref, B->pristine, B->bytes, b->stream), "copy %s", a->name);
+            else
+                CK(b->cu->MemsetD8Async(B->ref, 0xFF, B->bytes, b->stream), "poison reference %s", a->name);
+        }
+    }
+    /* The reference writes the ref buffers once. */
+    if (!m->blob) return fail(b, CUDA_SUCCESS, "task: no reference cubin");
+    CUmodule mod;
+    CUfunction fn;
+    CK(b->cu->ModuleLoadData(&mod, m->blob), "load the reference");
+    CUresult rc = b->cu->ModuleGetFunction(&fn, mod, msg_get(m, "name") ? msg_get(m, "name") : "reference");
+    if (rc) { b->cu->ModuleUnload(mod); return fail(b, rc, "reference entry"); }
+    unsigned grid[3], block[3];
+    parse3(msg_get(m, "grid"), grid);
+    parse3(msg_get(m, "block"), block);
+    params P;
+    make_params(b, &P, 1, 0);
+    int st = launch(b, fn, grid, block, (unsigned)msg_int(m, "smem", 0), NULL, P.p);
+    if (!st && (rc = b->cu->StreamSynchronize(b->stream))) st = fail(b, rc, "the reference kernel failed");
+    b->cu->ModuleUnload(mod);
+    return st;
+}
+
+int bench_load(bench *b, const msg *m)
+{
+    int k = (int)msg_int(m, "slot", -1);
+    if (k < 0 || k >= BENCH_SLOTS) return fail(b, CUDA_SUCCESS, "load: bad slot");
+    if (!m->blob) return fail(b, CUDA_SUCCESS, "load: no cubin");
+    bench_unload(b, k);
+    slot *s = &b->slots[k];
+    CK(b->cu->ModuleLoadData(&s->mod, m->blob), "load the cubin");
+    s->used = 1;
+    const char *name = msg_get(m, "name");
+    CK(b->cu->ModuleGetFunction(&s->fn, s->mod, name ? name : ""), "find kernel '%s'", name ? name : "");
+    parse3(msg_get(m, "grid"), s->grid);
+    parse3(msg_get(m, "block"), s->block);
+    parse3(msg_get(m, "cluster"), s->cluster);
+    s->smem = (unsigned)msg_int(m, "smem", 0);
+    if (s->smem > 48 * 1024)
+        CK(b->cu->FuncSetAttribute(s->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)s->smem),
+           "allow %u bytes of shared memory", s->smem);
+    s->ws_bytes = (size_t)msg_int(m, "workspace", 0);
+    if (s->ws_bytes) CK(b->cu->MemAlloc(&s->ws, s->ws_bytes), "allocate the workspace");
+    return BENCH_OK;
+}
+
+int bench_unload(bench *b, int k)
+{
+    if (k < 0 || k >= BENCH_SLOTS || !b->slots[k].used) return BENCH_OK;
+    slot *s = &b->slots[k];
+    if (s->ws) b->cu->MemFree(s->ws);
+    if (s->mod) b->cu->ModuleUnload(s->mod);
+    memset(s, 0, sizeof *s);
+    return BENCH_OK;
+}
+
+/* Before every run: in-place inputs restored, workspace zeroed. */
+static int prepare(bench *b, slot *s)
+{
+    for (int i = 0; i < b->ntask; i++)
+        if (b->args[i].role == ROLE_INOUT)
+            CK(b->cu->MemcpyDtoDAsync(b->bufs[i].live, b->bufs[i].pristine, b->bufs[i].bytes, b->stream), "restore");
+    if (s->ws) CK(b->cu->MemsetD8Async(s->ws, 0, s->ws_bytes, b->stream), "zero the workspace");
+    return BENCH_OK;
+}
+
+static int run_slot(bench *b, slot *s)
+{
+    params P;
+    make_params(b, &P, 0, s->ws);
+    return launch(b, s->fn, s->grid, s->block, s->smem, s->cluster, P.p);
+}
+
+static float host_float(const char *dt, const unsigned char *p)
+{
+    if (!strcmp(dt, "f32")) { float f; memcpy(&f, p, 4); return f; }
+    unsigned short h;
+    memcpy(&h, p, 2);
+    if (!strcmp(dt, "bf16")) { unsigned u = (unsigned)h << 16; float f; memcpy(&f, &u, 4); return f; }
+    int e = (h >> 10) & 31, mant = h & 1023;
+    float v = e == 0 ? ldexpf((float)mant, -24) : e == 31 ? (mant ? NAN : INFINITY) : ldexpf((float)(mant | 1024), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* res[0] = count, res[1] = first index, read back after the check kernel. */
+static int check(bench *b, const char *kernel, void **p, unsigned long long out[2])
+{
+    CK(b->cu->MemsetD8Async(b->res, 0, 8, b->stream), "reset");
+    CK(b->cu->MemsetD8Async(b->res + 8, 0xFF, 8, b->stream), "reset");
+    if (run_support(b, kernel, p)) return BENCH_FAIL;
+    CK(b->cu->StreamSynchronize(b->stream), "%s", kernel);
+    CK(b->cu->MemcpyDtoH(out, b->res, 16), "read the check");
+    return BENCH_OK;
+}
+
+int bench_verify(bench *b, int k)
+{
+    if (k < 0 || k >= BENCH_SLOTS || !b->slots[k].used) return fail(b, CUDA_SUCCESS, "verify: slot %d is empty", k);
+    slot *s = &b->slots[k];
+    if (prepare(b, s)) return BENCH_FAIL;
+    for (int i = 0; i < b->ntask; i++)
+        if (b->args[i].role == ROLE_OUT)
+            CK(b->cu->MemsetD8Async(b->bufs[i].live, 0xFF, b->bufs[i].bytes, b->stream), "poison"); /* NaN in every dtype */
+    if (run_slot(b, s)) return BENCH_FAIL;
+    CK(b->cu->StreamSynchronize(b->stream), "the kernel failed");
+    int verdict = BENCH_OK;
+    for (int i = 0; i < b->ntask && verdict == BENCH_OK; i++) {
+        op_arg *a = &b->args[i];
+        buf *B = &b->bufs[i];
+        unsigned long long r[2];
+        if (a->role == ROLE_IN) {
+            long long n = (long long)B->bytes;
+            void *p[] = { &B->live, &B->pristine, &n, &b->res };
+            if (check(b, "same_bytes", p, r)) return BENCH_FAIL;
+            if (r[0]) {
+                snprintf(b->err, sizeof b->err, "the kernel wrote to its input '%s' (%llu bytes changed, first at byte %llu)",
+                         a->name, r[0], r[1]);
+                CK(b->cu->MemcpyDtoDAsync(B->live, B->pristine, B->bytes, b->stream), "restore");
+                CK(b->cu->StreamSynchronize(b->stream), "restore");
+                verdict = BENCH_WRONG;
+            }
+        } else if (a->role == ROLE_OUT || a->role == ROLE_INOUT) {
+            char kernel[32];
+            snprintf(kernel, sizeof kernel, "compare_%s", a->dtype);
+            long long n = a->count;
+            float rtol = (float)b->rtol, atol = (float)b->atol;
+            void *p[] = { &B->live, &B->ref, &n, &rtol, &atol, &b->res };
+            if (check(b, kernel, p, r)) return BENCH_FAIL;
+            if (r[0]) {
+                unsigned char got[4] = { 0 }, want[4] = { 0 };
+                size_t off = (size_t)r[1] * (size_t)a->esize;
+                b->cu->MemcpyDtoH(got, B->live + off, (size_t)a->esize);
+                b->cu->MemcpyDtoH(want, B->ref + off, (size_t)a->esize);
+                snprintf(b->err, sizeof b->err, "%s: %llu of %lld elements wrong, first at %llu (got %g, want %g; rtol %g, atol %g)",
+                         a->name, r[0], a->count, r[1], host_float(a->dtype, got), host_float(a->dtype, want), b->rtol, b->atol);
+                verdict = BENCH_WRONG;
+            }
+        }
+    }
+    return verdict;
+}
+
+/* Queue one timed sample of slot s using event pair e. */
+static int sample(bench *b, slot *s, int e)
+{
+    if (prepare(b, s)) return BENCH_FAIL;
+    long long n16 = (long long)(b->flush_bytes / 16);
+    void *fp[] = { &b->flush, &n16, &b->res };
+    CK(b->cu->LaunchKernel(b->flush_fn, (unsigned)b->info.sms * 4, 1, 1, 512, 1, 1, 0, b->stream, fp, NULL), "flush L2");
+    CK(b->cu->EventRecord(b->ev[2 * e], b->stream), "event");
+    if (run_slot(b, s)) return BENCH_FAIL;
+    CK(b->cu->EventRecord(b->ev[2 * e + 1], b->stream), "event");
+    return BENCH_OK;
+}
+
+static int collect(bench *b, int e, double *us)
+{
+    float ms = 0;
+    CK(b->cu->EventSynchronize(b->ev[2 * e + 1]), "the kernel failed");
+    CK(b->cu->EventElapsedTime(&ms, b->ev[2 * e], b->ev[2 * e + 1]), "elapsed time");
+    *us = ms * 1e3;
+    return BENCH_OK;
+}
+
+int bench_time(bench *b, const int *slots, int nslots, const bench_opts *o, stats *out)
+{
+    if (nslots < 1 || nslots > BENCH_SLOTS) return fail(b, CUDA_SUCCESS, "time: 1 to %d slots", BENCH_SLOTS);
+    for (int j = 0; j < nslots; j++)
+        if (slots[j] < 0 || slots[j] >= BENCH_SLOTS || !b->slots[slots[j]].used)
+            return fail(b, CUDA_SUCCESS, "time: slot %d is empty", slots[j]);
+    int cap = o->rounds > 0 ? o->rounds : (o->max_samples > 0 ? o->max_samples : 200);
+    double **x = xcalloc((size_t)nslots, sizeof *x);
+    int *n = xcalloc((size_t)nslots, sizeof *n);
+    for (int j = 0; j < nslots; j++) x[j] = xcalloc((size_t)cap, sizeof **x);
+    int rc = BENCH_OK;
+    for (int j = 0; j < nslots && !rc; j++)
+        for (int w = 0; w < o->warmup && !rc; w++) {
+            rc = prepare(b, &b->slots[slots[j]]);
+            if (!rc) rc = run_slot(b, &b->slots[slots[j]]);
+        }
+    if (!rc) {
+        CUresult crc = b->cu->StreamSynchronize(b->stream);
+        if (crc) rc = fail(b, crc, "the kernel failed");
+    }
+    double t0 = now_s();
+    if (o->rounds > 0) {
+        /* A race: each round times every slot once, starting from a
+        ** different slot each round, so drift hits all alike. */
+        int per = BENCH_BATCH / nslots > 0 ? BENCH_BATCH / nslots : 1;
+        for (int r = 0; r < o->rounds && !rc; r += per) {
+            int q = 0, who[BENCH_BATCH * BENCH_SLOTS];
+            for (int rr = r; rr < r + per && rr < o->rounds && !rc; rr++)
+                for (int j = 0; j < nslots && !rc && q < BENCH_BATCH; j++) {
+                    int s = (j + rr) % nslots;
+                    who[q] = s;
+                    rc = sample(b, &b->slots[slots[s]], q++);
+                }
+            for (int e = 0; e < q && !rc; e++) {
+                double us;
+                rc = collect(b, e, &us);
+                if (!rc && n[who[e]] < cap) x[who[e]][n[who[e]]++] = us;
+            }
+        }
+    } else {
+        slot *s = &b->slots[slots[0]];
+        int minn = o->min_samples > 0 ? o->min_samples : 10;
+        while (!rc && n[0] < cap) {
+            int q = 0;
+            for (; q < BENCH_BATCH && n[0] + q < cap && !rc; q++) rc = sample(b, s, q);
+            for (int e = 0; e < q && !rc; e++) rc = collect(b, e, &x[0][n[0]++]);
+            if (rc) break;
+            if (n[0] >= minn && stats_settled(x[0], n[0], BENCH_BATCH, o->settle > 0 ? o->settle : 0.005)) break;
+            if (o->max_seconds > 0 && now_s() - t0 > o->max_seconds && n[0] >= 3) break;
+        }
+    }
+    for (int j = 0; j < nslots; j++) {
+        if (!rc) stats_of(x[j], n[j], &out[j]);
+        free(x[j]);
+    }
+    free(x);
+    free(n);
+    return rc;
+}
+
+int bench_copy(bench *b, size_t bytes, double *gbps)
+{
+    CUdeviceptr src = 0, dst = 0;
+    CUresult rc;
+    if ((rc = b->cu->MemAlloc(&src, bytes)) || (rc = b->cu->MemAlloc(&dst, bytes))) {
+        if (src) b->cu->MemFree(src);
+        return fail(b, rc, "allocate %zu bytes for the copy ceiling", bytes);
+    }
+    double x[BENCH_BATCH];
+    int st = BENCH_OK;
+    b->cu->MemsetD32Async(src, 0x3f800000u, bytes / 4, b->stream);
+    for (int i = 0; i < BENCH_BATCH + 2 && !st; i++) {
+        if ((rc = b->cu->MemcpyDtoDAsync(dst, src, bytes, b->stream))) { st = fail(b, rc, "copy"); break; }
+    }
+    for (int i = 0; i < BENCH_BATCH && !st; i++) {
+        b->cu->EventRecord(b->ev[2 * i], b->stream);
+        b->cu->MemcpyDtoDAsync(dst, src, bytes, b->stream);
+        b->cu->EventRecord(b->ev[2 * i + 1], b->stream);
+    }
+    for (int i = 0; i < BENCH_BATCH && !st; i++) st = collect(b, i, &x[i]);
+    b->cu->MemFree(src);
+    b->cu->MemFree(dst);
+    if (st) return st;
+    stats s;
+    stats_of(x, BENCH_BATCH, &s);
+    *gbps = 2.0 * (double)bytes / s.median / 1e3;
+    return BENCH_OK;
+}

@@ -1,0 +1,77 @@
+/* bench.h: the measurement engine. It runs inside the worker process, the
+** only process that touches the GPU: it owns the context, the task's buffers
+** (inputs from a seeded generator on the GPU, pristine copies, reference
+** outputs), the L2 flush buffer, and the loaded candidates ("slots").
+**
+** The protocol (ARCHITECTURE.md): outputs poisoned with NaN before the
+** verification run, every element compared with the reference, inputs of
+** in-place kernels restored before every run, L2 flushed before every timed
+** launch, warm-up first, repetitions until the median settles.
+**
+** Timing method: each sample is (restore in-place inputs, zero workspace,
+** flush L2, start event, one launch, end event), queued in batches of
+** BENCH_BATCH so the GPU never waits for the host. The flush (a memset of
+** twice the L2) sits between the host and the timed launch, so the launch is
+** already queued when the start event fires: host launch gaps stay out of
+** the figure even for kernels of a few microseconds.
+**
+** Calls return BENCH_OK, BENCH_WRONG (verification failed) or BENCH_FAIL
+** with a message; bench_sticky() then says whether the context is lost and
+** the process must be restarted. */
+#ifndef BENCH_H
+#define BENCH_H
+#include "device.h"
+#include "proto.h"
+#include <stddef.h>
+
+enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_FAIL = -1 };
+#define BENCH_BATCH 10
+#define BENCH_SLOTS 16
+
+typedef struct stats {
+    double median, min, max;
+    double spread;          /* interquartile range / median */
+    int n;
+} stats;
+
+/* Statistics of n samples (x is left untouched). */
+void stats_of(const double *x, int n, stats *out);
+/* Whether the median has settled: the median of all n samples and that of
+** the first n - batch differ by less than tol (relative). */
+int stats_settled(const double *x, int n, int batch, double tol);
+
+typedef struct bench_opts {
+    int warmup;             /* launches before the first sample */
+    int min_samples, max_samples;
+    double max_seconds;     /* per timing call */
+    double settle;          /* relative tolerance of stats_settled */
+    int rounds;             /* > 0: interleaved race, this many rounds */
+} bench_opts;
+
+typedef struct bench bench;
+
+bench *bench_open(int ordinal, char *err, int errcap);
+void bench_close(bench *b);
+int bench_sticky(const bench *b);
+const char *bench_err(const bench *b);
+void bench_device(const bench *b, device *out);
+/* Environment facts for the run record (JSON): clocks, temperature. */
+void bench_env(const bench *b, strbuf *json);
+
+/* The engine's kernels (fill_*, compare_*, same_bytes), once per process. */
+int bench_support(bench *b, const void *cubin, size_t len);
+/* Set a task up from a "cmd=task" message (see worker.c). */
+int bench_task(bench *b, const msg *m);
+/* Load a candidate into a slot from a "cmd=load" message. */
+int bench_load(bench *b, const msg *m);
+int bench_unload(bench *b, int slot);
+int bench_verify(bench *b, int slot);
+/* Time the slots: one (adaptive) or several (interleaved rounds); out[i]
+** for slots[i]. */
+int bench_time(bench *b, const int *slots, int nslots, const bench_opts *o, stats *out);
+
+/* The copy ceiling: a device-to-device copy of `bytes`, bytes read plus
+** written per second, median of several runs. */
+int bench_copy(bench *b, size_t bytes, double *gbps);
+
+#endif

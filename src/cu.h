@@ -1,0 +1,64 @@
+/* cu.h: the CUDA Driver API, opened at run time with dlopen("libcuda.so.1"),
+** so that everything that needs no GPU runs on machines without one. Types
+** come from the toolkit's cuda.h; no libcuda is linked. */
+#ifndef CU_H
+#define CU_H
+#include <cuda.h>
+
+/* X(field, exported symbol): the entry points aitune uses. */
+#define CU_API(X) \
+    X(Init, "cuInit") \
+    X(DriverGetVersion, "cuDriverGetVersion") \
+    X(DeviceGetCount, "cuDeviceGetCount") \
+    X(DeviceGet, "cuDeviceGet") \
+    X(DeviceGetName, "cuDeviceGetName") \
+    X(DeviceGetUuid, "cuDeviceGetUuid_v2") \
+    X(DeviceTotalMem, "cuDeviceTotalMem_v2") \
+    X(DeviceGetAttribute, "cuDeviceGetAttribute") \
+    X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
+    X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
+    X(CtxSetCurrent, "cuCtxSetCurrent") \
+    X(CtxSynchronize, "cuCtxSynchronize") \
+    X(ModuleLoadData, "cuModuleLoadData") \
+    X(ModuleUnload, "cuModuleUnload") \
+    X(ModuleGetFunction, "cuModuleGetFunction") \
+    X(FuncSetAttribute, "cuFuncSetAttribute") \
+    X(FuncGetAttribute, "cuFuncGetAttribute") \
+    X(LaunchKernel, "cuLaunchKernel") \
+    X(LaunchKernelEx, "cuLaunchKernelEx") \
+    X(MemAlloc, "cuMemAlloc_v2") \
+    X(MemFree, "cuMemFree_v2") \
+    X(MemGetInfo, "cuMemGetInfo_v2") \
+    X(MemcpyHtoD, "cuMemcpyHtoD_v2") \
+    X(MemcpyDtoH, "cuMemcpyDtoH_v2") \
+    X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") \
+    X(MemsetD8Async, "cuMemsetD8Async") \
+    X(MemsetD32Async, "cuMemsetD32Async") \
+    X(StreamCreate, "cuStreamCreate") \
+    X(StreamSynchronize, "cuStreamSynchronize") \
+    X(StreamDestroy, "cuStreamDestroy_v2") \
+    X(EventCreate, "cuEventCreate") \
+    X(EventRecord, "cuEventRecord") \
+    X(EventSynchronize, "cuEventSynchronize") \
+    X(EventElapsedTime, "cuEventElapsedTime_v2") \
+    X(EventDestroy, "cuEventDestroy_v2") \
+    X(GetErrorName, "cuGetErrorName") \
+    X(GetErrorString, "cuGetErrorString")
+
+typedef struct cu_api {
+#define CU_FIELD(name, sym) __typeof__(cu##name) *name;
+    CU_API(CU_FIELD)
+#undef CU_FIELD
+} cu_api;
+
+/* The loaded API, or NULL with a reason in *why (a static string: "libcuda.so.1
+** not found: ..."). Loads once; later calls return the same table. */
+const cu_api *cu_load(const char **why);
+
+/* "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered". */
+const char *cu_errstr(CUresult rc);
+
+/* Whether rc leaves the context unusable, so the worker must be restarted. */
+int cu_sticky(CUresult rc);
+
+#endif

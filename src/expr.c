@@ -1,0 +1,106 @@
+/* expr.c: a recursive-descent evaluator for the grammar in expr.h. */
+#include "expr.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct parser {
+    const char *s, *p;
+    int n;
+    const char *const *names;
+    const long long *values;
+    char *err;
+    int errcap;
+    int failed;
+} parser;
+
+static long long fail(parser *ps, const char *what)
+{
+    if (!ps->failed)
+        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s'", what, (int)(ps->p - ps->s) + 1, ps->s);
+    ps->failed = 1;
+    return 0;
+}
+
+static void skip(parser *ps) { while (isspace((unsigned char)*ps->p)) ps->p++; }
+
+static int eat(parser *ps, char c)
+{
+    skip(ps);
+    if (*ps->p != c) return 0;
+    ps->p++;
+    return 1;
+}
+
+static long long sum(parser *ps);
+
+static long long call(parser *ps, const char *fn)
+{
+    if (!eat(ps, '(')) return fail(ps, "expected '('");
+    long long a = sum(ps);
+    if (!eat(ps, ',')) return fail(ps, "expected ','");
+    long long b = sum(ps);
+    if (!eat(ps, ')')) return fail(ps, "expected ')'");
+    if (!strcmp(fn, "min")) return a < b ? a : b;
+    if (!strcmp(fn, "max")) return a > b ? a : b;
+    if (b <= 0) return fail(ps, "cdiv by a non-positive number");
+    return (a + b - 1) / b;
+}
+
+static long long atom(parser *ps)
+{
+    skip(ps);
+    if (eat(ps, '(')) {
+        long long v = sum(ps);
+        if (!eat(ps, ')')) return fail(ps, "expected ')'");
+        return v;
+    }
+    if (eat(ps, '-')) return -atom(ps);
+    if (isdigit((unsigned char)*ps->p)) {
+        long long v = 0;
+        while (isdigit((unsigned char)*ps->p)) v = v * 10 + (*ps->p++ - '0');
+        return v;
+    }
+    if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
+        char name[64];
+        int k = 0;
+        while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && k < 63) name[k++] = *ps->p++;
+        name[k] = 0;
+        if (!strcmp(name, "cdiv") || !strcmp(name, "min") || !strcmp(name, "max")) return call(ps, name);
+        for (int i = 0; i < ps->n; i++)
+            if (!strcmp(ps->names[i], name)) return ps->values[i];
+        char msg[96];
+        snprintf(msg, sizeof msg, "unknown name '%s'", name);
+        return fail(ps, msg);
+    }
+    return fail(ps, *ps->p ? "unexpected character" : "unexpected end");
+}
+
+static long long product(parser *ps)
+{
+    long long v = atom(ps);
+    while (eat(ps, '*')) v *= atom(ps);
+    return v;
+}
+
+static long long sum(parser *ps)
+{
+    long long v = product(ps);
+    for (;;) {
+        if (eat(ps, '+')) v += product(ps);
+        else if (eat(ps, '-')) v -= product(ps);
+        else return v;
+    }
+}
+
+int expr_eval(const char *s, int n, const char *const *names, const long long *values,
+              long long *out, char *err, int errcap)
+{
+    parser ps = { s, s, n, names, values, err, errcap, 0 };
+    long long v = sum(&ps);
+    skip(&ps);
+    if (*ps.p && !ps.failed) fail(&ps, "unexpected trailing text");
+    if (ps.failed) return -1;
+    *out = v;
+    return 0;
+}

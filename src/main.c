@@ -1,0 +1,418 @@
+/* main.c: the aitune command line. A table of commands, each with its usage;
+** exit codes per util.h: 0 ok, 1 failure, 2 usage, 3 bad spec, template or
+** registry input. */
+#define _GNU_SOURCE
+#include "aitune.h"
+#include "emit.h"
+#include "jit.h"
+#include "registry.h"
+#include "sweep.h"
+#include "worker.h"
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *usage;
+} cmd;
+
+static const cmd *find_cmd(const char *name);
+
+static int usage_error(const char *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *c, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "aitune: error: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: %s\n(see `aitune help %s`)\n", find_cmd(c)->usage, c);
+    return EXIT_USAGE;
+}
+
+/* Where templates/ and search/ are: $AITUNE_HOME, else next to the binary
+** (build/aitune -> ./), else the source tree it was built from. */
+static const char *root_dir(void)
+{
+    static char root[PATH_MAX];
+    const char *env = getenv("AITUNE_HOME");
+    if (env && *env) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(exe, '/');
+            if (!slash) break;
+            *slash = 0;
+            snprintf(root, sizeof root, "%s/templates", exe);
+            if (file_exists(root)) {
+                snprintf(root, sizeof root, "%s", exe);
+                return root;
+            }
+        }
+    }
+    return AITUNE_SOURCE_DIR;
+}
+
+/* --db, else $AITUNE_DB, else the user's data directory. */
+static const char *db_path(const char *flag)
+{
+    static char path[PATH_MAX];
+    if (flag) return flag;
+    const char *env = getenv("AITUNE_DB");
+    if (env && *env) return env;
+    const char *xdg = getenv("XDG_DATA_HOME");
+    if (xdg && *xdg) snprintf(path, sizeof path, "%s/aitune/registry.db", xdg);
+    else snprintf(path, sizeof path, "%s/.local/share/aitune/registry.db", getenv("HOME") ? getenv("HOME") : ".");
+    return path;
+}
+
+/* A tiny option scanner: --name VALUE, --name=VALUE, and flags. */
+typedef struct opt {
+    const char *name;
+    int takes_value;
+    const char *value;
+    int set;
+} opt;
+
+static int parse_opts(const char *c, int argc, char **argv, opt *opts, const char **pos, int maxpos, int *npos)
+{
+    *npos = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            printf("usage: %s\n\n%s\n", find_cmd(c)->usage, find_cmd(c)->summary);
+            exit(EXIT_OK);
+        }
+        if (a[0] != '-' || !a[1]) {
+            if (*npos == maxpos) return usage_error(c, "unexpected argument '%s'", a);
+            pos[(*npos)++] = a;
+            continue;
+        }
+        opt *o = NULL;
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        for (opt *p = opts; p->name; p++)
+            if (strlen(p->name) == len && !strncmp(p->name, a, len)) o = p;
+        if (!o) return usage_error(c, "unknown option '%.*s'", (int)len, a);
+        o->set = 1;
+        if (o->takes_value) {
+            if (eq) o->value = eq + 1;
+            else if (i + 1 < argc) o->value = argv[++i];
+            else return usage_error(c, "option '%s' needs a value", o->name);
+        } else if (eq) {
+            return usage_error(c, "option '%s' takes no value", o->name);
+        }
+    }
+    return 0;
+}
+
+static int parse_count(const char *c, const char *what, const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) return usage_error(c, "%s '%s' must be an integer in [%lld, %lld]", what, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* "50000000" or "4096,1024": sizes >= 1. */
+static int parse_shape(const char *c, const char *s, long long *shape, int *n)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || (*end && *end != ',' && *end != 'x')) return usage_error(c, "--shape '%s' is not like 4096 or 4096,1024", s);
+        if (v < 1) {
+            error("shape %s: sizes must be >= 1, not %lld", s, v);
+            return EXIT_INPUT;
+        }
+        if (*n == 4) return usage_error(c, "--shape '%s' has more than 4 dims", s);
+        shape[(*n)++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (!*n) return usage_error(c, "--shape is empty");
+    return 0;
+}
+
+/* ---- commands ---- */
+
+static int cmd_devices(int argc, char **argv)
+{
+    opt opts[] = { { "--json", 0, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = parse_opts("devices", argc, argv, opts, pos, 0, &np);
+    if (rc) return rc;
+    int count = 1, shown = 0;
+    for (int g = 0; g < count; g++) {
+        worker *w = worker_new(g);
+        device d;
+        if (worker_hello(w, &d, NULL)) {
+            error("no GPU: %s", worker_errmsg(w));
+            fprintf(stderr, "hint: compile, emit, lookup and show work without one\n");
+            worker_free(w);
+            return EXIT_FAIL;
+        }
+        count = d.count > 0 ? d.count : 1;
+        if (opts[0].set)
+            printf("%s{\"index\":%d,\"name\":\"%s\",\"uuid\":\"%s\",\"cc\":%d,\"sms\":%d,\"mem\":%lld,\"l2\":%lld,"
+                   "\"smem_optin\":%d,\"driver\":\"%s\",\"cuda_driver\":%d,\"nvrtc\":\"%s\"}%s",
+                   g ? "" : "[", g, d.name, d.uuid, d.cc, d.sms, d.mem, d.l2, d.smem_optin, d.driver, d.cuda_driver,
+                   d.nvrtc, g + 1 < count ? ",\n" : "]\n");
+        else
+            printf("GPU %d: %s, sm_%d, %d SMs, %.1f GB, L2 %.0f MB, %d KB shared memory per block, driver %s "
+                   "(CUDA %d.%d), NVRTC %s\n        %s\n",
+                   g, d.name, d.cc, d.sms, d.mem / 1e9, d.l2 / 1048576.0, d.smem_optin / 1024, d.driver,
+                   d.cuda_driver / 1000, d.cuda_driver % 1000 / 10, d.nvrtc, d.uuid);
+        shown++;
+        worker_free(w);
+    }
+    return shown ? EXIT_OK : EXIT_FAIL;
+}
+
+static int sweep_like(const char *c, int argc, char **argv, int compile_only)
+{
+    opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
+                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
+    if (rc) return rc;
+    if (np != 1) return usage_error(c, "which spec? (e.g. specs/elementwise.yaml)");
+    sweep_opts o = { .spec_path = pos[0], .db_path = db_path(opts[0].value), .root = root_dir(),
+                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set };
+    long long v;
+    if (opts[1].set && (o.budget_s = parse_duration(opts[1].value)) <= 0)
+        return usage_error(c, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[1].value);
+    if (opts[2].set) { if ((rc = parse_count(c, "--max-evals", opts[2].value, 1, 100000000, &v))) return rc; o.max_evals = (int)v; }
+    if (opts[3].set && (o.kernel_timeout = parse_duration(opts[3].value)) <= 0)
+        return usage_error(c, "--timeout '%s' is not a duration like 10s", opts[3].value);
+    if (opts[4].set) { if ((rc = parse_count(c, "--gpu", opts[4].value, 0, 63, &v))) return rc; o.gpu = (int)v; }
+    if (opts[5].set) { if ((rc = parse_count(c, "-j", opts[5].value, 1, 1024, &v))) return rc; o.threads = (int)v; }
+    strbuf cmdline = STRBUF_INIT;
+    sb_puts(&cmdline, "aitune");
+    for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    o.command = sb_str(&cmdline);
+    rc = sweep_run(&o);
+    sb_free(&cmdline);
+    return rc;
+}
+
+static int cmd_compile(int argc, char **argv) { return sweep_like("compile", argc, argv, 1); }
+static int cmd_sweep(int argc, char **argv) { return sweep_like("sweep", argc, argv, 0); }
+
+typedef struct show_ctx { int json, n; } show_ctx;
+
+static int show_row(const winner *w, void *p)
+{
+    show_ctx *s = p;
+    if (s->json) {
+        printf("%s{\"op\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"bucket\":\"%s\",\"lo\":\"%s\",\"hi\":\"%s\","
+               "\"template\":\"%s\",\"config\":%s,\"median_us\":%.4f,\"gbps\":%.2f,\"tflops\":%.4f,\"default_us\":%.4f,"
+               "\"margin\":%.4f,\"exhaustive\":%s,\"shape\":%s}",
+               s->n ? ",\n " : "[", w->op, w->arch, w->dtype, w->bucket, w->lo, w->hi, w->tmpl, w->config, w->median_us,
+               w->gbps, w->tflops, w->default_us, w->margin, w->exhaustive ? "true" : "false", w->shape);
+    } else {
+        if (!s->n)
+            printf("%-11s %-6s %-9s %-18s %11s %9s %8s %7s  %s\n", "op", "arch", "dtype", "bucket", "median us", "GB/s",
+                   "TFLOP/s", "vs dflt", "template config");
+        char vs[16] = "-";
+        if (w->default_us > 0) snprintf(vs, sizeof vs, "%.2fx", w->default_us / w->median_us);
+        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s  %s %s%s\n", w->op, w->arch, w->dtype, w->bucket,
+               w->median_us, w->gbps, w->tflops, vs, w->tmpl, w->config, w->exhaustive ? "" : " (not exhaustive)");
+    }
+    s->n++;
+    return 0;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    opt opts[] = { { "--db", 1, 0, 0 }, { "--json", 0, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = parse_opts("show", argc, argv, opts, pos, 0, &np);
+    if (rc) return rc;
+    reg *r;
+    if (reg_open(db_path(opts[0].value), 1, &r)) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return EXIT_INPUT;
+    }
+    show_ctx s = { opts[1].set, 0 };
+    rc = reg_winners(r, show_row, &s);
+    if (rc) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return EXIT_INPUT;
+    }
+    if (s.json) printf("%s]\n", s.n ? "" : "[");
+    else if (!s.n) printf("no winners yet in %s (run `aitune sweep SPEC`)\n", reg_path(r));
+    reg_close(r);
+    return EXIT_OK;
+}
+
+/* OP --arch A --dtype T --shape S: shared by lookup and emit. */
+typedef struct query {
+    const char *op, *arch, *dtype;
+    long long shape[4];
+    int ndims;
+} query;
+
+static int parse_query(const char *c, opt *opts, const char **pos, int np, query *q)
+{
+    if (np != 1) return usage_error(c, "which op? (e.g. axpy)");
+    q->op = pos[0];
+    if (!opts[0].value) return usage_error(c, "--arch is required (e.g. --arch sm_90)");
+    if (!opts[1].value) return usage_error(c, "--dtype is required (e.g. --dtype bf16)");
+    if (!opts[2].value) return usage_error(c, "--shape is required (e.g. --shape 50000000)");
+    q->arch = opts[0].value;
+    q->dtype = opts[1].value;
+    return parse_shape(c, opts[2].value, q->shape, &q->ndims);
+}
+
+static int cmd_lookup(int argc, char **argv)
+{
+    opt opts[] = { { "--arch", 1, 0, 0 }, { "--dtype", 1, 0, 0 }, { "--shape", 1, 0, 0 }, { "--db", 1, 0, 0 },
+                   { "--json", 0, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = parse_opts("lookup", argc, argv, opts, pos, 1, &np);
+    query q;
+    if (rc || (rc = parse_query("lookup", opts, pos, np, &q))) return rc;
+    aitune *h;
+    if (aitune_open(db_path(opts[3].value), &h) != AITUNE_OK) {
+        error("%s", aitune_errmsg(h));
+        aitune_close(h);
+        return EXIT_INPUT;
+    }
+    aitune_choice c;
+    rc = aitune_lookup(h, q.op, q.arch, q.dtype, q.shape, q.ndims, &c);
+    if (rc != AITUNE_OK) {
+        error("%s", aitune_errmsg(h));
+        aitune_close(h);
+        return rc == AITUNE_MISUSE ? EXIT_USAGE : EXIT_INPUT;
+    }
+    if (opts[4].set)
+        printf("{\"level\":\"%s\",\"template\":\"%s\",\"config\":%s,\"bucket\":%s%s%s,\"median_us\":%.4f,\"distance\":%.3f}\n",
+               aitune_level_name(c.level), c.template_name, c.config, c.bucket ? "\"" : "", c.bucket ? c.bucket : "null",
+               c.bucket ? "\"" : "", c.median_us, c.distance);
+    else if (c.level == AITUNE_EXACT)
+        printf("%s %s  (exact: tuned bucket %s, %.2f us)\n", c.template_name, c.config, c.bucket, c.median_us);
+    else if (c.level == AITUNE_NEAREST)
+        printf("%s %s  (nearest: no tuned bucket holds this shape; from bucket %s, %.2f log2 steps away)\n",
+               c.template_name, c.config, c.bucket, c.distance);
+    else
+        printf("%s %s  (default: nothing tuned for %s %s %s; the template's default)\n", c.template_name, c.config, q.op,
+               q.arch, q.dtype);
+    aitune_close(h);
+    return EXIT_OK;
+}
+
+static int cmd_emit(int argc, char **argv)
+{
+    opt opts[] = { { "--arch", 1, 0, 0 }, { "--dtype", 1, 0, 0 }, { "--shape", 1, 0, 0 }, { "--db", 1, 0, 0 },
+                   { "-o", 1, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = parse_opts("emit", argc, argv, opts, pos, 1, &np);
+    query q;
+    if (rc || (rc = parse_query("emit", opts, pos, np, &q))) return rc;
+    if (!opts[4].value) return usage_error("emit", "-o FILE is required (- for standard output)");
+    emit_opts e = { .db_path = db_path(opts[3].value), .root = root_dir(), .op = q.op, .arch = q.arch,
+                    .dtype = q.dtype, .shape = q.shape, .ndims = q.ndims, .out_path = opts[4].value };
+    return emit_run(&e);
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const cmd commands[] = {
+    { "devices", cmd_devices, "List each GPU: name, compute capability, SMs, memory, L2, driver and NVRTC.\n"
+      "Needs a GPU and its driver; says so plainly when there is none.", "aitune devices [--json]" },
+    { "compile", cmd_compile, "Instantiate every candidate of a spec from its templates and compile each with NVRTC for\n"
+      "the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
+      "Prints registers, spills, shared memory, compile time and ptxas warnings. Needs no GPU.\n\n"
+      "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
+      "  -j N         compile threads (default: one per core)",
+      "aitune compile SPEC [--db PATH] [-j N]" },
+    { "sweep", cmd_sweep, "Tune a spec on the GPU: for each (op, dtype, shape bucket), every candidate is verified\n"
+      "against the op's reference on random inputs and timed (L2 flushed, median of settled samples);\n"
+      "each measurement is stored as it lands and the top 5 are re-timed interleaved before the winner is\n"
+      "stored. Ctrl-C stops after the candidate in flight; running the same command again resumes.\n\n"
+      "  --db PATH        the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
+      "  --budget D       stop after D (90s, 30m, 2h); winners so far are kept, marked not exhaustive\n"
+      "  --max-evals N    at most N candidates per bucket and template\n"
+      "  --timeout D      a verification run longer than D is a hung kernel (default 10s)\n"
+      "  --gpu N          the GPU to use (default 0)\n"
+      "  -j N             compile threads (default: one per core)\n"
+      "  --quiet          no progress line\n\n"
+      "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec or registry, 130 interrupted (resumable).",
+      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]" },
+    { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
+    { "lookup", cmd_lookup, "The config for a shape: the tuned bucket that holds it, else the nearest tuned bucket,\n"
+      "else the template default; says which. The same answer libaitune's aitune_lookup gives.\n"
+      "--shape gives one size per dim, in the op's order: --shape 4096,1024.",
+      "aitune lookup OP --arch sm_90 --dtype bf16 --shape N[,M...] [--db PATH] [--json]" },
+    { "emit", cmd_emit, "Write a standalone .cu with the kernel the registry chose for the shape (config in a\n"
+      "comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
+      "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
+      "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
+    { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
+    { NULL, NULL, NULL, NULL },
+};
+
+static const cmd *find_cmd(const char *name)
+{
+    for (const cmd *c = commands; c->name; c++)
+        if (!strcmp(c->name, name)) return c;
+    return NULL;
+}
+
+static void overview(FILE *f)
+{
+    fprintf(f, "usage: aitune COMMAND [ARGS]\n\n"
+               "aitune makes CUDA kernels fast on the GPU they run on: it instantiates candidates from Lua\n"
+               "templates, compiles them with NVRTC, verifies and times them on the GPU, and keeps the winners\n"
+               "in a SQLite registry that applications query through libaitune.\n\ncommands:\n");
+    for (const cmd *c = commands; c->name; c++) {
+        const char *nl = strchr(c->summary, '\n');
+        fprintf(f, "  %-9s %.*s\n", c->name, nl ? (int)(nl - c->summary) : (int)strlen(c->summary), c->summary);
+    }
+    fprintf(f, "\nA typical window: aitune compile specs/elementwise.yaml; aitune sweep specs/elementwise.yaml;\n"
+               "aitune show; aitune emit axpy --arch sm_90 --dtype f32 --shape 67108864 -o axpy.cu\n"
+               "`aitune help COMMAND` shows a command's options.\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) { overview(stdout); return EXIT_OK; }
+    const cmd *c = find_cmd(argv[1]);
+    if (!c) {
+        error("no command '%s'", argv[1]);
+        overview(stderr);
+        return EXIT_USAGE;
+    }
+    printf("usage: %s\n\n%s\n", c->usage, c->summary);
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "__worker")) return worker_main(argc, argv);
+    if (argc < 2) { overview(stderr); return EXIT_USAGE; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { overview(stdout); return EXIT_OK; }
+    if (!strcmp(argv[1], "--version")) {
+        printf("aitune %s (NVRTC %s)\n", AITUNE_TOOL_VERSION, jit_nvrtc_version());
+        return EXIT_OK;
+    }
+    const cmd *c = find_cmd(argv[1]);
+    if (!c) {
+        error("no command '%s'", argv[1]);
+        overview(stderr);
+        return EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,484 @@
+/* registry.c: see registry.h. */
+#define _GNU_SOURCE
+#include "registry.h"
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char reg_schema_sql[];   /* build/gen/schema.c, from db/schema.sql */
+
+struct reg {
+    sqlite3 *db;
+    char *path;
+    char err[1024];
+};
+
+static int fail(reg *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(reg *r, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[768];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(r->err, sizeof r->err, "registry '%s': %s", r->path, msg);
+    return -1;
+}
+
+static int dbfail(reg *r, const char *what)
+{
+    return fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
+}
+
+const char *reg_errmsg(reg *r) { return r->err[0] ? r->err : "not an error"; }
+const char *reg_path(reg *r) { return r->path; }
+
+static int exec(reg *r, const char *sql, const char *what)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static sqlite3_stmt *prep(reg *r, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        dbfail(r, "prepare");
+        return NULL;
+    }
+    return st;
+}
+
+/* Run a prepared write to completion and finalize it. */
+static int done(reg *r, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dbfail(r, what);
+    return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    snprintf(dst, cap, "%s", s ? (const char *)s : "");
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? xstrdup((const char *)s) : NULL;
+}
+
+static int schema_version(reg *r, int *version)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(r->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL);
+    if (rc != SQLITE_OK) return dbfail(r, "cannot read");
+    rc = sqlite3_step(st);
+    int tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (tables < 0) return dbfail(r, "cannot read");
+    if (tables == 0) { *version = 0; return 0; }
+    if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK)
+        return fail(r, "not an aitune registry (no meta table)");
+    rc = sqlite3_step(st);
+    *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (*version < 1) return fail(r, "not an aitune registry (no schema version)");
+    return 0;
+}
+
+int reg_open(const char *path, int readonly, reg **out)
+{
+    reg *r = *out = xcalloc(1, sizeof *r);
+    r->path = xstrdup(path);
+    if (readonly && !file_exists(path)) return fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
+    if (!readonly) {
+        char *dir = xstrdup(path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = 0;
+            if (mkdir_p(dir)) { free(dir); return fail(r, "cannot create its folder"); }
+        }
+        free(dir);
+    }
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
+    sqlite3_busy_timeout(r->db, 10000);
+    /* WAL with NORMAL sync: a commit survives the process being killed
+    ** (what resume needs) without an fsync per measurement. */
+    if (!readonly) sqlite3_exec(r->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+    int version = 0;
+    if (schema_version(r, &version)) return -1;
+    if (version > REG_SCHEMA_VERSION)
+        return fail(r, "written by a newer aitune (schema %d; this one knows %d)", version, REG_SCHEMA_VERSION);
+    if (version == 0) {
+        if (readonly) return fail(r, "empty file, not an aitune registry");
+        if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
+        char sql[128];
+        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
+        if (exec(r, sql, "cannot write the schema version")) return -1;
+    } else if (!readonly && exec(r, "PRAGMA journal_mode = WAL", "cannot enable WAL")) {
+        return -1;
+    }
+    /* Migrations from older schemas go here, one per version step. */
+    return 0;
+}
+
+void reg_close(reg *r)
+{
+    if (!r) return;
+    sqlite3_close(r->db);
+    free(r->path);
+    free(r);
+}
+
+int reg_device(reg *r, const device *d, long long *id)
+{
+    char nvrtc[16];
+    snprintf(nvrtc, sizeof nvrtc, "%s", d->nvrtc);
+    sqlite3_stmt *st = prep(r, "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, "
+                               "driver, cuda_driver, nvrtc) VALUES (?,?,?,?,?,?,?,?,?,?)");
+    if (!st) return -1;
+    bind_text(st, 1, d->name);
+    bind_text(st, 2, d->uuid);
+    sqlite3_bind_int(st, 3, d->cc);
+    sqlite3_bind_int(st, 4, d->sms);
+    sqlite3_bind_int64(st, 5, d->mem);
+    sqlite3_bind_int64(st, 6, d->l2);
+    sqlite3_bind_int(st, 7, d->smem_optin);
+    bind_text(st, 8, d->driver);
+    sqlite3_bind_int(st, 9, d->cuda_driver);
+    bind_text(st, 10, nvrtc);
+    if (done(r, st, "cannot record the device")) return -1;
+    st = prep(r, "SELECT id FROM devices WHERE uuid = ? AND driver = ? AND cuda_driver = ? AND nvrtc = ?");
+    if (!st) return -1;
+    bind_text(st, 1, d->uuid);
+    bind_text(st, 2, d->driver);
+    sqlite3_bind_int(st, 3, d->cuda_driver);
+    bind_text(st, 4, nvrtc);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : dbfail(r, "cannot read the device back");
+}
+
+int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
+                  long long device, const char *env_json, long long *id)
+{
+    char t[32];
+    iso_time(t);
+    sqlite3_stmt *st = prep(r, "INSERT INTO runs (command, spec_hash, version, seed, device, env, started, outcome) "
+                               "VALUES (?,?,?,?,?,?,?, 'running')");
+    if (!st) return -1;
+    bind_text(st, 1, command);
+    bind_text(st, 2, spec_hash);
+    bind_text(st, 3, AITUNE_TOOL_VERSION);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)seed);
+    if (device > 0) sqlite3_bind_int64(st, 5, device);
+    else sqlite3_bind_null(st, 5);
+    bind_text(st, 6, env_json);
+    bind_text(st, 7, t);
+    if (done(r, st, "cannot record the run")) return -1;
+    *id = sqlite3_last_insert_rowid(r->db);
+    return 0;
+}
+
+int reg_run_end(reg *r, long long run, const char *outcome)
+{
+    char t[32];
+    iso_time(t);
+    sqlite3_stmt *st = prep(r, "UPDATE runs SET ended = ?, outcome = ? WHERE id = ?");
+    if (!st) return -1;
+    bind_text(st, 1, t);
+    bind_text(st, 2, outcome);
+    sqlite3_bind_int64(st, 3, run);
+    return done(r, st, "cannot close the run");
+}
+
+int reg_cubin_get(reg *r, const char *hash, jit_job *j)
+{
+    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms "
+                               "FROM cubins WHERE hash = ?");
+    if (!st) return -1;
+    bind_text(st, 1, hash);
+    int rc = sqlite3_step(st), found = 0;
+    if (rc == SQLITE_ROW) {
+        const char *src = (const char *)sqlite3_column_text(st, 0);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        /* Same hash, different text: a collision; compile rather than trust it. */
+        if (src && name && !strcmp(src, j->source) && !strcmp(name, j->name)) {
+            j->cubin_len = (size_t)sqlite3_column_bytes(st, 2);
+            j->cubin = xmalloc(j->cubin_len);
+            memcpy(j->cubin, sqlite3_column_blob(st, 2), j->cubin_len);
+            j->registers = sqlite3_column_int(st, 3);
+            j->spills = sqlite3_column_int(st, 4);
+            j->smem = sqlite3_column_int(st, 5);
+            j->stack = sqlite3_column_int(st, 6);
+            j->log = col_dup(st, 7);
+            j->ms = sqlite3_column_double(st, 8);
+            j->ok = 1;
+            j->done = 1;
+            found = 1;
+        }
+    } else if (rc != SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return dbfail(r, "cannot read the cubin cache");
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
+{
+    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO cubins (hash, source, options, kernel, cubin, registers, "
+                               "spills, smem, stack, log, compile_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    if (!st) return -1;
+    bind_text(st, 1, hash);
+    bind_text(st, 2, j->source);
+    bind_text(st, 3, jit_options(j->arch));
+    bind_text(st, 4, j->name);
+    sqlite3_bind_blob(st, 5, j->cubin, (int)j->cubin_len, SQLITE_STATIC);
+    sqlite3_bind_int(st, 6, j->registers);
+    sqlite3_bind_int(st, 7, j->spills);
+    sqlite3_bind_int(st, 8, j->smem);
+    sqlite3_bind_int(st, 9, j->stack);
+    bind_text(st, 10, j->log);
+    sqlite3_bind_double(st, 11, j->ms);
+    return done(r, st, "cannot store a cubin");
+}
+
+int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap)
+{
+    sqlite3_stmt *st = prep(r, "SELECT source, kernel FROM cubins WHERE hash = ?");
+    if (!st) return -1;
+    bind_text(st, 1, hash);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *source = col_dup(st, 0);
+        col_copy(st, 1, name, (size_t)namecap);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the cubin cache");
+}
+
+int reg_measure_put(reg *r, const measurement *m)
+{
+    sqlite3_stmt *st = prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
+        "config_hash, status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, "
+        "compile_ms, cubin, error, device, run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!st) return -1;
+    int ok = !strcmp(m->status, "ok");
+    bind_text(st, 1, m->op);
+    bind_text(st, 2, m->tmpl);
+    bind_text(st, 3, m->arch);
+    bind_text(st, 4, m->dtype);
+    bind_text(st, 5, m->bucket);
+    bind_text(st, 6, m->shape);
+    bind_text(st, 7, m->config);
+    bind_text(st, 8, m->config_hash);
+    bind_text(st, 9, m->status);
+    if (ok) {
+        sqlite3_bind_double(st, 10, m->median_us);
+        sqlite3_bind_double(st, 11, m->min_us);
+        sqlite3_bind_double(st, 12, m->max_us);
+        sqlite3_bind_double(st, 13, m->spread);
+        sqlite3_bind_int(st, 14, m->samples);
+        sqlite3_bind_double(st, 15, m->gbps);
+        sqlite3_bind_double(st, 16, m->tflops);
+    }
+    if (m->cubin[0]) {
+        sqlite3_bind_int(st, 17, m->registers);
+        sqlite3_bind_int(st, 18, m->spills);
+        sqlite3_bind_int(st, 19, m->smem);
+        sqlite3_bind_double(st, 20, m->compile_ms);
+        bind_text(st, 21, m->cubin);
+    }
+    bind_text(st, 22, m->error);
+    if (m->device > 0) sqlite3_bind_int64(st, 23, m->device);
+    if (m->run > 0) sqlite3_bind_int64(st, 24, m->run);
+    return done(r, st, "cannot store a measurement");
+}
+
+int reg_measure_find(reg *r, const measurement *k, measurement *m)
+{
+    sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
+        "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
+        "AND bucket = ? AND config_hash = ? AND template = ? AND device IS ? ORDER BY id DESC LIMIT 1");
+    if (!st) return -1;
+    bind_text(st, 1, k->op);
+    bind_text(st, 2, k->arch);
+    bind_text(st, 3, k->dtype);
+    bind_text(st, 4, k->bucket);
+    bind_text(st, 5, k->config_hash);
+    bind_text(st, 6, k->tmpl);
+    if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *m = *k;
+        m->config = xstrdup(k->config);
+        col_copy(st, 0, m->status, sizeof m->status);
+        m->median_us = sqlite3_column_double(st, 1);
+        m->min_us = sqlite3_column_double(st, 2);
+        m->max_us = sqlite3_column_double(st, 3);
+        m->spread = sqlite3_column_double(st, 4);
+        m->samples = sqlite3_column_int(st, 5);
+        m->gbps = sqlite3_column_double(st, 6);
+        m->tflops = sqlite3_column_double(st, 7);
+        m->registers = sqlite3_column_int(st, 8);
+        m->spills = sqlite3_column_int(st, 9);
+        m->smem = sqlite3_column_int(st, 10);
+        m->compile_ms = sqlite3_column_double(st, 11);
+        col_copy(st, 12, m->cubin, sizeof m->cubin);
+        m->error = col_dup(st, 13);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}
+
+void measurement_free(measurement *m)
+{
+    free(m->config);
+    free(m->error);
+    m->config = m->error = NULL;
+}
+
+int reg_winner_put(reg *r, const winner *w)
+{
+    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, "
+        "template, config, median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, "
+        "device, run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!st) return -1;
+    bind_text(st, 1, w->op);
+    bind_text(st, 2, w->arch);
+    bind_text(st, 3, w->dtype);
+    bind_text(st, 4, w->bucket);
+    bind_text(st, 5, w->dims);
+    bind_text(st, 6, w->lo);
+    bind_text(st, 7, w->hi);
+    bind_text(st, 8, w->shape);
+    bind_text(st, 9, w->tmpl);
+    bind_text(st, 10, w->config);
+    sqlite3_bind_double(st, 11, w->median_us);
+    sqlite3_bind_double(st, 12, w->gbps);
+    sqlite3_bind_double(st, 13, w->tflops);
+    if (w->default_us > 0) sqlite3_bind_double(st, 14, w->default_us);
+    if (w->margin >= 0) sqlite3_bind_double(st, 15, w->margin);
+    sqlite3_bind_int(st, 16, w->exhaustive);
+    bind_text(st, 17, w->runners_up);
+    bind_text(st, 18, w->cubin[0] ? w->cubin : NULL);
+    bind_text(st, 19, w->launch);
+    if (w->device > 0) sqlite3_bind_int64(st, 20, w->device);
+    if (w->run > 0) sqlite3_bind_int64(st, 21, w->run);
+    return done(r, st, "cannot store a winner");
+}
+
+#define WINNER_COLS "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, " \
+                    "default_us, margin, exhaustive, runners_up, cubin, launch, device, run"
+
+static void read_winner(sqlite3_stmt *st, winner *w)
+{
+    memset(w, 0, sizeof *w);
+    col_copy(st, 0, w->op, sizeof w->op);
+    col_copy(st, 1, w->arch, sizeof w->arch);
+    col_copy(st, 2, w->dtype, sizeof w->dtype);
+    col_copy(st, 3, w->bucket, sizeof w->bucket);
+    col_copy(st, 4, w->dims, sizeof w->dims);
+    col_copy(st, 5, w->lo, sizeof w->lo);
+    col_copy(st, 6, w->hi, sizeof w->hi);
+    col_copy(st, 7, w->shape, sizeof w->shape);
+    col_copy(st, 8, w->tmpl, sizeof w->tmpl);
+    w->config = col_dup(st, 9);
+    w->median_us = sqlite3_column_double(st, 10);
+    w->gbps = sqlite3_column_double(st, 11);
+    w->tflops = sqlite3_column_double(st, 12);
+    w->default_us = sqlite3_column_double(st, 13);
+    w->margin = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14);
+    w->exhaustive = sqlite3_column_int(st, 15);
+    w->runners_up = col_dup(st, 16);
+    col_copy(st, 17, w->cubin, sizeof w->cubin);
+    w->launch = col_dup(st, 18);
+    w->device = sqlite3_column_int64(st, 19);
+    w->run = sqlite3_column_int64(st, 20);
+}
+
+int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w)
+{
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ?");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) read_winner(st, w);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read winners");
+}
+
+int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners ORDER BY op, arch, dtype, "
+                               "CAST(lo AS INTEGER), lo");
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        winner w;
+        read_winner(st, &w);
+        int stop = cb(&w, ctx);
+        winner_free(&w);
+        if (stop) break;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
+    return 0;
+}
+
+void winner_free(winner *w)
+{
+    free(w->config);
+    free(w->runners_up);
+    free(w->launch);
+    w->config = w->runners_up = w->launch = NULL;
+}
+
+int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
+                    const char *tmpl, const char *config)
+{
+    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO defaults (op, arch, dtype, template, config) VALUES (?,?,?,?,?)");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, tmpl);
+    bind_text(st, 5, config);
+    return done(r, st, "cannot store a default");
+}
+
+int reg_check(reg *r)
+{
+    sqlite3_stmt *st = prep(r, "PRAGMA integrity_check");
+    if (!st) return -1;
+    int rc = sqlite3_step(st);
+    int ok = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
+    char msg[256] = "";
+    if (!ok && rc == SQLITE_ROW) col_copy(st, 0, msg, sizeof msg);
+    sqlite3_finalize(st);
+    return ok ? 0 : fail(r, "integrity check: %s", msg[0] ? msg : sqlite3_errmsg(r->db));
+}

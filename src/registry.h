@@ -1,0 +1,87 @@
+/* registry.h: the SQLite registry (schema in db/schema.sql, embedded at
+** build). Several processes may write one registry: WAL mode and a busy
+** timeout. Each write is its own transaction, so what a sweep learns is kept
+** the moment it lands, and an interrupted sweep loses at most the candidate
+** in flight.
+**
+** Calls return 0 or -1; on -1, reg_errmsg(r) names the registry file and the
+** problem. Nothing here prints. */
+#ifndef REGISTRY_H
+#define REGISTRY_H
+#include "device.h"
+#include "jit.h"
+#include "util.h"
+
+typedef struct reg reg;
+
+#define REG_SCHEMA_VERSION 1
+
+/* Open (and, unless readonly, create) the registry at path. *out is set even
+** on failure, so reg_errmsg works; reg_close it either way. */
+int reg_open(const char *path, int readonly, reg **out);
+void reg_close(reg *r);
+const char *reg_errmsg(reg *r);
+const char *reg_path(reg *r);
+
+/* The device row for this fingerprint, inserted if new. */
+int reg_device(reg *r, const device *d, long long *id);
+int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
+                  long long device, const char *env_json, long long *id);
+int reg_run_end(reg *r, long long run, const char *outcome);
+
+/* Compile cache. reg_cubin_get fills j's outputs (ok=1) if hash is cached
+** with the same source; returns 1 when found, 0 when not, -1 on error. */
+int reg_cubin_get(reg *r, const char *hash, jit_job *j);
+int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
+/* The cached source and entry name of a cubin (for emit); caller frees. */
+int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap);
+
+typedef struct measurement {
+    char op[32], tmpl[64], arch[16], dtype[16], bucket[96];
+    char shape[128];        /* JSON */
+    char *config;           /* canonical JSON */
+    char config_hash[17];
+    char status[12];        /* ok | constraint | compile | runtime | timeout | wrong */
+    double median_us, min_us, max_us, spread;
+    int samples;
+    double gbps, tflops;
+    int registers, spills, smem;
+    double compile_ms;
+    char cubin[17];
+    char *error;
+    long long device, run;
+} measurement;
+
+int reg_measure_put(reg *r, const measurement *m);
+/* The newest measurement of this config for the task on this device:
+** 1 found (m filled; free m->config and m->error), 0 none. */
+int reg_measure_find(reg *r, const measurement *key, measurement *m);
+void measurement_free(measurement *m);
+
+typedef struct winner {
+    char op[32], arch[16], dtype[16], bucket[96];
+    char dims[64], lo[96], hi[96], shape[128];
+    char tmpl[64];
+    char *config;
+    double median_us, gbps, tflops, default_us, margin;
+    int exhaustive;
+    char *runners_up;       /* JSON */
+    char cubin[17];
+    char *launch;           /* JSON */
+    long long device, run;
+} winner;
+
+int reg_winner_put(reg *r, const winner *w);
+/* The winner of (op, arch, dtype, bucket): 1 found, 0 none. */
+int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w);
+/* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
+int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
+void winner_free(winner *w);
+
+int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
+                    const char *tmpl, const char *config);
+
+/* PRAGMA integrity_check: 0 if "ok". */
+int reg_check(reg *r);
+
+#endif

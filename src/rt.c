@@ -1,0 +1,477 @@
+/*
+** rt.c: the runtime library, libaitune. aitune.h is the contract.
+**
+** aitune_open copies the registry's winners and defaults into the handle and
+** closes the database, so a lookup is a scan over memory: no SQL, no
+** allocation, no lock. Registries hold hundreds of winners, not millions, so
+** a linear scan is fast enough for a launch path and needs no index to keep
+** in sync.
+**
+** Rows refer to their strings and bucket edges by offset into two pools
+** that grow while loading; offsets survive a realloc where pointers would
+** not. Once aitune_open returns, nothing is reallocated again.
+*/
+#define _XOPEN_SOURCE 700 /* stat, realpath */
+
+#include "aitune.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct rt_winner {
+    size_t op, arch, dtype, bucket, tmpl, config; /* offsets into pool */
+    size_t edges;     /* index into edges: ndims lo values, then ndims hi */
+    int ndims;
+    double median_us;
+};
+
+struct rt_default {
+    size_t op, arch, dtype, tmpl, config;         /* offsets into pool */
+};
+
+struct aitune {
+    struct rt_winner *winners;
+    size_t nwinners, winners_cap;
+    struct rt_default *defaults;
+    size_t ndefaults, defaults_cap;
+    long long *edges;                             /* bucket edges, hi exclusive */
+    size_t nedges, edges_cap;
+    char *pool;                                   /* NUL-terminated strings */
+    size_t npool, pool_cap;
+    char errmsg[512];
+};
+
+/* Set h's message and return rc, so failures read `return rt_error(...)`. */
+static int rt_error(aitune *h, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Make room for need elements of size bytes in *buf; 0, or -1 out of memory. */
+static int rt_grow(void **buf, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 64;
+    if (n < need)
+        n = need;
+    if (n > SIZE_MAX / size)
+        return -1;
+    void *p = realloc(*buf, n * size);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+/* Copy s into the pool; its offset in *off. 0, or -1 out of memory. */
+static int rt_intern(aitune *h, const char *s, size_t *off)
+{
+    size_t n = strlen(s) + 1;
+    if (rt_grow((void **)&h->pool, &h->pool_cap, h->npool + n, 1))
+        return -1;
+    memcpy(h->pool + h->npool, s, n);
+    *off = h->npool;
+    h->npool += n;
+    return 0;
+}
+
+/* The length of arch without the suffix of an arch-specific ('a') or family
+** ('f') target: sm_90a runs what was tuned for sm_90, and the registry keys
+** winners by the base arch. Only a letter right after the digits counts, so
+** a name that merely ends in 'a' is left alone. */
+static size_t rt_arch_len(const char *arch)
+{
+    size_t n = strlen(arch);
+    if (n >= 2 && (arch[n - 1] == 'a' || arch[n - 1] == 'f') &&
+        arch[n - 2] >= '0' && arch[n - 2] <= '9')
+        return n - 1;
+    return n;
+}
+
+/* A column as text; "" for NULL, which the schema forbids anyway. */
+static const char *rt_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+    return s ? (const char *)s : "";
+}
+
+/* Parse exactly n comma-separated integers from s into v; 0, or -1. */
+static int rt_parse_ints(const char *s, long long *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *end;
+        errno = 0;
+        v[i] = strtoll(s, &end, 10);
+        if (end == s || errno)
+            return -1;
+        if (*end != (i + 1 < n ? ',' : '\0'))
+            return -1;
+        s = end + 1;
+    }
+    return 0;
+}
+
+/* Report a failed SQLite call on db and map it to an aitune status. */
+static int rt_sqlite_error(aitune *h, const char *path, sqlite3 *db, int rc)
+{
+    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM:
+        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+        return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s", path, msg);
+    case SQLITE_ERROR: /* a missing table or column: not (this version of) a registry */
+        return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s: not an aitune registry",
+                        path, msg);
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path, msg);
+    default:
+        return rt_error(h, AITUNE_ERROR, "registry '%s': %s", path, msg);
+    }
+}
+
+/* Append one winners row (op, arch, dtype, bucket, dims, lo, hi, template,
+** config, median_us) to h, checking its edges: the lookup trusts them. */
+static int rt_add_winner(aitune *h, const char *path, sqlite3_stmt *st)
+{
+    const char *bucket = rt_text(st, 3), *dims = rt_text(st, 4);
+    const char *lo = rt_text(st, 5), *hi = rt_text(st, 6);
+
+    int ndims = 1;
+    for (const char *p = dims; *p; p++)
+        ndims += *p == ',';
+
+    if (rt_grow((void **)&h->winners, &h->winners_cap, h->nwinners + 1, sizeof *h->winners) ||
+        rt_grow((void **)&h->edges, &h->edges_cap, h->nedges + 2 * (size_t)ndims,
+                sizeof *h->edges))
+        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+
+    struct rt_winner *w = &h->winners[h->nwinners];
+    long long *l = h->edges + h->nedges, *u = l + ndims;
+    if (!*dims || rt_parse_ints(lo, l, ndims) || rt_parse_ints(hi, u, ndims))
+        return rt_error(h, AITUNE_CORRUPT,
+                        "registry '%s': winner %s %s %s %s: edges lo '%s' hi '%s' do not "
+                        "match dims '%s'", path, rt_text(st, 0), rt_text(st, 1),
+                        rt_text(st, 2), bucket, lo, hi, dims);
+    for (int i = 0; i < ndims; i++)
+        /* Sizes are >= 1, so a bucket must hold at least one size >= 1. */
+        if (l[i] < 0 || u[i] <= l[i] || u[i] <= 1)
+            return rt_error(h, AITUNE_CORRUPT,
+                            "registry '%s': winner %s %s %s %s: empty bucket, lo '%s' hi '%s'",
+                            path, rt_text(st, 0), rt_text(st, 1), rt_text(st, 2), bucket,
+                            lo, hi);
+
+    if (rt_intern(h, rt_text(st, 0), &w->op) || rt_intern(h, rt_text(st, 1), &w->arch) ||
+        rt_intern(h, rt_text(st, 2), &w->dtype) || rt_intern(h, bucket, &w->bucket) ||
+        rt_intern(h, rt_text(st, 7), &w->tmpl) || rt_intern(h, rt_text(st, 8), &w->config))
+        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+    /* Normalize here too, so that a registry that stored "sm_90a" still matches. */
+    h->pool[w->arch + rt_arch_len(h->pool + w->arch)] = '\0';
+    w->edges = h->nedges;
+    w->ndims = ndims;
+    w->median_us = sqlite3_column_double(st, 9);
+    h->nedges += 2 * (size_t)ndims;
+    h->nwinners++;
+    return AITUNE_OK;
+}
+
+/* Append one defaults row (op, arch, dtype, template, config) to h. */
+static int rt_add_default(aitune *h, const char *path, sqlite3_stmt *st)
+{
+    if (rt_grow((void **)&h->defaults, &h->defaults_cap, h->ndefaults + 1,
+                sizeof *h->defaults))
+        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+    struct rt_default *d = &h->defaults[h->ndefaults];
+    if (rt_intern(h, rt_text(st, 0), &d->op) || rt_intern(h, rt_text(st, 1), &d->arch) ||
+        rt_intern(h, rt_text(st, 2), &d->dtype) || rt_intern(h, rt_text(st, 3), &d->tmpl) ||
+        rt_intern(h, rt_text(st, 4), &d->config))
+        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+    h->pool[d->arch + rt_arch_len(h->pool + d->arch)] = '\0';
+    h->ndefaults++;
+    return AITUNE_OK;
+}
+
+/* Run sql on db and hand each row to add. */
+static int rt_read_rows(aitune *h, const char *path, sqlite3 *db, const char *sql,
+                        int (*add)(aitune *, const char *, sqlite3_stmt *))
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rt_sqlite_error(h, path, db, rc);
+    int arc = AITUNE_OK;
+    while (arc == AITUNE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        arc = add(h, path, st);
+    if (arc == AITUNE_OK && rc != SQLITE_DONE)
+        arc = rt_sqlite_error(h, path, db, rc);
+    sqlite3_finalize(st);
+    return arc;
+}
+
+/* Open name (a path, or a URI when uri is set) read-only and load it into h,
+** which must be empty. path is for messages. */
+static int rt_load(aitune *h, const char *path, const char *name, int uri)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(name, &db, SQLITE_OPEN_READONLY | (uri ? SQLITE_OPEN_URI : 0),
+                             NULL);
+    if (rc != SQLITE_OK) {
+        rc = rt_sqlite_error(h, path, db, rc);
+        sqlite3_close(db);
+        return rc;
+    }
+    /* A sweep may be writing: wait out its brief locks rather than fail. */
+    sqlite3_busy_timeout(db, 5000);
+    /* One read transaction, so winners and defaults come from one snapshot. */
+    rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    int arc = rc == SQLITE_OK ? AITUNE_OK : rt_sqlite_error(h, path, db, rc);
+    if (arc == AITUNE_OK)
+        arc = rt_read_rows(h, path, db,
+                           "SELECT op, arch, dtype, bucket, dims, lo, hi, template, config,"
+                           " median_us FROM winners ORDER BY op, arch, dtype, bucket",
+                           rt_add_winner);
+    if (arc == AITUNE_OK)
+        arc = rt_read_rows(h, path, db,
+                           "SELECT op, arch, dtype, template, config FROM defaults",
+                           rt_add_default);
+    sqlite3_close(db); /* also ends the read transaction */
+    return arc;
+}
+
+/* Load path as an immutable database: SQLite then reads the file as it is,
+** without the -shm and -wal files that a WAL registry otherwise needs to
+** create next to it. That is what makes a registry installed in a read-only
+** directory readable, and it is safe there: no writer can be active in a
+** directory where those files cannot be created. */
+static int rt_load_immutable(aitune *h, const char *path)
+{
+    char *abs = realpath(path, NULL); /* canonical, so "file:" + abs is a valid URI */
+    if (!abs)
+        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path,
+                        strerror(errno));
+    static const char tail[] = "?immutable=1";
+    size_t n = strlen(abs);
+    char *name = malloc(sizeof "file:" + 3 * n + sizeof tail);
+    if (!name) {
+        free(abs);
+        return rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", path);
+    }
+    char *q = name + sprintf(name, "file:");
+    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
+        /* Percent-encode all but unreserved characters, so '?', '#' and '%'
+        ** in a file name cannot be read as URI syntax. */
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+            *q++ = (char)*p;
+        else
+            q += sprintf(q, "%%%02X", *p);
+    }
+    strcpy(q, tail);
+    free(abs);
+    int rc = rt_load(h, path, name, 1);
+    free(name);
+    return rc;
+}
+
+/* *out is set to NULL only when the handle itself cannot be allocated
+** (AITUNE_NOMEM). aitune_errmsg(NULL) then says "out of memory" and
+** aitune_close(NULL) does nothing, so callers need no special case; a static
+** fallback handle would instead be shared state that failing calls write to. */
+int aitune_open(const char *path, aitune **out)
+{
+    if (!out)
+        return AITUNE_MISUSE;
+    aitune *h = calloc(1, sizeof *h);
+    *out = h;
+    if (!h)
+        return AITUNE_NOMEM;
+    strcpy(h->errmsg, "not an error");
+    if (!path)
+        return rt_error(h, AITUNE_MISUSE, "aitune_open: path is NULL");
+
+    /* SQLite would say only "unable to open database file"; say why. */
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path,
+                        strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': not a regular file",
+                        path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path,
+                        strerror(errno));
+    fclose(f);
+
+    int rc = rt_load(h, path, path, 0);
+    if (rc == AITUNE_CANTOPEN) {
+        /* The file is readable, so this is a WAL registry whose -shm file
+        ** cannot be created: retry without one. */
+        h->nwinners = h->ndefaults = h->nedges = h->npool = 0;
+        rc = rt_load_immutable(h, path);
+    }
+    if (rc == AITUNE_OK)
+        strcpy(h->errmsg, "not an error"); /* the retry succeeded */
+    else
+        h->nwinners = h->ndefaults = 0; /* a failed open answers no lookups */
+    return rc;
+}
+
+/* Is (exact, dist, lo) a better answer than (bexact, bdist, blo)? Exact beats
+** nearest, then the smaller distance wins. Distances within 1e-9 are a tie
+** (two log2 differences that are equal on paper can round apart), broken by
+** the smaller lo so that the answer never depends on row order. */
+static int rt_better(int exact, double dist, const long long *lo, int bexact, double bdist,
+                     const long long *blo, int ndims)
+{
+    if (exact != bexact)
+        return exact;
+    if (fabs(dist - bdist) > 1e-9)
+        return dist < bdist;
+    for (int i = 0; i < ndims; i++)
+        if (lo[i] != blo[i])
+            return lo[i] < blo[i];
+    return 0;
+}
+
+/* Does a stored (op, arch, dtype) match the asked one? The stored arch is
+** already normalized; archlen is the asked arch's normalized length. */
+static int rt_same(const aitune *h, size_t op, size_t arch, size_t dtype, const char *qop,
+                   const char *qarch, size_t archlen, const char *qdtype)
+{
+    const char *a = h->pool + arch;
+    return strcmp(h->pool + op, qop) == 0 && strncmp(a, qarch, archlen) == 0 &&
+           a[archlen] == '\0' && strcmp(h->pool + dtype, qdtype) == 0;
+}
+
+/* No allocation and no writes to h except the error message on failure, so
+** lookups on one handle may run in several threads at once. */
+int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
+                  const long long *shape, int ndims, aitune_choice *out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!op || !arch || !dtype || !shape || !out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_lookup: %s is NULL",
+                        !op ? "op" : !arch ? "arch" : !dtype ? "dtype" : !shape ? "shape"
+                                                                               : "out");
+    memset(out, 0, sizeof *out);
+    if (ndims < 1)
+        return rt_error(h, AITUNE_MISUSE, "ndims is %d: must be >= 1", ndims);
+    for (int i = 0; i < ndims; i++)
+        if (shape[i] < 1)
+            return rt_error(h, AITUNE_MISUSE, "shape[%d] is %lld: sizes must be >= 1", i,
+                            shape[i]);
+
+    size_t archlen = rt_arch_len(arch);
+    const struct rt_winner *best = NULL;
+    int best_exact = 0, other_ndims = 0;
+    double best_dist = 0;
+    for (size_t k = 0; k < h->nwinners; k++) {
+        const struct rt_winner *w = &h->winners[k];
+        if (!rt_same(h, w->op, w->arch, w->dtype, op, arch, archlen, dtype))
+            continue;
+        if (w->ndims != ndims) {
+            other_ndims = w->ndims; /* only for the message, if nothing answers */
+            continue;
+        }
+        /* Distance to the nearest size the bucket holds, in log2 steps per
+        ** dim: a kernel tuned for 2^20 suits 2^21 better than 2^25. */
+        const long long *lo = h->edges + w->edges, *hi = lo + ndims;
+        int exact = 1;
+        double dist = 0;
+        for (int i = 0; i < ndims; i++) {
+            long long s = shape[i], a = lo[i] > 1 ? lo[i] : 1, b = hi[i] - 1;
+            long long c = s < a ? a : s > b ? b : s;
+            if (c != s) {
+                exact = 0;
+                dist += fabs(log2((double)s) - log2((double)c));
+            }
+        }
+        if (!best || rt_better(exact, dist, lo, best_exact, best_dist,
+                               h->edges + best->edges, ndims)) {
+            best = w;
+            best_exact = exact;
+            best_dist = dist;
+        }
+    }
+    if (best) {
+        out->level = best_exact ? AITUNE_EXACT : AITUNE_NEAREST;
+        out->template_name = h->pool + best->tmpl;
+        out->config = h->pool + best->config;
+        out->bucket = h->pool + best->bucket;
+        out->median_us = best->median_us;
+        out->distance = best_exact ? 0 : best_dist;
+        return AITUNE_OK;
+    }
+
+    for (size_t k = 0; k < h->ndefaults; k++) {
+        const struct rt_default *d = &h->defaults[k];
+        if (rt_same(h, d->op, d->arch, d->dtype, op, arch, archlen, dtype)) {
+            out->level = AITUNE_DEFAULT;
+            out->template_name = h->pool + d->tmpl;
+            out->config = h->pool + d->config;
+            return AITUNE_OK;
+        }
+    }
+    if (other_ndims)
+        return rt_error(h, AITUNE_NOTFOUND,
+                        "no winner or default for %s %s %s with %d dims (its winners have %d)",
+                        op, arch, dtype, ndims, other_ndims);
+    return rt_error(h, AITUNE_NOTFOUND, "no winner or default for %s %s %s", op, arch, dtype);
+}
+
+int aitune_count(aitune *h, int *out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_count: out is NULL");
+    *out = (int)h->nwinners;
+    return AITUNE_OK;
+}
+
+const char *aitune_errmsg(aitune *h)
+{
+    /* The one way aitune_open leaves a NULL handle is running out of memory. */
+    return h ? h->errmsg : "out of memory";
+}
+
+const char *aitune_level_name(int level)
+{
+    switch (level) {
+    case AITUNE_EXACT:   return "exact";
+    case AITUNE_NEAREST: return "nearest";
+    case AITUNE_DEFAULT: return "default";
+    default:             return "unknown";
+    }
+}
+
+int aitune_close(aitune *h)
+{
+    if (h) {
+        free(h->winners);
+        free(h->defaults);
+        free(h->edges);
+        free(h->pool);
+        free(h);
+    }
+    return AITUNE_OK;
+}

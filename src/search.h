@@ -1,0 +1,28 @@
+/* search.h: runs a search strategy (search/<name>.lua) over one template's
+** space for one task, ask/tell, so compilation can run ahead of timing.
+** Configs cross this boundary as canonical JSON. */
+#ifndef SEARCH_H
+#define SEARCH_H
+#include "tmpl.h"
+
+typedef struct search search;
+
+/* A search of tname's space for task on dev. max_evals <= 0: no cap.
+** Returns NULL after setting tmpl_errmsg(T). */
+search *search_new(tmpl *T, const char *strategy, const char *tname, const op_task *task,
+                   const device *dev, unsigned long long seed, int max_evals);
+void search_free(search *s);
+
+int search_size(search *s);              /* valid configs */
+int search_nrejected(search *s);
+/* The i-th config the constraints rejected: JSON (caller frees), the reason,
+** and whether the template raised an error rather than saying no. */
+int search_rejected(search *s, int i, char **config, char *why, int whycap, int *is_error);
+
+/* Up to n configs not yet tried; *got = 0 when the strategy is done. Each
+** config is malloc'd JSON; the caller frees them and the array. */
+int search_ask(search *s, int n, char ***configs, int *got);
+/* A result: status "ok" with time_us, or a failure status. */
+int search_tell(search *s, const char *config, const char *status, double time_us);
+
+#endif

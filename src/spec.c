@@ -1,0 +1,286 @@
+/* spec.c: see spec.h. */
+#define _GNU_SOURCE
+#include "spec.h"
+#include "util.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct ctx {
+    yaml_document_t doc;
+    const char *path;
+    char *err;
+    int errcap;
+} ctx;
+
+static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n) snprintf(c->err, (size_t)c->errcap, "spec '%s' line %zu: %s", c->path, n->start_mark.line + 1, msg);
+    else snprintf(c->err, (size_t)c->errcap, "spec '%s': %s", c->path, msg);
+    return -1;
+}
+
+static yaml_node_t *node(ctx *c, int id) { return yaml_document_get_node(&c->doc, id); }
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int want_map(ctx *c, yaml_node_t *n, const char *what)
+{
+    if (!n || n->type != YAML_MAPPING_NODE) return fail(c, n, "%s must be a mapping", what);
+    return 0;
+}
+
+/* Every key of map n must be in known (NULL-terminated). */
+static int known_keys(ctx *c, yaml_node_t *n, const char *what, const char *const *known)
+{
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(c, p->key);
+        const char *key = scalar(k);
+        int ok = 0;
+        for (const char *const *q = known; *q && key; q++) ok |= !strcmp(*q, key);
+        if (!ok) {
+            strbuf list = STRBUF_INIT;
+            for (const char *const *q = known; *q; q++) sb_printf(&list, "%s%s", q == known ? "" : ", ", *q);
+            fail(c, k, "unknown field '%s' in %s (known: %s)", key ? key : "?", what, sb_str(&list));
+            sb_free(&list);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static yaml_node_t *get(ctx *c, yaml_node_t *map, const char *key)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node(c, p->key));
+        if (k && !strcmp(k, key)) return node(c, p->value);
+    }
+    return NULL;
+}
+
+static int get_str(ctx *c, yaml_node_t *map, const char *key, char *dst, size_t cap, const char *dflt)
+{
+    yaml_node_t *n = get(c, map, key);
+    if (!n) { snprintf(dst, cap, "%s", dflt); return 0; }
+    const char *s = scalar(n);
+    if (!s || !*s) return fail(c, n, "'%s' must be a non-empty string", key);
+    if (strlen(s) >= cap) return fail(c, n, "'%s' is too long", key);
+    snprintf(dst, cap, "%s", s);
+    return 0;
+}
+
+static int parse_int(ctx *c, yaml_node_t *n, const char *what, long long lo, long long hi, long long *out)
+{
+    const char *s = scalar(n);
+    char *end;
+    errno = 0;
+    long long v = s ? strtoll(s, &end, 0) : 0;
+    if (!s || !*s || *end || errno) return fail(c, n, "%s must be an integer, not '%s'", what, s ? s : "(not a scalar)");
+    if (v < lo || v > hi) return fail(c, n, "%s = %lld is out of range [%lld, %lld]", what, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int get_int(ctx *c, yaml_node_t *map, const char *key, long long lo, long long hi, long long dflt, long long *out)
+{
+    yaml_node_t *n = get(c, map, key);
+    if (!n) { *out = dflt; return 0; }
+    char what[64];
+    snprintf(what, sizeof what, "'%s'", key);
+    return parse_int(c, n, what, lo, hi, out);
+}
+
+static int is_name(const char *s)
+{
+    if (!s || !*s) return 0;
+    for (; *s; s++)
+        if (!(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') && *s != '_') return 0;
+    return 1;
+}
+
+static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
+{
+    const char *name = scalar(k);
+    if (!is_name(name) || strlen(name) >= sizeof d->name) return fail(c, k, "bad dim name '%s'", name ? name : "?");
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->line = (int)k->start_mark.line + 1;
+    static const char *const fields[] = { "log2", "values", NULL };
+    if (want_map(c, v, "a dim ({log2: [lo, hi]} or {values: [...]})") || known_keys(c, v, "a dim", fields)) return -1;
+    yaml_node_t *l = get(c, v, "log2"), *vals = get(c, v, "values");
+    if (!!l == !!vals) return fail(c, v, "dim '%s' needs exactly one of log2 or values", name);
+    yaml_node_t *seq = l ? l : vals;
+    if (seq->type != YAML_SEQUENCE_NODE) return fail(c, seq, "dim '%s': %s must be a list", name, l ? "log2" : "values");
+    int n = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    if (l) {
+        if (n != 2 && n != 3) return fail(c, seq, "dim '%s': log2 takes [lo, hi] or [lo, hi, step]", name);
+        long long e[3] = { 0, 0, 1 };
+        for (int i = 0; i < n; i++)
+            if (parse_int(c, node(c, seq->data.sequence.items.start[i]), "a log2 exponent", 0, 40, &e[i])) return -1;
+        if (e[1] < e[0]) return fail(c, seq, "dim '%s': log2 [%lld, %lld] is empty", name, e[0], e[1]);
+        if (e[2] < 1) return fail(c, seq, "dim '%s': log2 step must be >= 1", name);
+        for (long long k2 = e[0]; k2 <= e[1]; k2 += e[2]) {
+            if (d->nvalues == SPEC_MAXVALUES) return fail(c, seq, "dim '%s': at most %d sizes", name, SPEC_MAXVALUES);
+            d->values[d->nvalues++] = 1LL << k2;
+        }
+    } else {
+        if (n < 1 || n > SPEC_MAXVALUES) return fail(c, seq, "dim '%s': 1 to %d values", name, SPEC_MAXVALUES);
+        for (int i = 0; i < n; i++)
+            if (parse_int(c, node(c, seq->data.sequence.items.start[i]), "a size", 1, 1LL << 40, &d->values[d->nvalues++]))
+                return -1;
+    }
+    return 0;
+}
+
+static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
+{
+    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", NULL };
+    if (want_map(c, t, "a task") || known_keys(c, t, "a task", fields)) return -1;
+    task->line = (int)t->start_mark.line + 1;
+    yaml_node_t *op = get(c, t, "op");
+    if (!op) return fail(c, t, "a task needs 'op'");
+    if (!is_name(scalar(op)) || strlen(scalar(op)) >= sizeof task->op) return fail(c, op, "bad op name");
+    snprintf(task->op, sizeof task->op, "%s", scalar(op));
+    if (get_str(c, t, "search", task->search, sizeof task->search, s->search)) return -1;
+    long long me;
+    if (get_int(c, t, "max_evals", 0, 1000000, s->max_evals, &me)) return -1;
+    task->max_evals = (int)me;
+    yaml_node_t *dt = get(c, t, "dtypes");
+    if (!dt || dt->type != YAML_SEQUENCE_NODE) return fail(c, dt ? dt : t, "task '%s' needs 'dtypes', a list", task->op);
+    for (yaml_node_item_t *i = dt->data.sequence.items.start; i < dt->data.sequence.items.top; i++) {
+        yaml_node_t *n = node(c, *i);
+        const char *v = scalar(n);
+        if (!v || !*v || strlen(v) >= 16) return fail(c, n, "bad dtype");
+        if (task->ndtypes == 16) return fail(c, n, "at most 16 dtypes");
+        snprintf(task->dtypes[task->ndtypes++], 16, "%s", v);
+    }
+    if (!task->ndtypes) return fail(c, dt, "task '%s' has no dtypes", task->op);
+    yaml_node_t *sh = get(c, t, "shapes");
+    if (!sh) return fail(c, t, "task '%s' needs 'shapes'", task->op);
+    if (want_map(c, sh, "shapes")) return -1;
+    for (yaml_node_pair_t *p = sh->data.mapping.pairs.start; p < sh->data.mapping.pairs.top; p++) {
+        if (task->ndims == SPEC_MAXDIMS) return fail(c, node(c, p->key), "at most %d dims", SPEC_MAXDIMS);
+        if (parse_dim(c, node(c, p->key), node(c, p->value), &task->dims[task->ndims++])) return -1;
+    }
+    if (!task->ndims) return fail(c, sh, "task '%s' has no shapes", task->op);
+    return 0;
+}
+
+int spec_load(const char *path, spec *s, char *err, int errcap)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    ctx c = { .path = path, .err = err, .errcap = errcap };
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) return fail(&c, NULL, "cannot read: %s", strerror(errno));
+    hash_hex(hash_bytes(HASH_INIT, text, len), s->hash);
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int ok = yaml_parser_load(&parser, &c.doc);
+    if (!ok) {
+        snprintf(err, (size_t)errcap, "spec '%s' line %zu: %s", path, parser.problem_mark.line + 1,
+                 parser.problem ? parser.problem : "not valid YAML");
+        yaml_parser_delete(&parser);
+        free(text);
+        return -1;
+    }
+    yaml_parser_delete(&parser);
+    free(text);
+    int rc = -1;
+    yaml_node_t *root = yaml_document_get_root_node(&c.doc);
+    static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "budget", "top_k", "tasks", NULL };
+    if (!root) { fail(&c, NULL, "empty file"); goto out; }
+    if (want_map(&c, root, "the spec") || known_keys(&c, root, "the spec", fields)) goto out;
+    long long v;
+    if (get_str(&c, root, "name", s->name, sizeof s->name, "unnamed") ||
+        get_str(&c, root, "arch", s->arch, sizeof s->arch, "sm_90a") ||
+        get_str(&c, root, "search", s->search, sizeof s->search, "exhaustive"))
+        goto out;
+    if (strncmp(s->arch, "sm_", 3) || s->arch[3] < '1' || s->arch[3] > '9') {
+        fail(&c, get(&c, root, "arch"), "arch '%s' is not like sm_90a", s->arch);
+        goto out;
+    }
+    if (get_int(&c, root, "seed", 0, 0x7fffffffffffffffLL, 1, &v)) goto out;
+    s->seed = (unsigned long long)v;
+    if (get_int(&c, root, "max_evals", 0, 1000000, 0, &v)) goto out;
+    s->max_evals = (int)v;
+    if (get_int(&c, root, "top_k", 1, 16, 5, &v)) goto out;
+    s->top_k = (int)v;
+    yaml_node_t *b = get(&c, root, "budget");
+    if (b) {
+        s->budget_s = scalar(b) ? parse_duration(scalar(b)) : -1;
+        if (s->budget_s <= 0) { fail(&c, b, "budget '%s' is not a duration like 90s, 30m or 2h", scalar(b) ? scalar(b) : "?"); goto out; }
+    }
+    yaml_node_t *tasks = get(&c, root, "tasks");
+    if (!tasks || tasks->type != YAML_SEQUENCE_NODE) { fail(&c, tasks ? tasks : root, "'tasks' must be a list"); goto out; }
+    int n = (int)(tasks->data.sequence.items.top - tasks->data.sequence.items.start);
+    if (!n) { fail(&c, tasks, "'tasks' is empty"); goto out; }
+    s->tasks = xcalloc((size_t)n, sizeof *s->tasks);
+    for (int i = 0; i < n; i++, s->ntasks++)
+        if (parse_task(&c, node(&c, tasks->data.sequence.items.start[i]), &s->tasks[i], s)) goto out;
+    rc = 0;
+out:
+    yaml_document_delete(&c.doc);
+    if (rc) spec_free(s);
+    return rc;
+}
+
+void spec_free(spec *s)
+{
+    free(s->tasks);
+    s->tasks = NULL;
+    s->ntasks = 0;
+}
+
+void bucket_of(long long v, long long *lo, long long *hi)
+{
+    long long p = 1;
+    while (p * 2 <= v) p *= 2;
+    *lo = p;
+    *hi = p * 2;
+}
+
+void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int cap)
+{
+    int at = 0;
+    out[0] = 0;
+    for (int d = 0; d < ndims && at < cap; d++) {
+        char sz[32];
+        fmt_size(sz, sizeof sz, lo[d]);
+        at += snprintf(out + at, (size_t)(cap - at), "%s%s=%s", d ? "," : "", names[d], sz);
+    }
+}
+
+int spec_buckets(const spec_task *t, bucket **out)
+{
+    int total = 1;
+    for (int d = 0; d < t->ndims; d++) total *= t->dims[d].nvalues;
+    bucket *b = xcalloc((size_t)total, sizeof *b);
+    char names[SPEC_MAXDIMS][16];
+    for (int d = 0; d < t->ndims; d++) snprintf(names[d], 16, "%s", t->dims[d].name);
+    for (int i = 0; i < total; i++) {
+        int rest = i;
+        b[i].ndims = t->ndims;
+        for (int d = t->ndims - 1; d >= 0; d--) {
+            long long v = t->dims[d].values[rest % t->dims[d].nvalues];
+            rest /= t->dims[d].nvalues;
+            b[i].rep[d] = v;
+            bucket_of(v, &b[i].lo[d], &b[i].hi[d]);
+        }
+        bucket_key(t->ndims, names, b[i].lo, b[i].key, sizeof b[i].key);
+    }
+    *out = b;
+    return total;
+}

@@ -1,0 +1,76 @@
+/* spec.h: sweep specs (the YAML files in specs/), read with libyaml. A spec says what to
+** tune: ops, dtypes, and per dim how shapes fall into buckets.
+**
+**   name: elementwise
+**   arch: sm_90a            # compile target; default sm_90a
+**   seed: 1                 # inputs and strategies; default 1
+**   search: exhaustive      # a file in search/; default exhaustive
+**   max_evals: 200          # per task and template; default: no cap
+**   budget: 30m             # whole sweep; default: none
+**   top_k: 5                # finalists re-timed interleaved; default 5
+**   tasks:
+**     - op: axpy
+**       dtypes: [f32, bf16]
+**       search: random      # search and max_evals may be set per task
+**       shapes:
+**         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
+**         m: {values: [4096, 5000]}  # tuned at these sizes, bucketed by log2
+**
+** Errors name the file, the line and the field. */
+#ifndef SPEC_H
+#define SPEC_H
+
+#define SPEC_MAXDIMS 4
+#define SPEC_MAXVALUES 64
+
+typedef struct spec_dim {
+    char name[16];
+    int nvalues;
+    long long values[SPEC_MAXVALUES];   /* representatives */
+    int line;
+} spec_dim;
+
+typedef struct spec_task {
+    char op[32];
+    int ndtypes;
+    char dtypes[16][16];
+    int ndims;
+    spec_dim dims[SPEC_MAXDIMS];
+    char search[32];
+    int max_evals;
+    int line;
+} spec_task;
+
+typedef struct spec {
+    char path[512];
+    char name[64];
+    char arch[16];
+    unsigned long long seed;
+    char search[32];
+    int max_evals;
+    double budget_s;        /* 0: none */
+    int top_k;
+    int ntasks;
+    spec_task *tasks;
+    char hash[17];          /* of the file's bytes */
+} spec;
+
+/* A bucket: per dim [lo, hi) and the size tuned, in the task's dim order. */
+typedef struct bucket {
+    int ndims;
+    long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], rep[SPEC_MAXDIMS];
+    char key[96];           /* "n=2^26" or "rows=2^14,cols=2^12" */
+} bucket;
+
+/* Load and check a spec. On error returns -1 with one line in err. */
+int spec_load(const char *path, spec *out, char *err, int errcap);
+void spec_free(spec *s);
+
+/* The log2 bucket of a size: [2^k, 2^(k+1)) with 2^k <= v. */
+void bucket_of(long long v, long long *lo, long long *hi);
+/* Every bucket of a task (cross product of its dims); caller frees. */
+int spec_buckets(const spec_task *t, bucket **out);
+/* Key of a bucket: "n=2^26,..." from dims and lo edges. */
+void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int cap);
+
+#endif

@@ -1,0 +1,907 @@
+/* sweep.c: see sweep.h. */
+#define _GNU_SOURCE
+#include "sweep.h"
+#include "jit.h"
+#include "registry.h"
+#include "search.h"
+#include "spec.h"
+#include "tmpl.h"
+#include "worker.h"
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    if (interrupted) {
+        /* A second signal: abandon the candidate in flight at once. The
+        ** worker dies with us; the registry is consistent after each write. */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    interrupted = 1;
+}
+
+/* One candidate on its way: instantiated, compiling or compiled. */
+typedef struct cand {
+    char tmpl[64];
+    char *config;
+    char config_hash[17];
+    kernel_src k;
+    jit_job job;
+    char key[17];
+    int cached;
+    char *error;            /* set when instantiation failed */
+    measurement m;          /* the result */
+} cand;
+
+typedef struct sw {
+    const sweep_opts *o;
+    spec sp;
+    tmpl *T;
+    reg *R;
+    worker *W;
+    jit_pool *pool;
+    device dev;
+    long long dev_id, run_id;
+    char arch[16];          /* the registry key: sm_90 (no 'a') */
+    double t0, budget_s, copy_gbps;
+    int budget_hit;
+    /* counts for the summary */
+    int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
+} sw;
+
+static const char *statuses[] = { "ok", "constraint", "compile", "runtime", "timeout", "wrong", NULL };
+
+static void count_status(sw *S, const char *st)
+{
+    for (int i = 0; statuses[i]; i++)
+        if (!strcmp(statuses[i], st)) S->by_status[i]++;
+}
+
+static void cand_free(cand *c)
+{
+    free(c->config);
+    free(c->error);
+    kernel_src_free(&c->k);
+    jit_job_clear(&c->job);
+    measurement_free(&c->m);
+    memset(c, 0, sizeof *c);
+}
+
+static int out_of_budget(sw *S)
+{
+    if (S->budget_s > 0 && now_s() - S->t0 > S->budget_s) S->budget_hit = 1;
+    return S->budget_hit || interrupted;
+}
+
+/* Compile through the cache: on return c->job is done or submitted. */
+static int start_compile(sw *S, cand *c)
+{
+    c->job.source = xstrdup(c->k.source);
+    snprintf(c->job.name, sizeof c->job.name, "%s", c->k.name);
+    snprintf(c->job.arch, sizeof c->job.arch, "%s", S->sp.arch);
+    jit_key(c->job.source, c->job.name, c->job.arch, c->key);
+    int hit = reg_cubin_get(S->R, c->key, &c->job);
+    if (hit < 0) return error("%s", reg_errmsg(S->R));
+    if (hit) {
+        c->cached = 1;
+        S->cache_hits++;
+        return 0;
+    }
+    jit_submit(S->pool, &c->job);
+    return 0;
+}
+
+static int finish_compile(sw *S, cand *c)
+{
+    if (c->cached) return 0;
+    jit_wait(S->pool, &c->job);
+    S->compiled++;
+    if (c->job.ok && reg_cubin_put(S->R, c->key, &c->job)) return error("%s", reg_errmsg(S->R));
+    return 0;
+}
+
+static void launch_json(const kernel_src *k, strbuf *sb)
+{
+    sb_puts(sb, "{\"grid\":[");
+    for (int i = 0; i < 3; i++) { if (i) sb_puts(sb, ","); sb_json_str(sb, k->grid[i]); }
+    sb_puts(sb, "],\"block\":[");
+    for (int i = 0; i < 3; i++) { if (i) sb_puts(sb, ","); sb_json_str(sb, k->block[i]); }
+    sb_puts(sb, "],\"smem\":");
+    sb_json_str(sb, k->smem);
+    sb_printf(sb, ",\"cluster\":[%d,%d,%d],\"kernel\":", k->cluster[0], k->cluster[1], k->cluster[2]);
+    sb_json_str(sb, k->name);
+    sb_printf(sb, ",\"workspace\":%lld}", k->workspace);
+}
+
+static void set_status(cand *c, const char *status, const char *err)
+{
+    snprintf(c->m.status, sizeof c->m.status, "%s", status);
+    free(c->m.error);
+    c->m.error = err ? xstrdup(err) : NULL;
+}
+
+/* Send a request; map a dead or hung worker to a candidate status. Returns
+** 1 if the reply says ok, 0 if the candidate failed (status set). */
+static int ask_worker(sw *S, cand *c, const strbuf *h, const void *blob, size_t len, double timeout, msg *r)
+{
+    int rc = worker_request(S->W, h, blob, len, r, timeout);
+    if (rc == WORKER_TIMEOUT) { set_status(c, "timeout", worker_errmsg(S->W)); return 0; }
+    if (rc == WORKER_DIED) { set_status(c, "runtime", worker_errmsg(S->W)); return 0; }
+    const char *st = msg_get(r, "status") ? msg_get(r, "status") : "error";
+    if (!strcmp(st, "ok")) return 1;
+    set_status(c, !strcmp(st, "wrong") ? "wrong" : "runtime", msg_get(r, "error") ? msg_get(r, "error") : st);
+    msg_free(r);
+    return 0;
+}
+
+static int load_slot(sw *S, cand *c, const op_task *t, int slot)
+{
+    unsigned grid[3], block[3], smem;
+    char err[256];
+    if (kernel_geometry(&c->k, t, grid, block, &smem, err, sizeof err)) {
+        char *e = xstrfmt("template '%s' launch(): %s", c->tmpl, err);
+        set_status(c, "compile", e);
+        free(e);
+        return 0;
+    }
+    strbuf h = STRBUF_INIT;
+    msg_kv(&h, "cmd", "load");
+    msg_kv(&h, "slot", "%d", slot);
+    msg_kv(&h, "name", "%s", c->k.name);
+    msg_kv(&h, "grid", "%u,%u,%u", grid[0], grid[1], grid[2]);
+    msg_kv(&h, "block", "%u,%u,%u", block[0], block[1], block[2]);
+    msg_kv(&h, "smem", "%u", smem);
+    if (c->k.cluster[0]) msg_kv(&h, "cluster", "%d,%d,%d", c->k.cluster[0], c->k.cluster[1], c->k.cluster[2]);
+    msg_kv(&h, "workspace", "%lld", c->k.workspace);
+    msg r;
+    int ok = ask_worker(S, c, &h, c->job.cubin, c->job.cubin_len, 60, &r);
+    sb_free(&h);
+    if (ok) msg_free(&r);
+    return ok;
+}
+
+static void fill_stats(cand *c, const char *t, const op_task *task)
+{
+    sscanf(t, "%lf %lf %lf %lf %d", &c->m.median_us, &c->m.min_us, &c->m.max_us, &c->m.spread, &c->m.samples);
+    c->m.gbps = c->m.median_us > 0 ? task->bytes / c->m.median_us / 1e3 : 0;
+    c->m.tflops = c->m.median_us > 0 ? task->flops / c->m.median_us / 1e6 : 0;
+}
+
+/* Verify and time a compiled candidate in slot 0; fills c->m. */
+static void evaluate(sw *S, cand *c, const op_task *t)
+{
+    if (!load_slot(S, c, t, 0)) return;
+    strbuf h = STRBUF_INIT;
+    msg r;
+    msg_kv(&h, "cmd", "verify");
+    msg_kv(&h, "slot", "0");
+    int ok = ask_worker(S, c, &h, NULL, 0, S->o->kernel_timeout, &r);
+    sb_free(&h);
+    if (!ok) return;
+    msg_free(&r);
+    msg_kv(&h, "cmd", "time");
+    msg_kv(&h, "slots", "0");
+    msg_kv(&h, "max_s", "1.5");
+    ok = ask_worker(S, c, &h, NULL, 0, 60 + 20 * S->o->kernel_timeout, &r);
+    sb_free(&h);
+    if (!ok) return;
+    fill_stats(c, msg_get(&r, "t0") ? msg_get(&r, "t0") : "", t);
+    msg_free(&r);
+    set_status(c, "ok", NULL);
+}
+
+static void shape_json(const op_task *t, char *out, int cap)
+{
+    int at = snprintf(out, (size_t)cap, "{");
+    for (int d = 0; d < t->ndims; d++)
+        at += snprintf(out + at, (size_t)(cap - at), "%s\"%s\":%lld", d ? "," : "", t->dims[d], t->shape[d]);
+    snprintf(out + at, (size_t)(cap - at), "}");
+}
+
+/* Fill the measurement key fields of c. */
+static void key_fields(sw *S, cand *c, const op_task *t, const bucket *b)
+{
+    measurement *m = &c->m;
+    snprintf(m->op, sizeof m->op, "%s", t->op);
+    snprintf(m->tmpl, sizeof m->tmpl, "%s", c->tmpl);
+    snprintf(m->arch, sizeof m->arch, "%s", S->arch);
+    snprintf(m->dtype, sizeof m->dtype, "%s", t->dtype);
+    snprintf(m->bucket, sizeof m->bucket, "%s", b->key);
+    shape_json(t, m->shape, sizeof m->shape);
+    m->config = xstrdup(c->config);
+    snprintf(m->config_hash, sizeof m->config_hash, "%s", c->config_hash);
+    m->device = S->dev_id;
+    m->run = S->run_id;
+}
+
+static void progress(sw *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(sw *S, const char *fmt, ...)
+{
+    if (S->o->quiet || !isatty(2)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "\r\033[K");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+}
+
+/* The finalists of a bucket. */
+typedef struct final {
+    char tmpl[64];
+    char *config;
+    double median_us, spread;
+    int is_default;
+} final;
+
+typedef struct bucket_state {
+    final *f;
+    int nf;
+    double default_us;
+    int exhaustive;
+} bucket_state;
+
+static void keep_final(bucket_state *bs, const cand *c, int is_default)
+{
+    if (strcmp(c->m.status, "ok")) return;
+    for (int i = 0; i < bs->nf; i++)
+        if (!strcmp(bs->f[i].tmpl, c->tmpl) && !strcmp(bs->f[i].config, c->config)) return;
+    bs->f = xrealloc(bs->f, sizeof *bs->f * (size_t)(bs->nf + 1));
+    final *f = &bs->f[bs->nf++];
+    snprintf(f->tmpl, sizeof f->tmpl, "%s", c->tmpl);
+    f->config = xstrdup(c->config);
+    f->median_us = c->m.median_us;
+    f->spread = c->m.spread;
+    f->is_default = is_default;
+    if (is_default) bs->default_us = c->m.median_us;
+}
+
+/* Instantiate one config of template tname as candidate c. */
+static void instantiate(sw *S, cand *c, const char *tname, const char *config, const op_task *t)
+{
+    snprintf(c->tmpl, sizeof c->tmpl, "%s", tname);
+    c->config = xstrdup(config);
+    hash_hex(hash_str(hash_str(HASH_INIT, tname), config), c->config_hash);
+    char kname[64];
+    snprintf(kname, sizeof kname, "aitune_%s_%.8s", t->op, c->config_hash);
+    if (tmpl_instantiate(S->T, tname, config, t, &S->dev, kname, &c->k)) c->error = xstrdup(tmpl_errmsg(S->T));
+}
+
+/* Run candidates [0, n) through compile and (unless compile-only) the GPU.
+** Returns -1 only for tool failures (registry). */
+static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, search *se, bucket_state *bs,
+                     const char *default_cfg)
+{
+    for (int i = 0; i < n; i++) {
+        cand *c = &cs[i];
+        key_fields(S, c, t, b);
+        if (!S->o->compile_only) {
+            measurement old;
+            int found = reg_measure_find(S->R, &c->m, &old);
+            if (found < 0) return error("%s", reg_errmsg(S->R));
+            if (found) {
+                measurement_free(&c->m);
+                c->m = old;
+                c->cached = -1;   /* resumed: nothing to do */
+                continue;
+            }
+        }
+        if (c->error) continue;
+        if (start_compile(S, c)) return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        cand *c = &cs[i];
+        int is_default = default_cfg && !strcmp(c->config, default_cfg);
+        if (c->cached == -1) {
+            S->resumed++;
+            if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
+            keep_final(bs, c, is_default);
+            continue;
+        }
+        if (c->error) {
+            set_status(c, "compile", c->error);
+        } else {
+            if (finish_compile(S, c)) return -1;
+            c->m.registers = c->job.registers;
+            c->m.spills = c->job.spills;
+            c->m.smem = c->job.smem;
+            c->m.compile_ms = c->job.ms;
+            if (!c->job.ok) {
+                set_status(c, "compile", c->job.error);
+            } else if (c->job.spills > 0 && !S->o->compile_only) {
+                /* The ptxas report prunes: a kernel that spills is not worth GPU time. */
+                char *e = xstrfmt("pruned: %d bytes of register spills", c->job.spills);
+                set_status(c, "compile", e);
+                free(e);
+            } else {
+                snprintf(c->m.cubin, sizeof c->m.cubin, "%s", c->key);
+                if (S->o->compile_only) continue;
+                if (interrupted) return 0;
+                progress(S, "%s %s %s: %s %s", t->op, t->dtype, b->key, c->tmpl, c->config);
+                evaluate(S, c, t);
+            }
+        }
+        if (S->o->compile_only) continue;
+        S->evaluated++;
+        count_status(S, c->m.status);
+        if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
+        if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
+        keep_final(bs, c, is_default);
+        if (out_of_budget(S)) return 0;
+    }
+    return 0;
+}
+
+static int cmp_final(const void *a, const void *b)
+{
+    const final *x = a, *y = b;
+    return x->median_us < y->median_us ? -1 : x->median_us > y->median_us;
+}
+
+/* Re-time the top K interleaved and store the winner. */
+static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
+{
+    if (!bs->nf) {
+        printf("%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
+        return 0;
+    }
+    qsort(bs->f, (size_t)bs->nf, sizeof *bs->f, cmp_final);
+    int k = bs->nf < S->sp.top_k ? bs->nf : S->sp.top_k;
+    /* The default goes into the race too, so the comparison is same-run. */
+    int def = -1;
+    for (int i = 0; i < bs->nf; i++)
+        if (bs->f[i].is_default) def = i;
+    if (def >= k && k < 16) {
+        final tmp = bs->f[k];
+        bs->f[k] = bs->f[def];
+        bs->f[def] = tmp;
+        def = k++;
+    }
+    cand cs[16];
+    memset(cs, 0, sizeof cs);
+    int loaded = 0, rc = 0;
+    for (int i = 0; i < k; i++) {
+        instantiate(S, &cs[i], bs->f[i].tmpl, bs->f[i].config, t);
+        if (cs[i].error || start_compile(S, &cs[i]) || finish_compile(S, &cs[i]) || !cs[i].job.ok) break;
+        if (!load_slot(S, &cs[i], t, i)) break;
+        loaded++;
+    }
+    if (loaded == k && k > 1) {
+        strbuf h = STRBUF_INIT;
+        msg_kv(&h, "cmd", "time");
+        strbuf slots = STRBUF_INIT;
+        for (int i = 0; i < k; i++) sb_printf(&slots, "%s%d", i ? "," : "", i);
+        msg_kv(&h, "slots", "%s", sb_str(&slots));
+        msg_kv(&h, "rounds", "%d", 30);
+        sb_free(&slots);
+        msg r;
+        if (ask_worker(S, &cs[0], &h, NULL, 0, 120 + 60 * S->o->kernel_timeout, &r)) {
+            for (int i = 0; i < k; i++) {
+                char key[16];
+                snprintf(key, sizeof key, "t%d", i);
+                double med = 0, mn, mx, spread = 0;
+                int n;
+                if (msg_get(&r, key) && sscanf(msg_get(&r, key), "%lf %lf %lf %lf %d", &med, &mn, &mx, &spread, &n) >= 4) {
+                    bs->f[i].median_us = med;
+                    bs->f[i].spread = spread;
+                }
+            }
+            msg_free(&r);
+        }
+        sb_free(&h);
+    }
+    for (int i = 0; i < k; i++) if (bs->f[i].is_default) bs->default_us = bs->f[i].median_us;
+    qsort(bs->f, (size_t)k, sizeof *bs->f, cmp_final);
+    /* Ties: within 0.5% of the fastest, the steadier (smaller spread) wins,
+    ** then the lower canonical config, so the choice is repeatable. */
+    int w = 0;
+    for (int i = 1; i < k; i++) {
+        if (bs->f[i].median_us > bs->f[0].median_us * 1.005) break;
+        if (bs->f[i].spread < bs->f[w].spread ||
+            (bs->f[i].spread == bs->f[w].spread && strcmp(bs->f[i].config, bs->f[w].config) < 0))
+            w = i;
+    }
+    final *win = &bs->f[w];
+    /* The winner's kernel: find its candidate to get the cubin and launch. */
+    cand *wc = NULL;
+    for (int i = 0; i < k; i++)
+        if (!strcmp(cs[i].tmpl, win->tmpl) && cs[i].config && !strcmp(cs[i].config, win->config)) wc = &cs[i];
+    winner W;
+    memset(&W, 0, sizeof W);
+    snprintf(W.op, sizeof W.op, "%s", t->op);
+    snprintf(W.arch, sizeof W.arch, "%s", S->arch);
+    snprintf(W.dtype, sizeof W.dtype, "%s", t->dtype);
+    snprintf(W.bucket, sizeof W.bucket, "%s", b->key);
+    int at = 0, al = 0, ah = 0;
+    for (int d = 0; d < b->ndims; d++) {
+        at += snprintf(W.dims + at, sizeof W.dims - (size_t)at, "%s%s", d ? "," : "", t->dims[d]);
+        al += snprintf(W.lo + al, sizeof W.lo - (size_t)al, "%s%lld", d ? "," : "", b->lo[d]);
+        ah += snprintf(W.hi + ah, sizeof W.hi - (size_t)ah, "%s%lld", d ? "," : "", b->hi[d]);
+    }
+    shape_json(t, W.shape, sizeof W.shape);
+    snprintf(W.tmpl, sizeof W.tmpl, "%s", win->tmpl);
+    W.config = win->config;
+    W.median_us = win->median_us;
+    W.gbps = t->bytes / win->median_us / 1e3;
+    W.tflops = t->flops / win->median_us / 1e6;
+    W.default_us = bs->default_us;
+    double second = 0;
+    for (int i = 0; i < k; i++)
+        if (i != w && (!second || bs->f[i].median_us < second)) second = bs->f[i].median_us;
+    W.margin = second > 0 ? second / win->median_us - 1 : -1;
+    W.exhaustive = bs->exhaustive;
+    strbuf ru = STRBUF_INIT, lj = STRBUF_INIT;
+    sb_puts(&ru, "[");
+    for (int i = 0, n = 0; i < k; i++) {
+        if (i == w) continue;
+        sb_printf(&ru, "%s{\"template\":", n++ ? "," : "");
+        sb_json_str(&ru, bs->f[i].tmpl);
+        sb_printf(&ru, ",\"config\":%s,\"median_us\":%.3f}", bs->f[i].config, bs->f[i].median_us);
+    }
+    sb_puts(&ru, "]");
+    W.runners_up = ru.buf;
+    if (wc) {
+        snprintf(W.cubin, sizeof W.cubin, "%s", wc->key);
+        launch_json(&wc->k, &lj);
+    } else {
+        sb_puts(&lj, "{}");
+    }
+    W.launch = lj.buf;
+    W.device = S->dev_id;
+    W.run = S->run_id;
+    if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
+    else S->winners++;
+    progress(S, "%s", "");
+    char pct[32] = "";
+    if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W.gbps / S->copy_gbps);
+    char vs[48] = "   (default not timed)";
+    if (bs->default_us > 0) snprintf(vs, sizeof vs, "%6.2fx vs default %.1f us", bs->default_us / win->median_us, bs->default_us);
+    printf("%-10s %-9s %-14s %10.2f us %8.1f GB/s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, W.gbps,
+           pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
+    fflush(stdout);
+    sb_free(&ru);
+    sb_free(&lj);
+    for (int i = 0; i < 16; i++) cand_free(&cs[i]);
+    return rc;
+}
+
+static void bucket_state_free(bucket_state *bs)
+{
+    for (int i = 0; i < bs->nf; i++) free(bs->f[i].config);
+    free(bs->f);
+    memset(bs, 0, sizeof *bs);
+}
+
+/* Every (template, config) of one (task, dtype, bucket). */
+static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
+{
+    char **tn;
+    int ntn;
+    if (tmpl_templates(S->T, t->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
+    bucket_state bs = { .exhaustive = 1 };
+    int rc = 0, stored_default = 0;
+    int batch = S->o->compile_only ? 64 : 8;
+    for (int ti = 0; ti < ntn && !rc && !out_of_budget(S); ti++) {
+        int ok;
+        char why[256];
+        if (tmpl_supports(S->T, tn[ti], t, &S->dev, &ok, why, sizeof why)) {
+            warning("%s", tmpl_errmsg(S->T));
+            S->by_status[2]++;
+            continue;
+        }
+        if (!ok) continue;
+        char *dflt = NULL;
+        if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt)) warning("%s", tmpl_errmsg(S->T));
+        if (dflt && !stored_default && !S->o->compile_only) {
+            if (reg_default_put(S->R, t->op, S->arch, t->dtype, tn[ti], dflt)) rc = error("%s", reg_errmsg(S->R));
+            stored_default = 1;
+        }
+        const char *strategy = S->o->compile_only ? "exhaustive" : st->search;
+        int max_evals = S->o->compile_only ? 0 : (S->o->max_evals > 0 ? S->o->max_evals : st->max_evals);
+        search *se = search_new(S->T, strategy, tn[ti], t, &S->dev, S->sp.seed, max_evals);
+        if (!se) {
+            rc = error("%s", tmpl_errmsg(S->T));
+            free(dflt);
+            break;
+        }
+        S->rejected += search_nrejected(se);
+        /* Template errors in constraints() are recorded results, once. */
+        for (int i = 0; i < search_nrejected(se) && !S->o->compile_only; i++) {
+            char *cfg, whyr[512];
+            int is_err;
+            if (search_rejected(se, i, &cfg, whyr, sizeof whyr, &is_err)) continue;
+            if (!is_err) { free(cfg); continue; }
+            cand c = { 0 };
+            snprintf(c.tmpl, sizeof c.tmpl, "%s", tn[ti]);
+            c.config = cfg;
+            hash_hex(hash_str(hash_str(HASH_INIT, tn[ti]), cfg), c.config_hash);
+            key_fields(S, &c, t, b);
+            set_status(&c, "constraint", whyr);
+            measurement old;
+            if (reg_measure_find(S->R, &c.m, &old) == 0) {
+                count_status(S, "constraint");
+                reg_measure_put(S->R, &c.m);
+            } else {
+                measurement_free(&old);
+            }
+            cand_free(&c);
+        }
+        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+        /* The default first: every bucket reports how far tuning got from it. */
+        int first = 1;
+        double default_time = -1;
+        while (!rc && !out_of_budget(S)) {
+            char **cfgs = NULL;
+            int got = 0;
+            cand cs[64];
+            int n = 0;
+            memset(cs, 0, sizeof cs);
+            if (first && dflt && !S->o->compile_only) {
+                int valid = 0;
+                char whyd[256];
+                tmpl_valid(S->T, tn[ti], dflt, t, &S->dev, &valid, whyd, sizeof whyd);
+                if (valid) instantiate(S, &cs[n++], tn[ti], dflt, t);
+            }
+            first = 0;
+            if (search_ask(se, batch, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+            /* The default was measured first; the strategy still learns its time. */
+            for (int i = 0; i < got; i++) {
+                if (dflt && !strcmp(cfgs[i], dflt) && !S->o->compile_only && default_time >= 0)
+                    search_tell(se, cfgs[i], "ok", default_time);
+                else
+                    instantiate(S, &cs[n++], tn[ti], cfgs[i], t);
+                free(cfgs[i]);
+            }
+            free(cfgs);
+            if (!n) break;
+            rc = run_batch(S, cs, n, t, b, se, &bs, dflt);
+            for (int i = 0; i < n; i++) {
+                if (dflt && cs[i].config && !strcmp(cs[i].config, dflt) && !strcmp(cs[i].m.status, "ok"))
+                    default_time = cs[i].m.median_us;
+                cand_free(&cs[i]);
+            }
+        }
+        if (S->budget_hit || interrupted) bs.exhaustive = 0;
+        search_free(se);
+        free(dflt);
+    }
+    for (int i = 0; i < ntn; i++) free(tn[i]);
+    free(tn);
+    if (!rc && !S->o->compile_only && !interrupted) rc = confirm(S, t, b, &bs);
+    bucket_state_free(&bs);
+    return rc;
+}
+
+/* The op's dims must be the spec task's dims; returns the shape in op order. */
+static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *shape)
+{
+    int nd, ndt;
+    char dims[TMPL_MAXDIMS][16], dts[32][16];
+    if (tmpl_op_info(S->T, st->op, &nd, dims, &ndt, dts, 32)) return -1;
+    if (nd != st->ndims) {
+        tmpl_seterr(S->T, "op '%s' has %d dims, the task gives %d", st->op, nd, st->ndims);
+        return -1;
+    }
+    for (int d = 0; d < nd; d++) {
+        int k = -1;
+        for (int j = 0; j < st->ndims; j++)
+            if (!strcmp(st->dims[j].name, dims[d])) k = j;
+        if (k < 0) {
+            tmpl_seterr(S->T, "op '%s' has no dim '%s' in the task (its dims: %s%s%s)", st->op, dims[d], dims[0],
+                        nd > 1 ? ", " : "", nd > 1 ? dims[1] : "");
+            return -1;
+        }
+        shape[d] = b->rep[k];
+    }
+    return 0;
+}
+
+/* Check every task against the templates before any work starts. */
+static int check_spec(sw *S)
+{
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        spec_task *st = &S->sp.tasks[i];
+        bucket *bs;
+        spec_buckets(st, &bs);
+        long long shape[TMPL_MAXDIMS];
+        int bad = task_shape(S, st, &bs[0], shape);
+        for (int d = 0; d < st->ndtypes && !bad; d++) {
+            op_task t;
+            bad = tmpl_task(S->T, st->op, st->dtypes[d], shape, &t);
+        }
+        free(bs);
+        if (bad) {
+            error("spec '%s' line %d: %s", S->sp.path, st->line, tmpl_errmsg(S->T));
+            return -1;
+        }
+        char rel[128];
+        snprintf(rel, sizeof rel, "%s/search/%s.lua", tmpl_root(S->T), st->search);
+        if (!file_exists(rel) || !strcmp(st->search, "space")) {
+            error("spec '%s' line %d: unknown search strategy '%s' (see search/*.lua)", S->sp.path, st->line, st->search);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int start_gpu(sw *S)
+{
+    S->W = worker_new(S->o->gpu);
+    strbuf env = STRBUF_INIT;
+    if (worker_hello(S->W, &S->dev, &env)) {
+        error("sweep needs a GPU to time candidates: %s", worker_errmsg(S->W));
+        fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, and `aitune emit` writes kernels\n",
+                S->sp.path);
+        sb_free(&env);
+        return -1;
+    }
+    if (reg_device(S->R, &S->dev, &S->dev_id) ||
+        reg_run_begin(S->R, S->o->command, S->sp.hash, S->sp.seed, S->dev_id, sb_str(&env), &S->run_id)) {
+        sb_free(&env);
+        return error("%s", reg_errmsg(S->R));
+    }
+    sb_free(&env);
+    /* The engine's own kernels, through the cache like any other. */
+    cand c = { 0 };
+    if (tmpl_support(S->T, &c.k.source)) return error("%s", tmpl_errmsg(S->T));
+    snprintf(c.k.name, sizeof c.k.name, "fill_f32");
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d", S->dev.cc);
+    c.job.source = xstrdup(c.k.source);
+    snprintf(c.job.name, sizeof c.job.name, "%s", c.k.name);
+    snprintf(c.job.arch, sizeof c.job.arch, "%s", arch);
+    jit_key(c.job.source, c.job.name, arch, c.key);
+    int hit = reg_cubin_get(S->R, c.key, &c.job);
+    if (!hit) {
+        jit_compile(&c.job);
+        if (c.job.ok) reg_cubin_put(S->R, c.key, &c.job);
+    }
+    int rc = 0;
+    if (!c.job.ok) rc = error("the engine's kernels do not compile: %s", c.job.error ? c.job.error : "?");
+    else if (worker_set_support(S->W, c.job.cubin, c.job.cubin_len)) rc = error("%s", worker_errmsg(S->W));
+    cand_free(&c);
+    if (rc) return rc;
+    strbuf h = STRBUF_INIT;
+    msg_kv(&h, "cmd", "copy");
+    msg_kv(&h, "bytes", "%lld", S->dev.mem > (8LL << 30) ? (1LL << 30) : S->dev.mem / 8);
+    msg r;
+    if (worker_request(S->W, &h, NULL, 0, &r, 120) == WORKER_OK) {
+        S->copy_gbps = msg_num(&r, "gbps", 0);
+        msg_free(&r);
+    }
+    sb_free(&h);
+    printf("device: %s (sm_%d, %d SMs, %.0f GB, L2 %.0f MB), driver %s, NVRTC %s; copy ceiling %.0f GB/s\n", S->dev.name,
+           S->dev.cc, S->dev.sms, S->dev.mem / 1e9, S->dev.l2 / 1048576.0, S->dev.driver, S->dev.nvrtc, S->copy_gbps);
+    return 0;
+}
+
+/* The task message the worker sets buffers up from. */
+static int send_task(sw *S, const op_task *t)
+{
+    cand c = { 0 };
+    if (tmpl_reference(S->T, t, "aitune_reference", &c.k)) return error("%s", tmpl_errmsg(S->T));
+    snprintf(c.tmpl, sizeof c.tmpl, "%s/reference", t->op);
+    int rc = start_compile(S, &c) || finish_compile(S, &c);
+    if (!rc && !c.job.ok) rc = error("op '%s' reference does not compile: %s", t->op, c.job.error);
+    unsigned grid[3], block[3], smem;
+    char err[256];
+    if (!rc && kernel_geometry(&c.k, t, grid, block, &smem, err, sizeof err))
+        rc = error("op '%s' reference launch: %s", t->op, err);
+    if (!rc) {
+        static const char *roles[] = { "in", "out", "inout", "scalar", "dim" };
+        strbuf h = STRBUF_INIT;
+        msg_kv(&h, "cmd", "task");
+        msg_kv(&h, "seed", "%llu", S->sp.seed);
+        msg_kv(&h, "nargs", "%d", t->nargs);
+        for (int i = 0; i < t->nargs; i++) {
+            const op_arg *a = &t->args[i];
+            char key[16];
+            snprintf(key, sizeof key, "arg%d", i);
+            msg_kv(&h, key, "%s %s %s %d %lld %s %.17g", a->name, roles[a->role], a->dtype[0] ? a->dtype : "-", a->esize,
+                   a->count, a->init == INIT_UNIFORM ? "uniform" : "normal", a->value);
+        }
+        msg_kv(&h, "rtol", "%.9g", t->rtol);
+        msg_kv(&h, "atol", "%.9g", t->atol);
+        msg_kv(&h, "name", "%s", c.k.name);
+        msg_kv(&h, "grid", "%u,%u,%u", grid[0], grid[1], grid[2]);
+        msg_kv(&h, "block", "%u,%u,%u", block[0], block[1], block[2]);
+        msg_kv(&h, "smem", "%u", smem);
+        if (worker_set_task(S->W, &h, c.job.cubin, c.job.cubin_len))
+            rc = error("%s %s: cannot set the task up: %s", t->op, t->dtype, worker_errmsg(S->W));
+        sb_free(&h);
+    }
+    cand_free(&c);
+    return rc ? -1 : 0;
+}
+
+static void summary(sw *S)
+{
+    worker_stats ws = S->W ? worker_counts(S->W) : (worker_stats){ 0 };
+    fprintf(stderr, "%s: %d candidates evaluated", S->o->compile_only ? "compile" : "sweep", S->evaluated);
+    if (S->resumed) fprintf(stderr, " (%d already in the registry)", S->resumed);
+    for (int i = 0; statuses[i]; i++)
+        if (S->by_status[i]) fprintf(stderr, ", %d %s", S->by_status[i], statuses[i]);
+    fprintf(stderr, "; %d compiled, %d from the cache; %d rejected by constraints; %d winners; %.1f s\n", S->compiled,
+            S->cache_hits, S->rejected, S->winners, now_s() - S->t0);
+    if (ws.starts > 1 || ws.crashes || ws.timeouts || ws.sticky)
+        fprintf(stderr, "worker: %d restarts (%d crashes, %d hung kernels killed, %d lost contexts)\n", ws.starts - 1,
+                ws.crashes, ws.timeouts, ws.sticky);
+}
+
+/* ---- compile-only ---- */
+
+typedef struct compiled_row {
+    cand c;
+    char label[160];
+} compiled_row;
+
+static int compile_all(sw *S)
+{
+    /* Unique kernels across every bucket and dtype: sources that do not depend
+    ** on the shape are compiled once. */
+    compiled_row **rows = NULL;   /* pointers: jobs in flight must not move */
+    int nrows = 0, rc = 0;
+    for (int i = 0; i < S->sp.ntasks && !rc && !interrupted; i++) {
+        spec_task *st = &S->sp.tasks[i];
+        bucket *bs;
+        int nb = spec_buckets(st, &bs);
+        for (int d = 0; d < st->ndtypes && !rc; d++)
+            for (int bi = 0; bi < nb && !rc; bi++) {
+                long long shape[TMPL_MAXDIMS];
+                op_task t;
+                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                    rc = error("%s", tmpl_errmsg(S->T));
+                    break;
+                }
+                char **tn;
+                int ntn;
+                if (tmpl_templates(S->T, t.op, &tn, &ntn)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+                for (int ti = 0; ti < ntn && !rc; ti++) {
+                    int ok;
+                    char why[256];
+                    if (tmpl_supports(S->T, tn[ti], &t, &S->dev, &ok, why, sizeof why)) {
+                        warning("%s", tmpl_errmsg(S->T));
+                        continue;
+                    }
+                    if (!ok) continue;
+                    search *se = search_new(S->T, "exhaustive", tn[ti], &t, &S->dev, S->sp.seed, 0);
+                    if (!se) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+                    S->rejected += search_nrejected(se);
+                    char **cfgs;
+                    int got;
+                    while (!search_ask(se, 256, &cfgs, &got) && got) {
+                        for (int k = 0; k < got; k++) {
+                            cand c = { 0 };
+                            instantiate(S, &c, tn[ti], cfgs[k], &t);
+                            free(cfgs[k]);
+                            char key[17] = "";
+                            if (!c.error) jit_key(c.k.source, c.k.name, S->sp.arch, key);
+                            int dup = 0;
+                            for (int r = 0; r < nrows && !dup && key[0]; r++) dup = !strcmp(rows[r]->c.key, key);
+                            if (dup) { cand_free(&c); continue; }
+                            rows = xrealloc(rows, sizeof *rows * (size_t)(nrows + 1));
+                            compiled_row *row = rows[nrows++] = xcalloc(1, sizeof *row);
+                            row->c = c;
+                            snprintf(row->label, sizeof row->label, "%s %s", t.dtype, tn[ti]);
+                            if (!c.error && start_compile(S, &row->c)) rc = -1;
+                        }
+                        free(cfgs);
+                    }
+                    search_free(se);
+                }
+                for (int ti = 0; ti < ntn; ti++) free(tn[ti]);
+                free(tn);
+            }
+        free(bs);
+    }
+    printf("%-24s %-44s %5s %6s %6s %9s  %s\n", "kernel", "config", "regs", "spills", "smem", "ms", "ptxas warnings / errors");
+    int failed = 0;
+    for (int r = 0; r < nrows; r++) {
+        cand *c = &rows[r]->c;
+        if (!c->error && !rc) finish_compile(S, c);
+        else if (!c->error) jit_wait(S->pool, &c->job);
+        const char *note = c->error ? c->error : !c->job.ok ? c->job.error : "";
+        char warn[160] = "";
+        if (c->job.ok && c->job.log) {
+            const char *w = strstr(c->job.log, "warning");
+            if (w) snprintf(warn, sizeof warn, "%.*s", (int)strcspn(w, "\n"), w);
+        }
+        failed += c->error || !c->job.ok;
+        printf("%-24s %-44s %5d %6d %6d %9.1f%s  %s%s\n", rows[r]->label, c->config, c->job.registers, c->job.spills,
+               c->job.smem, c->job.ms, c->cached ? "*" : " ", note, warn);
+        cand_free(c);
+        free(rows[r]);
+    }
+    free(rows);
+    printf("(* from the cubin cache)\n");
+    S->evaluated = nrows;
+    if (failed) {
+        fprintf(stderr, "aitune: %d of %d kernels failed to compile\n", failed, nrows);
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
+/* ---- the sweep ---- */
+
+int sweep_run(const sweep_opts *o)
+{
+    sw S0, *S = &S0;
+    memset(S, 0, sizeof *S);
+    S->o = o;
+    S->t0 = now_s();
+    char err[768];
+    if (spec_load(o->spec_path, &S->sp, err, sizeof err)) {
+        fprintf(stderr, "aitune: error: %s\n", err);
+        return EXIT_INPUT;
+    }
+    S->budget_s = o->budget_s > 0 ? o->budget_s : S->sp.budget_s;
+    snprintf(S->arch, sizeof S->arch, "%s", S->sp.arch);
+    size_t al = strlen(S->arch);
+    if (al > 4 && (S->arch[al - 1] == 'a' || S->arch[al - 1] == 'f')) S->arch[al - 1] = 0;
+    S->T = tmpl_open(o->root);
+    int code = EXIT_OK;
+    if (check_spec(S)) { code = EXIT_INPUT; goto out; }
+    if (reg_open(o->db_path, 0, &S->R)) {
+        error("%s", reg_errmsg(S->R));
+        code = EXIT_INPUT;
+        goto out;
+    }
+    S->pool = jit_pool_new(o->threads);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (o->compile_only) {
+        if (device_assume(S->arch, &S->dev)) {
+            error("spec '%s': no device facts for arch '%s' (known: sm_80, sm_90)", o->spec_path, S->sp.arch);
+            code = EXIT_INPUT;
+            goto out;
+        }
+        snprintf(S->dev.nvrtc, sizeof S->dev.nvrtc, "%s", jit_nvrtc_version());
+        int rc = compile_all(S);
+        code = rc < 0 ? EXIT_FAIL : rc;
+        summary(S);
+        goto out;
+    }
+    if (start_gpu(S)) { code = EXIT_FAIL; goto out; }
+    for (int i = 0; i < S->sp.ntasks && !interrupted && !S->budget_hit; i++) {
+        spec_task *st = &S->sp.tasks[i];
+        bucket *bs;
+        int nb = spec_buckets(st, &bs);
+        for (int d = 0; d < st->ndtypes && !interrupted; d++)
+            for (int bi = 0; bi < nb && !interrupted; bi++) {
+                long long shape[TMPL_MAXDIMS];
+                op_task t;
+                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                    error("%s", tmpl_errmsg(S->T));
+                    code = EXIT_INPUT;
+                    continue;
+                }
+                if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
+                if (tune_bucket(S, st, &t, &bs[bi])) code = EXIT_FAIL;
+                if (S->budget_hit) break;
+            }
+        free(bs);
+    }
+    progress(S, "%s", "");
+    summary(S);
+    reg_run_end(S->R, S->run_id, interrupted ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok");
+    if (S->budget_hit) fprintf(stderr, "aitune: the budget ran out; winners so far are stored, marked not exhaustive\n");
+    if (interrupted) {
+        fprintf(stderr, "aitune: interrupted; what was measured is kept: run the same command again to resume\n");
+        code = 130;
+    }
+out:
+    if (S->W) worker_free(S->W);
+    jit_pool_free(S->pool);
+    reg_close(S->R);
+    tmpl_close(S->T);
+    spec_free(&S->sp);
+    return code;
+}

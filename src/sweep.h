@@ -1,0 +1,28 @@
+/* sweep.h: a tuning window (`aitune sweep`) and its compile-only half
+** (`aitune compile`). For each (op, dtype, bucket) of a spec: the template
+** families' spaces are searched, each candidate instantiated (tmpl), compiled
+** (jit, ahead of timing, through the registry's cubin cache), verified and
+** timed in the worker, and stored as it lands; then the top K are re-timed
+** interleaved and the winner is stored. A killed sweep resumes: configs the
+** registry already has for this device are not measured again. */
+#ifndef SWEEP_H
+#define SWEEP_H
+
+typedef struct sweep_opts {
+    const char *spec_path;
+    const char *db_path;
+    const char *root;           /* holds templates/ and search/ */
+    const char *command;        /* recorded with the run */
+    int compile_only;
+    double budget_s;            /* > 0 overrides the spec */
+    int max_evals;              /* > 0 overrides the spec */
+    double kernel_timeout;      /* seconds a verification run may take */
+    int threads;                /* compile threads; <= 0: one per core */
+    int gpu;
+    int quiet;                  /* no progress lines */
+} sweep_opts;
+
+/* Returns the process exit code (util.h), 130 when interrupted. */
+int sweep_run(const sweep_opts *o);
+
+#endif

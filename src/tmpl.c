@@ -1,0 +1,870 @@
+/* tmpl.c: see tmpl.h. */
+#define _GNU_SOURCE
+#include "tmpl.h"
+#include "expr.h"
+#include <ctype.h>
+#include <dirent.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tmpl {
+    lua_State *L;
+    char *root;
+    char err[1024];
+};
+
+static int fail(tmpl *T, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(tmpl *T, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(T->err, sizeof T->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int tmpl_seterr(tmpl *T, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(T->err, sizeof T->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const char *tmpl_errmsg(tmpl *T) { return T->err[0] ? T->err : "not an error"; }
+lua_State *tmpl_lua(tmpl *T) { return T->L; }
+const char *tmpl_root(tmpl *T) { return T->root; }
+
+/* Keep only the error's first line: messages become one line on stderr. */
+static int on_error(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) msg = luaL_tolstring(L, 1, NULL);
+    const char *nl = strchr(msg, '\n');
+    lua_pushlstring(L, msg, nl ? (size_t)(nl - msg) : strlen(msg));
+    return 1;
+}
+
+int tmpl_pcall(tmpl *T, int nargs, int nresults, const char *what)
+{
+    lua_State *L = T->L;
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, on_error);
+    lua_insert(L, base);
+    int rc = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    if (rc != LUA_OK) {
+        fail(T, "%s: %s", what, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* The sandbox's globals: registry["aitune.G"]. Each file gets its own
+** environment that reads through to it, so files cannot pollute each other. */
+static void push_env(tmpl *T)
+{
+    lua_State *L = T->L;
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.G");
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+}
+
+int tmpl_load_file(tmpl *T, const char *rel, const char *op)
+{
+    lua_State *L = T->L;
+    char *path = xstrfmt("%s/%s", T->root, rel);
+    size_t len;
+    char *text = read_file(path, &len);
+    free(path);
+    if (!text) return fail(T, "cannot read '%s'", rel);
+    char *chunk = xstrfmt("@%s", rel);
+    int rc = luaL_loadbufferx(L, text, len, chunk, "t");
+    free(chunk);
+    free(text);
+    if (rc != LUA_OK) {
+        fail(T, "%s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    push_env(T);
+    if (op) {
+        lua_getfield(L, LUA_REGISTRYINDEX, "aitune.ops");
+        lua_getfield(L, -1, op);
+        lua_setfield(L, -3, "OP");
+        lua_pop(L, 1);
+    }
+    lua_setupvalue(L, -2, 1);
+    return tmpl_pcall(T, 0, 1, rel);
+}
+
+static int lib_load(lua_State *L)
+{
+    tmpl *T = lua_touserdata(L, lua_upvalueindex(1));
+    const char *name = luaL_checkstring(L, 1);
+    for (const char *p = name; *p; p++)
+        if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p) && *p != '_')
+            return luaL_error(L, "lib('%s'): names are lowercase letters, digits and _", name);
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.libs");
+    if (lua_getfield(L, -1, name) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    char rel[256];
+    snprintf(rel, sizeof rel, "templates/lib/%s.lua", name);
+    if (tmpl_load_file(T, rel, NULL)) return luaL_error(L, "%s", T->err);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, name);
+    return 1;
+}
+
+tmpl *tmpl_open(const char *root)
+{
+    tmpl *T = xcalloc(1, sizeof *T);
+    T->root = xstrdup(root);
+    lua_State *L = T->L = luaL_newstate();
+    if (!L) die(EXIT_FAIL, "out of memory creating the Lua state");
+    static const luaL_Reg libs[] = {
+        { LUA_GNAME, luaopen_base }, { LUA_STRLIBNAME, luaopen_string },
+        { LUA_TABLIBNAME, luaopen_table }, { LUA_MATHLIBNAME, luaopen_math }, { NULL, NULL },
+    };
+    for (const luaL_Reg *l = libs; l->name; l++) {
+        luaL_requiref(L, l->name, l->func, 1);
+        lua_pop(L, 1);
+    }
+    /* The sandbox: base minus whatever reaches files or compiles text. */
+    lua_newtable(L);
+    static const char *keep[] = { "assert", "error", "ipairs", "pairs", "next", "pcall", "xpcall",
+        "select", "tonumber", "tostring", "type", "rawget", "rawset", "rawequal", "rawlen",
+        "setmetatable", "getmetatable", "_VERSION", "string", "table", "math", NULL };
+    for (const char **k = keep; *k; k++) {
+        lua_getglobal(L, *k);
+        lua_setfield(L, -2, *k);
+    }
+    lua_pushlightuserdata(L, T);
+    lua_pushcclosure(L, lib_load, 1);
+    lua_setfield(L, -2, "lib");
+    lua_setfield(L, LUA_REGISTRYINDEX, "aitune.G");
+    static const char *caches[] = { "aitune.libs", "aitune.ops", "aitune.tmpls", NULL };
+    for (const char **c = caches; *c; c++) {
+        lua_newtable(L);
+        lua_setfield(L, LUA_REGISTRYINDEX, *c);
+    }
+    return T;
+}
+
+void tmpl_close(tmpl *T)
+{
+    if (!T) return;
+    lua_close(T->L);
+    free(T->root);
+    free(T);
+}
+
+static int name_ok(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_') return 0;
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Names in dir for which keep() holds, sorted. */
+static int list_dir(tmpl *T, const char *dir, int (*keep)(tmpl *, const char *, const char *),
+                    char ***names, int *n)
+{
+    char *path = xstrfmt("%s/%s", T->root, dir);
+    DIR *d = opendir(path);
+    free(path);
+    if (!d) return fail(T, "cannot read folder '%s'", dir);
+    char **v = NULL;
+    int k = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !keep(T, dir, e->d_name)) continue;
+        v = xrealloc(v, sizeof *v * (size_t)(k + 1));
+        v[k++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    qsort(v, (size_t)k, sizeof *v, cmp_str);
+    *names = v;
+    *n = k;
+    return 0;
+}
+
+static int is_op_dir(tmpl *T, const char *dir, const char *name)
+{
+    if (!name_ok(name) || !strcmp(name, "lib")) return 0;
+    char *p = xstrfmt("%s/%s/%s/op.lua", T->root, dir, name);
+    int ok = file_exists(p);
+    free(p);
+    return ok;
+}
+
+int tmpl_ops(tmpl *T, char ***names, int *n) { return list_dir(T, "templates", is_op_dir, names, n); }
+
+/* Check a field of the table at the top of the stack. */
+static int need(tmpl *T, const char *file, const char *field, int type)
+{
+    int t = lua_getfield(T->L, -1, field);
+    lua_pop(T->L, 1);
+    if (t != type) return fail(T, "%s: field '%s' must be a %s, not %s", file, field,
+                               lua_typename(T->L, type), lua_typename(T->L, t));
+    return 0;
+}
+
+/* Push the op table, loading and checking it on first use. */
+static int push_op(tmpl *T, const char *op)
+{
+    lua_State *L = T->L;
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.ops");
+    if (lua_getfield(L, -1, op) != LUA_TNIL) {
+        lua_remove(L, -2);
+        return 0;
+    }
+    lua_pop(L, 1);
+    char rel[256];
+    snprintf(rel, sizeof rel, "templates/%s/op.lua", op);
+    if (!name_ok(op) || !is_op_dir(T, "templates", op)) {
+        lua_pop(L, 1);
+        char **ops;
+        int n;
+        strbuf known = STRBUF_INIT;
+        if (!tmpl_ops(T, &ops, &n)) {
+            for (int i = 0; i < n; i++) { sb_printf(&known, "%s%s", i ? ", " : "", ops[i]); free(ops[i]); }
+            free(ops);
+        }
+        fail(T, "unknown op '%s' (known: %s)", op, sb_str(&known));
+        sb_free(&known);
+        return -1;
+    }
+    if (tmpl_load_file(T, rel, NULL)) { lua_pop(L, 1); return -1; }
+    if (!lua_istable(L, -1)) { lua_pop(L, 2); return fail(T, "%s: must return a table", rel); }
+    if (need(T, rel, "name", LUA_TSTRING) || need(T, rel, "dims", LUA_TTABLE) ||
+        need(T, rel, "dtypes", LUA_TTABLE) || need(T, rel, "args", LUA_TTABLE) ||
+        need(T, rel, "reference", LUA_TTABLE) || need(T, rel, "tolerance", LUA_TTABLE) ||
+        need(T, rel, "metrics", LUA_TFUNCTION)) {
+        lua_pop(L, 2);
+        return -1;
+    }
+    lua_getfield(L, -1, "name");
+    int same = !strcmp(lua_tostring(L, -1), op);
+    lua_pop(L, 1);
+    if (!same) { lua_pop(L, 2); return fail(T, "%s: name must be '%s'", rel, op); }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, op);
+    lua_remove(L, -2);
+    return 0;
+}
+
+int tmpl_op_info(tmpl *T, const char *op, int *ndims, char dims[][16],
+                 int *ndtypes, char dtypes[][16], int maxdtypes)
+{
+    lua_State *L = T->L;
+    if (push_op(T, op)) return -1;
+    lua_getfield(L, -1, "dims");
+    int n = (int)lua_rawlen(L, -1);
+    if (n < 1 || n > TMPL_MAXDIMS) { lua_pop(L, 2); return fail(T, "op '%s': 1 to %d dims", op, TMPL_MAXDIMS); }
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, i + 1);
+        snprintf(dims[i], 16, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+        lua_pop(L, 1);
+    }
+    *ndims = n;
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "dtypes");
+    n = (int)lua_rawlen(L, -1);
+    if (n > maxdtypes) n = maxdtypes;
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, i + 1);
+        snprintf(dtypes[i], 16, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+        lua_pop(L, 1);
+    }
+    *ndtypes = n;
+    lua_pop(L, 2);
+    return 0;
+}
+
+static int is_impl(tmpl *T, const char *dir, const char *name)
+{
+    (void)T; (void)dir;
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".lua") && strcmp(name, "op.lua") != 0;
+}
+
+int tmpl_templates(tmpl *T, const char *op, char ***names, int *n)
+{
+    if (push_op(T, op)) return -1;
+    lua_pop(T->L, 1);
+    char dir[128];
+    snprintf(dir, sizeof dir, "templates/%s", op);
+    if (list_dir(T, dir, is_impl, names, n)) return -1;
+    for (int i = 0; i < *n; i++) {
+        char *s = (*names)[i];
+        s[strlen(s) - 4] = 0;
+        (*names)[i] = xstrfmt("%s/%s", op, s);
+        free(s);
+    }
+    return 0;
+}
+
+int tmpl_push_template(tmpl *T, const char *tname)
+{
+    lua_State *L = T->L;
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.tmpls");
+    if (lua_getfield(L, -1, tname) != LUA_TNIL) {
+        lua_remove(L, -2);
+        return 0;
+    }
+    lua_pop(L, 1);
+    char op[64], rel[256];
+    const char *slash = strchr(tname, '/');
+    if (!slash || slash - tname >= (long)sizeof op) { lua_pop(L, 1); return fail(T, "template names are op/impl, not '%s'", tname); }
+    snprintf(op, sizeof op, "%.*s", (int)(slash - tname), tname);
+    if (push_op(T, op)) { lua_pop(L, 1); return -1; }
+    lua_pop(L, 1);
+    snprintf(rel, sizeof rel, "templates/%s.lua", tname);
+    if (!name_ok(slash + 1)) { lua_pop(L, 1); return fail(T, "bad template name '%s'", tname); }
+    char *path = xstrfmt("%s/%s", T->root, rel);
+    int exists = file_exists(path);
+    free(path);
+    if (!exists) { lua_pop(L, 1); return fail(T, "unknown template '%s'", tname); }
+    if (tmpl_load_file(T, rel, op)) { lua_pop(L, 1); return -1; }
+    if (!lua_istable(L, -1)) { lua_pop(L, 2); return fail(T, "%s: must return a table", rel); }
+    if (need(T, rel, "op", LUA_TSTRING) || need(T, rel, "params", LUA_TTABLE) ||
+        need(T, rel, "constraints", LUA_TFUNCTION) || need(T, rel, "supports", LUA_TFUNCTION) ||
+        need(T, rel, "launch", LUA_TFUNCTION) || need(T, rel, "source", LUA_TFUNCTION) ||
+        need(T, rel, "default", LUA_TFUNCTION)) {
+        lua_pop(L, 2);
+        return -1;
+    }
+    lua_getfield(L, -1, "params");
+    int np = (int)lua_rawlen(L, -1);
+    for (int i = 1; i <= np; i++) {
+        lua_rawgeti(L, -1, i);
+        int ok = lua_istable(L, -1) && lua_rawgeti(L, -1, 1) == LUA_TSTRING;
+        if (ok) ok = lua_rawgeti(L, -2, 2) == LUA_TTABLE && lua_rawlen(L, -1) > 0;
+        else lua_pushnil(L);
+        lua_pop(L, 3);
+        if (!ok) { lua_pop(L, 3); return fail(T, "%s: params[%d] must be {name, {values...}}", rel, i); }
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, tname);
+    lua_remove(L, -2);
+    return 0;
+}
+
+void tmpl_push_shape(tmpl *T, const op_task *task)
+{
+    lua_createtable(T->L, 0, task->ndims);
+    for (int i = 0; i < task->ndims; i++) {
+        lua_pushinteger(T->L, task->shape[i]);
+        lua_setfield(T->L, -2, task->dims[i]);
+    }
+}
+
+void tmpl_push_dev(tmpl *T, const device *d)
+{
+    lua_State *L = T->L;
+    lua_createtable(L, 0, 12);
+#define SETI(f, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, f))
+    SETI("cc", d->cc);
+    SETI("sms", d->sms);
+    SETI("smem_optin", d->smem_optin);
+    SETI("smem_per_sm", d->smem_per_sm);
+    SETI("l2", d->l2);
+    SETI("regs_per_sm", d->regs_per_sm);
+    SETI("max_threads_per_sm", d->max_threads_per_sm);
+    SETI("mem", d->mem);
+    SETI("warp", 32);
+#undef SETI
+    lua_pushstring(L, d->name);
+    lua_setfield(L, -2, "name");
+}
+
+/* ---- configs: flat JSON objects <-> Lua tables ---- */
+
+static const char *json_ws(const char *p) { while (isspace((unsigned char)*p)) p++; return p; }
+
+static const char *json_string(const char *p, strbuf *out)
+{
+    if (*p != '"') return NULL;
+    for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\') {
+            p++;
+            char c = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+            if (!c) return NULL;
+            sb_add(out, &c, 1);
+        } else {
+            sb_add(out, p, 1);
+        }
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+int tmpl_push_config(tmpl *T, const char *json)
+{
+    lua_State *L = T->L;
+    const char *p = json_ws(json);
+    if (*p++ != '{') return fail(T, "config '%s' is not a JSON object", json);
+    lua_newtable(L);
+    strbuf key = STRBUF_INIT, val = STRBUF_INIT;
+    p = json_ws(p);
+    while (*p && *p != '}') {
+        sb_reset(&key);
+        if (!(p = json_string(p, &key))) break;
+        p = json_ws(p);
+        if (*p++ != ':') { p = NULL; break; }
+        p = json_ws(p);
+        if (*p == '"') {
+            sb_reset(&val);
+            if (!(p = json_string(p, &val))) break;
+            lua_pushstring(L, sb_str(&val));
+        } else if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
+            lua_pushboolean(L, *p == 't');
+            p += *p == 't' ? 4 : 5;
+        } else {
+            char *end;
+            long long i = strtoll(p, &end, 10);
+            if (end != p && *end != '.' && *end != 'e' && *end != 'E') {
+                lua_pushinteger(L, i);
+            } else {
+                double d = strtod(p, &end);
+                if (end == p) { p = NULL; break; }
+                lua_pushnumber(L, d);
+            }
+            p = end;
+        }
+        lua_setfield(L, -2, sb_str(&key));
+        p = json_ws(p);
+        if (*p == ',') p = json_ws(p + 1);
+    }
+    sb_free(&key);
+    sb_free(&val);
+    if (!p || *p != '}') {
+        lua_pop(L, 1);
+        return fail(T, "config '%s' is not a flat JSON object", json);
+    }
+    return 0;
+}
+
+int tmpl_config_json(tmpl *T, int idx, strbuf *out)
+{
+    lua_State *L = T->L;
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx)) return fail(T, "a config must be a table, not %s", luaL_typename(L, idx));
+    char *keys[64];
+    int n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING || n == 64) {
+            for (int i = 0; i < n; i++) free(keys[i]);
+            lua_pop(L, 1);
+            return fail(T, "config keys must be strings (at most 64)");
+        }
+        keys[n++] = xstrdup(lua_tostring(L, -1));
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp_str);
+    sb_puts(out, "{");
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (i) sb_puts(out, ",");
+        sb_json_str(out, keys[i]);
+        sb_puts(out, ":");
+        lua_getfield(L, idx, keys[i]);
+        if (lua_isinteger(L, -1)) sb_printf(out, "%lld", (long long)lua_tointeger(L, -1));
+        else if (lua_type(L, -1) == LUA_TNUMBER) sb_printf(out, "%.17g", lua_tonumber(L, -1));
+        else if (lua_type(L, -1) == LUA_TBOOLEAN) sb_puts(out, lua_toboolean(L, -1) ? "true" : "false");
+        else if (lua_type(L, -1) == LUA_TSTRING) sb_json_str(out, lua_tostring(L, -1));
+        else rc = fail(T, "config value '%s' must be a number, string or boolean", keys[i]);
+        lua_pop(L, 1);
+        free(keys[i]);
+    }
+    sb_puts(out, "}");
+    return rc;
+}
+
+/* ---- tasks ---- */
+
+static const struct { const char *name; int size; } dtypes[] = {
+    { "f32", 4 }, { "f16", 2 }, { "bf16", 2 }, { NULL, 0 },
+};
+
+static int dtype_size(const char *dt)
+{
+    for (int i = 0; dtypes[i].name; i++)
+        if (!strcmp(dtypes[i].name, dt)) return dtypes[i].size;
+    return 0;
+}
+
+static int role_of(const char *s)
+{
+    static const char *roles[] = { "in", "out", "inout", "scalar", "dim" };
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(s, roles[i])) return i;
+    return -1;
+}
+
+int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape, op_task *t)
+{
+    lua_State *L = T->L;
+    memset(t, 0, sizeof *t);
+    char dts[32][16];
+    int ndt;
+    if (tmpl_op_info(T, op, &t->ndims, t->dims, &ndt, dts, 32)) return -1;
+    snprintf(t->op, sizeof t->op, "%s", op);
+    snprintf(t->dtype, sizeof t->dtype, "%s", dtype);
+    int known = 0;
+    strbuf list = STRBUF_INIT;
+    for (int i = 0; i < ndt; i++) {
+        known |= !strcmp(dts[i], dtype);
+        sb_printf(&list, "%s%s", i ? ", " : "", dts[i]);
+    }
+    if (!known) {
+        fail(T, "op '%s' has no dtype '%s' (it has %s)", op, dtype, sb_str(&list));
+        sb_free(&list);
+        return -1;
+    }
+    sb_free(&list);
+    for (int i = 0; i < t->ndims; i++) {
+        if (shape[i] < 1) return fail(T, "shape %s=%lld: sizes must be >= 1", t->dims[i], shape[i]);
+        t->shape[i] = shape[i];
+    }
+    char rel[128];
+    snprintf(rel, sizeof rel, "templates/%s/op.lua", op);
+    if (push_op(T, op)) return -1;
+    int top = lua_gettop(L);
+    /* types(dtype) maps the args' symbolic types. */
+    if (lua_getfield(L, top, "types") == LUA_TFUNCTION) {
+        lua_pushstring(L, dtype);
+        if (tmpl_pcall(T, 1, 1, "op.types")) goto bad;
+    } else {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushstring(L, dtype);
+        lua_setfield(L, -2, "T");
+    }
+    int types = lua_gettop(L);
+    lua_getfield(L, top, "args");
+    int nargs = (int)lua_rawlen(L, -1);
+    if (nargs > TMPL_MAXARGS) { fail(T, "%s: at most %d args", rel, TMPL_MAXARGS); goto bad; }
+    for (int i = 0; i < nargs; i++) {
+        op_arg *a = &t->args[i];
+        lua_rawgeti(L, types + 1, i + 1);
+        int arg = lua_gettop(L);
+        if (!lua_istable(L, arg)) { fail(T, "%s: args[%d] must be a table", rel, i + 1); goto bad; }
+        lua_getfield(L, arg, "name");
+        lua_getfield(L, arg, "role");
+        if (!lua_isstring(L, -2) || !lua_isstring(L, -1) || (a->role = role_of(lua_tostring(L, -1))) < 0) {
+            fail(T, "%s: args[%d] needs a name and a role (in, out, inout, scalar, dim)", rel, i + 1);
+            goto bad;
+        }
+        snprintf(a->name, sizeof a->name, "%s", lua_tostring(L, -2));
+        lua_pop(L, 2);
+        if (a->role == ROLE_DIM) {
+            int d = -1;
+            for (int k = 0; k < t->ndims; k++)
+                if (!strcmp(t->dims[k], a->name)) d = k;
+            if (d < 0) { fail(T, "%s: dim arg '%s' is not one of the op's dims", rel, a->name); goto bad; }
+            a->value = (double)t->shape[d];
+        } else if (a->role == ROLE_SCALAR) {
+            lua_getfield(L, arg, "value");
+            a->value = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        } else {
+            lua_getfield(L, arg, "type");
+            const char *ty = lua_tostring(L, -1);
+            if (ty && lua_getfield(L, types, ty) == LUA_TSTRING) ty = lua_tostring(L, -1);
+            else if (ty) lua_pushnil(L);
+            if (!ty || !(a->esize = dtype_size(ty))) {
+                fail(T, "%s: arg '%s' has no element type for dtype '%s'", rel, a->name, dtype);
+                goto bad;
+            }
+            snprintf(a->dtype, sizeof a->dtype, "%s", ty);
+            lua_pop(L, 2);
+            if (lua_getfield(L, arg, "size") != LUA_TFUNCTION) { fail(T, "%s: buffer '%s' needs size = function(shape)", rel, a->name); goto bad; }
+            tmpl_push_shape(T, t);
+            if (tmpl_pcall(T, 1, 1, rel)) goto bad;
+            a->count = (long long)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+            if (a->count < 1) { fail(T, "%s: buffer '%s' has %lld elements", rel, a->name, a->count); goto bad; }
+            lua_getfield(L, arg, "init");
+            a->init = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "uniform") ? INIT_UNIFORM : INIT_NORMAL;
+            lua_pop(L, 1);
+        }
+        lua_settop(L, types + 1);
+    }
+    t->nargs = nargs;
+    lua_settop(L, top);
+    /* tolerance[dtype] */
+    lua_getfield(L, top, "tolerance");
+    if (lua_getfield(L, -1, dtype) != LUA_TTABLE) { fail(T, "%s: no tolerance for dtype '%s'", rel, dtype); goto bad; }
+    lua_getfield(L, -1, "rtol");
+    lua_getfield(L, -2, "atol");
+    t->rtol = lua_tonumber(L, -2);
+    t->atol = lua_tonumber(L, -1);
+    lua_settop(L, top);
+    lua_getfield(L, top, "metrics");
+    tmpl_push_shape(T, t);
+    lua_pushstring(L, dtype);
+    if (tmpl_pcall(T, 2, 1, "op.metrics")) goto bad;
+    if (!lua_istable(L, -1)) { fail(T, "%s: metrics() must return {flops=, bytes=}", rel); goto bad; }
+    lua_getfield(L, -1, "bytes");
+    lua_getfield(L, -2, "flops");
+    t->bytes = lua_tonumber(L, -2);
+    t->flops = lua_tonumber(L, -1);
+    lua_settop(L, top - 1);
+    return 0;
+bad:
+    lua_settop(L, top - 1);
+    return -1;
+}
+
+/* Call template function `fn` with (config, shape, dtype, dev); leaves
+** nres results on the stack. */
+static int call_tmpl(tmpl *T, const char *tname, const char *fn, const char *config,
+                     const op_task *task, const device *dev, int nres)
+{
+    lua_State *L = T->L;
+    if (tmpl_push_template(T, tname)) return -1;
+    lua_getfield(L, -1, fn);
+    lua_remove(L, -2);
+    int n = 0;
+    if (config) {
+        if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
+        n++;
+    }
+    tmpl_push_shape(T, task);
+    lua_pushstring(L, task->dtype);
+    tmpl_push_dev(T, dev);
+    char what[160];
+    snprintf(what, sizeof what, "template '%s' %s()", tname, fn);
+    return tmpl_pcall(T, n + 3, nres, what);
+}
+
+int tmpl_supports(tmpl *T, const char *tname, const op_task *task, const device *dev,
+                  int *ok, char *why, int whycap)
+{
+    if (call_tmpl(T, tname, "supports", NULL, task, dev, 2)) return -1;
+    *ok = lua_toboolean(T->L, -2);
+    snprintf(why, (size_t)whycap, "%s", lua_isstring(T->L, -1) ? lua_tostring(T->L, -1) : "not supported");
+    lua_pop(T->L, 2);
+    return 0;
+}
+
+int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *task,
+               const device *dev, int *ok, char *why, int whycap)
+{
+    lua_State *L = T->L;
+    if (tmpl_push_template(T, tname)) return -1;
+    if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
+    int cfg = lua_gettop(L);
+    lua_getfield(L, -2, "params");
+    int np = (int)lua_rawlen(L, -1), nkeys = 0;
+    *ok = 1;
+    lua_pushnil(L);
+    while (lua_next(L, cfg)) { nkeys++; lua_pop(L, 1); }
+    for (int i = 1; i <= np && *ok; i++) {
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -1, 1);
+        const char *name = lua_tostring(L, -1);
+        lua_rawgeti(L, -2, 2);
+        lua_getfield(L, cfg, name);
+        int found = 0;
+        for (int k = 1; k <= (int)lua_rawlen(L, -2) && !found; k++) {
+            lua_rawgeti(L, -2, k);
+            found = lua_compare(L, -1, -2, LUA_OPEQ);
+            lua_pop(L, 1);
+        }
+        if (!found) {
+            *ok = 0;
+            snprintf(why, (size_t)whycap, "%s=%s is not one of the template's values", name,
+                     lua_isnil(L, -1) ? "(missing)" : luaL_tolstring(L, -1, NULL));
+        }
+        lua_settop(L, cfg + 1);
+    }
+    if (*ok && nkeys != np) { *ok = 0; snprintf(why, (size_t)whycap, "config has keys the template does not know"); }
+    lua_settop(L, cfg - 2);
+    if (!*ok) return 0;
+    if (call_tmpl(T, tname, "constraints", config, task, dev, 2)) return -1;
+    *ok = lua_toboolean(L, -2);
+    snprintf(why, (size_t)whycap, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "constraint");
+    lua_pop(L, 2);
+    return 0;
+}
+
+int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config)
+{
+    if (call_tmpl(T, tname, "default", NULL, task, dev, 1)) return -1;
+    strbuf sb = STRBUF_INIT;
+    int rc = tmpl_config_json(T, -1, &sb);
+    lua_pop(T->L, 1);
+    if (rc) { sb_free(&sb); return -1; }
+    *config = sb.buf;
+    return 0;
+}
+
+/* Read {grid=, block=, smem=, cluster=} at the top of the stack into k. */
+static int read_launch(tmpl *T, const char *what, kernel_src *k)
+{
+    lua_State *L = T->L;
+    if (!lua_istable(L, -1)) return fail(T, "%s: launch must return {grid=, block=, smem=}", what);
+    static const char *fields[] = { "grid", "block" };
+    for (int f = 0; f < 2; f++) {
+        char (*dst)[160] = f ? k->block : k->grid;
+        if (lua_getfield(L, -1, fields[f]) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            return fail(T, "%s: launch %s must be a list of 3 entries", what, fields[f]);
+        }
+        for (int i = 0; i < 3; i++) {
+            lua_rawgeti(L, -1, i + 1);
+            if (lua_isinteger(L, -1)) snprintf(dst[i], 160, "%lld", (long long)lua_tointeger(L, -1));
+            else if (lua_type(L, -1) == LUA_TSTRING) snprintf(dst[i], 160, "%s", lua_tostring(L, -1));
+            else if (lua_isnil(L, -1)) snprintf(dst[i], 160, "1");
+            else { lua_pop(L, 2); return fail(T, "%s: launch %s[%d] must be an integer or an expression", what, fields[f], i + 1); }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_getfield(L, -1, "smem");
+    if (lua_isinteger(L, -1)) snprintf(k->smem, sizeof k->smem, "%lld", (long long)lua_tointeger(L, -1));
+    else if (lua_type(L, -1) == LUA_TSTRING) snprintf(k->smem, sizeof k->smem, "%s", lua_tostring(L, -1));
+    else snprintf(k->smem, sizeof k->smem, "0");
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "cluster") == LUA_TTABLE) {
+        for (int i = 0; i < 3; i++) {
+            lua_rawgeti(L, -1, i + 1);
+            k->cluster[i] = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 1;
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+int tmpl_instantiate(tmpl *T, const char *tname, const char *config, const op_task *task,
+                     const device *dev, const char *kname, kernel_src *k)
+{
+    lua_State *L = T->L;
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", kname);
+    char what[160];
+    if (tmpl_push_template(T, tname)) return -1;
+    int tt = lua_gettop(L);
+    /* source(p, dtype, dev, name) */
+    lua_getfield(L, tt, "source");
+    if (tmpl_push_config(T, config)) goto bad;
+    lua_pushstring(L, task->dtype);
+    tmpl_push_dev(T, dev);
+    lua_pushstring(L, kname);
+    snprintf(what, sizeof what, "template '%s' source()", tname);
+    if (tmpl_pcall(T, 4, 1, what)) goto bad;
+    if (lua_type(L, -1) != LUA_TSTRING) { fail(T, "%s must return a string", what); goto bad; }
+    k->source = xstrdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    /* launch(p, dtype, dev) */
+    lua_getfield(L, tt, "launch");
+    if (tmpl_push_config(T, config)) goto bad;
+    lua_pushstring(L, task->dtype);
+    tmpl_push_dev(T, dev);
+    snprintf(what, sizeof what, "template '%s' launch()", tname);
+    if (tmpl_pcall(T, 3, 1, what) || read_launch(T, what, k)) goto bad;
+    lua_pop(L, 1);
+    /* workspace(p, shape, dtype, dev), optional */
+    if (lua_getfield(L, tt, "workspace") == LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        lua_pop(L, 1);
+        if (call_tmpl(T, tname, "workspace", config, task, dev, 1)) goto bad_popped;
+        k->workspace = (long long)lua_tointeger(L, -1);
+    }
+    lua_settop(L, tt - 1);
+    return 0;
+bad:
+    lua_settop(L, tt - 1);
+bad_popped:
+    kernel_src_free(k);
+    return -1;
+}
+
+int tmpl_reference(tmpl *T, const op_task *task, const char *kname, kernel_src *k)
+{
+    lua_State *L = T->L;
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", kname);
+    if (push_op(T, task->op)) return -1;
+    int top = lua_gettop(L);
+    char what[96];
+    snprintf(what, sizeof what, "op '%s' reference", task->op);
+    lua_getfield(L, top, "reference");
+    lua_getfield(L, -1, "source");
+    lua_pushstring(L, task->dtype);
+    lua_pushstring(L, kname);
+    if (tmpl_pcall(T, 2, 1, what)) goto bad;
+    if (lua_type(L, -1) != LUA_TSTRING) { fail(T, "%s source() must return a string", what); goto bad; }
+    k->source = xstrdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "launch");
+    lua_pushstring(L, task->dtype);
+    if (tmpl_pcall(T, 1, 1, what) || read_launch(T, what, k)) goto bad;
+    lua_settop(L, top - 1);
+    return 0;
+bad:
+    lua_settop(L, top - 1);
+    kernel_src_free(k);
+    return -1;
+}
+
+void kernel_src_free(kernel_src *k)
+{
+    free(k->source);
+    k->source = NULL;
+}
+
+int kernel_geometry(const kernel_src *k, const op_task *task, unsigned grid[3], unsigned block[3],
+                    unsigned *smem, char *err, int errcap)
+{
+    const char *names[TMPL_MAXDIMS];
+    for (int i = 0; i < task->ndims; i++) names[i] = task->dims[i];
+    long long v;
+    for (int i = 0; i < 3; i++) {
+        if (expr_eval(k->grid[i], task->ndims, names, task->shape, &v, err, errcap)) return -1;
+        if (v < 1 || v > 2147483647LL) { snprintf(err, (size_t)errcap, "grid[%d] = %lld from '%s'", i, v, k->grid[i]); return -1; }
+        grid[i] = (unsigned)v;
+        if (expr_eval(k->block[i], task->ndims, names, task->shape, &v, err, errcap)) return -1;
+        if (v < 1 || v > 1024) { snprintf(err, (size_t)errcap, "block[%d] = %lld from '%s'", i, v, k->block[i]); return -1; }
+        block[i] = (unsigned)v;
+    }
+    if (block[0] * block[1] * block[2] > 1024) {
+        snprintf(err, (size_t)errcap, "block of %u threads (at most 1024)", block[0] * block[1] * block[2]);
+        return -1;
+    }
+    if (expr_eval(k->smem, task->ndims, names, task->shape, &v, err, errcap)) return -1;
+    if (v < 0) { snprintf(err, (size_t)errcap, "smem = %lld", v); return -1; }
+    *smem = (unsigned)v;
+    return 0;
+}
+
+int tmpl_support(tmpl *T, char **source)
+{
+    lua_State *L = T->L;
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.G");
+    lua_getfield(L, -1, "lib");
+    lua_remove(L, -2);
+    lua_pushstring(L, "support");
+    if (tmpl_pcall(T, 1, 1, "lib('support')")) return -1;
+    lua_getfield(L, -1, "source");
+    if (tmpl_pcall(T, 0, 1, "support.source()")) { lua_pop(L, 1); return -1; }
+    *source = xstrdup(lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
+    lua_pop(L, 2);
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* tmpl.h: the Lua side of aitune. One Lua 5.4 state holds the ops
+** (templates/<op>/op.lua), their template families (templates/<op>/<impl>.lua),
+** the shared Lua in templates/lib/ and the search strategies (search/). Files
+** run in a sandbox: base (without file or load functions), string, table,
+** math, plus lib(name) and, in template files, OP.
+**
+** Every call returns 0 or -1; on -1, tmpl_errmsg says why, naming the file
+** and line when Lua raised the error. Nothing here prints. */
+#ifndef TMPL_H
+#define TMPL_H
+#include "device.h"
+#include "util.h"
+
+typedef struct tmpl tmpl;
+struct lua_State;
+
+#define TMPL_MAXARGS 16
+#define TMPL_MAXDIMS 4
+
+enum arg_role { ROLE_IN, ROLE_OUT, ROLE_INOUT, ROLE_SCALAR, ROLE_DIM };
+enum arg_init { INIT_NORMAL, INIT_UNIFORM };
+
+/* One kernel argument, resolved for a dtype and a shape. */
+typedef struct op_arg {
+    char name[32];
+    int role;               /* enum arg_role */
+    char dtype[8];          /* buffers: f32 | f16 | bf16 */
+    int esize;              /* bytes per element */
+    long long count;        /* buffers: elements */
+    int init;               /* inputs: enum arg_init */
+    double value;           /* scalars: the value; dims: the size */
+} op_arg;
+
+/* An op resolved for (dtype, shape): all the worker needs to set a task up. */
+typedef struct op_task {
+    char op[32];
+    char dtype[16];
+    int ndims;
+    char dims[TMPL_MAXDIMS][16];
+    long long shape[TMPL_MAXDIMS];
+    int nargs;
+    op_arg args[TMPL_MAXARGS];
+    double rtol, atol;
+    double bytes, flops;    /* op.metrics */
+} op_task;
+
+/* A kernel ready to compile: source, entry name, launch geometry as
+** expressions over the dims (expr.h), and workspace bytes for the task's
+** shape (0: none). */
+typedef struct kernel_src {
+    char *source;
+    char name[64];
+    char grid[3][160];
+    char block[3][160];
+    char smem[160];
+    int cluster[3];         /* 0 0 0: no cluster */
+    long long workspace;
+} kernel_src;
+
+tmpl *tmpl_open(const char *root);        /* root holds templates/ and search/ */
+void tmpl_close(tmpl *T);
+const char *tmpl_errmsg(tmpl *T);
+/* Set the message tmpl_errmsg returns; returns -1. */
+int tmpl_seterr(tmpl *T, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct lua_State *tmpl_lua(tmpl *T);
+const char *tmpl_root(tmpl *T);
+
+/* Ops (folders with an op.lua), sorted. The list is owned by the caller:
+** free each name, then the array. */
+int tmpl_ops(tmpl *T, char ***names, int *n);
+/* The op's dims and dtypes. */
+int tmpl_op_info(tmpl *T, const char *op, int *ndims, char dims[][16],
+                 int *ndtypes, char dtypes[][16], int maxdtypes);
+/* The template families of an op, "op/impl", sorted; free like tmpl_ops. */
+int tmpl_templates(tmpl *T, const char *op, char ***names, int *n);
+
+/* Resolve op for dtype and shape (sizes in the op's dim order). */
+int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape, op_task *out);
+
+/* Whether the template handles the task on dev; *why gets the reason if not. */
+int tmpl_supports(tmpl *T, const char *tname, const op_task *task, const device *dev,
+                  int *ok, char *why, int whycap);
+/* Check one config against the template's params and constraints. */
+int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *task,
+               const device *dev, int *ok, char *why, int whycap);
+/* The template's default config, canonical JSON; caller frees. */
+int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config);
+
+/* Instantiate a config (canonical JSON) as a kernel named kname. */
+int tmpl_instantiate(tmpl *T, const char *tname, const char *config, const op_task *task,
+                     const device *dev, const char *kname, kernel_src *out);
+/* The op's reference kernel for the task. */
+int tmpl_reference(tmpl *T, const op_task *task, const char *kname, kernel_src *out);
+void kernel_src_free(kernel_src *k);
+/* The measurement engine's kernels (templates/lib/support.lua); caller frees. */
+int tmpl_support(tmpl *T, char **source);
+
+/* Evaluate a kernel's launch expressions for the task's shape. */
+int kernel_geometry(const kernel_src *k, const op_task *task, unsigned grid[3], unsigned block[3],
+                    unsigned *smem, char *err, int errcap);
+
+/* Lua helpers for search.c: push the template table, the task's shape
+** table, the dev table; convert between config tables and canonical JSON. */
+int tmpl_push_template(tmpl *T, const char *tname);
+void tmpl_push_shape(tmpl *T, const op_task *task);
+void tmpl_push_dev(tmpl *T, const device *dev);
+int tmpl_push_config(tmpl *T, const char *json);
+/* The config table at stack index idx as canonical JSON (sorted keys). */
+int tmpl_config_json(tmpl *T, int idx, strbuf *out);
+
+/* Load a Lua file from root/<rel> in the sandbox and push what it returns. */
+int tmpl_load_file(tmpl *T, const char *rel, const char *op);
+/* lua_pcall with a traceback; on failure sets the errmsg (prefixed by what). */
+int tmpl_pcall(tmpl *T, int nargs, int nresults, const char *what);
+
+#endif

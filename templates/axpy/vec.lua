@@ -1,0 +1,1 @@
+return lib("elementwise").template(OP)

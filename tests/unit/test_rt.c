@@ -1,0 +1,422 @@
+/*
+** test_rt: the runtime library against registries built here, in a temporary
+** directory, from db/schema.sql (argv[1]).
+**
+**     build/tests/test_rt db/schema.sql
+*/
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, chmod */
+
+#include "aitune.h"
+#include "check.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *schema_path;
+static char dir[512];
+
+/* Everything created under dir, removed in reverse order at the end. */
+static char made[32][600];
+static int nmade;
+
+static void setup_failed(const char *what, const char *why)
+{
+    printf("FAIL setup: %s: %s\n", what, why);
+    exit(1);
+}
+
+/* dir/name, remembered for cleanup. */
+static const char *made_path(const char *name)
+{
+    if (nmade == (int)(sizeof made / sizeof made[0]))
+        setup_failed(name, "too many files");
+    snprintf(made[nmade], sizeof made[0], "%s/%s", dir, name);
+    return made[nmade++];
+}
+
+static void cleanup(void)
+{
+    char buf[700];
+    while (nmade > 0) {
+        const char *p = made[--nmade];
+        /* A WAL registry may leave its -wal and -shm files behind. */
+        snprintf(buf, sizeof buf, "%s-wal", p);
+        remove(buf);
+        snprintf(buf, sizeof buf, "%s-shm", p);
+        remove(buf);
+        remove(p);
+    }
+    remove(dir);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        setup_failed(path, "cannot read");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (!s || fread(s, 1, (size_t)n, f) != (size_t)n)
+        setup_failed(path, "cannot read");
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A new registry at dir/name: the schema, no rows. */
+static sqlite3 *registry(const char *name)
+{
+    const char *path = made_path(name);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        setup_failed(path, sqlite3_errmsg(db));
+    char *sql = read_file(schema_path);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        setup_failed(schema_path, sqlite3_errmsg(db));
+    free(sql);
+    return db;
+}
+
+static void exec(sqlite3 *db, const char *sql, const char *const *args, int nargs)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        setup_failed(sql, sqlite3_errmsg(db));
+    for (int i = 0; i < nargs; i++)
+        sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        setup_failed(sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+}
+
+static void winner(sqlite3 *db, const char *op, const char *arch, const char *dtype,
+                   const char *bucket, const char *dims, const char *lo, const char *hi,
+                   const char *tmpl, const char *config, const char *us)
+{
+    const char *args[] = { op, arch, dtype, bucket, dims, lo, hi, tmpl, config, us };
+    exec(db,
+         "INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, template, config,"
+         " median_us, shape, launch) VALUES (?,?,?,?,?,?,?,?,?,CAST(? AS REAL),'{}','{}')",
+         args, 10);
+}
+
+static void deflt(sqlite3 *db, const char *op, const char *arch, const char *dtype,
+                  const char *tmpl, const char *config)
+{
+    const char *args[] = { op, arch, dtype, tmpl, config };
+    exec(db, "INSERT INTO defaults (op, arch, dtype, template, config) VALUES (?,?,?,?,?)",
+         args, 5);
+}
+
+static void close_db(sqlite3 *db)
+{
+    if (sqlite3_close(db) != SQLITE_OK)
+        setup_failed("sqlite3_close", sqlite3_errmsg(db));
+}
+
+static int near(double a, double b) { return fabs(a - b) < 1e-9; }
+
+/* Look up a 1-D shape; the status, with the answer in *c. */
+static int lookup1(aitune *h, const char *op, const char *arch, const char *dtype,
+                   long long n, aitune_choice *c)
+{
+    return aitune_lookup(h, op, arch, dtype, &n, 1, c);
+}
+
+/* The main registry: axpy in three buckets and defaults, a tie, a 2-D op. */
+static const char *build_main(void)
+{
+    sqlite3 *db = registry("main.db");
+    const char *path = made[nmade - 1];
+    winner(db, "axpy", "sm_90", "bf16", "n=2^20", "n", "1048576", "2097152", "axpy/vec",
+           "{\"block\":128}", "10.5");
+    winner(db, "axpy", "sm_90", "bf16", "n=2^24", "n", "16777216", "33554432", "axpy/vec",
+           "{\"block\":256}", "123.4");
+    winner(db, "axpy", "sm_90", "bf16", "n=2^26", "n", "67108864", "134217728", "axpy/vec",
+           "{\"block\":512}", "480.25");
+    deflt(db, "axpy", "sm_90", "bf16", "axpy/vec", "{\"block\":64}");
+    deflt(db, "axpy", "sm_90", "f32", "axpy/vec", "{\"block\":32}");
+    deflt(db, "axpy", "sm_100", "bf16", "axpy/vec", "{\"block\":1024}");
+    /* Shape 8 is one log2 step from both 4 (top of [1,5)) and 16: the tie goes
+    ** to the smaller lo. The larger-lo bucket is inserted first and sorts
+    ** first by name, so row order cannot be what decides. */
+    winner(db, "tie", "sm_90", "f32", "a:n=16", "n", "16", "32", "tie/hi", "{\"v\":2}", "2");
+    winner(db, "tie", "sm_90", "f32", "b:n<5", "n", "1", "5", "tie/lo", "{\"v\":1}", "1");
+    winner(db, "softmax", "sm_90", "f16", "rows=2^14,cols=2^12", "rows,cols", "16384,4096",
+           "32768,8192", "softmax/row", "{\"warps\":4}", "55");
+    winner(db, "softmax", "sm_90", "f16", "rows=2^10,cols=2^10", "rows,cols", "1024,1024",
+           "2048,2048", "softmax/row", "{\"warps\":1}", "3");
+    close_db(db);
+    return path;
+}
+
+static void test_main(const char *path)
+{
+    aitune *h = NULL;
+    aitune_choice c;
+    int n = -1;
+
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "open main registry: %s", aitune_errmsg(h));
+    CHECK_STR(aitune_errmsg(h), "not an error", "errmsg after a good open");
+    CHECK(aitune_count(h, &n) == AITUNE_OK && n == 7, "count is 7 (got %d)", n);
+
+    /* Exact. */
+    int rc = lookup1(h, "axpy", "sm_90", "bf16", 16777216 + 5, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_EXACT, "exact: rc %d level %d", rc, c.level);
+    CHECK_STR(c.template_name, "axpy/vec", "exact template");
+    CHECK_STR(c.config, "{\"block\":256}", "exact config");
+    CHECK_STR(c.bucket, "n=2^24", "exact bucket");
+    CHECK(c.median_us == 123.4 && c.distance == 0, "exact: median %g distance %g",
+          c.median_us, c.distance);
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 33554431, &c); /* hi - 1 is inside */
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_EXACT && strcmp(c.bucket, "n=2^24") == 0,
+          "exact at hi-1: %s", c.bucket ? c.bucket : "(null)");
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 1048576, &c); /* lo is inside */
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_EXACT && strcmp(c.bucket, "n=2^20") == 0,
+          "exact at lo: %s", c.bucket ? c.bucket : "(null)");
+
+    /* Nearest, below and above every bucket. */
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 1000, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_NEAREST, "below all: level %s",
+          aitune_level_name(c.level));
+    CHECK_STR(c.bucket, "n=2^20", "below all: bucket");
+    CHECK_STR(c.config, "{\"block\":128}", "below all: config");
+    CHECK(near(c.distance, 20 - log2(1000)) && c.median_us == 10.5,
+          "below all: distance %g median %g", c.distance, c.median_us);
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 1LL << 30, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_NEAREST, "above all: level %s",
+          aitune_level_name(c.level));
+    CHECK_STR(c.bucket, "n=2^26", "above all: bucket");
+    CHECK(near(c.distance, 30 - log2(134217727.0)), "above all: distance %g", c.distance);
+
+    /* Nearest between two buckets, by log2 distance. 3*2^21 is nearer
+    ** 2^21-1 in absolute terms but nearer 2^24 in log2 steps. */
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 3LL << 21, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_NEAREST, "between: level %s",
+          aitune_level_name(c.level));
+    CHECK_STR(c.bucket, "n=2^24", "between 2^21 and 2^24, log2-nearer the upper");
+    CHECK(near(c.distance, 24 - log2(3.0 * (1 << 21))), "between: distance %g", c.distance);
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 1LL << 22, &c);
+    CHECK_STR(rc == AITUNE_OK ? c.bucket : "", "n=2^20", "2^22: log2-nearer the lower");
+
+    /* Equal distances: the smaller lo. */
+    rc = lookup1(h, "tie", "sm_90", "f32", 8, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_NEAREST && near(c.distance, 1),
+          "tie: level %s distance %g", aitune_level_name(c.level), c.distance);
+    CHECK_STR(c.template_name, "tie/lo", "tie goes to the smaller lo");
+
+    /* Default: no winners for f32; winners of the wrong number of dims. */
+    rc = lookup1(h, "axpy", "sm_90", "f32", 1000, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_DEFAULT, "default: rc %d level %s", rc,
+          aitune_level_name(c.level));
+    CHECK_STR(c.config, "{\"block\":32}", "default config");
+    CHECK(c.bucket == NULL && c.median_us == 0 && c.distance == 0,
+          "default: no bucket, time or distance");
+    long long two[] = { 1000, 1000 };
+    rc = aitune_lookup(h, "axpy", "sm_90", "bf16", two, 2, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_DEFAULT, "2 dims for a 1-D op: default");
+    CHECK_STR(c.config, "{\"block\":64}", "default of axpy bf16");
+
+    /* Arch suffixes. */
+    rc = lookup1(h, "axpy", "sm_90a", "bf16", 16777216, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_EXACT, "sm_90a finds sm_90: rc %d", rc);
+    CHECK_STR(c.bucket, "n=2^24", "sm_90a bucket");
+    rc = lookup1(h, "axpy", "sm_100f", "bf16", 100, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_DEFAULT, "sm_100f finds sm_100's default");
+    CHECK_STR(c.config, "{\"block\":1024}", "sm_100f config");
+    rc = lookup1(h, "axpy", "sm_9", "bf16", 100, &c);
+    CHECK(rc == AITUNE_NOTFOUND, "sm_9 is not a prefix match of sm_90: rc %d", rc);
+    rc = lookup1(h, "axpy", "sm_90aa", "bf16", 100, &c);
+    CHECK(rc == AITUNE_NOTFOUND, "only one suffix letter is dropped: rc %d", rc);
+
+    /* A 2-D op. */
+    long long rc2[] = { 20000, 5000 };
+    rc = aitune_lookup(h, "softmax", "sm_90", "f16", rc2, 2, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_EXACT, "2-D exact: rc %d level %d", rc,
+          c.level);
+    CHECK_STR(c.bucket, "rows=2^14,cols=2^12", "2-D exact bucket");
+    CHECK_STR(c.config, "{\"warps\":4}", "2-D exact config");
+    long long wide[] = { 20000, 100000 }; /* rows inside, cols above */
+    rc = aitune_lookup(h, "softmax", "sm_90", "f16", wide, 2, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_NEAREST, "2-D nearest: rc %d level %d", rc,
+          c.level);
+    CHECK_STR(c.bucket, "rows=2^14,cols=2^12", "2-D nearest bucket");
+    CHECK(near(c.distance, log2(100000.0) - log2(8191.0)), "2-D distance %g", c.distance);
+    long long small[] = { 1500, 3000 }; /* rows in the small bucket, cols between */
+    rc = aitune_lookup(h, "softmax", "sm_90", "f16", small, 2, &c);
+    CHECK_STR(rc == AITUNE_OK ? c.bucket : "", "rows=2^10,cols=2^10",
+              "2-D nearest sums the dims");
+
+    /* Not found. */
+    rc = lookup1(h, "gemm", "sm_80", "f32", 4096, &c);
+    const char *msg = aitune_errmsg(h);
+    CHECK(rc == AITUNE_NOTFOUND, "nothing for gemm: rc %d", rc);
+    CHECK(strstr(msg, "gemm") && strstr(msg, "sm_80") && strstr(msg, "f32"),
+          "not-found message names op, arch, dtype: '%s'", msg);
+    CHECK(c.template_name == NULL && c.config == NULL, "no answer left in out on failure");
+    long long three[] = { 8, 8, 8 };
+    rc = aitune_lookup(h, "softmax", "sm_90", "f16", three, 3, &c);
+    CHECK(rc == AITUNE_NOTFOUND && strstr(aitune_errmsg(h), "dims"),
+          "3 dims for a 2-D op without default: '%s'", aitune_errmsg(h));
+
+    /* Misuse. */
+    long long zero[] = { 1024, 0 };
+    rc = aitune_lookup(h, "softmax", "sm_90", "f16", zero, 2, &c);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "shape[1] is 0"),
+          "size 0 is misuse: '%s'", aitune_errmsg(h));
+    long long neg = -5;
+    CHECK(aitune_lookup(h, "axpy", "sm_90", "bf16", &neg, 1, &c) == AITUNE_MISUSE,
+          "negative size is misuse");
+    CHECK(aitune_lookup(h, "axpy", "sm_90", "bf16", two, 0, &c) == AITUNE_MISUSE,
+          "ndims 0 is misuse");
+    CHECK(aitune_lookup(h, NULL, "sm_90", "bf16", two, 1, &c) == AITUNE_MISUSE &&
+          strstr(aitune_errmsg(h), "op is NULL"), "NULL op: '%s'", aitune_errmsg(h));
+    CHECK(aitune_lookup(h, "axpy", NULL, "bf16", two, 1, &c) == AITUNE_MISUSE, "NULL arch");
+    CHECK(aitune_lookup(h, "axpy", "sm_90", NULL, two, 1, &c) == AITUNE_MISUSE, "NULL dtype");
+    CHECK(aitune_lookup(h, "axpy", "sm_90", "bf16", NULL, 1, &c) == AITUNE_MISUSE,
+          "NULL shape");
+    CHECK(aitune_lookup(h, "axpy", "sm_90", "bf16", two, 1, NULL) == AITUNE_MISUSE,
+          "NULL out");
+    CHECK(aitune_lookup(NULL, "axpy", "sm_90", "bf16", two, 1, &c) == AITUNE_MISUSE,
+          "NULL handle to lookup");
+    CHECK(aitune_count(h, NULL) == AITUNE_MISUSE, "NULL out to count");
+    CHECK(aitune_count(NULL, &n) == AITUNE_MISUSE, "NULL handle to count");
+
+    /* The handle still answers after failures. */
+    rc = lookup1(h, "axpy", "sm_90", "bf16", 16777216, &c);
+    CHECK(rc == AITUNE_OK && c.level == AITUNE_EXACT, "lookups work after errors");
+    CHECK(aitune_close(h) == AITUNE_OK, "close");
+}
+
+static void test_open_errors(void)
+{
+    aitune *h = NULL;
+    int rc, n;
+
+    /* Missing file. */
+    const char *missing = made_path("missing.db");
+    rc = aitune_open(missing, &h);
+    CHECK(rc == AITUNE_CANTOPEN, "missing file: rc %d", rc);
+    CHECK(h != NULL && strstr(aitune_errmsg(h), missing) != NULL,
+          "missing file: message names the path: '%s'", aitune_errmsg(h));
+    CHECK(aitune_count(h, &n) == AITUNE_OK && n == 0, "a failed handle counts 0");
+    aitune_choice c;
+    CHECK(lookup1(h, "axpy", "sm_90", "bf16", 1, &c) == AITUNE_NOTFOUND,
+          "a failed handle answers NOTFOUND");
+    aitune_close(h);
+
+    /* A directory. */
+    rc = aitune_open(dir, &h);
+    CHECK(rc == AITUNE_CANTOPEN, "a directory: rc %d '%s'", rc, aitune_errmsg(h));
+    aitune_close(h);
+
+    /* Garbage bytes. */
+    const char *garbage = made_path("garbage.db");
+    FILE *f = fopen(garbage, "wb");
+    if (!f)
+        setup_failed(garbage, "cannot write");
+    for (int i = 0; i < 200; i++)
+        fputs("this is not a database, just some bytes\n", f);
+    fclose(f);
+    rc = aitune_open(garbage, &h);
+    CHECK(rc == AITUNE_CORRUPT, "garbage file: rc %d", rc);
+    CHECK(strstr(aitune_errmsg(h), garbage) != NULL, "garbage: message names the path: '%s'",
+          aitune_errmsg(h));
+    aitune_close(h);
+
+    /* A SQLite file that is not a registry. */
+    const char *other = made_path("other.db");
+    sqlite3 *db;
+    if (sqlite3_open(other, &db) != SQLITE_OK)
+        setup_failed(other, sqlite3_errmsg(db));
+    exec(db, "CREATE TABLE t (x)", NULL, 0);
+    close_db(db);
+    rc = aitune_open(other, &h);
+    CHECK(rc == AITUNE_CORRUPT, "no winners table: rc %d", rc);
+    CHECK(strstr(aitune_errmsg(h), other) && strstr(aitune_errmsg(h), "winners"),
+          "no winners table: message names path and table: '%s'", aitune_errmsg(h));
+    aitune_close(h);
+
+    /* Edges that do not match the dims. */
+    db = registry("badedges.db");
+    const char *bad = made[nmade - 1];
+    winner(db, "axpy", "sm_90", "bf16", "n=2^20", "n", "1,2", "3,4", "axpy/vec", "{}", "1");
+    close_db(db);
+    rc = aitune_open(bad, &h);
+    CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "n=2^20"),
+          "bad edges: rc %d '%s'", rc, aitune_errmsg(h));
+    aitune_close(h);
+
+    /* An empty registry opens and finds nothing. */
+    db = registry("empty.db");
+    const char *empty = made[nmade - 1];
+    close_db(db);
+    rc = aitune_open(empty, &h);
+    CHECK(rc == AITUNE_OK && aitune_count(h, &n) == AITUNE_OK && n == 0,
+          "empty registry: rc %d count %d", rc, n);
+    CHECK(lookup1(h, "axpy", "sm_90", "bf16", 1, &c) == AITUNE_NOTFOUND,
+          "empty registry: NOTFOUND");
+    aitune_close(h);
+
+    /* NULL arguments. */
+    CHECK(aitune_open(empty, NULL) == AITUNE_MISUSE, "open with NULL out");
+    h = NULL;
+    rc = aitune_open(NULL, &h);
+    CHECK(rc == AITUNE_MISUSE && h != NULL, "open with NULL path: rc %d, handle set", rc);
+    aitune_close(h);
+    CHECK(aitune_close(NULL) == AITUNE_OK, "close(NULL)");
+    CHECK(strlen(aitune_errmsg(NULL)) > 0, "errmsg(NULL) is a string");
+    CHECK_STR(aitune_level_name(AITUNE_EXACT), "exact", "level name exact");
+    CHECK_STR(aitune_level_name(AITUNE_NEAREST), "nearest", "level name nearest");
+    CHECK_STR(aitune_level_name(AITUNE_DEFAULT), "default", "level name default");
+}
+
+/* A WAL registry in a directory the reader cannot write: SQLite cannot make
+** the -shm file there. Only a non-root run tests the fallback; root writes
+** anywhere. */
+static void test_readonly_dir(void)
+{
+    const char *sub = made_path("ro");
+    if (mkdir(sub, 0755) != 0)
+        setup_failed(sub, "mkdir");
+    sqlite3 *db = registry("ro/reg.db");
+    const char *path = made[nmade - 1];
+    winner(db, "axpy", "sm_90", "bf16", "n=2^20", "n", "1048576", "2097152", "axpy/vec",
+           "{\"block\":128}", "10.5");
+    close_db(db);
+    chmod(sub, 0555);
+    aitune *h;
+    int n = -1, rc = aitune_open(path, &h);
+    CHECK(rc == AITUNE_OK && aitune_count(h, &n) == AITUNE_OK && n == 1,
+          "WAL registry in a read-only directory: rc %d count %d '%s'", rc, n,
+          aitune_errmsg(h));
+    CHECK_STR(aitune_errmsg(h), "not an error", "read-only directory: no error left");
+    aitune_close(h);
+    chmod(sub, 0755);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_rt SCHEMA.sql\n");
+        return 2;
+    }
+    schema_path = argv[1];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/test_rt.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        setup_failed(dir, "mkdtemp");
+
+    test_main(build_main());
+    test_open_errors();
+    test_readonly_dir();
+
+    cleanup();
+    CHECK_DONE();
+}
