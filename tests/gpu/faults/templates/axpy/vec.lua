@@ -1,0 +1,1 @@
+../../../../../templates/axpy/vec.lua

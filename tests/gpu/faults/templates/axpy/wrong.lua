@@ -1,0 +1,1 @@
+return lib("fault").template(OP, "wrong", "y[i] = a * x[i] + y[i] + 0.01f;")

@@ -1,0 +1,1 @@
+../../../../../templates/lib/elementwise.lua
