@@ -85,9 +85,7 @@ int emit_run(const emit_opts *o)
     if (c.level != AITUNE_DEFAULT) {
         if (reg_open(o->db_path, 1, &R)) { error("%s", reg_errmsg(R)); goto done; }
         char arch[16];
-        snprintf(arch, sizeof arch, "%s", o->arch);
-        size_t al = strlen(arch);
-        if (al > 4 && (arch[al - 1] == 'a' || arch[al - 1] == 'f')) arch[al - 1] = 0;
+        arch_base(o->arch, arch);
         if (reg_winner_get(R, o->op, arch, o->dtype, c.bucket, &w) != 1 || !w.cubin[0]) {
             error("registry '%s': the winner of %s %s %s has no kernel stored", o->db_path, o->op, o->dtype, c.bucket);
             winner_free(&w);

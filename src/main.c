@@ -50,7 +50,7 @@ static const char *root_dir(void)
             char *slash = strrchr(exe, '/');
             if (!slash) break;
             *slash = 0;
-            snprintf(root, sizeof root, "%s/templates", exe);
+            snprintf(root, sizeof root, "%.4000s/templates", exe);
             if (file_exists(root)) {
                 snprintf(root, sizeof root, "%s", exe);
                 return root;

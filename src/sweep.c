@@ -781,6 +781,10 @@ static int compile_all(sw *S)
                             cand c = { 0 };
                             instantiate(S, &c, tn[ti], cfgs[k], &t);
                             free(cfgs[k]);
+                            unsigned g[3], bl[3], sm;
+                            char gerr[256];
+                            if (!c.error && kernel_geometry(&c.k, &t, g, bl, &sm, gerr, sizeof gerr))
+                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], bs[bi].key, gerr);
                             char key[17] = "";
                             if (!c.error) jit_key(c.k.source, c.k.name, S->sp.arch, key);
                             int dup = 0;
@@ -843,9 +847,7 @@ int sweep_run(const sweep_opts *o)
         return EXIT_INPUT;
     }
     S->budget_s = o->budget_s > 0 ? o->budget_s : S->sp.budget_s;
-    snprintf(S->arch, sizeof S->arch, "%s", S->sp.arch);
-    size_t al = strlen(S->arch);
-    if (al > 4 && (S->arch[al - 1] == 'a' || S->arch[al - 1] == 'f')) S->arch[al - 1] = 0;
+    arch_base(S->sp.arch, S->arch);
     S->T = tmpl_open(o->root);
     int code = EXIT_OK;
     if (check_spec(S)) { code = EXIT_INPUT; goto out; }

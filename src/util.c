@@ -253,3 +253,10 @@ void fmt_size(char *out, size_t cap, long long n)
         snprintf(out, cap, "%lld", n);
     }
 }
+
+void arch_base(const char *arch, char out[16])
+{
+    snprintf(out, 16, "%.15s", arch);
+    size_t n = strlen(out);
+    if (n > 4 && (out[n - 1] == 'a' || out[n - 1] == 'f') && out[n - 2] >= '0' && out[n - 2] <= '9') out[n - 1] = 0;
+}

@@ -57,4 +57,8 @@ double parse_duration(const char *s);
 /* Format n as "2^26" when n is a power of two, else as a number. */
 void fmt_size(char *out, size_t cap, long long n);
 
+/* The registry's arch key: "sm_90a" -> "sm_90" (one trailing 'a' or 'f'
+** after the digits dropped), as libaitune normalizes lookups. */
+void arch_base(const char *arch, char out[16]);
+
 #endif
