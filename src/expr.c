@@ -62,6 +62,7 @@ static long long atom(parser *ps)
         return v;
     }
     if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
+        const char *start = ps->p;
         char name[64];
         int k = 0;
         while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && k < 63) name[k++] = *ps->p++;
@@ -71,6 +72,7 @@ static long long atom(parser *ps)
             if (!strcmp(ps->names[i], name)) return ps->values[i];
         char msg[96];
         snprintf(msg, sizeof msg, "unknown name '%s'", name);
+        ps->p = start;      /* the column where the name starts */
         return fail(ps, msg);
     }
     return fail(ps, *ps->p ? "unexpected character" : "unexpected end");

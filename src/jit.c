@@ -214,6 +214,19 @@ void jit_submit(jit_pool *p, jit_job *j)
     pthread_mutex_unlock(&p->mu);
 }
 
+void jit_pool_cancel(jit_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->head != p->tail) {
+        jit_job *j = p->queue[p->head++ % p->cap];
+        j->ok = 0;
+        j->error = xstrdup("cancelled");
+        __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    }
+    pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->mu);
+}
+
 void jit_wait(jit_pool *p, jit_job *j)
 {
     pthread_mutex_lock(&p->mu);

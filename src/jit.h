@@ -37,6 +37,9 @@ jit_pool *jit_pool_new(int threads);      /* threads <= 0: one per core */
 void jit_pool_free(jit_pool *p);          /* waits for running jobs */
 void jit_submit(jit_pool *p, jit_job *j); /* j must live until waited for */
 void jit_wait(jit_pool *p, jit_job *j);
+/* Drop the queued jobs no thread has started (Ctrl-C): each becomes done,
+** not ok, with the error "cancelled". Jobs being compiled finish. */
+void jit_pool_cancel(jit_pool *p);
 /* Compile in the calling thread. */
 void jit_compile(jit_job *j);
 void jit_job_clear(jit_job *j);           /* frees outputs and source */

@@ -7,6 +7,7 @@
 #include "jit.h"
 #include "registry.h"
 #include "sweep.h"
+#include "tmpl.h"
 #include "worker.h"
 #include <limits.h>
 #include <stdio.h>
@@ -276,6 +277,24 @@ static int parse_query(const char *c, opt *opts, const char **pos, int np, query
     return parse_shape(c, opts[2].value, q->shape, &q->ndims);
 }
 
+/* --shape gives one size per dim of the op, when its templates are at hand
+** (libaitune cannot tell: its default level has no dims). */
+static int check_dims(const query *q)
+{
+    tmpl *T = tmpl_open(root_dir());
+    int nd = 0, ndt, rc = 0;
+    char dims[TMPL_MAXDIMS][16], dts[32][16];
+    if (!tmpl_op_info(T, q->op, &nd, dims, &ndt, dts, 32) && nd != q->ndims) {
+        strbuf names = STRBUF_INIT;
+        for (int i = 0; i < nd; i++) sb_printf(&names, "%s%s", i ? ", " : "", dims[i]);
+        error("op '%s' has %d dim%s (%s); --shape gives %d", q->op, nd, nd == 1 ? "" : "s", sb_str(&names), q->ndims);
+        sb_free(&names);
+        rc = EXIT_INPUT;
+    }
+    tmpl_close(T);
+    return rc;
+}
+
 static int cmd_lookup(int argc, char **argv)
 {
     opt opts[] = { { "--arch", 1, 0, 0 }, { "--dtype", 1, 0, 0 }, { "--shape", 1, 0, 0 }, { "--db", 1, 0, 0 },
@@ -283,7 +302,7 @@ static int cmd_lookup(int argc, char **argv)
     const char *pos[1];
     int np, rc = parse_opts("lookup", argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("lookup", opts, pos, np, &q))) return rc;
+    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(&q))) return rc;
     aitune *h;
     if (aitune_open(db_path(opts[3].value), &h) != AITUNE_OK) {
         error("%s", aitune_errmsg(h));
@@ -320,7 +339,7 @@ static int cmd_emit(int argc, char **argv)
     const char *pos[1];
     int np, rc = parse_opts("emit", argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("emit", opts, pos, np, &q))) return rc;
+    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (rc = check_dims(&q))) return rc;
     if (!opts[4].value) return usage_error("emit", "-o FILE is required (- for standard output)");
     emit_opts e = { .db_path = db_path(opts[3].value), .root = root_dir(), .op = q.op, .arch = q.arch,
                     .dtype = q.dtype, .shape = q.shape, .ndims = q.ndims, .out_path = opts[4].value };

@@ -127,10 +127,20 @@ int reg_open(const char *path, int readonly, reg **out)
         return fail(r, "written by a newer aitune (schema %d; this one knows %d)", version, REG_SCHEMA_VERSION);
     if (version == 0) {
         if (readonly) return fail(r, "empty file, not an aitune registry");
-        if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
-        char sql[128];
-        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
-        if (exec(r, sql, "cannot write the schema version")) return -1;
+        /* One transaction, so that another process opening the same new
+        ** file waits and then sees the whole schema, never half of it.
+        ** WAL first: the journal mode cannot change inside a transaction. */
+        if (exec(r, "PRAGMA journal_mode = WAL", "cannot enable WAL") ||
+            exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema"))
+            return -1;
+        if (schema_version(r, &version)) return -1;    /* someone may have just made it */
+        if (version == 0) {
+            if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
+            char sql[128];
+            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
+            if (exec(r, sql, "cannot write the schema version")) return -1;
+        }
+        if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && exec(r, "PRAGMA journal_mode = WAL", "cannot enable WAL")) {
         return -1;
     }

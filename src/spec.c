@@ -135,9 +135,18 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
         }
     } else {
         if (n < 1 || n > SPEC_MAXVALUES) return fail(c, seq, "dim '%s': 1 to %d values", name, SPEC_MAXVALUES);
-        for (int i = 0; i < n; i++)
-            if (parse_int(c, node(c, seq->data.sequence.items.start[i]), "a size", 1, 1LL << 40, &d->values[d->nvalues++]))
-                return -1;
+        for (int i = 0; i < n; i++) {
+            yaml_node_t *item = node(c, seq->data.sequence.items.start[i]);
+            if (parse_int(c, item, "a size", 1, 1LL << 40, &d->values[d->nvalues++])) return -1;
+            /* Buckets are keyed by their log2 edges: two sizes in one bucket
+            ** would share a key, and the second would resume the first. */
+            long long v = d->values[d->nvalues - 1], lo, hi;
+            bucket_of(v, &lo, &hi);
+            for (int j = 0; j < d->nvalues - 1; j++)
+                if (d->values[j] >= lo && d->values[j] < hi)
+                    return fail(c, item, "dim '%s': sizes %lld and %lld fall in the same bucket [%lld, %lld)", name,
+                                d->values[j], v, lo, hi);
+        }
     }
     return 0;
 }

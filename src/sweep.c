@@ -54,7 +54,22 @@ typedef struct sw {
     int budget_hit;
     /* counts for the summary */
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
+    /* wall time per op, for the summary */
+    int nops;
+    char op_name[32][32];
+    double op_s[32];
 } sw;
+
+static void add_op_time(sw *S, const char *op, double s)
+{
+    int i = 0;
+    while (i < S->nops && strcmp(S->op_name[i], op)) i++;
+    if (i == S->nops) {
+        if (S->nops == 32) return;
+        snprintf(S->op_name[S->nops++], sizeof S->op_name[0], "%s", op);
+    }
+    S->op_s[i] += s;
+}
 
 static const char *statuses[] = { "ok", "constraint", "compile", "runtime", "timeout", "wrong", NULL };
 
@@ -167,11 +182,14 @@ static int load_slot(sw *S, cand *c, const op_task *t, int slot)
     return ok;
 }
 
-static void fill_stats(cand *c, const char *t, const op_task *task)
+static int fill_stats(cand *c, const char *t, const op_task *task)
 {
-    sscanf(t, "%lf %lf %lf %lf %d", &c->m.median_us, &c->m.min_us, &c->m.max_us, &c->m.spread, &c->m.samples);
+    if (!t || sscanf(t, "%lf %lf %lf %lf %d", &c->m.median_us, &c->m.min_us, &c->m.max_us, &c->m.spread, &c->m.samples) != 5 ||
+        !(c->m.median_us > 0) || !isfinite(c->m.median_us))
+        return -1;
     c->m.gbps = c->m.median_us > 0 ? task->bytes / c->m.median_us / 1e3 : 0;
     c->m.tflops = c->m.median_us > 0 ? task->flops / c->m.median_us / 1e6 : 0;
+    return 0;
 }
 
 /* Verify and time a compiled candidate in slot 0; fills c->m. */
@@ -192,7 +210,15 @@ static void evaluate(sw *S, cand *c, const op_task *t)
     ok = ask_worker(S, c, &h, NULL, 0, 60 + 20 * S->o->kernel_timeout, &r);
     sb_free(&h);
     if (!ok) return;
-    fill_stats(c, msg_get(&r, "t0") ? msg_get(&r, "t0") : "", t);
+    if (fill_stats(c, msg_get(&r, "t0"), t)) {
+        char *e = xstrfmt("the worker's time reply does not parse: t0='%s'", msg_get(&r, "t0") ? msg_get(&r, "t0") : "(missing)");
+        c->m.median_us = c->m.min_us = c->m.max_us = c->m.spread = 0;
+        c->m.samples = 0;
+        msg_free(&r);
+        set_status(c, "runtime", e);
+        free(e);
+        return;
+    }
     msg_free(&r);
     set_status(c, "ok", NULL);
 }
@@ -272,6 +298,15 @@ static void instantiate(sw *S, cand *c, const char *tname, const char *config, c
     char kname[64];
     snprintf(kname, sizeof kname, "aitune_%s_%.8s", t->op, c->config_hash);
     if (tmpl_instantiate(S->T, tname, config, t, &S->dev, kname, &c->k)) c->error = xstrdup(tmpl_errmsg(S->T));
+}
+
+/* Wait for the compiles of cs[0, n) still in the pool: run_batch stops
+** early on a budget or Ctrl-C, and the pool must not write into candidates
+** after they are freed. */
+static void drain(sw *S, cand *cs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (cs[i].job.source && cs[i].cached == 0) jit_wait(S->pool, &cs[i].job);
 }
 
 /* Run candidates [0, n) through compile and (unless compile-only) the GPU.
@@ -388,7 +423,8 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
                 snprintf(key, sizeof key, "t%d", i);
                 double med = 0, mn, mx, spread = 0;
                 int n;
-                if (msg_get(&r, key) && sscanf(msg_get(&r, key), "%lf %lf %lf %lf %d", &med, &mn, &mx, &spread, &n) >= 4) {
+                if (msg_get(&r, key) && sscanf(msg_get(&r, key), "%lf %lf %lf %lf %d", &med, &mn, &mx, &spread, &n) >= 4 &&
+                    med > 0 && isfinite(med)) {
                     bs->f[i].median_us = med;
                     bs->f[i].spread = spread;
                 }
@@ -537,6 +573,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
         /* The default first: every bucket reports how far tuning got from it. */
         int first = 1;
         double default_time = -1;
+        char default_status[12] = "";   /* set once the default has a result */
         while (!rc && !out_of_budget(S)) {
             char **cfgs = NULL;
             int got = 0;
@@ -553,18 +590,21 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
             if (search_ask(se, batch, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
             /* The default was measured first; the strategy still learns its time. */
             for (int i = 0; i < got; i++) {
-                if (dflt && !strcmp(cfgs[i], dflt) && !S->o->compile_only && default_time >= 0)
-                    search_tell(se, cfgs[i], "ok", default_time);
+                if (dflt && !strcmp(cfgs[i], dflt) && !S->o->compile_only && default_status[0])
+                    search_tell(se, cfgs[i], default_status, default_time);
                 else
                     instantiate(S, &cs[n++], tn[ti], cfgs[i], t);
                 free(cfgs[i]);
             }
             free(cfgs);
-            if (!n) break;
+            if (!n && !got) break;
             rc = run_batch(S, cs, n, t, b, se, &bs, dflt);
+            drain(S, cs, n);
             for (int i = 0; i < n; i++) {
-                if (dflt && cs[i].config && !strcmp(cs[i].config, dflt) && !strcmp(cs[i].m.status, "ok"))
+                if (dflt && cs[i].config && !strcmp(cs[i].config, dflt) && cs[i].m.status[0]) {
+                    snprintf(default_status, sizeof default_status, "%s", cs[i].m.status);
                     default_time = cs[i].m.median_us;
+                }
                 cand_free(&cs[i]);
             }
         }
@@ -730,6 +770,11 @@ static void summary(sw *S)
         if (S->by_status[i]) fprintf(stderr, ", %d %s", S->by_status[i], statuses[i]);
     fprintf(stderr, "; %d compiled, %d from the cache; %d rejected by constraints; %d winners; %.1f s\n", S->compiled,
             S->cache_hits, S->rejected, S->winners, now_s() - S->t0);
+    if (S->nops > 1) {
+        fprintf(stderr, "time per op:");
+        for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
+        fprintf(stderr, "\n");
+    }
     if (ws.starts > 1 || ws.crashes || ws.timeouts || ws.sticky)
         fprintf(stderr, "worker: %d restarts (%d crashes, %d hung kernels killed, %d lost contexts)\n", ws.starts - 1,
                 ws.crashes, ws.timeouts, ws.sticky);
@@ -776,7 +821,8 @@ static int compile_all(sw *S)
                     S->rejected += search_nrejected(se);
                     char **cfgs;
                     int got;
-                    while (!search_ask(se, 256, &cfgs, &got) && got) {
+                    while (!search_ask(se, 256, &cfgs, &got)) {
+                        if (!got) { free(cfgs); break; }
                         for (int k = 0; k < got; k++) {
                             cand c = { 0 };
                             instantiate(S, &c, tn[ti], cfgs[k], &t);
@@ -809,6 +855,7 @@ static int compile_all(sw *S)
     int failed = 0;
     for (int r = 0; r < nrows; r++) {
         cand *c = &rows[r]->c;
+        if (interrupted) jit_pool_cancel(S->pool);   /* Ctrl-C: the queue is dropped */
         if (!c->error && !rc) finish_compile(S, c);
         else if (!c->error) jit_wait(S->pool, &c->job);
         const char *note = c->error ? c->error : !c->job.ok ? c->job.error : "";
@@ -817,6 +864,7 @@ static int compile_all(sw *S)
             const char *w = strstr(c->job.log, "warning");
             if (w) snprintf(warn, sizeof warn, "%.*s", (int)strcspn(w, "\n"), w);
         }
+        if (interrupted && c->job.error && !strcmp(c->job.error, "cancelled")) { cand_free(c); free(rows[r]); continue; }
         failed += c->error || !c->job.ok;
         printf("%-24s %-44s %5d %6d %6d %9.1f%s  %s%s\n", rows[r]->label, c->config, c->job.registers, c->job.spills,
                c->job.smem, c->job.ms, c->cached ? "*" : " ", note, warn);
@@ -869,6 +917,10 @@ int sweep_run(const sweep_opts *o)
         int rc = compile_all(S);
         code = rc < 0 ? EXIT_FAIL : rc;
         summary(S);
+        if (interrupted) {
+            fprintf(stderr, "aitune: interrupted; what was compiled is cached: run the same command again to go on\n");
+            code = 130;
+        }
         goto out;
     }
     if (start_gpu(S)) { code = EXIT_FAIL; goto out; }
@@ -885,8 +937,10 @@ int sweep_run(const sweep_opts *o)
                     code = EXIT_INPUT;
                     continue;
                 }
+                double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
                 if (tune_bucket(S, st, &t, &bs[bi])) code = EXIT_FAIL;
+                add_op_time(S, t.op, now_s() - t_task);
                 if (S->budget_hit) break;
             }
         free(bs);

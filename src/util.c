@@ -1,6 +1,7 @@
 /* util.c: see util.h. */
 #define _GNU_SOURCE
 #include "util.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,8 @@ double parse_duration(const char *s)
     int any = 0;
     while (*s) {
         char *end;
+        /* Digits first: strtod alone also takes "nan", "inf", "-5", " 5", "0x10". */
+        if (!isdigit((unsigned char)*s) && *s != '.') return -1;
         double v = strtod(s, &end);
         if (end == s || v < 0) return -1;
         double unit = 1;

@@ -60,7 +60,9 @@ static void reap(worker *w, int kill_it, char *how, size_t cap)
     if (w->pid < 0) return;
     int status = 0;
     if (w->pid > 0) {
-        if (kill_it) kill(w->pid, SIGKILL);
+        /* The whole group: a worker run through /bin/sh -c (AITUNE_WORKER)
+        ** is sh's child, and would outlive sh alone. */
+        if (kill_it) { kill(-w->pid, SIGKILL); kill(w->pid, SIGKILL); }
         if (waitpid(w->pid, &status, 0) < 0) status = 0;
     }
     if (how) {
@@ -95,6 +97,7 @@ static int spawn(worker *w)
         else execl("/proc/self/exe", "aitune", "__worker", ord, (char *)NULL);
         _exit(127);
     }
+    setpgid(pid, pid);     /* as the child does: no window before it has */
     close(in[0]);
     close(out[1]);
     w->pid = pid;
