@@ -1,0 +1,154 @@
+# tests/cli/lib.sh: helpers for the command-line tests. Source it from a
+# tests/cli/*.sh script; each check prints one line that tests/run counts:
+#   ok   <description>
+#   FAIL <script>: <description> (details)
+#   skip <description>: <reason>
+#
+# After `run CMD...` (or expect_exit), the last command's exit code is in
+# $RC, its stdout in $T/out and its stderr in $T/err.
+
+set -u
+ROOT=${AITUNE_TEST_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+AITUNE=${AITUNE_BIN:-$ROOT/build/aitune}
+FAKE=${AITUNE_FAKE_WORKER:-$ROOT/build/tests/fake_worker}
+SCRIPT=$(basename "$0")
+T=$(mktemp -d "${TMPDIR:-/tmp}/aitune-cli-XXXXXX")
+RC=0
+NFAIL=0
+
+# Never touch the user's registry: every command gets --db or this.
+export AITUNE_DB="$T/default-registry.db"
+unset AITUNE_WORKER FAKE_MODE FAKE_STATE AITUNE_HOME
+
+cleanup() {
+    # Processes a test started in the background, by pid.
+    for p in ${BG_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+ok()   { echo "ok   $*"; }
+fail() { echo "FAIL $SCRIPT: $*"; NFAIL=$((NFAIL + 1)); }
+skip() { echo "skip $*"; }
+
+# Show a little of the last command's output after a failure.
+show_last() {
+    local what
+    for what in out err; do
+        [ -s "$T/$what" ] && sed -e "s/^/    $what: /" "$T/$what" | head -n "${1:-6}"
+    done
+    return 0
+}
+
+run() {
+    "$@" >"$T/out" 2>"$T/err" </dev/null
+    RC=$?
+}
+
+# expect_exit CODE "desc" cmd...
+expect_exit() {
+    local want=$1 desc=$2
+    shift 2
+    run "$@"
+    if [ "$RC" = "$want" ]; then
+        ok "$desc (exit $RC)"
+        return 0
+    fi
+    fail "$desc: exit $RC, want $want"
+    show_last
+    return 1
+}
+
+# expect_stderr "regex" "desc": the last command's stderr matches (grep -E).
+expect_stderr() {
+    if grep -Eq -- "$1" "$T/err"; then ok "$2"; return 0; fi
+    fail "$2: stderr does not match /$1/"
+    show_last
+    return 1
+}
+
+expect_stdout() {
+    if grep -Eq -- "$1" "$T/out"; then ok "$2"; return 0; fi
+    fail "$2: stdout does not match /$1/"
+    show_last
+    return 1
+}
+
+expect_no_stdout() {
+    if ! grep -Eq -- "$1" "$T/out"; then ok "$2"; return 0; fi
+    fail "$2: stdout matches /$1/"
+    show_last
+    return 1
+}
+
+# expect_lines N "desc": stderr has exactly N lines.
+expect_stderr_lines() {
+    local n
+    n=$(wc -l <"$T/err")
+    if [ "$n" -eq "$1" ]; then ok "$2"; return 0; fi
+    fail "$2: stderr has $n lines, want $1"
+    show_last
+    return 1
+}
+
+# expect_true "desc" cmd...: the command succeeds (its output is not kept).
+expect_true() {
+    local desc=$1
+    shift
+    if "$@" >/dev/null 2>&1; then ok "$desc"; return 0; fi
+    fail "$desc"
+    return 1
+}
+
+# expect_eq "desc" GOT WANT
+expect_eq() {
+    if [ "$2" = "$3" ]; then ok "$1"; return 0; fi
+    fail "$1: got '$2', want '$3'"
+    return 1
+}
+
+# has_gpu: a GPU this aitune can use.
+has_gpu() {
+    command -v nvidia-smi >/dev/null 2>&1 || return 1
+    "$AITUNE" devices >/dev/null 2>&1
+}
+
+# A spec file under $T: spec NAME <<'EOF' ... EOF
+spec() { cat >"$T/$1"; }
+
+# The one-bucket, one-dtype axpy spec the sweep tests share (38 kernels at n=64).
+small_spec() {
+    spec "${1:-small.yaml}" <<'EOF'
+name: small
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [6, 6]}
+EOF
+}
+
+# A registry whose cubin cache holds every kernel of small.yaml, so fake
+# sweeps do not wait for NVRTC: seed_db PATH.
+seed_db() {
+    if [ ! -f "$T/.seed.db" ]; then
+        small_spec .seed.yaml
+        "$AITUNE" compile "$T/.seed.yaml" --db "$T/.seed.db" >/dev/null 2>&1 || return 1
+    fi
+    cp "$T/.seed.db" "$1"
+}
+
+# sql DB QUERY: one sqlite3 answer.
+sql() { sqlite3 "$1" "$2" 2>&1; }
+
+# Run a sweep with the fake worker: fake_sweep MODE DB SPEC [args...]
+fake_sweep() {
+    local mode=$1 db=$2 sp=$3
+    shift 3
+    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"   # verify counts start at 0
+    run env AITUNE_WORKER="$FAKE" FAKE_MODE="$mode" FAKE_STATE="$T/fake-state" \
+        "$AITUNE" sweep "$sp" --db "$db" --quiet "$@"
+}
+
+# Finish: the script's exit code says whether anything failed.
+done_testing() { [ "$NFAIL" -eq 0 ]; }

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# A killed sweep resumes where it stopped; Ctrl-C exits 130 and says how to
+# resume; --budget stops early and marks winners not exhaustive. The fake
+# worker's slow_time mode makes each candidate take a while.
+. "$(dirname "$0")/lib.sh"
+
+small_spec
+seed_db "$T/seed.db" || { fail "seed the cubin cache"; exit 1; }
+
+# Start a slow fake sweep in the background; its pid in $BG.
+bg_sweep() {
+    local mode=$1 db=$2
+    shift 2
+    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+    env AITUNE_WORKER="$FAKE" FAKE_MODE="$mode" FAKE_STATE="$T/fake-state" \
+        "$AITUNE" sweep "$T/small.yaml" --db "$db" --quiet "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+    BG=$!
+    BG_PIDS="${BG_PIDS:-} $BG"
+}
+
+# Wait until the registry has at least N measurements (at most 20 s).
+wait_rows() {
+    local i
+    for i in $(seq 1 200); do
+        [ "$(sqlite3 "$1" "select count(*) from measurements" 2>/dev/null)" -ge "$2" ] 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+dup_ok() { sql "$1" "select count(*) from (select bucket, config_hash from measurements where status = 'ok' group by bucket, config_hash having count(*) > 1)"; }
+
+# ---- kill -9 mid-sweep, then resume ----
+DB=$T/killed.db
+cp "$T/seed.db" "$DB"
+bg_sweep slow_time:150 "$DB"
+if wait_rows "$DB" 5; then ok "the slow sweep is under way"; else fail "the slow sweep never wrote 5 measurements"; cat "$T/bg.err"; fi
+kill -9 "$BG" 2>/dev/null
+wait "$BG" 2>/dev/null
+before=$(sql "$DB" "select count(*) from measurements")
+[ "$before" -ge 5 ] && [ "$before" -lt 38 ] && ok "killed mid-sweep with $before measurements kept" || fail "measurements after kill -9: $before"
+expect_eq "the registry passes PRAGMA integrity_check after kill -9" "$(sql "$DB" "PRAGMA integrity_check")" ok
+expect_eq "no winner for the unfinished bucket" "$(sql "$DB" "select count(*) from winners")" 0
+fake_sweep ok "$DB" "$T/small.yaml"
+expect_eq "the same command again exits 0" "$RC" 0 || show_last
+expect_stderr "\(([0-9]+) already in the registry\)" "the second run reports what was already in the registry"
+resumed=$(sed -n 's/.*(\([0-9]*\) already in the registry).*/\1/p' "$T/err")
+[ -n "$resumed" ] && [ "$resumed" -ge "$before" ] && ok "every kept measurement was reused ($resumed >= $before)" ||
+    fail "reused $resumed of $before kept measurements"
+expect_eq "no (bucket, config) has two ok measurements" "$(dup_ok "$DB")" 0
+expect_eq "every config measured exactly once" \
+    "$(sql "$DB" "select count(*) = count(distinct config_hash) from measurements")" 1
+expect_eq "the resumed sweep stores the winner" "$(sql "$DB" "select count(*) from winners")" 1
+
+# ---- SIGINT mid-sweep: exit 130, resumable ----
+DB=$T/int.db
+cp "$T/seed.db" "$DB"
+bg_sweep slow_time:150 "$DB"
+wait_rows "$DB" 3 || fail "the slow sweep never wrote 3 measurements"
+kill -INT "$BG"
+wait "$BG"
+code=$?
+expect_eq "SIGINT mid-sweep exits 130" "$code" 130
+grep -q "resume" "$T/bg.err" && ok "SIGINT: stderr says how to resume" || { fail "SIGINT: stderr does not mention resume"; sed 's/^/    err: /' "$T/bg.err"; }
+n=$(sql "$DB" "select count(*) from measurements")
+[ "$n" -ge 3 ] && [ "$n" -lt 38 ] && ok "SIGINT stops after the candidate in flight ($n measured)" || fail "measurements after SIGINT: $n"
+expect_eq "the interrupted run is recorded as interrupted" "$(sql "$DB" "select outcome from runs order by id desc limit 1")" interrupted
+expect_eq "the registry is intact after SIGINT" "$(sql "$DB" "PRAGMA integrity_check")" ok
+fake_sweep ok "$DB" "$T/small.yaml"
+expect_eq "resuming after SIGINT exits 0" "$RC" 0
+expect_eq "no (bucket, config) has two ok measurements after SIGINT + resume" "$(dup_ok "$DB")" 0
+
+# ---- SIGTERM is handled like SIGINT ----
+DB=$T/term.db
+cp "$T/seed.db" "$DB"
+bg_sweep slow_time:150 "$DB"
+wait_rows "$DB" 2 || fail "the slow sweep never wrote 2 measurements"
+kill -TERM "$BG"
+wait "$BG"
+code=$?
+expect_eq "SIGTERM mid-sweep exits 130" "$code" 130
+expect_eq "the registry is intact after SIGTERM" "$(sql "$DB" "PRAGMA integrity_check")" ok
+
+# ---- two sweeps writing one registry at once (WAL, busy timeout) ----
+DB=$T/shared.db
+cp "$T/seed.db" "$DB"
+bg_sweep slow_time:20 "$DB"
+first=$BG
+mv "$T/bg.err" "$T/bg1.err" 2>/dev/null
+env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:20 "$AITUNE" sweep "$T/small.yaml" --db "$DB" --quiet \
+    >"$T/bg2.out" 2>"$T/bg2.err" </dev/null &
+second=$!
+BG_PIDS="$BG_PIDS $second"
+wait "$first"; c1=$?
+wait "$second"; c2=$?
+expect_eq "two concurrent sweeps on one registry both exit 0" "$c1 $c2" "0 0"
+grep -q "locked" "$T/bg1.err" "$T/bg2.err" 2>/dev/null && fail "a concurrent sweep saw 'database is locked'" || ok "no 'database is locked' errors"
+expect_eq "the shared registry is intact" "$(sql "$DB" "PRAGMA integrity_check")" ok
+expect_eq "one winner for the shared bucket" "$(sql "$DB" "select count(*) from winners")" 1
+expect_eq "two runs recorded, both ok" "$(sql "$DB" "select group_concat(outcome) from runs")" "ok,ok"
+
+# ---- --budget stops early; winners are marked not exhaustive ----
+spec bigger.yaml <<'EOF'
+name: bigger
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [6, 8]}
+EOF
+DB=$T/budget.db
+cp "$T/seed.db" "$DB"
+start=$(date +%s)
+fake_sweep slow_time:100 "$DB" "$T/bigger.yaml" --budget 1s
+took=$(( $(date +%s) - start ))
+expect_eq "a sweep over budget exits 0" "$RC" 0 || show_last
+[ "$took" -le 8 ] && ok "--budget 1s stops early ($took s)" || fail "--budget 1s took $took s"
+expect_stderr "budget ran out" "stderr says the budget ran out"
+n=$(sql "$DB" "select count(*) from measurements")
+[ "$n" -ge 1 ] && [ "$n" -lt 38 ] && ok "only part of the space was measured ($n)" || fail "measurements under budget: $n"
+expect_eq "the winner so far is stored, not exhaustive" "$(sql "$DB" "select count(*) || ' ' || sum(exhaustive) from winners")" "1 0"
+expect_eq "the run's outcome is budget" "$(sql "$DB" "select outcome from runs order by id desc limit 1")" budget
+run "$AITUNE" show --db "$DB"
+expect_stdout "\(not exhaustive\)" "show marks the winner (not exhaustive)"
+
+done_testing

@@ -1,0 +1,247 @@
+/*
+** fake_worker: plays `aitune __worker` over stdin/stdout (proto.h) without a
+** GPU, so that the worker's process management and a whole sweep can be
+** tested on any machine. Selected with AITUNE_WORKER=build/tests/fake_worker.
+**
+** Environment:
+**   FAKE_MODE   comma-separated faults (default "ok"):
+**     crash_verify:K   the K-th verify request: exit(1) without replying
+**     hang_verify:K    the K-th verify request: never answer (sleeps, then
+**                      gives up after FAKE_HANG_S seconds, default 30, so a
+**                      leaked process cleans itself up)
+**     segv_verify:K    the K-th verify request: raise SIGSEGV
+**     wrong_verify:K   the K-th verify request: status=wrong
+**     sticky_verify:K  the K-th verify request: status=error sticky=1, exit 3
+**     lie              time replies are garbage (t0=abc) or lack the keys
+**     nogpu            hello answers status=error "cuInit failed: no GPU"
+**     slow_time:MS     sleep MS milliseconds in each time request
+**   K counts verify requests across restarts (1-based); K=0 means every one.
+**   FAKE_STATE  a file that keeps the verify count across restarts; the pid
+**               of the running fake is written to FAKE_STATE.pid, and each
+**               request's command is appended to FAKE_STATE.log.
+**
+** Whatever the mode, a verify or time request before any task was set up in
+** this process is answered status=error, so tests can see that the parent
+** replays support and task after a restart.
+*/
+#define _GNU_SOURCE
+#include "proto.h"
+#include "util.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXSLOTS 16
+
+static char slot_name[MAXSLOTS][64];
+static const char *state_path;
+static int have_support, have_task;
+
+/* The mode's value for fault `name` ("crash_verify"): -1 if absent. */
+static long mode_arg(const char *mode, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = mode; p && *p;) {
+        if (!strncmp(p, name, n) && (p[n] == ':' || p[n] == ',' || p[n] == 0))
+            return p[n] == ':' ? strtol(p + n + 1, NULL, 10) : 0;
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    return -1;
+}
+
+static long bump_verify_count(void)
+{
+    static long local;
+    if (!state_path) return ++local;
+    long n = 0;
+    FILE *f = fopen(state_path, "r");
+    if (f) {
+        if (fscanf(f, "%ld", &n) != 1) n = 0;
+        fclose(f);
+    }
+    n++;
+    f = fopen(state_path, "w");
+    if (f) {
+        fprintf(f, "%ld\n", n);
+        fclose(f);
+    }
+    return n;
+}
+
+static void note(const char *what)
+{
+    if (!state_path) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s.log", state_path);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%d %s\n", (int)getpid(), what);
+        fclose(f);
+    }
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static void reply(int fd, const char *status, const char *err)
+{
+    strbuf h = STRBUF_INIT;
+    msg_kv(&h, "status", "%s", status);
+    if (err) msg_kv(&h, "error", "%s", err);
+    msg_send(fd, &h, NULL, 0);
+    sb_free(&h);
+}
+
+/* Is the count the K-th of fault `name`? */
+static int hits(const char *mode, const char *name, long count)
+{
+    long k = mode_arg(mode, name);
+    return k == 0 || (k > 0 && k == count);
+}
+
+int main(void)
+{
+    const char *mode = getenv("FAKE_MODE");
+    if (!mode || !*mode) mode = "ok";
+    state_path = getenv("FAKE_STATE");
+    if (state_path && !*state_path) state_path = NULL;
+    if (state_path) {
+        char path[600];
+        snprintf(path, sizeof path, "%s.pid", state_path);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+    long hang_s = getenv("FAKE_HANG_S") ? strtol(getenv("FAKE_HANG_S"), NULL, 10) : 30;
+    int out = 1;
+    conn in = { 0, STRBUF_INIT };
+    long times = 0;
+    for (;;) {
+        msg m;
+        if (msg_read(&in, &m, -1)) break;
+        const char *cmd = msg_get(&m, "cmd") ? msg_get(&m, "cmd") : "";
+        note(cmd);
+        strbuf h = STRBUF_INIT;
+        if (!strcmp(cmd, "quit")) {
+            msg_free(&m);
+            break;
+        } else if (!strcmp(cmd, "hello")) {
+            if (mode_arg(mode, "nogpu") >= 0) {
+                reply(out, "error", "cuInit failed: no GPU");
+            } else {
+                msg_kv(&h, "status", "ok");
+                msg_kv(&h, "name", "Fake GPU");
+                msg_kv(&h, "uuid", "GPU-fake-0000");
+                msg_kv(&h, "cc", "90");
+                msg_kv(&h, "sms", "132");
+                msg_kv(&h, "mem", "85899345920");
+                msg_kv(&h, "l2", "52428800");
+                msg_kv(&h, "smem_optin", "232448");
+                msg_kv(&h, "smem_per_sm", "233472");
+                msg_kv(&h, "regs_per_sm", "65536");
+                msg_kv(&h, "max_threads_per_sm", "2048");
+                msg_kv(&h, "clock_khz", "1980000");
+                msg_kv(&h, "mem_clock_khz", "2619000");
+                msg_kv(&h, "driver", "fake");
+                msg_kv(&h, "cuda_driver", "13000");
+                msg_kv(&h, "nvrtc", "13.0");
+                msg_kv(&h, "count", "1");
+                msg_kv(&h, "env", "{\"fake\":true}");
+                msg_send(out, &h, NULL, 0);
+            }
+        } else if (!strcmp(cmd, "support")) {
+            have_support = m.blob_len > 0;
+            reply(out, have_support ? "ok" : "error", have_support ? NULL : "fake: support without a cubin");
+        } else if (!strcmp(cmd, "task")) {
+            have_task = 1;
+            reply(out, "ok", NULL);
+        } else if (!strcmp(cmd, "load")) {
+            long slot = msg_int(&m, "slot", -1);
+            if (slot < 0 || slot >= MAXSLOTS || !msg_get(&m, "name")) {
+                reply(out, "error", "fake: bad load");
+            } else {
+                snprintf(slot_name[slot], sizeof slot_name[slot], "%s", msg_get(&m, "name"));
+                reply(out, "ok", NULL);
+            }
+        } else if (!strcmp(cmd, "unload")) {
+            long slot = msg_int(&m, "slot", -1);
+            if (slot >= 0 && slot < MAXSLOTS) slot_name[slot][0] = 0;
+            reply(out, "ok", NULL);
+        } else if (!strcmp(cmd, "verify")) {
+            long k = bump_verify_count();
+            long slot = msg_int(&m, "slot", -1);
+            if (!have_task || !have_support) {
+                reply(out, "error", "fake: verify without support and task set up since start");
+            } else if (slot < 0 || slot >= MAXSLOTS || !slot_name[slot][0]) {
+                reply(out, "error", "fake: verify of an empty slot");
+            } else if (hits(mode, "crash_verify", k)) {
+                exit(1);
+            } else if (hits(mode, "hang_verify", k)) {
+                for (long i = 0; i < hang_s * 10; i++) sleep_ms(100);
+                exit(4);
+            } else if (hits(mode, "segv_verify", k)) {
+                signal(SIGSEGV, SIG_DFL);
+                raise(SIGSEGV);
+            } else if (hits(mode, "wrong_verify", k)) {
+                reply(out, "wrong", "fake: 12 of 64 elements differ (max rel err 0.5)");
+            } else if (hits(mode, "sticky_verify", k)) {
+                msg_kv(&h, "status", "error");
+                msg_kv(&h, "error", "fake: CUDA_ERROR_ILLEGAL_ADDRESS");
+                msg_kv(&h, "sticky", "1");
+                msg_send(out, &h, NULL, 0);
+                sb_free(&h);
+                msg_free(&m);
+                exit(3);
+            } else {
+                reply(out, "ok", NULL);
+            }
+        } else if (!strcmp(cmd, "time")) {
+            long ms = mode_arg(mode, "slow_time");
+            if (ms > 0) sleep_ms(ms);
+            times++;
+            if (!have_task || !have_support) {
+                reply(out, "error", "fake: time without support and task set up since start");
+            } else if (mode_arg(mode, "lie") >= 0) {
+                msg_kv(&h, "status", "ok");
+                if (times % 2) msg_kv(&h, "t0", "abc");
+                msg_send(out, &h, NULL, 0);
+            } else {
+                msg_kv(&h, "status", "ok");
+                const char *s = msg_get(&m, "slots") ? msg_get(&m, "slots") : "0";
+                for (int i = 0; s && *s && i < MAXSLOTS; i++) {
+                    int slot = atoi(s);
+                    const char *name = slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "";
+                    double med = 10 + (double)(hash_str(HASH_INIT, name) % 1000) / 10.0;
+                    char key[16];
+                    snprintf(key, sizeof key, "t%d", i);
+                    msg_kv(&h, key, "%.4f %.4f %.4f %.5f %d", med, med * 0.98, med * 1.05, 0.01, 20);
+                    s = strchr(s, ',');
+                    if (s) s++;
+                }
+                msg_send(out, &h, NULL, 0);
+            }
+        } else if (!strcmp(cmd, "copy")) {
+            msg_kv(&h, "status", "ok");
+            msg_kv(&h, "gbps", "3000.0");
+            msg_send(out, &h, NULL, 0);
+        } else {
+            char e[128];
+            snprintf(e, sizeof e, "unknown command '%s'", cmd);
+            reply(out, "error", e);
+        }
+        sb_free(&h);
+        msg_free(&m);
+    }
+    sb_free(&in.in);
+    return 0;
+}

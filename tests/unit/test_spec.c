@@ -1,0 +1,253 @@
+/*
+** test_spec: sweep specs (spec.c) from YAML written into a temporary
+** directory: a complete spec, its buckets, and each error path, which must
+** give one line naming the file, the line and the field.
+**
+**     build/tests/test_spec
+*/
+#define _GNU_SOURCE
+#include "check.h"
+#include "spec.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[256];
+static int nfiles;
+
+/* Write text to a new file in dir; returns its path (static storage per call). */
+static const char *yaml(const char *text)
+{
+    static char paths[64][320];
+    char *p = paths[nfiles % 64];
+    snprintf(p, sizeof paths[0], "%s/spec%d.yaml", dir, nfiles++);
+    FILE *f = fopen(p, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f)) {
+        printf("FAIL setup: cannot write %s\n", p);
+        exit(1);
+    }
+    return p;
+}
+
+static void cleanup(void)
+{
+    char p[320];
+    for (int i = 0; i < nfiles; i++) {
+        snprintf(p, sizeof p, "%s/spec%d.yaml", dir, i);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+static const char good[] =
+    "# a complete spec\n"
+    "name: elementwise\n"
+    "arch: sm_90a\n"
+    "seed: 7\n"
+    "search: random\n"
+    "max_evals: 200\n"
+    "budget: 1h30m\n"
+    "top_k: 3\n"
+    "tasks:\n"
+    "  - op: axpy\n"
+    "    dtypes: [f32, bf16]\n"
+    "    search: exhaustive\n"
+    "    max_evals: 12\n"
+    "    shapes:\n"
+    "      n: {log2: [10, 12]}\n"
+    "  - op: reduce_rows\n"
+    "    dtypes: [f16]\n"
+    "    shapes:\n"
+    "      rows: {log2: [14, 15]}\n"
+    "      cols: {values: [4096, 9000, 100]}\n";
+
+static void test_good(void)
+{
+    spec s;
+    char err[1024] = "";
+    const char *path = yaml(good);
+    int rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0, "a complete spec loads (%s)", err);
+    if (rc) return;
+    CHECK_STR(s.name, "elementwise", "name");
+    CHECK_STR(s.arch, "sm_90a", "arch");
+    CHECK(s.seed == 7, "seed = %llu", s.seed);
+    CHECK_STR(s.search, "random", "search");
+    CHECK(s.max_evals == 200, "max_evals = %d", s.max_evals);
+    CHECK(s.budget_s == 5400, "budget 1h30m = %g s", s.budget_s);
+    CHECK(s.top_k == 3, "top_k = %d", s.top_k);
+    CHECK(strlen(s.hash) == 16, "spec hash has 16 hex digits: '%s'", s.hash);
+    CHECK(s.ntasks == 2, "2 tasks (got %d)", s.ntasks);
+    if (s.ntasks != 2) { spec_free(&s); return; }
+    spec_task *a = &s.tasks[0], *r = &s.tasks[1];
+    CHECK_STR(a->op, "axpy", "task 1 op");
+    CHECK(a->line == 10, "task 1 line = %d (want 10)", a->line);
+    CHECK(a->ndtypes == 2 && !strcmp(a->dtypes[0], "f32") && !strcmp(a->dtypes[1], "bf16"), "task 1 dtypes [f32, bf16]");
+    CHECK_STR(a->search, "exhaustive", "task search overrides the spec's");
+    CHECK(a->max_evals == 12, "task max_evals overrides the spec's (%d)", a->max_evals);
+    CHECK(a->ndims == 1 && !strcmp(a->dims[0].name, "n") && a->dims[0].nvalues == 3, "task 1 has dim n with 3 sizes");
+    CHECK(a->dims[0].values[0] == 1024 && a->dims[0].values[2] == 4096, "log2 [10, 12] gives 2^10 .. 2^12");
+    CHECK(a->dims[0].line == 15, "dim n line = %d (want 15)", a->dims[0].line);
+    CHECK_STR(r->search, "random", "a task without search inherits the spec's");
+    CHECK(r->max_evals == 200, "a task without max_evals inherits the spec's (%d)", r->max_evals);
+    CHECK(r->ndims == 2 && !strcmp(r->dims[0].name, "rows") && !strcmp(r->dims[1].name, "cols"), "task 2 dims rows, cols in order");
+
+    /* Buckets: log2 ranges. */
+    bucket *b;
+    int nb = spec_buckets(a, &b);
+    CHECK(nb == 3, "log2 [10, 12]: 3 buckets (got %d)", nb);
+    if (nb == 3) {
+        CHECK(b[0].ndims == 1 && b[0].lo[0] == 1024 && b[0].hi[0] == 2048 && b[0].rep[0] == 1024, "bucket 1: [1024, 2048) tuned at 1024");
+        CHECK_STR(b[0].key, "n=2^10", "bucket 1 key");
+        CHECK_STR(b[2].key, "n=2^12", "bucket 3 key");
+        CHECK(b[2].lo[0] == 4096 && b[2].hi[0] == 8192, "bucket 3 edges");
+    }
+    free(b);
+
+    /* 2-D: cross product; values bucketed by log2, representatives kept. */
+    nb = spec_buckets(r, &b);
+    CHECK(nb == 6, "2 rows x 3 cols values: 6 buckets (got %d)", nb);
+    int found = 0, found5000 = 0, found100 = 0;
+    for (int i = 0; i < nb; i++) {
+        CHECK(b[i].ndims == 2, "bucket %d has 2 dims", i);
+        if (!strcmp(b[i].key, "rows=2^14,cols=2^12") && b[i].rep[1] == 4096) found++;
+        if (b[i].rep[0] == 1 << 15 && b[i].rep[1] == 9000) {
+            found5000++;
+            CHECK(b[i].lo[1] == 8192 && b[i].hi[1] == 16384, "cols=9000 is bucketed [8192, 16384)");
+            CHECK_STR(b[i].key, "rows=2^15,cols=2^13", "key of rows=2^15, cols=9000");
+        }
+        if (b[i].rep[1] == 100) {
+            found100++;
+            CHECK(b[i].lo[1] == 64 && b[i].hi[1] == 128, "cols=100 is bucketed [64, 128) with rep 100");
+        }
+    }
+    CHECK(found == 1, "bucket rows=2^14,cols=2^12 exists once with rep 4096");
+    CHECK(found5000 == 1 && found100 == 2, "representatives 9000 and 100 are kept");
+    /* The first dim varies slowest. */
+    CHECK(nb == 6 && b[0].rep[0] == 1 << 14 && b[1].rep[0] == 1 << 14 && b[3].rep[0] == 1 << 15, "cross product order: rows outer, cols inner");
+    free(b);
+    spec_free(&s);
+
+    /* Defaults. */
+    path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [1000]}\n");
+    rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0, "a minimal spec loads (%s)", err);
+    if (!rc) {
+        CHECK(!strcmp(s.arch, "sm_90a") && s.seed == 1 && !strcmp(s.search, "exhaustive") && s.max_evals == 0 &&
+              s.budget_s == 0 && s.top_k == 5 && !strcmp(s.name, "unnamed"),
+              "defaults: sm_90a, seed 1, exhaustive, no cap, no budget, top_k 5");
+        nb = spec_buckets(&s.tasks[0], &b);
+        CHECK(nb == 1 && b[0].rep[0] == 1000 && b[0].lo[0] == 512 && b[0].hi[0] == 1024 && !strcmp(b[0].key, "n=2^9"),
+              "values [1000]: bucket [512, 1024) key n=2^9, rep 1000 (key '%s')", nb ? b[0].key : "");
+        free(b);
+        spec_free(&s);
+    }
+    /* Same text, same hash. */
+    spec s2, s3;
+    const char *p2 = yaml(good), *p3 = yaml(good);
+    if (!spec_load(p2, &s2, err, sizeof err) && !spec_load(p3, &s3, err, sizeof err)) {
+        CHECK(!strcmp(s2.hash, s3.hash), "the same text gives the same spec hash");
+        spec_free(&s2);
+        spec_free(&s3);
+    }
+
+    /* log2 with a step. */
+    path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [10, 16, 3]}\n");
+    if (!spec_load(path, &s, err, sizeof err)) {
+        CHECK(s.tasks[0].dims[0].nvalues == 3 && s.tasks[0].dims[0].values[1] == 1 << 13 && s.tasks[0].dims[0].values[2] == 1 << 16,
+              "log2 [10, 16, 3] gives 2^10, 2^13, 2^16");
+        spec_free(&s);
+    } else {
+        CHECK(0, "log2 with a step loads: %s", err);
+    }
+}
+
+/* The spec must fail with one line that names the file, line and words. */
+static void expect_error(const char *what, const char *text, int line, const char *w1, const char *w2)
+{
+    spec s;
+    char err[1024] = "";
+    const char *path = yaml(text);
+    int rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == -1, "%s: spec_load fails", what);
+    if (rc != -1) { spec_free(&s); return; }
+    char want[400];
+    if (line > 0) snprintf(want, sizeof want, "spec '%s' line %d: ", path, line);
+    else snprintf(want, sizeof want, "spec '%s'", path);
+    CHECK(!strncmp(err, want, strlen(want)), "%s: message starts with \"%s\": '%s'", what, want, err);
+    CHECK(!strchr(err, '\n'), "%s: message is one line", what);
+    CHECK(!w1 || strstr(err, w1), "%s: message names '%s': '%s'", what, w1 ? w1 : "", err);
+    CHECK(!w2 || strstr(err, w2), "%s: message names '%s': '%s'", what, w2 ? w2 : "", err);
+}
+
+#define TASK "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [10, 12]}\n"
+
+static void test_errors(void)
+{
+    expect_error("unknown top-level field", "name: x\nbudgett: 10m\n" TASK, 2, "budgett", "known:");
+    expect_error("unknown task field",
+                 "tasks:\n  - op: axpy\n    dtype: [f32]\n    dtypes: [f32]\n    shapes:\n      n: {log2: [10, 12]}\n", 3,
+                 "'dtype'", "task");
+    expect_error("dtypes not a list", "tasks:\n  - op: axpy\n    dtypes: f32\n    shapes:\n      n: {log2: [10, 12]}\n", 3,
+                 "dtypes", "list");
+    expect_error("empty dtypes", "tasks:\n  - op: axpy\n    dtypes: []\n    shapes:\n      n: {log2: [10, 12]}\n", 3,
+                 "dtypes", NULL);
+    expect_error("log2 hi < lo", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [12, 10]}\n", 5,
+                 "'n'", "log2");
+    expect_error("log2 exponent out of range", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [10, 99]}\n", 5,
+                 "log2", "99");
+    expect_error("dim with log2 and values",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [10, 12], values: [5]}\n", 5, "'n'", "log2");
+    expect_error("a size of 0", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [0]}\n", 5, "size", "0");
+    expect_error("a size that is not a number", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [1k]}\n", 5,
+                 "size", "1k");
+    expect_error("bad budget", "budget: abc\n" TASK, 1, "budget", "abc");
+    expect_error("budget nan", "budget: nan\n" TASK, 1, "budget", "nan");
+    expect_error("top_k out of range", "top_k: 99\n" TASK, 1, "top_k", "99");
+    expect_error("top_k zero", "top_k: 0\n" TASK, 1, "top_k", NULL);
+    expect_error("seed not an integer", "seed: x1\n" TASK, 1, "seed", "x1");
+    expect_error("arch not like sm_90a", "arch: gfx90a\n" TASK, 1, "arch", "gfx90a");
+    expect_error("invalid YAML (unclosed bracket)", "name: x\ntasks:\n  - op: axpy\n    dtypes: [f32, bf16\n", 0, "line", NULL);
+    expect_error("empty tasks", "name: x\ntasks: []\n", 2, "tasks", "empty");
+    expect_error("tasks missing", "name: x\n", 1, "tasks", NULL);
+    expect_error("task without op", "tasks:\n  - dtypes: [f32]\n    shapes:\n      n: {log2: [10, 12]}\n", 2, "op", NULL);
+    expect_error("task without shapes", "tasks:\n  - op: axpy\n    dtypes: [f32]\n", 2, "shapes", NULL);
+    expect_error("bad dim name", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      N-1: {log2: [10, 12]}\n", 5, "N-1",
+                 NULL);
+    expect_error("empty file", "", 0, "empty", NULL);
+    expect_error("spec not a mapping", "- 1\n- 2\n", 1, "mapping", NULL);
+    expect_error("duplicate buckets from values",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [4096, 5000]}\n", 5, "5000", "bucket");
+
+    /* Missing file: names the file and says why. */
+    spec s;
+    char err[1024] = "", path[400];
+    snprintf(path, sizeof path, "%s/no-such.yaml", dir);
+    int rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, path) && strstr(err, "No such file") && !strchr(err, '\n'),
+          "missing file: one line naming it and the reason: '%s'", err);
+    /* The invalid-YAML line is the line of the problem, not 0. */
+    const char *p = yaml("name: x\ntasks:\n  - op: axpy\n    dtypes: [f32, bf16\n    shapes: {}\n");
+    rc = spec_load(p, &s, err, sizeof err);
+    CHECK(rc == -1 && !strstr(err, "line 0") && strstr(err, "line "), "invalid YAML names a line >= 1: '%s'", err);
+    /* A small err buffer truncates, never overflows. */
+    char small[16];
+    memset(small, 'X', sizeof small);
+    rc = spec_load(path, &s, small, 10);
+    CHECK(rc == -1 && small[9] == 0 && small[10] == 'X', "error text is truncated to errcap");
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/aitune-test-spec-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        printf("FAIL setup: mkdtemp\n");
+        return 1;
+    }
+    test_good();
+    test_errors();
+    cleanup();
+    CHECK_DONE();
+}

@@ -1,0 +1,453 @@
+/*
+** test_tmpl: the Lua side (tmpl.c, search.c) against the real templates and
+** against broken ones in tests/fixtures/broken/.
+**
+**     build/tests/test_tmpl [REPO_ROOT]
+*/
+#define _GNU_SOURCE
+#include "check.h"
+#include "device.h"
+#include "search.h"
+#include "tmpl.h"
+#include "util.h"
+
+#include <lua.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char root[1024], broken[1100];
+static device dev;
+
+static int has(const char *s, const char *sub) { return s && sub && strstr(s, sub) != NULL; }
+
+static void free_names(char **v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static void test_ops(tmpl *T)
+{
+    char **ops = NULL;
+    int n = 0;
+    int rc = tmpl_ops(T, &ops, &n);
+    CHECK(rc == 0, "tmpl_ops on the real templates");
+    int axpy = 0, cast = 0, scale = 0, lib = 0, sorted = 1;
+    for (int i = 0; i < n; i++) {
+        axpy |= !strcmp(ops[i], "axpy");
+        cast |= !strcmp(ops[i], "cast");
+        scale |= !strcmp(ops[i], "scale_copy");
+        lib |= !strcmp(ops[i], "lib");
+        if (i && strcmp(ops[i - 1], ops[i]) >= 0) sorted = 0;
+    }
+    CHECK(axpy && cast && scale, "tmpl_ops lists axpy, cast and scale_copy (%d ops)", n);
+    CHECK(!lib, "tmpl_ops does not list lib/");
+    CHECK(sorted, "tmpl_ops is sorted");
+    free_names(ops, n);
+
+    char **tn = NULL;
+    rc = tmpl_templates(T, "axpy", &tn, &n);
+    CHECK(rc == 0 && n >= 1 && !strcmp(tn[0], "axpy/vec"), "tmpl_templates(axpy) gives axpy/vec (%d)", n);
+    if (!rc) free_names(tn, n);
+
+    int nd, ndt;
+    char dims[4][16], dts[8][16];
+    rc = tmpl_op_info(T, "cast", &nd, dims, &ndt, dts, 8);
+    CHECK(rc == 0 && nd == 1 && !strcmp(dims[0], "n") && ndt == 4 && !strcmp(dts[0], "f32>bf16"),
+          "tmpl_op_info(cast): dims [n], 4 dtypes starting f32>bf16");
+}
+
+static void test_tasks(tmpl *T)
+{
+    op_task t;
+    long long n1000[] = { 1000 };
+    int rc = tmpl_task(T, "axpy", "f32", n1000, &t);
+    CHECK(rc == 0, "tmpl_task axpy f32 n=1000 (%s)", rc ? tmpl_errmsg(T) : "ok");
+    if (!rc) {
+        CHECK(t.nargs == 4, "axpy has 4 args (got %d)", t.nargs);
+        CHECK(!strcmp(t.args[0].name, "x") && t.args[0].role == ROLE_IN && t.args[0].count == 1000 && t.args[0].esize == 4 &&
+              !strcmp(t.args[0].dtype, "f32"), "arg x: in, f32, 1000 elements");
+        CHECK(!strcmp(t.args[1].name, "y") && t.args[1].role == ROLE_INOUT && t.args[1].count == 1000, "arg y: inout, 1000 elements");
+        CHECK(t.args[2].role == ROLE_SCALAR && t.args[2].value == 0.75, "arg a: scalar 0.75");
+        CHECK(t.args[3].role == ROLE_DIM && t.args[3].value == 1000, "arg n: dim = 1000");
+        CHECK(t.bytes == 12000, "axpy f32 n=1000 moves 12000 bytes (got %g)", t.bytes);
+        CHECK(t.flops == 2000, "axpy f32 n=1000 does 2000 flops (got %g)", t.flops);
+        CHECK(t.rtol > 0 && t.rtol < 1e-3, "axpy f32 has a tight tolerance (%g)", t.rtol);
+        CHECK(t.ndims == 1 && !strcmp(t.dims[0], "n") && t.shape[0] == 1000, "task shape n=1000");
+    }
+    rc = tmpl_task(T, "axpy", "bf16", n1000, &t);
+    CHECK(rc == 0 && t.args[0].esize == 2 && t.bytes == 6000 && t.args[2].esize == 0, "axpy bf16: 2-byte elements, 6000 bytes");
+    rc = tmpl_task(T, "cast", "f32>bf16", n1000, &t);
+    CHECK(rc == 0, "tmpl_task cast f32>bf16 (%s)", rc ? tmpl_errmsg(T) : "ok");
+    if (!rc) {
+        CHECK(!strcmp(t.args[0].dtype, "f32") && t.args[0].esize == 4 && t.args[0].role == ROLE_IN, "cast In = f32");
+        CHECK(!strcmp(t.args[1].dtype, "bf16") && t.args[1].esize == 2 && t.args[1].role == ROLE_OUT, "cast Out = bf16");
+        CHECK(t.bytes == 6000, "cast f32>bf16 n=1000 moves 6000 bytes (got %g)", t.bytes);
+        CHECK(t.rtol == 0 && t.atol == 0, "cast is exact");
+    }
+    rc = tmpl_task(T, "nope", "f32", n1000, &t);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "unknown op 'nope'") && has(tmpl_errmsg(T), "axpy") && has(tmpl_errmsg(T), "cast"),
+          "unknown op: error lists the known ops: '%s'", tmpl_errmsg(T));
+    rc = tmpl_task(T, "../axpy", "f32", n1000, &t);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "unknown op"), "an op name with a path is an unknown op: '%s'", tmpl_errmsg(T));
+    rc = tmpl_task(T, "axpy", "f64", n1000, &t);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "f64") && has(tmpl_errmsg(T), "f32, f16, bf16"),
+          "bad dtype: error lists the op's dtypes: '%s'", tmpl_errmsg(T));
+    long long zero[] = { 0 };
+    rc = tmpl_task(T, "axpy", "f32", zero, &t);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "n=0") && has(tmpl_errmsg(T), ">= 1"), "shape 0: error '%s'", tmpl_errmsg(T));
+    /* The Lua stack is balanced after failures and successes alike. */
+    int top = lua_gettop(tmpl_lua(T));
+    for (int i = 0; i < 50; i++) {
+        tmpl_task(T, "axpy", "f32", n1000, &t);
+        tmpl_task(T, "axpy", "f64", n1000, &t);
+        tmpl_task(T, "nope", "f32", n1000, &t);
+    }
+    CHECK(lua_gettop(tmpl_lua(T)) == top, "the Lua stack is balanced after 150 tmpl_task calls (%d -> %d)", top,
+          lua_gettop(tmpl_lua(T)));
+}
+
+static void test_configs(tmpl *T)
+{
+    op_task t;
+    long long n1000[] = { 1000 };
+    if (tmpl_task(T, "axpy", "f32", n1000, &t)) { CHECK(0, "setup: axpy task"); return; }
+    char *d = NULL;
+    int rc = tmpl_default(T, "axpy/vec", &t, &dev, &d);
+    CHECK(rc == 0 && d, "tmpl_default axpy/vec");
+    if (rc) return;
+    CHECK_STR(d, "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1}", "the default is canonical JSON (sorted keys)");
+    int ok = -1;
+    char why[256] = "";
+    rc = tmpl_valid(T, "axpy/vec", d, &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == 0 && ok == 1, "the default is valid (%s)", why);
+    free(d);
+
+    rc = tmpl_valid(T, "axpy/vec", "{\"block\":100,\"grid_stride\":0,\"ilp\":1,\"vec\":1}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == 0 && ok == 0 && has(why, "block=100"), "block=100 is not one of the values: '%s'", why);
+    rc = tmpl_valid(T, "axpy/vec", "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1,\"tile\":4}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == 0 && ok == 0 && has(why, "not know"), "an unknown key is rejected: '%s'", why);
+    rc = tmpl_valid(T, "axpy/vec", "{\"block\":256,\"ilp\":1,\"vec\":1}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == 0 && ok == 0 && has(why, "grid_stride") && has(why, "missing"), "a missing key is rejected: '%s'", why);
+    rc = tmpl_valid(T, "axpy/vec", "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":16}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == 0 && ok == 0 && has(why, "vector"), "a config the constraints reject says why: '%s'", why);
+    rc = tmpl_valid(T, "axpy/vec", "{\"block\":\"256\",\"grid_stride\":0,\"ilp\":1,\"vec\":1}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == 0 && ok == 0, "a string \"256\" is not the number 256");
+    rc = tmpl_valid(T, "axpy/vec", "not json", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "not a JSON object"), "malformed config JSON is an error: '%s'", tmpl_errmsg(T));
+    rc = tmpl_valid(T, "axpy/nope", "{}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "unknown template 'axpy/nope'"), "unknown template: '%s'", tmpl_errmsg(T));
+    rc = tmpl_valid(T, "axpyvec", "{}", &t, &dev, &ok, why, sizeof why);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "op/impl"), "a template name without a slash: '%s'", tmpl_errmsg(T));
+
+    /* Config JSON round trip through Lua. */
+    const char *cfg = "{\"block\":128,\"grid_stride\":1,\"ilp\":2,\"vec\":4}";
+    if (!tmpl_push_config(T, "{ \"vec\" : 4, \"ilp\":2, \"grid_stride\":1,\"block\":128 }")) {
+        strbuf sb = STRBUF_INIT;
+        rc = tmpl_config_json(T, -1, &sb);
+        lua_pop(tmpl_lua(T), 1);
+        CHECK(rc == 0 && !strcmp(sb_str(&sb), cfg), "config JSON round trip sorts keys: '%s'", sb_str(&sb));
+        sb_free(&sb);
+    } else {
+        CHECK(0, "tmpl_push_config of spaced JSON: %s", tmpl_errmsg(T));
+    }
+}
+
+static void test_instantiate(tmpl *T)
+{
+    op_task t;
+    long long n[] = { 100000 };
+    if (tmpl_task(T, "axpy", "f32", n, &t)) { CHECK(0, "setup: axpy task"); return; }
+    struct { int block, ilp, vec, gs; long long n; unsigned grid; } cases[] = {
+        { 256, 1, 1, 0, 1000, 4 },          /* ceil(1000 / 256) */
+        { 128, 2, 4, 0, 100000, 98 },       /* ceil(100000 / 1024) */
+        { 64, 1, 1, 0, 64, 1 },
+        { 1024, 8, 4, 0, 1LL << 24, 512 },
+        { 256, 1, 1, 1, 1LL << 24, 1056 },  /* min(cdiv, 132 SMs * 8 blocks) */
+        { 256, 1, 1, 1, 1000, 4 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cfg[128];
+        snprintf(cfg, sizeof cfg, "{\"block\":%d,\"grid_stride\":%d,\"ilp\":%d,\"vec\":%d}", cases[i].block, cases[i].gs,
+                 cases[i].ilp, cases[i].vec);
+        t.shape[0] = cases[i].n;
+        kernel_src k;
+        int rc = tmpl_instantiate(T, "axpy/vec", cfg, &t, &dev, "aitune_test_kernel", &k);
+        CHECK(rc == 0, "instantiate %s (%s)", cfg, rc ? tmpl_errmsg(T) : "ok");
+        if (rc) continue;
+        CHECK(has(k.source, "aitune_test_kernel") && has(k.source, "extern \"C\""), "source defines extern \"C\" aitune_test_kernel");
+        CHECK(!strcmp(k.name, "aitune_test_kernel"), "kernel_src name");
+        unsigned grid[3], block[3], smem;
+        char err[256] = "";
+        rc = kernel_geometry(&k, &t, grid, block, &smem, err, sizeof err);
+        CHECK(rc == 0 && grid[0] == cases[i].grid && grid[1] == 1 && grid[2] == 1 && block[0] == (unsigned)cases[i].block &&
+              block[1] == 1 && smem == 0,
+              "geometry of %s at n=%lld: grid %u (want %u), block %u ('%s')", cfg, cases[i].n, grid[0], cases[i].grid, block[0],
+              k.grid[0]);
+        kernel_src_free(&k);
+    }
+    /* The source does not depend on the shape (one compile serves every bucket). */
+    kernel_src a, b;
+    t.shape[0] = 1000;
+    int ra = tmpl_instantiate(T, "axpy/vec", "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1}", &t, &dev, "k", &a);
+    t.shape[0] = 1 << 20;
+    int rb = tmpl_instantiate(T, "axpy/vec", "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1}", &t, &dev, "k", &b);
+    CHECK(!ra && !rb && !strcmp(a.source, b.source), "the same config gives the same source at another shape");
+    if (!ra) kernel_src_free(&a);
+    if (!rb) kernel_src_free(&b);
+    /* Reference and support kernels. */
+    kernel_src r;
+    if (!tmpl_reference(T, &t, "aitune_reference", &r)) {
+        unsigned grid[3], block[3], smem;
+        char err[256];
+        CHECK(has(r.source, "aitune_reference") && !kernel_geometry(&r, &t, grid, block, &smem, err, sizeof err) &&
+              grid[0] * block[0] >= (unsigned)t.shape[0], "the reference covers n with its launch");
+        kernel_src_free(&r);
+    } else {
+        CHECK(0, "tmpl_reference: %s", tmpl_errmsg(T));
+    }
+    char *sup = NULL;
+    CHECK(!tmpl_support(T, &sup) && sup && has(sup, "fill_f32"), "tmpl_support gives the engine's kernels (fill_f32)");
+    free(sup);
+}
+
+/* Collect every config the strategy gives, asking k at a time. */
+static int drain(search *s, int k, char ***all)
+{
+    int total = 0;
+    *all = NULL;
+    for (int round = 0; round < 10000; round++) {
+        char **cfgs;
+        int got;
+        if (search_ask(s, k, &cfgs, &got)) return -1;
+        if (got > k) { free_names(cfgs, got); return -2; }
+        for (int i = 0; i < got; i++) {
+            *all = realloc(*all, sizeof **all * (size_t)(total + 1));
+            (*all)[total++] = cfgs[i];
+        }
+        free(cfgs);
+        if (!got) break;
+    }
+    return total;
+}
+
+static int dups(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (!strcmp(v[i], v[j])) return 1;
+    return 0;
+}
+
+static void test_search(tmpl *T)
+{
+    op_task t;
+    long long n[] = { 1 << 20 };
+    if (tmpl_task(T, "axpy", "f32", n, &t)) { CHECK(0, "setup: axpy task"); return; }
+    search *s = search_new(T, "exhaustive", "axpy/vec", &t, &dev, 1, 0);
+    CHECK(s != NULL, "search_new exhaustive (%s)", s ? "ok" : tmpl_errmsg(T));
+    if (!s) return;
+    int size = search_size(s), nrej = search_nrejected(s);
+    CHECK(size > 0 && size + nrej == 5 * 5 * 4 * 2, "valid + rejected = the 200 configs of axpy/vec (%d + %d)", size, nrej);
+    char **all;
+    int total = drain(s, 7, &all);
+    CHECK(total == size, "exhaustive gives every valid config (%d of %d)", total, size);
+    CHECK(total > 0 && !dups(all, total), "exhaustive gives each config once");
+    int invalid = 0;
+    for (int i = 0; i < total; i++) {
+        int ok;
+        char why[256];
+        if (tmpl_valid(T, "axpy/vec", all[i], &t, &dev, &ok, why, sizeof why) || !ok) invalid++;
+    }
+    CHECK(invalid == 0, "every config exhaustive gives is valid (%d invalid)", invalid);
+    char **more;
+    int got = -1;
+    search_ask(s, 5, &more, &got);
+    CHECK(got == 0, "then none (got %d)", got);
+    free_names(more, got > 0 ? got : 0);
+    CHECK(search_tell(s, all[0], "ok", 12.5) == 0 && search_tell(s, all[1], "timeout", 0) == 0, "search_tell accepts results");
+    if (total > 0) {
+        char *cfg;
+        char why[256];
+        int is_err = -1;
+        int rc = search_rejected(s, 0, &cfg, why, sizeof why, &is_err);
+        CHECK(rc == 0 && cfg && cfg[0] == '{' && is_err == 0 && why[0], "search_rejected(0): a constraint with a reason ('%s')", why);
+        if (!rc) free(cfg);
+    }
+    free_names(all, total);
+    search_free(s);
+
+    s = search_new(T, "exhaustive", "axpy/vec", &t, &dev, 1, 10);
+    total = s ? drain(s, 4, &all) : -1;
+    CHECK(total == 10, "exhaustive with max_evals 10 stops at 10 (got %d)", total);
+    if (total > 0) free_names(all, total);
+    search_free(s);
+
+    /* Random: seeded, no repeats, respects max_evals. */
+    char **r1, **r2, **r3;
+    search *a = search_new(T, "random", "axpy/vec", &t, &dev, 42, 0);
+    search *b = search_new(T, "random", "axpy/vec", &t, &dev, 42, 0);
+    search *c = search_new(T, "random", "axpy/vec", &t, &dev, 43, 0);
+    CHECK(a && b && c, "search_new random x3");
+    if (!a || !b || !c) return;
+    int n1 = drain(a, 5, &r1), n2 = drain(b, 3, &r2), n3 = drain(c, 5, &r3);
+    CHECK(n1 == size && n2 == size && n3 == size, "random without a cap gives the whole space (%d %d %d of %d)", n1, n2, n3, size);
+    int same = n1 == n2, differ = 0;
+    for (int i = 0; same && i < n1; i++) same = !strcmp(r1[i], r2[i]);
+    for (int i = 0; i < n1 && i < n3; i++) differ |= strcmp(r1[i], r3[i]) != 0;
+    CHECK(same, "random: the same seed gives the same order");
+    CHECK(differ, "random: another seed gives another order");
+    CHECK(!dups(r1, n1), "random never repeats a config");
+    int in_order = 1;
+    s = search_new(T, "exhaustive", "axpy/vec", &t, &dev, 1, 0);
+    int ne = s ? drain(s, 50, &all) : 0;
+    for (int i = 0; i < ne && i < n1; i++) in_order &= !strcmp(all[i], r1[i]);
+    CHECK(!in_order, "random is not the enumeration order");
+    if (ne > 0) free_names(all, ne);
+    search_free(s);
+    free_names(r1, n1);
+    free_names(r2, n2);
+    free_names(r3, n3);
+    search_free(a);
+    search_free(b);
+    search_free(c);
+    s = search_new(T, "random", "axpy/vec", &t, &dev, 7, 25);
+    total = s ? drain(s, 10, &all) : -1;
+    CHECK(total == 25 && !dups(all, total), "random with max_evals 25 gives 25 distinct configs (got %d)", total);
+    if (total > 0) free_names(all, total);
+    search_free(s);
+
+    s = search_new(T, "nosuch", "axpy/vec", &t, &dev, 1, 0);
+    CHECK(!s && has(tmpl_errmsg(T), "unknown search strategy 'nosuch'"), "unknown strategy: '%s'", tmpl_errmsg(T));
+    s = search_new(T, "space", "axpy/vec", &t, &dev, 1, 0);
+    CHECK(!s && has(tmpl_errmsg(T), "unknown search strategy"), "space.lua is not a strategy");
+    s = search_new(T, "../search/random", "axpy/vec", &t, &dev, 1, 0);
+    CHECK(!s, "a strategy name with a path is refused");
+    search_free(s);
+}
+
+/* ---- broken templates ---- */
+
+static void test_broken(void)
+{
+    tmpl *T = tmpl_open(broken);
+    op_task t;
+    long long n[] = { 4096 };
+    int rc = tmpl_task(T, "bad", "f32", n, &t);
+    CHECK(rc == 0, "fixture op 'bad' loads (%s)", rc ? tmpl_errmsg(T) : "ok");
+    if (rc) { tmpl_close(T); return; }
+    char **ops;
+    int nops;
+    if (!tmpl_ops(T, &ops, &nops)) {
+        CHECK(nops == 2 && !strcmp(ops[0], "bad") && !strcmp(ops[1], "syntax"), "fixture ops: bad, syntax (%d)", nops);
+        free_names(ops, nops);
+    }
+    kernel_src k;
+    char *d = NULL;
+    CHECK(!tmpl_default(T, "bad/good", &t, &dev, &d), "the fixture's working template loads");
+    free(d);
+
+    /* source() raises: the message names the file and line. */
+    rc = tmpl_instantiate(T, "bad/raise_source", "{\"block\":64}", &t, &dev, "k", &k);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "templates/bad/raise_source.lua:5:") && has(tmpl_errmsg(T), "source exploded"),
+          "a Lua error in source() names file:line and the message: '%s'", tmpl_errmsg(T));
+    CHECK(!strchr(tmpl_errmsg(T), '\n'), "the Lua error is one line (no traceback)");
+    CHECK(k.source == NULL, "a failed instantiate leaves no source");
+
+    /* launch() gives a grid that cannot be evaluated or is zero. */
+    const char *bad_grids[] = { "{\"mode\":0}", "{\"mode\":1}", "{\"mode\":2}" };
+    const char *words[] = { "cdiv", "grid", "block" };
+    for (int i = 0; i < 3; i++) {
+        rc = tmpl_instantiate(T, "bad/zero_grid", bad_grids[i], &t, &dev, "k", &k);
+        CHECK(rc == 0, "zero_grid %s instantiates (%s)", bad_grids[i], rc ? tmpl_errmsg(T) : "ok");
+        if (rc) continue;
+        unsigned grid[3], block[3], smem;
+        char err[256] = "";
+        rc = kernel_geometry(&k, &t, grid, block, &smem, err, sizeof err);
+        CHECK(rc == -1 && has(err, words[i]), "kernel_geometry of %s fails with a message: '%s'", bad_grids[i], err);
+        kernel_src_free(&k);
+    }
+
+    /* A required field is missing: the load error names it. */
+    rc = tmpl_default(T, "bad/missing_field", &t, &dev, &d);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "missing_field.lua") && has(tmpl_errmsg(T), "'default'"),
+          "a template without default() does not load: '%s'", tmpl_errmsg(T));
+
+    /* constraints() raising is recorded as an error, apart from a plain no. */
+    search *s = search_new(T, "exhaustive", "bad/constraint_error", &t, &dev, 1, 0);
+    CHECK(s != NULL, "a space whose constraints raise for some configs still builds (%s)", s ? "ok" : tmpl_errmsg(T));
+    if (s) {
+        CHECK(search_size(s) == 2 && search_nrejected(s) == 4, "2 valid, 4 rejected (got %d, %d)", search_size(s),
+              search_nrejected(s));
+        int errors = 0, plain = 0;
+        for (int i = 0; i < search_nrejected(s); i++) {
+            char *cfg = NULL, why[256] = "";
+            int is_err = -1;
+            if (search_rejected(s, i, &cfg, why, sizeof why, &is_err)) continue;
+            if (is_err == 1) {
+                errors++;
+                CHECK(has(cfg, "\"vec\":4") && has(why, "constraint blew up") && has(why, "constraint_error.lua:5"),
+                      "a raising constraint is kind error, with file:line: %s '%s'", cfg, why);
+            } else if (is_err == 0) {
+                plain++;
+                CHECK(has(cfg, "\"vec\":2") && has(why, "vec 2 is not wanted"), "a plain no keeps its reason: %s '%s'", cfg, why);
+            }
+            free(cfg);
+        }
+        CHECK(errors == 2 && plain == 2, "2 rejected as errors, 2 as constraints (got %d, %d)", errors, plain);
+        int ok = -1;
+        char why[256] = "";
+        rc = tmpl_valid(T, "bad/constraint_error", "{\"block\":64,\"vec\":4}", &t, &dev, &ok, why, sizeof why);
+        CHECK(rc == -1 && has(tmpl_errmsg(T), "constraint blew up"), "tmpl_valid reports a raising constraint as an error");
+        search_free(s);
+    }
+
+    /* The sandbox: no io, no os, no load. */
+    rc = tmpl_instantiate(T, "bad/sandbox_io", "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1}", &t, &dev, "k", &k);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "sandbox_io.lua:4") && has(tmpl_errmsg(T), "io"),
+          "io.open in a template fails: '%s'", tmpl_errmsg(T));
+    unlink("/tmp/aitune-sandbox-escaped");
+    rc = tmpl_instantiate(T, "bad/sandbox_os", "{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1}", &t, &dev, "k", &k);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "sandbox_os.lua:4") && has(tmpl_errmsg(T), "os"),
+          "os.execute in a template fails: '%s'", tmpl_errmsg(T));
+    CHECK(access("/tmp/aitune-sandbox-escaped", F_OK) != 0, "and ran nothing");
+    rc = tmpl_default(T, "bad/sandbox_load", &t, &dev, &d);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "sandbox_load.lua:3"), "load/dofile/require are absent: '%s'", tmpl_errmsg(T));
+
+    /* An op file with a syntax error. */
+    rc = tmpl_task(T, "syntax", "f32", n, &t);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "templates/syntax/op.lua:4:"), "an op.lua syntax error names file:line: '%s'",
+          tmpl_errmsg(T));
+    /* Still usable afterwards. */
+    rc = tmpl_task(T, "bad", "f16", n, &t);
+    CHECK(rc == 0 && t.args[0].esize == 2, "the state is usable after errors");
+    tmpl_close(T);
+
+    T = tmpl_open("/nonexistent-aitune-root");
+    rc = tmpl_ops(T, &ops, &nops);
+    CHECK(rc == -1 && has(tmpl_errmsg(T), "templates"), "a root without templates/: '%s'", tmpl_errmsg(T));
+    tmpl_close(T);
+    tmpl_close(NULL);
+}
+
+int main(int argc, char **argv)
+{
+    const char *r = argc > 1 ? argv[1] : getenv("AITUNE_ROOT") ? getenv("AITUNE_ROOT") : AITUNE_SOURCE_DIR;
+    snprintf(root, sizeof root, "%s", r);
+    snprintf(broken, sizeof broken, "%s/tests/fixtures/broken", root);
+    if (device_assume("sm_90", &dev)) {
+        printf("FAIL setup: device_assume sm_90\n");
+        return 1;
+    }
+    tmpl *T = tmpl_open(root);
+    test_ops(T);
+    test_tasks(T);
+    test_configs(T);
+    test_instantiate(T);
+    test_search(T);
+    tmpl_close(T);
+    test_broken();
+    CHECK_DONE();
+}
