@@ -1,0 +1,3 @@
+-- Row maxima with a group of threads per row (a slice of a warp up to a block),
+-- several vector loads in flight per thread, shuffle or shared-memory reductions.
+return lib("rows").family(OP, "max", "stream", "rows")

@@ -1,0 +1,2 @@
+-- rmsnorm with the row held in registers: one read of HBM, reductions on registers.
+return lib("rows").family(OP, "rmsnorm", "hold")
