@@ -14,6 +14,13 @@ build/aitune sweep specs/memory.yaml --db "$db" --quiet ${AITUNE_BUDGET:+--budge
 echo "sweep exit $? after $(( $(date +%s) - t0 )) s"
 tail -4 "$keep/memory-sweep.err"
 build/aitune show --db "$db" --json > "$w/winners.json"
+python3 - "$db" <<'PY' | tee "$keep/memory-failures.txt"
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+for r in con.execute("select op, dtype, bucket, template, config, status, error from measurements "
+                     "where status in ('wrong', 'runtime', 'timeout')"):
+    print("failed candidate:", " | ".join(str(v) for v in r))
+PY
 cases="softmax:bf16:32768x4096 softmax:bf16:16384x32768 softmax:bf16:32768x512
 layernorm:bf16:32768x4096 layernorm:bf16:16384x32768 layernorm:bf16:32768x512
 rmsnorm:bf16:32768x4096 rmsnorm:bf16:16384x32768 rmsnorm:bf16:32768x512

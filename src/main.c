@@ -355,8 +355,9 @@ static const cmd commands[] = {
       "the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
       "Prints registers, spills, shared memory, compile time and ptxas warnings. Needs no GPU.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
+      "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
       "  -j N         compile threads (default: one per core)",
-      "aitune compile SPEC [--db PATH] [-j N]" },
+      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU: for each (op, dtype, shape bucket), every candidate is verified\n"
       "against the op's reference on random inputs and timed (L2 flushed, median of settled samples);\n"
       "each measurement is stored as it lands and the top 5 are re-timed interleaved before the winner is\n"

@@ -816,7 +816,10 @@ static int compile_all(sw *S)
                         continue;
                     }
                     if (!ok) continue;
-                    search *se = search_new(S->T, "exhaustive", tn[ti], &t, &S->dev, S->sp.seed, 0);
+                    /* Every config, or with --max-evals a seeded sample of each space. */
+                    search *se = S->o->max_evals > 0
+                        ? search_new(S->T, "random", tn[ti], &t, &S->dev, S->sp.seed, S->o->max_evals)
+                        : search_new(S->T, "exhaustive", tn[ti], &t, &S->dev, S->sp.seed, 0);
                     if (!se) { rc = error("%s", tmpl_errmsg(S->T)); break; }
                     S->rejected += search_nrejected(se);
                     char **cfgs;

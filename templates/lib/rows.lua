@@ -291,19 +291,37 @@ do
     ptrs = { "x", "y" },
     nred = 2, nst = 2, hold = true,
   }
+  -- SM_PASSES 1: one block reduction of (max, sum) pairs, each thread's pair
+  -- taken over its own registers; 2: a max reduction, then a sum reduction.
+  -- One reduction halves the barriers a row waits on between its load and
+  -- its store.
   k.hold = body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. LOAD_STEP .. [[
-    St<1> m;
-    m.v[0] = NEG_INF;
+    float ms, inv;
+    if constexpr (SM_PASSES == 1) {
+      float cm = NEG_INF;
+]] .. each("cm = fmaxf(cm, xe);") .. [[
+      St<2> st;
+      st.v[0] = cm * L2E;
+      st.v[1] = 0.f;
+      if (cm != NEG_INF) {
+]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -st.v[0]));") .. [[
+      }
+      group_all<COnl, TPR, 2>(st, buf, g, t);
+      ms = st.v[0];
+      inv = 1.f / st.v[1];
+    } else {
+      St<1> m;
+      m.v[0] = NEG_INF;
 ]] .. each("m.v[0] = fmaxf(m.v[0], xe);") .. [[
-    group_all<CMax, TPR, 1>(m, buf, g, t);
-    const float ms = m.v[0] * L2E;
-    St<1> s;
-    s.v[0] = 0.f;
-    float ex[NV][V];
-]] .. each("ex[j][e] = fex2(fmaf(xe, L2E, -ms)); s.v[0] += ex[j][e];") .. [[
-    group_all<CSum, TPR, 1>(s, buf + SLOT, g, t);
-    const float inv = 1.f / s.v[0];
-]] .. each_out("", "ye = ex[j][e] * inv;"))
+      group_all<CMax, TPR, 1>(m, buf, g, t);
+      ms = m.v[0] * L2E;
+      St<1> s;
+      s.v[0] = 0.f;
+]] .. each("s.v[0] += fex2(fmaf(xe, L2E, -ms));") .. [[
+      group_all<CSum, TPR, 1>(s, buf + SLOT, g, t);
+      inv = 1.f / s.v[0];
+    }
+]] .. each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))
   -- SM_PASSES 2: one online pass for (max, sum), one to write; 3: max, sum, write.
   k.stream = body(k, "stream", "    T* yr = y + (rv ? row : 0) * cols;\n    float ms, inv;\n" .. [[
     if constexpr (SM_PASSES == 2) {
@@ -527,6 +545,7 @@ function M.family(op, kindname, mode, name)
     { "occ", { 0, 1024, 2048 } },
   }
   if kindname == "softmax" and mode == "stream" then params[#params + 1] = { "passes", { 2, 3 } } end
+  if kindname == "softmax" and mode == "hold" then params[#params + 1] = { "passes", { 1, 2 } } end
   if mode == "hold" and (kindname == "layernorm" or kindname == "rmsnorm") then
     params[#params + 1] = { "wreg", { 0, 1 } }
   end

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The memory-bound families without a GPU: a seeded sample of every family's
+# space at a bar shape is instantiated and compiled for sm_90a, the ptxas
+# report is read, every family has configs free of spills and local memory,
+# and one winner per op (from a fake sweep) is emitted and built by nvcc.
+. "$(dirname "$0")/lib.sh"
+
+BARS=$ROOT/tests/fixtures/families/bars.yaml
+DB=$T/families.db
+FAMILIES="softmax/hold softmax/stream layernorm/hold layernorm/stream rmsnorm/hold rmsnorm/stream
+transpose/tile reduce_rows/rows reduce_rows/split reduce_rows_max/rows reduce_all/vec"
+
+expect_exit 0 "compile a sample of every memory-bound family" "$AITUNE" compile "$BARS" --db "$DB" --max-evals 6
+cp "$T/out" "$T/table"
+for f in $FAMILIES; do
+    n=$(awk -v f="$f" '$2 == f' "$T/table" | wc -l)
+    expect_true "family $f is instantiated and compiled ($n configs)" test "$n" -ge 1
+    # Column 5 of a table row is spills in bytes, from ptxas -v.
+    clean=$(awk -v f="$f" '$2 == f && $5 == 0' "$T/table" | wc -l)
+    expect_true "family $f has configs with no spills ($clean of $n)" test "$clean" -ge 1
+done
+# No local memory: no stack frame in any compiled sample (the registry keeps
+# each cubin's ptxas report).
+stack=$(sql "$DB" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")
+nk=$(sql "$DB" "select count(*) from cubins where kernel like 'aitune_%'")
+expect_true "the $nk sampled kernels report their registers" test "$(sql "$DB" "select count(*) from cubins where registers > 0")" -ge "$nk"
+# A stack frame without spills is a register array indexed at run time.
+local_arrays=$(sql "$DB" "select count(*) from cubins where stack > 0 and spills = 0 and kernel like 'aitune_%'")
+expect_eq "no sampled kernel keeps an array in local memory ($stack of $nk use a stack frame)" "$local_arrays" 0
+
+# One winner per op through the whole pipeline, then emit + nvcc.
+fake_sweep ok "$DB" "$BARS"
+expect_eq "fake sweep of the bar shapes exits 0" "$RC" 0 || show_last
+if command -v nvcc >/dev/null 2>&1; then
+    for q in "softmax bf16 32768,4096" "layernorm bf16 32768,4096" "rmsnorm bf16 32768,4096" "transpose bf16 32768,4096" \
+             "reduce_rows bf16 4096,4096" "reduce_rows_max f32 4096,4096" "reduce_all f32 268435456"; do
+        set -- $q
+        run "$AITUNE" emit "$1" --arch sm_90 --dtype "$2" --shape "$3" --db "$DB" -o "$T/$1.cu"
+        expect_eq "emit $1 $2 $3" "$RC" 0 || { show_last; continue; }
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
+        expect_eq "nvcc -c builds the emitted $1" "$RC" 0 || show_last
+    done
+else
+    skip "nvcc builds the emitted kernels: no nvcc"
+fi
+done_testing
