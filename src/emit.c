@@ -130,9 +130,19 @@ int emit_run(const emit_opts *o)
                   w.median_us, w.gbps, w.shape);
     sb_printf(&out, "// Standalone: nothing from aitune is needed to build or run it.\n\n");
     sb_puts(&out, source);
-    sb_puts(&out, "\nstatic inline long long aitune_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n"
-                  "static inline long long aitune_min(long long a, long long b) { return a < b ? a : b; }\n"
-                  "static inline long long aitune_max(long long a, long long b) { return a > b ? a : b; }\n\n");
+    /* Only the helpers the launch expressions use: no unused-function warnings. */
+    strbuf exprs = STRBUF_INIT;
+    for (int i = 0; i < 3; i++) sb_printf(&exprs, "%s %s ", k.grid[i], k.block[i]);
+    sb_puts(&exprs, k.smem);
+    sb_puts(&out, "\n");
+    if (strstr(sb_str(&exprs), "cdiv("))
+        sb_puts(&out, "static inline long long aitune_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n");
+    if (strstr(sb_str(&exprs), "min("))
+        sb_puts(&out, "static inline long long aitune_min(long long a, long long b) { return a < b ? a : b; }\n");
+    if (strstr(sb_str(&exprs), "max("))
+        sb_puts(&out, "static inline long long aitune_max(long long a, long long b) { return a > b ? a : b; }\n");
+    sb_puts(&out, "\n");
+    sb_free(&exprs);
     sb_printf(&out, "// Launch on `stream`; returns the launch's error code.%s\n",
               k.workspace ? " ws: a zeroed device workspace of at least the bytes below." : "");
     if (k.workspace) sb_printf(&out, "// workspace bytes at the tuned shape: %lld\n", k.workspace);

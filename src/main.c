@@ -163,11 +163,21 @@ static int cmd_devices(int argc, char **argv)
             return EXIT_FAIL;
         }
         count = d.count > 0 ? d.count : 1;
-        if (opts[0].set)
-            printf("%s{\"index\":%d,\"name\":\"%s\",\"uuid\":\"%s\",\"cc\":%d,\"sms\":%d,\"mem\":%lld,\"l2\":%lld,"
-                   "\"smem_optin\":%d,\"driver\":\"%s\",\"cuda_driver\":%d,\"nvrtc\":\"%s\"}%s",
-                   g ? "" : "[", g, d.name, d.uuid, d.cc, d.sms, d.mem, d.l2, d.smem_optin, d.driver, d.cuda_driver,
-                   d.nvrtc, g + 1 < count ? ",\n" : "]\n");
+        if (opts[0].set) {
+            strbuf j = STRBUF_INIT;
+            sb_printf(&j, "%s{\"index\":%d,\"name\":", g ? "" : "[", g);
+            sb_json_str(&j, d.name);
+            sb_puts(&j, ",\"uuid\":");
+            sb_json_str(&j, d.uuid);
+            sb_printf(&j, ",\"cc\":%d,\"sms\":%d,\"mem\":%lld,\"l2\":%lld,\"smem_optin\":%d,\"driver\":", d.cc, d.sms,
+                      d.mem, d.l2, d.smem_optin);
+            sb_json_str(&j, d.driver);
+            sb_printf(&j, ",\"cuda_driver\":%d,\"nvrtc\":", d.cuda_driver);
+            sb_json_str(&j, d.nvrtc);
+            sb_printf(&j, "}%s", g + 1 < count ? ",\n" : "]\n");
+            fputs(sb_str(&j), stdout);
+            sb_free(&j);
+        }
         else
             printf("GPU %d: %s, sm_%d, %d SMs, %.1f GB, L2 %.0f MB, %d KB shared memory per block, driver %s "
                    "(CUDA %d.%d), NVRTC %s\n        %s\n",

@@ -671,23 +671,26 @@ static int check_spec(sw *S)
     return 0;
 }
 
-static int start_gpu(sw *S)
+/* The worker and the device facts, before the registry is touched: without
+** a GPU a sweep leaves no file behind. */
+static int start_worker(sw *S, strbuf *env)
 {
     S->W = worker_new(S->o->gpu);
-    strbuf env = STRBUF_INIT;
-    if (worker_hello(S->W, &S->dev, &env)) {
+    if (worker_hello(S->W, &S->dev, env)) {
         error("sweep needs a GPU to time candidates: %s", worker_errmsg(S->W));
         fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, and `aitune emit` writes kernels\n",
                 S->sp.path);
-        sb_free(&env);
         return -1;
     }
+    return 0;
+}
+
+/* The device and run records, the engine's kernels, the copy ceiling. */
+static int start_gpu(sw *S, const strbuf *env)
+{
     if (reg_device(S->R, &S->dev, &S->dev_id) ||
-        reg_run_begin(S->R, S->o->command, S->sp.hash, S->sp.seed, S->dev_id, sb_str(&env), &S->run_id)) {
-        sb_free(&env);
+        reg_run_begin(S->R, S->o->command, S->sp.hash, S->sp.seed, S->dev_id, sb_str(env), &S->run_id))
         return error("%s", reg_errmsg(S->R));
-    }
-    sb_free(&env);
     /* The engine's own kernels, through the cache like any other. */
     cand c = { 0 };
     if (tmpl_support(S->T, &c.k.source)) return error("%s", tmpl_errmsg(S->T));
@@ -889,6 +892,7 @@ static int compile_all(sw *S)
 int sweep_run(const sweep_opts *o)
 {
     sw S0, *S = &S0;
+    strbuf env = STRBUF_INIT;   /* the run's environment, from the worker */
     memset(S, 0, sizeof *S);
     S->o = o;
     S->t0 = now_s();
@@ -902,6 +906,7 @@ int sweep_run(const sweep_opts *o)
     S->T = tmpl_open(o->root);
     int code = EXIT_OK;
     if (check_spec(S)) { code = EXIT_INPUT; goto out; }
+    if (!o->compile_only && start_worker(S, &env)) { code = EXIT_FAIL; goto out; }
     if (reg_open(o->db_path, 0, &S->R)) {
         error("%s", reg_errmsg(S->R));
         code = EXIT_INPUT;
@@ -926,7 +931,7 @@ int sweep_run(const sweep_opts *o)
         }
         goto out;
     }
-    if (start_gpu(S)) { code = EXIT_FAIL; goto out; }
+    if (start_gpu(S, &env)) { code = EXIT_FAIL; goto out; }
     for (int i = 0; i < S->sp.ntasks && !interrupted && !S->budget_hit; i++) {
         spec_task *st = &S->sp.tasks[i];
         bucket *bs;
@@ -957,6 +962,7 @@ int sweep_run(const sweep_opts *o)
         code = 130;
     }
 out:
+    sb_free(&env);
     if (S->W) worker_free(S->W);
     jit_pool_free(S->pool);
     reg_close(S->R);

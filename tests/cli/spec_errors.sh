@@ -100,6 +100,7 @@ if has_gpu; then
 else
     expect_exit 1 "sweep without a GPU" "$AITUNE" sweep "$T/small.yaml" --db "$T/nogpu.db"
     expect_stderr "needs a GPU" "sweep without a GPU says it needs one"
+    [ -e "$T/nogpu.db" ] && fail "sweep without a GPU creates no registry" || ok "sweep without a GPU creates no registry"
     expect_stderr "aitune compile" "sweep without a GPU mentions aitune compile"
 fi
 # The same through a fake worker that reports no GPU.
