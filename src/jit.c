@@ -39,9 +39,9 @@ void jit_key(const char *source, const char *name, const char *arch, char out[17
     hash_hex(h, out);
 }
 
-static int grab(const char *log, const char *pattern_after, const char *unit, int *out)
+/* Sum of every "<number><unit>" in the log (a report has one per function). */
+static int grab(const char *log, const char *unit, int *out)
 {
-    /* Finds "<number> <unit>" or "<pattern_after> <number>". */
     const char *p = log;
     int found = 0, total = 0;
     while ((p = strstr(p, unit))) {
@@ -55,7 +55,6 @@ static int grab(const char *log, const char *pattern_after, const char *unit, in
         }
         p += strlen(unit);
     }
-    (void)pattern_after;
     if (found) *out = total;
     return found;
 }
@@ -66,13 +65,13 @@ int jit_parse_report(const char *log, jit_job *j)
     if (!u) return -1;
     j->registers = atoi(u + 5);
     int st = 0, ld = 0;
-    grab(log, NULL, " bytes spill stores", &st);
-    grab(log, NULL, " bytes spill loads", &ld);
+    grab(log, " bytes spill stores", &st);
+    grab(log, " bytes spill loads", &ld);
     j->spills = st + ld;
     j->smem = 0;
-    grab(log, NULL, " bytes smem", &j->smem);
+    grab(log, " bytes smem", &j->smem);
     j->stack = 0;
-    grab(log, NULL, " bytes stack frame", &j->stack);
+    grab(log, " bytes stack frame", &j->stack);
     return 0;
 }
 
@@ -96,10 +95,12 @@ void jit_compile(jit_job *j)
         j->done = 1;
         return;
     }
-    char arch[64];
-    snprintf(arch, sizeof arch, "--gpu-architecture=%s", j->arch);
-    const char *opts[] = { arch, "-std=c++17", "-lineinfo", "--ptxas-options=-v" };
-    nvrtcResult rc = nvrtcCompileProgram(prog, 4, opts);
+    /* jit_options(), split into words. */
+    char buf[128], *opts[8], *save = NULL;
+    int nopts = 0;
+    snprintf(buf, sizeof buf, "%s", jit_options(j->arch));
+    for (char *w = strtok_r(buf, " ", &save); w && nopts < 8; w = strtok_r(NULL, " ", &save)) opts[nopts++] = w;
+    nvrtcResult rc = nvrtcCompileProgram(prog, nopts, (const char *const *)opts);
     size_t n = 0;
     nvrtcGetProgramLogSize(prog, &n);
     j->log = xmalloc(n + 1);
@@ -117,9 +118,13 @@ void jit_compile(jit_job *j)
     } else {
         j->cubin = xmalloc(j->cubin_len);
         nvrtcGetCUBIN(prog, (char *)j->cubin);
-        jit_parse_report(j->log, j);
+        /* The report drives pruning, so it must be this kernel's. */
+        char entry[96];
+        snprintf(entry, sizeof entry, "entry function '%s'", j->name);
         const char *w = fatal_warning(j->log);
-        if (w) j->error = xstrfmt("ptxas warning %s (treated as a failure)", w);
+        if (jit_parse_report(j->log, j) || !strstr(j->log, entry))
+            j->error = xstrfmt("the ptxas report does not describe kernel '%s'", j->name);
+        else if (w) j->error = xstrfmt("ptxas warning %s (treated as a failure)", w);
         else j->ok = 1;
     }
     nvrtcDestroyProgram(&prog);
