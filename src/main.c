@@ -361,17 +361,18 @@ static int cmd_help(int argc, char **argv);
 static const cmd commands[] = {
     { "devices", cmd_devices, "List each GPU: name, compute capability, SMs, memory, L2, driver and NVRTC.\n"
       "Needs a GPU and its driver; says so plainly when there is none.", "aitune devices [--json]" },
-    { "compile", cmd_compile, "Instantiate every candidate of a spec from its templates and compile each with NVRTC for\n"
-      "the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
+    { "compile", cmd_compile, "Compile every candidate of a spec into the cubin cache; needs no GPU. Each is instantiated\n"
+      "from its template and compiled with NVRTC for the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
       "Prints registers, spills, shared memory, compile time and ptxas warnings. Needs no GPU.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
       "  -j N         compile threads (default: one per core)",
       "aitune compile SPEC [--db PATH] [--max-evals N] [-j N]" },
-    { "sweep", cmd_sweep, "Tune a spec on the GPU: for each (op, dtype, shape bucket), every candidate is verified\n"
-      "against the op's reference on random inputs and timed (L2 flushed, median of settled samples);\n"
-      "each measurement is stored as it lands and the top 5 are re-timed interleaved before the winner is\n"
-      "stored. Ctrl-C stops after the candidate in flight; running the same command again resumes.\n\n"
+    { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
+      "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
+      "timed (L2 flushed, median of settled samples); each measurement is stored as it lands, and\n"
+      "the top 5 are re-timed interleaved before the winner is stored. Ctrl-C stops after the\n"
+      "candidate in flight; running the same command again resumes.\n\n"
       "  --db PATH        the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --budget D       stop after D (90s, 30m, 2h); winners so far are kept, marked not exhaustive\n"
       "  --max-evals N    at most N candidates per bucket and template\n"
@@ -382,12 +383,12 @@ static const cmd commands[] = {
       "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec or registry, 130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
-    { "lookup", cmd_lookup, "The config for a shape: the tuned bucket that holds it, else the nearest tuned bucket,\n"
-      "else the template default; says which. The same answer libaitune's aitune_lookup gives.\n"
+    { "lookup", cmd_lookup, "The config for a shape, and which level answered. The tuned bucket that holds it, else the\n"
+      "nearest tuned bucket, else the template default. The same answer libaitune's aitune_lookup gives.\n"
       "--shape gives one size per dim, in the op's order: --shape 4096,1024.",
       "aitune lookup OP --arch sm_90 --dtype bf16 --shape N[,M...] [--db PATH] [--json]" },
-    { "emit", cmd_emit, "Write a standalone .cu with the kernel the registry chose for the shape (config in a\n"
-      "comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
+    { "emit", cmd_emit, "Write the chosen kernel as a standalone .cu file. It holds the kernel the registry chose\n"
+      "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
       "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
@@ -407,9 +408,14 @@ static void overview(FILE *f)
                "aitune makes CUDA kernels fast on the GPU they run on: it instantiates candidates from Lua\n"
                "templates, compiles them with NVRTC, verifies and times them on the GPU, and keeps the winners\n"
                "in a SQLite registry that applications query through libaitune.\n\ncommands:\n");
+    /* Each command's first sentence, on one line. */
     for (const cmd *c = commands; c->name; c++) {
-        const char *nl = strchr(c->summary, '\n');
-        fprintf(f, "  %-9s %.*s\n", c->name, nl ? (int)(nl - c->summary) : (int)strlen(c->summary), c->summary);
+        fprintf(f, "  %-9s ", c->name);
+        for (const char *p = c->summary; *p; p++) {
+            fputc(*p == '\n' ? ' ' : *p, f);
+            if (*p == '.' && (p[1] == ' ' || p[1] == '\n' || !p[1])) break;
+        }
+        fputc('\n', f);
     }
     fprintf(f, "\nA typical window: aitune compile specs/elementwise.yaml; aitune sweep specs/elementwise.yaml;\n"
                "aitune show; aitune emit axpy --arch sm_90 --dtype f32 --shape 67108864 -o axpy.cu\n"
