@@ -8,6 +8,7 @@
 --   space:neighbors(cfg)  valid configs one param step away
 --   space:encode(cfg)     numeric vector: each param's value index, 0-based
 --   space:key(cfg)        a string that identifies cfg
+--   space:walk(order, n)  a strategy trying configs in a fixed order
 local Space = {}
 Space.__index = Space
 
@@ -87,6 +88,25 @@ function Space:neighbors(cfg)
   end
   return out
 end
+
+-- A strategy that tries space.configs in the given order (a list of
+-- indices; nil: enumeration order), at most limit of them, ignoring results.
+local Walk = {}
+Walk.__index = Walk
+function Space:walk(order, limit)
+  return setmetatable({ space = self, order = order, next = 1,
+                        limit = math.min(self.size, limit or self.size) }, Walk)
+end
+function Walk:ask(n)
+  local out = {}
+  while #out < n and self.next <= self.limit do
+    local i = self.order and self.order[self.next] or self.next
+    out[#out + 1] = self.space.configs[i]
+    self.next = self.next + 1
+  end
+  return out
+end
+function Walk:tell(cfg, result) end
 
 -- A seeded generator (splitmix64): the same seed gives the same sequence on
 -- every machine, so strategies are deterministic.

@@ -98,14 +98,12 @@ int emit_run(const emit_opts *o)
         }
         launch = w.launch;
         for (int i = 0; i < 3; i++) {
-            char key[8];
             if (json_nth(launch, "grid", i, k.grid[i], sizeof k.grid[i]) ||
                 json_nth(launch, "block", i, k.block[i], sizeof k.block[i])) {
                 error("registry '%s': bad launch geometry for %s %s %s", o->db_path, o->op, o->dtype, c.bucket);
                 winner_free(&w);
                 goto done;
             }
-            (void)key;
         }
         if (json_nth(launch, "smem", 0, k.smem, sizeof k.smem)) snprintf(k.smem, sizeof k.smem, "0");
         const char *cl = strstr(launch, "\"cluster\":[");

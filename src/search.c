@@ -25,21 +25,24 @@ static int push_module(tmpl *T, const char *rel)
     return 0;
 }
 
+int search_exists(tmpl *T, const char *strategy)
+{
+    char *path = xstrfmt("%s/search/%s.lua", tmpl_root(T), strategy);
+    int ok = strspn(strategy, "abcdefghijklmnopqrstuvwxyz_") == strlen(strategy) && strcmp(strategy, "space") &&
+             file_exists(path);
+    free(path);
+    if (!ok) tmpl_seterr(T, "unknown search strategy '%s' (see search/*.lua)", strategy);
+    return ok;
+}
+
 search *search_new(tmpl *T, const char *strategy, const char *tname, const op_task *task,
                    const device *dev, unsigned long long seed, int max_evals)
 {
     lua_State *L = tmpl_lua(T);
     int top = lua_gettop(L);
+    if (!search_exists(T, strategy)) return NULL;
     char rel[128];
     snprintf(rel, sizeof rel, "search/%s.lua", strategy);
-    char *path = xstrfmt("%s/%s", tmpl_root(T), rel);
-    int exists = strspn(strategy, "abcdefghijklmnopqrstuvwxyz_") == strlen(strategy) &&
-                 strcmp(strategy, "space") && file_exists(path);
-    free(path);
-    if (!exists) {
-        tmpl_seterr(T, "unknown search strategy '%s' (see search/*.lua)", strategy);
-        return NULL;
-    }
     if (push_module(T, "search/space.lua")) goto bad;
     int mod = lua_gettop(L);
     lua_getfield(L, mod, "new");

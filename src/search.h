@@ -7,6 +7,9 @@
 
 typedef struct search search;
 
+/* Whether search/<strategy>.lua names a strategy; if not, tmpl_errmsg says so. */
+int search_exists(tmpl *T, const char *strategy);
+
 /* A search of tname's space for task on dev. max_evals <= 0: no cap.
 ** Returns NULL after setting tmpl_errmsg(T). */
 search *search_new(tmpl *T, const char *strategy, const char *tname, const op_task *task,

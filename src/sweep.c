@@ -96,11 +96,11 @@ static int out_of_budget(sw *S)
 }
 
 /* Compile through the cache: on return c->job is done or submitted. */
-static int start_compile(sw *S, cand *c)
+static int start_compile(sw *S, cand *c, const char *arch)
 {
     c->job.source = xstrdup(c->k.source);
     snprintf(c->job.name, sizeof c->job.name, "%s", c->k.name);
-    snprintf(c->job.arch, sizeof c->job.arch, "%s", S->sp.arch);
+    snprintf(c->job.arch, sizeof c->job.arch, "%s", arch);
     jit_key(c->job.source, c->job.name, c->job.arch, c->key);
     int hit = reg_cubin_get(S->R, c->key, &c->job);
     if (hit < 0) return error("%s", reg_errmsg(S->R));
@@ -329,7 +329,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
             }
         }
         if (c->error) continue;
-        if (start_compile(S, c)) return -1;
+        if (start_compile(S, c, S->sp.arch)) return -1;
     }
     for (int i = 0; i < n; i++) {
         cand *c = &cs[i];
@@ -404,7 +404,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     int loaded = 0, rc = 0;
     for (int i = 0; i < k; i++) {
         instantiate(S, &cs[i], bs->f[i].tmpl, bs->f[i].config, t);
-        if (cs[i].error || start_compile(S, &cs[i]) || finish_compile(S, &cs[i]) || !cs[i].job.ok) break;
+        if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok) break;
         if (!load_slot(S, &cs[i], t, i)) break;
         loaded++;
     }
@@ -657,14 +657,8 @@ static int check_spec(sw *S)
             bad = tmpl_task(S->T, st->op, st->dtypes[d], shape, &t);
         }
         free(bs);
-        if (bad) {
+        if (bad || !search_exists(S->T, st->search)) {
             error("spec '%s' line %d: %s", S->sp.path, st->line, tmpl_errmsg(S->T));
-            return -1;
-        }
-        char rel[128];
-        snprintf(rel, sizeof rel, "%s/search/%s.lua", tmpl_root(S->T), st->search);
-        if (!file_exists(rel) || !strcmp(st->search, "space")) {
-            error("spec '%s' line %d: unknown search strategy '%s' (see search/*.lua)", S->sp.path, st->line, st->search);
             return -1;
         }
     }
@@ -697,15 +691,7 @@ static int start_gpu(sw *S, const strbuf *env)
     snprintf(c.k.name, sizeof c.k.name, "fill_f32");
     char arch[16];
     snprintf(arch, sizeof arch, "sm_%d", S->dev.cc);
-    c.job.source = xstrdup(c.k.source);
-    snprintf(c.job.name, sizeof c.job.name, "%s", c.k.name);
-    snprintf(c.job.arch, sizeof c.job.arch, "%s", arch);
-    jit_key(c.job.source, c.job.name, arch, c.key);
-    int hit = reg_cubin_get(S->R, c.key, &c.job);
-    if (!hit) {
-        jit_compile(&c.job);
-        if (c.job.ok) reg_cubin_put(S->R, c.key, &c.job);
-    }
+    if (start_compile(S, &c, arch) || finish_compile(S, &c)) { cand_free(&c); return -1; }
     int rc = 0;
     if (!c.job.ok) rc = error("the engine's kernels do not compile: %s", c.job.error ? c.job.error : "?");
     else if (worker_set_support(S->W, c.job.cubin, c.job.cubin_len)) rc = error("%s", worker_errmsg(S->W));
@@ -731,7 +717,7 @@ static int send_task(sw *S, const op_task *t)
     cand c = { 0 };
     if (tmpl_reference(S->T, t, "aitune_reference", &c.k)) return error("%s", tmpl_errmsg(S->T));
     snprintf(c.tmpl, sizeof c.tmpl, "%s/reference", t->op);
-    int rc = start_compile(S, &c) || finish_compile(S, &c);
+    int rc = start_compile(S, &c, S->sp.arch) || finish_compile(S, &c);
     if (!rc && !c.job.ok) rc = error("op '%s' reference does not compile: %s", t->op, c.job.error);
     unsigned grid[3], block[3], smem;
     char err[256];
@@ -846,7 +832,7 @@ static int compile_all(sw *S)
                             compiled_row *row = rows[nrows++] = xcalloc(1, sizeof *row);
                             row->c = c;
                             snprintf(row->label, sizeof row->label, "%s %s", t.dtype, tn[ti]);
-                            if (!c.error && start_compile(S, &row->c)) rc = -1;
+                            if (!c.error && start_compile(S, &row->c, S->sp.arch)) rc = -1;
                         }
                         free(cfgs);
                     }
