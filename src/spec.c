@@ -153,7 +153,7 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
 
 static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
 {
-    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", NULL };
+    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "templates", NULL };
     if (want_map(c, t, "a task") || known_keys(c, t, "a task", fields)) return -1;
     task->line = (int)t->start_mark.line + 1;
     yaml_node_t *op = get(c, t, "op");
@@ -164,6 +164,22 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
     long long me;
     if (get_int(c, t, "max_evals", 0, 1000000, s->max_evals, &me)) return -1;
     task->max_evals = (int)me;
+    yaml_node_t *tl = get(c, t, "templates");
+    if (tl) {
+        if (tl->type != YAML_SEQUENCE_NODE) return fail(c, tl, "task '%s': templates must be a list of names", task->op);
+        task->templates_line = (int)tl->start_mark.line + 1;
+        for (yaml_node_item_t *i = tl->data.sequence.items.start; i < tl->data.sequence.items.top; i++) {
+            yaml_node_t *n = node(c, *i);
+            const char *v = scalar(n);
+            if (!is_name(v) || strlen(v) >= sizeof task->templates[0])
+                return fail(c, n, "task '%s': bad template name '%s'", task->op, v ? v : "(not a scalar)");
+            if (task->ntemplates == SPEC_MAXTEMPLATES) return fail(c, n, "at most %d templates", SPEC_MAXTEMPLATES);
+            for (int j = 0; j < task->ntemplates; j++)
+                if (!strcmp(task->templates[j], v)) return fail(c, n, "task '%s': template '%s' is listed twice", task->op, v);
+            snprintf(task->templates[task->ntemplates++], sizeof task->templates[0], "%s", v);
+        }
+        if (!task->ntemplates) return fail(c, tl, "task '%s': templates is empty (leave it out to tune all)", task->op);
+    }
     yaml_node_t *dt = get(c, t, "dtypes");
     if (!dt || dt->type != YAML_SEQUENCE_NODE) return fail(c, dt ? dt : t, "task '%s' needs 'dtypes', a list", task->op);
     for (yaml_node_item_t *i = dt->data.sequence.items.start; i < dt->data.sequence.items.top; i++) {
@@ -182,6 +198,16 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
         if (parse_dim(c, node(c, p->key), node(c, p->value), &task->dims[task->ndims++])) return -1;
     }
     if (!task->ndims) return fail(c, sh, "task '%s' has no shapes", task->op);
+    return 0;
+}
+
+int spec_task_uses(const spec_task *t, const char *tname)
+{
+    if (!t->ntemplates) return 1;
+    const char *slash = strchr(tname, '/');
+    const char *impl = slash ? slash + 1 : tname;
+    for (int i = 0; i < t->ntemplates; i++)
+        if (!strcmp(t->templates[i], impl)) return 1;
     return 0;
 }
 

@@ -12,6 +12,7 @@
 **     - op: axpy
 **       dtypes: [f32, bf16]
 **       search: random      # search and max_evals may be set per task
+**       templates: [tma]    # only these of the op's templates; default all
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
 **         m: {values: [4096, 5000]}  # tuned at these sizes, bucketed by log2
@@ -22,6 +23,7 @@
 
 #define SPEC_MAXDIMS 4
 #define SPEC_MAXVALUES 64
+#define SPEC_MAXTEMPLATES 8
 
 typedef struct spec_dim {
     char name[16];
@@ -38,6 +40,9 @@ typedef struct spec_task {
     spec_dim dims[SPEC_MAXDIMS];
     char search[32];
     int max_evals;
+    int ntemplates;             /* 0: all of the op's templates */
+    char templates[SPEC_MAXTEMPLATES][32];
+    int templates_line;
     int line;
 } spec_task;
 
@@ -63,6 +68,10 @@ typedef struct bucket {
 } bucket;
 
 /* Load and check a spec. On error returns -1 with one line in err. */
+/* Whether task t tunes template tname ("op/impl"): every template when the
+** task names none. */
+int spec_task_uses(const spec_task *t, const char *tname);
+
 int spec_load(const char *path, spec *out, char *err, int errcap);
 void spec_free(spec *s);
 

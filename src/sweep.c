@@ -527,6 +527,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     for (int ti = 0; ti < ntn && !rc && !out_of_budget(S); ti++) {
         int ok;
         char why[256];
+        if (!spec_task_uses(st, tn[ti])) continue;
         if (tmpl_supports(S->T, tn[ti], t, &S->dev, &ok, why, sizeof why)) {
             warning("%s", tmpl_errmsg(S->T));
             S->by_status[2]++;
@@ -643,6 +644,30 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
     return 0;
 }
 
+/* Every template a task names must be one of its op's. */
+static int check_templates(sw *S, const spec_task *st)
+{
+    char **tn;
+    int ntn;
+    if (tmpl_templates(S->T, st->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
+    int rc = 0;
+    for (int k = 0; k < st->ntemplates && !rc; k++) {
+        int found = 0;
+        strbuf have = { 0 };
+        for (int i = 0; i < ntn; i++) {
+            sb_printf(&have, "%s%s", i ? ", " : "", strchr(tn[i], '/') + 1);
+            if (!strcmp(strchr(tn[i], '/') + 1, st->templates[k])) found = 1;
+        }
+        if (!found)
+            rc = error("spec '%s' line %d: op '%s' has no template '%s' (it has: %s)", S->sp.path, st->templates_line,
+                       st->op, st->templates[k], sb_str(&have));
+        sb_free(&have);
+    }
+    for (int i = 0; i < ntn; i++) free(tn[i]);
+    free(tn);
+    return rc;
+}
+
 /* Check every task against the templates before any work starts. */
 static int check_spec(sw *S)
 {
@@ -661,6 +686,7 @@ static int check_spec(sw *S)
             error("spec '%s' line %d: %s", S->sp.path, st->line, tmpl_errmsg(S->T));
             return -1;
         }
+        if (st->ntemplates && check_templates(S, st)) return -1;
     }
     return 0;
 }
@@ -800,6 +826,7 @@ static int compile_all(sw *S)
                 for (int ti = 0; ti < ntn && !rc; ti++) {
                     int ok;
                     char why[256];
+                    if (!spec_task_uses(st, tn[ti])) continue;
                     if (tmpl_supports(S->T, tn[ti], &t, &S->dev, &ok, why, sizeof why)) {
                         warning("%s", tmpl_errmsg(S->T));
                         continue;

@@ -33,6 +33,35 @@ expect_stderr "spec '.*unknown_op.yaml' line 7: .*unknown op 'axpyy'" "unknown o
 expect_stderr "known: .*axpy" "unknown op: lists the known ops"
 expect_stderr_lines 1 "unknown op: one error line"
 
+spec unknown_template.yaml <<'EOF'
+name: x
+tasks:
+  - op: softmax
+    dtypes: [bf16]
+    templates: [hold, tmaa]
+    shapes:
+      rows: {values: [7]}
+      cols: {values: [4096]}
+EOF
+expect_exit 3 "a template the op does not have" "$AITUNE" compile "$T/unknown_template.yaml" --db "$T/r.db"
+expect_stderr "spec '.*unknown_template.yaml' line 5: op 'softmax' has no template 'tmaa' \(it has: .*hold.*stream" \
+    "unknown template: names the line, the name and the op's templates"
+expect_stderr_lines 1 "unknown template: one error line"
+
+# A task that names templates tunes only those.
+spec only_hold.yaml <<'EOF'
+name: x
+tasks:
+  - op: softmax
+    dtypes: [bf16]
+    templates: [hold]
+    shapes:
+      rows: {values: [7]}
+      cols: {values: [4096]}
+EOF
+expect_exit 0 "compile of a task limited to one template" "$AITUNE" compile "$T/only_hold.yaml" --db "$T/only.db"
+expect_true "only softmax/hold was compiled" sh -c "grep -q 'softmax/hold' '$T/out' && ! grep -Eq 'softmax/(stream|tma)' '$T/out'"
+
 spec unknown_dtype.yaml <<'EOF'
 name: x
 tasks:

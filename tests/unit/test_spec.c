@@ -55,6 +55,7 @@ static const char good[] =
     "    dtypes: [f32, bf16]\n"
     "    search: exhaustive\n"
     "    max_evals: 12\n"
+    "    templates: [vec]\n"
     "    shapes:\n"
     "      n: {log2: [10, 12]}\n"
     "  - op: reduce_rows\n"
@@ -89,7 +90,10 @@ static void test_good(void)
     CHECK(a->max_evals == 12, "task max_evals overrides the spec's (%d)", a->max_evals);
     CHECK(a->ndims == 1 && !strcmp(a->dims[0].name, "n") && a->dims[0].nvalues == 3, "task 1 has dim n with 3 sizes");
     CHECK(a->dims[0].values[0] == 1024 && a->dims[0].values[2] == 4096, "log2 [10, 12] gives 2^10 .. 2^12");
-    CHECK(a->dims[0].line == 15, "dim n line = %d (want 15)", a->dims[0].line);
+    CHECK(a->ntemplates == 1 && !strcmp(a->templates[0], "vec"), "task 1 names template vec");
+    CHECK(spec_task_uses(a, "axpy/vec") && !spec_task_uses(a, "axpy/other"), "task 1 uses axpy/vec only");
+    CHECK(r->ntemplates == 0 && spec_task_uses(r, "reduce_rows/split"), "a task naming no templates uses them all");
+    CHECK(a->dims[0].line == 16, "dim n line = %d (want 16)", a->dims[0].line);
     CHECK_STR(r->search, "random", "a task without search inherits the spec's");
     CHECK(r->max_evals == 200, "a task without max_evals inherits the spec's (%d)", r->max_evals);
     CHECK(r->ndims == 2 && !strcmp(r->dims[0].name, "rows") && !strcmp(r->dims[1].name, "cols"), "task 2 dims rows, cols in order");
@@ -220,6 +224,18 @@ static void test_errors(void)
     expect_error("spec not a mapping", "- 1\n- 2\n", 1, "mapping", NULL);
     expect_error("duplicate buckets from values",
                  "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [4096, 5000]}\n", 5, "5000", "bucket");
+    expect_error("templates not a list",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: vec\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
+                 "templates", "list");
+    expect_error("a template listed twice",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: [vec, vec]\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
+                 "'vec'", "twice");
+    expect_error("a bad template name",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: [axpy/vec]\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
+                 "axpy/vec", "template");
+    expect_error("empty templates",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: []\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
+                 "templates", "empty");
 
     /* Missing file: names the file and says why. */
     spec s;
