@@ -361,6 +361,38 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
     return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
 }
 
+int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
+{
+    sqlite3_stmt *st = prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
+        "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND device IS ? AND status = 'ok' "
+        "AND median_us > 0 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?");
+    if (!st) return -1;
+    bind_text(st, 1, key->op);
+    bind_text(st, 2, key->arch);
+    bind_text(st, 3, key->dtype);
+    bind_text(st, 4, key->bucket);
+    bind_text(st, 5, key->shape);
+    if (key->device > 0) sqlite3_bind_int64(st, 6, key->device);
+    sqlite3_bind_int(st, 7, n);
+    int k = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < n) {
+        measurement *m = &out[k++];
+        memset(m, 0, sizeof *m);
+        col_copy(st, 0, m->tmpl, sizeof m->tmpl);
+        m->config = col_dup(st, 1);
+        col_copy(st, 2, m->config_hash, sizeof m->config_hash);
+        m->median_us = sqlite3_column_double(st, 3);
+        m->spread = sqlite3_column_double(st, 4);
+        snprintf(m->status, sizeof m->status, "ok");
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        for (int i = 0; i < k; i++) measurement_free(&out[i]);
+        return dbfail(r, "cannot read measurements");
+    }
+    return k;
+}
+
 void measurement_free(measurement *m)
 {
     free(m->config);

@@ -57,6 +57,11 @@ int reg_measure_put(reg *r, const measurement *m);
 ** 1 found (m filled; free m->config and m->error), 0 none. */
 int reg_measure_find(reg *r, const measurement *key, measurement *m);
 void measurement_free(measurement *m);
+/* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on
+** key's device, any template or run: up to n into out (tmpl, config,
+** config_hash, median_us, spread filled; free each with measurement_free).
+** Returns how many, or -1. */
+int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);
 
 typedef struct winner {
     char op[32], arch[16], dtype[16], bucket[96];

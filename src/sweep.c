@@ -402,11 +402,27 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     cand cs[16];
     memset(cs, 0, sizeof cs);
     int loaded = 0, rc = 0;
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k;) {
         instantiate(S, &cs[i], bs->f[i].tmpl, bs->f[i].config, t);
-        if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok) break;
-        if (!load_slot(S, &cs[i], t, i)) break;
+        if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok ||
+            !load_slot(S, &cs[i], t, i)) {
+            /* A finalist that no longer builds (an earlier run's config of a
+            ** template since changed) leaves the race; the next one moves up. */
+            warning("%s %s %s: finalist %s %s dropped: %s", t->op, t->dtype, b->key, bs->f[i].tmpl, bs->f[i].config,
+                    cs[i].error ? cs[i].error : cs[i].job.error ? cs[i].job.error : "it does not load");
+            cand_free(&cs[i]);
+            free(bs->f[i].config);
+            memmove(&bs->f[i], &bs->f[i + 1], sizeof *bs->f * (size_t)(bs->nf - i - 1));
+            bs->nf--;
+            if (k > bs->nf) k = bs->nf;
+            continue;
+        }
         loaded++;
+        i++;
+    }
+    if (!k) {
+        printf("%-10s %-9s %-18s no finalist builds\n", t->op, t->dtype, b->key);
+        return 0;
     }
     if (loaded == k && k > 1) {
         strbuf h = STRBUF_INIT;
@@ -515,6 +531,29 @@ static void bucket_state_free(bucket_state *bs)
     memset(bs, 0, sizeof *bs);
 }
 
+/* The bucket's fastest measurements from earlier tasks and runs on this
+** device join the finalists: a task that tries a few templates must not
+** replace a faster winner another task found. */
+static int add_earlier(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
+{
+    cand key = { 0 };
+    key.config = xstrdup("");
+    key_fields(S, &key, t, b);
+    measurement best[16];
+    int n = reg_measure_best(S->R, &key.m, S->sp.top_k < 16 ? S->sp.top_k : 16, best);
+    cand_free(&key);
+    if (n < 0) return error("%s", reg_errmsg(S->R));
+    for (int i = 0; i < n; i++) {
+        cand c = { 0 };
+        snprintf(c.tmpl, sizeof c.tmpl, "%s", best[i].tmpl);
+        c.config = best[i].config;
+        c.m = best[i];
+        keep_final(bs, &c, 0);
+        measurement_free(&best[i]);
+    }
+    return 0;
+}
+
 /* Every (template, config) of one (task, dtype, bucket). */
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
@@ -615,6 +654,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     }
     for (int i = 0; i < ntn; i++) free(tn[i]);
     free(tn);
+    if (!rc && !S->o->compile_only && !interrupted) rc = add_earlier(S, t, b, &bs);
     if (!rc && !S->o->compile_only && !interrupted) rc = confirm(S, t, b, &bs);
     bucket_state_free(&bs);
     return rc;
