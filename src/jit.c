@@ -85,6 +85,25 @@ static const char *fatal_warning(const char *log)
     return NULL;
 }
 
+char *jit_check_log(jit_job *j)
+{
+    /* Some tools (compute-sanitizer) keep ptxas from reporting at all: the
+    ** kernel is fine, its registers and spills are unknown. */
+    if (!strstr(j->log, "ptxas")) {
+        j->registers = -1;
+        j->spills = j->smem = j->stack = 0;
+        return NULL;
+    }
+    /* The report drives pruning, so it must be this kernel's. */
+    char entry[96];
+    snprintf(entry, sizeof entry, "entry function '%s'", j->name);
+    const char *w = fatal_warning(j->log);
+    if (jit_parse_report(j->log, j) || !strstr(j->log, entry))
+        return xstrfmt("the ptxas report does not describe kernel '%s'", j->name);
+    if (w) return xstrfmt("ptxas warning %s (treated as a failure)", w);
+    return NULL;
+}
+
 void jit_compile(jit_job *j)
 {
     double t0 = now_s();
@@ -118,14 +137,8 @@ void jit_compile(jit_job *j)
     } else {
         j->cubin = xmalloc(j->cubin_len);
         nvrtcGetCUBIN(prog, (char *)j->cubin);
-        /* The report drives pruning, so it must be this kernel's. */
-        char entry[96];
-        snprintf(entry, sizeof entry, "entry function '%s'", j->name);
-        const char *w = fatal_warning(j->log);
-        if (jit_parse_report(j->log, j) || !strstr(j->log, entry))
-            j->error = xstrfmt("the ptxas report does not describe kernel '%s'", j->name);
-        else if (w) j->error = xstrfmt("ptxas warning %s (treated as a failure)", w);
-        else j->ok = 1;
+        j->error = jit_check_log(j);
+        j->ok = !j->error;
     }
     nvrtcDestroyProgram(&prog);
     j->ms = (now_s() - t0) * 1e3;

@@ -20,7 +20,7 @@ typedef struct jit_job {
     size_t cubin_len;
     char *log;              /* NVRTC's log (errors, ptxas -v report) */
     char *error;            /* one line, when !ok */
-    int registers, spills, smem, stack;   /* spills: bytes stored + loaded */
+    int registers, spills, smem, stack;   /* spills: bytes stored + loaded; registers -1: no report */
     double ms;
 } jit_job;
 
@@ -46,5 +46,11 @@ void jit_job_clear(jit_job *j);           /* frees outputs and source */
 
 /* Parse a ptxas -v report into j's resource fields; returns 0 if found. */
 int jit_parse_report(const char *log, jit_job *j);
+/* After a successful compile: the report in j->log must describe kernel
+** j->name (its numbers are parsed into j) and carry no fatal warning; NULL,
+** or the one-line error to record (malloc'd). A log with no ptxas report at
+** all (a tool like compute-sanitizer suppressed it) is accepted with
+** registers = -1: unknown, so nothing is pruned for spills. */
+char *jit_check_log(jit_job *j);
 
 #endif

@@ -134,6 +134,32 @@ static void test_report(void)
     memset(&j, 0, sizeof j);
     CHECK(jit_parse_report(warn, &j) == 0 && j.registers == 168 && j.spills == 16 && j.smem == 1024,
           "a log with C7508 still parses (%d regs, %d spills, %d smem)", j.registers, j.spills, j.smem);
+
+    /* jit_check_log: the report must be the kernel's own. */
+    char *e;
+    memset(&j, 0, sizeof j);
+    snprintf(j.name, sizeof j.name, "k");
+    j.log = (char *)log;
+    e = jit_check_log(&j);
+    CHECK(!e && j.registers == 255 && j.spills == 44, "the kernel's own report is accepted (%s)", e ? e : "ok");
+    free(e);
+    snprintf(j.name, sizeof j.name, "other");
+    e = jit_check_log(&j);
+    CHECK(e && strstr(e, "does not describe kernel 'other'"), "a report of another kernel is an error: %s", e ? e : "(none)");
+    free(e);
+    snprintf(j.name, sizeof j.name, "k");
+    char warned[1024];
+    snprintf(warned, sizeof warned, "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n%s", warn);
+    j.log = warned;
+    e = jit_check_log(&j);
+    CHECK(e && strstr(e, "C7508"), "a fatal ptxas warning is an error: %s", e ? e : "(none)");
+    free(e);
+    j.log = (char *)"";
+    j.registers = 5;
+    e = jit_check_log(&j);
+    CHECK(!e && j.registers == -1 && j.spills == 0, "no report at all (a tool suppressed it): accepted, registers unknown (%d)",
+          j.registers);
+    free(e);
 }
 
 static void test_pool(void)
