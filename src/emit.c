@@ -163,8 +163,13 @@ int emit_run(const emit_opts *o)
     sb_puts(&out, ");\n    size_t smem = (size_t)(");
     c_expr(&out, k.smem);
     sb_puts(&out, ");\n");
-    sb_printf(&out, "    if (smem > 48 * 1024) {\n        cudaError_t e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
-                    "        if (e != cudaSuccess) return e;\n    }\n", kname);
+    /* Static plus dynamic shared memory past 48 KB needs the opt-in. */
+    if (strcmp(k.smem, "0"))
+        sb_printf(&out, "    if (smem > 0) {\n        cudaFuncAttributes fa;\n"
+                        "        cudaError_t e = cudaFuncGetAttributes(&fa, %s);\n"
+                        "        if (e == cudaSuccess && smem + fa.sharedSizeBytes > 48 * 1024)\n"
+                        "            e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
+                        "        if (e != cudaSuccess) return e;\n    }\n", kname, kname);
     if (k.cluster[0] * k.cluster[1] * k.cluster[2] > 1) {
         sb_printf(&out, "    cudaLaunchConfig_t cfg = {};\n    cudaLaunchAttribute at[1];\n"
                         "    at[0].id = cudaLaunchAttributeClusterDimension;\n"
