@@ -59,6 +59,12 @@ template<int V> AIT_DEV VecT<V> ldv(const T* p) {
 #endif
 }
 template<int V> AIT_DEV void stv(T* p, const VecT<V>& v) { *reinterpret_cast<VecT<V>*>(p) = v; }
+// The shared-memory address of a generic pointer into shared memory.
+AIT_DEV unsigned smaddr(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
 
 // A reduction state of N floats and the ways to combine two of them. Every
 // combine is commutative bit for bit, so a butterfly leaves all lanes equal.
@@ -83,6 +89,20 @@ struct COnl {
     float sb = b.v[0] == m ? b.v[1] : b.v[1] * fex2(b.v[0] - m);
     a.v[0] = m;
     a.v[1] = sa + sb;
+  }
+};
+
+// Chan's combine of (count, mean, sum of squared deviations), written so
+// that swapping a and b gives the same bits.
+struct CChan {
+  template<int N> __device__ __forceinline__ static void f(St<N>& a, const St<N>& b) {
+    const float n = a.v[0] + b.v[0];
+    if (n == 0.f) return;
+    const float d = b.v[1] - a.v[1];
+    const float mean = (a.v[0] * a.v[1] + b.v[0] * b.v[1]) / n;
+    a.v[2] = (a.v[2] + b.v[2]) + d * d * (a.v[0] * b.v[0] / n);
+    a.v[1] = mean;
+    a.v[0] = n;
   }
 };
 
@@ -386,7 +406,7 @@ do
     sig = "const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y, float eps, long long rows, long long cols",
     call = "x, w, b, y, eps, rows, cols",
     ptrs = { "x", "w", "b", "y" },
-    nred = 2, nst = 2, hold = true, has_b = true,
+    nred = 2, nst = 3, hold = true, has_b = true,
   }
   -- hold: two exact passes over the registers (mean, then centered squares).
   k.hold = with_wreg(body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. LOAD_STEP .. [[
@@ -401,20 +421,33 @@ do
     group_all<CSum, TPR, 1>(q, buf + SLOT, g, t);
     const float rstd = rsqrtf(q.v[0] / (float)cols + eps);
 ]] .. each_out(wload(true, true), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));")), true)
-  -- stream: sums shifted by the row's first element (no cancellation when
-  -- the mean is far from zero), then a pass that writes.
+  -- stream: each step's loads give exact two-pass statistics of their own
+  -- (count, mean, squared deviations), merged by Chan's formula into the
+  -- thread's, then across the group; then a pass that writes.
   k.stream = body(k, "stream", [[
     T* yr = y + (rv ? row : 0) * cols;
-    const float k0 = rv ? TO_F(xr[0]) : 0.f;
-    St<2> s;
+    St<3> s;
     s.v[0] = 0.f;
     s.v[1] = 0.f;
-]] .. steps(reindent(LOAD_STEP .. each("const float d = xe - k0; s.v[0] += d; s.v[1] = fmaf(d, d, s.v[1]);"))) .. [[
-    group_all<CSum, TPR, 2>(s, buf, g, t);
-    const float m1 = s.v[0] / (float)cols;
-    const float mean = k0 + m1;
-    const float var = fmaxf(s.v[1] / (float)cols - m1 * m1, 0.f);
-    const float rstd = rsqrtf(var + eps);
+    s.v[2] = 0.f;
+]] .. steps(reindent(LOAD_STEP .. [[
+    int cn = 0;
+    float cs = 0.f;
+#pragma unroll
+    for (int j = 0; j < NV; ++j) cn += ok[j] ? V : 0;
+]] .. each("cs += xe;") .. [[
+    if (cn > 0) {
+      St<3> u;
+      u.v[0] = (float)cn;
+      u.v[1] = cs / (float)cn;
+      u.v[2] = 0.f;
+]] .. each("const float d = xe - u.v[1]; u.v[2] = fmaf(d, d, u.v[2]);") .. [[
+      CChan::f(s, u);
+    }
+]])) .. [[
+    group_all<CChan, TPR, 3>(s, buf, g, t);
+    const float mean = s.v[1];
+    const float rstd = rsqrtf(fmaxf(s.v[2] / (float)cols, 0.f) + eps);
 ]] .. steps(reindent(LOAD_STEP .. each_out(wload(true, false), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));"))))
   kinds.layernorm = k
 end
