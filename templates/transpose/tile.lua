@@ -4,7 +4,8 @@
 -- reads micro-tiles of (vout bytes of rows) x (pcb bytes of columns) and
 -- writes one vector of `vout` bytes along y's rows per column: with pcb > one
 -- element the micro-tile is transposed in registers, so shared memory is read
--- in vectors too.
+-- in vectors too. `stage` = cp moves the tile into shared memory with
+-- cp.async instead (no registers held, every copy in flight at once).
 --
 -- Shared-memory layout: `pad` (each tile row padded) or `swz` (16-byte chunks
 -- XOR-swizzled by row). The pad amount or the swizzle shift is not searched:
@@ -29,6 +30,7 @@ local t = {
     { "pcb", { 4, 16 } },
     { "layout", { "pad", "swz" } },
     { "order", { 0, 1 } },
+    { "stage", { "reg", "cp" } },
   },
 }
 
@@ -187,6 +189,10 @@ t.constraints = function(p, shape, dt, dev)
   if G.SPT * G.VO * G.PC * s > 256 then return false, "more than 256 bytes of micro-tiles per thread" end
   if p.layout == "swz" and G.PC > G.VI then return false, "swizzled reads must stay inside a chunk" end
   if p.layout == "swz" and G.NCV < 2 then return false, "one chunk per row: nothing to swizzle" end
+  if p.stage == "cp" then
+    local swe = widths(G, best_layout(p, dt))
+    if swe * s < 4 then return false, "cp.async moves 4, 8 or 16 bytes: shared-memory chunks are narrower" end
+  end
   -- tiles larger than the tensor only waste threads
   if p.tr > 32 and p.tr // 2 >= shape.rows then return false, "tile taller than the tensor" end
   if p.tc > 32 and p.tc // 2 >= shape.cols then return false, "tile wider than the tensor" end
@@ -212,7 +218,7 @@ t.default = function(shape, dt, dev)
       for _, pcb in ipairs({ 16, 4 }) do
         for _, threads in ipairs({ 256, 128, 512 }) do
           local p = { tr = tile[1], tc = tile[2], threads = threads, vin = bi, vout = bo, pcb = pcb,
-                      layout = layout, order = 0 }
+                      layout = layout, order = 0, stage = "reg" }
           if t.constraints(p, shape, dt, dev) then return p end
         end
       end
@@ -254,13 +260,37 @@ t.source = function(p, dt, dev, name)
 #define SWE %d
 #define SRE %d
 #define ORDER %d
+#define STAGE_CP %d
 
 // Element offset of (r, c) in the shared tile (layout %s).
 AIT_DEV int sidx(int r, int c) { %s }
 
+// cp.async of SWE elements (4, 8 or 16 bytes) straight into shared memory.
+AIT_DEV void cp_chunk(T* dst, const T* src) {
+  const unsigned d = smaddr(dst);
+  if constexpr (SWE * sizeof(T) == 16)
+    asm volatile("cp.async.cg.shared.global [%%0], [%%1], 16;" :: "r"(d), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%%0], [%%1], %%2;" :: "r"(d), "l"(src), "n"((int)(SWE * sizeof(T))) : "memory");
+}
+
 AIT_DEV void tile_vec(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols,
                       T* sm, long long r0, long long c0) {
   const int tid = threadIdx.x;
+#if STAGE_CP
+  // the tile goes to shared memory without passing through registers: every
+  // thread's copies are in flight at once
+#pragma unroll
+  for (int i = 0; i < LPT; ++i) {
+    const int q = tid + i * NT, r = q / NCV, cv = q %% NCV;
+    if (r0 + r < rows && c0 + cv * VI < cols) {
+#pragma unroll
+      for (int w = 0; w < VI / SWE; ++w)
+        cp_chunk(sm + sidx(r, cv * VI + w * SWE), x + (r0 + r) * cols + c0 + cv * VI + w * SWE);
+    }
+  }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#else
   VecT<VI> v[LPT];
   bool ok[LPT];
 #pragma unroll
@@ -280,6 +310,7 @@ AIT_DEV void tile_vec(const T* __restrict__ x, T* __restrict__ y, long long rows
       *reinterpret_cast<VecT<SWE>*>(sm + sidx(r, cv * VI + w * SWE)) = u;
     }
   }
+#endif
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < SPT; ++i) {
@@ -337,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) %s(%s) {
   if (vok) tile_vec(x, y, rows, cols, sm, tr * TR, tc * TC);
   else tile_scalar(x, y, rows, cols, sm, tr * TR, tc * TC);
 }
-]], G.TR, G.TC, G.NT, G.VI, G.VO, G.PC, G.NCV, G.NRV, G.LPT, G.SPT, SWE, SRE, p.order,
+]], G.TR, G.TC, G.NT, G.VI, G.VO, G.PC, G.NCV, G.NRV, G.LPT, G.SPT, SWE, SRE, p.order, p.stage == "cp" and 1 or 0,
     L.pad and ("pad " .. L.pad) or ("swizzle shift " .. L.shift), sidx_c,
     name, kernel.params(OP, dt))
 end
