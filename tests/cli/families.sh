@@ -8,8 +8,8 @@
 
 BARS=$ROOT/tests/fixtures/families/bars.yaml
 DB=$T/families.db
-FAMILIES="softmax/hold softmax/stream layernorm/hold layernorm/stream rmsnorm/hold rmsnorm/stream
-transpose/tile reduce_rows/rows reduce_rows/split reduce_rows_max/rows reduce_all/vec"
+FAMILIES="softmax/hold softmax/stream softmax/tma layernorm/hold layernorm/stream layernorm/tma rmsnorm/hold
+rmsnorm/stream rmsnorm/tma transpose/tile reduce_rows/rows reduce_rows/split reduce_rows_max/rows reduce_all/vec"
 
 expect_exit 0 "compile every config of every memory-bound family at its bar shape" "$AITUNE" compile "$BARS" --db "$DB"
 cp "$T/out" "$T/table"
@@ -34,6 +34,7 @@ fake_sweep ok "$DB" "$BARS"
 expect_eq "fake sweep of the bar shapes exits 0" "$RC" 0 || show_last
 if command -v nvcc >/dev/null 2>&1; then
     for q in "softmax bf16 32768,4096" "layernorm bf16 32768,4096" "rmsnorm bf16 32768,4096" "transpose bf16 32768,4096" \
+             "softmax bf16 16384,32768" "layernorm bf16 16384,32768" "rmsnorm bf16 16384,32768" \
              "reduce_rows bf16 4096,4096" "reduce_rows_max f32 4096,4096" "reduce_all f32 268435456"; do
         set -- $q
         run "$AITUNE" emit "$1" --arch sm_90 --dtype "$2" --shape "$3" --db "$DB" -o "$T/$1.cu"

@@ -1,0 +1,334 @@
+-- Row kernels staged in shared memory by the Tensor Memory Accelerator
+-- (sm_90): softmax, layernorm and rmsnorm for long rows.
+--
+-- A cluster of CL blocks owns a row; block r of the cluster owns the r-th
+-- slice of it (slices are whole 16-byte chunks). One thread arms an mbarrier
+-- and issues a single bulk copy (cp.async.bulk) of the slice into shared
+-- memory; the block waits on the barrier, then makes its passes over shared
+-- memory instead of registers, so a row of any length up to the shared
+-- memory of CL SMs is read from HBM once, and several blocks per SM keep
+-- their copies in flight while others compute. Reductions run over the block
+-- (warp shuffles, or a shared-memory tree) and then, with CL > 1, across the
+-- cluster: each block puts its partial in its own shared memory, and after a
+-- cluster barrier every block reads all CL partials through distributed
+-- shared memory (mapa + ld.shared::cluster) and combines them in rank order,
+-- so every block gets the same bits. The output goes to global memory either
+-- as vector stores from registers or, written back into the staged slice, as
+-- one bulk copy out (cp.async.bulk global <- shared).
+--
+-- The kernel is right for every row length: when the row's bytes or the
+-- pointers are not 16-byte aligned, the slice is copied in by plain loads,
+-- one element at a time, and written the same way.
+local dtype = lib("dtype")
+local kernel = lib("kernel")
+local rows = lib("rows")
+local M = {}
+
+-- PTX wrappers: the mbarrier, bulk copies, the
+-- cluster barrier and reads of a peer block's shared memory.
+M.ptx = [[
+AIT_DEV void mbar_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+AIT_DEV bool mbar_done(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
+}
+// One bulk copy of `bytes` (a multiple of 16, both addresses 16-byte
+// aligned) from global memory into this block's shared memory; the barrier
+// completes when all the bytes have landed.
+AIT_DEV void bulk_in(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+// One bulk copy out of shared memory, waited for until its writes are done
+// (the block's shared memory must outlive the read of it).
+AIT_DEV void bulk_out(void* dst, unsigned src, unsigned bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" :: "l"(dst), "r"(src), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+// Generic-proxy writes to shared memory made visible to the bulk copy engine.
+AIT_DEV void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+AIT_DEV unsigned cta_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+AIT_DEV void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+AIT_DEV void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+AIT_DEV float ld_peer(unsigned addr, unsigned rank) {
+  unsigned a;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(addr), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+  return v;
+}
+
+// All-reduce of s over the block, then over the cluster. red: this
+// reduction's block buffer; part: this reduction's N floats of partials
+// (each reduction of a row has its own, so no barrier is needed between
+// them). Every thread of every block of the cluster must call it.
+template<class C, int N> AIT_DEV void all_reduce(St<N>& s, float* red, float* part) {
+  group_all<C, BLOCK, N>(s, red, 0, threadIdx.x);
+  if constexpr (CL > 1) {
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) part[i] = s.v[i];
+    }
+    cluster_arrive();
+    cluster_wait();
+    const unsigned pa = smaddr(part);
+    St<N> a;
+#pragma unroll
+    for (int i = 0; i < N; ++i) a.v[i] = ld_peer(pa + 4 * i, 0);
+#pragma unroll
+    for (unsigned r = 1; r < CL; ++r) {
+      St<N> u;
+#pragma unroll
+      for (int i = 0; i < N; ++i) u.v[i] = ld_peer(pa + 4 * i, r);
+      C::f(a, u);
+    }
+    s = a;
+  }
+}
+]]
+
+-- Per op: the passes over the staged slice. Each pass is a loop over this
+-- thread's vectors of the slice (EACH: xe is the element as a float); OUT
+-- writes the output vector o (ye per element) for each of them. cols is the
+-- whole row, cb the slice's first column, n its length.
+local ops = {}
+ops.softmax = {
+  args = "x, y, rows, cols",
+  weights = {},
+  nst = 2,
+  passes = function(each, out) return [[
+  float cm = NEG_INF;
+]] .. each("cm = fmaxf(cm, xe);") .. [[
+  St<2> st;
+  st.v[0] = cm * L2E;
+  st.v[1] = 0.f;
+  if (cm != NEG_INF) {
+]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -st.v[0]));") .. [[
+  }
+  all_reduce<COnl, 2>(st, red, part);
+  const float ms = st.v[0], inv = 1.f / st.v[1];
+]] .. out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;") end,
+}
+ops.layernorm = {
+  args = "x, w, b, y, eps, rows, cols",
+  weights = { "w", "b" },
+  nst = 1,
+  -- exact two passes over shared memory: the mean, then centered squares
+  passes = function(each, out) return [[
+  St<1> s;
+  s.v[0] = 0.f;
+]] .. each("s.v[0] += xe;") .. [[
+  all_reduce<CSum, 1>(s, red, part);
+  const float mean = s.v[0] / (float)cols;
+  St<1> q;
+  q.v[0] = 0.f;
+]] .. each("const float d = xe - mean; q.v[0] = fmaf(d, d, q.v[0]);") .. [[
+  all_reduce<CSum, 1>(q, red + SLOT, part + 2);
+  const float rstd = rsqrtf(q.v[0] / (float)cols + eps);
+]] .. out("const VecT<V> wv = ldv<V>(w + cb + c), bv = ldv<V>(b + cb + c);",
+          "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));") end,
+}
+ops.rmsnorm = {
+  args = "x, w, y, eps, rows, cols",
+  weights = { "w" },
+  nst = 1,
+  passes = function(each, out) return [[
+  St<1> q;
+  q.v[0] = 0.f;
+]] .. each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
+  all_reduce<CSum, 1>(q, red, part);
+  const float rr = rsqrtf(q.v[0] / (float)cols + eps);
+]] .. out("const VecT<V> wv = ldv<V>(w + cb + c);", "ye = xe * rr * TO_F(wv.e[e]);") end,
+}
+
+local function each(code)
+  return string.format([[
+#pragma unroll 4
+  for (int i = threadIdx.x; i < n / V; i += BLOCK) {
+    const VecT<V> r = *reinterpret_cast<const VecT<V>*>(sx + i * V);
+#pragma unroll
+    for (int e = 0; e < V; ++e) { const float xe = TO_F(r.e[e]); %s }
+  }
+]], code)
+end
+
+-- With STORE_BULK (and the aligned path) the output overwrites the staged
+-- slice in place (each thread rewrites the vectors it read) and leaves in one
+-- bulk copy.
+local function out(pre, code)
+  return string.format([[
+#pragma unroll 4
+  for (int i = threadIdx.x; i < n / V; i += BLOCK) {
+    const int c = i * V;
+    const VecT<V> r = *reinterpret_cast<const VecT<V>*>(sx + c);
+    %s
+    VecT<V> o;
+#pragma unroll
+    for (int e = 0; e < V; ++e) { const float xe = TO_F(r.e[e]); float ye; %s o.e[e] = FROM_F(ye); }
+    if (STORE_BULK && V > 1) *reinterpret_cast<VecT<V>*>(sx + c) = o;
+    else stv<V>(yr + c, o);
+  }
+  if (STORE_BULK && V > 1) {
+    fence_async_smem();
+    __syncthreads();
+    if (threadIdx.x == 0 && n > 0) bulk_out(yr, smaddr(sx), (unsigned)n * sizeof(T));
+  }
+]], pre, code)
+end
+
+-- Elements per 16-byte chunk.
+local function chunk(dt) return 16 // dtype.size(dt) end
+
+-- Elements of a cluster block's slice: whole chunks.
+local function slice_of(cols, dt, cl)
+  local ve = chunk(dt)
+  return ((cols + cl * ve - 1) // (cl * ve)) * ve
+end
+
+-- Shared memory of a block besides its slice: the reduction buffers, the
+-- partials and the barrier, plus the 1 KB the driver reserves per block.
+local function static_bytes(k, p)
+  return 4 * 2 * k.nst * rows.red_floats(p.block, p.red) + 64 + 1024
+end
+
+function M.source(op, kind, p, dt, name)
+  local k = ops[kind]
+  local ve = chunk(dt)
+  local slot = k.nst * rows.red_floats(p.block, p.red)
+  local align = { "(unsigned long long)x", "(unsigned long long)y" }
+  for _, w in ipairs(k.weights) do align[#align + 1] = "(unsigned long long)" .. w end
+  local passes = k.passes(each, out)
+  return rows.header(dt, 0, p.red) .. string.format([[
+#define BLOCK %d
+#define CL %d
+#define VE %d
+#define SLOT %d
+#define STORE_BULK %d
+]], p.block, p.cluster, ve, slot, p.store) .. M.ptx .. string.format([[
+
+template<int V> AIT_DEV void row_body(%s, T* __restrict__ sx, T* __restrict__ yr,
+                                     long long cb, int n, float* red, float* part) {
+%s}
+
+extern "C" __global__ void %s __launch_bounds__(BLOCK, %d) %s(%s) {
+  extern __shared__ __align__(128) unsigned char smraw[];
+  __shared__ __align__(8) unsigned long long bar;
+  __shared__ float red[2 * SLOT > 0 ? 2 * SLOT : 1];
+  __shared__ float part[4];
+  T* sx = reinterpret_cast<T*>(smraw);
+  const unsigned rank = CL > 1 ? cta_rank() : 0;
+  const long long row = blockIdx.x / CL;
+  const long long slice = (cols + CL * VE - 1) / (CL * VE) * VE;
+  const long long cb = rank * slice;
+  const int n = (int)max(0LL, min(slice, cols - cb));
+  const T* xr = x + row * cols + cb;
+  T* yr = y + row * cols + cb;
+  const bool vok = cols %% VE == 0 && ((%s) %% 16) == 0;
+  if (vok) {
+    const unsigned mb = smaddr(&bar);
+    if (threadIdx.x == 0) mbar_init(mb);
+    __syncthreads();
+    if (threadIdx.x == 0 && n > 0) bulk_in(smaddr(sx), xr, (unsigned)n * sizeof(T), mb);
+    if (n > 0) while (!mbar_done(mb, 0)) {}
+    row_body<VE>(%s, sx, yr, cb, n, red, part);
+  } else {
+    for (int i = threadIdx.x; i < n; i += BLOCK) sx[i] = xr[i];
+    __syncthreads();
+    row_body<1>(%s, sx, yr, cb, n, red, part);
+  }
+  // no block leaves while a peer may still read its partials
+  if constexpr (CL > 1) { cluster_arrive(); cluster_wait(); }
+}
+]], kernel.params(op, dt), passes,
+    p.cluster > 1 and string.format("__cluster_dims__(%d, 1, 1)", p.cluster) or "",
+    p.occ, name, kernel.params(op, dt), table.concat(align, " | "), k.args, k.args)
+end
+
+-- The template table of a staged family for op (softmax, layernorm or
+-- rmsnorm). Params: block (threads per block), cluster (blocks per row; 1:
+-- no distributed shared memory), occ (blocks per SM the register cap is set
+-- for: 1, or all the blocks that fit an SM), red (0: shuffles + one shared-memory exchange, 1: shared-memory
+-- tree), store (0: vector stores from registers, 1: a bulk copy out).
+function M.family(op, kind, name)
+  local t = {
+    op = op.name, name = name or "tma", min_cc = 90, dtypes = op.dtypes,
+    params = {
+      { "block", { 128, 256, 512, 1024 } },
+      { "cluster", { 1, 2, 4, 8 } },
+      { "occ", { 1, 2, 3, 4, 5, 6, 7, 8 } },
+      { "red", { 0, 1 } },
+      { "store", { 0, 1 } },
+    },
+  }
+
+  -- Blocks of a config that fit an SM's shared memory at this shape.
+  local function smem_blocks(p, shape, dt, dev)
+    local bytes = slice_of(shape.cols, dt, p.cluster) * dtype.size(dt) + static_bytes(ops[kind], p)
+    return dev.smem_per_sm // bytes
+  end
+
+  t.constraints = function(p, shape, dt, dev)
+    local s = dtype.size(dt)
+    local cols = shape.cols
+    if cols * s < 2048 then return false, "rows under 2 KB: the register families hold them" end
+    local slice = slice_of(cols, dt, p.cluster)
+    if slice * s + static_bytes(ops[kind], p) - 1024 > dev.smem_optin then return false, "the slice does not fit a block's shared memory" end
+    if p.cluster > 1 and slice * s < 8192 then return false, "cluster slices under 8 KB: fewer blocks hold the row" end
+    local nvec = slice // chunk(dt)
+    if nvec < p.block then return false, "threads with no chunk of the slice" end
+    if nvec > 64 * p.block then return false, "more than 64 chunks per thread" end
+    if p.occ * p.block > 2048 then return false, "more threads than an SM holds" end
+    local fit = smem_blocks(p, shape, dt, dev)
+    if fit < 1 then return false, "a block does not fit an SM" end
+    if p.occ > fit then return false, "shared memory holds fewer blocks than the register cap assumes" end
+    if p.occ ~= 1 and p.occ ~= math.min(fit, 2048 // p.block, 8) then
+      return false, "register cap for other than all the blocks that fit (or none)"
+    end
+    -- the passes over shared memory take 44 to 71 registers unbounded: a cap
+    -- under 64 spills
+    if p.occ > 1 and 65536 // (p.occ * p.block) < 64 then return false, "register cap under 64" end
+    if p.red == 1 and p.block < 256 then return false, "shared-memory tree only for blocks of 8 warps or more" end
+    return true
+  end
+
+  t.default = function(shape, dt, dev)
+    for _, block in ipairs({ 256, 512, 128, 1024 }) do
+      for _, cl in ipairs({ 1, 2, 4, 8 }) do
+        for _, occ in ipairs({ 8, 7, 6, 5, 4, 3, 2, 1 }) do
+          local p = { block = block, cluster = cl, occ = occ, red = 0, store = 0 }
+          if t.constraints(p, shape, dt, dev) then return p end
+        end
+      end
+    end
+    return nil
+  end
+
+  t.supports = function(shape, dt, dev)
+    if shape.rows < 1 or shape.cols < 1 then return false, "empty tensor" end
+    if (dev.cc or 0) < 90 then return false, "bulk copies and clusters need sm_90" end
+    if shape.rows * 8 > (1 << 31) - 1 then return false, "more rows than a grid of clusters holds" end
+    if t.default(shape, dt, dev) == nil then return false, "no staged config for this row length" end
+    return true
+  end
+
+  t.launch = function(p, dt, dev)
+    local ve = chunk(dt)
+    return {
+      grid = { string.format("rows * %d", p.cluster), 1, 1 },
+      block = { p.block, 1, 1 },
+      smem = string.format("cdiv(cols, %d) * 16", p.cluster * ve),
+    }
+  end
+
+  t.source = function(p, dt, dev, nm) return M.source(op, kind, p, dt, nm) end
+  return t
+end
+
+return M
