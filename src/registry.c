@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define REG_BUSY_MS 10000   /* how long a write waits for another process's */
+
 extern const char reg_schema_sql[];   /* build/gen/schema.c, from db/schema.sql */
 
 struct reg {
@@ -43,6 +45,21 @@ static int exec(reg *r, const char *sql, const char *what)
         return -1;
     }
     return 0;
+}
+
+/* Switching to WAL needs a moment with no other connection on the file, and
+** SQLite answers "locked" at once instead of waiting (the busy handler does
+** not cover it): several processes opening a new registry together retry
+** for as long as the busy timeout. */
+static int enable_wal(reg *r)
+{
+    for (int waited_ms = 0;; waited_ms += 5) {
+        int rc = sqlite3_exec(r->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) return 0;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= REG_BUSY_MS)
+            return fail(r, "cannot enable WAL: %s", sqlite3_errmsg(r->db));
+        sqlite3_sleep(5);
+    }
 }
 
 static sqlite3_stmt *prep(reg *r, const char *sql)
@@ -117,7 +134,7 @@ int reg_open(const char *path, int readonly, reg **out)
     }
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
-    sqlite3_busy_timeout(r->db, 10000);
+    sqlite3_busy_timeout(r->db, REG_BUSY_MS);
     /* WAL with NORMAL sync: a commit survives the process being killed
     ** (what resume needs) without an fsync per measurement. */
     if (!readonly) sqlite3_exec(r->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
@@ -130,7 +147,7 @@ int reg_open(const char *path, int readonly, reg **out)
         /* One transaction, so that another process opening the same new
         ** file waits and then sees the whole schema, never half of it.
         ** WAL first: the journal mode cannot change inside a transaction. */
-        if (exec(r, "PRAGMA journal_mode = WAL", "cannot enable WAL") ||
+        if (enable_wal(r) ||
             exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema"))
             return -1;
         if (schema_version(r, &version)) return -1;    /* someone may have just made it */
@@ -141,7 +158,7 @@ int reg_open(const char *path, int readonly, reg **out)
             if (exec(r, sql, "cannot write the schema version")) return -1;
         }
         if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
-    } else if (!readonly && exec(r, "PRAGMA journal_mode = WAL", "cannot enable WAL")) {
+    } else if (!readonly && enable_wal(r)) {
         return -1;
     }
     /* Migrations from older schemas go here, one per version step. */
