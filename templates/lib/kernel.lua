@@ -63,4 +63,30 @@ function M.bytes(op, dt, shape)
   return total
 end
 
+-- The first config, in a plain order, that t's constraints accept: `fixed`
+-- gives the values that do not vary, `axes` the ones that do as a list of
+-- { name, values } (the first axis varies slowest). Only t's own params are
+-- kept, so one order can serve families with different params.
+function M.first_valid(t, shape, dt, dev, fixed, axes)
+  local own = {}
+  for _, pr in ipairs(t.params) do own[pr[1]] = true end
+  local p = {}
+  local function walk(i)
+    if i > #axes then
+      local q = {}
+      for k, v in pairs(fixed) do if own[k] then q[k] = v end end
+      for k, v in pairs(p) do if own[k] then q[k] = v end end
+      if t.constraints(q, shape, dt, dev) then return q end
+      return nil
+    end
+    for _, v in ipairs(axes[i][2]) do
+      p[axes[i][1]] = v
+      local q = walk(i + 1)
+      if q then return q end
+    end
+    return nil
+  end
+  return walk(1)
+end
+
 return M

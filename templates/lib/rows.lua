@@ -303,6 +303,17 @@ end
 kinds.sum = reduce_kind("CSum", "0.f")
 kinds.max = reduce_kind("CMax", "NEG_INF")
 
+-- A thread's softmax state St<2> st = (max in log2 units, sum of 2^(x -
+-- max)) over the elements `each` visits: their max first, then the sum.
+function M.softmax_pair(each)
+  return "    float cm = NEG_INF;\n" .. each("cm = fmaxf(cm, xe);") .. [[
+    St<2> st;
+    st.v[0] = cm * L2E;
+    st.v[1] = 0.f;
+    if (cm != NEG_INF) {
+]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -st.v[0]));") .. "    }\n"
+end
+
 -- softmax: y = exp(x - max) / sum(exp(x - max)), in base 2.
 do
   local k = {
@@ -318,14 +329,7 @@ do
   k.hold = body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. LOAD_STEP .. [[
     float ms, inv;
     if constexpr (SM_PASSES == 1) {
-      float cm = NEG_INF;
-]] .. each("cm = fmaxf(cm, xe);") .. [[
-      St<2> st;
-      st.v[0] = cm * L2E;
-      st.v[1] = 0.f;
-      if (cm != NEG_INF) {
-]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -st.v[0]));") .. [[
-      }
+]] .. M.softmax_pair(each) .. [[
       group_all<COnl, TPR, 2>(st, buf, g, t);
       ms = st.v[0];
       inv = 1.f / st.v[1];
@@ -653,23 +657,10 @@ function M.family(op, kindname, mode, name)
   -- The first valid config in a plain order: widest vector, a warp per row
   -- for short rows, a block per row for long ones, no caps.
   local function default(shape, dt, dev)
-    local s = dtype.size(dt)
-    local vb = best_vbytes(shape.cols, dt)
-    local V = math.max(1, vb // s)
-    local tprs = { 32, 64, 128, 256, 512, 1024, 16, 8, 4, 2, 1 }
-    local nvs = { 4, 2, 1, 8, 16 }
-    for _, nv in ipairs(nvs) do
-      for _, tpr in ipairs(tprs) do
-        for _, block in ipairs({ 256, 128, 512, 1024, 64, 32 }) do
-          local p = { vbytes = vb, tpr = tpr, block = block, nv = nv, red = 0, persist = 0, occ = 0,
-                      passes = 2, wreg = 0, ld = 0 }
-          local q = {}
-          for _, pr in ipairs(params) do q[pr[1]] = p[pr[1]] end
-          if t.constraints(q, shape, dt, dev) then return q end
-        end
-      end
-    end
-    return nil
+    return kernel.first_valid(t, shape, dt, dev,
+      { vbytes = best_vbytes(shape.cols, dt), red = 0, persist = 0, occ = 0, passes = 2, wreg = 0, ld = 0 },
+      { { "nv", { 4, 2, 1, 8, 16 } }, { "tpr", { 32, 64, 128, 256, 512, 1024, 16, 8, 4, 2, 1 } },
+        { "block", { 256, 128, 512, 1024, 64, 32 } } })
   end
   t.default = default
 
@@ -776,16 +767,8 @@ function M.split_family(op, comb, name)
     return true
   end
   t.default = function(shape, dt, dev)
-    local vb = best_vbytes(shape.cols, dt)
-    for _, splits in ipairs({ 8, 4, 16, 2, 32, 64, 128 }) do
-      for _, block in ipairs({ 256, 128, 512, 1024 }) do
-        for _, nv in ipairs({ 4, 2, 8 }) do
-          local p = { vbytes = vb, block = block, nv = nv, splits = splits, ld = 0 }
-          if t.constraints(p, shape, dt, dev) then return p end
-        end
-      end
-    end
-    return nil
+    return kernel.first_valid(t, shape, dt, dev, { vbytes = best_vbytes(shape.cols, dt), ld = 0 },
+      { { "splits", { 8, 4, 16, 2, 32, 64, 128 } }, { "block", { 256, 128, 512, 1024 } }, { "nv", { 4, 2, 8 } } })
   end
   t.workspace = function(p, shape, dt, dev)
     return 4 * shape.rows + 16 + 4 * shape.rows * p.splits

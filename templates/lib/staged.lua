@@ -103,15 +103,7 @@ ops.softmax = {
   args = "x, y, rows, cols",
   weights = {},
   nst = 2,
-  passes = function(each, out) return [[
-  float cm = NEG_INF;
-]] .. each("cm = fmaxf(cm, xe);") .. [[
-  St<2> st;
-  st.v[0] = cm * L2E;
-  st.v[1] = 0.f;
-  if (cm != NEG_INF) {
-]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -st.v[0]));") .. [[
-  }
+  passes = function(each, out) return rows.softmax_pair(each) .. [[
   all_reduce<COnl, 2>(st, red, part);
   const float ms = st.v[0], inv = 1.f / st.v[1];
 ]] .. out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;") end,
@@ -299,15 +291,8 @@ function M.family(op, kind, name)
   end
 
   t.default = function(shape, dt, dev)
-    for _, block in ipairs({ 256, 512, 128, 1024 }) do
-      for _, cl in ipairs({ 1, 2, 4, 8 }) do
-        for _, occ in ipairs({ 8, 7, 6, 5, 4, 3, 2, 1 }) do
-          local p = { block = block, cluster = cl, occ = occ, red = 0, store = 0 }
-          if t.constraints(p, shape, dt, dev) then return p end
-        end
-      end
-    end
-    return nil
+    return kernel.first_valid(t, shape, dt, dev, { red = 0, store = 0 },
+      { { "block", { 256, 512, 128, 1024 } }, { "cluster", { 1, 2, 4, 8 } }, { "occ", { 8, 7, 6, 5, 4, 3, 2, 1 } } })
   end
 
   t.supports = function(shape, dt, dev)
