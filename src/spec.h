@@ -67,11 +67,11 @@ typedef struct bucket {
     char key[96];           /* "n=2^26" or "rows=2^14,cols=2^12" */
 } bucket;
 
-/* Load and check a spec. On error returns -1 with one line in err. */
 /* Whether task t tunes template tname ("op/impl"): every template when the
 ** task names none. */
 int spec_task_uses(const spec_task *t, const char *tname);
 
+/* Load and check a spec. On error returns -1 with one line in err. */
 int spec_load(const char *path, spec *out, char *err, int errcap);
 void spec_free(spec *s);
 

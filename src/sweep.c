@@ -231,20 +231,27 @@ static void shape_json(const op_task *t, char *out, int cap)
     snprintf(out + at, (size_t)(cap - at), "}");
 }
 
-/* Fill the measurement key fields of c. */
-static void key_fields(sw *S, cand *c, const op_task *t, const bucket *b)
+/* The fields that name the task's bucket on this device and run. */
+static void bucket_fields(sw *S, measurement *m, const op_task *t, const bucket *b)
 {
-    measurement *m = &c->m;
     snprintf(m->op, sizeof m->op, "%s", t->op);
-    snprintf(m->tmpl, sizeof m->tmpl, "%s", c->tmpl);
     snprintf(m->arch, sizeof m->arch, "%s", S->arch);
     snprintf(m->dtype, sizeof m->dtype, "%s", t->dtype);
     snprintf(m->bucket, sizeof m->bucket, "%s", b->key);
     shape_json(t, m->shape, sizeof m->shape);
-    m->config = xstrdup(c->config);
-    snprintf(m->config_hash, sizeof m->config_hash, "%s", c->config_hash);
     m->device = S->dev_id;
     m->run = S->run_id;
+}
+
+/* Fill the measurement key fields of c. */
+static void key_fields(sw *S, cand *c, const op_task *t, const bucket *b)
+{
+    measurement *m = &c->m;
+    _Static_assert(sizeof m->tmpl == sizeof c->tmpl, "template names fit both");
+    memcpy(m->tmpl, c->tmpl, sizeof m->tmpl);
+    bucket_fields(S, m, t, b);
+    m->config = xstrdup(c->config);
+    snprintf(m->config_hash, sizeof m->config_hash, "%s", c->config_hash);
 }
 
 static void progress(sw *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -401,7 +408,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     }
     cand cs[16];
     memset(cs, 0, sizeof cs);
-    int loaded = 0, rc = 0;
+    int rc = 0;
     for (int i = 0; i < k;) {
         instantiate(S, &cs[i], bs->f[i].tmpl, bs->f[i].config, t);
         if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok ||
@@ -417,14 +424,13 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
             if (k > bs->nf) k = bs->nf;
             continue;
         }
-        loaded++;
         i++;
     }
     if (!k) {
         printf("%-10s %-9s %-18s no finalist builds\n", t->op, t->dtype, b->key);
         return 0;
     }
-    if (loaded == k && k > 1) {
+    if (k > 1) {
         strbuf h = STRBUF_INIT;
         msg_kv(&h, "cmd", "time");
         strbuf slots = STRBUF_INIT;
@@ -536,12 +542,9 @@ static void bucket_state_free(bucket_state *bs)
 ** replace a faster winner another task found. */
 static int add_earlier(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
-    cand key = { 0 };
-    key.config = xstrdup("");
-    key_fields(S, &key, t, b);
-    measurement best[16];
-    int n = reg_measure_best(S->R, &key.m, S->sp.top_k < 16 ? S->sp.top_k : 16, best);
-    cand_free(&key);
+    measurement key = { 0 }, best[16];
+    bucket_fields(S, &key, t, b);
+    int n = reg_measure_best(S->R, &key, S->sp.top_k < 16 ? S->sp.top_k : 16, best);
     if (n < 0) return error("%s", reg_errmsg(S->R));
     for (int i = 0; i < n; i++) {
         cand c = { 0 };
