@@ -608,7 +608,15 @@ int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape
     lua_settop(L, top);
     /* tolerance[dtype] */
     lua_getfield(L, top, "tolerance");
-    if (lua_getfield(L, -1, dtype) != LUA_TTABLE) { fail(T, "%s: no tolerance for dtype '%s'", rel, dtype); goto bad; }
+    /* A tolerance is a table {rtol=, atol=} or a function(shape) returning
+    ** one (products over k terms scale it with k). */
+    int tt = lua_getfield(L, -1, dtype);
+    if (tt == LUA_TFUNCTION) {
+        tmpl_push_shape(T, t);
+        if (tmpl_pcall(T, 1, 1, rel)) goto bad;
+        tt = lua_type(L, -1);
+    }
+    if (tt != LUA_TTABLE) { fail(T, "%s: no tolerance for dtype '%s'", rel, dtype); goto bad; }
     lua_getfield(L, -1, "rtol");
     lua_getfield(L, -2, "atol");
     t->rtol = lua_tonumber(L, -2);
