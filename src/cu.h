@@ -26,6 +26,7 @@
     X(FuncGetAttribute, "cuFuncGetAttribute") \
     X(LaunchKernel, "cuLaunchKernel") \
     X(LaunchKernelEx, "cuLaunchKernelEx") \
+    X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled") \
     X(MemAlloc, "cuMemAlloc_v2") \
     X(MemFree, "cuMemFree_v2") \
     X(MemGetInfo, "cuMemGetInfo_v2") \
