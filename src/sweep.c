@@ -661,8 +661,12 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     return rc;
 }
 
-/* The op's dims must be the spec task's dims; returns the shape in op order. */
-static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *shape)
+/* The op's dims must be the spec task's dims. A spec may list them in any
+** order; everything stored (bucket key, edges, shape) is in the op's order,
+** the order lookup and the runtime get shapes in. This is the one place a
+** bucket is put in that order: ob gets the bucket with edges, sizes and key
+** in op order, shape its representative sizes. */
+static int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *shape, bucket *ob)
 {
     int nd, ndt;
     char dims[TMPL_MAXDIMS][16], dts[32][16];
@@ -671,6 +675,8 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
         tmpl_seterr(S->T, "op '%s' has %d dims, the task gives %d", st->op, nd, st->ndims);
         return -1;
     }
+    memset(ob, 0, sizeof *ob);
+    ob->ndims = nd;
     for (int d = 0; d < nd; d++) {
         int k = -1;
         for (int j = 0; j < st->ndims; j++)
@@ -680,8 +686,11 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
                         nd > 1 ? ", " : "", nd > 1 ? dims[1] : "");
             return -1;
         }
-        shape[d] = b->rep[k];
+        shape[d] = ob->rep[d] = b->rep[k];
+        ob->lo[d] = b->lo[k];
+        ob->hi[d] = b->hi[k];
     }
+    bucket_key(nd, dims, ob->lo, ob->key, sizeof ob->key);
     return 0;
 }
 
@@ -717,7 +726,8 @@ static int check_spec(sw *S)
         bucket *bs;
         spec_buckets(st, &bs);
         long long shape[TMPL_MAXDIMS];
-        int bad = task_shape(S, st, &bs[0], shape);
+        bucket ob;
+        int bad = task_bucket(S, st, &bs[0], shape, &ob);
         for (int d = 0; d < st->ndtypes && !bad; d++) {
             op_task t;
             bad = tmpl_task(S->T, st->op, st->dtypes[d], shape, &t);
@@ -861,7 +871,8 @@ static int compile_all(sw *S)
             for (int bi = 0; bi < nb && !rc; bi++) {
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
-                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                bucket ob;
+                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     rc = error("%s", tmpl_errmsg(S->T));
                     break;
                 }
@@ -894,7 +905,7 @@ static int compile_all(sw *S)
                             plan_geom g;
                             char gerr[512];
                             if (!c.error && kernel_geometry(&c.k, &t, &g, gerr, sizeof gerr))
-                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], bs[bi].key, gerr);
+                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], ob.key, gerr);
                             char key[17] = "";
                             if (!c.error) jit_key(c.k.source, c.k.name, S->sp.arch, key);
                             int dup = 0;
@@ -998,14 +1009,15 @@ int sweep_run(const sweep_opts *o)
             for (int bi = 0; bi < nb && !interrupted; bi++) {
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
-                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                bucket ob;
+                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     error("%s", tmpl_errmsg(S->T));
                     code = EXIT_INPUT;
                     continue;
                 }
                 double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
-                if (tune_bucket(S, st, &t, &bs[bi])) code = EXIT_FAIL;
+                if (tune_bucket(S, st, &t, &ob)) code = EXIT_FAIL;
                 add_op_time(S, t.op, now_s() - t_task);
                 if (S->budget_hit) break;
             }
