@@ -18,6 +18,7 @@
     X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
     X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
     X(CtxSetCurrent, "cuCtxSetCurrent") \
+    X(CtxGetCurrent, "cuCtxGetCurrent") \
     X(CtxSynchronize, "cuCtxSynchronize") \
     X(ModuleLoadData, "cuModuleLoadData") \
     X(ModuleUnload, "cuModuleUnload") \
