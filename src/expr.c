@@ -1,6 +1,7 @@
 /* expr.c: a recursive-descent evaluator for the grammar in expr.h. */
 #include "expr.h"
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,12 +13,23 @@ typedef struct parser {
     char *err;
     int errcap;
     int failed;
+    int depth;
+    int checking;           /* expr_check: names are 1, no value errors */
 } parser;
+
+#define EXPR_MAXDEPTH 32
 
 static long long fail(parser *ps, const char *what)
 {
-    if (!ps->failed)
-        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s'", what, (int)(ps->p - ps->s) + 1, ps->s);
+    if (!ps->failed) {
+        /* The text as it may be shown: one line, at most 80 bytes. */
+        char shown[84];
+        int n = 0;
+        for (const char *q = ps->s; *q && n < 80; q++) shown[n++] = (unsigned char)*q < 0x20 || *q == 0x7f ? '?' : *q;
+        shown[n] = 0;
+        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s%s'", what, (int)(ps->p - ps->s) + 1, shown,
+                 strlen(ps->s) > 80 ? "..." : "");
+    }
     ps->failed = 1;
     return 0;
 }
@@ -43,11 +55,26 @@ static long long call(parser *ps, const char *fn)
     if (!eat(ps, ')')) return fail(ps, "expected ')'");
     if (!strcmp(fn, "min")) return a < b ? a : b;
     if (!strcmp(fn, "max")) return a > b ? a : b;
+    if (ps->checking) return 1;
     if (b <= 0) return fail(ps, "cdiv by a non-positive number");
-    return (a + b - 1) / b;
+    long long t;
+    if (__builtin_add_overflow(a, b - 1, &t)) return fail(ps, "overflow");
+    return t / b;
 }
 
+static long long atom_(parser *ps);
+
+/* Depth-limited, so a hostile "((((..." cannot exhaust the stack. */
 static long long atom(parser *ps)
+{
+    if (ps->failed) return 0;
+    if (++ps->depth > EXPR_MAXDEPTH) return fail(ps, "nested too deeply");
+    long long v = atom_(ps);
+    ps->depth--;
+    return v;
+}
+
+static long long atom_(parser *ps)
 {
     skip(ps);
     if (eat(ps, '(')) {
@@ -55,21 +82,32 @@ static long long atom(parser *ps)
         if (!eat(ps, ')')) return fail(ps, "expected ')'");
         return v;
     }
-    if (eat(ps, '-')) return -atom(ps);
+    if (eat(ps, '-')) {
+        long long v = atom(ps);
+        if (v == LLONG_MIN) return fail(ps, "overflow");
+        return -v;
+    }
     if (isdigit((unsigned char)*ps->p)) {
         long long v = 0;
-        while (isdigit((unsigned char)*ps->p)) v = v * 10 + (*ps->p++ - '0');
+        while (isdigit((unsigned char)*ps->p)) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *ps->p - '0', &v))
+                return fail(ps, "number too large");
+            ps->p++;
+        }
         return v;
     }
     if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
         const char *start = ps->p;
         char name[64];
         int k = 0;
-        while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && k < 63) name[k++] = *ps->p++;
+        while (isalnum((unsigned char)*ps->p) || *ps->p == '_') {
+            if (k == 63) return fail(ps, "name too long");
+            name[k++] = *ps->p++;
+        }
         name[k] = 0;
         if (!strcmp(name, "cdiv") || !strcmp(name, "min") || !strcmp(name, "max")) return call(ps, name);
         for (int i = 0; i < ps->n; i++)
-            if (!strcmp(ps->names[i], name)) return ps->values[i];
+            if (!strcmp(ps->names[i], name)) return ps->checking ? 1 : ps->values[i];
         char msg[96];
         snprintf(msg, sizeof msg, "unknown name '%s'", name);
         ps->p = start;      /* the column where the name starts */
@@ -81,7 +119,8 @@ static long long atom(parser *ps)
 static long long product(parser *ps)
 {
     long long v = atom(ps);
-    while (eat(ps, '*')) v *= atom(ps);
+    while (!ps->failed && eat(ps, '*'))
+        if (__builtin_mul_overflow(v, atom(ps), &v)) return fail(ps, "overflow");
     return v;
 }
 
@@ -89,8 +128,9 @@ static long long sum(parser *ps)
 {
     long long v = product(ps);
     for (;;) {
-        if (eat(ps, '+')) v += product(ps);
-        else if (eat(ps, '-')) v -= product(ps);
+        if (ps->failed) return 0;
+        if (eat(ps, '+')) { if (__builtin_add_overflow(v, product(ps), &v)) return fail(ps, "overflow"); }
+        else if (eat(ps, '-')) { if (__builtin_sub_overflow(v, product(ps), &v)) return fail(ps, "overflow"); }
         else return v;
     }
 }
@@ -98,11 +138,20 @@ static long long sum(parser *ps)
 int expr_eval(const char *s, int n, const char *const *names, const long long *values,
               long long *out, char *err, int errcap)
 {
-    parser ps = { s, s, n, names, values, err, errcap, 0 };
+    parser ps = { s, s, n, names, values, err, errcap, 0, 0, 0 };
     long long v = sum(&ps);
     skip(&ps);
     if (*ps.p && !ps.failed) fail(&ps, "unexpected trailing text");
     if (ps.failed) return -1;
     *out = v;
     return 0;
+}
+
+int expr_check(const char *s, int n, const char *const *names, char *err, int errcap)
+{
+    parser ps = { s, s, n, names, NULL, err, errcap, 0, 0, 1 };
+    sum(&ps);
+    skip(&ps);
+    if (*ps.p && !ps.failed) fail(&ps, "unexpected trailing text");
+    return ps.failed ? -1 : 0;
 }

@@ -509,6 +509,31 @@ int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
     return 0;
 }
 
+int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? ORDER BY bucket");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *out = xrealloc(*out, sizeof **out * (size_t)(*n + 1));
+        read_winner(st, &(*out)[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        for (int i = 0; i < *n; i++) winner_free(&(*out)[i]);
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return dbfail(r, "cannot read winners");
+    }
+    return 0;
+}
+
 void winner_free(winner *w)
 {
     free(w->config);
@@ -528,6 +553,26 @@ int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
     bind_text(st, 4, tmpl);
     bind_text(st, 5, config);
     return done(r, st, "cannot store a default");
+}
+
+int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
+                    char *tmpl, int tmplcap, char **config)
+{
+    *config = NULL;
+    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ? AND arch = ? AND dtype = ?");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    int rc = sqlite3_step(st), found = 0;
+    if (rc == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 1)) {
+        col_copy(st, 0, tmpl, (size_t)tmplcap);
+        *config = col_dup(st, 1);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read defaults");
+    return found;
 }
 
 int reg_check(reg *r)

@@ -82,9 +82,15 @@ int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, 
 /* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
 void winner_free(winner *w);
+/* Every winner of (op, arch, dtype), ordered by bucket: *out is malloc'd
+** (free each with winner_free, then the array). */
+int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n);
 
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
                     const char *tmpl, const char *config);
+/* The default of (op, arch, dtype): 1 found (*config malloc'd), 0 none. */
+int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
+                    char *tmpl, int tmplcap, char **config);
 
 /* PRAGMA integrity_check: 0 if "ok". */
 int reg_check(reg *r);

@@ -122,17 +122,14 @@ static int finish_compile(sw *S, cand *c)
     return 0;
 }
 
-static void launch_json(const kernel_src *k, strbuf *sb)
+/* The kernel's launch plan as the registry and the worker hold it. */
+static char *plan_json(const kernel_src *k, char *err, int errcap)
 {
-    sb_puts(sb, "{\"grid\":[");
-    for (int i = 0; i < 3; i++) { if (i) sb_puts(sb, ","); sb_json_str(sb, k->grid[i]); }
-    sb_puts(sb, "],\"block\":[");
-    for (int i = 0; i < 3; i++) { if (i) sb_puts(sb, ","); sb_json_str(sb, k->block[i]); }
-    sb_puts(sb, "],\"smem\":");
-    sb_json_str(sb, k->smem);
-    sb_printf(sb, ",\"cluster\":[%d,%d,%d],\"kernel\":", k->cluster[0], k->cluster[1], k->cluster[2]);
-    sb_json_str(sb, k->name);
-    sb_printf(sb, ",\"workspace\":%lld}", k->workspace);
+    if (!k->plan) {
+        snprintf(err, (size_t)errcap, "no launch plan");
+        return NULL;
+    }
+    return plan_encode(k->plan, err, errcap);
 }
 
 static void set_status(cand *c, const char *status, const char *err)
@@ -158,23 +155,23 @@ static int ask_worker(sw *S, cand *c, const strbuf *h, const void *blob, size_t 
 
 static int load_slot(sw *S, cand *c, const op_task *t, int slot)
 {
-    unsigned grid[3], block[3], smem;
-    char err[256];
-    if (kernel_geometry(&c->k, t, grid, block, &smem, err, sizeof err)) {
+    plan_geom g;
+    char err[512];
+    char *pj = NULL;
+    if (kernel_geometry(&c->k, t, &g, err, sizeof err) || !(pj = plan_json(&c->k, err, sizeof err))) {
         char *e = xstrfmt("template '%s' launch(): %s", c->tmpl, err);
         set_status(c, "compile", e);
         free(e);
         return 0;
     }
+    /* The plan, not evaluated numbers: the worker binds it at the task's
+    ** shape exactly as the runtime and emitted code do. */
     strbuf h = STRBUF_INIT;
     msg_kv(&h, "cmd", "load");
     msg_kv(&h, "slot", "%d", slot);
     msg_kv(&h, "name", "%s", c->k.name);
-    msg_kv(&h, "grid", "%u,%u,%u", grid[0], grid[1], grid[2]);
-    msg_kv(&h, "block", "%u,%u,%u", block[0], block[1], block[2]);
-    msg_kv(&h, "smem", "%u", smem);
-    if (c->k.cluster[0]) msg_kv(&h, "cluster", "%d,%d,%d", c->k.cluster[0], c->k.cluster[1], c->k.cluster[2]);
-    msg_kv(&h, "workspace", "%lld", c->k.workspace);
+    msg_kv(&h, "plan", "%s", pj);
+    free(pj);
     msg r;
     int ok = ask_worker(S, c, &h, c->job.cubin, c->job.cubin_len, 60, &r);
     sb_free(&h);
@@ -495,7 +492,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         if (i != w && (!second || bs->f[i].median_us < second)) second = bs->f[i].median_us;
     W.margin = second > 0 ? second / win->median_us - 1 : -1;
     W.exhaustive = bs->exhaustive;
-    strbuf ru = STRBUF_INIT, lj = STRBUF_INIT;
+    strbuf ru = STRBUF_INIT;
     sb_puts(&ru, "[");
     for (int i = 0, n = 0; i < k; i++) {
         if (i == w) continue;
@@ -505,13 +502,14 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     }
     sb_puts(&ru, "]");
     W.runners_up = ru.buf;
+    char *pj = NULL;
     if (wc) {
+        char perr_[512];
         snprintf(W.cubin, sizeof W.cubin, "%s", wc->key);
-        launch_json(&wc->k, &lj);
-    } else {
-        sb_puts(&lj, "{}");
+        if (!(pj = plan_json(&wc->k, perr_, sizeof perr_))) rc = error("%s %s %s: %s", t->op, t->dtype, b->key, perr_);
     }
-    W.launch = lj.buf;
+    /* A winner with no plan is still a lookup answer; it cannot be launched. */
+    W.launch = pj ? pj : "{}";
     W.device = S->dev_id;
     W.run = S->run_id;
     if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
@@ -525,7 +523,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
            pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
     fflush(stdout);
     sb_free(&ru);
-    sb_free(&lj);
+    free(pj);
     for (int i = 0; i < 16; i++) cand_free(&cs[i]);
     return rc;
 }
@@ -663,8 +661,12 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     return rc;
 }
 
-/* The op's dims must be the spec task's dims; returns the shape in op order. */
-static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *shape)
+/* The op's dims must be the spec task's dims. A spec may list them in any
+** order; everything stored (bucket key, edges, shape) is in the op's order,
+** the order lookup and the runtime get shapes in. This is the one place a
+** bucket is put in that order: ob gets the bucket with edges, sizes and key
+** in op order, shape its representative sizes. */
+static int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *shape, bucket *ob)
 {
     int nd, ndt;
     char dims[TMPL_MAXDIMS][16], dts[32][16];
@@ -673,6 +675,8 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
         tmpl_seterr(S->T, "op '%s' has %d dims, the task gives %d", st->op, nd, st->ndims);
         return -1;
     }
+    memset(ob, 0, sizeof *ob);
+    ob->ndims = nd;
     for (int d = 0; d < nd; d++) {
         int k = -1;
         for (int j = 0; j < st->ndims; j++)
@@ -682,8 +686,11 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
                         nd > 1 ? ", " : "", nd > 1 ? dims[1] : "");
             return -1;
         }
-        shape[d] = b->rep[k];
+        shape[d] = ob->rep[d] = b->rep[k];
+        ob->lo[d] = b->lo[k];
+        ob->hi[d] = b->hi[k];
     }
+    bucket_key(nd, dims, ob->lo, ob->key, sizeof ob->key);
     return 0;
 }
 
@@ -719,7 +726,8 @@ static int check_spec(sw *S)
         bucket *bs;
         spec_buckets(st, &bs);
         long long shape[TMPL_MAXDIMS];
-        int bad = task_shape(S, st, &bs[0], shape);
+        bucket ob;
+        int bad = task_bucket(S, st, &bs[0], shape, &ob);
         for (int d = 0; d < st->ndtypes && !bad; d++) {
             op_task t;
             bad = tmpl_task(S->T, st->op, st->dtypes[d], shape, &t);
@@ -788,9 +796,10 @@ static int send_task(sw *S, const op_task *t)
     snprintf(c.tmpl, sizeof c.tmpl, "%s/reference", t->op);
     int rc = start_compile(S, &c, S->sp.arch) || finish_compile(S, &c);
     if (!rc && !c.job.ok) rc = error("op '%s' reference does not compile: %s", t->op, c.job.error);
-    unsigned grid[3], block[3], smem;
-    char err[256];
-    if (!rc && kernel_geometry(&c.k, t, grid, block, &smem, err, sizeof err))
+    plan_geom g;
+    char err[512];
+    char *pj = NULL;
+    if (!rc && (kernel_geometry(&c.k, t, &g, err, sizeof err) || !(pj = plan_json(&c.k, err, sizeof err))))
         rc = error("op '%s' reference launch: %s", t->op, err);
     if (!rc) {
         static const char *roles[] = { "in", "out", "inout", "scalar", "dim" };
@@ -808,13 +817,16 @@ static int send_task(sw *S, const op_task *t)
         msg_kv(&h, "rtol", "%.9g", t->rtol);
         msg_kv(&h, "atol", "%.9g", t->atol);
         msg_kv(&h, "name", "%s", c.k.name);
-        msg_kv(&h, "grid", "%u,%u,%u", grid[0], grid[1], grid[2]);
-        msg_kv(&h, "block", "%u,%u,%u", block[0], block[1], block[2]);
-        msg_kv(&h, "smem", "%u", smem);
+        strbuf shape = STRBUF_INIT;
+        for (int d = 0; d < t->ndims; d++) sb_printf(&shape, "%s%lld", d ? "," : "", t->shape[d]);
+        msg_kv(&h, "shape", "%s", sb_str(&shape));
+        sb_free(&shape);
+        msg_kv(&h, "plan", "%s", pj);
         if (worker_set_task(S->W, &h, c.job.cubin, c.job.cubin_len))
             rc = error("%s %s: cannot set the task up: %s", t->op, t->dtype, worker_errmsg(S->W));
         sb_free(&h);
     }
+    free(pj);
     cand_free(&c);
     return rc ? -1 : 0;
 }
@@ -859,7 +871,8 @@ static int compile_all(sw *S)
             for (int bi = 0; bi < nb && !rc; bi++) {
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
-                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                bucket ob;
+                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     rc = error("%s", tmpl_errmsg(S->T));
                     break;
                 }
@@ -889,10 +902,10 @@ static int compile_all(sw *S)
                             cand c = { 0 };
                             instantiate(S, &c, tn[ti], cfgs[k], &t);
                             free(cfgs[k]);
-                            unsigned g[3], bl[3], sm;
-                            char gerr[256];
-                            if (!c.error && kernel_geometry(&c.k, &t, g, bl, &sm, gerr, sizeof gerr))
-                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], bs[bi].key, gerr);
+                            plan_geom g;
+                            char gerr[512];
+                            if (!c.error && kernel_geometry(&c.k, &t, &g, gerr, sizeof gerr))
+                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], ob.key, gerr);
                             char key[17] = "";
                             if (!c.error) jit_key(c.k.source, c.k.name, S->sp.arch, key);
                             int dup = 0;
@@ -996,14 +1009,15 @@ int sweep_run(const sweep_opts *o)
             for (int bi = 0; bi < nb && !interrupted; bi++) {
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
-                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                bucket ob;
+                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     error("%s", tmpl_errmsg(S->T));
                     code = EXIT_INPUT;
                     continue;
                 }
                 double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
-                if (tune_bucket(S, st, &t, &bs[bi])) code = EXIT_FAIL;
+                if (tune_bucket(S, st, &t, &ob)) code = EXIT_FAIL;
                 add_op_time(S, t.op, now_s() - t_task);
                 if (S->budget_hit) break;
             }
