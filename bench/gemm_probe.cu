@@ -5,9 +5,10 @@
 //   gemm_probe VARIANTS M N K [reps]
 //
 // VARIANTS is a text file, one kernel per line:
-//   cubin kernel layout(nn|nt) bm bn threads smem persistent share abox bbox
+//   cubin kernel layout(nn|nt) bm bn threads smem persistent share abox bbox epi
 // share: 0 none, 1 a cluster pair along M sharing B, 2 along N sharing A;
-// abox/bbox: the rows of A's and B's TMA boxes.
+// abox/bbox: the rows of A's and B's TMA boxes; epi 1: D is stored through a
+// tensor map (64 x 64 boxes), passed before D's pointer.
 // Inputs are random normal bf16; each kernel's bf16 output is compared element
 // by element with cuBLAS's (bf16 in, fp32 accumulate, bf16 out) after the
 // output was poisoned with NaN; timing is the median of CUDA-event samples,
@@ -52,7 +53,7 @@ static __global__ void compare(const __nv_bfloat16* got, const __nv_bfloat16* wa
 
 struct Variant {
     std::string cubin, kernel, layout;
-    int bm, bn, threads, smem, persistent, share, abox, bbox;
+    int bm, bn, threads, smem, persistent, share, abox, bbox, epi;
 };
 
 typedef CUresult (*encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
@@ -80,8 +81,8 @@ int main(int argc, char** argv)
     if (!f) { perror(argv[1]); return 1; }
     char c[512], k[128], l[8];
     Variant v;
-    while (fscanf(f, "%511s %127s %7s %d %d %d %d %d %d %d %d", c, k, l, &v.bm, &v.bn, &v.threads, &v.smem, &v.persistent,
-                  &v.share, &v.abox, &v.bbox) == 11) {
+    while (fscanf(f, "%511s %127s %7s %d %d %d %d %d %d %d %d %d", c, k, l, &v.bm, &v.bn, &v.threads, &v.smem, &v.persistent,
+                  &v.share, &v.abox, &v.bbox, &v.epi) == 12) {
         v.cubin = c, v.kernel = k, v.layout = l;
         vs.push_back(v);
     }
@@ -161,7 +162,10 @@ int main(int argc, char** argv)
         if (x.share == 2) un = (un + 1) / 2;
         const int per = x.share ? 2 : 1;
         unsigned grid = (unsigned)(x.persistent ? std::min<long long>(um * un, sms / per) * per : um * un * per);
-        void* args[] = { &ta, &tb, &D, &M, &N, &K };
+        CUtensorMap td = tmap2d(D, N, M, 64, 64);
+        void* args_direct[] = { &ta, &tb, &D, &M, &N, &K };
+        void* args_tma[] = { &ta, &tb, &td, &D, &M, &N, &K };
+        void** args = x.epi ? args_tma : args_direct;
         CUlaunchAttribute at;
         at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         at.value.clusterDim.x = per, at.value.clusterDim.y = 1, at.value.clusterDim.z = 1;

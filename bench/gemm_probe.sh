@@ -25,9 +25,14 @@ build)
     echo "$VARIANTS" | while read -r layout kv; do
         [ -n "$layout" ] || continue
         i=$((i + 1))
-        name="g${i}_${layout}_$(echo "$kv" | tr -d ' =' | sed 's/consumers/c/;s/stages/s/;s/persistent/p/;s/group/g/;s/raster/r/;s/cluster/x/;s/producer_regs/pr/')"
+        name="g${i}_${layout}_$(echo "$kv" | tr -d ' =' | sed 's/consumers/c/;s/stages/s/;s/persistent/p/;s/group/g/;s/raster/r/;s/cluster/x/;s/producer_regs/pr/;s/schedule//;s/epilogue/e/')"
         name=${name:0:60}
+        # "nostore" (a probe switch, not a config): skip the epilogue's
+        # stores, to measure what the epilogue costs.
+        nostore=0
+        case " $kv " in *" nostore "*) nostore=1; kv=${kv/nostore/};; esac
         lua5.4 bench/gemm/dump.lua . "$layout" bf16 "$name" $kv > $P/$name.cu 2> $P/$name.facts || { cat $P/$name.facts >&2; exit 1; }
+        [ $nostore = 0 ] || sed -i 's/if ((long long)(tm + 1) \* BM <= m/if (m < 0 \&\& (long long)(tm + 1) * BM <= m/; s/if (col < n) {/if (m < 0 \&\& col < n) {/' $P/$name.cu
         smem=$(sed -n 's/^smem=\([0-9]*\).*/\1/p' $P/$name.facts)
         threads=$(sed -n 's/.*block=\([0-9]*\).*/\1/p' $P/$name.facts)
         bm=$(echo "$kv" | sed -n 's/.*bm=\([0-9]*\).*/\1/p'); bn=$(echo "$kv" | sed -n 's/.*bn=\([0-9]*\).*/\1/p')
@@ -35,9 +40,10 @@ build)
         share=$(sed -n 's/.*share=\([0-9]*\).*/\1/p' $P/$name.facts)
         abox=$(sed -n 's/.*abox=\([0-9]*\).*/\1/p' $P/$name.facts)
         bbox=$(sed -n 's/.*bbox=\([0-9]*\).*/\1/p' $P/$name.facts)
+        epi=$(sed -n 's/.*epi=\([0-9]*\).*/\1/p' $P/$name.facts)
         nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -o $P/$name.cubin $P/$name.cu 2> $P/$name.ptxas
         grep -E "registers|spill|warning" $P/$name.ptxas | tr '\n' ' ' | sed "s/^/$name: /"; echo
-        echo "$P/$name.cubin $name $layout $bm $bn $threads $smem $pers $share $abox $bbox" >> $P/variants.txt
+        echo "$P/$name.cubin $name $layout $bm $bn $threads $smem $pers $share $abox $bbox $epi" >> $P/variants.txt
     done
     nvcc -O2 -std=c++17 -arch=sm_90a -o $P/gemm_probe bench/gemm_probe.cu -lcublas -lcuda -Xlinker -rpath,/usr/local/cuda/lib64
     ;;

@@ -515,11 +515,19 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
     else S->winners++;
     progress(S, "%s", "");
-    char pct[32] = "";
-    if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W.gbps / S->copy_gbps);
+    /* Compute-bound ops (matrix products: well over 100 flops per byte that
+    ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
+    ** ceiling. */
+    char rate[48], pct[32] = "";
+    if (t->flops > 100 * t->bytes) {
+        snprintf(rate, sizeof rate, "%8.1f TFLOP/s", W.tflops);
+    } else {
+        snprintf(rate, sizeof rate, "%8.1f GB/s", W.gbps);
+        if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W.gbps / S->copy_gbps);
+    }
     char vs[48] = "   (default not timed)";
     if (bs->default_us > 0) snprintf(vs, sizeof vs, "%6.2fx vs default %.1f us", bs->default_us / win->median_us, bs->default_us);
-    printf("%-10s %-9s %-14s %10.2f us %8.1f GB/s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, W.gbps,
+    printf("%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, rate,
            pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
     fflush(stdout);
     sb_free(&ru);

@@ -23,8 +23,11 @@
 -- The grid is persistent when asked (one CTA per SM walking tiles with a
 -- stride): the producer then loads the next tile while the consumers run the
 -- epilogue. Tiles are visited in groups of `group` tile-rows (raster m) or
--- tile-columns (raster n) for L2 locality. The epilogue converts and stores
--- straight from the accumulators, masked at the M/N edges.
+-- tile-columns (raster n) for L2 locality. The epilogue converts the
+-- accumulators and either stores them straight from registers (masked at the
+-- M/N edges) or ("tma") writes 64-row x 128-byte pieces into two swizzled
+-- shared-memory buffers per consumer that TMA stores to D (the tensor map
+-- clips the edges): full 128-byte lines instead of 4-byte scattered stores.
 --
 -- Leading dimensions must be multiples of 8 elements (TMA needs 16-byte
 -- strides); supports() sends other shapes to the other families.
@@ -38,10 +41,15 @@ local function consumer_regs(p)
   return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
 end
 
+-- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
+local function epi_bytes(p)
+  return p.epilogue == "tma" and 16384 * p.consumers or 0
+end
+
 local function sizes(p)
   local a = p.bm * BK * 2
   local b = p.bn * BK * 2
-  return a, b, p.stages * (a + b) + 1024 + 16 * p.stages + 16
+  return a, b, p.stages * (a + b) + epi_bytes(p) + 1024 + 16 * p.stages + 16
 end
 
 M.params = {
@@ -56,6 +64,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
+  { "epilogue", { "direct", "tma" } },
 }
 
 -- Rows of the CTA tile one consumer warpgroup computes.
@@ -77,9 +86,14 @@ function M.constraints(p, shape, dt, dev)
     return false, string.format("%d accumulator registers per thread", acc)
   end
   if acc > 128 and p.consumers == 1 and wm > 128 then return false, "too many accumulators" end
-  local _, _, smem = sizes(p)
+  local a, b, smem = sizes(p)
   local cap = dev.smem_optin or 232448
   if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
+  -- As many stages as shared memory allows, or one fewer (a prior: fewer
+  -- stages only expose load latency).
+  local fit = math.min(8, (cap - (smem - p.stages * (a + b))) // (a + b))
+  if p.stages < fit - 1 then return false, string.format("%d stages where %d fit", p.stages, fit) end
+  if acc <= 128 and p.producer_regs == 24 then return false, "no consumer needs 240 registers" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -180,8 +194,15 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define WM %d
 #define INFLIGHT %d
 #define D_T %s
+#define EPI_TMA %d
+#define EPI_BYTES %d
+#define CW %d
+#define EPI_F32 %d
+#define EPI_CVT "%s"
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
-      128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out)),
+      128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
+      p.epilogue == "tma" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
+      t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2"),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
 
@@ -215,6 +236,22 @@ AIT_DEV void tma_load_both(unsigned dst, const tmap_t* map, int x, int y, unsign
 AIT_DEV void mbar_arrive_peer(unsigned bar, unsigned peer) {
   asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; mbarrier.arrive.shared::cluster.b64 _, [r]; }"
                :: "r"(bar), "r"(peer) : "memory");
+}
+AIT_DEV void tma_store(const tmap_t* map, unsigned src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"((unsigned long long)map), "r"(x), "r"(y), "r"(src) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+template<int N> AIT_DEV void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory"); }
+AIT_DEV void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+AIT_DEV void wg_sync(int id) { asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory"); }
+AIT_DEV void st_shared(unsigned a, float x, float y) {
+#if EPI_F32
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(a), "f"(x), "f"(y) : "memory");
+#else
+  unsigned v; asm("cvt.rn." EPI_CVT ".f32 %0, %2, %1;" : "=r"(v) : "f"(x), "f"(y));
+  asm volatile("st.shared.b32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
+#endif
 }
 AIT_DEV void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
@@ -253,12 +290,13 @@ AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-%s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB, %s* __restrict__ D,
+%s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,
    long long m, long long n, long long k)
 {
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const unsigned full = base + STAGES * (A_BYTES + B_BYTES), empty = full + 8 * STAGES, order = empty + 8 * STAGES;
+  const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
+  const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
   const int wg = threadIdx.x / 128;
   const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
   // Units of work: tiles, or pairs of tiles for a cluster (a pair past the
@@ -296,6 +334,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
     const int c = wg - 1, lane = threadIdx.x %% 32, warp = (threadIdx.x %% 128) / 32;
     int s = 0; unsigned ph = 0, mine = 0;
+#if EPI_TMA
+    unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
+#endif
     for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER, mine++) {
       if (PINGPONG && (int)(mine & 1) != c) {
         // The other consumer's tile: skip its slots in the ring.
@@ -343,6 +384,37 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
       // Epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8) and
       // column pairs 8*j + 2*(lane%%4) of each 64-row slab.
+#if EPI_TMA
+      // Piece (i, jc): rows 64*i.. of this consumer's slab, CW columns from
+      // CW*jc, written swizzled (16-byte chunk q of row r at q ^ (r %% 8)).
+      {
+        const int r = warp * 16 + lane / 4, q4 = lane %% 4;
+#pragma unroll
+        for (int i = 0; i < MI; i++) {
+#pragma unroll
+          for (int jc = 0; jc < BN / CW; jc++, pieces++) {
+            const unsigned buf = ebase + c * 16384 + (pieces & 1) * 8192;
+            if ((threadIdx.x %% 128) == 0) bulk_wait_read<1>();
+            wg_sync(1 + c);
+#pragma unroll
+            for (int jj = 0; jj < CW / 8; jj++) {
+              const int j8 = jc * (CW / 8) + jj;
+#if EPI_F32
+              const unsigned off = ((((unsigned)(2 * jj + (q4 >> 1))) ^ (unsigned)(r & 7)) << 4) + 8 * (q4 & 1);
+#else
+              const unsigned off = (((unsigned)jj ^ (unsigned)(r & 7)) << 4) + 4 * q4;
+#endif
+              st_shared(buf + r * 128 + off, acc[i][4 * j8], acc[i][4 * j8 + 1]);
+              st_shared(buf + (r + 8) * 128 + off, acc[i][4 * j8 + 2], acc[i][4 * j8 + 3]);
+            }
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            wg_sync(1 + c);
+            if ((threadIdx.x %% 128) == 0)
+              tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
+          }
+        }
+      }
+#else
       const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
       const long long col0 = (long long)tn * BN + 2 * (lane %% 4);
       if ((long long)(tm + 1) * BM <= m && (long long)(tn + 1) * BN <= n) {
@@ -370,12 +442,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           }
         }
       }
+#endif
     }
   }
+  // Shared memory must outlive the TMA stores reading it.
+  if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
   // No CTA of a pair leaves while its peer may still arrive on its barriers.
   if (CLUSTER > 1) cluster_sync();
 }
-]], name, out_ct, p.producer_regs, a_load, b_load, consumer_regs(p), b_desc),
+]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct, p.producer_regs,
+    a_load, b_load, consumer_regs(p), b_desc),
   }
   return table.concat(src, "\n")
 end
@@ -398,21 +474,26 @@ function M.launch(layout, p, dt, dev)
     tmB = { kind = "tmap", arg = "B", dims = { "n", "k" }, strides = { "n*" .. esize }, box = { 64, BK },
             swizzle = 128, oob = "zero", l2 = 256 }
   end
+  local params = {
+    { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize },
+      box = { BK, sh == 2 and p.bm // 2 or p.bm }, swizzle = 128, oob = "zero", l2 = 256 },
+    tmB,
+  }
+  if p.epilogue == "tma" then
+    local osize = dtype.size(t.Out)
+    params[#params + 1] = { kind = "tmap", arg = "D", dims = { "n", "m" }, strides = { "n*" .. osize },
+                            box = { 128 // osize, 64 }, swizzle = 128, oob = "zero", l2 = 0 }
+  end
+  for _, x in ipairs({ { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
+                       { kind = "dim", expr = "k" } }) do
+    params[#params + 1] = x
+  end
   return {
     grid = { grid, 1, 1 },
     block = { 128 * (p.consumers + 1), 1, 1 },
     smem = smem,
     cluster = { per, 1, 1 },
-    params = {
-      { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize },
-        box = { BK, sh == 2 and p.bm // 2 or p.bm },
-        swizzle = 128, oob = "zero", l2 = 256 },
-      tmB,
-      { kind = "ptr", arg = "D" },
-      { kind = "dim", expr = "m" },
-      { kind = "dim", expr = "n" },
-      { kind = "dim", expr = "k" },
-    },
+    params = params,
   }
 end
 
@@ -433,7 +514,8 @@ function M.family(op)
     source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name) end,
     default = function(shape, dt, dev)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
-               producer_regs = 40, cluster = "1x1", schedule = "coop", inflight = 1 }
+               producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
+               epilogue = "tma" }
     end,
   }
 end
