@@ -25,14 +25,14 @@ for r in con.execute("select op, dtype, bucket, count(*), sum(status='ok'), roun
 for r in con.execute("select status, count(*) from measurements group by status"):
     print("status %s: %d" % r)
 for r in con.execute("select op, dtype, bucket, config, status, substr(error, 1, 160) from measurements "
-                     "where status in ('wrong', 'runtime', 'timeout')"):
+                     "where status in ('wrong', 'runtime', 'timeout', 'compile')"):
     print("failed candidate:", " | ".join(str(v) for v in r))
 PY
 cases=$(python3 - "$keep/gemm-winners.json" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1])):
     s = r["shape"]
-    print("%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(v) for v in s) if isinstance(s, list) else s.replace(",", "x")))
+    print("%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(s[d]) for d in ("m", "n", "k"))))
 PY
 )
 python3 bench/peers_gemm.py "$@" $cases > "$keep/gemm-peers.jsonl" 2> "$w/peers.err" || tail -5 "$w/peers.err"
@@ -43,7 +43,7 @@ peers = {p["case"]: p for p in (json.loads(l) for l in open(sys.argv[2]) if l.st
 print("%-32s %9s %9s %9s %8s %8s  %s" % ("case", "aitune", "cublas", "compile", "x cublas", "x comp", "config"))
 for r in wins:
     s = r["shape"]
-    case = "%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(v) for v in s) if isinstance(s, list) else s.replace(",", "x"))
+    case = "%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(s[d]) for d in ("m", "n", "k")))
     p = peers.get(case, {})
     a, b, c = r.get("tflops", 0), p.get("cublas_tflops", 0), p.get("compile_tflops", 0)
     print("%-32s %9.1f %9.1f %9.1f %8.3f %8.3f  %s" % (case, a, b, c, a / b if b else 0, a / c if c else 0,
