@@ -66,3 +66,6 @@ test: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- untrusted input (issue 14): helper tests, fuzzing, sanitizers ----
+all: $(BUILD)/tests/test_untrusted
