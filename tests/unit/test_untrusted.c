@@ -5,6 +5,7 @@
 #include "check.h"
 #include "util.h"
 #include "expr.h"
+#include "jit.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -181,6 +182,20 @@ static void test_expr_limits(void)
     CHECK(expr_eval("cdiv(n, 256) * 256", 1, names, vals, &v, err, sizeof err) == 0 && v == (1LL << 40), "normal");
 }
 
+/* An arch that smuggles options never reaches NVRTC (issue 14 item 7). */
+static void test_jit_arch(void)
+{
+    jit_job j;
+    memset(&j, 0, sizeof j);
+    j.source = xstrdup("extern \"C\" __global__ void k(int *x) {\n#ifdef X\n*x = X;\n#endif\n}\n");
+    snprintf(j.name, sizeof j.name, "k");
+    snprintf(j.arch, sizeof j.arch, "sm_90a -DX=1");
+    jit_compile(&j);
+    CHECK(!j.ok && j.error && strstr(j.error, "unknown arch"), "jit refuses arch 'sm_90a -DX=1': %s",
+          j.error ? j.error : "(null)");
+    jit_job_clear(&j);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/aitune-untrusted-XXXXXX";
@@ -191,6 +206,7 @@ int main(void)
     test_arch();
     test_files(dir);
     test_expr_limits();
+    test_jit_arch();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) {}
