@@ -450,7 +450,9 @@ static const cmd commands[] = {
     { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
     { "lookup", cmd_lookup, "The config for a shape, and which level answered. The tuned bucket that holds it, else the\n"
       "nearest tuned bucket, else the template default. The same answer libaitune's aitune_lookup gives.\n"
-      "--shape gives one size per dim, in the op's order: --shape 4096,1024.",
+      "--shape gives one size per dim, in the op's order: --shape 4096,1024.\n\n"
+      "Exit: 0 answered, 2 usage (a malformed option; a --shape that is not one integer >= 1 per dim of\n"
+      "the op), 3 a missing or bad registry, or nothing for the op, arch and dtype.",
       "aitune lookup OP --arch sm_90 --dtype bf16 --shape N[,M...] [--db PATH] [--json]" },
     { "emit", cmd_emit, "Write the chosen kernel as a standalone .cu file. It holds the kernel the registry chose\n"
       "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"

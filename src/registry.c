@@ -202,6 +202,7 @@ int reg_open(const char *path, int readonly, reg **out)
         fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
         return REG_NOTWRITABLE;
     }
+    sqlite3_busy_timeout(r->db, REG_BUSY_MS);
     /* WAL with NORMAL sync: a commit survives the process being killed
     ** (what resume needs) without an fsync per measurement. */
     if (!readonly) sqlite3_exec(r->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);

@@ -1027,6 +1027,13 @@ int sweep_run(const sweep_opts *o)
                     code = EXIT_INPUT;
                     continue;
                 }
+                /* Refused here, not by a failed allocation in the worker. */
+                if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
+                    error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path,
+                          st->line, t.op, t.dtype, bs[bi].key, tmpl_task_bytes(&t), S->dev.mem);
+                    code = EXIT_INPUT;
+                    continue;
+                }
                 double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
                 if (tune_bucket(S, st, &t, &bs[bi])) code = EXIT_FAIL;

@@ -82,4 +82,19 @@ EOF
 expect_exit 3 "a shape of 2^80 elements" "$AITUNE" compile "$T/big.yaml" --db "$T/r.db"
 expect_stderr "line 6: .*more than 2\\^48 elements" "2^80 elements: says the shape is too large"
 
+# Item 8: a shape whose buffers exceed the GPU's memory is refused before
+# the worker tries to allocate them (the fake GPU has 86 GB; axpy at 2^36
+# needs 512 GiB).
+spec big36.yaml <<'EOF'
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [36, 36]}
+EOF
+fake_sweep ok "$T/big36.db" "$T/big36.yaml"
+expect_eq "a sweep of buffers larger than the GPU's memory exits 3" "$RC" 3 || show_last
+expect_stderr "spec '.*big36.yaml' line 2: axpy f32 n=2\\^36 needs 549755813888 bytes of buffers; the GPU has" \
+    "the shape's bytes and the GPU's memory are named"
+
 done_testing

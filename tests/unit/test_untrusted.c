@@ -6,6 +6,7 @@
 #include "util.h"
 #include "expr.h"
 #include "jit.h"
+#include "tmpl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -196,6 +197,30 @@ static void test_jit_arch(void)
     jit_job_clear(&j);
 }
 
+/* Buffer sizes that wrap in Lua's integers are refused (item 8). */
+static void test_sizes(void)
+{
+    tmpl *T = tmpl_open(AITUNE_SOURCE_DIR);
+    op_task t;
+    long long ok_shape[2] = { 4096, 1024 };
+    CHECK(tmpl_task(T, "transpose", "f32", ok_shape, &t) == 0, "transpose 4096x1024 resolves");
+    CHECK(tmpl_task_bytes(&t) == 2LL * 4096 * 1024 * 4, "its buffers: %lld bytes", tmpl_task_bytes(&t));
+    /* 2^40 * (2^40 + 1) wraps to 2^40 in 64 bits: a small, wrong buffer. */
+    long long wrap[2] = { 1LL << 40, (1LL << 40) + 1 };
+    int rc = tmpl_task(T, "transpose", "f32", wrap, &t);
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "overflows"), "2^40 x (2^40+1) is refused: %s", tmpl_errmsg(T));
+    long long zero[2] = { 1LL << 32, 1LL << 32 };
+    rc = tmpl_task(T, "transpose", "f32", zero, &t);
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "overflows"), "2^32 x 2^32 (wraps to 0) is refused: %s", tmpl_errmsg(T));
+    long long bytes[2] = { 1LL << 31, 1LL << 31 };
+    rc = tmpl_task(T, "transpose", "f32", bytes, &t);
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "overflows"), "2^62 elements of 4 bytes are refused: %s", tmpl_errmsg(T));
+    long long big[1] = { 1LL << 40 };
+    CHECK(tmpl_task(T, "axpy", "f32", big, &t) == 0 && tmpl_task_bytes(&t) == (1LL << 43),
+          "axpy at 2^40 resolves (8 TB: for the device check to refuse)");
+    tmpl_close(T);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/aitune-untrusted-XXXXXX";
@@ -207,6 +232,7 @@ int main(void)
     test_files(dir);
     test_expr_limits();
     test_jit_arch();
+    test_sizes();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) {}
