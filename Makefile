@@ -121,11 +121,13 @@ fuzz-deps:
 
 # The whole suite with the tool, its tests and the fake worker built with
 # AddressSanitizer and UndefinedBehaviorSanitizer (any report fails a test).
+# Sanitized code is slower: each test file gets ASAN_TEST_TIMEOUT seconds.
+ASAN_TEST_TIMEOUT ?= 1200
 ASAN_BUILD := $(BUILD)/asan
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 test-asan:
-	env -u MAKEFLAGS -u MFLAGS $(MAKE) BUILD=$(ASAN_BUILD) CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" all
-	BUILD=$(ASAN_BUILD) AITUNE_BIN=$(CURDIR)/$(ASAN_BUILD)/aitune \
+	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" $(MAKE) BUILD=$(ASAN_BUILD) all
+	BUILD=$(ASAN_BUILD) AITUNE_TEST_TIMEOUT=$(ASAN_TEST_TIMEOUT) AITUNE_BIN=$(CURDIR)/$(ASAN_BUILD)/aitune \
 	    AITUNE_FAKE_WORKER=$(CURDIR)/$(ASAN_BUILD)/tests/fake_worker \
 	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87 \
