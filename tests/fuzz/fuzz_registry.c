@@ -89,9 +89,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void bind_field(sqlite3_stmt *st, int i, const char *f, size_t n)
 {
+    /* The input is not NUL-terminated: numbers are read from a copy. */
+    char num[64];
+    size_t k = n > 1 ? (n - 1 < sizeof num - 1 ? n - 1 : sizeof num - 1) : 0;
+    memcpy(num, f + (n > 0), k);
+    num[k] = 0;
     if (n == 1 && f[0] == '~') sqlite3_bind_null(st, i);
-    else if (n && f[0] == '#') sqlite3_bind_int64(st, i, strtoll(f + 1, NULL, 10));
-    else if (n && f[0] == '%') sqlite3_bind_double(st, i, strtod(f + 1, NULL));
+    else if (n && f[0] == '#') sqlite3_bind_int64(st, i, strtoll(num, NULL, 10));
+    else if (n && f[0] == '%') sqlite3_bind_double(st, i, strtod(num, NULL));
     else if (n && f[0] == '!') sqlite3_bind_blob(st, i, f + 1, (int)n - 1, SQLITE_TRANSIENT);
     else sqlite3_bind_text(st, i, f, (int)n, SQLITE_TRANSIENT);
 }
