@@ -17,19 +17,15 @@ typedef struct parser {
     int checking;           /* expr_check: names are 1, no value errors */
 } parser;
 
-#define EXPR_MAXDEPTH 32
+/* Expressions come from templates and, through emit and the runtime, from
+** registries: nesting is capped (no stack overflow) and every step is
+** checked for overflow (no wrapped sizes, no undefined behaviour). */
+#define EXPR_MAXDEPTH 64
 
 static long long fail(parser *ps, const char *what)
 {
-    if (!ps->failed) {
-        /* The text as it may be shown: one line, at most 80 bytes. */
-        char shown[84];
-        int n = 0;
-        for (const char *q = ps->s; *q && n < 80; q++) shown[n++] = (unsigned char)*q < 0x20 || *q == 0x7f ? '?' : *q;
-        shown[n] = 0;
-        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s%s'", what, (int)(ps->p - ps->s) + 1, shown,
-                 strlen(ps->s) > 80 ? "..." : "");
-    }
+    if (!ps->failed)
+        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s'", what, (int)(ps->p - ps->s) + 1, ps->s);
     ps->failed = 1;
     return 0;
 }
@@ -53,45 +49,40 @@ static long long call(parser *ps, const char *fn)
     if (!eat(ps, ',')) return fail(ps, "expected ','");
     long long b = sum(ps);
     if (!eat(ps, ')')) return fail(ps, "expected ')'");
+    if (ps->failed) return 0;
     if (!strcmp(fn, "min")) return a < b ? a : b;
     if (!strcmp(fn, "max")) return a > b ? a : b;
     if (ps->checking) return 1;
     if (b <= 0) return fail(ps, "cdiv by a non-positive number");
-    long long t;
-    if (__builtin_add_overflow(a, b - 1, &t)) return fail(ps, "overflow");
-    return t / b;
+    /* Ceiling division without a + b - 1, which can overflow. */
+    return a / b + (a % b > 0);
 }
 
-static long long atom_(parser *ps);
-
-/* Depth-limited, so a hostile "((((..." cannot exhaust the stack. */
 static long long atom(parser *ps)
 {
-    if (ps->failed) return 0;
-    if (++ps->depth > EXPR_MAXDEPTH) return fail(ps, "nested too deeply");
-    long long v = atom_(ps);
-    ps->depth--;
-    return v;
-}
-
-static long long atom_(parser *ps)
-{
     skip(ps);
+    if (ps->failed) return 0;
+    if (ps->depth >= EXPR_MAXDEPTH) return fail(ps, "nested too deeply");
     if (eat(ps, '(')) {
+        ps->depth++;
         long long v = sum(ps);
+        ps->depth--;
         if (!eat(ps, ')')) return fail(ps, "expected ')'");
         return v;
     }
     if (eat(ps, '-')) {
+        ps->depth++;
         long long v = atom(ps);
+        ps->depth--;
         if (v == LLONG_MIN) return fail(ps, "overflow");
         return -v;
     }
     if (isdigit((unsigned char)*ps->p)) {
         long long v = 0;
         while (isdigit((unsigned char)*ps->p)) {
-            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *ps->p - '0', &v))
-                return fail(ps, "number too large");
+            int d = *ps->p - '0';
+            if (v > (LLONG_MAX - d) / 10) return fail(ps, "number too large");
+            v = v * 10 + d;
             ps->p++;
         }
         return v;
@@ -100,12 +91,14 @@ static long long atom_(parser *ps)
         const char *start = ps->p;
         char name[64];
         int k = 0;
-        while (isalnum((unsigned char)*ps->p) || *ps->p == '_') {
-            if (k == 63) return fail(ps, "name too long");
-            name[k++] = *ps->p++;
-        }
+        while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && k < 63) name[k++] = *ps->p++;
         name[k] = 0;
-        if (!strcmp(name, "cdiv") || !strcmp(name, "min") || !strcmp(name, "max")) return call(ps, name);
+        if (!strcmp(name, "cdiv") || !strcmp(name, "min") || !strcmp(name, "max")) {
+            ps->depth++;
+            long long v = call(ps, name);
+            ps->depth--;
+            return v;
+        }
         for (int i = 0; i < ps->n; i++)
             if (!strcmp(ps->names[i], name)) return ps->checking ? 1 : ps->values[i];
         char msg[96];
@@ -119,20 +112,26 @@ static long long atom_(parser *ps)
 static long long product(parser *ps)
 {
     long long v = atom(ps);
-    while (!ps->failed && eat(ps, '*'))
-        if (__builtin_mul_overflow(v, atom(ps), &v)) return fail(ps, "overflow");
+    while (!ps->failed && eat(ps, '*')) {
+        long long w = atom(ps);
+        if (__builtin_mul_overflow(v, w, &v)) return fail(ps, "overflow");
+    }
     return v;
 }
 
 static long long sum(parser *ps)
 {
     long long v = product(ps);
-    for (;;) {
-        if (ps->failed) return 0;
-        if (eat(ps, '+')) { if (__builtin_add_overflow(v, product(ps), &v)) return fail(ps, "overflow"); }
-        else if (eat(ps, '-')) { if (__builtin_sub_overflow(v, product(ps), &v)) return fail(ps, "overflow"); }
-        else return v;
+    while (!ps->failed) {
+        if (eat(ps, '+')) {
+            if (__builtin_add_overflow(v, product(ps), &v)) return fail(ps, "overflow");
+        } else if (eat(ps, '-')) {
+            if (__builtin_sub_overflow(v, product(ps), &v)) return fail(ps, "overflow");
+        } else {
+            return v;
+        }
     }
+    return 0;
 }
 
 int expr_eval(const char *s, int n, const char *const *names, const long long *values,

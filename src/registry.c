@@ -1,6 +1,7 @@
 /* registry.c: see registry.h. */
 #define _GNU_SOURCE
 #include "registry.h"
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,22 +119,89 @@ static int schema_version(reg *r, int *version)
     return 0;
 }
 
+/* The path as an immutable-database URI: "file:" + the absolute path,
+** percent-encoded, + "?immutable=1". Caller frees. */
+static char *immutable_uri(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    if (!abs) return NULL;
+    strbuf sb = STRBUF_INIT;
+    sb_puts(&sb, "file:");
+    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+            sb_add(&sb, p, 1);
+        else
+            sb_printf(&sb, "%%%02X", *p);
+    }
+    sb_puts(&sb, "?immutable=1");
+    free(abs);
+    return sb.buf;
+}
+
+/* A read-only open that works where the registry's folder is read-only: a
+** WAL database then cannot get its -shm file, and SQLite refuses to read it.
+** No writer can be active in such a folder, so the file is read as it is
+** (immutable), as libaitune does. */
+static int open_readonly(reg *r, const char *path)
+{
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
+    int rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    /* The -shm file cannot be made (CANTOPEN, or READONLY for a read-only
+    ** folder): read as immutable. Other errors: schema_version says them. */
+    if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY) return 0;
+    sqlite3_close(r->db);
+    r->db = NULL;
+    char *uri = immutable_uri(path);
+    if (!uri) return fail(r, "cannot open: %s", strerror(errno));
+    rc = sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    return rc == SQLITE_OK ? 0 : dbfail(r, "cannot open");
+}
+
+/* Why a write open failed: the file or its folder is not writable (a tool
+** failure, REG_NOTWRITABLE), or something else (-1). */
+static int write_failure(reg *r, const char *what)
+{
+    int code = sqlite3_errcode(r->db);
+    if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
+        fail(r, "%s: %s (compile and sweep write to the registry: pass --db with a writable path)", what,
+             sqlite3_errmsg(r->db));
+        return REG_NOTWRITABLE;
+    }
+    return dbfail(r, what);
+}
+
 int reg_open(const char *path, int readonly, reg **out)
 {
     reg *r = *out = xcalloc(1, sizeof *r);
     r->path = xstrdup(path);
     if (readonly && !file_exists(path)) return fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
+    /* SQLite would open a device or a FIFO too, and leave its journal
+    ** beside it (in /dev for /dev/null). */
+    if (check_regular_path(path))
+        return fail(r, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
     if (!readonly) {
         char *dir = xstrdup(path);
         char *slash = strrchr(dir, '/');
         if (slash && slash != dir) {
             *slash = 0;
-            if (mkdir_p(dir)) { free(dir); return fail(r, "cannot create its folder"); }
+            if (mkdir_p(dir)) {
+                free(dir);
+                fail(r, "cannot create its folder: %s", strerror(errno));
+                return REG_NOTWRITABLE;
+            }
         }
         free(dir);
     }
-    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
+    if (readonly) {
+        if (open_readonly(r, path)) return -1;
+    } else if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        return write_failure(r, "cannot open");
+    } else if (sqlite3_db_readonly(r->db, "main") == 1) {
+        /* SQLite falls back to reading a file it may not write. */
+        fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
+        return REG_NOTWRITABLE;
+    }
     sqlite3_busy_timeout(r->db, REG_BUSY_MS);
     /* WAL with NORMAL sync: a commit survives the process being killed
     ** (what resume needs) without an fsync per measurement. */
@@ -147,9 +215,8 @@ int reg_open(const char *path, int readonly, reg **out)
         /* One transaction, so that another process opening the same new
         ** file waits and then sees the whole schema, never half of it.
         ** WAL first: the journal mode cannot change inside a transaction. */
-        if (enable_wal(r) ||
-            exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema"))
-            return -1;
+        if (enable_wal(r)) return write_failure(r, "cannot enable WAL");
+        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema")) return write_failure(r, "cannot lock it");
         if (schema_version(r, &version)) return -1;    /* someone may have just made it */
         if (version == 0) {
             if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
@@ -159,7 +226,7 @@ int reg_open(const char *path, int readonly, reg **out)
         }
         if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && enable_wal(r)) {
-        return -1;
+        return write_failure(r, "cannot enable WAL");
     }
     /* Migrations from older schemas go here, one per version step. */
     return 0;

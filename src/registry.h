@@ -17,7 +17,13 @@ typedef struct reg reg;
 #define REG_SCHEMA_VERSION 1
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
-** on failure, so reg_errmsg works; reg_close it either way. */
+** on failure, so reg_errmsg works; reg_close it either way. path must be a
+** regular file (or, unless readonly, absent): devices, FIFOs and folders
+** are refused. A read-only open works in a read-only folder. Returns 0, -1
+** for a registry that is missing, not one or unusable (bad input), or
+** REG_NOTWRITABLE when a write open finds the file or its folder read-only
+** (a tool failure: the user must point --db elsewhere). */
+#define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
 void reg_close(reg *r);
 const char *reg_errmsg(reg *r);

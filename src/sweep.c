@@ -863,14 +863,30 @@ static void summary(sw *S)
 typedef struct compiled_row {
     cand c;
     char label[160];
+    int stored;     /* its cubin is in the registry (or there is none to store) */
 } compiled_row;
+
+/* Store the cubins of rows[*next, n) whose compiles are done, as they land:
+** a compile killed later keeps them. *next moves past the stored prefix. */
+static int store_landed(sw *S, compiled_row **rows, int n, int *next)
+{
+    for (int r = *next; r < n; r++) {
+        compiled_row *row = rows[r];
+        if (row->stored) continue;
+        if (!row->c.error && !row->c.cached && !__atomic_load_n(&row->c.job.done, __ATOMIC_ACQUIRE)) continue;
+        row->stored = 1;
+        if (!row->c.error && finish_compile(S, &row->c)) return -1;
+    }
+    while (*next < n && rows[*next]->stored) (*next)++;
+    return 0;
+}
 
 static int compile_all(sw *S)
 {
     /* Unique kernels across every bucket and dtype: sources that do not depend
     ** on the shape are compiled once. */
     compiled_row **rows = NULL;   /* pointers: jobs in flight must not move */
-    int nrows = 0, rc = 0;
+    int nrows = 0, rc = 0, landed = 0;
     for (int i = 0; i < S->sp.ntasks && !rc && !interrupted; i++) {
         spec_task *st = &S->sp.tasks[i];
         bucket *bs;
@@ -923,7 +939,11 @@ static int compile_all(sw *S)
                             compiled_row *row = rows[nrows++] = xcalloc(1, sizeof *row);
                             row->c = c;
                             snprintf(row->label, sizeof row->label, "%s %s", t.dtype, tn[ti]);
-                            if (!c.error && start_compile(S, &row->c, S->sp.arch)) rc = -1;
+                            if (!c.error && start_compile(S, &row->c, S->sp.arch)) {
+                                rc = -1;
+                                row->stored = 1;    /* never submitted: nothing to wait for */
+                            }
+                            if (!rc && store_landed(S, rows, nrows, &landed)) rc = -1;
                         }
                         free(cfgs);
                     }
@@ -939,8 +959,13 @@ static int compile_all(sw *S)
     for (int r = 0; r < nrows; r++) {
         cand *c = &rows[r]->c;
         if (interrupted) jit_pool_cancel(S->pool);   /* Ctrl-C: the queue is dropped */
-        if (!c->error && !rc) finish_compile(S, c);
-        else if (!c->error) jit_wait(S->pool, &c->job);
+        /* A cubin the registry refuses stops the compile (exit 1): the
+        ** rest are waited for, not stored, and not reported again. */
+        if (!c->error && !rc && !rows[r]->stored) {
+            if (finish_compile(S, c)) rc = -1;
+        } else if (!c->error && !rows[r]->stored) {
+            jit_wait(S->pool, &c->job);
+        }
         const char *note = c->error ? c->error : !c->job.ok ? c->job.error : "";
         char warn[160] = "";
         if (c->job.ok && c->job.log) {
@@ -984,9 +1009,10 @@ int sweep_run(const sweep_opts *o)
     int code = EXIT_OK;
     if (check_spec(S)) { code = EXIT_INPUT; goto out; }
     if (!o->compile_only && start_worker(S, &env)) { code = EXIT_FAIL; goto out; }
-    if (reg_open(o->db_path, 0, &S->R)) {
+    int orc = reg_open(o->db_path, 0, &S->R);
+    if (orc) {
         error("%s", reg_errmsg(S->R));
-        code = EXIT_INPUT;
+        code = orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
         goto out;
     }
     S->pool = jit_pool_new(o->threads);
@@ -1020,6 +1046,13 @@ int sweep_run(const sweep_opts *o)
                 bucket ob;
                 if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     error("%s", tmpl_errmsg(S->T));
+                    code = EXIT_INPUT;
+                    continue;
+                }
+                /* Refused here, not by a failed allocation in the worker. */
+                if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
+                    error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path,
+                          st->line, t.op, t.dtype, bs[bi].key, tmpl_task_bytes(&t), S->dev.mem);
                     code = EXIT_INPUT;
                     continue;
                 }

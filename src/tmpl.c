@@ -4,6 +4,7 @@
 #include "expr.h"
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -515,6 +516,58 @@ static int role_of(const char *s)
     return -1;
 }
 
+/* size(shape) of buffer a, the function on top of the stack (popped).
+** Lua integers wrap silently, so it runs twice: with integer dims, and
+** with the same dims as floats, which do not wrap; the two must agree and
+** the count, and its bytes, must fit far from overflow. */
+static int buffer_count(tmpl *T, const op_task *t, const char *rel, op_arg *a)
+{
+    lua_State *L = T->L;
+    lua_pushvalue(L, -1);
+    tmpl_push_shape(T, t);
+    if (tmpl_pcall(T, 1, 1, rel)) { lua_pop(L, 1); return -1; }
+    int isnum;
+    lua_Integer n = lua_tointegerx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum) {
+        lua_pop(L, 1);
+        return fail(T, "%s: buffer '%s': size() is not an integer", rel, a->name);
+    }
+    lua_createtable(L, 0, t->ndims);
+    for (int i = 0; i < t->ndims; i++) {
+        lua_pushnumber(L, (lua_Number)t->shape[i]);
+        lua_setfield(L, -2, t->dims[i]);
+    }
+    double f = (double)n;
+    /* A size function that needs integer dims (bit operations) cannot
+    ** run on floats; then the integer result stands, checked below. */
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_isnumber(L, -1)) f = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    const double limit = 4611686018427387904.0;    /* 2^62 */
+    if (!(f < limit) || f - (double)n > 1 + 1e-9 * f || (double)n - f > 1 + 1e-9 * f)
+        return fail(T, "%s: buffer '%s' overflows at this shape (more than 2^62 elements)", rel, a->name);
+    if (n < 1) return fail(T, "%s: buffer '%s' has %lld elements", rel, a->name, (long long)n);
+    long long bytes;
+    if (__builtin_mul_overflow((long long)n, (long long)a->esize, &bytes) || bytes > (1LL << 62))
+        return fail(T, "%s: buffer '%s' overflows at this shape (%lld elements of %d bytes)", rel, a->name,
+                    (long long)n, a->esize);
+    a->count = (long long)n;
+    return 0;
+}
+
+long long tmpl_task_bytes(const op_task *t)
+{
+    long long total = 0;
+    for (int i = 0; i < t->nargs; i++) {
+        const op_arg *a = &t->args[i];
+        if (a->role != ROLE_IN && a->role != ROLE_OUT && a->role != ROLE_INOUT) continue;
+        long long b;
+        if (__builtin_mul_overflow(a->count, (long long)a->esize, &b) || __builtin_add_overflow(total, b, &total))
+            return LLONG_MAX;
+    }
+    return total;
+}
+
 int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape, op_task *t)
 {
     lua_State *L = T->L;
@@ -593,11 +646,7 @@ int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape
             snprintf(a->dtype, sizeof a->dtype, "%s", ty);
             lua_pop(L, 2);
             if (lua_getfield(L, arg, "size") != LUA_TFUNCTION) { fail(T, "%s: buffer '%s' needs size = function(shape)", rel, a->name); goto bad; }
-            tmpl_push_shape(T, t);
-            if (tmpl_pcall(T, 1, 1, rel)) goto bad;
-            a->count = (long long)lua_tointeger(L, -1);
-            lua_pop(L, 1);
-            if (a->count < 1) { fail(T, "%s: buffer '%s' has %lld elements", rel, a->name, a->count); goto bad; }
+            if (buffer_count(T, t, rel, a)) goto bad;
             lua_getfield(L, arg, "init");
             a->init = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "uniform") ? INIT_UNIFORM : INIT_NORMAL;
             lua_pop(L, 1);

@@ -74,7 +74,11 @@ int tmpl_op_info(tmpl *T, const char *op, int *ndims, char dims[][16],
 /* The template families of an op, "op/impl", sorted; free like tmpl_ops. */
 int tmpl_templates(tmpl *T, const char *op, char ***names, int *n);
 
-/* Resolve op for dtype and shape (sizes in the op's dim order). */
+/* Bytes of all the task's buffers (LLONG_MAX if that overflows): what a
+** sweep must allocate on the GPU, checked against its memory first. */
+long long tmpl_task_bytes(const op_task *t);
+/* Resolve op for dtype and shape (sizes in the op's dim order). Buffer
+** sizes are checked for overflow (each at most 2^62 elements and bytes). */
 int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape, op_task *out);
 
 /* Whether the template handles the task on dev; *why gets the reason if not. */
