@@ -3,6 +3,7 @@
 ** registry input. */
 #define _GNU_SOURCE
 #include "aitune.h"
+#include "cli.h"
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
@@ -36,82 +37,14 @@ static int usage_error(const char *c, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-/* Where templates/ and search/ are: $AITUNE_HOME, else next to the binary
-** (build/aitune -> ./), else the source tree it was built from. */
-static const char *root_dir(void)
-{
-    static char root[PATH_MAX];
-    const char *env = getenv("AITUNE_HOME");
-    if (env && *env) return env;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        for (int up = 0; up < 2; up++) {
-            char *slash = strrchr(exe, '/');
-            if (!slash) break;
-            *slash = 0;
-            snprintf(root, sizeof root, "%.4000s/templates", exe);
-            if (file_exists(root)) {
-                snprintf(root, sizeof root, "%s", exe);
-                return root;
-            }
-        }
-    }
-    return AITUNE_SOURCE_DIR;
-}
+/* Where templates/ and search/ are, and the registry: cli.h. */
+static const char *root_dir(void) { return cli_root(); }
+static const char *db_path(const char *flag) { return cli_db_path(flag); }
 
-/* --db, else $AITUNE_DB, else the user's data directory. */
-static const char *db_path(const char *flag)
-{
-    static char path[PATH_MAX];
-    if (flag) return flag;
-    const char *env = getenv("AITUNE_DB");
-    if (env && *env) return env;
-    const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && *xdg) snprintf(path, sizeof path, "%s/aitune/registry.db", xdg);
-    else snprintf(path, sizeof path, "%s/.local/share/aitune/registry.db", getenv("HOME") ? getenv("HOME") : ".");
-    return path;
-}
-
-/* A tiny option scanner: --name VALUE, --name=VALUE, and flags. */
-typedef struct opt {
-    const char *name;
-    int takes_value;
-    const char *value;
-    int set;
-} opt;
-
+/* Options with getopt_long conventions (cli.h): -j4, --db=PATH, --. */
 static int parse_opts(const char *c, int argc, char **argv, opt *opts, const char **pos, int maxpos, int *npos)
 {
-    *npos = 0;
-    for (int i = 1; i < argc; i++) {
-        char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: %s\n\n%s\n", find_cmd(c)->usage, find_cmd(c)->summary);
-            exit(EXIT_OK);
-        }
-        if (a[0] != '-' || !a[1]) {
-            if (*npos == maxpos) return usage_error(c, "unexpected argument '%s'", a);
-            pos[(*npos)++] = a;
-            continue;
-        }
-        opt *o = NULL;
-        const char *eq = strchr(a, '=');
-        size_t len = eq ? (size_t)(eq - a) : strlen(a);
-        for (opt *p = opts; p->name; p++)
-            if (strlen(p->name) == len && !strncmp(p->name, a, len)) o = p;
-        if (!o) return usage_error(c, "unknown option '%.*s'", (int)len, a);
-        o->set = 1;
-        if (o->takes_value) {
-            if (eq) o->value = eq + 1;
-            else if (i + 1 < argc) o->value = argv[++i];
-            else return usage_error(c, "option '%s' needs a value", o->name);
-        } else if (eq) {
-            return usage_error(c, "option '%s' takes no value", o->name);
-        }
-    }
-    return 0;
+    return cli_parse(c, find_cmd(c)->usage, find_cmd(c)->summary, argc, argv, opts, pos, maxpos, npos);
 }
 
 static int parse_count(const char *c, const char *what, const char *s, long long lo, long long hi, long long *out)
@@ -391,6 +324,7 @@ static const cmd commands[] = {
       "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
       "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
+    { "list", cmd_list, list_summary, list_usage },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };
