@@ -125,13 +125,13 @@ static int cmd_devices(int argc, char **argv)
 static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 {
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
-                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
     if (np != 1) return usage_error(c, "which spec? (e.g. specs/elementwise.yaml)");
     sweep_opts o = { .spec_path = pos[0], .db_path = db_path(opts[0].value), .root = root_dir(),
-                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set };
+                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set };
     long long v;
     if (opts[1].set && (o.budget_s = parse_duration(opts[1].value)) <= 0)
         return usage_error(c, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[1].value);
@@ -296,11 +296,14 @@ static const cmd commands[] = {
       "Needs a GPU and its driver; says so plainly when there is none.", "aitune devices [--json]" },
     { "compile", cmd_compile, "Compile every candidate of a spec into the cubin cache; needs no GPU. Each is instantiated\n"
       "from its template and compiled with NVRTC for the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
-      "Prints registers, spills, shared memory, compile time and ptxas warnings. Needs no GPU.\n\n"
+      "Prints a summary (counts, spills, slowest compiles) and each failure; -v prints every kernel's registers,\n"
+      "spills, shared memory, compile time and ptxas warnings. Progress goes to stderr. Needs no GPU.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
-      "  -j N         compile threads (default: one per core)",
-      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N]" },
+      "  -j N         compile threads (default: one per core)\n"
+      "  -v           the full table: one row per kernel\n"
+      "  --quiet      no progress on stderr",
+      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N] [-v] [--quiet]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
       "timed (L2 flushed, median of settled samples); each measurement is stored as it lands, and\n"
@@ -312,7 +315,8 @@ static const cmd commands[] = {
       "  --timeout D      a verification run longer than D is a hung kernel (default 10s)\n"
       "  --gpu N          the GPU to use (default 0)\n"
       "  -j N             compile threads (default: one per core)\n"
-      "  --quiet          no progress line\n\n"
+      "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
+      "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec or registry, 130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
