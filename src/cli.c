@@ -1,6 +1,8 @@
 /* cli.c: see cli.h. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "registry.h"
+#include "tmpl.h"
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -153,4 +155,35 @@ const char *cli_db_path(const char *flag)
     if (xdg && *xdg) snprintf(path, sizeof path, "%s/aitune/registry.db", xdg);
     else snprintf(path, sizeof path, "%s/.local/share/aitune/registry.db", home && *home ? home : ".");
     return path;
+}
+
+int cli_check_op(const char *root, const char *db, const char *op, const char *dtype)
+{
+    tmpl *T = tmpl_open(root);
+    int nd = 0, ndt = 0, op_t = 0, dt_t = 0, op_r = 0, dt_r = 0;
+    char dims[TMPL_MAXDIMS][16], dts[32][16];
+    op_t = !tmpl_op_info(T, op, &nd, dims, &ndt, dts, 32);
+    for (int i = 0; op_t && i < ndt; i++) dt_t |= !strcmp(dts[i], dtype);
+    if (op_t && dt_t) { tmpl_close(T); return 0; }
+    reg *r = NULL;
+    if (file_exists(db) && !reg_open(db, 1, &r)) reg_knows(r, op, dtype, &op_r, &dt_r);
+    reg_close(r);
+    int rc = 0;
+    strbuf have = STRBUF_INIT;
+    if (!op_t && !op_r) {
+        char **ops = NULL;
+        int nops = 0;
+        if (!tmpl_ops(T, &ops, &nops))
+            for (int i = 0; i < nops; i++) sb_printf(&have, "%s%s", i ? ", " : "", ops[i]);
+        for (int i = 0; i < nops; i++) free(ops[i]);
+        free(ops);
+        rc = error("unknown op '%s' (ops: %s)", op, have.len ? sb_str(&have) : "none");
+    } else if (!dt_t && !dt_r) {
+        for (int i = 0; op_t && i < ndt; i++) sb_printf(&have, "%s%s", i ? ", " : "", dts[i]);
+        if (have.len) rc = error("unknown dtype '%s' for op '%s' (it has %s)", dtype, op, sb_str(&have));
+        else rc = error("unknown dtype '%s' for op '%s'", dtype, op);
+    }
+    sb_free(&have);
+    tmpl_close(T);
+    return rc ? EXIT_USAGE : 0;
 }

@@ -36,6 +36,12 @@ const char *cli_root(void);
 ** $XDG_DATA_HOME/aitune/registry.db (~/.local/share/aitune/registry.db). */
 const char *cli_db_path(const char *flag);
 
+/* Whether op and dtype name something: the templates know them, or the
+** registry at db has rows for them (a registry tuned elsewhere). If not,
+** one error line names the unknown one and what there is; returns
+** EXIT_USAGE then, else 0. */
+int cli_check_op(const char *root, const char *db, const char *op, const char *dtype);
+
 /* Commands that live in their own files: their run function, summary and
 ** usage line, for main.c's command table. */
 #define CLI_COMMAND(name) \

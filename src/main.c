@@ -222,8 +222,10 @@ static int parse_query(const char *c, opt *opts, const char **pos, int np, query
 
 /* --shape gives one size per dim of the op, when its templates are at hand
 ** (libaitune cannot tell: its default level has no dims). */
-static int check_dims(const query *q)
+static int check_dims(const query *q, const char *db)
 {
+    int known = cli_check_op(root_dir(), db, q->op, q->dtype);
+    if (known) return known;
     tmpl *T = tmpl_open(root_dir());
     int nd = 0, ndt, rc = 0;
     char dims[TMPL_MAXDIMS][16], dts[32][16];
@@ -245,7 +247,7 @@ static int cmd_lookup(int argc, char **argv)
     const char *pos[1];
     int np, rc = parse_opts("lookup", argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(&q))) return rc;
+    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(&q, db_path(opts[3].value)))) return rc;
     aitune *h;
     if (aitune_open(db_path(opts[3].value), &h) != AITUNE_OK) {
         error("%s", aitune_errmsg(h));
@@ -282,7 +284,7 @@ static int cmd_emit(int argc, char **argv)
     const char *pos[1];
     int np, rc = parse_opts("emit", argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (rc = check_dims(&q))) return rc;
+    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (rc = check_dims(&q, db_path(opts[3].value)))) return rc;
     if (!opts[4].value) return usage_error("emit", "-o FILE is required (- for standard output)");
     emit_opts e = { .db_path = db_path(opts[3].value), .root = root_dir(), .op = q.op, .arch = q.arch,
                     .dtype = q.dtype, .shape = q.shape, .ndims = q.ndims, .out_path = opts[4].value };
