@@ -48,5 +48,6 @@ int cli_check_op(const char *root, const char *db, const char *op, const char *d
     int cmd_##name(int argc, char **argv); \
     extern const char name##_summary[], name##_usage[]
 CLI_COMMAND(list);
+CLI_COMMAND(why);
 
 #endif

@@ -331,6 +331,7 @@ static const cmd commands[] = {
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
       "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
     { "list", cmd_list, list_summary, list_usage },
+    { "why", cmd_why, why_summary, why_usage },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };

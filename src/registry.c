@@ -633,6 +633,28 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
 }
 
+int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                    int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
+                               "json_extract(f.value, '$.median_us') FROM winners w, json_each(CASE WHEN "
+                               "json_valid(w.runners_up) THEN w.runners_up ELSE '[]' END) f WHERE w.op = ? AND "
+                               "w.arch = ? AND w.dtype = ? AND w.bucket = ? AND json_type(f.value) = 'object' "
+                               "ORDER BY 3");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0), *c = (const char *)sqlite3_column_text(st, 1);
+        if (cb(t ? t : "?", c ? c : "?", sqlite3_column_double(st, 2), ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's race");
+}
+
 int reg_run_get(reg *r, long long run, reg_run *out)
 {
     sqlite3_stmt *st = prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "

@@ -105,6 +105,11 @@ int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
 int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                             int (*cb)(const measurement *m, void *ctx), void *ctx);
 
+/* The finalists a winner's race timed (its runners_up, the winner among
+** them), fastest first, read with SQLite's JSON functions. */
+int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                    int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx);
+
 /* A run and the device it measured on. */
 typedef struct reg_run {
     char command[1024], version[32], started[32], ended[32], outcome[16];
