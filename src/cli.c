@@ -163,10 +163,11 @@ int cli_check_op(const char *root, const char *db, const char *op, const char *d
     int nd = 0, ndt = 0, op_t = 0, dt_t = 0, op_r = 0, dt_r = 0;
     char dims[TMPL_MAXDIMS][16], dts[32][16];
     op_t = !tmpl_op_info(T, op, &nd, dims, &ndt, dts, 32);
-    for (int i = 0; op_t && i < ndt; i++) dt_t |= !strcmp(dts[i], dtype);
+    for (int i = 0; op_t && dtype && i < ndt; i++) dt_t |= !strcmp(dts[i], dtype);
+    if (!dtype) dt_t = 1;
     if (op_t && dt_t) { tmpl_close(T); return 0; }
     reg *r = NULL;
-    if (file_exists(db) && !reg_open(db, 1, &r)) reg_knows(r, op, dtype, &op_r, &dt_r);
+    if (file_exists(db) && !reg_open(db, 1, &r)) reg_knows(r, op, dtype ? dtype : "", &op_r, &dt_r);
     reg_close(r);
     int rc = 0;
     strbuf have = STRBUF_INIT;

@@ -39,7 +39,7 @@ const char *cli_db_path(const char *flag);
 /* Whether op and dtype name something: the templates know them, or the
 ** registry at db has rows for them (a registry tuned elsewhere). If not,
 ** one error line names the unknown one and what there is; returns
-** EXIT_USAGE then, else 0. */
+** EXIT_USAGE then, else 0. dtype NULL: the op alone. */
 int cli_check_op(const char *root, const char *db, const char *op, const char *dtype);
 
 /* Commands that live in their own files: their run function, summary and
@@ -49,5 +49,6 @@ int cli_check_op(const char *root, const char *db, const char *op, const char *d
     extern const char name##_summary[], name##_usage[]
 CLI_COMMAND(list);
 CLI_COMMAND(why);
+CLI_COMMAND(export);
 
 #endif

@@ -332,6 +332,7 @@ static const cmd commands[] = {
       "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
     { "list", cmd_list, list_summary, list_usage },
     { "why", cmd_why, why_summary, why_usage },
+    { "export", cmd_export, export_summary, export_usage },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };
