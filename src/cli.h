@@ -50,5 +50,6 @@ int cli_check_op(const char *root, const char *db, const char *op, const char *d
 CLI_COMMAND(list);
 CLI_COMMAND(why);
 CLI_COMMAND(export);
+CLI_COMMAND(gc);
 
 #endif
