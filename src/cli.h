@@ -51,5 +51,6 @@ CLI_COMMAND(list);
 CLI_COMMAND(why);
 CLI_COMMAND(export);
 CLI_COMMAND(gc);
+CLI_COMMAND(import);
 
 #endif

@@ -334,6 +334,7 @@ static const cmd commands[] = {
     { "why", cmd_why, why_summary, why_usage },
     { "export", cmd_export, export_summary, export_usage },
     { "gc", cmd_gc, gc_summary, gc_usage },
+    { "import", cmd_import, import_summary, import_usage },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };

@@ -866,3 +866,67 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
     s->bytes[1] = disk_bytes(r);
     return 0;
 }
+
+int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT json_valid(?1), CASE WHEN json_valid(?1) THEN json_type(?1, '$.results') END");
+    if (!st) return -1;
+    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int valid = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+    const char *type = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+    int arr = type && !strcmp(type, "array");
+    sqlite3_finalize(st);
+    if (!valid) return fail(r, "not JSON");
+    if (!arr) return fail(r, "no \"results\" array (not a T4 results file)");
+    /* Each field read where T4 puts it; a missing one is NULL. */
+    st = prep(r,
+        "SELECT f.key, json_type(f.value) = 'object', "
+        "CASE WHEN json_type(f.value, '$.configuration') = 'object' THEN json(json_extract(f.value, '$.configuration')) END, "
+        "CASE WHEN json_type(f.value, '$.invalidity') = 'text' THEN json_extract(f.value, '$.invalidity') END, "
+        "(SELECT json_extract(m.value, '$.value') FROM json_each(f.value, '$.measurements') m "
+        "  WHERE json_type(m.value) = 'object' AND json_extract(m.value, '$.name') = 'time' "
+        "  AND json_type(m.value, '$.value') IN ('real', 'integer') LIMIT 1), "
+        "(SELECT json_extract(m.value, '$.unit') FROM json_each(f.value, '$.measurements') m "
+        "  WHERE json_type(m.value) = 'object' AND json_extract(m.value, '$.name') = 'time' LIMIT 1), "
+        "(SELECT avg(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
+        "(SELECT min(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
+        "(SELECT max(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
+        "CASE WHEN json_type(f.value, '$.times.compilation_time') IN ('real', 'integer') "
+        "  THEN json_extract(f.value, '$.times.compilation_time') END, "
+        "json_extract(f.value, '$.timestamp'), "
+        "json_extract(f.value, '$.aitune.op'), json_extract(f.value, '$.aitune.template'), "
+        "json_extract(f.value, '$.aitune.arch'), json_extract(f.value, '$.aitune.dtype'), "
+        "json_extract(f.value, '$.aitune.bucket'), "
+        "CASE WHEN json_type(f.value, '$.aitune.shape') = 'object' THEN json(json_extract(f.value, '$.aitune.shape')) END, "
+        "json_extract(f.value, '$.aitune.error') "
+        "FROM json_each(?1, '$.results') f WHERE json_type(f.value) IS NOT NULL ORDER BY f.key");
+    if (!st) return -1;
+    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        t4_result t;
+        memset(&t, 0, sizeof t);
+        const char *s5 = (const char *)sqlite3_column_text(st, 5);
+        t.index = sqlite3_column_int(st, 0);
+        t.is_object = sqlite3_column_int(st, 1);
+        t.configuration = (const char *)sqlite3_column_text(st, 2);
+        t.invalidity = (const char *)sqlite3_column_text(st, 3);
+        t.time = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 4);
+        t.time_unit = s5 ? s5 : "ms";
+        if (t.time < 0 && sqlite3_column_type(st, 6) != SQLITE_NULL) t.time = sqlite3_column_double(st, 6);
+        t.min_time = sqlite3_column_type(st, 7) == SQLITE_NULL ? t.time : sqlite3_column_double(st, 7);
+        t.max_time = sqlite3_column_type(st, 8) == SQLITE_NULL ? t.time : sqlite3_column_double(st, 8);
+        t.compile_ms = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 9);
+        t.timestamp = (const char *)sqlite3_column_text(st, 10);
+        t.op = (const char *)sqlite3_column_text(st, 11);
+        t.tmpl = (const char *)sqlite3_column_text(st, 12);
+        t.arch = (const char *)sqlite3_column_text(st, 13);
+        t.dtype = (const char *)sqlite3_column_text(st, 14);
+        t.bucket = (const char *)sqlite3_column_text(st, 15);
+        t.shape = (const char *)sqlite3_column_text(st, 16);
+        t.error = (const char *)sqlite3_column_text(st, 17);
+        if (cb(&t, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the T4 results");
+}
