@@ -27,10 +27,12 @@ ALL_CFLAGS = $(AITUNE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 # libcuda is opened at run time (cu.c).
 STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a
 LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
-DEBS     := build-essential liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3
+# chromium-headless-shell: the report's screenshot test renders the page in a
+# real browser (tests/cli/report.sh).
+DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import main
+TOOL_OBJS := util cu expr device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_progress
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)

@@ -52,5 +52,6 @@ CLI_COMMAND(why);
 CLI_COMMAND(export);
 CLI_COMMAND(gc);
 CLI_COMMAND(import);
+CLI_COMMAND(report);
 
 #endif

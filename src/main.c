@@ -335,6 +335,7 @@ static const cmd commands[] = {
     { "export", cmd_export, export_summary, export_usage },
     { "gc", cmd_gc, gc_summary, gc_usage },
     { "import", cmd_import, import_summary, import_usage },
+    { "report", cmd_report, report_summary, report_usage },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };

@@ -633,6 +633,25 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
 }
 
+int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
+                               "AND bucket = ? ORDER BY id");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        if (cb(s ? s : "", sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 1), ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}
+
 int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                     int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx)
 {

@@ -105,6 +105,11 @@ int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
 int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                             int (*cb)(const measurement *m, void *ctx), void *ctx);
 
+/* A bucket's measurements in the order they were made (each run's search,
+** then the next run's): status and time, for convergence plots. */
+int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx);
+
 /* The finalists a winner's race timed (its runners_up, the winner among
 ** them), fastest first, read with SQLite's JSON functions. */
 int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
