@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 const char gc_summary[] =
-    "Drop what no winner needs, then VACUUM: the measurements of candidates that did not win and\n"
-    "the cubins nothing kept names. Every winner stays launchable (its cubin, launch and config)\n"
+    "Drop what no winner needs, then VACUUM. That is the measurements of candidates that did not\n"
+    "win and the cubins nothing kept names. Every winner stays launchable (its cubin, launch and config)\n"
     "and every winner's own measurement stays; with --keep-finalists so do the finalists of each\n"
     "race (their measurements and cubins), so `aitune why` still shows the race.\n"
     "Failed candidates, and the cubin cache of a compile-only registry, are dropped: run gc when a\n"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 const char report_summary[] =
-    "Write a self-contained HTML report of the registry (inline SVG, no scripts, no network). Per op:\n"
+    "Write a self-contained HTML report of the registry. Inline SVG, no scripts, no network. Per op:\n"
     "the winners' table; the speedup of each bucket's winner over the template default; the GB/s it\n"
     "reached against the ceiling; each bucket's search convergence (best time so far against\n"
     "evaluations, relative to the final best).\n\n"

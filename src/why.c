@@ -11,8 +11,8 @@
 #include <string.h>
 
 const char why_summary[] =
-    "Explain one bucket's result: the winner and the finalists' race, the fastest candidates,\n"
-    "every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
+    "Explain one bucket's result, from the registry. The winner and the finalists' race, the fastest\n"
+    "candidates, every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
     "the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), and the recorded\n"
     "environment (GPU, driver, NVRTC, clocks, command, seed). The bucket is the one that holds\n"
     "--shape, or --bucket as `aitune show` prints it.\n\n"
