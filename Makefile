@@ -3,33 +3,49 @@ CC       ?= gcc
 CUDA     ?= /usr/local/cuda
 BUILD    := build
 VERSION  := 0.1.0
-LIBDIR   := /usr/lib/x86_64-linux-gnu
-LUA_INC  := /usr/include/lua5.4
+PKG_CONFIG ?= pkg-config
+# Where `make install` puts things (GNU names; DESTDIR stages a package).
+PREFIX   ?= /usr/local
+bindir   ?= $(PREFIX)/bin
+libdir   ?= $(PREFIX)/lib
+includedir ?= $(PREFIX)/include
+datadir  ?= $(PREFIX)/share
+# Lua, libyaml and SQLite: headers through pkg-config; their static archives
+# in pkg-config's libdir, else the compiler's multiarch directory, so the same
+# makefile builds on x86-64 and aarch64 (Grace Hopper).
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR   ?= $(or $(shell $(PKG_CONFIG) --variable=libdir lua5.4 2>/dev/null),/usr/lib/$(MULTIARCH))
+DEP_CFLAGS := $(or $(shell $(PKG_CONFIG) --cflags lua5.4 yaml-0.1 sqlite3 2>/dev/null),-I/usr/include/lua5.4)
+# CFLAGS is the user's (make CFLAGS=-O1); what the build needs is apart, so a
+# command-line CFLAGS cannot drop the include paths.
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -Isrc -I$(LUA_INC) -I$(CUDA)/include \
+AITUNE_CFLAGS := -std=c11 -Wall -Wextra -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
             -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
+ALL_CFLAGS = $(AITUNE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 # Lua, libyaml and SQLite are linked statically so the binary runs on GPU
 # machines without those packages; NVRTC dynamically, found through the rpath;
 # libcuda is opened at run time (cu.c).
 STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a
 LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
-DEBS     := build-essential liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3
+# chromium-headless-shell: the report's screenshot test renders the page in a
+# real browser (tests/cli/report.sh).
+DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit main
+TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/rt.o
-UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan
+UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
-.PHONY: all deps test clean check-deps
+.PHONY: all deps test clean check-deps install uninstall
 all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker
 
 include mk/rt.mk
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # The registry schema, embedded as a C string.
 $(BUILD)/gen/schema.c: db/schema.sql
@@ -37,19 +53,19 @@ $(BUILD)/gen/schema.c: db/schema.sql
 	{ echo 'const char reg_schema_sql[] ='; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
 $(BUILD)/obj/schema.o: $(BUILD)/gen/schema.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/aitune: $(TOOL_O)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_O) tests/unit/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
 
 $(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/util.o \
                             $(BUILD)/obj/plan.o $(BUILD)/obj/expr.o $(BUILD)/obj/json.o
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^
+	$(CC) $(ALL_CFLAGS) -o $@ $^
 
 # Debian packages the build needs; the CUDA toolkit (nvcc, NVRTC) is assumed
 # at $(CUDA).
@@ -64,6 +80,32 @@ deps:
 
 test: all
 	tests/run
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the tool, its templates,
+# search strategies and example specs under share/aitune (the binary finds
+# them relative to itself, so a staged or moved tree works), and libaitune
+# with its header and aitune.pc.
+SHARE := $(DESTDIR)$(datadir)/aitune
+install: $(BUILD)/aitune $(BUILD)/libaitune.a $(BUILD)/libaitune.so
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir) $(SHARE) \
+	    $(DESTDIR)$(datadir)/doc/aitune
+	install -m 755 $(BUILD)/aitune $(DESTDIR)$(bindir)/aitune
+	install -m 644 src/aitune.h $(DESTDIR)$(includedir)/aitune.h
+	install -m 644 $(BUILD)/libaitune.a $(DESTDIR)$(libdir)/libaitune.a
+	install -m 755 $(BUILD)/$(RT_SO) $(DESTDIR)$(libdir)/$(RT_SO)
+	ln -sf $(RT_SO) $(DESTDIR)$(libdir)/$(RT_SONAME)
+	ln -sf $(RT_SONAME) $(DESTDIR)$(libdir)/libaitune.so
+	$(call write_pc,$(PREFIX),$(libdir),$(includedir),$(DESTDIR)$(libdir)/pkgconfig/aitune.pc)
+	rm -rf $(SHARE)/templates $(SHARE)/search $(SHARE)/specs
+	cp -R templates search specs $(SHARE)/
+	chmod -R u=rwX,go=rX $(SHARE)
+	install -m 644 README.md LICENSE docs/SPEC.md $(DESTDIR)$(datadir)/doc/aitune/
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/aitune $(DESTDIR)$(includedir)/aitune.h $(DESTDIR)$(libdir)/libaitune.a \
+	    $(DESTDIR)$(libdir)/$(RT_SO) $(DESTDIR)$(libdir)/$(RT_SONAME) $(DESTDIR)$(libdir)/libaitune.so \
+	    $(DESTDIR)$(libdir)/pkgconfig/aitune.pc
+	rm -rf $(SHARE) $(DESTDIR)$(datadir)/doc/aitune
 
 clean:
 	rm -rf $(BUILD)
@@ -97,9 +139,10 @@ $(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c src/expr.c src/expr.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c src/expr.c
 
-$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c src/rt.c src/aitune.h $(BUILD)/gen/schema.c
+RT_SRC := src/rt.c src/plan.c src/expr.c src/json.c src/cu.c
+$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(RT_SRC) src/aitune.h src/plan.h $(BUILD)/gen/schema.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c src/rt.c $(BUILD)/gen/schema.c \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(RT_SRC) $(BUILD)/gen/schema.c \
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
 
 fuzz: $(FUZZ_BINS)

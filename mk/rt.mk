@@ -1,6 +1,6 @@
 # mk/rt.mk: the runtime library libaitune, its example and its unit test.
-# Included by the main Makefile, which defines CC, CFLAGS (with -Isrc) and
-# BUILD first.
+# Included by the main Makefile, which defines CC, ALL_CFLAGS (with -Isrc),
+# LIBDIR, PREFIX, libdir, includedir and BUILD first.
 #
 # libaitune.a holds rt.o and what it launches with (the launch plan, its
 # expression grammar and JSON reader, the libcuda loader), compiled -fPIC: a
@@ -9,10 +9,13 @@
 # nothing but -laitune; it exports only the aitune_ functions
 # (mk/libaitune.map).
 
-PREFIX   ?= /usr/local
-SQLITE_A ?= /usr/lib/x86_64-linux-gnu/libsqlite3.a
+SQLITE_A ?= $(LIBDIR)/libsqlite3.a
 RT_LIBS  := $(SQLITE_A) -lpthread -ldl -lm
 RT_VERSION := $(shell sed -n 's/^.define AITUNE_VERSION "\(.*\)".*/\1/p' src/aitune.h)
+# The soname carries the major version: libaitune.so.0 -> libaitune.so.0.1.0.
+RT_MAJOR   := $(firstword $(subst ., ,$(RT_VERSION)))
+RT_SONAME  := libaitune.so.$(RT_MAJOR)
+RT_SO      := libaitune.so.$(RT_VERSION)
 
 RT_TARGETS := $(BUILD)/libaitune.a $(BUILD)/libaitune.so $(BUILD)/aitune.pc \
               $(BUILD)/examples/lookup $(BUILD)/tests/test_rt
@@ -28,11 +31,11 @@ RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,plan expr json cu)
 # -fPIC: one object serves both the archive and the shared library.
 $(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
 $(BUILD)/obj/pic/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
 $(BUILD)/libaitune.a: $(RT_PIC)
 	@mkdir -p $(@D)
@@ -44,26 +47,37 @@ $(BUILD)/libaitune.a: $(RT_PIC)
 # and keeps our SQLite from clashing with one the application has; only the
 # aitune_ functions are exported. -z defs: fail here, not in the application,
 # if anything is left undefined.
-$(BUILD)/libaitune.so: $(RT_PIC) mk/libaitune.map
+$(BUILD)/$(RT_SO): $(RT_PIC) mk/libaitune.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libaitune.so -Wl,--exclude-libs,ALL -Wl,-z,defs \
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(RT_SONAME) -Wl,--exclude-libs,ALL -Wl,-z,defs \
 	    -Wl,--version-script,mk/libaitune.map $(LDFLAGS) -o $@ $(RT_PIC) $(RT_LIBS)
 
+# The usual links: the soname for the loader, the bare name for -laitune.
+$(BUILD)/libaitune.so: $(BUILD)/$(RT_SO)
+	ln -sf $(RT_SO) $(BUILD)/$(RT_SONAME)
+	ln -sf $(RT_SONAME) $@
+
 # Libs.private, not Requires.private: sqlite3.pc need not be installed for a
-# dynamic user, whose libaitune.so already contains SQLite.
+# dynamic user, whose libaitune.so already contains SQLite. write_pc PREFIX
+# LIBDIR INCLUDEDIR FILE: libdir and includedir follow the prefix when under it.
+define write_pc
+	printf '%s\n' 'prefix=$(1)' 'exec_prefix=$${prefix}' \
+	    'libdir=$(patsubst $(1)%,$${exec_prefix}%,$(2))' 'includedir=$(patsubst $(1)%,$${prefix}%,$(3))' '' \
+	    'Name: aitune' 'Description: tuned CUDA kernel configurations from an aitune registry' \
+	    'Version: $(RT_VERSION)' 'Libs: -L$${libdir} -laitune' \
+	    'Libs.private: -lsqlite3 -lpthread -ldl -lm' 'Cflags: -I$${includedir}' > $(4)
+endef
+
+# The build tree's copy; `make install` writes one for the PREFIX it is given.
 $(BUILD)/aitune.pc: src/aitune.h mk/rt.mk
 	@mkdir -p $(@D)
-	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
-	    'includedir=$${prefix}/include' '' 'Name: aitune' \
-	    'Description: tuned CUDA kernel configurations from an aitune registry' \
-	    'Version: $(RT_VERSION)' 'Libs: -L$${libdir} -laitune' \
-	    'Libs.private: -lsqlite3 -lpthread -ldl -lm' 'Cflags: -I$${includedir}' > $@
+	$(call write_pc,$(PREFIX),$(libdir),$(includedir),$@)
 
 $(BUILD)/examples/lookup: examples/lookup.c src/aitune.h $(BUILD)/libaitune.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
 
 $(BUILD)/tests/test_rt: tests/unit/test_rt.c tests/unit/check.h src/aitune.h \
                         $(BUILD)/libaitune.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)

@@ -3,6 +3,7 @@
 ** registry input. */
 #define _GNU_SOURCE
 #include "aitune.h"
+#include "cli.h"
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
@@ -41,82 +42,14 @@ static int usage_error(const char *c, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-/* Where templates/ and search/ are: $AITUNE_HOME, else next to the binary
-** (build/aitune -> ./), else the source tree it was built from. */
-static const char *root_dir(void)
-{
-    static char root[PATH_MAX];
-    const char *env = getenv("AITUNE_HOME");
-    if (env && *env) return env;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        for (int up = 0; up < 2; up++) {
-            char *slash = strrchr(exe, '/');
-            if (!slash) break;
-            *slash = 0;
-            snprintf(root, sizeof root, "%.4000s/templates", exe);
-            if (file_exists(root)) {
-                snprintf(root, sizeof root, "%s", exe);
-                return root;
-            }
-        }
-    }
-    return AITUNE_SOURCE_DIR;
-}
+/* Where templates/ and search/ are, and the registry: cli.h. */
+static const char *root_dir(void) { return cli_root(); }
+static const char *db_path(const char *flag) { return cli_db_path(flag); }
 
-/* --db, else $AITUNE_DB, else the user's data directory. */
-static const char *db_path(const char *flag)
-{
-    static char path[PATH_MAX];
-    if (flag) return flag;
-    const char *env = getenv("AITUNE_DB");
-    if (env && *env) return env;
-    const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && *xdg) snprintf(path, sizeof path, "%s/aitune/registry.db", xdg);
-    else snprintf(path, sizeof path, "%s/.local/share/aitune/registry.db", getenv("HOME") ? getenv("HOME") : ".");
-    return path;
-}
-
-/* A tiny option scanner: --name VALUE, --name=VALUE, and flags. */
-typedef struct opt {
-    const char *name;
-    int takes_value;
-    const char *value;
-    int set;
-} opt;
-
+/* Options with getopt_long conventions (cli.h): -j4, --db=PATH, --. */
 static int parse_opts(const char *c, int argc, char **argv, opt *opts, const char **pos, int maxpos, int *npos)
 {
-    *npos = 0;
-    for (int i = 1; i < argc; i++) {
-        char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: %s\n\n%s\n", find_cmd(c)->usage, find_cmd(c)->summary);
-            exit(EXIT_OK);
-        }
-        if (a[0] != '-' || !a[1]) {
-            if (*npos == maxpos) return usage_error(c, "unexpected argument '%s'", a);
-            pos[(*npos)++] = a;
-            continue;
-        }
-        opt *o = NULL;
-        const char *eq = strchr(a, '=');
-        size_t len = eq ? (size_t)(eq - a) : strlen(a);
-        for (opt *p = opts; p->name; p++)
-            if (strlen(p->name) == len && !strncmp(p->name, a, len)) o = p;
-        if (!o) return usage_error(c, "unknown option '%.*s'", (int)len, a);
-        o->set = 1;
-        if (o->takes_value) {
-            if (eq) o->value = eq + 1;
-            else if (i + 1 < argc) o->value = argv[++i];
-            else return usage_error(c, "option '%s' needs a value", o->name);
-        } else if (eq) {
-            return usage_error(c, "option '%s' takes no value", o->name);
-        }
-    }
-    return 0;
+    return cli_parse(c, find_cmd(c)->usage, find_cmd(c)->summary, argc, argv, opts, pos, maxpos, npos);
 }
 
 static int parse_count(const char *c, const char *what, const char *s, long long lo, long long hi, long long *out)
@@ -204,13 +137,13 @@ static int cmd_devices(int argc, char **argv)
 static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 {
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
-                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
     if (np != 1) return usage_error(c, "which spec? (e.g. specs/elementwise.yaml)");
     sweep_opts o = { .spec_path = pos[0], .db_path = db_path(opts[0].value), .root = root_dir(),
-                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set };
+                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set };
     long long v;
     if (opts[1].set && (o.budget_s = parse_duration(opts[1].value)) <= 0)
         return usage_error(c, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[1].value);
@@ -334,8 +267,10 @@ static int parse_query(const char *c, opt *opts, const char **pos, int np, query
 
 /* --shape gives one size per dim of the op, when its templates are at hand
 ** (libaitune cannot tell: its default level has no dims). */
-static int check_dims(const char *c, const query *q)
+static int check_dims(const char *c, const query *q, const char *db)
 {
+    int known = cli_check_op(root_dir(), db, q->op, q->dtype);
+    if (known) return known;
     tmpl *T = tmpl_open(root_dir());
     int nd = 0, ndt, rc = 0;
     char dims[TMPL_MAXDIMS][16], dts[32][16];
@@ -358,7 +293,7 @@ static int cmd_lookup(int argc, char **argv)
     const char *c0 = "lookup";
     int np, rc = parse_opts(c0, argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(c0, &q))) return rc;
+    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(c0, &q, db_path(opts[3].value)))) return rc;
     aitune *h;
     if (aitune_open(db_path(opts[3].value), &h) != AITUNE_OK) {
         error("%s", aitune_errmsg(h));
@@ -417,7 +352,7 @@ static int cmd_emit(int argc, char **argv)
     /* Without --shape: every tuned bucket of the op, with a dispatcher. */
     int whole = !rc && !opts[2].value;
     if (whole) opts[2].value = "1";
-    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (!whole && (rc = check_dims(c0, &q)))) return rc;
+    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (!whole && (rc = check_dims(c0, &q, db_path(opts[3].value))))) return rc;
     if (!opts[4].value) return usage_error("emit", "-o FILE is required (- for standard output)");
     emit_opts e = { .db_path = db_path(opts[3].value), .root = root_dir(), .op = q.op, .arch = q.arch,
                     .dtype = q.dtype, .shape = whole ? NULL : q.shape, .ndims = q.ndims, .out_path = opts[4].value };
@@ -431,11 +366,14 @@ static const cmd commands[] = {
       "Needs a GPU and its driver; says so plainly when there is none.", "aitune devices [--json]" },
     { "compile", cmd_compile, "Compile every candidate of a spec into the cubin cache; needs no GPU. Each is instantiated\n"
       "from its template and compiled with NVRTC for the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
-      "Prints registers, spills, shared memory, compile time and ptxas warnings. Needs no GPU.\n\n"
+      "Prints a summary (counts, spills, slowest compiles) and each failure; -v prints every kernel's registers,\n"
+      "spills, shared memory, compile time and ptxas warnings. Progress goes to stderr. Needs no GPU.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
-      "  -j N         compile threads (default: one per core)",
-      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N]" },
+      "  -j N         compile threads (default: one per core)\n"
+      "  -v           the full table: one row per kernel\n"
+      "  --quiet      no progress on stderr",
+      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N] [-v] [--quiet]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
       "timed (L2 flushed, median of settled samples); each measurement is stored as it lands, and\n"
@@ -447,7 +385,8 @@ static const cmd commands[] = {
       "  --timeout D      a verification run longer than D is a hung kernel (default 10s)\n"
       "  --gpu N          the GPU to use (default 0)\n"
       "  -j N             compile threads (default: one per core)\n"
-      "  --quiet          no progress line\n\n"
+      "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
+      "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec or registry, 130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
@@ -461,6 +400,12 @@ static const cmd commands[] = {
       "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
       "aitune emit OP --arch sm_90 --dtype f32 [--shape N] -o FILE [--db PATH]" },
+    { "list", cmd_list, list_summary, list_usage },
+    { "why", cmd_why, why_summary, why_usage },
+    { "export", cmd_export, export_summary, export_usage },
+    { "gc", cmd_gc, gc_summary, gc_usage },
+    { "import", cmd_import, import_summary, import_usage },
+    { "report", cmd_report, report_summary, report_usage },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };

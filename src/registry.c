@@ -653,3 +653,411 @@ int reg_check(reg *r)
     sqlite3_finalize(st);
     return ok ? 0 : fail(r, "integrity check: %s", msg[0] ? msg : sqlite3_errmsg(r->db));
 }
+
+/* ---- Reading a registry back (why, export, gc). ---- */
+
+int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known)
+{
+    static const char *const sql[2] = {
+        "SELECT EXISTS (SELECT 1 FROM winners WHERE op = ?1) OR EXISTS (SELECT 1 FROM defaults WHERE op = ?1) "
+        "OR EXISTS (SELECT 1 FROM measurements WHERE op = ?1)",
+        "SELECT EXISTS (SELECT 1 FROM winners WHERE op = ?1 AND dtype = ?2) "
+        "OR EXISTS (SELECT 1 FROM defaults WHERE op = ?1 AND dtype = ?2) "
+        "OR EXISTS (SELECT 1 FROM measurements WHERE op = ?1 AND dtype = ?2)",
+    };
+    int *out[2] = { op_known, dtype_known };
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *st = prep(r, sql[i]);
+        if (!st) return -1;
+        bind_text(st, 1, op);
+        if (i) bind_text(st, 2, dtype);
+        int rc = sqlite3_step(st);
+        *out[i] = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW) return dbfail(r, "cannot read");
+    }
+    return 0;
+}
+
+int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
+                int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx)
+{
+    /* In the order the sweep visited them: their first measurement. */
+    sqlite3_stmt *st = prep(r, "SELECT arch, bucket FROM (SELECT arch, bucket, min(rowid) AS first FROM measurements "
+                               "WHERE op = ?1 AND dtype = ?2 AND (?3 IS NULL OR arch = ?3) GROUP BY arch, bucket "
+                               "UNION ALL SELECT arch, bucket, 1e18 FROM winners WHERE op = ?1 AND dtype = ?2 "
+                               "AND (?3 IS NULL OR arch = ?3)) GROUP BY arch, bucket ORDER BY arch, min(first)");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, dtype);
+    bind_text(st, 3, arch);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}
+
+int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                            int (*cb)(const measurement *m, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
+                               "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
+                               "error, device, run FROM measurements WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
+                               "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        measurement m;
+        memset(&m, 0, sizeof m);
+        col_copy(st, 0, m.op, sizeof m.op);
+        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
+        col_copy(st, 2, m.arch, sizeof m.arch);
+        col_copy(st, 3, m.dtype, sizeof m.dtype);
+        col_copy(st, 4, m.bucket, sizeof m.bucket);
+        col_copy(st, 5, m.shape, sizeof m.shape);
+        m.config = (char *)sqlite3_column_text(st, 6);
+        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
+        col_copy(st, 8, m.status, sizeof m.status);
+        m.median_us = sqlite3_column_double(st, 9);
+        m.min_us = sqlite3_column_double(st, 10);
+        m.max_us = sqlite3_column_double(st, 11);
+        m.spread = sqlite3_column_double(st, 12);
+        m.samples = sqlite3_column_int(st, 13);
+        m.gbps = sqlite3_column_double(st, 14);
+        m.tflops = sqlite3_column_double(st, 15);
+        m.registers = sqlite3_column_int(st, 16);
+        m.spills = sqlite3_column_int(st, 17);
+        m.smem = sqlite3_column_int(st, 18);
+        m.compile_ms = sqlite3_column_double(st, 19);
+        col_copy(st, 20, m.cubin, sizeof m.cubin);
+        m.error = (char *)sqlite3_column_text(st, 21);
+        m.device = sqlite3_column_int64(st, 22);
+        m.run = sqlite3_column_int64(st, 23);
+        if (!m.config) m.config = "";
+        if (cb(&m, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}
+
+int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
+                               "AND bucket = ? ORDER BY id");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        if (cb(s ? s : "", sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 1), ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}
+
+int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                    int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
+                               "json_extract(f.value, '$.median_us') FROM winners w, json_each(CASE WHEN "
+                               "json_valid(w.runners_up) THEN w.runners_up ELSE '[]' END) f WHERE w.op = ? AND "
+                               "w.arch = ? AND w.dtype = ? AND w.bucket = ? AND json_type(f.value) = 'object' "
+                               "ORDER BY 3");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0), *c = (const char *)sqlite3_column_text(st, 1);
+        if (cb(t ? t : "?", c ? c : "?", sqlite3_column_double(st, 2), ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's race");
+}
+
+int reg_run_get(reg *r, long long run, reg_run *out)
+{
+    sqlite3_stmt *st = prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "
+                               "d.uuid, d.cc, d.sms, d.mem_bytes, d.l2_bytes, d.driver, d.cuda_driver, d.nvrtc "
+                               "FROM runs r LEFT JOIN devices d ON d.id = r.device WHERE r.id = ?");
+    if (!st) return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        memset(out, 0, sizeof *out);
+        col_copy(st, 0, out->command, sizeof out->command);
+        col_copy(st, 1, out->version, sizeof out->version);
+        col_copy(st, 2, out->started, sizeof out->started);
+        col_copy(st, 3, out->ended, sizeof out->ended);
+        col_copy(st, 4, out->outcome, sizeof out->outcome);
+        out->seed = (unsigned long long)sqlite3_column_int64(st, 5);
+        col_copy(st, 6, out->env, sizeof out->env);
+        out->device_id = sqlite3_column_int64(st, 7);
+        col_copy(st, 8, out->dev.name, sizeof out->dev.name);
+        col_copy(st, 9, out->dev.uuid, sizeof out->dev.uuid);
+        out->dev.cc = sqlite3_column_int(st, 10);
+        out->dev.sms = sqlite3_column_int(st, 11);
+        out->dev.mem = sqlite3_column_int64(st, 12);
+        out->dev.l2 = sqlite3_column_int64(st, 13);
+        col_copy(st, 14, out->dev.driver, sizeof out->dev.driver);
+        out->dev.cuda_driver = sqlite3_column_int(st, 15);
+        col_copy(st, 16, out->dev.nvrtc, sizeof out->dev.nvrtc);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read runs");
+}
+
+/* A JSON column embedded as JSON when it parses, else as a string. */
+#define JCOL(c) "CASE WHEN json_valid(" c ") THEN json(" c ") ELSE " c " END"
+
+static const struct export_table {
+    const char *name, *json, *text, *order;
+    int has_op;
+} export_tables[] = {
+    { "measurements",
+      "json_object('id', id, 'op', op, 'template', template, 'arch', arch, 'dtype', dtype, 'bucket', bucket, "
+      "'shape', " JCOL("shape") ", 'config', " JCOL("config") ", 'config_hash', config_hash, 'status', status, "
+      "'median_us', median_us, 'min_us', min_us, 'max_us', max_us, 'spread', spread, 'samples', samples, "
+      "'gbps', gbps, 'tflops', tflops, 'registers', registers, 'spills', spills, 'smem', smem, "
+      "'compile_ms', compile_ms, 'cubin', cubin, 'error', error, 'device', device, 'run', run)",
+      "id, op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, min_us, max_us, spread, "
+      "samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run",
+      "id", 1 },
+    { "winners",
+      "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'dims', dims, 'lo', lo, 'hi', hi, "
+      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", 'median_us', median_us, "
+      "'gbps', gbps, 'tflops', tflops, 'default_us', default_us, 'margin', margin, 'exhaustive', exhaustive, "
+      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", 'device', device, "
+      "'run', run)",
+      "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, default_us, margin, "
+      "exhaustive, runners_up, cubin, launch, device, run",
+      "op, arch, dtype, rowid", 1 },
+    { "runs",
+      "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', seed, "
+      "'device', device, 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
+      "id, command, spec_hash, version, seed, device, env, started, ended, outcome", "id", 0 },
+    { "devices",
+      "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', cc, 'sms', sms, 'mem_bytes', mem_bytes, "
+      "'l2_bytes', l2_bytes, 'smem_optin', smem_optin, 'driver', driver, 'cuda_driver', cuda_driver, 'nvrtc', nvrtc)",
+      "id, name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc", "id", 0 },
+};
+
+static const struct export_table *export_table(reg *r, const char *name)
+{
+    for (size_t i = 0; i < sizeof export_tables / sizeof export_tables[0]; i++)
+        if (!strcmp(export_tables[i].name, name)) return &export_tables[i];
+    fail(r, "no table '%s' to export", name);
+    return NULL;
+}
+
+static sqlite3_stmt *export_stmt(reg *r, const struct export_table *t, const char *cols, const char *op)
+{
+    char *sql = xstrfmt("SELECT %s FROM %s%s ORDER BY %s", cols, t->name, t->has_op ? " WHERE ?1 IS NULL OR op = ?1" : "",
+                        t->order);
+    sqlite3_stmt *st = prep(r, sql);
+    free(sql);
+    if (st && t->has_op) bind_text(st, 1, op);
+    return st;
+}
+
+int reg_json_rows(reg *r, const char *table, const char *op, int (*cb)(const char *json, void *ctx), void *ctx)
+{
+    const struct export_table *t = export_table(r, table);
+    sqlite3_stmt *st = t ? export_stmt(r, t, t->json, op) : NULL;
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the registry");
+}
+
+int reg_text_rows(reg *r, const char *table, const char *op,
+                  int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx)
+{
+    const struct export_table *t = export_table(r, table);
+    sqlite3_stmt *st = t ? export_stmt(r, t, t->text, op) : NULL;
+    if (!st) return -1;
+    int n = sqlite3_column_count(st), rc;
+    const char **names = xcalloc((size_t)n, sizeof *names), **values = xcalloc((size_t)n, sizeof *values);
+    for (int i = 0; i < n; i++) names[i] = sqlite3_column_name(st, i);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++) values[i] = (const char *)sqlite3_column_text(st, i);
+        if (cb(n, names, values, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    free(names);
+    free(values);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the registry");
+}
+
+int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char *json, void *ctx), void *ctx)
+{
+    /* Kernel Tuner's units: milliseconds. A failure has no time. */
+    sqlite3_stmt *st = prep(r,
+        "SELECT json_object('timestamp', coalesce(r.started, ''), "
+        "'configuration', CASE WHEN json_valid(m.config) THEN json(m.config) ELSE json_object() END, "
+        "'times', json_object('compilation_time', coalesce(m.compile_ms, 0), 'runtimes', "
+        "  CASE WHEN m.status = 'ok' THEN json_array(m.median_us / 1000.0) ELSE json_array() END), "
+        "'invalidity', CASE m.status WHEN 'ok' THEN 'correct' WHEN 'compile' THEN 'compile' WHEN 'runtime' THEN 'runtime' "
+        "  WHEN 'timeout' THEN 'timeout' WHEN 'wrong' THEN 'correctness' WHEN 'constraint' THEN 'constraints' "
+        "  ELSE 'runtime' END, "
+        "'correctness', CASE WHEN m.status = 'ok' THEN 1 ELSE 0 END, "
+        "'measurements', CASE WHEN m.status = 'ok' THEN json_array("
+        "  json_object('name', 'time', 'value', m.median_us / 1000.0, 'unit', 'ms'), "
+        "  json_object('name', 'min_time', 'value', m.min_us / 1000.0, 'unit', 'ms'), "
+        "  json_object('name', 'max_time', 'value', m.max_us / 1000.0, 'unit', 'ms'), "
+        "  json_object('name', 'GB/s', 'value', coalesce(m.gbps, 0), 'unit', 'GB/s'), "
+        "  json_object('name', 'TFLOP/s', 'value', coalesce(m.tflops, 0), 'unit', 'TFLOP/s')) ELSE json_array() END, "
+        "'objectives', json_array('time'), "
+        "'aitune', json_object('op', m.op, 'template', m.template, 'arch', m.arch, 'dtype', m.dtype, "
+        "  'bucket', m.bucket, 'shape', " JCOL("m.shape") ", 'status', m.status, 'error', m.error, "
+        "  'registers', m.registers, 'spills', m.spills, 'device', d.name)) "
+        "FROM measurements m LEFT JOIN runs r ON r.id = m.run LEFT JOIN devices d ON d.id = m.device "
+        "WHERE (?1 IS NULL OR m.op = ?1) AND (?2 IS NULL OR m.dtype = ?2) ORDER BY m.id");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, dtype);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}
+
+static long long count_rows(reg *r, const char *table)
+{
+    char *sql = xstrfmt("SELECT count(*) FROM %s", table);
+    sqlite3_stmt *st = prep(r, sql);
+    free(sql);
+    long long n = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* The registry's bytes on disk: the file and its WAL. */
+static long long disk_bytes(reg *r)
+{
+    long long total = 0;
+    for (int i = 0; i < 2; i++) {
+        char *p = i ? xstrfmt("%s-wal", r->path) : xstrdup(r->path);
+        FILE *f = fopen(p, "rb");
+        if (f && !fseek(f, 0, SEEK_END)) total += ftell(f);
+        if (f) fclose(f);
+        free(p);
+    }
+    return total;
+}
+
+int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->measurements[0] = count_rows(r, "measurements");
+    s->cubins[0] = count_rows(r, "cubins");
+    s->bytes[0] = disk_bytes(r);
+    /* A measurement is kept when it is a winner's config in the winner's
+    ** bucket (or, with keep_finalists, one named in its runners_up); a cubin
+    ** when a winner or a kept measurement names it. */
+    const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket";
+    char *keep = xstrfmt(
+        "CREATE TEMP TABLE gc_keep AS SELECT m.id AS id FROM measurements m JOIN winners w ON %s "
+        "AND m.template = w.template AND m.config = w.config%s%s%s",
+        same_bucket, keep_finalists ? " UNION SELECT m.id FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) "
+                                      "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON " : "",
+        keep_finalists ? same_bucket : "",
+        keep_finalists ? " AND m.template = json_extract(f.value, '$.template') "
+                         "AND m.config = json(json_extract(f.value, '$.config'))" : "");
+    int rc = exec(r, "BEGIN IMMEDIATE", "gc") || exec(r, "DROP TABLE IF EXISTS temp.gc_keep", "gc") ||
+             exec(r, keep, "gc: choosing what to keep") ||
+             exec(r, "DELETE FROM measurements WHERE id NOT IN (SELECT id FROM temp.gc_keep)", "gc: measurements") ||
+             exec(r, "DELETE FROM cubins WHERE hash NOT IN (SELECT cubin FROM winners WHERE cubin IS NOT NULL) "
+                     "AND hash NOT IN (SELECT cubin FROM measurements WHERE cubin IS NOT NULL)", "gc: cubins") ||
+             exec(r, "DROP TABLE temp.gc_keep", "gc") || exec(r, "COMMIT", "gc");
+    free(keep);
+    if (rc) {
+        sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    if (exec(r, "VACUUM", "gc: vacuum") || exec(r, "PRAGMA wal_checkpoint(TRUNCATE)", "gc: checkpoint")) return -1;
+    s->measurements[1] = count_rows(r, "measurements");
+    s->cubins[1] = count_rows(r, "cubins");
+    s->bytes[1] = disk_bytes(r);
+    return 0;
+}
+
+int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT json_valid(?1), CASE WHEN json_valid(?1) THEN json_type(?1, '$.results') END");
+    if (!st) return -1;
+    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int valid = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+    const char *type = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+    int arr = type && !strcmp(type, "array");
+    sqlite3_finalize(st);
+    if (!valid) return fail(r, "not JSON");
+    if (!arr) return fail(r, "no \"results\" array (not a T4 results file)");
+    /* Each field read where T4 puts it; a missing one is NULL. */
+    st = prep(r,
+        "SELECT f.key, json_type(f.value) = 'object', "
+        "CASE WHEN json_type(f.value, '$.configuration') = 'object' THEN json(json_extract(f.value, '$.configuration')) END, "
+        "CASE WHEN json_type(f.value, '$.invalidity') = 'text' THEN json_extract(f.value, '$.invalidity') END, "
+        "(SELECT json_extract(m.value, '$.value') FROM json_each(f.value, '$.measurements') m "
+        "  WHERE json_type(m.value) = 'object' AND json_extract(m.value, '$.name') = 'time' "
+        "  AND json_type(m.value, '$.value') IN ('real', 'integer') LIMIT 1), "
+        "(SELECT json_extract(m.value, '$.unit') FROM json_each(f.value, '$.measurements') m "
+        "  WHERE json_type(m.value) = 'object' AND json_extract(m.value, '$.name') = 'time' LIMIT 1), "
+        "(SELECT avg(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
+        "(SELECT min(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
+        "(SELECT max(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
+        "CASE WHEN json_type(f.value, '$.times.compilation_time') IN ('real', 'integer') "
+        "  THEN json_extract(f.value, '$.times.compilation_time') END, "
+        "json_extract(f.value, '$.timestamp'), "
+        "json_extract(f.value, '$.aitune.op'), json_extract(f.value, '$.aitune.template'), "
+        "json_extract(f.value, '$.aitune.arch'), json_extract(f.value, '$.aitune.dtype'), "
+        "json_extract(f.value, '$.aitune.bucket'), "
+        "CASE WHEN json_type(f.value, '$.aitune.shape') = 'object' THEN json(json_extract(f.value, '$.aitune.shape')) END, "
+        "json_extract(f.value, '$.aitune.error') "
+        "FROM json_each(?1, '$.results') f WHERE json_type(f.value) IS NOT NULL ORDER BY f.key");
+    if (!st) return -1;
+    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        t4_result t;
+        memset(&t, 0, sizeof t);
+        const char *s5 = (const char *)sqlite3_column_text(st, 5);
+        t.index = sqlite3_column_int(st, 0);
+        t.is_object = sqlite3_column_int(st, 1);
+        t.configuration = (const char *)sqlite3_column_text(st, 2);
+        t.invalidity = (const char *)sqlite3_column_text(st, 3);
+        t.time = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 4);
+        t.time_unit = s5 ? s5 : "ms";
+        if (t.time < 0 && sqlite3_column_type(st, 6) != SQLITE_NULL) t.time = sqlite3_column_double(st, 6);
+        t.min_time = sqlite3_column_type(st, 7) == SQLITE_NULL ? t.time : sqlite3_column_double(st, 7);
+        t.max_time = sqlite3_column_type(st, 8) == SQLITE_NULL ? t.time : sqlite3_column_double(st, 8);
+        t.compile_ms = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 9);
+        t.timestamp = (const char *)sqlite3_column_text(st, 10);
+        t.op = (const char *)sqlite3_column_text(st, 11);
+        t.tmpl = (const char *)sqlite3_column_text(st, 12);
+        t.arch = (const char *)sqlite3_column_text(st, 13);
+        t.dtype = (const char *)sqlite3_column_text(st, 14);
+        t.bucket = (const char *)sqlite3_column_text(st, 15);
+        t.shape = (const char *)sqlite3_column_text(st, 16);
+        t.error = (const char *)sqlite3_column_text(st, 17);
+        if (cb(&t, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the T4 results");
+}

@@ -101,4 +101,84 @@ int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
 /* PRAGMA integrity_check: 0 if "ok". */
 int reg_check(reg *r);
 
+/* ---- Reading a registry back (why, export, gc). ---- */
+
+/* Whether anything (a winner, a default or a measurement) names op, and
+** (op, dtype). */
+int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known);
+
+/* The buckets of (op, dtype) that hold measurements or a winner, in order
+** of their size; arch NULL: any. cb returning non-zero stops. */
+int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
+                int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx);
+
+/* Every measurement of one bucket on any device: ok ones fastest first, then
+** the failures by status. m's strings live only during the call. */
+int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                            int (*cb)(const measurement *m, void *ctx), void *ctx);
+
+/* A bucket's measurements in the order they were made (each run's search,
+** then the next run's): status and time, for convergence plots. */
+int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx);
+
+/* The finalists a winner's race timed (its runners_up, the winner among
+** them), fastest first, read with SQLite's JSON functions. */
+int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                    int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx);
+
+/* A run and the device it measured on. */
+typedef struct reg_run {
+    char command[1024], version[32], started[32], ended[32], outcome[16];
+    unsigned long long seed;
+    char env[2048];             /* JSON, "" if none */
+    device dev;                 /* name, uuid, cc, SMs, memory, L2, driver, CUDA driver, NVRTC */
+    long long device_id;
+} reg_run;
+/* 1 found (out filled), 0 no such run. */
+int reg_run_get(reg *r, long long run, reg_run *out);
+
+/* Rows of a table as JSON objects built by SQLite (strings escaped there;
+** JSON columns checked and embedded as JSON): table is measurements,
+** winners, runs or devices; op NULL: every op. A JSON column that does not
+** parse fails the call with the row named. */
+int reg_json_rows(reg *r, const char *table, const char *op, int (*cb)(const char *json, void *ctx), void *ctx);
+
+/* Measurements of op (NULL: all) as Kernel Tuner T4 result objects (schema
+** T4 1.0.0): configuration, times (ms), invalidity, correctness,
+** measurements, objectives, plus aitune's key (op, arch, dtype, bucket,
+** template). */
+int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char *json, void *ctx), void *ctx);
+
+/* One result of a Kernel Tuner T4 file, parsed by SQLite's JSON functions.
+** Strings are NULL when absent; times are < 0 when absent. */
+typedef struct t4_result {
+    int index;                  /* 0-based, in the file's order */
+    int is_object;              /* the result is a JSON object */
+    const char *configuration;  /* a JSON object's text, NULL if not an object */
+    const char *invalidity;
+    double time, min_time, max_time;   /* the "time" measurement, else runtimes' mean, min, max */
+    const char *time_unit;      /* of the "time" measurement ("ms" if none) */
+    double compile_ms;
+    const char *timestamp;
+    /* aitune's key when aitune wrote the file (export --format t4). */
+    const char *op, *tmpl, *arch, *dtype, *bucket, *shape, *error;
+} t4_result;
+/* Parse text as T4: -1 with reg_errmsg saying why when it is not JSON or
+** has no results array; else cb for each result (non-zero stops). */
+int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx);
+
+/* Rows of a table as text: the column names and values (NULL for SQL NULL;
+** blobs are never returned). */
+int reg_text_rows(reg *r, const char *table, const char *op,
+                  int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
+
+/* Drop what no winner needs: measurements but the winners' own (and, with
+** keep_finalists, the finalists' in each winner's runners_up) and the
+** cubins none of those name; then VACUUM and truncate the WAL. */
+typedef struct reg_gc_stats {
+    long long measurements[2], cubins[2], bytes[2];   /* before, after */
+} reg_gc_stats;
+int reg_gc(reg *r, int keep_finalists, reg_gc_stats *st);
+
 #endif

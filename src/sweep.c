@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep.h"
 #include "jit.h"
+#include "progress.h"
 #include "registry.h"
 #include "search.h"
 #include "spec.h"
@@ -58,6 +59,7 @@ typedef struct sw {
     int nops;
     char op_name[32][32];
     double op_s[32];
+    progress *P;            /* NULL when quiet */
 } sw;
 
 static void add_op_time(sw *S, const char *op, double s)
@@ -251,16 +253,17 @@ static void key_fields(sw *S, cand *c, const op_task *t, const bucket *b)
     snprintf(m->config_hash, sizeof m->config_hash, "%s", c->config_hash);
 }
 
-static void progress(sw *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void progress(sw *S, const char *fmt, ...)
+static void note(sw *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(sw *S, const char *fmt, ...)
 {
-    if (S->o->quiet || !isatty(2)) return;
+    char note[256];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "\r\033[K");
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(note, sizeof note, fmt, ap);
     va_end(ap);
-    fflush(stderr);
+    /* An empty note makes room for a line on stdout. */
+    if (note[0]) progress_note(S->P, note);
+    else progress_clear(S->P);
 }
 
 /* The finalists of a bucket. */
@@ -342,6 +345,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
             S->resumed++;
             if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
             keep_final(bs, c, is_default);
+            progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
             continue;
         }
         if (c->error) {
@@ -363,7 +367,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
                 snprintf(c->m.cubin, sizeof c->m.cubin, "%s", c->key);
                 if (S->o->compile_only) continue;
                 if (interrupted) return 0;
-                progress(S, "%s %s %s: %s %s", t->op, t->dtype, b->key, c->tmpl, c->config);
+                note(S, "%s %s %s: %s %s", t->op, t->dtype, b->key, c->tmpl, c->config);
                 evaluate(S, c, t);
             }
         }
@@ -373,6 +377,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
         if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
         keep_final(bs, c, is_default);
+        progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
         if (out_of_budget(S)) return 0;
     }
     return 0;
@@ -388,6 +393,7 @@ static int cmp_final(const void *a, const void *b)
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
     if (!bs->nf) {
+        note(S, "%s", "");
         printf("%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
         return 0;
     }
@@ -424,6 +430,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         i++;
     }
     if (!k) {
+        note(S, "%s", "");
         printf("%-10s %-9s %-18s no finalist builds\n", t->op, t->dtype, b->key);
         return 0;
     }
@@ -514,7 +521,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     W.run = S->run_id;
     if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
     else S->winners++;
-    progress(S, "%s", "");
+    note(S, "%s", "");
     /* Compute-bound ops (matrix products: well over 100 flops per byte that
     ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
     ** ceiling. */
@@ -571,6 +578,9 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     if (tmpl_templates(S->T, t->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
     bucket_state bs = { .exhaustive = 1 };
     int rc = 0, stored_default = 0;
+    char label[160];
+    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
+    progress_bucket(S->P, label);
     int batch = S->o->compile_only ? 64 : 8;
     for (int ti = 0; ti < ntn && !rc && !out_of_budget(S); ti++) {
         int ok;
@@ -597,6 +607,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
             break;
         }
         S->rejected += search_nrejected(se);
+        progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + (dflt != NULL));
         /* Template errors in constraints() are recorded results, once. */
         for (int i = 0; i < search_nrejected(se) && !S->o->compile_only; i++) {
             char *cfg, whyr[512];
@@ -900,6 +911,7 @@ static int compile_all(sw *S)
                     rc = error("%s", tmpl_errmsg(S->T));
                     break;
                 }
+                note(S, "instantiating %s %s %s", st->op, st->dtypes[d], bs[bi].key);
                 char **tn;
                 int ntn;
                 if (tmpl_templates(S->T, t.op, &tn, &ntn)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
@@ -944,6 +956,7 @@ static int compile_all(sw *S)
                                 row->stored = 1;    /* never submitted: nothing to wait for */
                             }
                             if (!rc && store_landed(S, rows, nrows, &landed)) rc = -1;
+                            progress_plan(S->P, 1);
                         }
                         free(cfgs);
                     }
@@ -954,7 +967,15 @@ static int compile_all(sw *S)
             }
         free(bs);
     }
-    printf("%-24s %-44s %5s %6s %6s %9s  %s\n", "kernel", "config", "regs", "spills", "smem", "ms", "ptxas warnings / errors");
+    /* The table with -v; by default a summary (progress.h). */
+    char line[1024];
+    compile_tally tally = { 0 };
+    progress_clear(S->P);
+    if (S->o->verbose) {
+        snprintf(line, sizeof line, "%-24s %-44s %5s %6s %6s %9s  %s", "kernel", "config", "regs", "spills", "smem", "ms",
+                 "ptxas warnings / errors");
+        progress_put_line(stdout, line);
+    }
     int failed = 0;
     for (int r = 0; r < nrows; r++) {
         cand *c = &rows[r]->c;
@@ -974,13 +995,22 @@ static int compile_all(sw *S)
         }
         if (interrupted && c->job.error && !strcmp(c->job.error, "cancelled")) { cand_free(c); free(rows[r]); continue; }
         failed += c->error || !c->job.ok;
-        printf("%-24s %-44s %5d %6d %6d %9.1f%s  %s%s\n", rows[r]->label, c->config, c->job.registers, c->job.spills,
-               c->job.smem, c->job.ms, c->cached ? "*" : " ", note, warn);
+        snprintf(line, sizeof line, "%s %s", rows[r]->label, c->config);
+        compile_tally_add(&tally, line, c->job.spills, c->job.ms, c->cached, c->error || !c->job.ok, warn[0] != 0);
+        progress_done(S->P, 0, 0);
+        if (S->o->verbose || c->error || !c->job.ok) {
+            progress_clear(S->P);
+            snprintf(line, sizeof line, "%-24s %-44s %5d %6d %6d %9.1f%s  %s%s", rows[r]->label, c->config,
+                     c->job.registers, c->job.spills, c->job.smem, c->job.ms, c->cached ? "*" : " ", note, warn);
+            progress_put_line(stdout, line);
+        }
         cand_free(c);
         free(rows[r]);
     }
     free(rows);
-    printf("(* from the cubin cache)\n");
+    progress_clear(S->P);
+    if (S->o->verbose) printf("(* from the cubin cache)\n");
+    else compile_tally_print(&tally, stdout);
     S->evaluated = nrows;
     if (failed) {
         fprintf(stderr, "aitune: %d of %d kernels failed to compile\n", failed, nrows);
@@ -1016,6 +1046,16 @@ int sweep_run(const sweep_opts *o)
         goto out;
     }
     S->pool = jit_pool_new(o->threads);
+    if (!o->quiet) {
+        S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
+        int nbuckets = 0;
+        for (int i = 0; i < S->sp.ntasks && !o->compile_only; i++) {
+            bucket *bs;
+            nbuckets += spec_buckets(&S->sp.tasks[i], &bs) * S->sp.tasks[i].ndtypes;
+            free(bs);
+        }
+        progress_buckets(S->P, nbuckets);
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     if (o->compile_only) {
@@ -1064,7 +1104,7 @@ int sweep_run(const sweep_opts *o)
             }
         free(bs);
     }
-    progress(S, "%s", "");
+    note(S, "%s", "");
     summary(S);
     reg_run_end(S->R, S->run_id, interrupted ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok");
     if (S->budget_hit) fprintf(stderr, "aitune: the budget ran out; winners so far are stored, marked not exhaustive\n");
@@ -1073,6 +1113,7 @@ int sweep_run(const sweep_opts *o)
         code = 130;
     }
 out:
+    progress_free(S->P);
     sb_free(&env);
     if (S->W) worker_free(S->W);
     jit_pool_free(S->pool);

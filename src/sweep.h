@@ -20,6 +20,7 @@ typedef struct sweep_opts {
     int threads;                /* compile threads; <= 0: one per core */
     int gpu;
     int quiet;                  /* no progress lines */
+    int verbose;                /* compile: every kernel's row, not a summary */
 } sweep_opts;
 
 /* Returns the process exit code (util.h), 130 when interrupted. */

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
+# tests/run: alone (it times or kills processes, or loads every core)
 # `aitune compile`: every candidate of a one-bucket, one-dtype axpy spec
-# compiled with NVRTC (no GPU), shown as a table; the second run comes from
-# the registry's cubin cache.
+# compiled with NVRTC (no GPU), shown as a table with -v and as a summary
+# without; the second run comes from the registry's cubin cache.
 . "$(dirname "$0")/lib.sh"
 
 small_spec
-expect_exit 0 "compile small.yaml" "$AITUNE" compile "$T/small.yaml" --db "$T/c.db" -j 2
+expect_exit 0 "compile -v small.yaml" "$AITUNE" compile "$T/small.yaml" --db "$T/c.db" -j2 -v
 expect_stdout "^kernel +config +regs +spills +smem +ms" "the table has a regs column"
 rows=$(grep -c '^f32 axpy/vec' "$T/out")
 [ "$rows" -ge 10 ] && ok "one row per kernel ($rows)" || { fail "one row per kernel: $rows rows"; show_last; }
@@ -22,13 +23,24 @@ expect_eq "compile records no measurements" "$n" 0
 n=$(sql "$T/c.db" "select count(*) from cubins where length(cubin) < 100 or registers < 1")
 expect_eq "cached cubins are real and carry their report" "$n" 0
 
-expect_exit 0 "compile small.yaml again" "$AITUNE" compile "$T/small.yaml" --db "$T/c.db"
+expect_exit 0 "compile -v small.yaml again" "$AITUNE" compile -v "$T/small.yaml" --db="$T/c.db"
 rows2=$(grep -c '^f32 axpy/vec' "$T/out")
 cached=$(grep '^f32 axpy/vec' "$T/out" | grep -c '[0-9]\*')
 expect_eq "the second run lists the same kernels" "$rows2" "$rows"
 expect_eq "the second run marks every row as cached (*)" "$cached" "$rows"
 expect_stdout "^\(\* from the cubin cache\)" "the table explains the * marker"
 expect_stderr "0 compiled, $rows from the cache" "the summary says all came from the cache"
+
+# Without -v: a summary, not a row per kernel.
+expect_exit 0 "compile small.yaml (summary)" "$AITUNE" compile "$T/small.yaml" --db "$T/c.db"
+expect_stdout "^$rows kernels: 0 compiled \(0.0 s of compile time\), $rows from the cubin cache, 0 failed\$" "the summary counts the kernels"
+expect_stdout "^no kernel spills registers\$" "the summary says whether any kernel spills"
+expect_stdout "^\(aitune compile -v lists every kernel\)" "the summary points to -v"
+expect_eq "no row per kernel without -v" "$(grep -c '^f32 axpy/vec' "$T/out")" 0
+rm -f "$T/c2.db"
+expect_exit 0 "compile small.yaml into a new registry (summary)" "$AITUNE" compile "$T/small.yaml" --db "$T/c2.db"
+expect_stdout "^slowest compiles:" "a summary of fresh compiles lists the slowest"
+expect_eq "five slowest compiles" "$(grep -c '^ *[0-9.]* ms  f32 axpy/vec' "$T/out")" 5
 
 # Two buckets share the same kernels: one compile each, not two.
 spec two.yaml <<'EOF'
@@ -39,7 +51,7 @@ tasks:
     shapes:
       n: {log2: [6, 7]}
 EOF
-expect_exit 0 "compile a two-bucket spec on the same registry" "$AITUNE" compile "$T/two.yaml" --db "$T/c.db"
+expect_exit 0 "compile a two-bucket spec on the same registry" "$AITUNE" compile "$T/two.yaml" --db "$T/c.db" -v
 dups=$(grep '^f32 axpy/vec' "$T/out" | awk '{print $3}' | sort | uniq -d | wc -l)
 expect_eq "a kernel shared by two buckets is listed once" "$dups" 0
 

@@ -148,7 +148,7 @@ expect_stdout "\(default: " "f16 is answered by the template default"
 expect_stdout '\{"block":256,"grid_stride":0,"ilp":1,"vec":1\}' "the default config is the template's"
 expect_exit 3 "lookup a dtype with nothing" "$AITUNE" lookup axpy --arch sm_90 --dtype bf16 --shape 100 --db "$DB"
 expect_stderr "no winner or default" "nothing for bf16 says so"
-expect_exit 3 "lookup an op with nothing" "$AITUNE" lookup cast --arch sm_90 --dtype f32 --shape 100 --db "$DB"
+expect_exit 3 "lookup an op with nothing" "$AITUNE" lookup cast --arch sm_90 --dtype 'f32>bf16' --shape 100 --db "$DB"
 
 # emit: a standalone .cu that plain nvcc compiles.
 expect_exit 0 "emit the tuned kernel" "$AITUNE" emit axpy --arch sm_90 --dtype f32 --shape 100 --db "$DB" -o "$T/k.cu"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (it times or kills processes, or loads every core)
 # The memory-bound families without a GPU: every config of every family's
 # space at its bar shape (about 1300 kernels, 3 minutes on 2 cores; the
 # staged families at 4096 and 32768 columns) is instantiated
@@ -12,7 +13,7 @@ DB=$T/families.db
 FAMILIES="softmax/hold softmax/stream softmax/tma layernorm/hold layernorm/stream layernorm/tma rmsnorm/hold
 rmsnorm/stream rmsnorm/tma transpose/tile reduce_rows/rows reduce_rows/split reduce_rows_max/rows reduce_all/vec"
 
-expect_exit 0 "compile every config of every memory-bound family at its bar shape" "$AITUNE" compile "$BARS" --db "$DB"
+expect_exit 0 "compile every config of every memory-bound family at its bar shape" "$AITUNE" compile -v "$BARS" --db "$DB"
 cp "$T/out" "$T/table"
 for f in $FAMILIES; do
     n=$(awk -v f="$f" '$2 == f' "$T/table" | wc -l)

@@ -59,7 +59,7 @@ tasks:
       rows: {values: [7]}
       cols: {values: [4096]}
 EOF
-expect_exit 0 "compile of a task limited to one template" "$AITUNE" compile "$T/only_hold.yaml" --db "$T/only.db"
+expect_exit 0 "compile of a task limited to one template" "$AITUNE" compile -v "$T/only_hold.yaml" --db "$T/only.db"
 expect_true "only softmax/hold was compiled" sh -c "grep -q 'softmax/hold' '$T/out' && ! grep -Eq 'softmax/(stream|tma)' '$T/out'"
 
 spec unknown_dtype.yaml <<'EOF'

@@ -1,0 +1,311 @@
+/* import.c: `aitune import`: Kernel Tuner T4 results into the registry, as
+** measurements of one op's template (so `why`, `export` and the report see
+** them beside aitune's own). The file is parsed by SQLite's JSON functions
+** (reg_t4_parse); every result is checked before anything is written, so a
+** corrupt file imports nothing. Imported rows have no device: they never
+** join a race or stand in for a measurement a sweep must make. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "registry.h"
+#include "spec.h"
+#include "tmpl.h"
+#include <errno.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char import_summary[] =
+    "Import Kernel Tuner T4 results as measurements of an op's template. Each result's\n"
+    "configuration must name exactly the template's parameters; its invalidity becomes the status\n"
+    "(correct: ok, correctness: wrong, compile, runtime, timeout, constraints: constraint), its\n"
+    "\"time\" measurement (or the mean of times.runtimes) the median time. A file aitune wrote\n"
+    "(export --format t4) names op, template, dtype, arch and bucket itself; for another file give\n"
+    "them. Results already in the registry are skipped; a bad result imports nothing.\n\n"
+    "  --op OP          the op (e.g. axpy)\n"
+    "  --template T     its template (vec or axpy/vec; default: the op's only one)\n"
+    "  --dtype T        the dtype the results were measured in\n"
+    "  --arch A         the GPU's arch (sm_90)\n"
+    "  --shape S        the problem size the results were measured at (its bucket is the key)\n"
+    "  --db PATH        the registry\n\n"
+    "Exit: 0, 2 for a usage error or an unknown op, template or dtype, 3 for a file that is not T4\n"
+    "or a result that does not fit the template.";
+const char import_usage[] =
+    "aitune import FILE [--op OP] [--template T] [--dtype T] [--arch A] [--shape S] [--db PATH]";
+
+typedef struct importer {
+    const char *file;
+    const char *op, *tmpl, *dtype, *arch, *shape;   /* flags, NULL when not given */
+    tmpl *T;
+    measurement *m;
+    int n, cap;
+    int code;                   /* exit code of the first error */
+    char checked[32], checked_dtype[16];   /* the op and dtype last found known */
+} importer;
+
+static const struct { const char *t4, *status; } kinds[] = {
+    { "correct", "ok" },         { "correctness", "wrong" }, { "compile", "compile" },
+    { "runtime", "runtime" },    { "timeout", "timeout" },   { "constraints", "constraint" },
+};
+
+static int bad(importer *im, int code, int index, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int bad(importer *im, int code, int index, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    error("'%s' result %d: %s", im->file, index, msg);
+    im->code = code;
+    return 1;
+}
+
+/* "vec" or "axpy/vec" -> "axpy/vec", checked against the op's templates;
+** NULL: the op's only one. */
+static int find_template(importer *im, const char *op, const char *want, char *out, int cap, int index)
+{
+    char **tn;
+    int ntn;
+    if (tmpl_templates(im->T, op, &tn, &ntn)) return bad(im, EXIT_USAGE, index, "%s", tmpl_errmsg(im->T));
+    int found = 0;
+    strbuf have = STRBUF_INIT;
+    for (int i = 0; i < ntn; i++) {
+        sb_printf(&have, "%s%s", i ? ", " : "", tn[i]);
+        const char *impl = strchr(tn[i], '/') + 1;
+        if ((!want && ntn == 1) || (want && (!strcmp(want, tn[i]) || !strcmp(want, impl)))) {
+            snprintf(out, (size_t)cap, "%s", tn[i]);
+            found = 1;
+        }
+    }
+    if (!found) {
+        if (want) bad(im, EXIT_USAGE, index, "op '%s' has no template '%s' (it has %s)", op, want, sb_str(&have));
+        else bad(im, EXIT_USAGE, index, "op '%s' has %d templates (%s): give --template", op, ntn, sb_str(&have));
+    }
+    for (int i = 0; i < ntn; i++) free(tn[i]);
+    free(tn);
+    sb_free(&have);
+    return !found;
+}
+
+/* The configuration as canonical JSON, its keys exactly the params. */
+static int canonical_config(importer *im, const char *tname, const char *config, strbuf *out, int index)
+{
+    lua_State *L = tmpl_lua(im->T);
+    int top = lua_gettop(L), rc = 0;
+    if (tmpl_push_template(im->T, tname)) return bad(im, EXIT_USAGE, index, "%s", tmpl_errmsg(im->T));
+    if (tmpl_push_config(im->T, config)) {
+        lua_settop(L, top);
+        return bad(im, EXIT_INPUT, index, "%s", tmpl_errmsg(im->T));
+    }
+    int tpl = top + 1, cfg = top + 2;
+    strbuf names = STRBUF_INIT;
+    int nparams = 0;
+    lua_getfield(L, tpl, "params");
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1) && !rc; i++) {
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -1, 1);
+        const char *name = lua_tostring(L, -1);
+        sb_printf(&names, "%s%s", i > 1 ? ", " : "", name ? name : "?");
+        nparams++;
+        if (name && lua_getfield(L, cfg, name) == LUA_TNIL)
+            rc = bad(im, EXIT_INPUT, index, "configuration lacks '%s', a parameter of %s", name, tname);
+        lua_pop(L, 3);
+    }
+    int nkeys = 0;
+    lua_pushnil(L);
+    while (!rc && lua_next(L, cfg)) {
+        lua_pop(L, 1);
+        nkeys++;
+    }
+    if (!rc && nkeys != nparams)
+        rc = bad(im, EXIT_INPUT, index, "configuration %s has keys that are not parameters of %s (%s)", config, tname,
+                 sb_str(&names));
+    if (!rc && tmpl_config_json(im->T, cfg, out)) rc = bad(im, EXIT_INPUT, index, "%s", tmpl_errmsg(im->T));
+    sb_free(&names);
+    lua_settop(L, top);
+    return rc;
+}
+
+/* The shape from --shape (the op's dim order) or from aitune's {"n": 64}. */
+static int read_shape(importer *im, const op_task *info, const char *flag, const char *json, long long *shape, int index)
+{
+    if (flag) {
+        int n = 0;
+        for (const char *p = flag; *p;) {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || v < 1 || (*end && *end != ',') || n == info->ndims) {
+                im->code = cli_usage_error("import", import_usage, "--shape '%s' is not one size per dim of '%s'", flag,
+                                           info->op);
+                return 1;
+            }
+            shape[n++] = v;
+            p = *end ? end + 1 : end;
+        }
+        if (n != info->ndims) {
+            im->code = cli_usage_error("import", import_usage, "op '%s' has %d dims; --shape gives %d", info->op,
+                                       info->ndims, n);
+            return 1;
+        }
+        return 0;
+    }
+    if (!json) return bad(im, EXIT_USAGE, index, "no shape: give --shape (the size the results were measured at)");
+    lua_State *L = tmpl_lua(im->T);
+    int top = lua_gettop(L), rc = 0;
+    if (tmpl_push_config(im->T, json)) return bad(im, EXIT_INPUT, index, "shape: %s", tmpl_errmsg(im->T));
+    for (int d = 0; d < info->ndims && !rc; d++) {
+        lua_getfield(L, -1, info->dims[d]);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+            rc = bad(im, EXIT_INPUT, index, "shape %s has no size for dim '%s'", json, info->dims[d]);
+        else shape[d] = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_settop(L, top);
+    return rc;
+}
+
+static int take(const t4_result *t, void *ctx)
+{
+    importer *im = ctx;
+    int i = t->index;
+    if (!t->is_object) return bad(im, EXIT_INPUT, i, "not a JSON object");
+    if (!t->configuration) return bad(im, EXIT_INPUT, i, "no configuration object");
+    const char *status = NULL;
+    for (size_t k = 0; t->invalidity && k < sizeof kinds / sizeof kinds[0]; k++)
+        if (!strcmp(kinds[k].t4, t->invalidity)) status = kinds[k].status;
+    if (!status)
+        return bad(im, EXIT_INPUT, i, "invalidity '%s' is not a T4 kind (correct, correctness, compile, runtime, timeout, "
+                   "constraints)", t->invalidity ? t->invalidity : "(missing)");
+    const char *op = im->op ? im->op : t->op, *dtype = im->dtype ? im->dtype : t->dtype;
+    const char *arch = im->arch ? im->arch : t->arch;
+    if (!op) return bad(im, EXIT_USAGE, i, "which op? give --op (a Kernel Tuner file does not name aitune's op)");
+    if (!dtype) return bad(im, EXIT_USAGE, i, "which dtype? give --dtype");
+    if (!arch) return bad(im, EXIT_USAGE, i, "which arch? give --arch (e.g. sm_90)");
+    if (strncmp(arch, "sm_", 3)) return bad(im, EXIT_USAGE, i, "arch '%s' is not like sm_90", arch);
+    if (strcmp(im->checked, op) || strcmp(im->checked_dtype, dtype)) {
+        int code = cli_check_op(tmpl_root(im->T), "", op, dtype);
+        if (code) { im->code = code; return 1; }
+        snprintf(im->checked, sizeof im->checked, "%s", op);
+        snprintf(im->checked_dtype, sizeof im->checked_dtype, "%s", dtype);
+    }
+    char tname[64];
+    if (find_template(im, op, im->tmpl ? im->tmpl : t->tmpl, tname, sizeof tname, i)) return 1;
+    /* The op resolved at the shape: dims, and bytes and flops for GB/s. */
+    op_task info = { .ndims = 0 };
+    long long shape[TMPL_MAXDIMS];
+    int ndt;
+    char dts[32][16];
+    snprintf(info.op, sizeof info.op, "%s", op);
+    if (tmpl_op_info(im->T, op, &info.ndims, info.dims, &ndt, dts, 32))
+        return bad(im, EXIT_INPUT, i, "%s", tmpl_errmsg(im->T));
+    if (read_shape(im, &info, im->shape, t->shape, shape, i)) return 1;
+    op_task task;
+    if (tmpl_task(im->T, op, dtype, shape, &task)) return bad(im, EXIT_INPUT, i, "%s", tmpl_errmsg(im->T));
+    strbuf cfg = STRBUF_INIT;
+    if (canonical_config(im, tname, t->configuration, &cfg, i)) { sb_free(&cfg); return 1; }
+    double scale = !strcmp(t->time_unit, "ms") ? 1e3 : !strcmp(t->time_unit, "s") ? 1e6
+                 : !strcmp(t->time_unit, "us") ? 1 : !strcmp(t->time_unit, "ns") ? 1e-3 : -1;
+    if (scale < 0) { sb_free(&cfg); return bad(im, EXIT_INPUT, i, "time unit '%s' is not s, ms, us or ns", t->time_unit); }
+    if (!strcmp(status, "ok") && !(t->time > 0)) {
+        sb_free(&cfg);
+        return bad(im, EXIT_INPUT, i, "a correct result without a time");
+    }
+    if (im->n == im->cap) {
+        im->cap = im->cap ? 2 * im->cap : 64;
+        im->m = xrealloc(im->m, sizeof *im->m * (size_t)im->cap);
+    }
+    measurement *m = &im->m[im->n++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->op, sizeof m->op, "%s", op);
+    snprintf(m->tmpl, sizeof m->tmpl, "%s", tname);
+    arch_base(arch, m->arch);
+    snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
+    long long lo[TMPL_MAXDIMS], hi;
+    for (int d = 0; d < task.ndims; d++) bucket_of(shape[d], &lo[d], &hi);
+    if (t->bucket && !im->shape) snprintf(m->bucket, sizeof m->bucket, "%s", t->bucket);
+    else bucket_key(task.ndims, task.dims, lo, m->bucket, sizeof m->bucket);
+    int at = snprintf(m->shape, sizeof m->shape, "{");
+    for (int d = 0; d < task.ndims; d++)
+        at += snprintf(m->shape + at, sizeof m->shape - (size_t)at, "%s\"%s\":%lld", d ? "," : "", task.dims[d], shape[d]);
+    snprintf(m->shape + at, sizeof m->shape - (size_t)at, "}");
+    m->config = xstrdup(sb_str(&cfg));
+    sb_free(&cfg);
+    hash_hex(hash_str(hash_str(HASH_INIT, tname), m->config), m->config_hash);
+    snprintf(m->status, sizeof m->status, "%s", status);
+    if (!strcmp(status, "ok")) {
+        m->median_us = t->time * scale;
+        m->min_us = t->min_time > 0 ? t->min_time * scale : m->median_us;
+        m->max_us = t->max_time > 0 ? t->max_time * scale : m->median_us;
+        m->spread = (m->max_us - m->min_us) / m->median_us;
+        m->gbps = task.bytes / (m->median_us * 1e3);
+        m->tflops = task.flops / (m->median_us * 1e6);
+    }
+    m->compile_ms = t->compile_ms > 0 ? t->compile_ms : 0;
+    m->error = t->error ? xstrdup(t->error)
+             : strcmp(status, "ok") ? xstrfmt("imported from Kernel Tuner T4: invalidity '%s'", t->invalidity) : NULL;
+    return 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    opt opts[] = { { "--op", 1, 0, 0 },   { "--template", 1, 0, 0 }, { "--dtype", 1, 0, 0 }, { "--arch", 1, 0, 0 },
+                   { "--shape", 1, 0, 0 }, { "--db", 1, 0, 0 },      { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = cli_parse("import", import_usage, import_summary, argc, argv, opts, pos, 1, &np);
+    if (rc) return rc;
+    if (np != 1) return cli_usage_error("import", import_usage, "which file? (a Kernel Tuner T4 results JSON file)");
+    importer im = { .file = pos[0], .op = opts[0].value, .tmpl = opts[1].value, .dtype = opts[2].value,
+                    .arch = opts[3].value, .shape = opts[4].value };
+    char *text = read_file(im.file, NULL);
+    if (!text) {
+        error("cannot read '%s': %s", im.file, strerror(errno));
+        return EXIT_INPUT;
+    }
+    if (im.op && (rc = cli_check_op(cli_root(), "", im.op, im.dtype))) { free(text); return rc; }
+    reg *r;
+    if (reg_open(cli_db_path(opts[5].value), 0, &r)) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        free(text);
+        return EXIT_INPUT;
+    }
+    im.T = tmpl_open(cli_root());
+    if (reg_t4_parse(r, text, take, &im)) {
+        /* reg_errmsg names the registry; the problem is the file's. */
+        const char *e = strstr(reg_errmsg(r), "': ");
+        error("'%s': %s", im.file, e ? e + 3 : reg_errmsg(r));
+        im.code = EXIT_INPUT;
+    }
+    free(text);
+    int added = 0, skipped = 0, nok = 0;
+    if (!im.code && !im.n) {
+        error("'%s': no results", im.file);
+        im.code = EXIT_INPUT;
+    }
+    long long run = 0;
+    if (!im.code) {
+        char *cmd = xstrfmt("aitune import %s", im.file);
+        if (reg_run_begin(r, cmd, NULL, 0, 0, "{}", &run)) im.code = error("%s", reg_errmsg(r)) ? EXIT_FAIL : 0;
+        free(cmd);
+    }
+    for (int i = 0; i < im.n && !im.code; i++) {
+        measurement old;
+        im.m[i].run = run;
+        int found = reg_measure_find(r, &im.m[i], &old);
+        if (found > 0) { measurement_free(&old); skipped++; continue; }
+        if (found < 0 || reg_measure_put(r, &im.m[i])) { error("%s", reg_errmsg(r)); im.code = EXIT_FAIL; break; }
+        added++;
+        nok += !strcmp(im.m[i].status, "ok");
+    }
+    if (run) reg_run_end(r, run, im.code ? "failed" : "ok");
+    if (!im.code)
+        printf("imported %d results (%d correct) from %s as %s %s %s %s\n", added, nok, im.file, im.m[0].tmpl,
+               im.m[0].dtype, im.m[0].arch, im.m[0].bucket);
+    if (!im.code && skipped) printf("%d already in the registry, skipped\n", skipped);
+    for (int i = 0; i < im.n; i++) measurement_free(&im.m[i]);
+    free(im.m);
+    tmpl_close(im.T);
+    reg_close(r);
+    return im.code;
+}

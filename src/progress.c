@@ -1,0 +1,259 @@
+/* progress.c: see progress.h. */
+#define _GNU_SOURCE
+#include "progress.h"
+#include "util.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+struct progress {
+    FILE *f;
+    char what[16];
+    int mode, width;
+    double interval, (*clock)(void);
+    double t0, last_draw;
+    int drawn;                  /* a terminal line is on screen */
+    int buckets_total, buckets_started;
+    long long planned, done;    /* candidates, the whole run */
+    long long bucket_planned, bucket_done;
+    double best_us, default_us; /* the bucket in hand */
+    char bucket[128];
+    char note[160];
+};
+
+static int term_width(FILE *f)
+{
+    struct winsize ws;
+    if (!ioctl(fileno(f), TIOCGWINSZ, &ws) && ws.ws_col > 0) return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    int n = c ? atoi(c) : 0;
+    return n > 0 ? n : 80;
+}
+
+int progress_term_width(FILE *f)
+{
+    return isatty(fileno(f)) ? term_width(f) : 0;
+}
+
+void progress_put_line(FILE *f, const char *line)
+{
+    int w = progress_term_width(f);
+    int n = (int)strlen(line);
+    if (w > 1 && n > w - 1) n = w - 1;
+    fprintf(f, "%.*s\n", n, line);
+}
+
+progress *progress_new_with(FILE *f, const char *what, int mode, int width, double interval_s, double (*clock)(void))
+{
+    progress *p = xcalloc(1, sizeof *p);
+    p->f = f;
+    snprintf(p->what, sizeof p->what, "%s", what);
+    p->mode = mode;
+    p->width = width < 20 ? 20 : width;
+    p->interval = interval_s;
+    p->clock = clock ? clock : now_s;
+    p->t0 = p->last_draw = p->clock();
+    return p;
+}
+
+progress *progress_new(FILE *f, const char *what)
+{
+    int tty = isatty(fileno(f));
+    const char *iv = getenv("AITUNE_PROGRESS_INTERVAL");
+    double interval = iv && *iv ? atof(iv) : 30;
+    return progress_new_with(f, what, tty ? PROGRESS_TTY : PROGRESS_LINES, tty ? term_width(f) : 1000,
+                             tty ? 0.1 : interval, NULL);
+}
+
+void progress_free(progress *p)
+{
+    if (!p) return;
+    progress_end(p);
+    free(p);
+}
+
+void progress_fmt_duration(double s, char *out, int cap)
+{
+    long t = s < 0 ? 0 : (long)(s + 0.5);
+    if (t < 60) snprintf(out, (size_t)cap, "%lds", t);
+    else if (t < 3600) snprintf(out, (size_t)cap, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(out, (size_t)cap, "%ldh%02ldm", t / 3600, t / 60 % 60);
+}
+
+/* The fraction of the run done: buckets finished plus the share of the one
+** in hand its planned candidates say; without buckets, candidates alone. */
+static double fraction(const progress *p)
+{
+    if (p->buckets_total > 0 && p->buckets_started > 0) {
+        double in = p->bucket_planned > 0 ? (double)p->bucket_done / (double)p->bucket_planned : 0;
+        if (in > 1) in = 1;
+        return (p->buckets_started - 1 + in) / p->buckets_total;
+    }
+    return p->planned > 0 ? (double)p->done / (double)p->planned : 0;
+}
+
+int progress_format(const progress *p, char *out, int cap)
+{
+    double el = p->clock() - p->t0;
+    char e[16], eta[16] = "?";
+    progress_fmt_duration(el, e, sizeof e);
+    double fr = fraction(p);
+    /* An estimate needs a little history: 2% of the run or 5 seconds. */
+    if (fr >= 1) snprintf(eta, sizeof eta, "0s");
+    else if (fr > 0.02 || (fr > 0 && el > 5)) progress_fmt_duration(el * (1 - fr) / fr, eta, sizeof eta);
+    /* What matters most comes first, as a narrow terminal cuts the end:
+    ** counts and time, then the bucket and its best, then the note. */
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s:", p->what);
+    if (p->buckets_total > 0)
+        n += snprintf(line + n, sizeof line - (size_t)n, " bucket %d/%d, %lld/%lld candidates (%lld in all),",
+                      p->buckets_started, p->buckets_total, p->bucket_done,
+                      p->bucket_planned > p->bucket_done ? p->bucket_planned : p->bucket_done, p->done);
+    else
+        n += snprintf(line + n, sizeof line - (size_t)n, " %lld/%lld,", p->done, p->planned > p->done ? p->planned : p->done);
+    n += snprintf(line + n, sizeof line - (size_t)n, " %s elapsed, ETA %s", e, eta);
+    if (p->bucket[0]) n += snprintf(line + n, sizeof line - (size_t)n, "; %s", p->bucket);
+    if (p->best_us > 0) {
+        n += snprintf(line + n, sizeof line - (size_t)n, " best %.2f us", p->best_us);
+        if (p->default_us > 0)
+            n += snprintf(line + n, sizeof line - (size_t)n, " (%.2fx default)", p->default_us / p->best_us);
+    }
+    if (p->mode == PROGRESS_TTY && p->note[0] && n < (int)sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, " | %s", p->note);
+    if (n >= (int)sizeof line) n = (int)sizeof line - 1;
+    /* Never wider than the terminal: the last column stays free, so the
+    ** cursor does not wrap and \r returns to this line. */
+    int w = p->width - 1;
+    if (n > w) n = w;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, line, (size_t)n);
+    out[n] = 0;
+    return n;
+}
+
+static void draw(progress *p)
+{
+    char line[512];
+    progress_format(p, line, sizeof line);
+    if (p->mode == PROGRESS_TTY) {
+        fprintf(p->f, "\r\033[K%s", line);
+        p->drawn = 1;
+    } else {
+        fprintf(p->f, "%s\n", line);
+    }
+    fflush(p->f);
+    p->last_draw = p->clock();
+}
+
+void progress_tick(progress *p)
+{
+    if (!p) return;
+    double now = p->clock();
+    if (now - p->last_draw >= p->interval || (p->mode == PROGRESS_TTY && !p->drawn)) draw(p);
+}
+
+void progress_buckets(progress *p, int total)
+{
+    if (p) p->buckets_total = total;
+}
+
+void progress_bucket(progress *p, const char *label)
+{
+    if (!p) return;
+    p->buckets_started++;
+    p->bucket_planned = p->bucket_done = 0;
+    p->best_us = p->default_us = 0;
+    p->note[0] = 0;
+    snprintf(p->bucket, sizeof p->bucket, "%s", label);
+    progress_tick(p);
+}
+
+void progress_plan(progress *p, long long n)
+{
+    if (!p) return;
+    p->planned += n;
+    if (p->buckets_started) p->bucket_planned += n;
+}
+
+void progress_done(progress *p, double time_us, int is_default)
+{
+    if (!p) return;
+    p->done++;
+    p->bucket_done++;
+    if (time_us > 0) {
+        if (p->best_us <= 0 || time_us < p->best_us) p->best_us = time_us;
+        if (is_default) p->default_us = time_us;
+    }
+    progress_tick(p);
+}
+
+void progress_note(progress *p, const char *text)
+{
+    if (!p) return;
+    snprintf(p->note, sizeof p->note, "%s", text);
+    progress_tick(p);
+}
+
+void progress_clear(progress *p)
+{
+    if (!p || !p->drawn) return;
+    fprintf(p->f, "\r\033[K");
+    fflush(p->f);
+    p->drawn = 0;
+}
+
+void progress_end(progress *p)
+{
+    progress_clear(p);
+}
+
+void compile_tally_add(compile_tally *t, const char *label, int spills, double ms, int cached, int failed, int warned)
+{
+    t->kernels++;
+    t->failed += failed != 0;
+    t->cached += cached != 0;
+    t->warned += warned != 0;
+    if (spills > 0) {
+        t->spilling++;
+        if (spills > t->max_spill) {
+            t->max_spill = spills;
+            snprintf(t->max_spill_label, sizeof t->max_spill_label, "%s", label);
+        }
+    }
+    if (cached || failed) return;
+    t->total_ms += ms;
+    /* Keep the five slowest, slowest first. */
+    int n = (int)(sizeof t->slow / sizeof t->slow[0]), i = n;
+    while (i > 0 && ms > t->slow[i - 1].ms) i--;
+    if (i == n) return;
+    memmove(&t->slow[i + 1], &t->slow[i], sizeof t->slow[0] * (size_t)(n - 1 - i));
+    t->slow[i].ms = ms;
+    snprintf(t->slow[i].label, sizeof t->slow[i].label, "%s", label);
+}
+
+void compile_tally_print(const compile_tally *t, FILE *f)
+{
+    char line[512];
+    snprintf(line, sizeof line, "%d kernels: %d compiled (%.1f s of compile time), %d from the cubin cache, %d failed",
+             t->kernels, t->kernels - t->cached - t->failed, t->total_ms / 1000, t->cached, t->failed);
+    progress_put_line(f, line);
+    if (t->spilling)
+        snprintf(line, sizeof line, "%d spill registers (the sweep prunes them); most: %d bytes, %s", t->spilling,
+                 t->max_spill, t->max_spill_label);
+    else
+        snprintf(line, sizeof line, "no kernel spills registers");
+    progress_put_line(f, line);
+    if (t->warned) {
+        snprintf(line, sizeof line, "%d with ptxas warnings", t->warned);
+        progress_put_line(f, line);
+    }
+    if (t->slow[0].ms > 0) {
+        progress_put_line(f, "slowest compiles:");
+        for (int i = 0; i < 5 && t->slow[i].ms > 0; i++) {
+            snprintf(line, sizeof line, "  %8.1f ms  %s", t->slow[i].ms, t->slow[i].label);
+            progress_put_line(f, line);
+        }
+    }
+    progress_put_line(f, "(aitune compile -v lists every kernel)");
+}

@@ -1,0 +1,343 @@
+/* report.c: `aitune report`: one self-contained HTML page (inline CSS and
+** SVG, no scripts, nothing fetched) about a registry: per op, the winners'
+** table, the speedup of each winner over its template default, the GB/s
+** each reached against a ceiling, and each bucket's search convergence
+** (best time so far against evaluations). */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "registry.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char report_summary[] =
+    "Write a self-contained HTML report of the registry. Inline SVG, no scripts, no network. Per op:\n"
+    "the winners' table; the speedup of each bucket's winner over the template default; the GB/s it\n"
+    "reached against the ceiling; each bucket's search convergence (best time so far against\n"
+    "evaluations, relative to the final best).\n\n"
+    "  -o FILE        the HTML file to write (required; - for standard output)\n"
+    "  --op OP        only this op\n"
+    "  --ceiling G    the copy ceiling in GB/s drawn on the bandwidth plots (a sweep prints it)\n"
+    "  --db PATH      the registry\n\n"
+    "Exit: 0, 1 when the file cannot be written, 2 for a usage error or an unknown op, 3 for a\n"
+    "registry that does not open.";
+const char report_usage[] = "aitune report -o FILE [--op OP] [--ceiling GBPS] [--db PATH]";
+
+static const char *const palette[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" };
+#define NPAL (int)(sizeof palette / sizeof palette[0])
+
+/* Text for HTML and SVG: the five characters that mean something there. */
+static void esc(strbuf *sb, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': sb_puts(sb, "&lt;"); break;
+        case '>': sb_puts(sb, "&gt;"); break;
+        case '&': sb_puts(sb, "&amp;"); break;
+        case '"': sb_puts(sb, "&quot;"); break;
+        case '\'': sb_puts(sb, "&#39;"); break;
+        default: sb_add(sb, s, 1);
+        }
+    }
+}
+
+typedef struct row {
+    winner w;
+    double *best;               /* best time so far after each evaluation */
+    int nbest;
+} row;
+
+typedef struct rows { row *r; int n; const char *op; } rows;
+
+static int keep_winner(const winner *w, void *ctx)
+{
+    rows *rs = ctx;
+    if (rs->op && strcmp(rs->op, w->op)) return 0;
+    rs->r = xrealloc(rs->r, sizeof *rs->r * (size_t)(rs->n + 1));
+    row *x = &rs->r[rs->n++];
+    memset(x, 0, sizeof *x);
+    x->w = *w;
+    x->w.config = xstrdup(w->config ? w->config : "");
+    x->w.runners_up = NULL;
+    x->w.launch = NULL;
+    return 0;
+}
+
+static int add_eval(const char *status, double us, void *ctx)
+{
+    row *x = ctx;
+    double prev = x->nbest ? x->best[x->nbest - 1] : -1;
+    double b = !strcmp(status, "ok") && us > 0 && (prev < 0 || us < prev) ? us : prev;
+    x->best = xrealloc(x->best, sizeof *x->best * (size_t)(x->nbest + 1));
+    x->best[x->nbest++] = b;
+    return 0;
+}
+
+/* A value axis's top: a round number above max. */
+static double nice_top(double max)
+{
+    if (!(max > 0)) return 1;
+    double p = pow(10, floor(log10(max))), steps[] = { 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+    for (int i = 0; i < 10; i++)
+        if (steps[i] * p >= max * 1.05) return steps[i] * p;
+    return 10 * p;
+}
+
+enum { W = 760, H = 280, ML = 64, MR = 16, MT = 30, MB = 84 };
+
+static void axes(strbuf *s, const char *title, const char *ylabel, double top, const char *klass)
+{
+    sb_printf(s, "<svg class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
+                 "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>", klass, W, H, W, H, W, H);
+    sb_printf(s, "<text x=\"%d\" y=\"18\" class=\"title\">", ML);
+    esc(s, title);
+    sb_printf(s, "</text><text x=\"14\" y=\"%d\" class=\"axis\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">",
+              MT + (H - MT - MB) / 2, MT + (H - MT - MB) / 2);
+    esc(s, ylabel);
+    sb_puts(s, "</text>");
+    for (int i = 0; i <= 4; i++) {
+        double v = top * i / 4;
+        int y = H - MB - (int)((H - MT - MB) * i / 4.0);
+        sb_printf(s, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
+                     "<text x=\"%d\" y=\"%d\" class=\"tick\" text-anchor=\"end\">%.4g</text>",
+                  ML, W - MR, y, y, ML - 6, y + 4, v);
+    }
+    sb_printf(s, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>", ML, W - MR, H - MB, H - MB);
+}
+
+/* Bars, one per row, with an optional reference line (ref > 0). */
+static void bars(strbuf *s, const char *title, const char *ylabel, rows *rs, double *vals, double ref,
+                 const char *reflabel, const char *color, const char *klass)
+{
+    double max = ref;
+    for (int i = 0; i < rs->n; i++) if (vals[i] > max) max = vals[i];
+    double top = nice_top(max);
+    axes(s, title, ylabel, top, klass);
+    double slot = (double)(W - ML - MR) / (rs->n ? rs->n : 1);
+    for (int i = 0; i < rs->n; i++) {
+        const winner *w = &rs->r[i].w;
+        double x = ML + slot * i + slot * 0.15, bw = slot * 0.7;
+        double h = vals[i] > 0 ? (H - MT - MB) * vals[i] / top : 0;
+        sb_printf(s, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                  x, H - MB - h, bw, h, color);
+        esc(s, w->dtype);
+        sb_puts(s, " ");
+        esc(s, w->bucket);
+        sb_printf(s, ": %.4g</title></rect>", vals[i]);
+        double lx = x + bw / 2;
+        sb_printf(s, "<text class=\"label\" x=\"%.1f\" y=\"%d\" transform=\"rotate(-40 %.1f %d)\" text-anchor=\"end\">", lx,
+                  H - MB + 14, lx, H - MB + 14);
+        esc(s, w->dtype);
+        sb_puts(s, " ");
+        esc(s, w->bucket);
+        sb_puts(s, "</text>");
+    }
+    if (ref > 0) {
+        double y = H - MB - (H - MT - MB) * ref / top;
+        sb_printf(s, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/>"
+                     "<text x=\"%d\" y=\"%.1f\" class=\"tick\" fill=\"#d62728\">",
+                  ML, W - MR, y, y, ML + 4, y - 4);
+        esc(s, reflabel);
+        sb_puts(s, "</text>");
+    }
+    sb_puts(s, "</svg>\n");
+}
+
+/* Each bucket's best time so far over its final best, against evaluations. */
+static void convergence(strbuf *s, const char *op, rows *rs)
+{
+    int maxn = 1;
+    double maxr = 1;
+    for (int i = 0; i < rs->n; i++) {
+        row *x = &rs->r[i];
+        if (x->nbest > maxn) maxn = x->nbest;
+        double fin = x->nbest ? x->best[x->nbest - 1] : -1;
+        for (int k = 0; k < x->nbest && fin > 0; k++)
+            if (x->best[k] > 0 && x->best[k] / fin > maxr) maxr = x->best[k] / fin;
+    }
+    if (maxr > 4) maxr = 4;     /* the first few evaluations are off the chart */
+    double top = nice_top(maxr);
+    char title[128];
+    snprintf(title, sizeof title, "%s: search convergence (best so far / final best)", op);
+    axes(s, title, "x final best", top, "convergence");
+    for (int i = 0; i < rs->n; i++) {
+        row *x = &rs->r[i];
+        double fin = x->nbest ? x->best[x->nbest - 1] : -1;
+        if (fin <= 0) continue;
+        sb_printf(s, "<polyline class=\"series\" fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", palette[i % NPAL]);
+        for (int k = 0; k < x->nbest; k++) {
+            if (x->best[k] <= 0) continue;
+            double r = x->best[k] / fin;
+            if (r > top) r = top;
+            sb_printf(s, "%.1f,%.1f ", ML + (double)(W - ML - MR) * (k + 1) / maxn, H - MB - (H - MT - MB) * r / top);
+        }
+        sb_puts(s, "\"><title>");
+        esc(s, x->w.dtype);
+        sb_puts(s, " ");
+        esc(s, x->w.bucket);
+        sb_puts(s, "</title></polyline>");
+        if (i < 12) {   /* a legend below the axis */
+            int lx = ML + (i % 4) * 170, ly = H - MB + 34 + (i / 4) * 16;
+            sb_printf(s, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" class=\"tick\">",
+                      lx, ly - 4, palette[i % NPAL], lx + 16, ly);
+            esc(s, x->w.dtype);
+            sb_puts(s, " ");
+            esc(s, x->w.bucket);
+            sb_puts(s, "</text>");
+        }
+    }
+    sb_printf(s, "<text x=\"%d\" y=\"%d\" class=\"tick\" text-anchor=\"end\">evaluations (up to %d)</text></svg>\n", W - MR,
+              H - MB + 16, maxn);
+}
+
+static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceiling)
+{
+    rows rs = { NULL, 0, op };
+    for (int i = 0; i < all->n; i++)
+        if (!strcmp(all->r[i].w.op, op)) {
+            rs.r = xrealloc(rs.r, sizeof *rs.r * (size_t)(rs.n + 1));
+            rs.r[rs.n++] = all->r[i];
+        }
+    for (int i = 0; i < rs.n; i++) {
+        winner *w = &rs.r[i].w;
+        reg_bucket_history(r, w->op, w->arch, w->dtype, w->bucket, add_eval, &rs.r[i]);
+    }
+    double *speed = xcalloc((size_t)rs.n, sizeof *speed), *gbps = xcalloc((size_t)rs.n, sizeof *gbps);
+    for (int i = 0; i < rs.n; i++) {
+        winner *w = &rs.r[i].w;
+        speed[i] = w->default_us > 0 && w->median_us > 0 ? w->default_us / w->median_us : 0;
+        gbps[i] = w->gbps;
+    }
+    sb_puts(s, "<section class=\"op\" id=\"op-");
+    esc(s, op);
+    sb_puts(s, "\"><h2>");
+    esc(s, op);
+    sb_printf(s, "</h2>\n<p>%d tuned bucket%s.</p>\n", rs.n, rs.n == 1 ? "" : "s");
+    char title[160], ref[64] = "";
+    snprintf(title, sizeof title, "%s: speedup of the winner over the template default", op);
+    bars(s, title, "x default", &rs, speed, 1, "default = 1x", "#1f77b4", "speedup");
+    snprintf(title, sizeof title, "%s: GB/s reached%s", op, ceiling > 0 ? " against the copy ceiling" : "");
+    if (ceiling > 0) snprintf(ref, sizeof ref, "ceiling %.0f GB/s", ceiling);
+    bars(s, title, "GB/s", &rs, gbps, ceiling, ref, "#2ca02c", "bandwidth");
+    convergence(s, op, &rs);
+    sb_puts(s, "<table><tr><th>arch</th><th>dtype</th><th>bucket</th><th>median us</th><th>GB/s</th>");
+    if (ceiling > 0) sb_puts(s, "<th>% ceiling</th>");
+    sb_puts(s, "<th>TFLOP/s</th><th>vs default</th><th>evaluations</th><th>template and config</th></tr>\n");
+    for (int i = 0; i < rs.n; i++) {
+        winner *w = &rs.r[i].w;
+        sb_puts(s, "<tr><td>");
+        esc(s, w->arch);
+        sb_puts(s, "</td><td>");
+        esc(s, w->dtype);
+        sb_puts(s, "</td><td>");
+        esc(s, w->bucket);
+        sb_printf(s, "</td><td>%.2f</td><td>%.1f</td>", w->median_us, w->gbps);
+        if (ceiling > 0) sb_printf(s, "<td>%.1f%%</td>", 100 * w->gbps / ceiling);
+        sb_printf(s, "<td>%.3f</td><td>%s%.2fx</td><td>%d</td><td><code>", w->tflops, speed[i] > 0 ? "" : "? ", speed[i],
+                  rs.r[i].nbest);
+        esc(s, w->tmpl);
+        sb_puts(s, " ");
+        esc(s, w->config);
+        sb_printf(s, "</code>%s</td></tr>\n", w->exhaustive ? "" : " (not exhaustive)");
+    }
+    sb_puts(s, "</table></section>\n");
+    /* The history arrays belong to the rows of all (copied by value). */
+    for (int i = 0, k = 0; i < all->n; i++)
+        if (!strcmp(all->r[i].w.op, op)) all->r[i] = rs.r[k++];
+    free(speed);
+    free(gbps);
+    free(rs.r);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    opt opts[] = { { "-o", 1, 0, 0 }, { "--op", 1, 0, 0 }, { "--ceiling", 1, 0, 0 }, { "--db", 1, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = cli_parse("report", report_usage, report_summary, argc, argv, opts, pos, 0, &np);
+    if (rc) return rc;
+    if (!opts[0].value) return cli_usage_error("report", report_usage, "-o FILE is required (- for standard output)");
+    double ceiling = 0;
+    if (opts[2].value) {
+        char *end;
+        ceiling = strtod(opts[2].value, &end);
+        if (*end || !(ceiling > 0))
+            return cli_usage_error("report", report_usage, "--ceiling '%s' is not a positive GB/s", opts[2].value);
+    }
+    const char *db = cli_db_path(opts[3].value);
+    if (opts[1].value && (rc = cli_check_op(cli_root(), db, opts[1].value, NULL))) return rc;
+    reg *r;
+    if (!file_exists(db) || reg_open(db, 1, &r)) {
+        if (!file_exists(db)) error("no registry at '%s' (run `aitune sweep SPEC`, or give --db)", db);
+        else error("%s", reg_errmsg(r)), reg_close(r);
+        return EXIT_INPUT;
+    }
+    rows all = { NULL, 0, opts[1].value };
+    if (reg_winners(r, keep_winner, &all)) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return EXIT_INPUT;
+    }
+    strbuf s = STRBUF_INIT;
+    sb_puts(&s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>aitune report</title>\n<style>\n"
+                "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\n"
+                "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\n"
+                "svg{display:block;margin:12px 0;border:1px solid #eee}\n"
+                "svg .title{font-size:14px;font-weight:bold}svg .tick,svg .label{font-size:11px}svg .axis{font-size:12px}\n"
+                "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}\n"
+                "td:last-child,th:last-child{text-align:left}code{font-size:11px}\n"
+                "</style></head><body>\n<h1>aitune report</h1>\n<p>Registry <code>");
+    esc(&s, db);
+    sb_printf(&s, "</code>: %d winner%s.", all.n, all.n == 1 ? "" : "s");
+    if (!all.n) sb_puts(&s, " Nothing is tuned yet: run <code>aitune sweep SPEC</code>.");
+    sb_puts(&s, "</p>\n");
+    for (int i = 0; i < all.n; i++) {
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = !strcmp(all.r[k].w.op, all.r[i].w.op);
+        if (!seen) op_section(&s, r, &all, all.r[i].w.op, ceiling);
+    }
+    sb_puts(&s, "</body></html>\n");
+    reg_close(r);
+    for (int i = 0; i < all.n; i++) {
+        winner_free(&all.r[i].w);
+        free(all.r[i].best);
+    }
+    free(all.r);
+    /* Written whole or not at all. */
+    const char *path = opts[0].value;
+    int bad = 0;
+    if (!strcmp(path, "-")) {
+        bad = fputs(sb_str(&s), stdout) < 0 || fflush(stdout);
+    } else {
+        struct stat st;
+        if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+            sb_free(&s);
+            error("cannot write '%s': not a regular file", path);
+            return EXIT_FAIL;
+        }
+        char *tmp = xstrfmt("%s.tmp-%d", path, (int)getpid());
+        FILE *f = fopen(tmp, "wx");
+        if (!f) {
+            int e = errno;
+            free(tmp);
+            sb_free(&s);
+            error("cannot write '%s': %s", path, strerror(e));
+            return EXIT_FAIL;
+        }
+        bad = fwrite(sb_str(&s), 1, s.len, f) != s.len;
+        bad |= fclose(f) != 0;
+        int e = errno;
+        if (!bad && rename(tmp, path)) { bad = 1; e = errno; }
+        if (bad) {
+            unlink(tmp);
+            error("cannot write '%s': %s", path, strerror(e));
+        }
+        free(tmp);
+    }
+    sb_free(&s);
+    return bad ? EXIT_FAIL : EXIT_OK;
+}

@@ -1,0 +1,245 @@
+/* why.c: `aitune why`: why the registry chose what it chose for one bucket.
+** The winner and the finalists' race, the measured candidates (fastest ok
+** first), every failure with its status and reason, and the environment the
+** run recorded. Reads the registry only. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "registry.h"
+#include "tmpl.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char why_summary[] =
+    "Explain one bucket's result, from the registry. The winner and the finalists' race, the fastest\n"
+    "candidates, every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
+    "the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), and the recorded\n"
+    "environment (GPU, driver, NVRTC, clocks, command, seed). The bucket is the one that holds\n"
+    "--shape, or --bucket as `aitune show` prints it.\n\n"
+    "  --dtype T      the dtype (required)\n"
+    "  --shape S      a shape in the op's dims (4096 or 4096,1024), or\n"
+    "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12)\n"
+    "  --arch A       only this arch (default: every arch with that bucket)\n"
+    "  --all          every ok candidate, not only the fastest 10\n"
+    "  --db PATH      the registry\n\n"
+    "Exit: 0, 1 when nothing is recorded for the bucket, 2 for a usage error or an unknown op or dtype,\n"
+    "3 for a registry that does not open.";
+const char why_usage[] = "aitune why OP --dtype T (--shape S | --bucket KEY) [--arch A] [--all] [--db PATH]";
+
+/* Whether bucket key ("rows=2^14,cols=2^12") holds the shape given per
+** dim name: each dim's size in [lo, 2 lo). */
+static int key_holds(const char *key, int nd, char dims[][16], const long long *shape)
+{
+    int matched = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", key);
+    for (char *save = NULL, *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(part, '=');
+        if (!eq) return 0;
+        *eq = 0;
+        long long lo = !strncmp(eq + 1, "2^", 2) ? 1LL << atoi(eq + 3) : atoll(eq + 1);
+        int d = 0;
+        while (d < nd && strcmp(dims[d], part)) d++;
+        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo) return 0;
+        matched++;
+    }
+    return matched == nd;
+}
+
+typedef struct want {
+    const char *op, *dtype, *bucket;
+    int nd;
+    char dims[TMPL_MAXDIMS][16];
+    long long shape[TMPL_MAXDIMS];
+    int n;                      /* matches */
+    char arch[8][16], key[8][96];
+} want;
+
+static int pick_bucket(const char *arch, const char *bucket, void *ctx)
+{
+    want *w = ctx;
+    int hit = w->bucket ? !strcmp(w->bucket, bucket) : key_holds(bucket, w->nd, w->dims, w->shape);
+    if (hit && w->n < 8) {
+        snprintf(w->arch[w->n], sizeof w->arch[0], "%s", arch);
+        snprintf(w->key[w->n], sizeof w->key[0], "%s", bucket);
+        w->n++;
+    }
+    return 0;
+}
+
+static int list_bucket(const char *arch, const char *bucket, void *ctx)
+{
+    strbuf *sb = ctx;
+    sb_printf(sb, "%s%s %s", sb->len ? ", " : "", arch, bucket);
+    return 0;
+}
+
+typedef struct tally {
+    int all, shown_ok, ok, by_status[8];
+    long long runs[16];
+    int nruns;
+    strbuf fails;
+} tally;
+
+static const char *statuses[] = { "ok", "constraint", "compile", "runtime", "timeout", "wrong", NULL };
+
+static int add_run(tally *t, long long run)
+{
+    for (int i = 0; i < t->nruns; i++)
+        if (t->runs[i] == run) return 0;
+    if (run > 0 && t->nruns < 16) t->runs[t->nruns++] = run;
+    return 0;
+}
+
+static int one(const measurement *m, void *ctx)
+{
+    tally *t = ctx;
+    int s = 0;
+    while (statuses[s] && strcmp(statuses[s], m->status)) s++;
+    if (statuses[s]) t->by_status[s]++;
+    add_run(t, m->run);
+    if (!strcmp(m->status, "ok")) {
+        if (t->ok++ == 0) printf("fastest correct candidates:\n");
+        if (t->all || t->ok <= 10)
+            printf("  %10.2f us  %5.1f%%  %8.1f GB/s  %3d regs  %s %s\n", m->median_us, 100 * m->spread, m->gbps,
+                   m->registers, m->tmpl, m->config);
+        return 0;
+    }
+    /* The reason, on one line: errors can span several (ptxas logs). */
+    sb_printf(&t->fails, "  %-10s %s %s: ", m->status, m->tmpl, m->config);
+    const char *e = m->error && *m->error ? m->error : "(no reason recorded)";
+    for (const char *p = e; *p; p++) sb_add(&t->fails, *p == '\n' || *p == '\r' ? " " : p, 1);
+    sb_puts(&t->fails, "\n");
+    return 0;
+}
+
+static void show_env(reg *r, long long run)
+{
+    reg_run ru;
+    if (reg_run_get(r, run, &ru) != 1) return;
+    printf("run %lld: %s\n", run, ru.command);
+    printf("  aitune %s, seed %llu, %s .. %s (%s)\n", ru.version[0] ? ru.version : "?", ru.seed, ru.started,
+           ru.ended[0] ? ru.ended : "?", ru.outcome[0] ? ru.outcome : "?");
+    if (ru.device_id)
+        printf("  GPU: %s (sm_%d, %d SMs, %.1f GB, L2 %.0f MB) %s; driver %s, CUDA %d.%d, NVRTC %s\n", ru.dev.name,
+               ru.dev.cc, ru.dev.sms, ru.dev.mem / 1e9, ru.dev.l2 / 1048576.0, ru.dev.uuid,
+               ru.dev.driver[0] ? ru.dev.driver : "?", ru.dev.cuda_driver / 1000, ru.dev.cuda_driver % 1000 / 10,
+               ru.dev.nvrtc);
+    if (ru.env[0] && strcmp(ru.env, "{}")) printf("  recorded: %s\n", ru.env);
+}
+
+typedef struct race_ctx { int n; double first; } race_ctx;
+
+static int race_row(const char *tmpl, const char *config, double median_us, void *ctx)
+{
+    race_ctx *c = ctx;
+    c->n++;
+    printf("  %2d  %10.2f us  %+6.1f%%  %s %s\n", c->n, median_us, c->first > 0 ? 100 * (median_us / c->first - 1) : 0,
+           tmpl, config);
+    return 0;
+}
+
+static int explain(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, int all)
+{
+    printf("%s %s %s on %s\n", op, dtype, bucket, arch);
+    winner w;
+    int has = reg_winner_get(r, op, arch, dtype, bucket, &w);
+    if (has < 0) return error("%s", reg_errmsg(r));
+    if (has) {
+        printf("winner: %s %s: %.2f us, %.1f GB/s, %.3f TFLOP/s%s\n", w.tmpl, w.config, w.median_us, w.gbps, w.tflops,
+               w.exhaustive ? "" : " (not exhaustive: a budget or --max-evals cut the search)");
+        if (w.default_us > 0)
+            printf("  %.2fx the template default (%.2f us in the same race)\n", w.default_us / w.median_us, w.default_us);
+        if (w.margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w.margin);
+        printf("  tuned at shape %s (bucket %s..%s of %s)\n", w.shape, w.lo, w.hi, w.dims);
+        printf("the race (finalists re-timed interleaved; times from it):\n");
+        race_ctx rc = { 0, w.median_us };
+        race_row(w.tmpl, w.config, w.median_us, &rc);
+        winner_free(&w);
+        if (reg_winner_race(r, op, arch, dtype, bucket, race_row, &rc)) return error("%s", reg_errmsg(r));
+    } else {
+        printf("no winner: no candidate verified correct, or the sweep stopped before the race\n");
+    }
+    tally t = { .all = all, .fails = STRBUF_INIT };
+    if (reg_bucket_measurements(r, op, arch, dtype, bucket, one, &t)) {
+        sb_free(&t.fails);
+        return error("%s", reg_errmsg(r));
+    }
+    if (t.ok > 10 && !all) printf("  ... %d more (--all shows them)\n", t.ok - 10);
+    int total = 0;
+    for (int s = 0; statuses[s]; s++) total += t.by_status[s];
+    printf("measured: %d candidate%s", total, total == 1 ? "" : "s");
+    for (int s = 0; statuses[s]; s++)
+        if (t.by_status[s]) printf(", %d %s", t.by_status[s], statuses[s]);
+    printf("\n");
+    if (t.fails.len) printf("failed:\n%s", sb_str(&t.fails));
+    sb_free(&t.fails);
+    for (int i = 0; i < t.nruns; i++) show_env(r, t.runs[i]);
+    return 0;
+}
+
+int cmd_why(int argc, char **argv)
+{
+    opt opts[] = { { "--dtype", 1, 0, 0 }, { "--shape", 1, 0, 0 }, { "--bucket", 1, 0, 0 }, { "--arch", 1, 0, 0 },
+                   { "--db", 1, 0, 0 },    { "--all", 0, 0, 0 },   { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = cli_parse("why", why_usage, why_summary, argc, argv, opts, pos, 1, &np);
+    if (rc) return rc;
+    if (np != 1) return cli_usage_error("why", why_usage, "which op? (e.g. axpy)");
+    if (!opts[0].value) return cli_usage_error("why", why_usage, "--dtype is required (e.g. --dtype bf16)");
+    if (!!opts[1].value == !!opts[2].value)
+        return cli_usage_error("why", why_usage, "give one of --shape or --bucket");
+    want w = { .op = pos[0], .dtype = opts[0].value, .bucket = opts[2].value };
+    const char *db = cli_db_path(opts[4].value);
+    if ((rc = cli_check_op(cli_root(), db, w.op, w.dtype))) return rc;
+    char arch[16] = "";
+    if (opts[3].value) arch_base(opts[3].value, arch);
+    if (opts[1].value) {
+        /* The dims' names come from the op; the sizes from --shape. */
+        tmpl *T = tmpl_open(cli_root());
+        int ndt;
+        char dts[32][16];
+        int bad = tmpl_op_info(T, w.op, &w.nd, w.dims, &ndt, dts, 32);
+        tmpl_close(T);
+        if (bad) return cli_usage_error("why", why_usage, "op '%s' has no templates here: give --bucket", w.op);
+        int n = 0;
+        for (const char *p = opts[1].value; *p;) {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || v < 1 || (*end && *end != ',') || n == TMPL_MAXDIMS)
+                return cli_usage_error("why", why_usage, "--shape '%s' is not like 4096 or 4096,1024", opts[1].value);
+            w.shape[n++] = v;
+            p = *end ? end + 1 : end;
+        }
+        if (n != w.nd)
+            return cli_usage_error("why", why_usage, "op '%s' has %d dim%s; --shape gives %d", w.op, w.nd,
+                                   w.nd == 1 ? "" : "s", n);
+    }
+    reg *r;
+    if (!file_exists(db) || reg_open(db, 1, &r)) {
+        if (!file_exists(db)) error("no registry at '%s' (run `aitune sweep SPEC`, or give --db)", db);
+        else error("%s", reg_errmsg(r)), reg_close(r);
+        return EXIT_INPUT;
+    }
+    if (reg_buckets(r, w.op, arch[0] ? arch : NULL, w.dtype, pick_bucket, &w)) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return EXIT_INPUT;
+    }
+    if (!w.n) {
+        strbuf have = STRBUF_INIT;
+        reg_buckets(r, w.op, arch[0] ? arch : NULL, w.dtype, list_bucket, &have);
+        error("nothing recorded for %s %s in the bucket of %s%s (recorded: %s)", w.op, w.dtype,
+              opts[1].value ? "shape " : "", opts[1].value ? opts[1].value : w.bucket,
+              have.len ? sb_str(&have) : "none");
+        sb_free(&have);
+        reg_close(r);
+        return EXIT_FAIL;
+    }
+    for (int i = 0; i < w.n && !rc; i++) {
+        if (i) printf("\n");
+        if (explain(r, w.op, w.arch[i], w.dtype, w.key[i], opts[5].set)) rc = EXIT_INPUT;
+    }
+    reg_close(r);
+    return rc;
+}

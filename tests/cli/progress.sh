@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Progress on stderr: plain periodic lines when stderr is not a terminal
+# (AITUNE_PROGRESS_INTERVAL=0: one per candidate), a redrawn line no wider
+# than the terminal when it is one (script(1) gives the sweep a terminal),
+# nothing with --quiet; stdout keeps only the results.
+. "$(dirname "$0")/lib.sh"
+
+spec two.yaml <<'EOF'
+name: two
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [6, 7]}
+EOF
+seed_db "$T/a.db" || { fail "seed the cubin cache"; exit 1; }
+cp "$T/a.db" "$T/b.db"
+cp "$T/a.db" "$T/c.db"
+
+run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/a.db"
+expect_eq "sweep with plain progress lines exits 0" "$RC" 0 || show_last
+expect_stderr "^sweep: bucket 1/2, [0-9]+/[0-9]+ candidates \([0-9]+ in all\), [0-9]+s elapsed, ETA [^;]*; axpy f32 n=2\^6 best [0-9.]+ us \([0-9.]+x default\)\$" \
+    "a progress line: bucket, candidates, elapsed, ETA, best vs default"
+expect_stderr "^sweep: bucket 2/2, .*; axpy f32 n=2\^7" "the second bucket is counted"
+if grep -q $'\r\|\033' "$T/err"; then fail "plain lines carry terminal codes"; else ok "plain lines carry no terminal codes"; fi
+if grep -q "^sweep: " "$T/out"; then fail "progress went to stdout"; else ok "progress stays off stdout"; fi
+expect_stdout "^axpy +f32 +n=2\^7 " "stdout still has the winners"
+
+run env AITUNE_WORKER="$FAKE" "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db"
+expect_eq "no line within 30 s when stderr is not a terminal" "$(grep -c '^sweep: bucket' "$T/err")" 0
+
+if script -qec true /dev/null >/dev/null 2>&1; then
+    COLUMNS=50 script -qec "env AITUNE_WORKER='$FAKE' '$AITUNE' sweep '$T/two.yaml' --db '$T/c.db'" /dev/null \
+        >"$T/tty" 2>&1 </dev/null
+    expect_true "on a terminal the line is redrawn in place" grep -q $'\r\033\[Ksweep: bucket 1/2' "$T/tty"
+    wide=$(tr '\r' '\n' <"$T/tty" | sed 's/\x1b\[K//g' | grep '^sweep: bucket' | awk 'length($0) > 49' | wc -l)
+    expect_eq "no progress line is wider than the terminal (50 columns)" "$wide" 0
+    expect_true "the winner line starts on a clean line" grep -q $'\r\033\[Kaxpy       f32' "$T/tty"
+else
+    skip "terminal progress: no script(1)"
+fi
+
+run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db" --quiet
+expect_eq "--quiet: no progress" "$(grep -c '^sweep: bucket' "$T/err")" 0
+
+# compile counts kernels.
+run env AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" compile "$T/two.yaml" --db "$T/b.db"
+expect_stderr "^compile: [0-9]+/[0-9]+, [0-9]+s elapsed, ETA" "compile shows kernels done out of planned"
+done_testing
