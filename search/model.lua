@@ -41,7 +41,7 @@ function M.new(space, opts)
     nok = 0, sy = 0,
     G = {}, gy = {}, g1 = {}, -- sums of phi phi^T, phi y, phi over ok points
     w = nil, ybar = 0, sigma = 1,
-    xcache = {},
+    xcache = {}, nd = {}, nr = {}, nf = {},
   }, M)
   for a = 1, F do
     self.gy[a], self.g1[a] = 0, 0
@@ -133,34 +133,36 @@ end
 -- Predicted log time, share of failures nearby, distance to the nearest
 -- measured config.
 function M:predict(e)
-  local k, n = self.k, self.np
-  local nd, nr, nf = {}, {}, {}   -- the k nearest: distance, residual (nil: failure)
+  local k, n, x = self.k, self.np, e.x
+  local nd, nr, nf = self.nd, self.nr, self.nf   -- the k nearest: distance, residual, failed
+  local m = 0
   local dmin = math.huge
   for _, p in ipairs(self.pts) do
-    local d = dist(e.x, p.x, n)
+    local d = dist(x, p.x, n)
     if d < dmin then dmin = d end
-    if #nd < k or d < nd[#nd] then
-      local i = math.min(#nd + 1, k)
+    if m < k or d < nd[m] then
+      local i = m < k and m + 1 or k
+      if m < k then m = m + 1 end
       while i > 1 and nd[i - 1] > d do
         nd[i], nr[i], nf[i] = nd[i - 1], nr[i - 1], nf[i - 1]
         i = i - 1
       end
-      nd[i], nr[i], nf[i] = d, p.r, not p.ok
+      nd[i], nr[i], nf[i] = d, p.r or 0, not p.ok
     end
   end
   local mu = self:trend(e.v)
   local sw, swr, swok, swf = 0, 0, 0, 0
-  for i = 1, #nd do
+  for i = 1, m do
     local wt = 1 / (nd[i] + 0.05)
     sw = sw + wt
     if nf[i] then
       swf = swf + wt
-    elseif nr[i] then
+    else
       swr = swr + wt * nr[i]
       swok = swok + wt
     end
   end
-  if swok > 0 then mu = mu + swr / swok * (swok / sw) end
+  if swok > 0 then mu = mu + swr / sw end
   return mu, sw > 0 and swf / sw or 0, dmin
 end
 
@@ -208,43 +210,43 @@ function M:ask(n)
   if #out >= n or led:full() then return out end
   self:fit()
   local cands = self:candidates()
-  local score, dmin = {}, {}
+  local np = self.np
+  local X, score, dmin = {}, {}, {}
   for i, c in ipairs(cands) do
-    local mu, pf, d = self:predict(self:vec(c))
-    score[i], dmin[i] = mu + pf, d
+    local e = self:vec(c)
+    local mu, pf, d = self:predict(e)
+    X[i], score[i], dmin[i] = e.x, mu + pf, d
   end
-  for _, c in ipairs(out) do      -- warm or random picks of this batch
-    local x = self:vec(c).x
-    for i, cc in ipairs(cands) do dmin[i] = math.min(dmin[i], dist(x, self:vec(cc).x, self.np)) end
+  -- A config chosen for this batch counts as measured for the distances.
+  local function chosen(x)
+    for i = 1, #cands do
+      local d = dist(x, X[i], np)
+      if d < dmin[i] then dmin[i] = d end
+    end
   end
+  for _, c in ipairs(out) do chosen(self:vec(c).x) end   -- warm or random picks
   local taken = {}
   while #out < n and not led:full() do
-    local pick
-    if rng:float() < self.explore then
-      local c = led:fresh(rng)
-      if c then led:take(c, out) end
-      pick = c and -1 or nil
-    end
-    if not pick then
+    local c
+    if rng:float() < self.explore then c = led:fresh(rng) end
+    if c then
+      led:take(c, out)
+    else
       local bi, bs = nil, math.huge
+      local ks = self.kappa * self.sigma
       for i = 1, #cands do
         if not taken[i] then
-          local s = score[i] - self.kappa * self.sigma * math.min(1, dmin[i])
+          local d = dmin[i]
+          local s = score[i] - ks * (d < 1 and d or 1)
           if s < bs then bi, bs = i, s end
         end
       end
       if not bi then break end
       taken[bi] = true
-      led:take(cands[bi], out)
-      pick = bi
+      c = cands[bi]
+      led:take(c, out)
     end
-    local x = self:vec(out[#out]).x
-    for i = 1, #cands do
-      if not taken[i] then
-        local d = dist(x, self:vec(cands[i]).x, self.np)
-        if d < dmin[i] then dmin[i] = d end
-      end
-    end
+    chosen(self:vec(c).x)
   end
   return out
 end

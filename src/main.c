@@ -6,6 +6,7 @@
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
+#include "replay.h"
 #include "sweep.h"
 #include "tmpl.h"
 #include "worker.h"
@@ -391,6 +392,7 @@ static const cmd commands[] = {
       "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
       "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
+    { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };
