@@ -18,7 +18,7 @@ DEBS     := build-essential liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3
 # The tool's modules, in dependency order.
 TOOL_OBJS := util cu expr device proto tmpl search jit registry spec bench worker sweep emit replay main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/rt.o
-UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_replay
+UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_replay test_search
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
