@@ -34,8 +34,8 @@ function M.new(space, opts)
   local led = space:ledger(opts)
   local self = setmetatable({
     space = space, rng = opts.rng, led = led, np = np, off = off, F = F,
-    init = math.min(opts.init or math.max(8, 2 * np), led.limit),
-    k = opts.k or 5, kappa = opts.kappa or 1.5, explore = opts.explore or 0.05,
+    init = math.min(opts.init or math.max(8, np), led.limit),
+    k = opts.k or 5, kappa = opts.kappa or 2.0, explore = opts.explore or 0.05,
     pool = opts.pool or 600, lambda = opts.lambda or 1.0,
     pts = {},                 -- every told config: { x = scaled vector, v = codes, ok, y = log time }
     nok = 0, sy = 0,
