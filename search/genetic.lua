@@ -13,7 +13,7 @@ function G.new(space, opts)
   local np = #space.names
   return setmetatable({
     space = space, rng = opts.rng, led = space:ledger(opts),
-    size = opts.population or math.max(8, math.min(24, 2 * np + 4)),
+    size = opts.population or math.max(8, math.min(16, np + 4)),
     pm = opts.mutation or 1 / math.max(1, np),
     pop = {},          -- { {cfg, v, t}, ... } fastest first, at most size
   }, G)
