@@ -6,6 +6,7 @@
 #include "tmpl.h"
 #include "util.h"
 #include <errno.h>
+#include <lua.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -640,6 +641,23 @@ int replay_main(int argc, char **argv)
     free(files);
 
     tmpl *T = tmpl_open(root_dir());
+    /* Configs as the strategies will give them back: canonical JSON. */
+    for (int li = 0; li < nls; li++)
+        for (int i = 0; i < ls[li].n; i++) {
+            land_row *r = &ls[li].rows[i];
+            strbuf sb = STRBUF_INIT;
+            lua_State *L = tmpl_lua(T);
+            if (tmpl_push_config(T, r->config) || tmpl_config_json(T, -1, &sb)) {
+                error("landscape %s %s %s: config %s: %s", ls[li].op, ls[li].tmpl, ls[li].bucket, r->config, tmpl_errmsg(T));
+                sb_free(&sb);
+                tmpl_close(T);
+                replay_free(ls, nls);
+                return EXIT_INPUT;
+            }
+            lua_pop(L, 1);
+            free(r->config);
+            r->config = sb.buf;
+        }
     char *list = xstrdup(strategies);
     char *strat[32];
     int nstrat = 0;

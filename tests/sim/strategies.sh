@@ -103,6 +103,13 @@ want=$(awk -F'\t' '($5 ~ /^m=2\^10,/ || $5 ~ /^m=2\^12,/) && $6 == "ok"' "$GEMM"
        awk -F'\t' '{ if (c[$5]++ < 2) print $9 }' | sort | tr '\n' ' ')
 expect_eq "the first asks of a warm start are the neighbours' 2 best each" "$first" "$want"
 
+# Configs written with spaces or keys out of order are the same configs.
+printf '# aitune landscape v1\nop\ttemplate\tarch\tdtype\tbucket\tstatus\ttime_us\tcompile_ms\tconfig\n' >"$T/loose.tsv"
+printf 'x\tx/a\tsm_90\tf32\tb\tok\t3\t1\t{ "b": 2, "a" : 1 }\nx\tx/a\tsm_90\tf32\tb\tok\t1\t1\t{"a":2,"b":2}\n' >>"$T/loose.tsv"
+run "$AITUNE" replay "$T/loose.tsv" --strategy exhaustive --seeds 1 --budget 1 --trace --tsv
+expect_eq "a landscape with loosely written JSON replays" "$RC" 0
+expect_eq "its configs come back canonical" "$(awk -F'\t' '$1 == "trace" { print $10 }' "$T/out" | head -1)" '{"a":1,"b":2}'
+
 # Bad input.
 run "$AITUNE" replay "$T/bowl.tsv" --strategy nosuch
 expect_eq "an unknown strategy is a usage error" "$RC" 2
