@@ -7,6 +7,7 @@
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
+#include "replay.h"
 #include "sweep.h"
 #include "tmpl.h"
 #include "worker.h"
@@ -406,6 +407,7 @@ static const cmd commands[] = {
     { "gc", cmd_gc, gc_summary, gc_usage },
     { "import", cmd_import, import_summary, import_usage },
     { "report", cmd_report, report_summary, report_usage },
+    { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };

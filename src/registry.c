@@ -1061,3 +1061,50 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the T4 results");
 }
+
+int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx)
+{
+    /* The newest row per config; tasks in the order the sweep first met them. */
+    sqlite3_stmt *st = prep(r, "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
+        "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
+        "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
+        "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
+        "      GROUP BY op, template, arch, dtype, bucket, config_hash) k ON m.id = k.last "
+        "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first FROM measurements "
+        "      GROUP BY op, template, arch, dtype, bucket) t "
+        "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
+        "  AND t.bucket = m.bucket "
+        "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    int rc, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        measurement m;
+        memset(&m, 0, sizeof m);
+        col_copy(st, 0, m.op, sizeof m.op);
+        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
+        col_copy(st, 2, m.arch, sizeof m.arch);
+        col_copy(st, 3, m.dtype, sizeof m.dtype);
+        col_copy(st, 4, m.bucket, sizeof m.bucket);
+        col_copy(st, 5, m.shape, sizeof m.shape);
+        m.config = col_dup(st, 6);
+        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
+        col_copy(st, 8, m.status, sizeof m.status);
+        m.median_us = sqlite3_column_double(st, 9);
+        m.min_us = sqlite3_column_double(st, 10);
+        m.max_us = sqlite3_column_double(st, 11);
+        m.spread = sqlite3_column_double(st, 12);
+        m.samples = sqlite3_column_int(st, 13);
+        m.registers = sqlite3_column_int(st, 14);
+        m.spills = sqlite3_column_int(st, 15);
+        m.smem = sqlite3_column_int(st, 16);
+        m.compile_ms = sqlite3_column_double(st, 17);
+        m.device = sqlite3_column_int64(st, 18);
+        m.run = sqlite3_column_int64(st, 19);
+        stop = cb(&m, ctx);
+        measurement_free(&m);
+    }
+    sqlite3_finalize(st);
+    if (stop) return 0;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+}

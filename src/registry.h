@@ -68,6 +68,10 @@ void measurement_free(measurement *m);
 ** config_hash, median_us, spread filled; free each with measurement_free).
 ** Returns how many, or -1. */
 int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);
+/* Each config's newest measurement (any device), of op (NULL: every op),
+** ordered by op, arch, dtype, template, then buckets and configs in the
+** order they were first measured; cb returning non-zero stops. */
+int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx);
 
 typedef struct winner {
     char op[32], arch[16], dtype[16], bucket[96];

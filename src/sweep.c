@@ -343,7 +343,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         int is_default = default_cfg && !strcmp(c->config, default_cfg);
         if (c->cached == -1) {
             S->resumed++;
-            if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
+            if (se) search_tell_measured(se, c->config, &c->m);
             keep_final(bs, c, is_default);
             progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
             continue;
@@ -375,7 +375,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         S->evaluated++;
         count_status(S, c->m.status);
         if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
-        if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
+        if (se) search_tell_measured(se, c->config, &c->m);
         keep_final(bs, c, is_default);
         progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
         if (out_of_budget(S)) return 0;
