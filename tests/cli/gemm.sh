@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The GEMM families without a GPU: a seeded sample of every GEMM family's
+# space (both layouts, every output type, a bar shape and a ragged one) is
+# instantiated and compiled for sm_90a with the ptxas checks (no spills, no
+# local memory, no ignored setmaxnreg or serialized wgmma: those warnings fail
+# the compile); the template defaults are among them; a fake sweep's GEMM
+# winners are emitted (tensor maps encoded in the emitted host code) and
+# built by nvcc; shapes TMA cannot take are refused by the wgmma family.
+. "$(dirname "$0")/lib.sh"
+
+SPEC=$ROOT/tests/fixtures/gemm/sample.yaml
+DB=$T/gemm.db
+
+expect_exit 0 "compile a seeded sample of the GEMM spaces" "$AITUNE" compile -v "$SPEC" --db "$DB" --max-evals 6
+cp "$T/out" "$T/table"
+for f in gemm_nn/wgmma gemm_nt/wgmma; do
+    n=$(awk -v f="$f" '$2 == f' "$T/table" | wc -l)
+    expect_true "family $f is instantiated and compiled ($n configs)" test "$n" -ge 6
+    clean=$(awk -v f="$f" '$2 == f && $5 == 0' "$T/table" | wc -l)
+    expect_eq "family $f: none of its $n configs spills" "$clean" "$n"
+done
+failed=$(sql "$DB" "select count(*) from measurements where status <> 'ok' and status <> 'constraint'")
+expect_eq "no sampled GEMM config fails to compile" "$failed" 0
+nk=$(sql "$DB" "select count(*) from cubins where kernel like 'aitune_%'")
+local_arrays=$(sql "$DB" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")
+expect_eq "no GEMM kernel uses local memory ($nk compiled)" "$local_arrays" 0
+
+# The wgmma family refuses leading dimensions TMA cannot take, by name.
+cat > "$T/odd.yaml" <<'YAML'
+name: odd
+tasks:
+  - op: gemm_nn
+    dtypes: [bf16]
+    shapes: {m: {values: [64]}, n: {values: [4097]}, k: {values: [64]}}
+YAML
+run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 2
+expect_true "n = 4097 is not compiled by the wgmma family" sh -c "! grep -q 'gemm_nn/wgmma' '$T/out'"
+
+# Winners through the whole pipeline, then emit + nvcc.
+fake_sweep ok "$DB" "$SPEC" --max-evals 2
+expect_eq "fake sweep of the GEMM sample exits 0" "$RC" 0 || show_last
+if command -v nvcc >/dev/null 2>&1; then
+    for q in "gemm_nn bf16 4096,4096,4096" "gemm_nt f16 4096,14336,4096" "gemm_nt bf16>f32 1000,136,72"; do
+        set -- $q
+        run "$AITUNE" emit "$1" --arch sm_90a --dtype "$2" --shape "$3" --db "$DB" -o "$T/$1.cu"
+        expect_eq "emit $1 $2 $3" "$RC" 0 || { show_last; continue; }
+        expect_true "the emitted $1 encodes its tensor maps" grep -q "TensorMapEncodeTiled" "$T/$1.cu"
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
+        expect_eq "nvcc -c builds the emitted $1 $2" "$RC" 0 || show_last
+    done
+else
+    skip "nvcc builds the emitted GEMM kernels: no nvcc"
+fi
+done_testing
