@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (it loads every core)
 # The GEMM families without a GPU: a seeded sample of every GEMM family's
 # space (both layouts, every output type, a bar shape and a ragged one) is
 # instantiated and compiled for sm_90a with the ptxas checks (no spills, no

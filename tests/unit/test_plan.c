@@ -94,7 +94,7 @@ static void test_expr_check(void)
     const char *names[] = { "m", "n" };
     char err[256];
     CHECK(!expr_check("cdiv(m, 128) * max(n, 1) - 3", 2, names, err, sizeof err), "a good expression checks");
-    const char *bad[] = { "m; system(\"x\")", "q", "m +", "((((((((((((((((((((((((((((((((((m))))))))))))))))))))))))))))))))))",
+    const char *bad[] = { "m; system(\"x\")", "q", "m +", "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((m))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))",
                           "99999999999999999999", "m/2", "" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(expr_check(bad[i], 2, names, err, sizeof err) == -1, "expr_check refuses '%.30s': %s", bad[i], err);
