@@ -14,11 +14,27 @@
 
 typedef struct reg reg;
 
-#define REG_SCHEMA_VERSION 1
+/* 2: defaults carry their kernel (cubin, launch); winners.launch holds
+** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON. */
+#define REG_SCHEMA_VERSION 2
+
+struct plan_arg;
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
-** on failure, so reg_errmsg works; reg_close it either way. */
+** on failure, so reg_errmsg works; reg_close it either way. Opened for
+** writing, an older schema is migrated (db/migrations/), in one transaction;
+** a newer one is refused. path must be a regular file (or not exist). */
 int reg_open(const char *path, int readonly, reg **out);
+/* The schema version the open left (older only when opened read-only). */
+int reg_version(reg *r);
+
+/* The op's signature for plan migration: 0, or -1 when the op is unknown. */
+typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],
+                                int *nargs, struct plan_arg *args);
+/* Rewrite 0.1 launch JSON in winners to plan version 2 (plan_decode_v1 with
+** the op's signature from sig). Rows that cannot be converted (an op no
+** longer known) are left and counted in *failed. */
+int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed);
 void reg_close(reg *r);
 const char *reg_errmsg(reg *r);
 const char *reg_path(reg *r);
@@ -86,8 +102,9 @@ void winner_free(winner *w);
 ** (free each with winner_free, then the array). */
 int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n);
 
+/* cubin (a cubins hash) and launch (a plan) may be NULL: no kernel stored. */
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
-                    const char *tmpl, const char *config);
+                    const char *tmpl, const char *config, const char *cubin, const char *launch);
 /* The default of (op, arch, dtype): 1 found (*config malloc'd), 0 none. */
 int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config);
