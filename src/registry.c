@@ -557,7 +557,7 @@ static void read_winner(sqlite3_stmt *st, winner *w)
 
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w)
 {
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ?");
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 AND bucket = ?4");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);
@@ -592,7 +592,7 @@ int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, 
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? ORDER BY bucket");
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);
@@ -641,7 +641,7 @@ int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config)
 {
     *config = NULL;
-    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ? AND arch = ? AND dtype = ?");
+    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);

@@ -93,7 +93,8 @@ typedef struct winner {
 } winner;
 
 int reg_winner_put(reg *r, const winner *w);
-/* The winner of (op, arch, dtype, bucket): 1 found, 0 none. */
+/* The winner of (op, arch, dtype, bucket): 1 found, 0 none. arch is the base
+** ("sm_90"); a row stored as "sm_90a" or "sm_90f" matches it, as in libaitune. */
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w);
 /* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);

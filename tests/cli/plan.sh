@@ -77,6 +77,10 @@ n=$(grep -c '^int evil' "$T/comment.cu")
 expect_eq "do not leave the comment" "$n" 0
 bs=$(grep '^//' "$T/comment.cu" | grep -c '\\' || true)
 expect_eq "no backslash in a comment line" "$bs" 0
+tamper arch "update winners set arch = 'sm_90a'"
+expect_exit 0 "a winner stored as sm_90a: emit finds it as lookup does" \
+    "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --shape 64,1000 --db "$T/arch.db" -o "$T/arch.cu"
+expect_stderr "level exact" "at the exact level"
 tamper edges "update winners set lo = '64,abc'"
 run "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --db "$T/edges.db" -o "$T/edges.cu"
 expect_eq "bad bucket edges: whole-op emit exits 3" "$RC" 3
