@@ -63,6 +63,11 @@ $(BUILD)/examples/lookup: examples/lookup.c src/aitune.h $(BUILD)/libaitune.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
 
+# libaitune's open and lookup costs at 10k winners (no GPU needed; not in `all`).
+$(BUILD)/bench/rt_overhead: bench/rt_overhead.c src/aitune.h $(BUILD)/libaitune.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
+
 # examples/launch.c needs libcuda at link time (the toolkit's stub will do);
 # not part of `all`: make build/examples/launch
 $(BUILD)/examples/launch: examples/launch.c src/aitune.h $(BUILD)/libaitune.a
