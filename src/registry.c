@@ -637,6 +637,31 @@ int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
     return done(r, st, "cannot store a default");
 }
 
+int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap)
+{
+    sqlite3_stmt *st = prep(r, "SELECT arch FROM winners WHERE op = ?1 AND dtype = ?2 UNION "
+                               "SELECT arch FROM defaults WHERE op = ?1 AND dtype = ?2");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, dtype);
+    int n = 0, rc, at = 0;
+    out[0] = 0;
+    char seen[512] = ",";
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char a[16], key[20];
+        const unsigned char *s = sqlite3_column_text(st, 0);
+        arch_base(s ? (const char *)s : "", a);
+        snprintf(key, sizeof key, ",%s,", a);
+        if (!a[0] || strstr(seen, key)) continue;
+        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s,", a);
+        at += snprintf(out + at, (size_t)(cap > at ? cap - at : 0), "%s%s", n ? "," : "", a);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
+    return n;
+}
+
 int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config)
 {

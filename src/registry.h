@@ -106,6 +106,9 @@ int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, 
 /* cubin (a cubins hash) and launch (a plan) may be NULL: no kernel stored. */
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
                     const char *tmpl, const char *config, const char *cubin, const char *launch);
+/* The base archs (sm_90, ...) with winners or a default for (op, dtype),
+** comma separated into out; returns how many, or -1. */
+int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap);
 /* The default of (op, arch, dtype): 1 found (*config malloc'd), 0 none. */
 int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config);

@@ -32,6 +32,8 @@ expect_eq "every winner stores a version-2 launch plan" "$v" 2
 expect_exit 0 "emit one bucket" "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --shape 64,1000 --db "$DB" -o "$T/one.cu"
 expect_exit 0 "emit the whole op (no --shape)" "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --db "$DB" -o "$T/all.cu"
 expect_stderr "over 2 kernels" "the whole-op file holds both buckets"
+expect_exit 0 "emit the whole op without --arch (the registry has one)" "$AITUNE" emit softmax --dtype bf16 --db "$DB" -o "$T/noarch.cu"
+expect_true "gives the same file" cmp -s "$T/all.cu" "$T/noarch.cu"
 n=$(grep -c "^static int aitune_pick" "$T/all.cu")
 expect_eq "the whole-op file has one dispatcher" "$n" 1
 n=$(grep -c "aitune_softmax_bf16_workspace_bytes(long long rows, long long cols)" "$T/all.cu")
