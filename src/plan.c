@@ -512,7 +512,10 @@ int plan_decode(const char *text, plan **out, char *err, int errcap)
     long long v;
     int rc = -1;
     if (doc->type != JSON_OBJ) perr(err, errcap, "launch plan: not a JSON object");
-    else if (!json_get(doc, "v")) perr(err, errcap, "launch plan: no version (\"v\"): written by aitune 0.1, migrate the registry");
+    else if (doc->n == 0) perr(err, errcap, "launch plan: empty (no kernel was stored for it)");
+    else if (!json_get(doc, "v"))
+        perr(err, errcap, "launch plan: no version (\"v\"): written by aitune 0.1; `aitune compile` or `aitune sweep` "
+                          "on this registry migrates it");
     else if (get_int(doc, "v", 0, 1000000, 0, &v)) perr(err, errcap, "launch plan: bad version");
     else if (v != PLAN_VERSION) perr(err, errcap, "launch plan: version %lld (this aitune reads %d)", v, PLAN_VERSION);
     else {

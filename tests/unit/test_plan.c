@@ -190,6 +190,7 @@ static void test_hostile(void)
         { HEAD "\"params\":[{\"kind\":\"launch_missiles\"}]}", "unknown kind" },
         { "{\"kernel\":\"k\",\"grid\":[\"1\",\"1\",\"1\"],\"block\":[\"1\",\"1\",\"1\"]}", "aitune 0.1" },
         { "{\"v\":3}", "version 3" },
+        { "{}", "empty" },
         { "[]", "not a JSON object" },
         { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"m\",\"m\"],\"args\":[{\"name\":\"m\",\"role\":\"dim\"}],\"grid\":[1,1,1],\"block\":[1,1,1],\"params\":[]}", "twice" },
         { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"cdiv\"],\"args\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\"}],\"grid\":[1,1,1],\"block\":[1,1,1],\"params\":[]}", "function name" },
