@@ -624,8 +624,14 @@ void winner_free(winner *w)
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
                     const char *tmpl, const char *config, const char *cubin, const char *launch)
 {
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO defaults (op, arch, dtype, template, config, cubin, launch) "
-                               "VALUES (?,?,?,?,?,?,?)");
+    /* Without a kernel, one stored for the same template and config stays. */
+    sqlite3_stmt *st = prep(r, "INSERT INTO defaults (op, arch, dtype, template, config, cubin, launch) VALUES (?,?,?,?,?,?,?) "
+        "ON CONFLICT (op, arch, dtype) DO UPDATE SET "
+        "cubin = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
+        "THEN cubin ELSE excluded.cubin END, "
+        "launch = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
+        "THEN launch ELSE excluded.launch END, "
+        "template = excluded.template, config = excluded.config");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);

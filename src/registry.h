@@ -103,7 +103,8 @@ void winner_free(winner *w);
 ** (free each with winner_free, then the array). */
 int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n);
 
-/* cubin (a cubins hash) and launch (a plan) may be NULL: no kernel stored. */
+/* cubin (a cubins hash) and launch (a plan) may be NULL: no kernel stored,
+** unless one was for the same template and config (kept). */
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
                     const char *tmpl, const char *config, const char *cubin, const char *launch);
 /* The base archs (sm_90, ...) with winners or a default for (op, dtype),

@@ -555,18 +555,29 @@ static int add_earlier(sw *S, const op_task *t, const bucket *b, bucket_state *b
     return 0;
 }
 
-/* The default of (op, arch, dtype): the config, and its kernel (cubin and
-** launch plan) when it compiles, so libaitune can launch at the default level. */
+/* The default of (op, arch, dtype) with its kernel (cubin and launch plan)
+** when candidate c (instantiated, compiled) has one, so libaitune can launch
+** at the default level; without, a stored kernel of the same config stays. */
+static int put_default(sw *S, const op_task *t, const char *tname, const char *config, const cand *c)
+{
+    char *pj = NULL, err[512];
+    if (c && !c->error && c->job.ok && c->job.cubin) pj = plan_json(&c->k, err, sizeof err);
+    int rc = 0;
+    if (reg_default_put(S->R, t->op, S->arch, t->dtype, tname, config, pj ? c->key : NULL, pj)) rc = error("%s", reg_errmsg(S->R));
+    free(pj);
+    return rc;
+}
+
+/* compile: the default's kernel is in the cache by now. */
 static int store_default(sw *S, const op_task *t, const char *tname, const char *config)
 {
     cand c = { 0 };
     instantiate(S, &c, tname, config, t);
-    char *pj = NULL, err[512];
-    if (!c.error && !start_compile(S, &c, S->sp.arch) && !finish_compile(S, &c) && c.job.ok)
-        pj = plan_json(&c.k, err, sizeof err);
-    int rc = 0;
-    if (reg_default_put(S->R, t->op, S->arch, t->dtype, tname, config, pj ? c.key : NULL, pj)) rc = error("%s", reg_errmsg(S->R));
-    free(pj);
+    if (!c.error && (start_compile(S, &c, S->sp.arch) || finish_compile(S, &c))) {
+        cand_free(&c);
+        return -1;
+    }
+    int rc = put_default(S, t, tname, config, &c);
     cand_free(&c);
     return rc;
 }
@@ -592,9 +603,11 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
         if (!ok) continue;
         char *dflt = NULL;
         if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt)) warning("%s", tmpl_errmsg(S->T));
+        /* The config now; its kernel once the first batch compiled it. */
+        int default_kernel = 0;
         if (dflt && !stored_default && !S->o->compile_only) {
-            rc = store_default(S, t, tn[ti], dflt);
-            stored_default = 1;
+            rc = put_default(S, t, tn[ti], dflt, NULL);
+            stored_default = default_kernel = 1;
         }
         const char *strategy = S->o->compile_only ? "exhaustive" : st->search;
         int max_evals = S->o->compile_only ? 0 : (S->o->max_evals > 0 ? S->o->max_evals : st->max_evals);
@@ -661,6 +674,10 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
                 if (dflt && cs[i].config && !strcmp(cs[i].config, dflt) && cs[i].m.status[0]) {
                     snprintf(default_status, sizeof default_status, "%s", cs[i].m.status);
                     default_time = cs[i].m.median_us;
+                    if (default_kernel && !rc && cs[i].job.cubin) {
+                        rc = put_default(S, t, tn[ti], dflt, &cs[i]);
+                        default_kernel = 0;
+                    }
                 }
                 cand_free(&cs[i]);
             }

@@ -27,6 +27,8 @@ expect_exit 0 "lookup finds the very shape the sweep tuned" "$AITUNE" lookup sof
 expect_stdout "exact: tuned bucket rows=2\^6,cols=2\^9" "and answers at the exact level"
 v=$(sql "$DB" "select count(*) from winners where launch like '{\"v\":2,%'")
 expect_eq "every winner stores a version-2 launch plan" "$v" 2
+v=$(sql "$DB" "select count(*) from defaults where cubin in (select hash from cubins) and launch like '{\"v\":2,%'")
+expect_eq "the sweep stores the default with its kernel (libaitune launches at the default level)" "$v" 1
 
 # emit: one bucket, and the whole op with its dispatcher.
 expect_exit 0 "emit one bucket" "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --shape 64,1000 --db "$DB" -o "$T/one.cu"
