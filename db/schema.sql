@@ -1,5 +1,6 @@
--- aitune registry, schema version 1. Applied by registry.c when a registry
--- is created; later versions go in db/migrations/NNN-*.sql.
+-- aitune registry, schema version 2. Applied by registry.c when a registry
+-- is created; a registry of an older version is brought up to date by
+-- db/migrations/NNN-*.sql, one per version step (002: from aitune 0.1).
 PRAGMA journal_mode = WAL;
 
 CREATE TABLE IF NOT EXISTS meta (
@@ -82,19 +83,22 @@ CREATE TABLE IF NOT EXISTS winners (
   exhaustive  INTEGER NOT NULL DEFAULT 1,
   runners_up  TEXT,                    -- JSON list of {template, config, median_us}
   cubin       TEXT,
-  launch      TEXT NOT NULL,           -- JSON: grid/block expressions over dims, smem
+  launch      TEXT NOT NULL,           -- the launch plan, JSON (src/plan.h)
   device      INTEGER REFERENCES devices(id),
   run         INTEGER REFERENCES runs(id),
   PRIMARY KEY (op, arch, dtype, bucket)
 );
 
--- The template default per (op, arch, dtype): the runtime's last fallback.
+-- The template default per (op, arch, dtype): the runtime's last fallback,
+-- with its compiled kernel when one was built (cubins.hash, launch plan).
 CREATE TABLE IF NOT EXISTS defaults (
   op       TEXT NOT NULL,
   arch     TEXT NOT NULL,
   dtype    TEXT NOT NULL,
   template TEXT NOT NULL,
   config   TEXT NOT NULL,
+  cubin    TEXT,
+  launch   TEXT,
   PRIMARY KEY (op, arch, dtype)
 );
 
