@@ -64,7 +64,7 @@ $(BUILD)/gen/migrations.c: $(MIGRATIONS)
 	  echo '0 };'; } > $@
 
 $(BUILD)/obj/migrations.o: $(BUILD)/gen/migrations.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/aitune: $(TOOL_O)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
