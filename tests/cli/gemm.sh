@@ -49,6 +49,12 @@ if command -v nvcc >/dev/null 2>&1; then
         run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
         expect_eq "nvcc -c builds the emitted $1 $2" "$RC" 0 || show_last
     done
+    # The whole op, every bucket, the arch taken from the registry.
+    run "$AITUNE" emit gemm_nt --dtype bf16 --db "$DB" -o "$T/whole.cu"
+    expect_eq "emit gemm_nt bf16 (whole op, no --arch)" "$RC" 0 || show_last
+    expect_true "the whole-op file has the dispatcher" grep -q '^extern "C" cudaError_t aitune_gemm_nt_bf16(' "$T/whole.cu"
+    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/whole.cu" -o "$T/whole.o"
+    expect_eq "nvcc -c builds the whole-op gemm_nt file" "$RC" 0 || show_last
 else
     skip "nvcc builds the emitted GEMM kernels: no nvcc"
 fi
