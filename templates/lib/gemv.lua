@@ -42,6 +42,9 @@ local nt_params = {
   { "vec", { 8, 4 } },             -- k elements per lane per load (16 or 8 bytes)
   { "unroll", { 1, 2, 4 } },       -- k chunks loaded before the first mma of a step
   { "splitk", { 1, 2, 4, 8, 16 } },
+  -- Weight loads ask L2 to fetch 256 bytes around each 64-byte piece: the
+  -- warp reads the rest of those bytes of the row within its next steps.
+  { "l2pf", { 0, 256 } },
 }
 
 local nn_params = {
@@ -129,13 +132,14 @@ local function nt_source(op, p, dt, dev, name)
   local t = gemm.types(dt)
   local nw = p.vec // 2
   local vld_w, vld_a
+  local pf = p.l2pf == 256 and ".L2::256B" or ""
   if nw == 4 then
-    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
     vld_a = [[asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
   else
-    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
     vld_a = [[asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
   end
   return dtype.prelude .. store_fn(t) .. string.format([[
@@ -457,8 +461,10 @@ function M.family(op)
   end
   t.default = function(shape, dt, dev)
     if layout == "nt" then
-      return kernel.first_valid(t, shape, dt, dev, { vec = 8, warps = 4 },
-        { { "splitk", { 4, 2, 8, 1, 16 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 2, 1, 4 } } })
+      -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
+      -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
+      return kernel.first_valid(t, shape, dt, dev, { vec = 8, warps = 8, l2pf = 256 },
+        { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
     end
     local mm = 1
     while mm < shape.m and mm < 8 do mm = mm * 2 end
