@@ -69,4 +69,13 @@ EOF
 run "$AITUNE" compile "$T/big_m.yaml" --db "$T/big_m.db" --max-evals 1
 expect_eq "gemv is not offered m = 32" "$(grep -c 'gemm_nt/gemv' "$T/out")" 0
 
+# The index algebra of both families (fragment layouts, swizzle, chunk maps,
+# the gemv k permutation, split-K) against numpy, where numpy is installed.
+if python3 -c 'import numpy' >/dev/null 2>&1; then
+    run python3 "$ROOT/tests/sim/gemm_fragments.py"
+    expect_eq "tests/sim/gemm_fragments.py: the kernels' index maps give numpy's product" "$RC" 0 || show_last 12
+else
+    skip "tests/sim/gemm_fragments.py: no numpy"
+fi
+
 done_testing
