@@ -4,7 +4,9 @@
 # at shapes with m = 1 and m = 16, odd k (4097, 4001) and odd n (4001, 4097),
 # is instantiated and compiled for sm_90a. Every kernel compiles, none spills
 # or keeps a stack frame; supports() keeps wgmma off leading dimensions TMA
-# cannot take and gemv off m > 16. About 20 kernels: under a minute on 2 cores.
+# cannot take and gemv off m > 16; a winner of each family is emitted and
+# built by nvcc; the families' index maps are checked against numpy
+# (tests/sim/gemm_fragments.py). About 20 kernels, ~20 s of CPU.
 . "$(dirname "$0")/lib.sh"
 
 spec decode.yaml <<'EOF'
@@ -68,6 +70,38 @@ tasks:
 EOF
 run "$AITUNE" compile "$T/big_m.yaml" --db "$T/big_m.db" --max-evals 1
 expect_eq "gemv is not offered m = 32" "$(grep -c 'gemm_nt/gemv' "$T/out")" 0
+
+# A winner of each family through a fake sweep, emitted, built by nvcc (the
+# gemv kernel takes the split-K workspace).
+spec emit.yaml <<'EOF'
+name: emit
+seed: 2
+search: random
+max_evals: 1
+top_k: 1
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {values: [4001]}, n: {values: [4001]}, k: {values: [4001]}}
+EOF
+fake_sweep ok "$T/emit.db" "$T/emit.yaml"
+expect_eq "a fake sweep of one gemv and one mma bucket exits 0" "$RC" 0 || show_last
+if command -v nvcc >/dev/null 2>&1; then
+    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nn 4001,4001,4001 mma"; do
+        set -- $q
+        run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1.cu"
+        expect_eq "emit the $3 winner of $1 at $2" "$RC" 0 || { show_last; continue; }
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
+        expect_eq "nvcc -c builds the emitted $3 kernel" "$RC" 0 || show_last
+    done
+else
+    skip "nvcc builds the emitted gemv and mma kernels: no nvcc"
+fi
 
 # The index algebra of both families (fragment layouts, swizzle, chunk maps,
 # the gemv k permutation, split-K) against numpy, where numpy is installed.
