@@ -25,10 +25,13 @@
 -- writes D, then resets its ticket. The sum never depends on which block
 -- came last, so results are deterministic. No float atomics.
 --
--- Alignment: the vector path runs when k (nt; n for nn's B) is a multiple
--- of the vector and the pointers are aligned to it, a uniform test at run
--- time; otherwise the same code runs with 2-byte loads, every element
--- predicated. Every k, n and m tail is predicated.
+-- Alignment: the vector path runs when the rows allow it (nt: k a multiple
+-- of vec; nn: n a multiple of vec and k of 8) and the base pointers are
+-- aligned to the vector, a uniform test at run time; otherwise the same
+-- code runs with 2-byte loads, every element predicated. Every k, n and m
+-- tail is predicated. supports() offers the family up to m = 16, but the
+-- kernels take any m (passes of 16 rows, nt; of mmax rows, nn), since a
+-- bucket's winner may meet a larger m of its bucket.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
 local kernel = lib("kernel")
@@ -42,8 +45,8 @@ local nt_params = {
   { "vec", { 8, 4 } },             -- k elements per lane per load (16 or 8 bytes)
   { "unroll", { 1, 2, 4 } },       -- k chunks loaded before the first mma of a step
   { "splitk", { 1, 2, 4, 8, 16 } },
-  -- Weight loads ask L2 to fetch 256 bytes around each 64-byte piece: the
-  -- warp reads the rest of those bytes of the row within its next steps.
+  -- Weight loads ask L2 for the whole 256-byte block around each 64-byte
+  -- piece (.L2::256B): the warp reads the rest of it within its next steps.
   { "l2pf", { 0, 256 } },
 }
 
