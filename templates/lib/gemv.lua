@@ -213,6 +213,7 @@ template<bool V> AIT_DEV void mainloop(float (&acc)[CPW][4], const u16* __restri
         for (int i = 0; i < NW; i++) aw[u][1][i] = 0u;
       }
     }
+    __syncwarp();   // mma.sync is .aligned: the predicated loads above may diverge
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
 #pragma unroll

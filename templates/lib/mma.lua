@@ -278,6 +278,7 @@ AIT_DEV void frags(u32 (&af)[MI][4], u32 (&bf)[NI][2], u32 a0, u32 b0, int kk, i
 AIT_DEV void tile_math(float (&acc)[MI][NI][4], const u16* sa, const u16* sb, int wm0, int wn0, int lane) {
   const u32 a0 = smem_u32(sa), b0 = smem_u32(sb);
   u32 af[2][MI][4], bf[2][NI][2];
+  __syncwarp();   // ldmatrix and mma.sync are .aligned; the staged loads may diverge
   frags(af[0], bf[0], a0, b0, 0, wm0, wn0, lane);
 #pragma unroll
   for (int kk = 0; kk < BK / 16; kk++) {
