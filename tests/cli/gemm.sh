@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/run: alone (it loads every core)
-# The GEMM families without a GPU: a seeded sample of every GEMM family's
+# The Hopper GEMM family without a GPU: a seeded sample of its
 # space (both layouts, every output type, a bar shape and a ragged one) is
 # instantiated and compiled for sm_90a with the ptxas checks (no spills, no
 # local memory, no ignored setmaxnreg or serialized wgmma: those warnings fail
@@ -36,6 +36,11 @@ tasks:
 YAML
 run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 2
 expect_true "n = 4097 is not compiled by the wgmma family" sh -c "! grep -q 'gemm_nn/wgmma' '$T/out'"
+# nt loads only k-long rows with TMA: an odd n is taken, with direct stores.
+sed -i 's/op: gemm_nn/op: gemm_nt/' "$T/odd.yaml"
+run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 3
+expect_true "gemm_nt with n = 4097 is compiled by the wgmma family" grep -q 'gemm_nt/wgmma' "$T/out"
+expect_true "... and only with direct stores" sh -c "! grep 'gemm_nt/wgmma' '$T/out' | grep -q '\"epilogue\":\"tma\"'"
 
 # Winners through the whole pipeline, then emit + nvcc.
 fake_sweep ok "$DB" "$SPEC" --max-evals 2
