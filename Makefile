@@ -32,9 +32,9 @@ LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpt
 DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report main
+TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report replay main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/rt.o
-UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_progress
+UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
@@ -62,7 +62,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_O) tests/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
 
-$(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/util.o
+$(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/util.o \
+                            $(BUILD)/obj/plan.o $(BUILD)/obj/expr.o $(BUILD)/obj/json.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $^
 
@@ -108,3 +109,70 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- untrusted input (issue 14): helper tests, fuzzing, sanitizers ----
+all: $(BUILD)/tests/test_untrusted
+
+# Fuzzing: libFuzzer harnesses in tests/fuzz/, built with Debian's clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer. `make fuzz` runs each for
+# FUZZ_TIME seconds over its seed corpus (tests/fuzz/corpus/NAME, kept in
+# the repo) plus what earlier runs found (build/fuzz/corpus-NAME); a finding
+# stops it and lands in build/fuzz/NAME-crash-* (rerun: build/fuzz/fuzz_NAME
+# FILE). `make fuzz-deps` installs the compiler.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_DEBS  := clang libclang-rt-dev
+FUZZ_NAMES := spec expr registry
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=undefined -std=c11 -Isrc -I$(LUA_INC) -I$(CUDA)/include \
+              -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
+FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+
+.PHONY: fuzz fuzz-build fuzz-deps test-asan
+fuzz-build: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/spec.h src/util.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_spec.c src/spec.c src/util.c $(LIBDIR)/libyaml.a
+
+$(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c src/expr.c src/expr.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c src/expr.c
+
+RT_SRC := src/rt.c src/plan.c src/expr.c src/json.c src/cu.c
+$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(RT_SRC) src/aitune.h src/plan.h $(BUILD)/gen/schema.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(RT_SRC) $(BUILD)/gen/schema.c \
+	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
+
+fuzz: $(FUZZ_BINS)
+	@for n in $(FUZZ_NAMES); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+	    echo "fuzz_$$n: $(FUZZ_TIME) s"; \
+	    $(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	        -artifact_prefix=$(BUILD)/fuzz/$$n- $(BUILD)/fuzz/corpus-$$n tests/fuzz/corpus/$$n \
+	        2>$(BUILD)/fuzz/$$n.log || { tail -n 40 $(BUILD)/fuzz/$$n.log; exit 1; }; \
+	    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' $(BUILD)/fuzz/$$n.log; \
+	done
+
+fuzz-deps:
+	@missing=$$(for p in $(FUZZ_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "installing: $$missing"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# The whole suite with the tool, its tests and the fake worker built with
+# AddressSanitizer and UndefinedBehaviorSanitizer (any report fails a test).
+# Sanitized code is slower: each test file gets ASAN_TEST_TIMEOUT seconds.
+ASAN_TEST_TIMEOUT ?= 1200
+ASAN_BUILD := $(BUILD)/asan
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+test-asan:
+	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" $(MAKE) BUILD=$(ASAN_BUILD) all
+	BUILD=$(ASAN_BUILD) AITUNE_TEST_TIMEOUT=$(ASAN_TEST_TIMEOUT) AITUNE_BIN=$(CURDIR)/$(ASAN_BUILD)/aitune \
+	    AITUNE_FAKE_WORKER=$(CURDIR)/$(ASAN_BUILD)/tests/fake_worker \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87 \
+	    tests/run $(TESTS)

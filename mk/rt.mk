@@ -2,9 +2,12 @@
 # Included by the main Makefile, which defines CC, ALL_CFLAGS (with -Isrc),
 # LIBDIR, PREFIX, libdir, includedir and BUILD first.
 #
-# libaitune.a holds rt.o alone: a static user links SQLite itself (aitune.pc
-# says so in Libs.private). libaitune.so carries a private copy of SQLite, so
-# a dynamic user needs nothing but -laitune.
+# libaitune.a holds rt.o and what it launches with (the launch plan, its
+# expression grammar and JSON reader, the libcuda loader), compiled -fPIC: a
+# static user links SQLite itself (aitune.pc says so in Libs.private).
+# libaitune.so carries a private copy of SQLite, so a dynamic user needs
+# nothing but -laitune; it exports only the aitune_ functions
+# (mk/libaitune.map).
 
 SQLITE_A ?= $(LIBDIR)/libsqlite3.a
 RT_LIBS  := $(SQLITE_A) -lpthread -ldl -lm
@@ -23,12 +26,18 @@ rt: $(RT_TARGETS)
 rt-check: $(BUILD)/tests/test_rt
 	$(BUILD)/tests/test_rt db/schema.sql
 
+RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,plan expr json cu)
+
 # -fPIC: one object serves both the archive and the shared library.
-$(BUILD)/obj/rt.o: src/rt.c src/aitune.h
+$(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
-$(BUILD)/libaitune.a: $(BUILD)/obj/rt.o
+$(BUILD)/obj/pic/%.o: src/%.c $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/libaitune.a: $(RT_PIC)
 	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -38,10 +47,10 @@ $(BUILD)/libaitune.a: $(BUILD)/obj/rt.o
 # and keeps our SQLite from clashing with one the application has; only the
 # aitune_ functions are exported. -z defs: fail here, not in the application,
 # if anything is left undefined.
-$(BUILD)/$(RT_SO): $(BUILD)/obj/rt.o
+$(BUILD)/$(RT_SO): $(RT_PIC) mk/libaitune.map
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(RT_SONAME) -Wl,--exclude-libs,ALL -Wl,-z,defs \
-	    $(LDFLAGS) -o $@ $< $(RT_LIBS)
+	    -Wl,--version-script,mk/libaitune.map $(LDFLAGS) -o $@ $(RT_PIC) $(RT_LIBS)
 
 # The usual links: the soname for the loader, the bare name for -laitune.
 $(BUILD)/libaitune.so: $(BUILD)/$(RT_SO)

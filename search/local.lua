@@ -1,15 +1,18 @@
 -- Greedy local search with random restarts: a few random configs first,
 -- then the untried neighbours (one param step away) of the best config seen,
 -- and when the best has no untried neighbour, a fresh random start. Stops at
--- opts.max_evals or when the space is exhausted. Deterministic for a seed.
+-- opts.max_evals or when the space is exhausted. Warm-start configs
+-- (opts.warm) take the place of the random first ones. Deterministic for a
+-- seed.
 local S = {}
 S.__index = S
 
 function S.new(space, opts)
+  local warm = space:ledger(opts).warm
   return setmetatable({
     space = space, rng = opts.rng, limit = math.min(space.size, opts.max_evals or space.size),
-    tried = {}, ntried = 0, best = nil, best_time = math.huge,
-    starts = math.min(opts.starts or 4, space.size),
+    tried = {}, ntried = 0, best = nil, best_time = math.huge, warm = warm,
+    starts = #warm > 0 and 0 or math.min(opts.starts or 4, space.size),
   }, S)
 end
 
@@ -35,6 +38,8 @@ end
 
 function S:ask(n)
   local out = {}
+  while #out < n and #self.warm > 0 do self:take(table.remove(self.warm, 1), out) end
+  if #out > 0 then return out end
   while #out < self.starts and self.ntried < self.limit do
     local c = self:fresh()
     if not c then break end

@@ -28,6 +28,37 @@
 **   it may be garbled; the status codes are always right).
 ** - Strings in an aitune_choice belong to the handle and live until
 **   aitune_close. aitune_close(NULL) is a no-op.
+** - A registry written by a newer aitune (a higher schema version) is
+**   refused with AITUNE_CORRUPT; one written by 0.1 answers lookups (its
+**   launch plans need one `aitune compile` or `aitune sweep` over it before
+**   its kernels can be launched).
+**
+** Layer 2, kernels. The library also launches the tuned kernels, with
+** libcuda opened at run time (no link-time CUDA dependency):
+**
+**     aitune_kernel *k;
+**     long long shape[] = { rows, cols };      // the op's dims, in its order
+**     if (aitune_kernel_get(h, "softmax", "sm_90", "bf16", shape, 2, &k) == AITUNE_OK) {
+**         aitune_arg args[] = { { .ptr = x }, { .ptr = y }, { 0 }, { 0 } };  // x, y, rows, cols
+**         aitune_launch(h, k, args, shape, stream);
+**     }
+**
+** - aitune_kernel_get loads the winner's cubin (exact bucket, else the
+**   nearest; else the default when the registry stores a compiled one) into
+**   the calling thread's current CUDA context, once per bucket and context,
+**   and caches it in the handle; kernels live until aitune_close. It takes a
+**   lock while it loads; aitune_launch takes none. Both are thread-safe.
+** - args: one entry per op argument in the op's order (op.lua): buffers as
+**   device addresses in .ptr, scalars in .f32; entries for dims are ignored
+**   (the shape gives them). When aitune_kernel_workspace reports a non-zero
+**   size, one more entry follows: a device buffer of at least that many
+**   bytes, which aitune_launch zeroes on the stream before the kernel.
+** - Buffers of kernels that use TMA must be 16-byte aligned (PyTorch's and
+**   cudaMalloc's always are).
+** - Lookups and kernel_gets that were not answered by an exact bucket are
+**   counted in the handle (misses); aitune_flush_misses adds them to the
+**   registry's `misses` table, the next sweep's input, through a separate
+**   write connection. Exact answers take no lock.
 */
 #ifndef AITUNE_H
 #define AITUNE_H
@@ -86,6 +117,54 @@ const char *aitune_errmsg(aitune *h);
 
 /* "exact", "nearest", "default". */
 const char *aitune_level_name(int level);
+
+/* ---- layer 2: launching tuned kernels ---- */
+
+typedef struct aitune_kernel aitune_kernel;
+
+/* One kernel argument (see above). */
+typedef union aitune_arg {
+    unsigned long long ptr;    /* a device address (CUdeviceptr, or a cudaMalloc pointer) */
+    float f32;                 /* a scalar */
+    long long i64;             /* unused by current ops; zero it */
+} aitune_arg;
+
+typedef struct aitune_kernel_info {
+    int level;                 /* AITUNE_EXACT, AITUNE_NEAREST or AITUNE_DEFAULT */
+    const char *template_name, *config;
+    const char *bucket;        /* NULL at AITUNE_DEFAULT */
+    const char *plan;          /* the launch plan, JSON (src/plan.h documents it): the op's
+                                  dims and arguments (name, role, dtype) in order */
+    int ndims, nargs;          /* nargs: op arguments, not counting the workspace entry */
+} aitune_kernel_info;
+
+/* The kernel for (op, arch, dtype, shape), loaded into the current context.
+** AITUNE_NOTFOUND: nothing answers, or the default level has no compiled
+** kernel in the registry. AITUNE_ERROR: no driver, no current context, or
+** the module does not load (aitune_errmsg says which). */
+int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *dtype,
+                      const long long *shape, int ndims, aitune_kernel **out);
+
+/* What k is; strings live until aitune_close. */
+int aitune_kernel_info_get(aitune *h, const aitune_kernel *k, aitune_kernel_info *out);
+
+/* Workspace bytes k needs at shape (0: none). */
+int aitune_kernel_workspace(aitune *h, const aitune_kernel *k, const long long *shape,
+                            unsigned long long *bytes);
+
+/* Launch k at shape (k's ndims sizes) on stream (a CUstream or cudaStream_t;
+** NULL: the legacy default stream). Asynchronous: errors the kernel hits
+** show on the stream, not here. The current context must be the one k was
+** loaded in. */
+int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
+                  const long long *shape, void *stream);
+
+/* Add the counted misses to the registry's misses table (opened for writing
+** for this call only) and reset the counts. */
+int aitune_flush_misses(aitune *h);
+
+/* The number of misses counted since the last flush. */
+int aitune_miss_count(aitune *h, long long *out);
 
 /* Free the handle. NULL is a no-op. */
 int aitune_close(aitune *h);

@@ -3,6 +3,7 @@
 #include "bench.h"
 #include "cu.h"
 #include "jit.h"
+#include "plan.h"
 #include "tmpl.h"
 #include <dlfcn.h>
 #include <math.h>
@@ -89,9 +90,9 @@ typedef struct slot {
     int used;
     CUmodule mod;
     CUfunction fn;
-    unsigned grid[3], block[3], smem, cluster[3];
     CUdeviceptr ws;
     size_t ws_bytes;
+    plan_launch L;          /* bound once at load: the task's buffers stay put */
 } slot;
 
 struct bench {
@@ -111,6 +112,8 @@ struct bench {
     int ntask;
     op_arg args[TMPL_MAXARGS];
     buf bufs[TMPL_MAXARGS];
+    int ndims;
+    long long shape[PLAN_MAXDIMS];
     double rtol, atol;
     slot slots[BENCH_SLOTS];
     int sticky;
@@ -282,66 +285,57 @@ static int run_support(bench *b, const char *name, void **params)
     return BENCH_OK;
 }
 
-static int parse3(const char *s, unsigned v[3])
+/* The op's arguments as plan values: live buffers, or (ref) the reference's
+** view (pristine inputs, reference outputs). */
+static void values(bench *b, int ref, plan_value *v)
 {
-    v[0] = v[1] = v[2] = 1;
-    return s ? sscanf(s, "%u,%u,%u", &v[0], &v[1], &v[2]) : 0;
-}
-
-/* Kernel parameters for a launch over live (or reference) buffers. */
-typedef struct params {
-    void *p[TMPL_MAXARGS + 1];
-    CUdeviceptr ptr[TMPL_MAXARGS + 1];
-    float f[TMPL_MAXARGS];
-    long long i[TMPL_MAXARGS];
-} params;
-
-static void make_params(bench *b, params *P, int ref, CUdeviceptr ws)
-{
-    int k = 0;
+    memset(v, 0, sizeof *v * TMPL_MAXARGS);
     for (int a = 0; a < b->ntask; a++) {
         const op_arg *x = &b->args[a];
-        if (x->role == ROLE_SCALAR) {
-            P->f[a] = (float)x->value;
-            P->p[k++] = &P->f[a];
-        } else if (x->role == ROLE_DIM) {
-            P->i[a] = (long long)x->value;
-            P->p[k++] = &P->i[a];
-        } else {
+        if (x->role == ROLE_SCALAR) v[a].f32 = (float)x->value;
+        else if (x->role <= ROLE_INOUT) {
             const buf *B = &b->bufs[a];
-            P->ptr[a] = !ref ? B->live : x->role == ROLE_IN ? B->pristine : B->ref;
-            P->p[k++] = &P->ptr[a];
+            v[a].ptr = !ref ? B->live : x->role == ROLE_IN ? B->pristine : B->ref;
         }
-    }
-    if (ws) {
-        P->ptr[TMPL_MAXARGS] = ws;
-        P->p[k++] = &P->ptr[TMPL_MAXARGS];
     }
 }
 
-static int launch(bench *b, CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                  const unsigned cluster[3], void **args)
+/* Decode the message's plan and check it against the task's arguments. */
+static int task_plan(bench *b, const msg *m, plan **out)
 {
-    if (cluster && cluster[0] * cluster[1] * cluster[2] > 1) {
-        CUlaunchAttribute at;
-        memset(&at, 0, sizeof at);
-        at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        at.value.clusterDim.x = cluster[0];
-        at.value.clusterDim.y = cluster[1];
-        at.value.clusterDim.z = cluster[2];
-        CUlaunchConfig cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.gridDimX = grid[0], cfg.gridDimY = grid[1], cfg.gridDimZ = grid[2];
-        cfg.blockDimX = block[0], cfg.blockDimY = block[1], cfg.blockDimZ = block[2];
-        cfg.sharedMemBytes = smem;
-        cfg.hStream = b->stream;
-        cfg.attrs = &at;
-        cfg.numAttrs = 1;
-        CK(b->cu->LaunchKernelEx(&cfg, fn, args, NULL), "launch");
-        return BENCH_OK;
+    char err[512];
+    *out = NULL;
+    if (!msg_get(m, "plan")) return fail(b, CUDA_SUCCESS, "no launch plan");
+    if (plan_decode(msg_get(m, "plan"), out, err, sizeof err)) return fail(b, CUDA_SUCCESS, "%s", err);
+    plan *p = *out;
+    int ok = p->nargs == b->ntask && p->ndims == b->ndims;
+    for (int i = 0; ok && i < p->nargs; i++) ok = !strcmp(p->args[i].name, b->args[i].name) && p->args[i].role == b->args[i].role;
+    if (!ok) {
+        plan_free(p);
+        *out = NULL;
+        return fail(b, CUDA_SUCCESS, "the launch plan's arguments are not the task's");
     }
-    CK(b->cu->LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, b->stream, args, NULL),
-       "launch");
+    return BENCH_OK;
+}
+
+/* Bind p over the task's buffers; a bind error is the candidate's. */
+static int bind(bench *b, const plan *p, int ref, CUdeviceptr ws, plan_launch *L)
+{
+    plan_value v[TMPL_MAXARGS];
+    values(b, ref, v);
+    char err[512];
+    if (plan_bind(p, b->shape, v, ws, b->cu->TensorMapEncodeTiled, L, err, sizeof err))
+        return fail(b, CUDA_SUCCESS, "bind: %s", err);
+    return BENCH_OK;
+}
+
+/* Past 48 KB of static plus dynamic shared memory a kernel must opt in:
+** always allowing the dynamic size is simplest and costs nothing. */
+static int allow_smem(bench *b, CUfunction fn, unsigned smem)
+{
+    if (smem > 0)
+        CK(b->cu->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+           "allow %u bytes of shared memory", smem);
     return BENCH_OK;
 }
 
@@ -371,6 +365,15 @@ int bench_task(bench *b, const msg *m)
     unsigned long long seed = strtoull(msg_get(m, "seed") ? msg_get(m, "seed") : "1", NULL, 10);
     b->rtol = msg_num(m, "rtol", 0);
     b->atol = msg_num(m, "atol", 0);
+    /* shape=4096,1024: the dims' sizes in the op's order. */
+    b->ndims = 0;
+    for (const char *s = msg_get(m, "shape"); s && *s && b->ndims < PLAN_MAXDIMS;) {
+        char *end;
+        b->shape[b->ndims++] = strtoll(s, &end, 10);
+        if (end == s) return fail(b, CUDA_SUCCESS, "task: bad shape");
+        s = *end == ',' ? end + 1 : end;
+    }
+    if (b->ndims < 1) return fail(b, CUDA_SUCCESS, "task: no shape");
     size_t need = 0;
     for (int i = 0; i < n; i++) {
         char key[16];
@@ -415,13 +418,17 @@ int bench_task(bench *b, const msg *m)
     CK(b->cu->ModuleLoadData(&mod, m->blob), "load the reference");
     CUresult rc = b->cu->ModuleGetFunction(&fn, mod, msg_get(m, "name") ? msg_get(m, "name") : "reference");
     if (rc) { b->cu->ModuleUnload(mod); return fail(b, rc, "reference entry"); }
-    unsigned grid[3], block[3];
-    parse3(msg_get(m, "grid"), grid);
-    parse3(msg_get(m, "block"), block);
-    params P;
-    make_params(b, &P, 1, 0);
-    int st = launch(b, fn, grid, block, (unsigned)msg_int(m, "smem", 0), NULL, P.p);
+    plan *p;
+    plan_launch L;
+    int st = task_plan(b, m, &p);
+    if (!st) st = bind(b, p, 1, 0, &L);
+    if (!st && strcmp(p->kernel, msg_get(m, "name") ? msg_get(m, "name") : p->kernel))
+        st = fail(b, CUDA_SUCCESS, "the reference's plan names kernel '%s'", p->kernel);
+    if (!st) st = allow_smem(b, fn, L.g.smem);
+    if (!st && (rc = plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, fn, b->stream, &L)))
+        st = fail(b, rc, "launch the reference");
     if (!st && (rc = b->cu->StreamSynchronize(b->stream))) st = fail(b, rc, "the reference kernel failed");
+    plan_free(p);
     b->cu->ModuleUnload(mod);
     return st;
 }
@@ -435,20 +442,19 @@ int bench_load(bench *b, const msg *m)
     slot *s = &b->slots[k];
     CK(b->cu->ModuleLoadData(&s->mod, m->blob), "load the cubin");
     s->used = 1;
-    const char *name = msg_get(m, "name");
-    CK(b->cu->ModuleGetFunction(&s->fn, s->mod, name ? name : ""), "find kernel '%s'", name ? name : "");
-    parse3(msg_get(m, "grid"), s->grid);
-    parse3(msg_get(m, "block"), s->block);
-    parse3(msg_get(m, "cluster"), s->cluster);
-    s->smem = (unsigned)msg_int(m, "smem", 0);
-    /* Past 48 KB of static plus dynamic shared memory a kernel must opt in:
-    ** always allowing the dynamic size is simplest and costs nothing. */
-    if (s->smem > 0)
-        CK(b->cu->FuncSetAttribute(s->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)s->smem),
-           "allow %u bytes of shared memory", s->smem);
-    s->ws_bytes = (size_t)msg_int(m, "workspace", 0);
-    if (s->ws_bytes) CK(b->cu->MemAlloc(&s->ws, s->ws_bytes), "allocate the workspace");
-    return BENCH_OK;
+    plan *p;
+    if (task_plan(b, m, &p)) return BENCH_FAIL;
+    CUresult rc = b->cu->ModuleGetFunction(&s->fn, s->mod, p->kernel);
+    int st = rc ? fail(b, rc, "find kernel '%s'", p->kernel) : BENCH_OK;
+    char err[512];
+    if (!st && plan_geometry(p, b->shape, &s->L.g, err, sizeof err)) st = fail(b, CUDA_SUCCESS, "%s", err);
+    if (!st) st = allow_smem(b, s->fn, s->L.g.smem);
+    s->ws_bytes = (size_t)s->L.g.ws_bytes;
+    if (!st && s->ws_bytes && (rc = b->cu->MemAlloc(&s->ws, s->ws_bytes)))
+        st = fail(b, rc, "allocate the workspace (%zu bytes)", s->ws_bytes);
+    if (!st) st = bind(b, p, 0, s->ws, &s->L);
+    plan_free(p);
+    return st;
 }
 
 int bench_unload(bench *b, int k)
@@ -473,9 +479,8 @@ static int prepare(bench *b, slot *s)
 
 static int run_slot(bench *b, slot *s)
 {
-    params P;
-    make_params(b, &P, 0, s->ws);
-    return launch(b, s->fn, s->grid, s->block, s->smem, s->cluster, P.p);
+    CK(plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, s->fn, b->stream, &s->L), "launch");
+    return BENCH_OK;
 }
 
 static float host_float(const char *dt, const unsigned char *p)

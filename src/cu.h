@@ -18,6 +18,7 @@
     X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
     X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
     X(CtxSetCurrent, "cuCtxSetCurrent") \
+    X(CtxGetCurrent, "cuCtxGetCurrent") \
     X(CtxSynchronize, "cuCtxSynchronize") \
     X(ModuleLoadData, "cuModuleLoadData") \
     X(ModuleUnload, "cuModuleUnload") \
@@ -26,6 +27,7 @@
     X(FuncGetAttribute, "cuFuncGetAttribute") \
     X(LaunchKernel, "cuLaunchKernel") \
     X(LaunchKernelEx, "cuLaunchKernelEx") \
+    X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled") \
     X(MemAlloc, "cuMemAlloc_v2") \
     X(MemFree, "cuMemFree_v2") \
     X(MemGetInfo, "cuMemGetInfo_v2") \

@@ -5,208 +5,665 @@
 #include "device.h"
 #include "registry.h"
 #include "tmpl.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-/* The n-th string of the JSON array under "key" in our own launch JSON. */
-static int json_nth(const char *json, const char *key, int n, char *out, size_t cap)
+#define EMIT_MAXKERNELS 256
+
+/* One kernel going into the file. */
+typedef struct ek {
+    plan *p;
+    char *source;
+    char note[1024];        /* comment text, already made safe */
+    int ndims;
+    long long lo[PLAN_MAXDIMS], hi[PLAN_MAXDIMS];
+    int ns;                 /* the namespace holding its source */
+} ek;
+
+typedef struct emitter {
+    const emit_opts *o;
+    tmpl *T;
+    reg *R;
+    op_task task;
+    char arch[16];
+    char fn[128];
+    ek k[EMIT_MAXKERNELS];
+    int nk;
+    int code;               /* exit code of the first failure */
+} emitter;
+
+static int efail(emitter *E, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int efail(emitter *E, int code, const char *fmt, ...)
 {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = strstr(json, pat);
-    if (!p) return -1;
-    p += strlen(pat);
-    if (*p == '[') p++;
-    for (int i = 0; i <= n; i++) {
-        const char *q = strchr(p, '"');
-        if (!q) return -1;
-        const char *e = strchr(q + 1, '"');
-        if (!e) return -1;
-        if (i == n) {
-            snprintf(out, cap, "%.*s", (int)(e - q - 1), q + 1);
-            return 0;
-        }
-        p = e + 1;
-    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    error("%s", msg);
+    E->code = code;
     return -1;
 }
 
-/* An expression of expr.h as C: its functions get the file's own names. */
+/* Text for a // comment: printable ASCII only, no backslash (a trailing one
+** would continue the comment onto the next line). */
+static void safe_text(char *dst, size_t cap, const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && n + 1 < cap; p++)
+        dst[n++] = (*p >= 0x20 && *p < 0x7f && *p != '\\') ? (char)*p : '?';
+    dst[n] = 0;
+}
+
+/* aitune_<op>_<dtype>: '.' in the op and '>' in a dtype become '_' and
+** "_to_"; anything else that is not an identifier character is refused. */
+static int fn_name(char *out, size_t cap, const char *op, const char *dtype)
+{
+    size_t at = (size_t)snprintf(out, cap, "aitune_");
+    for (int part = 0; part < 2; part++) {
+        const char *s = part ? dtype : op;
+        if (part) out[at++] = '_';
+        for (const char *p = s; *p; p++) {
+            if (at + 5 >= cap) return -1;
+            if (*p == '>') { memcpy(out + at, "_to_", 4); at += 4; }
+            else if (*p == '.') out[at++] = '_';
+            else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')
+                out[at++] = *p;
+            else return -1;
+        }
+    }
+    out[at] = 0;
+    return 0;
+}
+
+/* A checked expression (plan_check passed) as C: its functions get the
+** file's own names. Only identifiers, digits, spaces and + - * ( ) , occur. */
 static void c_expr(strbuf *sb, const char *e)
 {
+    sb_puts(sb, "(");
     for (const char *p = e; *p;) {
         size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
         if (!n) { sb_add(sb, p++, 1); continue; }
         if ((n == 4 && !strncmp(p, "cdiv", 4)) || (n == 3 && (!strncmp(p, "min", 3) || !strncmp(p, "max", 3))))
             sb_puts(sb, "aitune_");
         sb_add(sb, p, n);
+        if (p[0] >= '0' && p[0] <= '9') sb_puts(sb, "LL");
         p += n;
+    }
+    sb_puts(sb, ")");
+}
+
+/* The plan's signature must be the op's, so every kernel of the file fits
+** one function type. */
+static int same_signature(emitter *E, const plan *p, const char *what)
+{
+    const op_task *t = &E->task;
+    int ok = p->nargs == t->nargs && p->ndims == t->ndims;
+    for (int i = 0; ok && i < p->nargs; i++)
+        ok = !strcmp(p->args[i].name, t->args[i].name) && p->args[i].role == t->args[i].role &&
+             (p->args[i].role > PLAN_INOUT || !strcmp(p->args[i].dtype, t->args[i].dtype));
+    for (int i = 0; ok && i < p->ndims; i++) ok = !strcmp(p->dims[i], t->dims[i]);
+    if (!ok) return efail(E, EXIT_INPUT, "registry '%s': %s: its launch plan's arguments are not op '%s''s", E->o->db_path, what, t->op);
+    return 0;
+}
+
+/* The winner's plan: version 2, or a 0.1 row read with the op's signature. */
+static int winner_plan(emitter *E, const winner *w, const char *what, plan **out)
+{
+    char err[512];
+    if (!w->launch) return efail(E, EXIT_INPUT, "registry '%s': %s has no launch plan", E->o->db_path, what);
+    if (!plan_decode(w->launch, out, err, sizeof err)) return 0;
+    if (strstr(err, "written by aitune 0.1")) {
+        const char *dims[PLAN_MAXDIMS];
+        plan_arg args[PLAN_MAXARGS];
+        memset(args, 0, sizeof args);
+        for (int i = 0; i < E->task.ndims; i++) dims[i] = E->task.dims[i];
+        for (int i = 0; i < E->task.nargs; i++) {
+            snprintf(args[i].name, sizeof args[i].name, "%s", E->task.args[i].name);
+            args[i].role = E->task.args[i].role;
+            if (args[i].role <= PLAN_INOUT) {
+                snprintf(args[i].dtype, sizeof args[i].dtype, "%s", E->task.args[i].dtype);
+                args[i].esize = E->task.args[i].esize;
+            }
+        }
+        if (!plan_decode_v1(w->launch, E->task.ndims, dims, E->task.nargs, args, out, err, sizeof err)) return 0;
+    }
+    return efail(E, EXIT_INPUT, "registry '%s': %s: %s", E->o->db_path, what, err);
+}
+
+/* Parse exactly n comma-separated integers. */
+static int parse_edges(const char *s, long long *v, int n)
+{
+    if (!s) return -1;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        errno = 0;
+        v[i] = strtoll(s, &end, 10);
+        if (end == s || errno || *end != (i + 1 < n ? ',' : '\0')) return -1;
+        s = end + 1;
+    }
+    return 0;
+}
+
+/* Add a winner row as a kernel: plan, source from the cubin cache, edges. */
+static int add_winner(emitter *E, const winner *w)
+{
+    char what[256], b[128];
+    safe_text(b, sizeof b, w->bucket);
+    snprintf(what, sizeof what, "the winner of %s %s %s", E->o->op, E->o->dtype, b);
+    if (E->nk == EMIT_MAXKERNELS) return efail(E, EXIT_INPUT, "more than %d buckets", EMIT_MAXKERNELS);
+    ek *k = &E->k[E->nk];
+    memset(k, 0, sizeof *k);
+    if (!w->cubin[0]) return efail(E, EXIT_INPUT, "registry '%s': %s has no kernel stored", E->o->db_path, what);
+    if (winner_plan(E, w, what, &k->p)) return -1;
+    E->nk++;   /* counted now, so the plan is freed on any failure below */
+    if (same_signature(E, k->p, what)) return -1;
+    char kname[128] = "";
+    int rc = reg_cubin_source(E->R, w->cubin, &k->source, kname, sizeof kname);
+    if (rc < 0) return efail(E, EXIT_FAIL, "%s", reg_errmsg(E->R));
+    if (rc == 0 || !k->source)
+        return efail(E, EXIT_INPUT, "registry '%s': the cubin cache lacks the source of %s", E->o->db_path, what);
+    if (strcmp(kname, k->p->kernel))
+        return efail(E, EXIT_INPUT, "registry '%s': %s: the plan names kernel '%s', the cached source another", E->o->db_path, what,
+                     k->p->kernel);
+    k->ndims = E->task.ndims;
+    if (parse_edges(w->lo, k->lo, k->ndims) || parse_edges(w->hi, k->hi, k->ndims))
+        return efail(E, EXIT_INPUT, "registry '%s': %s: bad bucket edges", E->o->db_path, what);
+    for (int i = 0; i < k->ndims; i++)
+        if (k->lo[i] < 0 || k->hi[i] <= k->lo[i] || k->hi[i] <= 1)
+            return efail(E, EXIT_INPUT, "registry '%s': %s: empty bucket", E->o->db_path, what);
+    char tm[96], cfg[256], shape[160];
+    safe_text(tm, sizeof tm, w->tmpl);
+    safe_text(cfg, sizeof cfg, w->config);
+    safe_text(shape, sizeof shape, w->shape);
+    snprintf(k->note, sizeof k->note, "bucket %s: template %s, config %s; measured %.2f us at shape %s", b, tm, cfg,
+             w->median_us, shape);
+    return 0;
+}
+
+/* The template default, instantiated from the templates. */
+static int add_default(emitter *E, const char *tname, const char *config)
+{
+    device dev;
+    if (device_assume(E->o->arch, &dev)) return efail(E, EXIT_INPUT, "no device facts for arch '%s'", E->o->arch);
+    if (E->nk == EMIT_MAXKERNELS) return efail(E, EXIT_INPUT, "too many kernels");
+    ek *k = &E->k[E->nk];
+    memset(k, 0, sizeof *k);
+    char kname[64];
+    snprintf(kname, sizeof kname, "%.50s_default", E->fn);
+    kernel_src ks;
+    if (tmpl_instantiate(E->T, tname, config, &E->task, &dev, kname, &ks)) return efail(E, EXIT_INPUT, "%s", tmpl_errmsg(E->T));
+    k->p = ks.plan;
+    k->source = ks.source;
+    E->nk++;
+    char tm[96], cfg[256];
+    safe_text(tm, sizeof tm, tname);
+    safe_text(cfg, sizeof cfg, config);
+    snprintf(k->note, sizeof k->note, "the template default: template %s, config %s", tm, cfg);
+    return 0;
+}
+
+/* Macro names a source #defines, so they can be #undef'd after it. */
+static void undef_macros(strbuf *out, const char *src)
+{
+    for (const char *line = src; line && *line;) {
+        const char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '#') {
+            p++;
+            while (*p == ' ' || *p == '\t') p++;
+            if (!strncmp(p, "define", 6) && (p[6] == ' ' || p[6] == '\t')) {
+                p += 6;
+                while (*p == ' ' || *p == '\t') p++;
+                size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+                if (n) sb_printf(out, "#undef %.*s\n", (int)n, p);
+            }
+        }
+        line = strchr(line, '\n');
+        if (line) line++;
     }
 }
 
-static void fn_name(char *out, size_t cap, const char *op, const char *dtype)
+/* The C parameter list of the public function and of each launch. */
+static void signature(emitter *E, strbuf *out, int with_ws)
 {
-    snprintf(out, cap, "aitune_%s_", op);
-    size_t at = strlen(out);
-    for (const char *p = dtype; *p && at + 4 < cap; p++) {
-        if (*p == '>') { memcpy(out + at, "_to_", 4); at += 4; }
-        else out[at++] = *p;
+    const op_task *t = &E->task;
+    for (int i = 0; i < t->nargs; i++) {
+        const op_arg *a = &t->args[i];
+        const char *ct = !strcmp(a->dtype, "f32") ? "float" : "unsigned short";
+        if (a->role == ROLE_IN) sb_printf(out, "const %s* %s, ", ct, a->name);
+        else if (a->role == ROLE_OUT || a->role == ROLE_INOUT) sb_printf(out, "%s* %s, ", ct, a->name);
+        else if (a->role == ROLE_SCALAR) sb_printf(out, "float %s, ", a->name);
+        else sb_printf(out, "long long %s, ", a->name);
     }
-    out[at] = 0;
+    for (int d = 0; d < t->ndims; d++) {
+        int is_arg = 0;
+        for (int i = 0; i < t->nargs; i++) is_arg |= t->args[i].role == ROLE_DIM && !strcmp(t->args[i].name, t->dims[d]);
+        if (!is_arg) sb_printf(out, "long long %s, ", t->dims[d]);
+    }
+    if (with_ws) sb_puts(out, "void* ws, ");
+    sb_puts(out, "cudaStream_t stream");
+}
+
+/* The argument names in signature order (for forwarding calls). */
+static void call_args(emitter *E, strbuf *out, int with_ws)
+{
+    const op_task *t = &E->task;
+    for (int i = 0; i < t->nargs; i++) sb_printf(out, "%s, ", t->args[i].name);
+    for (int d = 0; d < t->ndims; d++) {
+        int is_arg = 0;
+        for (int i = 0; i < t->nargs; i++) is_arg |= t->args[i].role == ROLE_DIM && !strcmp(t->args[i].name, t->dims[d]);
+        if (!is_arg) sb_printf(out, "%s, ", t->dims[d]);
+    }
+    if (with_ws) sb_puts(out, "ws, ");
+    sb_puts(out, "stream");
+}
+
+static void dims_params(emitter *E, strbuf *out)
+{
+    for (int d = 0; d < E->task.ndims; d++) sb_printf(out, "%slong long %s", d ? ", " : "", E->task.dims[d]);
+}
+
+static int has_ws(const plan *p)
+{
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].kind == PLAN_WORKSPACE) return 1;
+    return 0;
+}
+
+/* Kernel i's workspace size and launch functions. */
+static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_static, int with_ws)
+{
+    const ek *k = &E->k[i];
+    const plan *p = k->p;
+    const char *q = is_static ? "static " : "extern \"C\" ";
+    sb_printf(out, "%ssize_t %s_workspace_bytes(", q, name);
+    dims_params(E, out);
+    sb_puts(out, ")\n{\n");
+    for (int d = 0; d < E->task.ndims; d++) sb_printf(out, "    (void)%s;\n", E->task.dims[d]);
+    const char *ws = NULL;
+    for (int j = 0; j < p->nparams; j++)
+        if (p->params[j].kind == PLAN_WORKSPACE) ws = p->params[j].expr;
+    sb_puts(out, "    return ");
+    if (ws) { sb_puts(out, "(size_t)"); c_expr(out, ws); }
+    else sb_puts(out, "0");
+    sb_puts(out, ";\n}\n\n");
+
+    sb_printf(out, "// Launch on `stream`; returns the launch's error code.%s\n",
+              has_ws(p) ? " ws: a zeroed device workspace of the bytes above." : "");
+    sb_printf(out, "%scudaError_t %s(", q, name);
+    signature(E, out, with_ws);
+    sb_puts(out, ")\n{\n");
+    if (with_ws && !has_ws(p)) sb_puts(out, "    (void)ws;\n");
+    static const char *const gname[] = { "aitune_g", "aitune_b", "aitune_c" };
+    for (int a = 0; a < 3; a++) {
+        char *const *ex = a == 0 ? p->grid : a == 1 ? p->block : p->cluster;
+        sb_printf(out, "    const long long %s[3] = { ", gname[a]);
+        for (int d = 0; d < 3; d++) {
+            if (d) sb_puts(out, ", ");
+            c_expr(out, ex[d]);
+        }
+        sb_puts(out, " };\n");
+    }
+    sb_puts(out, "    const long long aitune_smem = ");
+    c_expr(out, p->smem);
+    sb_puts(out, ";\n"
+                 "    for (int d = 0; d < 3; d++)\n"
+                 "        if (aitune_g[d] < 1 || aitune_g[d] > 2147483647LL || aitune_b[d] < 1 || aitune_b[d] > 1024 ||\n"
+                 "            aitune_c[d] < 1 || aitune_g[d] % aitune_c[d]) return cudaErrorInvalidConfiguration;\n"
+                 "    if (aitune_smem < 0) return cudaErrorInvalidConfiguration;\n");
+    char kref[160];
+    snprintf(kref, sizeof kref, "aitune_k%d::%s", k->ns, p->kernel);
+    if (strcmp(p->smem, "0"))
+        /* Static plus dynamic shared memory past 48 KB needs the opt-in. */
+        sb_printf(out, "    if (aitune_smem > 0) {\n        cudaFuncAttributes aitune_fa;\n"
+                       "        cudaError_t aitune_e = cudaFuncGetAttributes(&aitune_fa, %s);\n"
+                       "        if (aitune_e == cudaSuccess && (size_t)aitune_smem + aitune_fa.sharedSizeBytes > 48 * 1024)\n"
+                       "            aitune_e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)aitune_smem);\n"
+                       "        if (aitune_e != cudaSuccess) return aitune_e;\n    }\n", kref, kref);
+    for (int j = 0; j < p->nparams; j++) {
+        const plan_param *pp = &p->params[j];
+        switch (pp->kind) {
+        case PLAN_PTR: sb_printf(out, "    void* aitune_p%d = (void*)%s;\n", j, p->args[pp->arg].name); break;
+        case PLAN_F32: sb_printf(out, "    float aitune_p%d = %s;\n", j, p->args[pp->arg].name); break;
+        case PLAN_WORKSPACE: sb_printf(out, "    void* aitune_p%d = ws;\n", j); break;
+        case PLAN_DIM:
+            sb_printf(out, "    long long aitune_p%d = ", j);
+            c_expr(out, pp->expr);
+            sb_puts(out, ";\n");
+            break;
+        case PLAN_I32:
+            sb_printf(out, "    const long long aitune_v%d = ", j);
+            c_expr(out, pp->expr);
+            sb_printf(out, ";\n    if (aitune_v%d < -2147483648LL || aitune_v%d > 2147483647LL) return cudaErrorInvalidValue;\n"
+                           "    int aitune_p%d = (int)aitune_v%d;\n", j, j, j, j);
+            break;
+        case PLAN_TMAP: {
+            const plan_tmap *t = &pp->tm;
+            const plan_arg *a = &p->args[pp->arg];
+            sb_printf(out, "    CUtensorMap aitune_p%d;\n    {\n        const long long aitune_d[%d] = { ", j, t->rank);
+            for (int d = 0; d < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->dims[d]); }
+            sb_printf(out, " };\n        const long long aitune_s[%d] = { ", t->rank > 1 ? t->rank - 1 : 1);
+            for (int d = 0; d + 1 < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->strides[d]); }
+            if (t->rank == 1) sb_puts(out, "16");
+            sb_printf(out, " };\n        const cuuint32_t aitune_box[%d] = { ", t->rank);
+            for (int d = 0; d < t->rank; d++) sb_printf(out, "%s%uu", d ? ", " : "", t->box[d]);
+            sb_printf(out, " };\n        if (aitune_encode(&aitune_p%d, %s, %d, (const void*)%s, aitune_d, aitune_s, aitune_box, %s, %s, %s))\n"
+                           "            return cudaErrorInvalidValue;\n    }\n",
+                      j, !strcmp(a->dtype, "bf16") ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : !strcmp(a->dtype, "f16") ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+                      t->rank, a->name,
+                      t->swizzle == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B" : t->swizzle == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
+                      t->l2 == 256 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_256B" : t->l2 == 128 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_128B" : t->l2 == 64 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_64B" : "CU_TENSOR_MAP_L2_PROMOTION_NONE",
+                      t->oob_nan ? "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA" : "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE");
+            break;
+        }
+        }
+    }
+    sb_puts(out, "    void* aitune_args[] = { ");
+    for (int j = 0; j < p->nparams; j++) sb_printf(out, "&aitune_p%d, ", j);
+    sb_puts(out, "0 };\n"
+                 "    cudaLaunchConfig_t aitune_cfg = {};\n"
+                 "    aitune_cfg.gridDim = dim3((unsigned)aitune_g[0], (unsigned)aitune_g[1], (unsigned)aitune_g[2]);\n"
+                 "    aitune_cfg.blockDim = dim3((unsigned)aitune_b[0], (unsigned)aitune_b[1], (unsigned)aitune_b[2]);\n"
+                 "    aitune_cfg.dynamicSmemBytes = (size_t)aitune_smem;\n"
+                 "    aitune_cfg.stream = stream;\n"
+                 "    cudaLaunchAttribute aitune_at[1];\n"
+                 "    if (aitune_c[0] * aitune_c[1] * aitune_c[2] > 1) {\n"
+                 "        aitune_at[0].id = cudaLaunchAttributeClusterDimension;\n"
+                 "        aitune_at[0].val.clusterDim.x = (unsigned)aitune_c[0];\n"
+                 "        aitune_at[0].val.clusterDim.y = (unsigned)aitune_c[1];\n"
+                 "        aitune_at[0].val.clusterDim.z = (unsigned)aitune_c[2];\n"
+                 "        aitune_cfg.attrs = aitune_at;\n"
+                 "        aitune_cfg.numAttrs = 1;\n"
+                 "    }\n");
+    sb_printf(out, "    return cudaLaunchKernelExC(&aitune_cfg, (const void*)%s, aitune_args);\n}\n\n", kref);
+}
+
+/* inline, not static: unused ones draw no warning, and two emitted files
+** linked together share these identical definitions. */
+static const char helpers[] =
+    "inline long long aitune_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n"
+    "inline long long aitune_min(long long a, long long b) { return a < b ? a : b; }\n"
+    "inline long long aitune_max(long long a, long long b) { return a > b ? a : b; }\n";
+
+/* Tensor maps are encoded through the runtime's driver entry point, so the
+** file links nothing but cudart. */
+static const char encoder[] =
+    "typedef CUresult (*aitune_encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,\n"
+    "    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,\n"
+    "    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);\n"
+    "static int aitune_encode(CUtensorMap* m, CUtensorMapDataType dt, int rank, const void* addr, const long long* dims,\n"
+    "                         const long long* strides, const cuuint32_t* box, CUtensorMapSwizzle sw,\n"
+    "                         CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)\n"
+    "{\n"
+    "    static aitune_encode_fn fn = 0;\n"
+    "    if (!fn) {\n"
+    "        void* p = 0;\n"
+    "        cudaDriverEntryPointQueryResult q;\n"
+    "#if CUDART_VERSION >= 12050\n"
+    "        if (cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", &p, 12000, cudaEnableDefault, &q) != cudaSuccess || !p)\n"
+    "#else\n"
+    "        if (cudaGetDriverEntryPoint(\"cuTensorMapEncodeTiled\", &p, cudaEnableDefault, &q) != cudaSuccess || !p)\n"
+    "#endif\n"
+    "            return -1;\n"
+    "        fn = (aitune_encode_fn)p;\n"
+    "    }\n"
+    "    cuuint64_t d[5], s[4];\n"
+    "    cuuint32_t es[5] = { 1, 1, 1, 1, 1 };\n"
+    "    if (((unsigned long long)addr) % 16) return -1;\n"
+    "    for (int i = 0; i < rank; i++) { if (dims[i] < 1 || dims[i] > (1LL << 32)) return -1; d[i] = (cuuint64_t)dims[i]; }\n"
+    "    for (int i = 0; i + 1 < rank; i++) { if (strides[i] < 16 || strides[i] % 16) return -1; s[i] = (cuuint64_t)strides[i]; }\n"
+    "    return fn(m, dt, (cuuint32_t)rank, (void*)addr, d, s, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, l2, oob) != CUDA_SUCCESS;\n"
+    "}\n\n";
+
+/* The dispatcher: aitune_lookup's choice (exact bucket, else the nearest
+** by log2 distance, ties to the smaller lo) over the file's buckets. */
+static void dispatcher(emitter *E, strbuf *out, int with_ws)
+{
+    int nd = E->task.ndims;
+    sb_printf(out, "static const long long aitune_lo[%d][%d] = {", E->nk, nd);
+    for (int i = 0; i < E->nk; i++) {
+        sb_puts(out, i ? ", {" : " {");
+        for (int d = 0; d < nd; d++) sb_printf(out, "%s%lldLL", d ? ", " : "", E->k[i].lo[d]);
+        sb_puts(out, "}");
+    }
+    sb_printf(out, " };\nstatic const long long aitune_hi[%d][%d] = {", E->nk, nd);
+    for (int i = 0; i < E->nk; i++) {
+        sb_puts(out, i ? ", {" : " {");
+        for (int d = 0; d < nd; d++) sb_printf(out, "%s%lldLL", d ? ", " : "", E->k[i].hi[d]);
+        sb_puts(out, "}");
+    }
+    sb_printf(out, " };\n\n"
+                   "// The bucket for a shape, as aitune_lookup picks it; -1 for a size < 1.\n"
+                   "static int aitune_pick(const long long* s)\n{\n"
+                   "    int best = -1, best_exact = 0;\n    double best_dist = 0;\n"
+                   "    for (int i = 0; i < %d; i++) if (s[i] < 1) return -1;\n"
+                   "    for (int k = 0; k < %d; k++) {\n"
+                   "        int exact = 1;\n        double dist = 0;\n"
+                   "        for (int i = 0; i < %d; i++) {\n"
+                   "            long long a = aitune_lo[k][i] > 1 ? aitune_lo[k][i] : 1, b = aitune_hi[k][i] - 1;\n"
+                   "            long long c = s[i] < a ? a : s[i] > b ? b : s[i];\n"
+                   "            if (c != s[i]) { exact = 0; dist += fabs(log2((double)s[i]) - log2((double)c)); }\n"
+                   "        }\n"
+                   "        int better = best < 0;\n"
+                   "        if (!better && exact != best_exact) better = exact;\n"
+                   "        else if (!better && fabs(dist - best_dist) > 1e-9) better = dist < best_dist;\n"
+                   "        else if (!better) {\n"
+                   "            for (int i = 0; i < %d; i++)\n"
+                   "                if (aitune_lo[k][i] != aitune_lo[best][i]) { better = aitune_lo[k][i] < aitune_lo[best][i]; break; }\n"
+                   "        }\n"
+                   "        if (better) { best = k; best_exact = exact; best_dist = dist; }\n"
+                   "    }\n    return best;\n}\n\n", nd, E->nk, nd, nd);
+    sb_printf(out, "// Workspace bytes the kernel chosen for this shape needs (0: none).\nextern \"C\" size_t %s_workspace_bytes(", E->fn);
+    dims_params(E, out);
+    sb_puts(out, ")\n{\n    const long long aitune_s[] = { ");
+    for (int d = 0; d < nd; d++) sb_printf(out, "%s%s", d ? ", " : "", E->task.dims[d]);
+    sb_puts(out, " };\n    switch (aitune_pick(aitune_s)) {\n");
+    for (int i = 0; i < E->nk; i++) {
+        sb_printf(out, "    case %d: return aitune_launch_%d_workspace_bytes(", i, i);
+        for (int d = 0; d < nd; d++) sb_printf(out, "%s%s", d ? ", " : "", E->task.dims[d]);
+        sb_puts(out, ");\n");
+    }
+    sb_puts(out, "    default: return 0;\n    }\n}\n\n");
+    sb_printf(out, "// Launch the kernel chosen for this shape on `stream`.%s\nextern \"C\" cudaError_t %s(",
+              with_ws ? " ws: a zeroed device workspace of the bytes above." : "", E->fn);
+    signature(E, out, with_ws);
+    sb_puts(out, ")\n{\n    const long long aitune_s[] = { ");
+    for (int d = 0; d < nd; d++) sb_printf(out, "%s%s", d ? ", " : "", E->task.dims[d]);
+    sb_puts(out, " };\n    switch (aitune_pick(aitune_s)) {\n");
+    for (int i = 0; i < E->nk; i++) {
+        sb_printf(out, "    case %d: return aitune_launch_%d(", i, i);
+        call_args(E, out, with_ws);
+        sb_puts(out, ");\n");
+    }
+    sb_puts(out, "    default: return cudaErrorInvalidValue;\n    }\n}\n");
+}
+
+static void write_file(emitter *E, strbuf *out, const char *level)
+{
+    const emit_opts *o = E->o;
+    int whole = !o->shape;
+    int with_ws = 0, tmaps = 0;
+    for (int i = 0; i < E->nk; i++) {
+        with_ws |= has_ws(E->k[i].p);
+        tmaps |= plan_has_tmap(E->k[i].p);
+    }
+    char arch[32], dt[32];
+    safe_text(arch, sizeof arch, o->arch);
+    safe_text(dt, sizeof dt, o->dtype);
+    sb_printf(out, "// Written by aitune %s: `aitune emit %s --arch %s --dtype %s%s`.\n", AITUNE_TOOL_VERSION, E->task.op, arch, dt,
+              whole ? "" : " --shape ...");
+    if (whole)
+        sb_printf(out, "// %d kernel%s: %s picks one for a shape as aitune_lookup does (exact bucket, else nearest).\n", E->nk,
+                  E->nk == 1 ? "" : "s", E->fn);
+    else
+        sb_printf(out, "// Chosen at level '%s': %s\n", level, E->k[0].note);
+    sb_puts(out, "// Compile with nvcc -gencode=arch=compute_90a,code=sm_90a (the arch it was tuned for).\n"
+                 "// Standalone: nothing from aitune is needed to build or run it.\n\n"
+                 "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <math.h>\n#include <stddef.h>\n\n");
+    for (int i = 0; i < E->nk; i++) {
+        ek *k = &E->k[i];
+        k->ns = i;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(E->k[j].p->kernel, k->p->kernel)) k->ns = E->k[j].ns;   /* same kernel: one copy */
+        if (k->ns != i) continue;
+        if (whole) sb_printf(out, "// ---- kernel %d: %s\n", i, k->note);
+        sb_printf(out, "namespace aitune_k%d {\n", i);
+        sb_puts(out, k->source);
+        sb_printf(out, "\n}  // namespace aitune_k%d\n", i);
+        undef_macros(out, k->source);
+        sb_puts(out, "\n");
+    }
+    sb_puts(out, helpers);
+    sb_puts(out, "\n");
+    if (tmaps) sb_puts(out, encoder);
+    if (!whole) {
+        launch_fn(E, out, 0, E->fn, 0, has_ws(E->k[0].p));
+        return;
+    }
+    for (int i = 0; i < E->nk; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "aitune_launch_%d", i);
+        sb_printf(out, "// kernel %d: %s\n", i, E->k[i].note);
+        launch_fn(E, out, i, name, 1, with_ws);
+    }
+    dispatcher(E, out, with_ws);
+}
+
+/* Write only a regular file (or stdout): through a temporary created
+** exclusively beside it, then renamed, so a failure leaves nothing half
+** written and a symlink planted at the temporary's name is not followed. */
+static int write_out(emitter *E, const strbuf *out)
+{
+    const char *path = E->o->out_path;
+    if (!strcmp(path, "-")) {
+        if (fwrite(out->buf, 1, out->len, stdout) != out->len || fflush(stdout))
+            return efail(E, EXIT_FAIL, "cannot write to standard output");
+        return 0;
+    }
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return efail(E, EXIT_USAGE, "'%s' is not a regular file: emit writes only regular files (or - for stdout)", path);
+    char *tmp = xstrfmt("%s.XXXXXX", path);
+    int fd = mkstemp(tmp);   /* O_CREAT | O_EXCL, mode 0600 */
+    if (fd < 0) {
+        free(tmp);
+        return efail(E, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    const char *p = out->buf;
+    size_t n = out->len;
+    int bad = 0;
+    while (n && !bad) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) bad = 1;
+        else { p += w; n -= (size_t)w; }
+    }
+    if (close(fd)) bad = 1;
+    if (bad || rename(tmp, path)) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return efail(E, EXIT_FAIL, "cannot write '%s': %s", path, strerror(e));
+    }
+    free(tmp);
+    return 0;
 }
 
 int emit_run(const emit_opts *o)
 {
+    emitter E0, *E = &E0;
+    memset(E, 0, sizeof *E);
+    E->o = o;
+    E->code = EXIT_FAIL;
     aitune *h = NULL;
-    int code = EXIT_FAIL;
-    tmpl *T = NULL;
-    reg *R = NULL;
-    kernel_src k = { 0 };
-    char *source = NULL;
     strbuf out = STRBUF_INIT;
-    if (aitune_open(o->db_path, &h) != AITUNE_OK) {
-        error("%s", aitune_errmsg(h));
-        aitune_close(h);
-        return EXIT_INPUT;
-    }
-    aitune_choice c;
-    if (aitune_lookup(h, o->op, o->arch, o->dtype, o->shape, o->ndims, &c) != AITUNE_OK) {
-        error("%s", aitune_errmsg(h));
-        code = EXIT_INPUT;
+    const char *level = "exact";
+    int rc = -1;
+    arch_base(o->arch, E->arch);
+    if (fn_name(E->fn, sizeof E->fn, o->op, o->dtype)) {
+        efail(E, EXIT_USAGE, "op '%s' and dtype '%s' do not make a C function name", o->op, o->dtype);
         goto done;
     }
-    T = tmpl_open(o->root);
-    op_task task;
-    if (tmpl_task(T, o->op, o->dtype, o->shape, &task)) { error("%s", tmpl_errmsg(T)); code = EXIT_INPUT; goto done; }
-    char kname[64] = "";
-    const char *launch = NULL;
-    winner w = { 0 };
-    if (c.level != AITUNE_DEFAULT) {
-        if (reg_open(o->db_path, 1, &R)) { error("%s", reg_errmsg(R)); goto done; }
-        char arch[16];
-        arch_base(o->arch, arch);
-        if (reg_winner_get(R, o->op, arch, o->dtype, c.bucket, &w) != 1 || !w.cubin[0]) {
-            error("registry '%s': the winner of %s %s %s has no kernel stored", o->db_path, o->op, o->dtype, c.bucket);
-            winner_free(&w);
+    E->T = tmpl_open(o->root);
+    /* The op's signature from the templates; the shape only picks buckets. */
+    long long shape[TMPL_MAXDIMS] = { 1, 1, 1, 1 };
+    int nd, ndt;
+    char dims[TMPL_MAXDIMS][16], dts[32][16];
+    if (tmpl_op_info(E->T, o->op, &nd, dims, &ndt, dts, 32)) { efail(E, EXIT_INPUT, "%s", tmpl_errmsg(E->T)); goto done; }
+    if (o->shape) memcpy(shape, o->shape, sizeof *shape * (size_t)(o->ndims < nd ? o->ndims : nd));
+    if (tmpl_task(E->T, o->op, o->dtype, shape, &E->task)) { efail(E, EXIT_INPUT, "%s", tmpl_errmsg(E->T)); goto done; }
+    if (aitune_open(o->db_path, &h) != AITUNE_OK) { efail(E, EXIT_INPUT, "%s", aitune_errmsg(h)); goto done; }
+    if (reg_open(o->db_path, 1, &E->R)) { efail(E, EXIT_INPUT, "%s", reg_errmsg(E->R)); goto done; }
+    if (o->shape) {
+        aitune_choice c;
+        if (aitune_lookup(h, o->op, o->arch, o->dtype, o->shape, o->ndims, &c) != AITUNE_OK) {
+            efail(E, EXIT_INPUT, "%s", aitune_errmsg(h));
             goto done;
         }
-        if (reg_cubin_source(R, w.cubin, &source, kname, sizeof kname) != 1) {
-            error("registry '%s': the cubin cache lacks the winner's source (%s)", o->db_path, w.cubin);
+        level = aitune_level_name(c.level);
+        if (c.level == AITUNE_DEFAULT) {
+            if (add_default(E, c.template_name, c.config)) goto done;
+        } else {
+            winner w;
+            int got = reg_winner_get(E->R, o->op, E->arch, o->dtype, c.bucket, &w);
+            if (got < 0) { efail(E, EXIT_FAIL, "%s", reg_errmsg(E->R)); goto done; }
+            if (got == 0) { efail(E, EXIT_INPUT, "registry '%s': the winner of bucket %s vanished", o->db_path, c.bucket); goto done; }
+            int bad = add_winner(E, &w);
             winner_free(&w);
-            goto done;
+            if (bad) goto done;
         }
-        launch = w.launch;
-        for (int i = 0; i < 3; i++) {
-            if (json_nth(launch, "grid", i, k.grid[i], sizeof k.grid[i]) ||
-                json_nth(launch, "block", i, k.block[i], sizeof k.block[i])) {
-                error("registry '%s': bad launch geometry for %s %s %s", o->db_path, o->op, o->dtype, c.bucket);
-                winner_free(&w);
+    } else {
+        winner *ws = NULL;
+        int nw = 0;
+        if (reg_winners_of(E->R, o->op, E->arch, o->dtype, &ws, &nw)) { efail(E, EXIT_FAIL, "%s", reg_errmsg(E->R)); goto done; }
+        int bad = 0;
+        for (int i = 0; i < nw; i++) {
+            if (!bad) bad = add_winner(E, &ws[i]);
+            winner_free(&ws[i]);
+        }
+        free(ws);
+        if (bad) goto done;
+        if (!E->nk) {
+            /* No tuned bucket: the default answers every shape, as in lookup. */
+            char tname[64], *config = NULL;
+            int got = reg_default_get(E->R, o->op, E->arch, o->dtype, tname, sizeof tname, &config);
+            if (got < 0) { efail(E, EXIT_FAIL, "%s", reg_errmsg(E->R)); goto done; }
+            if (!got) {
+                efail(E, EXIT_INPUT, "registry '%s': no winner or default for %s %s %s", o->db_path, o->op, E->arch, o->dtype);
                 goto done;
             }
+            level = "default";
+            int bad2 = add_default(E, tname, config);
+            free(config);
+            if (bad2) goto done;
+            for (int d = 0; d < E->task.ndims; d++) { E->k[0].lo[d] = 1; E->k[0].hi[d] = 1LL << 62; }
+            E->k[0].ndims = E->task.ndims;
         }
-        if (json_nth(launch, "smem", 0, k.smem, sizeof k.smem)) snprintf(k.smem, sizeof k.smem, "0");
-        const char *cl = strstr(launch, "\"cluster\":[");
-        if (cl) sscanf(cl + 11, "%d,%d,%d", &k.cluster[0], &k.cluster[1], &k.cluster[2]);
-        const char *ws = strstr(launch, "\"workspace\":");
-        if (ws) k.workspace = atoll(ws + 12);
-    } else {
-        device dev;
-        if (device_assume(o->arch, &dev)) { error("no device facts for arch '%s'", o->arch); goto done; }
-        snprintf(kname, sizeof kname, "aitune_%s_default", o->op);
-        if (tmpl_instantiate(T, c.template_name, c.config, &task, &dev, kname, &k)) { error("%s", tmpl_errmsg(T)); goto done; }
-        source = xstrdup(k.source);
     }
-    char fn[96];
-    fn_name(fn, sizeof fn, o->op, o->dtype);
-    sb_printf(&out, "// Written by aitune %s: `aitune emit %s --arch %s --dtype %s`.\n", AITUNE_TOOL_VERSION, o->op,
-              o->arch, o->dtype);
-    sb_printf(&out, "// Chosen at level '%s'%s%s: template %s, config %s\n", aitune_level_name(c.level),
-              c.bucket ? " from bucket " : "", c.bucket ? c.bucket : "", c.template_name, c.config);
-    if (c.level != AITUNE_DEFAULT)
-        sb_printf(&out, "// Measured %.2f us (%.1f GB/s) at shape %s; compile with nvcc -gencode=arch=compute_90a,code=sm_90a\n",
-                  w.median_us, w.gbps, w.shape);
-    sb_printf(&out, "// Standalone: nothing from aitune is needed to build or run it.\n\n");
-    sb_puts(&out, source);
-    /* Only the helpers the launch expressions use: no unused-function warnings. */
-    strbuf exprs = STRBUF_INIT;
-    for (int i = 0; i < 3; i++) sb_printf(&exprs, "%s %s ", k.grid[i], k.block[i]);
-    sb_puts(&exprs, k.smem);
-    sb_puts(&out, "\n");
-    if (strstr(sb_str(&exprs), "cdiv("))
-        sb_puts(&out, "static inline long long aitune_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n");
-    if (strstr(sb_str(&exprs), "min("))
-        sb_puts(&out, "static inline long long aitune_min(long long a, long long b) { return a < b ? a : b; }\n");
-    if (strstr(sb_str(&exprs), "max("))
-        sb_puts(&out, "static inline long long aitune_max(long long a, long long b) { return a > b ? a : b; }\n");
-    sb_puts(&out, "\n");
-    sb_free(&exprs);
-    sb_printf(&out, "// Launch on `stream`; returns the launch's error code.%s\n",
-              k.workspace ? " ws: a zeroed device workspace of at least the bytes below." : "");
-    if (k.workspace) sb_printf(&out, "// workspace bytes at the tuned shape: %lld\n", k.workspace);
-    sb_printf(&out, "extern \"C\" cudaError_t %s(", fn);
-    strbuf call = STRBUF_INIT;
-    for (int i = 0; i < task.nargs; i++) {
-        const op_arg *a = &task.args[i];
-        const char *ct = !strcmp(a->dtype, "f32") ? "float" : "unsigned short";
-        if (a->role == ROLE_IN) sb_printf(&out, "const %s* %s, ", ct, a->name);
-        else if (a->role == ROLE_OUT || a->role == ROLE_INOUT) sb_printf(&out, "%s* %s, ", ct, a->name);
-        else if (a->role == ROLE_SCALAR) sb_printf(&out, "float %s, ", a->name);
-        else sb_printf(&out, "long long %s, ", a->name);
-        sb_printf(&call, "%s%s", i ? ", " : "", a->name);
+    write_file(E, &out, level);
+    if (write_out(E, &out)) goto done;
+    if (strcmp(o->out_path, "-")) {
+        if (o->shape) fprintf(stderr, "wrote %s: %s (level %s)\n", o->out_path, E->fn, level);
+        else fprintf(stderr, "wrote %s: %s over %d kernel%s\n", o->out_path, E->fn, E->nk, E->nk == 1 ? "" : "s");
     }
-    if (k.workspace) { sb_puts(&out, "void* ws, "); sb_puts(&call, ", ws"); }
-    sb_puts(&out, "cudaStream_t stream)\n{\n    dim3 grid(");
-    for (int i = 0; i < 3; i++) { sb_printf(&out, "%s(unsigned)(", i ? ", " : ""); c_expr(&out, k.grid[i]); sb_puts(&out, ")"); }
-    sb_puts(&out, "), block(");
-    for (int i = 0; i < 3; i++) { sb_printf(&out, "%s(unsigned)(", i ? ", " : ""); c_expr(&out, k.block[i]); sb_puts(&out, ")"); }
-    sb_puts(&out, ");\n    size_t smem = (size_t)(");
-    c_expr(&out, k.smem);
-    sb_puts(&out, ");\n");
-    /* Static plus dynamic shared memory past 48 KB needs the opt-in. */
-    if (strcmp(k.smem, "0"))
-        sb_printf(&out, "    if (smem > 0) {\n        cudaFuncAttributes fa;\n"
-                        "        cudaError_t e = cudaFuncGetAttributes(&fa, %s);\n"
-                        "        if (e == cudaSuccess && smem + fa.sharedSizeBytes > 48 * 1024)\n"
-                        "            e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
-                        "        if (e != cudaSuccess) return e;\n    }\n", kname, kname);
-    if (k.cluster[0] * k.cluster[1] * k.cluster[2] > 1) {
-        sb_printf(&out, "    cudaLaunchConfig_t cfg = {};\n    cudaLaunchAttribute at[1];\n"
-                        "    at[0].id = cudaLaunchAttributeClusterDimension;\n"
-                        "    at[0].val.clusterDim.x = %d; at[0].val.clusterDim.y = %d; at[0].val.clusterDim.z = %d;\n"
-                        "    cfg.gridDim = grid; cfg.blockDim = block; cfg.dynamicSmemBytes = smem; cfg.stream = stream;\n"
-                        "    cfg.attrs = at; cfg.numAttrs = 1;\n    return cudaLaunchKernelEx(&cfg, %s, %s);\n}\n",
-                  k.cluster[0], k.cluster[1], k.cluster[2], kname, sb_str(&call));
-    } else {
-        sb_printf(&out, "    %s<<<grid, block, smem, stream>>>(%s);\n    return cudaGetLastError();\n}\n", kname, sb_str(&call));
-    }
-    sb_free(&call);
-    winner_free(&w);
-    if (!strcmp(o->out_path, "-")) {
-        fwrite(out.buf, 1, out.len, stdout);
-        code = EXIT_OK;
-    } else {
-        /* Write beside, then rename: no half-written file on failure. */
-        char *tmp = xstrfmt("%s.tmp", o->out_path);
-        FILE *f = fopen(tmp, "w");
-        if (!f || fwrite(out.buf, 1, out.len, f) != out.len || fclose(f)) {
-            error("cannot write '%s'", o->out_path);
-            if (f) remove(tmp);
-        } else if (rename(tmp, o->out_path)) {
-            error("cannot write '%s'", o->out_path);
-            remove(tmp);
-        } else {
-            fprintf(stderr, "wrote %s: %s (%s, level %s)\n", o->out_path, fn, c.config, aitune_level_name(c.level));
-            code = EXIT_OK;
-        }
-        free(tmp);
-    }
+    rc = 0;
 done:
+    for (int i = 0; i < E->nk; i++) {
+        plan_free(E->k[i].p);
+        free(E->k[i].source);
+    }
     sb_free(&out);
-    free(source);
-    kernel_src_free(&k);
-    reg_close(R);
-    tmpl_close(T);
+    reg_close(E->R);
+    tmpl_close(E->T);
     aitune_close(h);
-    return code;
+    return rc ? E->code : EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /* expr.c: a recursive-descent evaluator for the grammar in expr.h. */
 #include "expr.h"
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +13,14 @@ typedef struct parser {
     char *err;
     int errcap;
     int failed;
+    int depth;
+    int checking;           /* expr_check: names are 1, no value errors */
 } parser;
+
+/* Expressions come from templates and, through emit and the runtime, from
+** registries: nesting is capped (no stack overflow) and every step is
+** checked for overflow (no wrapped sizes, no undefined behaviour). */
+#define EXPR_MAXDEPTH 64
 
 static long long fail(parser *ps, const char *what)
 {
@@ -41,24 +49,42 @@ static long long call(parser *ps, const char *fn)
     if (!eat(ps, ',')) return fail(ps, "expected ','");
     long long b = sum(ps);
     if (!eat(ps, ')')) return fail(ps, "expected ')'");
+    if (ps->failed) return 0;
     if (!strcmp(fn, "min")) return a < b ? a : b;
     if (!strcmp(fn, "max")) return a > b ? a : b;
+    if (ps->checking) return 1;
     if (b <= 0) return fail(ps, "cdiv by a non-positive number");
-    return (a + b - 1) / b;
+    /* Ceiling division without a + b - 1, which can overflow. */
+    return a / b + (a % b > 0);
 }
 
 static long long atom(parser *ps)
 {
     skip(ps);
+    if (ps->failed) return 0;
+    if (ps->depth >= EXPR_MAXDEPTH) return fail(ps, "nested too deeply");
     if (eat(ps, '(')) {
+        ps->depth++;
         long long v = sum(ps);
+        ps->depth--;
         if (!eat(ps, ')')) return fail(ps, "expected ')'");
         return v;
     }
-    if (eat(ps, '-')) return -atom(ps);
+    if (eat(ps, '-')) {
+        ps->depth++;
+        long long v = atom(ps);
+        ps->depth--;
+        if (v == LLONG_MIN) return fail(ps, "overflow");
+        return -v;
+    }
     if (isdigit((unsigned char)*ps->p)) {
         long long v = 0;
-        while (isdigit((unsigned char)*ps->p)) v = v * 10 + (*ps->p++ - '0');
+        while (isdigit((unsigned char)*ps->p)) {
+            int d = *ps->p - '0';
+            if (v > (LLONG_MAX - d) / 10) return fail(ps, "number too large");
+            v = v * 10 + d;
+            ps->p++;
+        }
         return v;
     }
     if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
@@ -67,9 +93,14 @@ static long long atom(parser *ps)
         int k = 0;
         while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && k < 63) name[k++] = *ps->p++;
         name[k] = 0;
-        if (!strcmp(name, "cdiv") || !strcmp(name, "min") || !strcmp(name, "max")) return call(ps, name);
+        if (!strcmp(name, "cdiv") || !strcmp(name, "min") || !strcmp(name, "max")) {
+            ps->depth++;
+            long long v = call(ps, name);
+            ps->depth--;
+            return v;
+        }
         for (int i = 0; i < ps->n; i++)
-            if (!strcmp(ps->names[i], name)) return ps->values[i];
+            if (!strcmp(ps->names[i], name)) return ps->checking ? 1 : ps->values[i];
         char msg[96];
         snprintf(msg, sizeof msg, "unknown name '%s'", name);
         ps->p = start;      /* the column where the name starts */
@@ -81,28 +112,45 @@ static long long atom(parser *ps)
 static long long product(parser *ps)
 {
     long long v = atom(ps);
-    while (eat(ps, '*')) v *= atom(ps);
+    while (!ps->failed && eat(ps, '*')) {
+        long long w = atom(ps);
+        if (__builtin_mul_overflow(v, w, &v)) return fail(ps, "overflow");
+    }
     return v;
 }
 
 static long long sum(parser *ps)
 {
     long long v = product(ps);
-    for (;;) {
-        if (eat(ps, '+')) v += product(ps);
-        else if (eat(ps, '-')) v -= product(ps);
-        else return v;
+    while (!ps->failed) {
+        if (eat(ps, '+')) {
+            if (__builtin_add_overflow(v, product(ps), &v)) return fail(ps, "overflow");
+        } else if (eat(ps, '-')) {
+            if (__builtin_sub_overflow(v, product(ps), &v)) return fail(ps, "overflow");
+        } else {
+            return v;
+        }
     }
+    return 0;
 }
 
 int expr_eval(const char *s, int n, const char *const *names, const long long *values,
               long long *out, char *err, int errcap)
 {
-    parser ps = { s, s, n, names, values, err, errcap, 0 };
+    parser ps = { s, s, n, names, values, err, errcap, 0, 0, 0 };
     long long v = sum(&ps);
     skip(&ps);
     if (*ps.p && !ps.failed) fail(&ps, "unexpected trailing text");
     if (ps.failed) return -1;
     *out = v;
     return 0;
+}
+
+int expr_check(const char *s, int n, const char *const *names, char *err, int errcap)
+{
+    parser ps = { s, s, n, names, NULL, err, errcap, 0, 0, 1 };
+    sum(&ps);
+    skip(&ps);
+    if (*ps.p && !ps.failed) fail(&ps, "unexpected trailing text");
+    return ps.failed ? -1 : 0;
 }

@@ -10,4 +10,10 @@
 int expr_eval(const char *s, int n, const char *const *names, const long long *values,
               long long *out, char *err, int errcap);
 
+/* Check s against the grammar and the names without a value: what a launch
+** plan read from an untrusted registry must pass before anyone evaluates it
+** or pastes it into C. Returns 0, or -1 with a message in err. Evaluation
+** also refuses overflow and nesting deeper than 64. */
+int expr_check(const char *s, int n, const char *const *names, char *err, int errcap);
+
 #endif

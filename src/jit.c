@@ -109,6 +109,12 @@ void jit_compile(jit_job *j)
     double t0 = now_s();
     nvrtcProgram prog;
     j->ok = 0;
+    /* The arch is pasted into the options: nothing but a known target. */
+    if (!arch_known(j->arch)) {
+        j->error = xstrfmt("no cubin for unknown arch '%.32s' (known: %s)", j->arch, arch_list());
+        __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+        return;
+    }
     if (nvrtcCreateProgram(&prog, j->source, "candidate.cu", 0, NULL, NULL) != NVRTC_SUCCESS) {
         j->error = xstrdup("nvrtcCreateProgram failed");
         j->done = 1;

@@ -7,6 +7,7 @@
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
+#include "replay.h"
 #include "sweep.h"
 #include "tmpl.h"
 #include "worker.h"
@@ -25,15 +26,20 @@ typedef struct cmd {
 
 static const cmd *find_cmd(const char *name);
 
+#define SHAPE_MAX (1LL << 62)
+
 static int usage_error(const char *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int usage_error(const char *c, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "aitune: error: ");
+    strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    sb_vprintf(&msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: %s\n(see `aitune help %s`)\n", find_cmd(c)->usage, c);
+    sb_printable(&line, sb_str(&msg));     /* arguments may hold newlines and escapes */
+    fprintf(stderr, "aitune: error: %s\nusage: %s\n(see `aitune help %s`)\n", sb_str(&line), find_cmd(c)->usage, c);
+    sb_free(&msg);
+    sb_free(&line);
     return EXIT_USAGE;
 }
 
@@ -49,32 +55,39 @@ static int parse_opts(const char *c, int argc, char **argv, opt *opts, const cha
 
 static int parse_count(const char *c, const char *what, const char *s, long long lo, long long hi, long long *out)
 {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) return usage_error(c, "%s '%s' must be an integer in [%lld, %lld]", what, s, lo, hi);
-    *out = v;
+    if (parse_size(s, strlen(s), lo, hi, out))
+        return usage_error(c, "%s '%s' must be an integer in [%lld, %lld]", what, s, lo, hi);
     return 0;
 }
 
-/* "50000000" or "4096,1024": sizes >= 1. */
+/* "50000000" or "4096,1024" (or 4096x1024): 1 to 4 sizes, each a plain
+** decimal integer >= 1. Anything else on the command line is a usage error
+** (exit 2), like every malformed option; exit 3 is for what files hold. */
 static int parse_shape(const char *c, const char *s, long long *shape, int *n)
 {
     *n = 0;
     const char *p = s;
-    while (*p) {
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || (*end && *end != ',' && *end != 'x')) return usage_error(c, "--shape '%s' is not like 4096 or 4096,1024", s);
-        if (v < 1) {
-            error("shape %s: sizes must be >= 1, not %lld", s, v);
-            return EXIT_INPUT;
-        }
+    for (;;) {
+        size_t len = strcspn(p, ",x");
         if (*n == 4) return usage_error(c, "--shape '%s' has more than 4 dims", s);
-        shape[(*n)++] = v;
-        p = *end ? end + 1 : end;
+        int rc = parse_size(p, len, 1, SHAPE_MAX, &shape[*n]);
+        if (rc == -2) return usage_error(c, "--shape '%s': sizes must be >= 1 and at most 2^62", s);
+        if (rc) return usage_error(c, "--shape '%s' is not like 4096 or 4096,1024 (sizes are integers >= 1)", s);
+        (*n)++;
+        if (!p[len]) return 0;
+        p += len + 1;
     }
-    if (!*n) return usage_error(c, "--shape is empty");
-    return 0;
+}
+
+/* Names that end up in C identifiers, comments and messages: an op
+** ([a-z0-9_]) or a dtype (also '>', as in f32>bf16). */
+static int is_word(const char *s, size_t max, const char *extra)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || strchr(extra, s[n])))
+            return 0;
+    return n > 0 && n <= max;
 }
 
 /* ---- commands ---- */
@@ -154,23 +167,53 @@ static int cmd_sweep(int argc, char **argv) { return sweep_like("sweep", argc, a
 
 typedef struct show_ctx { int json, n; } show_ctx;
 
+/* Registry strings shown on a terminal: control bytes escaped. */
+static const char *shown(strbuf *sb, const char *s)
+{
+    sb_reset(sb);
+    sb_printable(sb, s ? s : "");
+    return sb_str(sb);
+}
+
 static int show_row(const winner *w, void *p)
 {
     show_ctx *s = p;
     if (s->json) {
-        printf("%s{\"op\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"bucket\":\"%s\",\"lo\":\"%s\",\"hi\":\"%s\","
-               "\"template\":\"%s\",\"config\":%s,\"median_us\":%.4f,\"gbps\":%.2f,\"tflops\":%.4f,\"default_us\":%.4f,"
-               "\"margin\":%.4f,\"exhaustive\":%s,\"shape\":%s}",
-               s->n ? ",\n " : "[", w->op, w->arch, w->dtype, w->bucket, w->lo, w->hi, w->tmpl, w->config, w->median_us,
-               w->gbps, w->tflops, w->default_us, w->margin, w->exhaustive ? "true" : "false", w->shape);
+        /* Everything from the registry is untrusted: strings escaped, the
+        ** config copied only when it is well-formed JSON, numbers finite. */
+        strbuf j = STRBUF_INIT;
+        sb_puts(&j, s->n ? ",\n {" : "[{");
+        const char *keys[] = { "op", "arch", "dtype", "bucket", "lo", "hi", "template" };
+        const char *vals[] = { w->op, w->arch, w->dtype, w->bucket, w->lo, w->hi, w->tmpl };
+        for (int i = 0; i < 7; i++) {
+            sb_printf(&j, "%s\"%s\":", i ? "," : "", keys[i]);
+            sb_json_str(&j, vals[i]);
+        }
+        sb_puts(&j, ",\"config\":");
+        sb_json_raw(&j, w->config);
+        const char *nkeys[] = { "median_us", "gbps", "tflops", "default_us", "margin" };
+        double nvals[] = { w->median_us, w->gbps, w->tflops, w->default_us, w->margin };
+        int decimals[] = { 4, 2, 4, 4, 4 };
+        for (int i = 0; i < 5; i++) {
+            sb_printf(&j, ",\"%s\":", nkeys[i]);
+            sb_json_num(&j, nvals[i], decimals[i]);
+        }
+        sb_printf(&j, ",\"exhaustive\":%s,\"shape\":", w->exhaustive ? "true" : "false");
+        sb_json_raw(&j, w->shape[0] ? w->shape : NULL);
+        sb_puts(&j, "}");
+        fputs(sb_str(&j), stdout);
+        sb_free(&j);
     } else {
         if (!s->n)
             printf("%-11s %-6s %-9s %-18s %11s %9s %8s %7s  %s\n", "op", "arch", "dtype", "bucket", "median us", "GB/s",
                    "TFLOP/s", "vs dflt", "template config");
         char vs[16] = "-";
         if (w->default_us > 0) snprintf(vs, sizeof vs, "%.2fx", w->default_us / w->median_us);
-        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s  %s %s%s\n", w->op, w->arch, w->dtype, w->bucket,
-               w->median_us, w->gbps, w->tflops, vs, w->tmpl, w->config, w->exhaustive ? "" : " (not exhaustive)");
+        strbuf b[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
+        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s  %s %s%s\n", shown(&b[0], w->op), shown(&b[1], w->arch),
+               shown(&b[2], w->dtype), shown(&b[3], w->bucket), w->median_us, w->gbps, w->tflops, vs,
+               shown(&b[4], w->tmpl), shown(&b[5], w->config), w->exhaustive ? "" : " (not exhaustive)");
+        for (int i = 0; i < 6; i++) sb_free(&b[i]);
     }
     s->n++;
     return 0;
@@ -217,12 +260,15 @@ static int parse_query(const char *c, opt *opts, const char **pos, int np, query
     if (!opts[2].value) return usage_error(c, "--shape is required (e.g. --shape 50000000)");
     q->arch = opts[0].value;
     q->dtype = opts[1].value;
+    if (!is_word(q->op, 31, "")) return usage_error(c, "op '%s' is not a name like axpy", q->op);
+    if (!arch_known(q->arch)) return usage_error(c, "--arch '%s' is not one of %s", q->arch, arch_list());
+    if (!is_word(q->dtype, 15, ">")) return usage_error(c, "--dtype '%s' is not a name like bf16", q->dtype);
     return parse_shape(c, opts[2].value, q->shape, &q->ndims);
 }
 
 /* --shape gives one size per dim of the op, when its templates are at hand
 ** (libaitune cannot tell: its default level has no dims). */
-static int check_dims(const query *q, const char *db)
+static int check_dims(const char *c, const query *q, const char *db)
 {
     int known = cli_check_op(root_dir(), db, q->op, q->dtype);
     if (known) return known;
@@ -232,9 +278,9 @@ static int check_dims(const query *q, const char *db)
     if (!tmpl_op_info(T, q->op, &nd, dims, &ndt, dts, 32) && nd != q->ndims) {
         strbuf names = STRBUF_INIT;
         for (int i = 0; i < nd; i++) sb_printf(&names, "%s%s", i ? ", " : "", dims[i]);
-        error("op '%s' has %d dim%s (%s); --shape gives %d", q->op, nd, nd == 1 ? "" : "s", sb_str(&names), q->ndims);
+        rc = usage_error(c, "op '%s' has %d dim%s (%s); --shape gives %d", q->op, nd, nd == 1 ? "" : "s",
+                         sb_str(&names), q->ndims);
         sb_free(&names);
-        rc = EXIT_INPUT;
     }
     tmpl_close(T);
     return rc;
@@ -245,9 +291,10 @@ static int cmd_lookup(int argc, char **argv)
     opt opts[] = { { "--arch", 1, 0, 0 }, { "--dtype", 1, 0, 0 }, { "--shape", 1, 0, 0 }, { "--db", 1, 0, 0 },
                    { "--json", 0, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
-    int np, rc = parse_opts("lookup", argc, argv, opts, pos, 1, &np);
+    const char *c0 = "lookup";
+    int np, rc = parse_opts(c0, argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(&q, db_path(opts[3].value)))) return rc;
+    if (rc || (rc = parse_query("lookup", opts, pos, np, &q)) || (rc = check_dims(c0, &q, db_path(opts[3].value)))) return rc;
     aitune *h;
     if (aitune_open(db_path(opts[3].value), &h) != AITUNE_OK) {
         error("%s", aitune_errmsg(h));
@@ -261,18 +308,36 @@ static int cmd_lookup(int argc, char **argv)
         aitune_close(h);
         return rc == AITUNE_MISUSE ? EXIT_USAGE : EXIT_INPUT;
     }
-    if (opts[4].set)
-        printf("{\"level\":\"%s\",\"template\":\"%s\",\"config\":%s,\"bucket\":%s%s%s,\"median_us\":%.4f,\"distance\":%.3f}\n",
-               aitune_level_name(c.level), c.template_name, c.config, c.bucket ? "\"" : "", c.bucket ? c.bucket : "null",
-               c.bucket ? "\"" : "", c.median_us, c.distance);
-    else if (c.level == AITUNE_EXACT)
-        printf("%s %s  (exact: tuned bucket %s, %.2f us)\n", c.template_name, c.config, c.bucket, c.median_us);
-    else if (c.level == AITUNE_NEAREST)
-        printf("%s %s  (nearest: no tuned bucket holds this shape; from bucket %s, %.2f log2 steps away)\n",
-               c.template_name, c.config, c.bucket, c.distance);
-    else
-        printf("%s %s  (default: nothing tuned for %s %s %s; the template's default)\n", c.template_name, c.config, q.op,
-               q.arch, q.dtype);
+    strbuf b[4] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
+    if (opts[4].set) {
+        strbuf j = STRBUF_INIT;
+        sb_puts(&j, "{\"level\":");
+        sb_json_str(&j, aitune_level_name(c.level));
+        sb_puts(&j, ",\"template\":");
+        sb_json_str(&j, c.template_name);
+        sb_puts(&j, ",\"config\":");
+        sb_json_raw(&j, c.config);
+        sb_puts(&j, ",\"bucket\":");
+        sb_json_str(&j, c.bucket);
+        sb_puts(&j, ",\"median_us\":");
+        sb_json_num(&j, c.median_us, 4);
+        sb_puts(&j, ",\"distance\":");
+        sb_json_num(&j, c.distance, 3);
+        sb_puts(&j, "}\n");
+        fputs(sb_str(&j), stdout);
+        sb_free(&j);
+    } else {
+        const char *tn = shown(&b[0], c.template_name), *cf = shown(&b[1], c.config), *bk = shown(&b[2], c.bucket);
+        if (c.level == AITUNE_EXACT)
+            printf("%s %s  (exact: tuned bucket %s, %.2f us)\n", tn, cf, bk, c.median_us);
+        else if (c.level == AITUNE_NEAREST)
+            printf("%s %s  (nearest: no tuned bucket holds this shape; from bucket %s, %.2f log2 steps away)\n", tn, cf,
+                   bk, c.distance);
+        else
+            printf("%s %s  (default: nothing tuned for %s %s %s; the template's default)\n", tn, cf, q.op, q.arch,
+                   q.dtype);
+    }
+    for (int i = 0; i < 4; i++) sb_free(&b[i]);
     aitune_close(h);
     return EXIT_OK;
 }
@@ -282,12 +347,16 @@ static int cmd_emit(int argc, char **argv)
     opt opts[] = { { "--arch", 1, 0, 0 }, { "--dtype", 1, 0, 0 }, { "--shape", 1, 0, 0 }, { "--db", 1, 0, 0 },
                    { "-o", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
-    int np, rc = parse_opts("emit", argc, argv, opts, pos, 1, &np);
+    const char *c0 = "emit";
+    int np, rc = parse_opts(c0, argc, argv, opts, pos, 1, &np);
     query q;
-    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (rc = check_dims(&q, db_path(opts[3].value)))) return rc;
+    /* Without --shape: every tuned bucket of the op, with a dispatcher. */
+    int whole = !rc && !opts[2].value;
+    if (whole) opts[2].value = "1";
+    if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (!whole && (rc = check_dims(c0, &q, db_path(opts[3].value))))) return rc;
     if (!opts[4].value) return usage_error("emit", "-o FILE is required (- for standard output)");
     emit_opts e = { .db_path = db_path(opts[3].value), .root = root_dir(), .op = q.op, .arch = q.arch,
-                    .dtype = q.dtype, .shape = q.shape, .ndims = q.ndims, .out_path = opts[4].value };
+                    .dtype = q.dtype, .shape = whole ? NULL : q.shape, .ndims = q.ndims, .out_path = opts[4].value };
     return emit_run(&e);
 }
 
@@ -324,18 +393,21 @@ static const cmd commands[] = {
     { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
     { "lookup", cmd_lookup, "The config for a shape, and which level answered. The tuned bucket that holds it, else the\n"
       "nearest tuned bucket, else the template default. The same answer libaitune's aitune_lookup gives.\n"
-      "--shape gives one size per dim, in the op's order: --shape 4096,1024.",
+      "--shape gives one size per dim, in the op's order: --shape 4096,1024.\n\n"
+      "Exit: 0 answered, 2 usage (a malformed option; a --shape that is not one integer >= 1 per dim of\n"
+      "the op), 3 a missing or bad registry, or nothing for the op, arch and dtype.",
       "aitune lookup OP --arch sm_90 --dtype bf16 --shape N[,M...] [--db PATH] [--json]" },
     { "emit", cmd_emit, "Write the chosen kernel as a standalone .cu file. It holds the kernel the registry chose\n"
       "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
-      "aitune emit OP --arch sm_90 --dtype f32 --shape N -o FILE [--db PATH]" },
+      "aitune emit OP --arch sm_90 --dtype f32 [--shape N] -o FILE [--db PATH]" },
     { "list", cmd_list, list_summary, list_usage },
     { "why", cmd_why, why_summary, why_usage },
     { "export", cmd_export, export_summary, export_usage },
     { "gc", cmd_gc, gc_summary, gc_usage },
     { "import", cmd_import, import_summary, import_usage },
     { "report", cmd_report, report_summary, report_usage },
+    { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };

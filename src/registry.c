@@ -1,6 +1,7 @@
 /* registry.c: see registry.h. */
 #define _GNU_SOURCE
 #include "registry.h"
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,22 +119,89 @@ static int schema_version(reg *r, int *version)
     return 0;
 }
 
+/* The path as an immutable-database URI: "file:" + the absolute path,
+** percent-encoded, + "?immutable=1". Caller frees. */
+static char *immutable_uri(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    if (!abs) return NULL;
+    strbuf sb = STRBUF_INIT;
+    sb_puts(&sb, "file:");
+    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+            sb_add(&sb, p, 1);
+        else
+            sb_printf(&sb, "%%%02X", *p);
+    }
+    sb_puts(&sb, "?immutable=1");
+    free(abs);
+    return sb.buf;
+}
+
+/* A read-only open that works where the registry's folder is read-only: a
+** WAL database then cannot get its -shm file, and SQLite refuses to read it.
+** No writer can be active in such a folder, so the file is read as it is
+** (immutable), as libaitune does. */
+static int open_readonly(reg *r, const char *path)
+{
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
+    int rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    /* The -shm file cannot be made (CANTOPEN, or READONLY for a read-only
+    ** folder): read as immutable. Other errors: schema_version says them. */
+    if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY) return 0;
+    sqlite3_close(r->db);
+    r->db = NULL;
+    char *uri = immutable_uri(path);
+    if (!uri) return fail(r, "cannot open: %s", strerror(errno));
+    rc = sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    return rc == SQLITE_OK ? 0 : dbfail(r, "cannot open");
+}
+
+/* Why a write open failed: the file or its folder is not writable (a tool
+** failure, REG_NOTWRITABLE), or something else (-1). */
+static int write_failure(reg *r, const char *what)
+{
+    int code = sqlite3_errcode(r->db);
+    if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
+        fail(r, "%s: %s (compile and sweep write to the registry: pass --db with a writable path)", what,
+             sqlite3_errmsg(r->db));
+        return REG_NOTWRITABLE;
+    }
+    return dbfail(r, what);
+}
+
 int reg_open(const char *path, int readonly, reg **out)
 {
     reg *r = *out = xcalloc(1, sizeof *r);
     r->path = xstrdup(path);
     if (readonly && !file_exists(path)) return fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
+    /* SQLite would open a device or a FIFO too, and leave its journal
+    ** beside it (in /dev for /dev/null). */
+    if (check_regular_path(path))
+        return fail(r, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
     if (!readonly) {
         char *dir = xstrdup(path);
         char *slash = strrchr(dir, '/');
         if (slash && slash != dir) {
             *slash = 0;
-            if (mkdir_p(dir)) { free(dir); return fail(r, "cannot create its folder"); }
+            if (mkdir_p(dir)) {
+                free(dir);
+                fail(r, "cannot create its folder: %s", strerror(errno));
+                return REG_NOTWRITABLE;
+            }
         }
         free(dir);
     }
-    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
+    if (readonly) {
+        if (open_readonly(r, path)) return -1;
+    } else if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        return write_failure(r, "cannot open");
+    } else if (sqlite3_db_readonly(r->db, "main") == 1) {
+        /* SQLite falls back to reading a file it may not write. */
+        fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
+        return REG_NOTWRITABLE;
+    }
     sqlite3_busy_timeout(r->db, REG_BUSY_MS);
     /* WAL with NORMAL sync: a commit survives the process being killed
     ** (what resume needs) without an fsync per measurement. */
@@ -147,9 +215,8 @@ int reg_open(const char *path, int readonly, reg **out)
         /* One transaction, so that another process opening the same new
         ** file waits and then sees the whole schema, never half of it.
         ** WAL first: the journal mode cannot change inside a transaction. */
-        if (enable_wal(r) ||
-            exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema"))
-            return -1;
+        if (enable_wal(r)) return write_failure(r, "cannot enable WAL");
+        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema")) return write_failure(r, "cannot lock it");
         if (schema_version(r, &version)) return -1;    /* someone may have just made it */
         if (version == 0) {
             if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
@@ -159,7 +226,7 @@ int reg_open(const char *path, int readonly, reg **out)
         }
         if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && enable_wal(r)) {
-        return -1;
+        return write_failure(r, "cannot enable WAL");
     }
     /* Migrations from older schemas go here, one per version step. */
     return 0;
@@ -509,6 +576,31 @@ int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
     return 0;
 }
 
+int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? ORDER BY bucket");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *out = xrealloc(*out, sizeof **out * (size_t)(*n + 1));
+        read_winner(st, &(*out)[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        for (int i = 0; i < *n; i++) winner_free(&(*out)[i]);
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return dbfail(r, "cannot read winners");
+    }
+    return 0;
+}
+
 void winner_free(winner *w)
 {
     free(w->config);
@@ -528,6 +620,26 @@ int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
     bind_text(st, 4, tmpl);
     bind_text(st, 5, config);
     return done(r, st, "cannot store a default");
+}
+
+int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
+                    char *tmpl, int tmplcap, char **config)
+{
+    *config = NULL;
+    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ? AND arch = ? AND dtype = ?");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    int rc = sqlite3_step(st), found = 0;
+    if (rc == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 1)) {
+        col_copy(st, 0, tmpl, (size_t)tmplcap);
+        *config = col_dup(st, 1);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read defaults");
+    return found;
 }
 
 int reg_check(reg *r)
@@ -948,4 +1060,51 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
     }
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the T4 results");
+}
+
+int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx)
+{
+    /* The newest row per config; tasks in the order the sweep first met them. */
+    sqlite3_stmt *st = prep(r, "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
+        "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
+        "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
+        "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
+        "      GROUP BY op, template, arch, dtype, bucket, config_hash) k ON m.id = k.last "
+        "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first FROM measurements "
+        "      GROUP BY op, template, arch, dtype, bucket) t "
+        "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
+        "  AND t.bucket = m.bucket "
+        "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    int rc, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        measurement m;
+        memset(&m, 0, sizeof m);
+        col_copy(st, 0, m.op, sizeof m.op);
+        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
+        col_copy(st, 2, m.arch, sizeof m.arch);
+        col_copy(st, 3, m.dtype, sizeof m.dtype);
+        col_copy(st, 4, m.bucket, sizeof m.bucket);
+        col_copy(st, 5, m.shape, sizeof m.shape);
+        m.config = col_dup(st, 6);
+        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
+        col_copy(st, 8, m.status, sizeof m.status);
+        m.median_us = sqlite3_column_double(st, 9);
+        m.min_us = sqlite3_column_double(st, 10);
+        m.max_us = sqlite3_column_double(st, 11);
+        m.spread = sqlite3_column_double(st, 12);
+        m.samples = sqlite3_column_int(st, 13);
+        m.registers = sqlite3_column_int(st, 14);
+        m.spills = sqlite3_column_int(st, 15);
+        m.smem = sqlite3_column_int(st, 16);
+        m.compile_ms = sqlite3_column_double(st, 17);
+        m.device = sqlite3_column_int64(st, 18);
+        m.run = sqlite3_column_int64(st, 19);
+        stop = cb(&m, ctx);
+        measurement_free(&m);
+    }
+    sqlite3_finalize(st);
+    if (stop) return 0;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
 }

@@ -17,7 +17,13 @@ typedef struct reg reg;
 #define REG_SCHEMA_VERSION 1
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
-** on failure, so reg_errmsg works; reg_close it either way. */
+** on failure, so reg_errmsg works; reg_close it either way. path must be a
+** regular file (or, unless readonly, absent): devices, FIFOs and folders
+** are refused. A read-only open works in a read-only folder. Returns 0, -1
+** for a registry that is missing, not one or unusable (bad input), or
+** REG_NOTWRITABLE when a write open finds the file or its folder read-only
+** (a tool failure: the user must point --db elsewhere). */
+#define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
 void reg_close(reg *r);
 const char *reg_errmsg(reg *r);
@@ -62,6 +68,10 @@ void measurement_free(measurement *m);
 ** config_hash, median_us, spread filled; free each with measurement_free).
 ** Returns how many, or -1. */
 int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);
+/* Each config's newest measurement (any device), of op (NULL: every op),
+** ordered by op, arch, dtype, template, then buckets and configs in the
+** order they were first measured; cb returning non-zero stops. */
+int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx);
 
 typedef struct winner {
     char op[32], arch[16], dtype[16], bucket[96];
@@ -82,9 +92,15 @@ int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, 
 /* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
 void winner_free(winner *w);
+/* Every winner of (op, arch, dtype), ordered by bucket: *out is malloc'd
+** (free each with winner_free, then the array). */
+int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n);
 
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
                     const char *tmpl, const char *config);
+/* The default of (op, arch, dtype): 1 found (*config malloc'd), 0 none. */
+int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
+                    char *tmpl, int tmplcap, char **config);
 
 /* PRAGMA integrity_check: 0 if "ok". */
 int reg_check(reg *r);

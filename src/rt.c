@@ -10,10 +10,21 @@
 ** Rows refer to their strings and bucket edges by offset into two pools
 ** that grow while loading; offsets survive a realloc where pointers would
 ** not. Once aitune_open returns, nothing is reallocated again.
+**
+** Layer 2 (kernels) reads what it needs for one bucket only when asked: the
+** winner's launch plan and cubin, by the row id remembered at open, through
+** a connection opened for that call. Loaded kernels form a list under the
+** handle's mutex; a kernel never moves or changes once published, so
+** aitune_launch reads it without the lock. The launch plan (plan.c) binds
+** arguments exactly as the worker that measured the kernel did.
 */
-#define _XOPEN_SOURCE 700 /* stat, realpath */
+#define _GNU_SOURCE /* stat, realpath */
 
 #include "aitune.h"
+#include "cu.h"
+#include "plan.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <math.h>
@@ -30,10 +41,35 @@ struct rt_winner {
     size_t edges;     /* index into edges: ndims lo values, then ndims hi */
     int ndims;
     double median_us;
+    long long rowid;  /* winners.rowid, for the plan and cubin */
 };
 
 struct rt_default {
     size_t op, arch, dtype, tmpl, config;         /* offsets into pool */
+    long long rowid;  /* defaults.rowid; 0 when the schema has no kernel columns */
+};
+
+/* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
+#define RT_SCHEMA_VERSION 2
+
+struct aitune_kernel {
+    struct aitune_kernel *next;
+    const void *row;          /* the rt_winner or rt_default it came from */
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    plan *p;
+    char *plan_json;
+    aitune_kernel_info info;
+    int ws;                   /* the plan has a workspace */
+    unsigned optin;           /* dynamic shared memory allowed so far (atomic) */
+};
+
+/* One counted miss. */
+#define RT_MAXMISSES 256
+struct rt_miss {
+    char op[32], arch[16], dtype[16], shape[96];
+    long long count;
 };
 
 struct aitune {
@@ -46,6 +82,15 @@ struct aitune {
     char *pool;                                   /* NUL-terminated strings */
     size_t npool, pool_cap;
     char errmsg[512];
+    char *path;                                   /* for layer 2 and flushes */
+    char *name;                                   /* what sqlite3_open_v2 got */
+    int uri;
+    int schema;
+    pthread_mutex_t mu;                           /* kernels and misses */
+    struct aitune_kernel *kernels;
+    struct rt_miss misses[RT_MAXMISSES];
+    int nmisses;
+    long long dropped;                            /* misses past the table */
 };
 
 /* Set h's message and return rc, so failures read `return rt_error(...)`. */
@@ -187,6 +232,7 @@ static int rt_add_winner(aitune *h, const char *path, sqlite3_stmt *st)
     w->edges = h->nedges;
     w->ndims = ndims;
     w->median_us = sqlite3_column_double(st, 9);
+    w->rowid = sqlite3_column_int64(st, 10);
     h->nedges += 2 * (size_t)ndims;
     h->nwinners++;
     return AITUNE_OK;
@@ -204,6 +250,7 @@ static int rt_add_default(aitune *h, const char *path, sqlite3_stmt *st)
         rt_intern(h, rt_text(st, 4), &d->config))
         return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
     h->pool[d->arch + rt_arch_len(h->pool + d->arch)] = '\0';
+    d->rowid = h->schema >= 2 ? sqlite3_column_int64(st, 5) : 0;
     h->ndefaults++;
     return AITUNE_OK;
 }
@@ -225,6 +272,36 @@ static int rt_read_rows(aitune *h, const char *path, sqlite3 *db, const char *sq
     return arc;
 }
 
+/* The schema version from meta: a newer one is refused (its tables may mean
+** something this library does not know); a registry without the row (made
+** by hand from db/schema.sql) counts as version 1. */
+static int rt_schema(aitune *h, const char *path, sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    h->schema = 1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK)
+        return AITUNE_OK;   /* no meta table: the winners query says whether it is a registry */
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        char *end;
+        long n = v ? strtol(v, &end, 10) : -1;
+        if (!v || end == v || *end || n < 1) {
+            sqlite3_finalize(st);
+            return rt_error(h, AITUNE_CORRUPT, "registry '%s': bad schema version", path);
+        }
+        if (n > RT_SCHEMA_VERSION) {
+            sqlite3_finalize(st);
+            return rt_error(h, AITUNE_CORRUPT,
+                            "registry '%s' was written by a newer aitune (schema %ld; this libaitune "
+                            "reads up to %d): upgrade libaitune", path, n, RT_SCHEMA_VERSION);
+        }
+        h->schema = (int)n;
+    }
+    sqlite3_finalize(st);
+    return AITUNE_OK;
+}
+
 /* Open name (a path, or a URI when uri is set) read-only and load it into h,
 ** which must be empty. path is for messages. */
 static int rt_load(aitune *h, const char *path, const char *name, int uri)
@@ -243,14 +320,24 @@ static int rt_load(aitune *h, const char *path, const char *name, int uri)
     rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     int arc = rc == SQLITE_OK ? AITUNE_OK : rt_sqlite_error(h, path, db, rc);
     if (arc == AITUNE_OK)
+        arc = rt_schema(h, path, db);
+    if (arc == AITUNE_OK)
         arc = rt_read_rows(h, path, db,
                            "SELECT op, arch, dtype, bucket, dims, lo, hi, template, config,"
-                           " median_us FROM winners ORDER BY op, arch, dtype, bucket",
+                           " median_us, rowid FROM winners ORDER BY op, arch, dtype, bucket",
                            rt_add_winner);
     if (arc == AITUNE_OK)
         arc = rt_read_rows(h, path, db,
-                           "SELECT op, arch, dtype, template, config FROM defaults",
+                           h->schema >= 2 ? "SELECT op, arch, dtype, template, config, rowid FROM defaults"
+                                          : "SELECT op, arch, dtype, template, config FROM defaults",
                            rt_add_default);
+    if (arc == AITUNE_OK) {
+        /* Layer 2 opens the same file the same way. */
+        h->name = strdup(name);
+        h->uri = uri;
+        if (!h->name)
+            arc = rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", path);
+    }
     sqlite3_close(db); /* also ends the read transaction */
     return arc;
 }
@@ -302,6 +389,7 @@ int aitune_open(const char *path, aitune **out)
     *out = h;
     if (!h)
         return AITUNE_NOMEM;
+    pthread_mutex_init(&h->mu, NULL);
     strcpy(h->errmsg, "not an error");
     if (!path)
         return rt_error(h, AITUNE_MISUSE, "aitune_open: path is NULL");
@@ -320,6 +408,9 @@ int aitune_open(const char *path, aitune **out)
                         strerror(errno));
     fclose(f);
 
+    h->path = strdup(path);
+    if (!h->path)
+        return rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", path);
     int rc = rt_load(h, path, path, 0);
     if (rc == AITUNE_CANTOPEN) {
         /* The file is readable, so this is a WAL registry whose -shm file
@@ -361,13 +452,14 @@ static int rt_same(const aitune *h, size_t op, size_t arch, size_t dtype, const 
            a[archlen] == '\0' && strcmp(h->pool + dtype, qdtype) == 0;
 }
 
-/* No allocation and no writes to h except the error message on failure, so
-** lookups on one handle may run in several threads at once. */
-int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
-                  const long long *shape, int ndims, aitune_choice *out)
+/* The answer for a query: *wp (a winner) or *dp (a default). No allocation
+** and no writes to h except the error message on failure. */
+static int rt_choose(aitune *h, const char *op, const char *arch, const char *dtype,
+                     const long long *shape, int ndims, aitune_choice *out,
+                     const struct rt_winner **wp, const struct rt_default **dp)
 {
-    if (!h)
-        return AITUNE_MISUSE;
+    *wp = NULL;
+    *dp = NULL;
     if (!op || !arch || !dtype || !shape || !out)
         return rt_error(h, AITUNE_MISUSE, "aitune_lookup: %s is NULL",
                         !op ? "op" : !arch ? "arch" : !dtype ? "dtype" : !shape ? "shape"
@@ -419,6 +511,7 @@ int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype
         out->bucket = h->pool + best->bucket;
         out->median_us = best->median_us;
         out->distance = best_exact ? 0 : best_dist;
+        *wp = best;
         return AITUNE_OK;
     }
 
@@ -428,6 +521,7 @@ int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype
             out->level = AITUNE_DEFAULT;
             out->template_name = h->pool + d->tmpl;
             out->config = h->pool + d->config;
+            *dp = d;
             return AITUNE_OK;
         }
     }
@@ -436,6 +530,354 @@ int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype
                         "no winner or default for %s %s %s with %d dims (its winners have %d)",
                         op, arch, dtype, ndims, other_ndims);
     return rt_error(h, AITUNE_NOTFOUND, "no winner or default for %s %s %s", op, arch, dtype);
+}
+
+/* Count a query no tuned bucket held. Only misses take the lock: exact
+** answers stay lock-free. */
+static void rt_count_miss(aitune *h, const char *op, const char *arch, const char *dtype,
+                          const long long *shape, int ndims)
+{
+    char sh[96];
+    size_t at = 0;
+    for (int i = 0; i < ndims && at < sizeof sh; i++)
+        at += (size_t)snprintf(sh + at, sizeof sh - at, "%s%lld", i ? "," : "", shape[i]);
+    if (at >= sizeof sh || strlen(op) >= 32 || strlen(arch) >= 16 || strlen(dtype) >= 16)
+        return;
+    char a[16];
+    snprintf(a, sizeof a, "%.*s", (int)rt_arch_len(arch), arch);
+    pthread_mutex_lock(&h->mu);
+    int i = 0;
+    while (i < h->nmisses && (strcmp(h->misses[i].op, op) || strcmp(h->misses[i].arch, a) ||
+                              strcmp(h->misses[i].dtype, dtype) || strcmp(h->misses[i].shape, sh)))
+        i++;
+    if (i < h->nmisses) {
+        h->misses[i].count++;
+    } else if (h->nmisses < RT_MAXMISSES) {
+        struct rt_miss *m = &h->misses[h->nmisses++];
+        snprintf(m->op, sizeof m->op, "%s", op);
+        snprintf(m->arch, sizeof m->arch, "%s", a);
+        snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
+        snprintf(m->shape, sizeof m->shape, "%s", sh);
+        m->count = 1;
+    } else {
+        h->dropped++;
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* No allocation and no writes to h except the error message on failure and
+** the miss count of a query no bucket held, so lookups on one handle may run
+** in several threads at once. */
+int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
+                  const long long *shape, int ndims, aitune_choice *out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    const struct rt_winner *w;
+    const struct rt_default *d;
+    int rc = rt_choose(h, op, arch, dtype, shape, ndims, out, &w, &d);
+    if (rc == AITUNE_OK ? out->level != AITUNE_EXACT : rc == AITUNE_NOTFOUND)
+        rt_count_miss(h, op, arch, dtype, shape, ndims);
+    return rc;
+}
+
+/* ---- layer 2: kernels ---- */
+
+/* Read the row's launch plan and cubin (winners or defaults, by rowid) into
+** *launch and *cubin (malloc'd), checking the row is still the one loaded. */
+static int rt_fetch(aitune *h, const void *row, int is_default, char **launch, void **cubin,
+                    size_t *cubin_len)
+{
+    *launch = NULL;
+    *cubin = NULL;
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(h->name, &db, SQLITE_OPEN_READONLY | (h->uri ? SQLITE_OPEN_URI : 0), NULL);
+    if (rc != SQLITE_OK) {
+        rc = rt_sqlite_error(h, h->path, db, rc);
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    const char *sql = is_default
+        ? "SELECT d.op, d.dtype, d.template, d.launch, c.cubin FROM defaults d "
+          "LEFT JOIN cubins c ON c.hash = d.cubin WHERE d.rowid = ?"
+        : "SELECT w.op, w.dtype, w.bucket, w.launch, c.cubin FROM winners w "
+          "LEFT JOIN cubins c ON c.hash = w.cubin WHERE w.rowid = ?";
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        rc = rt_sqlite_error(h, h->path, db, rc);
+        sqlite3_close(db);
+        return rc;
+    }
+    const struct rt_winner *w = row;
+    const struct rt_default *d = row;
+    sqlite3_bind_int64(st, 1, is_default ? d->rowid : w->rowid);
+    rc = sqlite3_step(st);
+    int arc = AITUNE_OK;
+    if (rc == SQLITE_ROW) {
+        const char *third = is_default ? h->pool + d->tmpl : h->pool + w->bucket;
+        if (strcmp(rt_text(st, 0), h->pool + (is_default ? d->op : w->op)) ||
+            strcmp(rt_text(st, 1), h->pool + (is_default ? d->dtype : w->dtype)) ||
+            strcmp(rt_text(st, 2), third))
+            arc = rt_error(h, AITUNE_ERROR, "registry '%s' changed since aitune_open: open it again", h->path);
+        else if (sqlite3_column_type(st, 3) != SQLITE_TEXT)
+            arc = rt_error(h, AITUNE_NOTFOUND, "registry '%s': %s has no launch plan", h->path,
+                           is_default ? "the default" : "the winner");
+        else if (sqlite3_column_type(st, 4) != SQLITE_BLOB || sqlite3_column_bytes(st, 4) < 16)
+            arc = rt_error(h, AITUNE_NOTFOUND, "registry '%s': the cubin of %s %s is not stored", h->path,
+                           is_default ? "the default" : "bucket", third);
+        else {
+            *launch = strdup(rt_text(st, 3));
+            *cubin_len = (size_t)sqlite3_column_bytes(st, 4);
+            *cubin = malloc(*cubin_len);
+            if (!*launch || !*cubin)
+                arc = rt_error(h, AITUNE_NOMEM, "out of memory");
+            else
+                memcpy(*cubin, sqlite3_column_blob(st, 4), *cubin_len);
+        }
+    } else if (rc == SQLITE_DONE) {
+        arc = rt_error(h, AITUNE_ERROR, "registry '%s' changed since aitune_open: open it again", h->path);
+    } else {
+        arc = rt_sqlite_error(h, h->path, db, rc);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (arc != AITUNE_OK) {
+        free(*launch);
+        free(*cubin);
+        *launch = NULL;
+        *cubin = NULL;
+    }
+    return arc;
+}
+
+static const cu_api *rt_cu(aitune *h)
+{
+    const char *why = NULL;
+    const cu_api *cu = cu_load(&why);
+    if (!cu)
+        rt_error(h, AITUNE_ERROR, "%s", why ? why : "cannot load libcuda");
+    return cu;
+}
+
+int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *dtype,
+                      const long long *shape, int ndims, aitune_kernel **out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_kernel_get: out is NULL");
+    *out = NULL;
+    aitune_choice c;
+    const struct rt_winner *w;
+    const struct rt_default *d;
+    int rc = rt_choose(h, op, arch, dtype, shape, ndims, &c, &w, &d);
+    if (rc == AITUNE_OK ? c.level != AITUNE_EXACT : rc == AITUNE_NOTFOUND)
+        rt_count_miss(h, op, arch, dtype, shape, ndims);
+    if (rc != AITUNE_OK)
+        return rc;
+    const void *row = w ? (const void *)w : (const void *)d;
+    if (d && !d->rowid)
+        return rt_error(h, AITUNE_NOTFOUND, "%s %s %s: only the default answers, and this registry "
+                        "stores no compiled default", op, arch, dtype);
+    const cu_api *cu = rt_cu(h);
+    if (!cu)
+        return AITUNE_ERROR;
+    CUcontext ctx = NULL;
+    if (cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+        return rt_error(h, AITUNE_ERROR, "no current CUDA context in this thread (cudaSetDevice "
+                        "and cudaFree(0), or cuCtxSetCurrent, first)");
+
+    pthread_mutex_lock(&h->mu);
+    for (struct aitune_kernel *k = h->kernels; k; k = k->next)
+        if (k->row == row && k->ctx == ctx) {
+            pthread_mutex_unlock(&h->mu);
+            *out = k;
+            return AITUNE_OK;
+        }
+    char *launch = NULL;
+    void *cubin = NULL;
+    size_t len = 0;
+    struct aitune_kernel *k = NULL;
+    rc = rt_fetch(h, row, d != NULL, &launch, &cubin, &len);
+    if (rc == AITUNE_OK && !(k = calloc(1, sizeof *k)))
+        rc = rt_error(h, AITUNE_NOMEM, "out of memory");
+    char err[512];
+    if (rc == AITUNE_OK && plan_decode(launch, &k->p, err, sizeof err))
+        rc = rt_error(h, AITUNE_CORRUPT, "registry '%s': %s %s %s %s: %s", h->path, op, arch, dtype,
+                      c.bucket ? c.bucket : "default", err);
+    if (rc == AITUNE_OK && k->p->ndims != ndims)
+        rc = rt_error(h, AITUNE_CORRUPT, "registry '%s': the launch plan has %d dims, the bucket %d",
+                      h->path, k->p->ndims, ndims);
+    CUresult cr;
+    if (rc == AITUNE_OK && (cr = cu->ModuleLoadData(&k->mod, cubin)) != CUDA_SUCCESS)
+        rc = rt_error(h, AITUNE_ERROR, "cannot load the kernel of %s %s %s into this context: %s",
+                      op, arch, dtype, cu_errstr(cr));
+    if (rc == AITUNE_OK && (cr = cu->ModuleGetFunction(&k->fn, k->mod, k->p->kernel)) != CUDA_SUCCESS)
+        rc = rt_error(h, AITUNE_CORRUPT, "registry '%s': the cubin has no kernel '%s': %s", h->path,
+                      k->p->kernel, cu_errstr(cr));
+    if (rc == AITUNE_OK) {
+        k->row = row;
+        k->ctx = ctx;
+        k->plan_json = launch;
+        launch = NULL;
+        k->info.level = c.level;
+        k->info.template_name = c.template_name;
+        k->info.config = c.config;
+        k->info.bucket = c.bucket;
+        k->info.plan = k->plan_json;
+        k->info.ndims = k->p->ndims;
+        k->info.nargs = k->p->nargs;
+        for (int i = 0; i < k->p->nparams; i++)
+            k->ws |= k->p->params[i].kind == PLAN_WORKSPACE;
+        k->next = h->kernels;
+        h->kernels = k;
+        *out = k;
+    } else if (k) {
+        if (k->mod)
+            cu->ModuleUnload(k->mod);
+        plan_free(k->p);
+        free(k);
+    }
+    pthread_mutex_unlock(&h->mu);
+    free(launch);
+    free(cubin);
+    return rc;
+}
+
+int aitune_kernel_info_get(aitune *h, const aitune_kernel *k, aitune_kernel_info *out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!k || !out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_kernel_info_get: %s is NULL", !k ? "k" : "out");
+    *out = k->info;
+    return AITUNE_OK;
+}
+
+int aitune_kernel_workspace(aitune *h, const aitune_kernel *k, const long long *shape,
+                            unsigned long long *bytes)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!k || !shape || !bytes)
+        return rt_error(h, AITUNE_MISUSE, "aitune_kernel_workspace: an argument is NULL");
+    plan_geom g;
+    char err[512];
+    if (plan_geometry(k->p, shape, &g, err, sizeof err))
+        return rt_error(h, AITUNE_MISUSE, "%s: %s", k->p->kernel, err);
+    *bytes = g.ws_bytes;
+    return AITUNE_OK;
+}
+
+int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
+                  const long long *shape, void *stream)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!k || !args || !shape)
+        return rt_error(h, AITUNE_MISUSE, "aitune_launch: %s is NULL", !k ? "k" : !args ? "args" : "shape");
+    const cu_api *cu = cu_load(NULL);   /* loaded: k exists */
+    CUcontext ctx = NULL;
+    if (cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx != k->ctx)
+        return rt_error(h, AITUNE_MISUSE, "aitune_launch: the current context is not the one the "
+                        "kernel was loaded in (aitune_kernel_get in this context)");
+    const plan *p = k->p;
+    plan_value v[PLAN_MAXARGS];
+    for (int i = 0; i < p->nargs; i++) {
+        v[i].ptr = p->args[i].role <= PLAN_INOUT ? args[i].ptr : 0;
+        v[i].f32 = p->args[i].role == PLAN_SCALAR ? args[i].f32 : 0;
+        if (p->args[i].role <= PLAN_INOUT && !args[i].ptr)
+            return rt_error(h, AITUNE_MISUSE, "aitune_launch: buffer '%s' is NULL", p->args[i].name);
+    }
+    unsigned long long ws = k->ws ? args[p->nargs].ptr : 0;
+    plan_launch L;
+    char err[512];
+    if (plan_bind(p, shape, v, ws, cu->TensorMapEncodeTiled, &L, err, sizeof err))
+        return rt_error(h, AITUNE_MISUSE, "aitune_launch %s: %s", p->kernel, err);
+    CUstream s = (CUstream)stream;
+    CUresult cr;
+    unsigned allowed = __atomic_load_n(&((struct aitune_kernel *)k)->optin, __ATOMIC_RELAXED);
+    if (L.g.smem > allowed) {
+        /* Past 48 KB of static plus dynamic shared memory a kernel must opt
+        ** in; allowing the dynamic size needs no check of the static part. */
+        cr = cu->FuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)L.g.smem);
+        if (cr != CUDA_SUCCESS)
+            return rt_error(h, AITUNE_ERROR, "%s: allow %u bytes of shared memory: %s", p->kernel,
+                            L.g.smem, cu_errstr(cr));
+        while (allowed < L.g.smem &&
+               !__atomic_compare_exchange_n(&((struct aitune_kernel *)k)->optin, &allowed, L.g.smem, 0,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
+    }
+    if (L.g.ws_bytes && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_bytes, s)) != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
+    cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, &L);
+    if (cr != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "launch %s: %s", p->kernel, cu_errstr(cr));
+    return AITUNE_OK;
+}
+
+int aitune_miss_count(aitune *h, long long *out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_miss_count: out is NULL");
+    pthread_mutex_lock(&h->mu);
+    long long n = h->dropped;
+    for (int i = 0; i < h->nmisses; i++)
+        n += h->misses[i].count;
+    pthread_mutex_unlock(&h->mu);
+    *out = n;
+    return AITUNE_OK;
+}
+
+int aitune_flush_misses(aitune *h)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!h->path)
+        return rt_error(h, AITUNE_MISUSE, "aitune_flush_misses: the handle has no registry");
+    pthread_mutex_lock(&h->mu);
+    int rc = AITUNE_OK;
+    if (h->nmisses) {
+        sqlite3 *db = NULL;
+        int src = sqlite3_open_v2(h->path, &db, SQLITE_OPEN_READWRITE, NULL);
+        sqlite3_stmt *st = NULL;
+        if (src == SQLITE_OK) {
+            sqlite3_busy_timeout(db, 5000);
+            src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        }
+        if (src == SQLITE_OK)
+            src = sqlite3_prepare_v2(db, "INSERT INTO misses (op, arch, dtype, shape, count) VALUES (?,?,?,?,?) "
+                                         "ON CONFLICT (op, arch, dtype, shape) DO UPDATE SET count = count + excluded.count",
+                                     -1, &st, NULL);
+        for (int i = 0; src == SQLITE_OK && i < h->nmisses; i++) {
+            struct rt_miss *m = &h->misses[i];
+            sqlite3_bind_text(st, 1, m->op, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, m->arch, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, m->dtype, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 4, m->shape, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 5, m->count);
+            src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+            sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+        if (src == SQLITE_OK)
+            src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        if (src != SQLITE_OK) {
+            rc = rt_sqlite_error(h, h->path, db, src);
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        } else {
+            h->nmisses = 0;
+            h->dropped = 0;
+        }
+        sqlite3_close(db);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
 }
 
 int aitune_count(aitune *h, int *out)
@@ -467,6 +909,19 @@ const char *aitune_level_name(int level)
 int aitune_close(aitune *h)
 {
     if (h) {
+        const cu_api *cu = h->kernels ? cu_load(NULL) : NULL;
+        for (struct aitune_kernel *k = h->kernels, *next; k; k = next) {
+            next = k->next;
+            /* The context may be gone already; then there is nothing to unload. */
+            if (cu && k->mod)
+                cu->ModuleUnload(k->mod);
+            plan_free(k->p);
+            free(k->plan_json);
+            free(k);
+        }
+        pthread_mutex_destroy(&h->mu);
+        free(h->path);
+        free(h->name);
         free(h->winners);
         free(h->defaults);
         free(h->edges);

@@ -1,6 +1,7 @@
 /* search.c: see search.h. The space and the strategy object live in the Lua
 ** registry (referenced by s->space and s->strategy). */
 #include "search.h"
+#include "registry.h"
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -35,14 +36,58 @@ int search_exists(tmpl *T, const char *strategy)
     return ok;
 }
 
+/* With the space at the top of the stack and the space module at mod:
+** create the strategy, pop the space, return the search. */
+static search *start(tmpl *T, const char *strategy, int mod, unsigned long long seed, int max_evals,
+                     char *const *warm, int nwarm)
+{
+    lua_State *L = tmpl_lua(T);
+    int space = lua_gettop(L);
+    char rel[128];
+    snprintf(rel, sizeof rel, "search/%s.lua", strategy);
+    if (push_module(T, rel)) return NULL;
+    lua_getfield(L, -1, "new");
+    lua_pushvalue(L, space);
+    lua_createtable(L, 0, 4);
+    lua_getfield(L, mod, "rng");
+    lua_pushinteger(L, (lua_Integer)seed);
+    if (tmpl_pcall(T, 1, 1, "rng")) return NULL;
+    lua_setfield(L, -2, "rng");
+    if (max_evals > 0) {
+        lua_pushinteger(L, max_evals);
+        lua_setfield(L, -2, "max_evals");
+    }
+    lua_pushinteger(L, (lua_Integer)seed);
+    lua_setfield(L, -2, "seed");
+    if (nwarm > 0) {
+        lua_createtable(L, nwarm, 0);
+        for (int i = 0; i < nwarm; i++) {
+            if (tmpl_push_config(T, warm[i])) return NULL;
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "warm");
+    }
+    if (tmpl_pcall(T, 2, 1, rel)) return NULL;
+    search *s = xcalloc(1, sizeof *s);
+    s->T = T;
+    s->strategy = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_settop(L, space);
+    s->space = luaL_ref(L, LUA_REGISTRYINDEX);
+    return s;
+}
+
 search *search_new(tmpl *T, const char *strategy, const char *tname, const op_task *task,
                    const device *dev, unsigned long long seed, int max_evals)
+{
+    return search_new_warm(T, strategy, tname, task, dev, seed, max_evals, NULL, 0);
+}
+
+search *search_new_warm(tmpl *T, const char *strategy, const char *tname, const op_task *task,
+                        const device *dev, unsigned long long seed, int max_evals, char *const *warm, int nwarm)
 {
     lua_State *L = tmpl_lua(T);
     int top = lua_gettop(L);
     if (!search_exists(T, strategy)) return NULL;
-    char rel[128];
-    snprintf(rel, sizeof rel, "search/%s.lua", strategy);
     if (push_module(T, "search/space.lua")) goto bad;
     int mod = lua_gettop(L);
     lua_getfield(L, mod, "new");
@@ -51,27 +96,30 @@ search *search_new(tmpl *T, const char *strategy, const char *tname, const op_ta
     lua_pushstring(L, task->dtype);
     tmpl_push_dev(T, dev);
     if (tmpl_pcall(T, 4, 1, "space")) goto bad;
-    int space = lua_gettop(L);
-    if (push_module(T, rel)) goto bad;
-    lua_getfield(L, -1, "new");
-    lua_pushvalue(L, space);
-    lua_createtable(L, 0, 3);
-    lua_getfield(L, mod, "rng");
-    lua_pushinteger(L, (lua_Integer)seed);
-    if (tmpl_pcall(T, 1, 1, "rng")) goto bad;
-    lua_setfield(L, -2, "rng");
-    if (max_evals > 0) {
-        lua_pushinteger(L, max_evals);
-        lua_setfield(L, -2, "max_evals");
+    search *s = start(T, strategy, mod, seed, max_evals, warm, nwarm);
+    lua_settop(L, top);
+    return s;
+bad:
+    lua_settop(L, top);
+    return NULL;
+}
+
+search *search_of_configs(tmpl *T, const char *strategy, char *const *configs, int n, unsigned long long seed,
+                          int max_evals, char *const *warm, int nwarm)
+{
+    lua_State *L = tmpl_lua(T);
+    int top = lua_gettop(L);
+    if (!search_exists(T, strategy)) return NULL;
+    if (push_module(T, "search/space.lua")) goto bad;
+    int mod = lua_gettop(L);
+    lua_getfield(L, mod, "from_list");
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        if (tmpl_push_config(T, configs[i])) goto bad;
+        lua_rawseti(L, -2, i + 1);
     }
-    lua_pushinteger(L, (lua_Integer)seed);
-    lua_setfield(L, -2, "seed");
-    if (tmpl_pcall(T, 2, 1, rel)) goto bad;
-    search *s = xcalloc(1, sizeof *s);
-    s->T = T;
-    s->strategy = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_settop(L, space);
-    s->space = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (tmpl_pcall(T, 1, 1, "space")) goto bad;
+    search *s = start(T, strategy, mod, seed, max_evals, warm, nwarm);
     lua_settop(L, top);
     return s;
 bad:
@@ -153,14 +201,23 @@ int search_ask(search *s, int n, char ***configs, int *got)
     return 0;
 }
 
+/* Call strategy:tell(config, result) with the result table on the stack top. */
+static int tell(search *s, const char *config)
+{
+    lua_State *L = tmpl_lua(s->T);
+    int res = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->strategy);
+    lua_getfield(L, -1, "tell");
+    lua_pushvalue(L, -2);
+    if (tmpl_push_config(s->T, config)) return -1;
+    lua_pushvalue(L, res);
+    return tmpl_pcall(s->T, 3, 0, "strategy tell()");
+}
+
 int search_tell(search *s, const char *config, const char *status, double time_us)
 {
     lua_State *L = tmpl_lua(s->T);
     int top = lua_gettop(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->strategy);
-    lua_getfield(L, -1, "tell");
-    lua_pushvalue(L, -2);
-    if (tmpl_push_config(s->T, config)) { lua_settop(L, top); return -1; }
     lua_createtable(L, 0, 2);
     lua_pushstring(L, status);
     lua_setfield(L, -2, "status");
@@ -168,7 +225,42 @@ int search_tell(search *s, const char *config, const char *status, double time_u
         lua_pushnumber(L, time_us);
         lua_setfield(L, -2, "time");
     }
-    int rc = tmpl_pcall(s->T, 3, 0, "strategy tell()");
+    int rc = tell(s, config);
+    lua_settop(L, top);
+    return rc;
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+int search_tell_measured(search *s, const char *config, const measurement *m)
+{
+    lua_State *L = tmpl_lua(s->T);
+    int top = lua_gettop(L);
+    int ok = !strcmp(m->status, "ok");
+    lua_createtable(L, 0, 10);
+    lua_pushstring(L, m->status);
+    lua_setfield(L, -2, "status");
+    if (ok) {
+        set_num(L, "time", m->median_us);
+        if (m->min_us > 0) set_num(L, "min", m->min_us);
+        if (m->max_us > 0) set_num(L, "max", m->max_us);
+        set_num(L, "spread", m->spread);
+    }
+    /* The ptxas report is known for anything that compiled. */
+    if (m->registers > 0) {
+        lua_pushinteger(L, m->registers);
+        lua_setfield(L, -2, "registers");
+        lua_pushinteger(L, m->spills);
+        lua_setfield(L, -2, "spills");
+        lua_pushinteger(L, m->smem);
+        lua_setfield(L, -2, "smem");
+    }
+    if (m->compile_ms > 0) set_num(L, "compile_ms", m->compile_ms);
+    int rc = tell(s, config);
     lua_settop(L, top);
     return rc;
 }

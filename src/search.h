@@ -14,6 +14,15 @@ int search_exists(tmpl *T, const char *strategy);
 ** Returns NULL after setting tmpl_errmsg(T). */
 search *search_new(tmpl *T, const char *strategy, const char *tname, const op_task *task,
                    const device *dev, unsigned long long seed, int max_evals);
+/* The same, warm-started: the strategy tries the configs warm[0, nwarm)
+** (canonical JSON, e.g. the finalists of neighbouring buckets) first; those
+** not in this space are skipped. */
+search *search_new_warm(tmpl *T, const char *strategy, const char *tname, const op_task *task,
+                        const device *dev, unsigned long long seed, int max_evals, char *const *warm, int nwarm);
+/* A search over the given configs (a replayed landscape, replay.h): the
+** params are their keys, each param's values in sorted order. */
+search *search_of_configs(tmpl *T, const char *strategy, char *const *configs, int n, unsigned long long seed,
+                          int max_evals, char *const *warm, int nwarm);
 void search_free(search *s);
 
 int search_size(search *s);              /* valid configs */
@@ -27,5 +36,9 @@ int search_rejected(search *s, int i, char **config, char *why, int whycap, int 
 int search_ask(search *s, int n, char ***configs, int *got);
 /* A result: status "ok" with time_us, or a failure status. */
 int search_tell(search *s, const char *config, const char *status, double time_us);
+/* A result with everything known about it: status, time, min, max, spread
+** (ok only), ptxas registers, spills and shared memory, compile time. */
+struct measurement;
+int search_tell_measured(search *s, const char *config, const struct measurement *m);
 
 #endif

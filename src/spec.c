@@ -25,6 +25,7 @@ static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...)
     va_end(ap);
     if (n) snprintf(c->err, (size_t)c->errcap, "spec '%s' line %zu: %s", c->path, n->start_mark.line + 1, msg);
     else snprintf(c->err, (size_t)c->errcap, "spec '%s': %s", c->path, msg);
+    printable_inplace(c->err, (size_t)c->errcap);   /* one line, whatever the file holds */
     return -1;
 }
 
@@ -41,14 +42,22 @@ static int want_map(ctx *c, yaml_node_t *n, const char *what)
     return 0;
 }
 
-/* Every key of map n must be in known (NULL-terminated). */
+/* Every key of map n must be in known (NULL-terminated), and appear once:
+** YAML forbids duplicate keys, and libyaml would let the first one win
+** silently. */
 static int known_keys(ctx *c, yaml_node_t *n, const char *what, const char *const *known)
 {
+    int seen[32] = { 0 };
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(c, p->key);
         const char *key = scalar(k);
         int ok = 0;
-        for (const char *const *q = known; *q && key; q++) ok |= !strcmp(*q, key);
+        for (const char *const *q = known; *q && key; q++) {
+            if (strcmp(*q, key)) continue;
+            ok = 1;
+            int i = (int)(q - known);
+            if (i < 32 && seen[i]++) return fail(c, k, "field '%s' appears twice in %s", key, what);
+        }
         if (!ok) {
             strbuf list = STRBUF_INIT;
             for (const char *const *q = known; *q; q++) sb_printf(&list, "%s%s", q == known ? "" : ", ", *q);
@@ -193,9 +202,23 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
     yaml_node_t *sh = get(c, t, "shapes");
     if (!sh) return fail(c, t, "task '%s' needs 'shapes'", task->op);
     if (want_map(c, sh, "shapes")) return -1;
+    /* The largest shape's element count must stay far from overflowing
+    ** (buffer sizes are products of dims, times element sizes). */
+    long double elems = 1;
     for (yaml_node_pair_t *p = sh->data.mapping.pairs.start; p < sh->data.mapping.pairs.top; p++) {
         if (task->ndims == SPEC_MAXDIMS) return fail(c, node(c, p->key), "at most %d dims", SPEC_MAXDIMS);
-        if (parse_dim(c, node(c, p->key), node(c, p->value), &task->dims[task->ndims++])) return -1;
+        spec_dim *d = &task->dims[task->ndims];
+        if (parse_dim(c, node(c, p->key), node(c, p->value), d)) return -1;
+        for (int j = 0; j < task->ndims; j++)
+            if (!strcmp(task->dims[j].name, d->name))
+                return fail(c, node(c, p->key), "task '%s': dim '%s' appears twice", task->op, d->name);
+        task->ndims++;
+        long long most = 0;
+        for (int j = 0; j < d->nvalues; j++) most = d->values[j] > most ? d->values[j] : most;
+        elems *= (long double)most;
+        if (elems > (long double)SPEC_MAXELEMS)
+            return fail(c, node(c, p->key), "task '%s': the largest shape has more than 2^%d elements", task->op,
+                        SPEC_MAXELEMS_LOG2);
     }
     if (!task->ndims) return fail(c, sh, "task '%s' has no shapes", task->op);
     return 0;
@@ -217,9 +240,60 @@ int spec_load(const char *path, spec *s, char *err, int errcap)
     snprintf(s->path, sizeof s->path, "%s", path);
     ctx c = { .path = path, .err = err, .errcap = errcap };
     size_t len;
-    char *text = read_file(path, &len);
-    if (!text) return fail(&c, NULL, "cannot read: %s", strerror(errno));
+    char *text = read_regular_file(path, SPEC_MAXBYTES, &len);
+    if (!text) {
+        if (errno == EINVAL) return fail(&c, NULL, "not a regular file");
+        if (errno == EFBIG) return fail(&c, NULL, "larger than %d KiB; a spec is a short file", SPEC_MAXBYTES >> 10);
+        return fail(&c, NULL, "cannot read: %s", strerror(errno));
+    }
+    int rc = spec_load_text(path, text, len, s, err, errcap);
+    free(text);
+    return rc;
+}
+
+/* Nesting deeper than a spec ever needs is refused before libyaml builds a
+** document (whose cost grows fast with depth), and so are documents with
+** too many nodes. */
+static int prescan(ctx *c, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int depth = 0, events = 0, rc = 0;
+    for (;;) {
+        if (!yaml_parser_parse(&parser, &ev)) break;   /* the load reports it, with its line */
+        yaml_event_type_t t = ev.type;
+        size_t line = ev.start_mark.line + 1;
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_END_EVENT) break;
+        if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) depth++;
+        if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) depth--;
+        if (depth > SPEC_MAXDEPTH) {
+            snprintf(c->err, (size_t)c->errcap, "spec '%s' line %zu: nested more than %d levels deep", c->path, line,
+                     SPEC_MAXDEPTH);
+            rc = -1;
+            break;
+        }
+        if (++events > SPEC_MAXEVENTS) {
+            snprintf(c->err, (size_t)c->errcap, "spec '%s' line %zu: more than %d YAML nodes", c->path, line,
+                     SPEC_MAXEVENTS);
+            rc = -1;
+            break;
+        }
+    }
+    yaml_parser_delete(&parser);
+    if (rc) printable_inplace(c->err, (size_t)c->errcap);
+    return rc;
+}
+
+int spec_load_text(const char *path, const char *text, size_t len, spec *s, char *err, int errcap)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    ctx c = { .path = path, .err = err, .errcap = errcap };
     hash_hex(hash_bytes(HASH_INIT, text, len), s->hash);
+    if (prescan(&c, text, len)) return -1;
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -227,13 +301,20 @@ int spec_load(const char *path, spec *s, char *err, int errcap)
     if (!ok) {
         snprintf(err, (size_t)errcap, "spec '%s' line %zu: %s", path, parser.problem_mark.line + 1,
                  parser.problem ? parser.problem : "not valid YAML");
+        printable_inplace(err, (size_t)errcap);
         yaml_parser_delete(&parser);
-        free(text);
         return -1;
     }
+    /* A second document would be ignored: refuse it instead. */
+    yaml_document_t next;
+    int more = 0;
+    if (yaml_parser_load(&parser, &next)) {
+        more = yaml_document_get_root_node(&next) != NULL;
+        yaml_document_delete(&next);
+    }
     yaml_parser_delete(&parser);
-    free(text);
     int rc = -1;
+    if (more) { fail(&c, NULL, "more than one YAML document"); goto out; }
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
     static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "budget", "top_k", "tasks", NULL };
     if (!root) { fail(&c, NULL, "empty file"); goto out; }
@@ -243,8 +324,10 @@ int spec_load(const char *path, spec *s, char *err, int errcap)
         get_str(&c, root, "arch", s->arch, sizeof s->arch, "sm_90a") ||
         get_str(&c, root, "search", s->search, sizeof s->search, "exhaustive"))
         goto out;
-    if (strncmp(s->arch, "sm_", 3) || s->arch[3] < '1' || s->arch[3] > '9') {
-        fail(&c, get(&c, root, "arch"), "arch '%s' is not like sm_90a", s->arch);
+    /* The arch becomes an NVRTC option: only a known target, spelled as
+    ** one, ever gets there. */
+    if (!arch_known(s->arch)) {
+        fail(&c, get(&c, root, "arch"), "unknown arch '%s' (known: %s)", s->arch, arch_list());
         goto out;
     }
     if (get_int(&c, root, "seed", 0, 0x7fffffffffffffffLL, 1, &v)) goto out;

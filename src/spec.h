@@ -20,10 +20,17 @@
 ** Errors name the file, the line and the field. */
 #ifndef SPEC_H
 #define SPEC_H
+#include <stddef.h>
 
 #define SPEC_MAXDIMS 4
 #define SPEC_MAXVALUES 64
 #define SPEC_MAXTEMPLATES 8
+/* A spec is untrusted input: these caps bound what loading one costs. */
+#define SPEC_MAXBYTES (1 << 20)     /* file size */
+#define SPEC_MAXDEPTH 16            /* nesting of mappings and lists */
+#define SPEC_MAXEVENTS 200000       /* YAML nodes and ends */
+#define SPEC_MAXELEMS_LOG2 48       /* elements of a task's largest shape */
+#define SPEC_MAXELEMS (1LL << SPEC_MAXELEMS_LOG2)
 
 typedef struct spec_dim {
     char name[16];
@@ -71,8 +78,13 @@ typedef struct bucket {
 ** task names none. */
 int spec_task_uses(const spec_task *t, const char *tname);
 
-/* Load and check a spec. On error returns -1 with one line in err. */
+/* Load and check a spec. On error returns -1 with one line in err (control
+** characters escaped). path must be a regular file of at most SPEC_MAXBYTES;
+** duplicate keys, nesting deeper than SPEC_MAXDEPTH, unknown archs and
+** shapes of more than SPEC_MAXELEMS elements are refused. */
 int spec_load(const char *path, spec *out, char *err, int errcap);
+/* The same from text in memory (len bytes; path names it in messages). */
+int spec_load_text(const char *path, const char *text, size_t len, spec *out, char *err, int errcap);
 void spec_free(spec *s);
 
 /* The log2 bucket of a size: [2^k, 2^(k+1)) with 2^k <= v. */

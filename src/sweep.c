@@ -124,17 +124,14 @@ static int finish_compile(sw *S, cand *c)
     return 0;
 }
 
-static void launch_json(const kernel_src *k, strbuf *sb)
+/* The kernel's launch plan as the registry and the worker hold it. */
+static char *plan_json(const kernel_src *k, char *err, int errcap)
 {
-    sb_puts(sb, "{\"grid\":[");
-    for (int i = 0; i < 3; i++) { if (i) sb_puts(sb, ","); sb_json_str(sb, k->grid[i]); }
-    sb_puts(sb, "],\"block\":[");
-    for (int i = 0; i < 3; i++) { if (i) sb_puts(sb, ","); sb_json_str(sb, k->block[i]); }
-    sb_puts(sb, "],\"smem\":");
-    sb_json_str(sb, k->smem);
-    sb_printf(sb, ",\"cluster\":[%d,%d,%d],\"kernel\":", k->cluster[0], k->cluster[1], k->cluster[2]);
-    sb_json_str(sb, k->name);
-    sb_printf(sb, ",\"workspace\":%lld}", k->workspace);
+    if (!k->plan) {
+        snprintf(err, (size_t)errcap, "no launch plan");
+        return NULL;
+    }
+    return plan_encode(k->plan, err, errcap);
 }
 
 static void set_status(cand *c, const char *status, const char *err)
@@ -160,23 +157,23 @@ static int ask_worker(sw *S, cand *c, const strbuf *h, const void *blob, size_t 
 
 static int load_slot(sw *S, cand *c, const op_task *t, int slot)
 {
-    unsigned grid[3], block[3], smem;
-    char err[256];
-    if (kernel_geometry(&c->k, t, grid, block, &smem, err, sizeof err)) {
+    plan_geom g;
+    char err[512];
+    char *pj = NULL;
+    if (kernel_geometry(&c->k, t, &g, err, sizeof err) || !(pj = plan_json(&c->k, err, sizeof err))) {
         char *e = xstrfmt("template '%s' launch(): %s", c->tmpl, err);
         set_status(c, "compile", e);
         free(e);
         return 0;
     }
+    /* The plan, not evaluated numbers: the worker binds it at the task's
+    ** shape exactly as the runtime and emitted code do. */
     strbuf h = STRBUF_INIT;
     msg_kv(&h, "cmd", "load");
     msg_kv(&h, "slot", "%d", slot);
     msg_kv(&h, "name", "%s", c->k.name);
-    msg_kv(&h, "grid", "%u,%u,%u", grid[0], grid[1], grid[2]);
-    msg_kv(&h, "block", "%u,%u,%u", block[0], block[1], block[2]);
-    msg_kv(&h, "smem", "%u", smem);
-    if (c->k.cluster[0]) msg_kv(&h, "cluster", "%d,%d,%d", c->k.cluster[0], c->k.cluster[1], c->k.cluster[2]);
-    msg_kv(&h, "workspace", "%lld", c->k.workspace);
+    msg_kv(&h, "plan", "%s", pj);
+    free(pj);
     msg r;
     int ok = ask_worker(S, c, &h, c->job.cubin, c->job.cubin_len, 60, &r);
     sb_free(&h);
@@ -346,7 +343,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         int is_default = default_cfg && !strcmp(c->config, default_cfg);
         if (c->cached == -1) {
             S->resumed++;
-            if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
+            if (se) search_tell_measured(se, c->config, &c->m);
             keep_final(bs, c, is_default);
             progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
             continue;
@@ -378,7 +375,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         S->evaluated++;
         count_status(S, c->m.status);
         if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
-        if (se) search_tell(se, c->config, c->m.status, c->m.median_us);
+        if (se) search_tell_measured(se, c->config, &c->m);
         keep_final(bs, c, is_default);
         progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
         if (out_of_budget(S)) return 0;
@@ -502,7 +499,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         if (i != w && (!second || bs->f[i].median_us < second)) second = bs->f[i].median_us;
     W.margin = second > 0 ? second / win->median_us - 1 : -1;
     W.exhaustive = bs->exhaustive;
-    strbuf ru = STRBUF_INIT, lj = STRBUF_INIT;
+    strbuf ru = STRBUF_INIT;
     sb_puts(&ru, "[");
     for (int i = 0, n = 0; i < k; i++) {
         if (i == w) continue;
@@ -512,27 +509,36 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     }
     sb_puts(&ru, "]");
     W.runners_up = ru.buf;
+    char *pj = NULL;
     if (wc) {
+        char perr_[512];
         snprintf(W.cubin, sizeof W.cubin, "%s", wc->key);
-        launch_json(&wc->k, &lj);
-    } else {
-        sb_puts(&lj, "{}");
+        if (!(pj = plan_json(&wc->k, perr_, sizeof perr_))) rc = error("%s %s %s: %s", t->op, t->dtype, b->key, perr_);
     }
-    W.launch = lj.buf;
+    /* A winner with no plan is still a lookup answer; it cannot be launched. */
+    W.launch = pj ? pj : "{}";
     W.device = S->dev_id;
     W.run = S->run_id;
     if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
     else S->winners++;
     note(S, "%s", "");
-    char pct[32] = "";
-    if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W.gbps / S->copy_gbps);
+    /* Compute-bound ops (matrix products: well over 100 flops per byte that
+    ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
+    ** ceiling. */
+    char rate[48], pct[32] = "";
+    if (t->flops > 100 * t->bytes) {
+        snprintf(rate, sizeof rate, "%8.1f TFLOP/s", W.tflops);
+    } else {
+        snprintf(rate, sizeof rate, "%8.1f GB/s", W.gbps);
+        if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W.gbps / S->copy_gbps);
+    }
     char vs[48] = "   (default not timed)";
     if (bs->default_us > 0) snprintf(vs, sizeof vs, "%6.2fx vs default %.1f us", bs->default_us / win->median_us, bs->default_us);
-    printf("%-10s %-9s %-14s %10.2f us %8.1f GB/s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, W.gbps,
+    printf("%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, rate,
            pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
     fflush(stdout);
     sb_free(&ru);
-    sb_free(&lj);
+    free(pj);
     for (int i = 0; i < 16; i++) cand_free(&cs[i]);
     return rc;
 }
@@ -674,8 +680,12 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     return rc;
 }
 
-/* The op's dims must be the spec task's dims; returns the shape in op order. */
-static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *shape)
+/* The op's dims must be the spec task's dims. A spec may list them in any
+** order; everything stored (bucket key, edges, shape) is in the op's order,
+** the order lookup and the runtime get shapes in. This is the one place a
+** bucket is put in that order: ob gets the bucket with edges, sizes and key
+** in op order, shape its representative sizes. */
+static int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *shape, bucket *ob)
 {
     int nd, ndt;
     char dims[TMPL_MAXDIMS][16], dts[32][16];
@@ -684,6 +694,8 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
         tmpl_seterr(S->T, "op '%s' has %d dims, the task gives %d", st->op, nd, st->ndims);
         return -1;
     }
+    memset(ob, 0, sizeof *ob);
+    ob->ndims = nd;
     for (int d = 0; d < nd; d++) {
         int k = -1;
         for (int j = 0; j < st->ndims; j++)
@@ -693,8 +705,11 @@ static int task_shape(sw *S, const spec_task *st, const bucket *b, long long *sh
                         nd > 1 ? ", " : "", nd > 1 ? dims[1] : "");
             return -1;
         }
-        shape[d] = b->rep[k];
+        shape[d] = ob->rep[d] = b->rep[k];
+        ob->lo[d] = b->lo[k];
+        ob->hi[d] = b->hi[k];
     }
+    bucket_key(nd, dims, ob->lo, ob->key, sizeof ob->key);
     return 0;
 }
 
@@ -730,7 +745,8 @@ static int check_spec(sw *S)
         bucket *bs;
         spec_buckets(st, &bs);
         long long shape[TMPL_MAXDIMS];
-        int bad = task_shape(S, st, &bs[0], shape);
+        bucket ob;
+        int bad = task_bucket(S, st, &bs[0], shape, &ob);
         for (int d = 0; d < st->ndtypes && !bad; d++) {
             op_task t;
             bad = tmpl_task(S->T, st->op, st->dtypes[d], shape, &t);
@@ -799,9 +815,10 @@ static int send_task(sw *S, const op_task *t)
     snprintf(c.tmpl, sizeof c.tmpl, "%s/reference", t->op);
     int rc = start_compile(S, &c, S->sp.arch) || finish_compile(S, &c);
     if (!rc && !c.job.ok) rc = error("op '%s' reference does not compile: %s", t->op, c.job.error);
-    unsigned grid[3], block[3], smem;
-    char err[256];
-    if (!rc && kernel_geometry(&c.k, t, grid, block, &smem, err, sizeof err))
+    plan_geom g;
+    char err[512];
+    char *pj = NULL;
+    if (!rc && (kernel_geometry(&c.k, t, &g, err, sizeof err) || !(pj = plan_json(&c.k, err, sizeof err))))
         rc = error("op '%s' reference launch: %s", t->op, err);
     if (!rc) {
         static const char *roles[] = { "in", "out", "inout", "scalar", "dim" };
@@ -819,13 +836,16 @@ static int send_task(sw *S, const op_task *t)
         msg_kv(&h, "rtol", "%.9g", t->rtol);
         msg_kv(&h, "atol", "%.9g", t->atol);
         msg_kv(&h, "name", "%s", c.k.name);
-        msg_kv(&h, "grid", "%u,%u,%u", grid[0], grid[1], grid[2]);
-        msg_kv(&h, "block", "%u,%u,%u", block[0], block[1], block[2]);
-        msg_kv(&h, "smem", "%u", smem);
+        strbuf shape = STRBUF_INIT;
+        for (int d = 0; d < t->ndims; d++) sb_printf(&shape, "%s%lld", d ? "," : "", t->shape[d]);
+        msg_kv(&h, "shape", "%s", sb_str(&shape));
+        sb_free(&shape);
+        msg_kv(&h, "plan", "%s", pj);
         if (worker_set_task(S->W, &h, c.job.cubin, c.job.cubin_len))
             rc = error("%s %s: cannot set the task up: %s", t->op, t->dtype, worker_errmsg(S->W));
         sb_free(&h);
     }
+    free(pj);
     cand_free(&c);
     return rc ? -1 : 0;
 }
@@ -854,14 +874,30 @@ static void summary(sw *S)
 typedef struct compiled_row {
     cand c;
     char label[160];
+    int stored;     /* its cubin is in the registry (or there is none to store) */
 } compiled_row;
+
+/* Store the cubins of rows[*next, n) whose compiles are done, as they land:
+** a compile killed later keeps them. *next moves past the stored prefix. */
+static int store_landed(sw *S, compiled_row **rows, int n, int *next)
+{
+    for (int r = *next; r < n; r++) {
+        compiled_row *row = rows[r];
+        if (row->stored) continue;
+        if (!row->c.error && !row->c.cached && !__atomic_load_n(&row->c.job.done, __ATOMIC_ACQUIRE)) continue;
+        row->stored = 1;
+        if (!row->c.error && finish_compile(S, &row->c)) return -1;
+    }
+    while (*next < n && rows[*next]->stored) (*next)++;
+    return 0;
+}
 
 static int compile_all(sw *S)
 {
     /* Unique kernels across every bucket and dtype: sources that do not depend
     ** on the shape are compiled once. */
     compiled_row **rows = NULL;   /* pointers: jobs in flight must not move */
-    int nrows = 0, rc = 0;
+    int nrows = 0, rc = 0, landed = 0;
     for (int i = 0; i < S->sp.ntasks && !rc && !interrupted; i++) {
         spec_task *st = &S->sp.tasks[i];
         bucket *bs;
@@ -870,7 +906,8 @@ static int compile_all(sw *S)
             for (int bi = 0; bi < nb && !rc; bi++) {
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
-                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                bucket ob;
+                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     rc = error("%s", tmpl_errmsg(S->T));
                     break;
                 }
@@ -901,10 +938,10 @@ static int compile_all(sw *S)
                             cand c = { 0 };
                             instantiate(S, &c, tn[ti], cfgs[k], &t);
                             free(cfgs[k]);
-                            unsigned g[3], bl[3], sm;
-                            char gerr[256];
-                            if (!c.error && kernel_geometry(&c.k, &t, g, bl, &sm, gerr, sizeof gerr))
-                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], bs[bi].key, gerr);
+                            plan_geom g;
+                            char gerr[512];
+                            if (!c.error && kernel_geometry(&c.k, &t, &g, gerr, sizeof gerr))
+                                c.error = xstrfmt("template '%s' launch() at %s: %s", tn[ti], ob.key, gerr);
                             char key[17] = "";
                             if (!c.error) jit_key(c.k.source, c.k.name, S->sp.arch, key);
                             int dup = 0;
@@ -914,7 +951,11 @@ static int compile_all(sw *S)
                             compiled_row *row = rows[nrows++] = xcalloc(1, sizeof *row);
                             row->c = c;
                             snprintf(row->label, sizeof row->label, "%s %s", t.dtype, tn[ti]);
-                            if (!c.error && start_compile(S, &row->c, S->sp.arch)) rc = -1;
+                            if (!c.error && start_compile(S, &row->c, S->sp.arch)) {
+                                rc = -1;
+                                row->stored = 1;    /* never submitted: nothing to wait for */
+                            }
+                            if (!rc && store_landed(S, rows, nrows, &landed)) rc = -1;
                             progress_plan(S->P, 1);
                         }
                         free(cfgs);
@@ -940,8 +981,13 @@ static int compile_all(sw *S)
     for (int r = 0; r < nrows; r++) {
         cand *c = &rows[r]->c;
         if (interrupted) jit_pool_cancel(S->pool);   /* Ctrl-C: the queue is dropped */
-        if (!c->error && !rc) finish_compile(S, c);
-        else if (!c->error) jit_wait(S->pool, &c->job);
+        /* A cubin the registry refuses stops the compile (exit 1): the
+        ** rest are waited for, not stored, and not reported again. */
+        if (!c->error && !rc && !rows[r]->stored) {
+            if (finish_compile(S, c)) rc = -1;
+        } else if (!c->error && !rows[r]->stored) {
+            jit_wait(S->pool, &c->job);
+        }
         const char *note = c->error ? c->error : !c->job.ok ? c->job.error : "";
         char warn[160] = "";
         if (c->job.ok && c->job.log) {
@@ -994,9 +1040,10 @@ int sweep_run(const sweep_opts *o)
     int code = EXIT_OK;
     if (check_spec(S)) { code = EXIT_INPUT; goto out; }
     if (!o->compile_only && start_worker(S, &env)) { code = EXIT_FAIL; goto out; }
-    if (reg_open(o->db_path, 0, &S->R)) {
+    int orc = reg_open(o->db_path, 0, &S->R);
+    if (orc) {
         error("%s", reg_errmsg(S->R));
-        code = EXIT_INPUT;
+        code = orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
         goto out;
     }
     S->pool = jit_pool_new(o->threads);
@@ -1037,14 +1084,22 @@ int sweep_run(const sweep_opts *o)
             for (int bi = 0; bi < nb && !interrupted; bi++) {
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
-                if (task_shape(S, st, &bs[bi], shape) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
+                bucket ob;
+                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
                     error("%s", tmpl_errmsg(S->T));
+                    code = EXIT_INPUT;
+                    continue;
+                }
+                /* Refused here, not by a failed allocation in the worker. */
+                if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
+                    error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path,
+                          st->line, t.op, t.dtype, bs[bi].key, tmpl_task_bytes(&t), S->dev.mem);
                     code = EXIT_INPUT;
                     continue;
                 }
                 double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
-                if (tune_bucket(S, st, &t, &bs[bi])) code = EXIT_FAIL;
+                if (tune_bucket(S, st, &t, &ob)) code = EXIT_FAIL;
                 add_op_time(S, t.op, now_s() - t_task);
                 if (S->budget_hit) break;
             }

@@ -4,6 +4,7 @@
 #include "expr.h"
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -515,6 +516,58 @@ static int role_of(const char *s)
     return -1;
 }
 
+/* size(shape) of buffer a, the function on top of the stack (popped).
+** Lua integers wrap silently, so it runs twice: with integer dims, and
+** with the same dims as floats, which do not wrap; the two must agree and
+** the count, and its bytes, must fit far from overflow. */
+static int buffer_count(tmpl *T, const op_task *t, const char *rel, op_arg *a)
+{
+    lua_State *L = T->L;
+    lua_pushvalue(L, -1);
+    tmpl_push_shape(T, t);
+    if (tmpl_pcall(T, 1, 1, rel)) { lua_pop(L, 1); return -1; }
+    int isnum;
+    lua_Integer n = lua_tointegerx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum) {
+        lua_pop(L, 1);
+        return fail(T, "%s: buffer '%s': size() is not an integer", rel, a->name);
+    }
+    lua_createtable(L, 0, t->ndims);
+    for (int i = 0; i < t->ndims; i++) {
+        lua_pushnumber(L, (lua_Number)t->shape[i]);
+        lua_setfield(L, -2, t->dims[i]);
+    }
+    double f = (double)n;
+    /* A size function that needs integer dims (bit operations) cannot
+    ** run on floats; then the integer result stands, checked below. */
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_isnumber(L, -1)) f = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    const double limit = 4611686018427387904.0;    /* 2^62 */
+    if (!(f < limit) || f - (double)n > 1 + 1e-9 * f || (double)n - f > 1 + 1e-9 * f)
+        return fail(T, "%s: buffer '%s' overflows at this shape (more than 2^62 elements)", rel, a->name);
+    if (n < 1) return fail(T, "%s: buffer '%s' has %lld elements", rel, a->name, (long long)n);
+    long long bytes;
+    if (__builtin_mul_overflow((long long)n, (long long)a->esize, &bytes) || bytes > (1LL << 62))
+        return fail(T, "%s: buffer '%s' overflows at this shape (%lld elements of %d bytes)", rel, a->name,
+                    (long long)n, a->esize);
+    a->count = (long long)n;
+    return 0;
+}
+
+long long tmpl_task_bytes(const op_task *t)
+{
+    long long total = 0;
+    for (int i = 0; i < t->nargs; i++) {
+        const op_arg *a = &t->args[i];
+        if (a->role != ROLE_IN && a->role != ROLE_OUT && a->role != ROLE_INOUT) continue;
+        long long b;
+        if (__builtin_mul_overflow(a->count, (long long)a->esize, &b) || __builtin_add_overflow(total, b, &total))
+            return LLONG_MAX;
+    }
+    return total;
+}
+
 int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape, op_task *t)
 {
     lua_State *L = T->L;
@@ -593,11 +646,7 @@ int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape
             snprintf(a->dtype, sizeof a->dtype, "%s", ty);
             lua_pop(L, 2);
             if (lua_getfield(L, arg, "size") != LUA_TFUNCTION) { fail(T, "%s: buffer '%s' needs size = function(shape)", rel, a->name); goto bad; }
-            tmpl_push_shape(T, t);
-            if (tmpl_pcall(T, 1, 1, rel)) goto bad;
-            a->count = (long long)lua_tointeger(L, -1);
-            lua_pop(L, 1);
-            if (a->count < 1) { fail(T, "%s: buffer '%s' has %lld elements", rel, a->name, a->count); goto bad; }
+            if (buffer_count(T, t, rel, a)) goto bad;
             lua_getfield(L, arg, "init");
             a->init = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "uniform") ? INIT_UNIFORM : INIT_NORMAL;
             lua_pop(L, 1);
@@ -608,7 +657,15 @@ int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape
     lua_settop(L, top);
     /* tolerance[dtype] */
     lua_getfield(L, top, "tolerance");
-    if (lua_getfield(L, -1, dtype) != LUA_TTABLE) { fail(T, "%s: no tolerance for dtype '%s'", rel, dtype); goto bad; }
+    /* A tolerance is a table {rtol=, atol=} or a function(shape) returning
+    ** one (products over k terms scale it with k). */
+    int tt = lua_getfield(L, -1, dtype);
+    if (tt == LUA_TFUNCTION) {
+        tmpl_push_shape(T, t);
+        if (tmpl_pcall(T, 1, 1, rel)) goto bad;
+        tt = lua_type(L, -1);
+    }
+    if (tt != LUA_TTABLE) { fail(T, "%s: no tolerance for dtype '%s'", rel, dtype); goto bad; }
     lua_getfield(L, -1, "rtol");
     lua_getfield(L, -2, "atol");
     t->rtol = lua_tonumber(L, -2);
@@ -714,40 +771,229 @@ int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *
     return 0;
 }
 
-/* Read {grid=, block=, smem=, cluster=} at the top of the stack into k. */
-static int read_launch(tmpl *T, const char *what, kernel_src *k)
+/* One launch entry (an integer or an expression string) at the top of the
+** stack into *slot; nil gives dflt. */
+static int launch_expr(tmpl *T, const char *what, const char *field, int i, const char *dflt, char **slot)
+{
+    lua_State *L = T->L;
+    char buf[32];
+    const char *s = dflt;
+    if (lua_isinteger(L, -1)) {
+        snprintf(buf, sizeof buf, "%lld", (long long)lua_tointeger(L, -1));
+        s = buf;
+    } else if (lua_type(L, -1) == LUA_TSTRING) {
+        s = lua_tostring(L, -1);
+    } else if (!lua_isnil(L, -1) || !dflt) {
+        if (i >= 0) return fail(T, "%s: launch %s[%d] must be an integer or an expression", what, field, i + 1);
+        return fail(T, "%s: launch %s must be an integer or an expression", what, field);
+    }
+    if (plan_set(slot, s)) return fail(T, "out of memory");
+    return 0;
+}
+
+/* A list of n launch entries under field of the table at the top. */
+static int launch_list(tmpl *T, const char *what, const char *field, int n, int required, char **slots)
+{
+    lua_State *L = T->L;
+    int ty = lua_getfield(L, -1, field);
+    if (ty != LUA_TTABLE && (required || ty != LUA_TNIL)) {
+        lua_pop(L, 1);
+        return fail(T, "%s: launch %s must be a list of %d entries", what, field, n);
+    }
+    for (int i = 0; i < n; i++) {
+        if (ty == LUA_TTABLE) lua_rawgeti(L, -1, i + 1);
+        else lua_pushnil(L);
+        int rc = launch_expr(T, what, field, i, "1", &slots[i]);
+        lua_pop(L, 1);
+        if (rc) { lua_pop(L, 1); return -1; }
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* A string field of the param table at the top; NULL if absent. */
+static const char *param_str(lua_State *L, const char *key)
+{
+    lua_getfield(L, -1, key);
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    lua_pop(L, 1);   /* the string stays alive: the param table holds it */
+    return s;
+}
+
+static int param_int(lua_State *L, const char *key, long long dflt, long long *v)
+{
+    int ty = lua_getfield(L, -1, key);
+    int ok = ty == LUA_TNIL || lua_isinteger(L, -1);
+    *v = ty == LUA_TNIL ? dflt : (long long)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return ok ? 0 : -1;
+}
+
+/* A list of expressions under key of the param table at the top. */
+static int param_exprs(tmpl *T, const char *what, int i, const char *key, int n, char **slots)
+{
+    lua_State *L = T->L;
+    if (lua_getfield(L, -1, key) != LUA_TTABLE || (int)lua_rawlen(L, -1) != n) {
+        lua_pop(L, 1);
+        return fail(T, "%s: params[%d].%s must be a list of %d entries", what, i + 1, key, n);
+    }
+    for (int d = 0; d < n; d++) {
+        lua_rawgeti(L, -1, d + 1);
+        int rc = launch_expr(T, what, key, d, NULL, &slots[d]);
+        lua_pop(L, 1);
+        if (rc) { lua_pop(L, 1); return -1; }
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* launch's `params` list (the table at the top) into the plan. */
+static int read_params(tmpl *T, const char *what, plan *P)
+{
+    lua_State *L = T->L;
+    static const char *const kinds[] = { "ptr", "dim", "i32", "f32", "workspace", "tmap" };
+    int n = (int)lua_rawlen(L, -1);
+    if (n > PLAN_MAXPARAMS) return fail(T, "%s: more than %d params", what, PLAN_MAXPARAMS);
+    for (int i = 0; i < n; i++) {
+        plan_param *q = &P->params[i];
+        P->nparams = i + 1;
+        q->arg = -1;
+        if (lua_rawgeti(L, -1, i + 1) != LUA_TTABLE) { lua_pop(L, 1); return fail(T, "%s: params[%d] must be a table", what, i + 1); }
+        const char *kind = param_str(L, "kind");
+        q->kind = -1;
+        for (int k = 0; kind && k < 6; k++)
+            if (!strcmp(kind, kinds[k])) q->kind = k;
+        int rc = 0;
+        if (q->kind < 0) {
+            rc = fail(T, "%s: params[%d].kind must be ptr, dim, i32, f32, workspace or tmap", what, i + 1);
+        } else if (q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP) {
+            const char *arg = param_str(L, "arg");
+            if (!arg || (q->arg = plan_arg_index(P, arg)) < 0)
+                rc = fail(T, "%s: params[%d].arg must name an argument of the op", what, i + 1);
+        } else {
+            lua_getfield(L, -1, q->kind == PLAN_WORKSPACE ? "size" : "expr");
+            rc = launch_expr(T, what, q->kind == PLAN_WORKSPACE ? "size" : "expr", -1, NULL, &q->expr);
+            lua_pop(L, 1);
+        }
+        if (!rc && q->kind == PLAN_TMAP) {
+            plan_tmap *t = &q->tm;
+            lua_getfield(L, -1, "dims");
+            t->rank = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
+            lua_pop(L, 1);
+            if (t->rank < 1 || t->rank > 5) rc = fail(T, "%s: params[%d].dims must list 1 to 5 sizes", what, i + 1);
+            if (!rc) rc = param_exprs(T, what, i, "dims", t->rank, t->dims);
+            if (!rc && t->rank > 1) rc = param_exprs(T, what, i, "strides", t->rank - 1, t->strides);
+            if (!rc) {
+                if (lua_getfield(L, -1, "box") != LUA_TTABLE || (int)lua_rawlen(L, -1) != t->rank) {
+                    rc = fail(T, "%s: params[%d].box must list %d integers", what, i + 1, t->rank);
+                } else {
+                    for (int d = 0; d < t->rank && !rc; d++) {
+                        lua_rawgeti(L, -1, d + 1);
+                        long long b = lua_isinteger(L, -1) ? (long long)lua_tointeger(L, -1) : -1;
+                        lua_pop(L, 1);
+                        if (b < 1 || b > 256) rc = fail(T, "%s: params[%d].box[%d] must be an integer 1 to 256", what, i + 1, d + 1);
+                        else t->box[d] = (unsigned)b;
+                    }
+                }
+                lua_pop(L, 1);
+            }
+            long long sw, l2;
+            if (!rc && (param_int(L, "swizzle", 0, &sw) || param_int(L, "l2", 0, &l2)))
+                rc = fail(T, "%s: params[%d].swizzle and .l2 must be integers", what, i + 1);
+            const char *oob = rc ? NULL : param_str(L, "oob");
+            if (!rc && oob && strcmp(oob, "zero") && strcmp(oob, "nan"))
+                rc = fail(T, "%s: params[%d].oob must be \"zero\" or \"nan\"", what, i + 1);
+            if (!rc) {
+                t->swizzle = (int)sw;
+                t->l2 = (int)l2;
+                t->oob_nan = oob && !strcmp(oob, "nan");
+            }
+        }
+        lua_pop(L, 1);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* The plan's signature: the op's dims and arguments from the task. */
+static int plan_for_task(tmpl *T, const op_task *task, const char *kname, plan **out)
+{
+    plan *P = *out = plan_new();
+    if (!P) return fail(T, "out of memory");
+    snprintf(P->kernel, sizeof P->kernel, "%s", kname);
+    P->ndims = task->ndims;
+    for (int i = 0; i < task->ndims; i++) snprintf(P->dims[i], sizeof P->dims[i], "%s", task->dims[i]);
+    P->nargs = task->nargs;
+    for (int i = 0; i < task->nargs; i++) {
+        plan_arg *a = &P->args[i];
+        snprintf(a->name, sizeof a->name, "%s", task->args[i].name);
+        a->role = task->args[i].role;   /* enum arg_role and enum plan_role agree */
+        if (a->role <= PLAN_INOUT) {
+            snprintf(a->dtype, sizeof a->dtype, "%s", task->args[i].dtype);
+            a->esize = task->args[i].esize;
+        }
+    }
+    return 0;
+}
+
+/* Read {grid=, block=, smem=, cluster=, params=} at the top of the stack
+** into k's plan; ws_expr: the workspace size when params are the default. */
+static int read_launch(tmpl *T, const char *what, const op_task *task, const char *ws_expr, kernel_src *k)
 {
     lua_State *L = T->L;
     if (!lua_istable(L, -1)) return fail(T, "%s: launch must return {grid=, block=, smem=}", what);
-    static const char *fields[] = { "grid", "block" };
-    for (int f = 0; f < 2; f++) {
-        char (*dst)[160] = f ? k->block : k->grid;
-        if (lua_getfield(L, -1, fields[f]) != LUA_TTABLE) {
-            lua_pop(L, 1);
-            return fail(T, "%s: launch %s must be a list of 3 entries", what, fields[f]);
-        }
-        for (int i = 0; i < 3; i++) {
-            lua_rawgeti(L, -1, i + 1);
-            if (lua_isinteger(L, -1)) snprintf(dst[i], 160, "%lld", (long long)lua_tointeger(L, -1));
-            else if (lua_type(L, -1) == LUA_TSTRING) snprintf(dst[i], 160, "%s", lua_tostring(L, -1));
-            else if (lua_isnil(L, -1)) snprintf(dst[i], 160, "1");
-            else { lua_pop(L, 2); return fail(T, "%s: launch %s[%d] must be an integer or an expression", what, fields[f], i + 1); }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-    }
+    plan *P;
+    if (plan_for_task(T, task, k->name, &P)) return -1;
+    k->plan = P;
+    if (launch_list(T, what, "grid", 3, 1, P->grid) || launch_list(T, what, "block", 3, 1, P->block) ||
+        launch_list(T, what, "cluster", 3, 0, P->cluster))
+        return -1;
     lua_getfield(L, -1, "smem");
-    if (lua_isinteger(L, -1)) snprintf(k->smem, sizeof k->smem, "%lld", (long long)lua_tointeger(L, -1));
-    else if (lua_type(L, -1) == LUA_TSTRING) snprintf(k->smem, sizeof k->smem, "%s", lua_tostring(L, -1));
-    else snprintf(k->smem, sizeof k->smem, "0");
+    int rc = launch_expr(T, what, "smem", -1, "0", &P->smem);
     lua_pop(L, 1);
-    if (lua_getfield(L, -1, "cluster") == LUA_TTABLE) {
-        for (int i = 0; i < 3; i++) {
-            lua_rawgeti(L, -1, i + 1);
-            k->cluster[i] = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 1;
-            lua_pop(L, 1);
-        }
+    if (rc) return -1;
+    char err[512];
+    if (lua_getfield(L, -1, "params") == LUA_TTABLE) {
+        rc = read_params(T, what, P);
+        lua_pop(L, 1);
+        if (rc) return -1;
+    } else {
+        lua_pop(L, 1);
+        if (plan_default_params(P, ws_expr, err, sizeof err)) return fail(T, "%s: %s", what, err);
     }
+    if (plan_check(P, err, sizeof err)) return fail(T, "%s: %s", what, err);
+    return 0;
+}
+
+/* The template's workspace(p, shape, dt, dev) as an expression over the
+** dims (kernel.lua's workspace_expr); *out NULL when it has none. */
+static int workspace_expr(tmpl *T, int tt, const char *tname, const char *config, const op_task *task, const device *dev,
+                          char **out)
+{
+    lua_State *L = T->L;
+    *out = NULL;
+    if (lua_getfield(L, tt, "workspace") != LUA_TFUNCTION) { lua_pop(L, 1); return 0; }
+    lua_pop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.G");
+    lua_getfield(L, -1, "lib");
+    lua_remove(L, -2);
+    lua_pushstring(L, "kernel");
+    if (tmpl_pcall(T, 1, 1, "lib('kernel')")) return -1;
+    lua_getfield(L, -1, "workspace_expr");
+    lua_remove(L, -2);
+    lua_pushvalue(L, tt);
+    if (tmpl_push_config(T, config)) { lua_pop(L, 2); return -1; }
+    lua_createtable(L, task->ndims, 0);
+    for (int i = 0; i < task->ndims; i++) {
+        lua_pushstring(L, task->dims[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushstring(L, task->dtype);
+    tmpl_push_dev(T, dev);
+    char what[160];
+    snprintf(what, sizeof what, "template '%s' workspace()", tname);
+    if (tmpl_pcall(T, 5, 1, what)) return -1;
+    if (lua_type(L, -1) == LUA_TSTRING) *out = xstrdup(lua_tostring(L, -1));
     lua_pop(L, 1);
     return 0;
 }
@@ -772,26 +1018,22 @@ int tmpl_instantiate(tmpl *T, const char *tname, const char *config, const op_ta
     if (lua_type(L, -1) != LUA_TSTRING) { fail(T, "%s must return a string", what); goto bad; }
     k->source = xstrdup(lua_tostring(L, -1));
     lua_pop(L, 1);
+    /* workspace(p, shape, dtype, dev), optional, as an expression */
+    char *ws = NULL;
+    if (workspace_expr(T, tt, tname, config, task, dev, &ws)) goto bad;
     /* launch(p, dtype, dev) */
     lua_getfield(L, tt, "launch");
-    if (tmpl_push_config(T, config)) goto bad;
+    if (tmpl_push_config(T, config)) { free(ws); goto bad; }
     lua_pushstring(L, task->dtype);
     tmpl_push_dev(T, dev);
     snprintf(what, sizeof what, "template '%s' launch()", tname);
-    if (tmpl_pcall(T, 3, 1, what) || read_launch(T, what, k)) goto bad;
-    lua_pop(L, 1);
-    /* workspace(p, shape, dtype, dev), optional */
-    if (lua_getfield(L, tt, "workspace") == LUA_TFUNCTION) {
-        lua_pop(L, 1);
-        lua_pop(L, 1);
-        if (call_tmpl(T, tname, "workspace", config, task, dev, 1)) goto bad_popped;
-        k->workspace = (long long)lua_tointeger(L, -1);
-    }
+    int rc = tmpl_pcall(T, 3, 1, what) || read_launch(T, what, task, ws, k);
+    free(ws);
+    if (rc) goto bad;
     lua_settop(L, tt - 1);
     return 0;
 bad:
     lua_settop(L, tt - 1);
-bad_popped:
     kernel_src_free(k);
     return -1;
 }
@@ -815,7 +1057,7 @@ int tmpl_reference(tmpl *T, const op_task *task, const char *kname, kernel_src *
     lua_pop(L, 1);
     lua_getfield(L, -1, "launch");
     lua_pushstring(L, task->dtype);
-    if (tmpl_pcall(T, 1, 1, what) || read_launch(T, what, k)) goto bad;
+    if (tmpl_pcall(T, 1, 1, what) || read_launch(T, what, task, NULL, k)) goto bad;
     lua_settop(L, top - 1);
     return 0;
 bad:
@@ -828,30 +1070,14 @@ void kernel_src_free(kernel_src *k)
 {
     free(k->source);
     k->source = NULL;
+    plan_free(k->plan);
+    k->plan = NULL;
 }
 
-int kernel_geometry(const kernel_src *k, const op_task *task, unsigned grid[3], unsigned block[3],
-                    unsigned *smem, char *err, int errcap)
+int kernel_geometry(const kernel_src *k, const op_task *task, plan_geom *g, char *err, int errcap)
 {
-    const char *names[TMPL_MAXDIMS];
-    for (int i = 0; i < task->ndims; i++) names[i] = task->dims[i];
-    long long v;
-    for (int i = 0; i < 3; i++) {
-        if (expr_eval(k->grid[i], task->ndims, names, task->shape, &v, err, errcap)) return -1;
-        if (v < 1 || v > 2147483647LL) { snprintf(err, (size_t)errcap, "grid[%d] = %lld from '%s'", i, v, k->grid[i]); return -1; }
-        grid[i] = (unsigned)v;
-        if (expr_eval(k->block[i], task->ndims, names, task->shape, &v, err, errcap)) return -1;
-        if (v < 1 || v > 1024) { snprintf(err, (size_t)errcap, "block[%d] = %lld from '%s'", i, v, k->block[i]); return -1; }
-        block[i] = (unsigned)v;
-    }
-    if (block[0] * block[1] * block[2] > 1024) {
-        snprintf(err, (size_t)errcap, "block of %u threads (at most 1024)", block[0] * block[1] * block[2]);
-        return -1;
-    }
-    if (expr_eval(k->smem, task->ndims, names, task->shape, &v, err, errcap)) return -1;
-    if (v < 0) { snprintf(err, (size_t)errcap, "smem = %lld", v); return -1; }
-    *smem = (unsigned)v;
-    return 0;
+    if (!k->plan) { snprintf(err, (size_t)errcap, "no launch plan"); return -1; }
+    return plan_geometry(k->plan, task->shape, g, err, errcap);
 }
 
 int tmpl_support(tmpl *T, char **source)

@@ -9,6 +9,7 @@
 #ifndef TMPL_H
 #define TMPL_H
 #include "device.h"
+#include "plan.h"
 #include "util.h"
 
 typedef struct tmpl tmpl;
@@ -44,17 +45,16 @@ typedef struct op_task {
     double bytes, flops;    /* op.metrics */
 } op_task;
 
-/* A kernel ready to compile: source, entry name, launch geometry as
-** expressions over the dims (expr.h), and workspace bytes for the task's
-** shape (0: none). */
+/* A kernel ready to compile: source, entry name, and its launch plan
+** (plan.h: parameters, geometry and workspace as expressions over the dims).
+** A template's launch() may list `params`; without them the plan passes the
+** op's arguments in order plus a workspace when the template has
+** workspace(), whose Lua arithmetic over shape becomes the size expression
+** (templates/lib/kernel.lua). */
 typedef struct kernel_src {
     char *source;
     char name[64];
-    char grid[3][160];
-    char block[3][160];
-    char smem[160];
-    int cluster[3];         /* 0 0 0: no cluster */
-    long long workspace;
+    plan *plan;
 } kernel_src;
 
 tmpl *tmpl_open(const char *root);        /* root holds templates/ and search/ */
@@ -74,7 +74,11 @@ int tmpl_op_info(tmpl *T, const char *op, int *ndims, char dims[][16],
 /* The template families of an op, "op/impl", sorted; free like tmpl_ops. */
 int tmpl_templates(tmpl *T, const char *op, char ***names, int *n);
 
-/* Resolve op for dtype and shape (sizes in the op's dim order). */
+/* Bytes of all the task's buffers (LLONG_MAX if that overflows): what a
+** sweep must allocate on the GPU, checked against its memory first. */
+long long tmpl_task_bytes(const op_task *t);
+/* Resolve op for dtype and shape (sizes in the op's dim order). Buffer
+** sizes are checked for overflow (each at most 2^62 elements and bytes). */
 int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape, op_task *out);
 
 /* Whether the template handles the task on dev; *why gets the reason if not. */
@@ -95,9 +99,8 @@ void kernel_src_free(kernel_src *k);
 /* The measurement engine's kernels (templates/lib/support.lua); caller frees. */
 int tmpl_support(tmpl *T, char **source);
 
-/* Evaluate a kernel's launch expressions for the task's shape. */
-int kernel_geometry(const kernel_src *k, const op_task *task, unsigned grid[3], unsigned block[3],
-                    unsigned *smem, char *err, int errcap);
+/* Evaluate a kernel's launch plan for the task's shape. */
+int kernel_geometry(const kernel_src *k, const op_task *task, plan_geom *g, char *err, int errcap);
 
 /* Lua helpers for search.c: push the template table, the task's shape
 ** table, the dev table; convert between config tables and canonical JSON. */

@@ -3,17 +3,24 @@
 #include "util.h"
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+/* One line, whatever the message carries (names from specs and registries
+** may hold newlines or terminal escapes). */
 static void report(const char *prefix, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "aitune: %s", prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
+    sb_vprintf(&msg, fmt, ap);
+    sb_printable(&line, sb_str(&msg));
+    fprintf(stderr, "aitune: %s%s\n", prefix, sb_str(&line));
+    sb_free(&msg);
+    sb_free(&line);
 }
 
 int error(const char *fmt, ...)
@@ -119,18 +126,182 @@ void sb_printf(strbuf *sb, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Length of the well-formed UTF-8 sequence at p (1 to 4), or 0: no
+** overlong forms, no surrogates, nothing above U+10FFFF. */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    int n;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) { n = 2; min = 0x80; c &= 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 3; min = 0x800; c &= 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 4; min = 0x10000; c &= 0x07; }
+    else return 0;
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) return 0;
+        c = (c << 6) | (p[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+    return n;
+}
+
 void sb_json_str(strbuf *sb, const char *s)
 {
+    if (!s) { sb_puts(sb, "null"); return; }
     sb_puts(sb, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        int n = utf8_len(p);
         if (c == '"' || c == '\\') sb_printf(sb, "\\%c", c);
         else if (c == '\n') sb_puts(sb, "\\n");
         else if (c == '\t') sb_puts(sb, "\\t");
-        else if (c < 0x20) sb_printf(sb, "\\u%04x", c);
-        else sb_add(sb, s, 1);
+        else if (c < 0x20 || c == 0x7f) sb_printf(sb, "\\u%04x", c);
+        else if (n) { sb_add(sb, p, (size_t)n); p += n; continue; }
+        else sb_printf(sb, "\\u%04x", c);   /* a stray byte: as Latin-1, still valid JSON */
+        p++;
     }
     sb_puts(sb, "\"");
+}
+
+void sb_json_num(strbuf *sb, double v, int decimals)
+{
+    if (v != v || v > 1.7e308 || v < -1.7e308) sb_puts(sb, "null");
+    else sb_printf(sb, "%.*f", decimals, v);
+}
+
+/* A recursive-descent check of RFC 8259 JSON, depth capped. */
+typedef struct jscan { const unsigned char *p; int depth; } jscan;
+
+static void js_ws(jscan *j) { while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r') j->p++; }
+
+static int js_value(jscan *j);
+
+static int js_string(jscan *j)
+{
+    if (*j->p != '"') return 0;
+    j->p++;
+    for (;;) {
+        unsigned char c = *j->p;
+        if (c == '"') { j->p++; return 1; }
+        if (c < 0x20) return 0;          /* also the terminator */
+        if (c == '\\') {
+            c = *++j->p;
+            if (c == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit(j->p[i])) return 0;
+                j->p += 5;
+            } else if (c && strchr("\"\\/bfnrt", c)) {
+                j->p++;
+            } else {
+                return 0;
+            }
+            continue;
+        }
+        int n = utf8_len(j->p);
+        if (!n) return 0;
+        j->p += n;
+    }
+}
+
+static int js_number(jscan *j)
+{
+    if (*j->p == '-') j->p++;
+    if (*j->p == '0') j->p++;
+    else if (*j->p >= '1' && *j->p <= '9') while (isdigit(*j->p)) j->p++;
+    else return 0;
+    if (*j->p == '.') {
+        j->p++;
+        if (!isdigit(*j->p)) return 0;
+        while (isdigit(*j->p)) j->p++;
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-') j->p++;
+        if (!isdigit(*j->p)) return 0;
+        while (isdigit(*j->p)) j->p++;
+    }
+    return 1;
+}
+
+static int js_word(jscan *j, const char *w)
+{
+    size_t n = strlen(w);
+    if (strncmp((const char *)j->p, w, n)) return 0;
+    j->p += n;
+    return 1;
+}
+
+static int js_value(jscan *j)
+{
+    js_ws(j);
+    unsigned char c = *j->p;
+    if (c == '{' || c == '[') {
+        if (++j->depth > 64) return 0;
+        char close = c == '{' ? '}' : ']';
+        j->p++;
+        js_ws(j);
+        if (*j->p == close) { j->p++; j->depth--; return 1; }
+        for (;;) {
+            if (c == '{') {
+                js_ws(j);
+                if (!js_string(j)) return 0;
+                js_ws(j);
+                if (*j->p++ != ':') return 0;
+            }
+            if (!js_value(j)) return 0;
+            js_ws(j);
+            if (*j->p == ',') { j->p++; continue; }
+            if (*j->p != close) return 0;
+            j->p++;
+            j->depth--;
+            return 1;
+        }
+    }
+    if (c == '"') return js_string(j);
+    if (c == '-' || isdigit(c)) return js_number(j);
+    return js_word(j, "true") || js_word(j, "false") || js_word(j, "null");
+}
+
+int json_valid(const char *s)
+{
+    if (!s) return 0;
+    jscan j = { (const unsigned char *)s, 0 };
+    if (!js_value(&j)) return 0;
+    js_ws(&j);
+    return *j.p == 0;
+}
+
+void sb_json_raw(strbuf *sb, const char *s)
+{
+    if (!s) sb_puts(sb, "null");
+    else if (json_valid(s)) sb_puts(sb, s);
+    else sb_json_str(sb, s);
+}
+
+void sb_printable(strbuf *sb, const char *s)
+{
+    if (!s) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\n') sb_puts(sb, "\\n");
+        else if (*p == '\t') sb_puts(sb, "\\t");
+        else if (*p < 0x20 || *p == 0x7f) sb_printf(sb, "\\x%02x", *p);
+        else sb_add(sb, p, 1);
+    }
+}
+
+void printable_inplace(char *msg, size_t cap)
+{
+    if (!cap) return;
+    int clean = 1;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && clean; p++)
+        clean = *p >= 0x20 && *p != 0x7f;
+    if (clean) return;
+    strbuf sb = STRBUF_INIT;
+    sb_printable(&sb, msg);
+    snprintf(msg, cap, "%s", sb_str(&sb));
+    sb_free(&sb);
 }
 
 void sb_reset(strbuf *sb)
@@ -262,4 +433,145 @@ void arch_base(const char *arch, char out[16])
     snprintf(out, 16, "%.15s", arch);
     size_t n = strlen(out);
     if (n > 4 && (out[n - 1] == 'a' || out[n - 1] == 'f') && out[n - 2] >= '0' && out[n - 2] <= '9') out[n - 1] = 0;
+}
+
+/* NVRTC's real targets (code=sm_XX): what --gpu-architecture may be. */
+static const char *const known_archs[] = {
+    "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f",
+    "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110", "sm_110a", "sm_120", "sm_120a", "sm_121", "sm_121a", NULL,
+};
+
+int arch_known(const char *arch)
+{
+    if (!arch) return 0;
+    for (const char *const *a = known_archs; *a; a++)
+        if (!strcmp(*a, arch)) return 1;
+    return 0;
+}
+
+const char *arch_list(void)
+{
+    static char list[256];
+    if (!list[0]) {
+        size_t at = 0;
+        for (const char *const *a = known_archs; *a && at < sizeof list; a++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", a == known_archs ? "" : ", ", *a);
+    }
+    return list;
+}
+
+int parse_size(const char *s, size_t len, long long lo, long long hi, long long *out)
+{
+    if (!s || !len) return -1;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (0x7fffffffffffffffULL - d) / 10) return -1;   /* overflow */
+        v = v * 10 + d;
+    }
+    if ((long long)v < lo || (long long)v > hi) return -2;
+    *out = (long long)v;
+    return 0;
+}
+
+char *read_regular_file(const char *path, size_t max, size_t *len)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
+    ** refuses it. */
+    int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st)) { int e = errno; close(fd); errno = e; return NULL; }
+    if (!S_ISREG(st.st_mode)) { close(fd); errno = EINVAL; return NULL; }
+    if ((unsigned long long)st.st_size > max) { close(fd); errno = EFBIG; return NULL; }
+    strbuf sb = STRBUF_INIT;
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { int e = errno; close(fd); sb_free(&sb); errno = e; return NULL; }
+        if (n == 0) break;
+        /* The file may grow after fstat. */
+        if (sb.len + (size_t)n > max) { close(fd); sb_free(&sb); errno = EFBIG; return NULL; }
+        sb_add(&sb, chunk, (size_t)n);
+    }
+    close(fd);
+    if (!sb.buf) sb_add(&sb, "", 0);
+    if (len) *len = sb.len;
+    return sb.buf;
+}
+
+int check_regular_path(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st)) return errno == ENOENT ? 0 : -1;
+    if (!S_ISREG(st.st_mode)) { errno = EINVAL; return -1; }
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int write_regular_file(const char *path, const void *data, size_t len)
+{
+    if (!strcmp(path, "-")) {
+        if (write_all(STDOUT_FILENO, data, len)) return -1;
+        return 0;
+    }
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    mode_t mode;
+    int exists = lstat(path, &st) == 0;
+    if (!exists && errno != ENOENT) return -1;
+    if (exists && !S_ISREG(st.st_mode)) { errno = EINVAL; return -1; }
+    if (exists) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t um = umask(0);
+        umask(um);
+        mode = 0666 & ~um;
+    }
+    /* The temporary: beside path (rename stays in one file system), a name
+    ** nobody else chose, created exclusively and never through a link. */
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) + 1 : 0;
+    char *tmp = NULL;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        free(tmp);
+        uint64_t r = hash_bytes(hash_bytes(HASH_INIT, &st, sizeof st), &attempt, sizeof attempt);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = hash_bytes(r, &ts, sizeof ts);
+        pid_t pid = getpid();
+        r = hash_bytes(r, &pid, sizeof pid);
+        tmp = xstrfmt("%.*s.%s.%016llx.tmp", dirlen, path, slash ? slash + 1 : path, (unsigned long long)r);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) { int e = errno; free(tmp); errno = e; return -1; }
+    int rc = write_all(fd, data, len);
+    if (!rc) rc = fchmod(fd, mode);
+    if (!rc) rc = fsync(fd);
+    int e = errno;
+    if (close(fd) && !rc) { rc = -1; e = errno; }
+    /* path may have been swapped for something else meanwhile: check again,
+    ** so that at least a special file there is not replaced. */
+    if (!rc && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) { rc = -1; e = EINVAL; }
+    if (!rc && rename(tmp, path)) { rc = -1; e = errno; }
+    if (rc) unlink(tmp);
+    free(tmp);
+    errno = e;
+    return rc;
 }

@@ -62,3 +62,54 @@ void fmt_size(char *out, size_t cap, long long n);
 void arch_base(const char *arch, char out[16]);
 
 #endif
+
+/* ---- untrusted input and output (issue 14) ---- */
+
+/* Whether arch is one NVRTC target this aitune knows ("sm_80", "sm_90a",
+** "sm_100a", ...): the only spellings that ever reach compiler options. */
+int arch_known(const char *arch);
+/* The known archs, comma separated, for messages. */
+const char *arch_list(void);
+
+/* Parse a decimal size: digits only (no sign, space, '.', 0x or exponent),
+** value in [lo, hi]. 0 ok, -1 not a number (or overflow), -2 out of range. */
+int parse_size(const char *s, size_t len, long long lo, long long hi, long long *out);
+
+/* Append s with every control byte (< 0x20, 0x7f) escaped as \n, \t or
+** \xNN, and backslashes doubled, so it prints on one line and carries no
+** terminal escapes. s may be NULL ("(null)" is never printed: "" is). */
+void sb_printable(strbuf *sb, const char *s);
+/* Escape msg in place the same way, truncated to cap bytes (NUL included). */
+void printable_inplace(char *msg, size_t cap);
+
+/* JSON output: every string through sb_json_str (NULL -> null), every
+** number through sb_json_num (NaN and infinities -> null), and text that is
+** supposed to be JSON already through sb_json_raw, which copies it when it
+** is one well-formed JSON value (depth <= 64) and writes it as a JSON string
+** otherwise (NULL -> null). json_valid says whether s is such a value. */
+void sb_json_num(strbuf *sb, double v, int decimals);
+void sb_json_raw(strbuf *sb, const char *s);
+int json_valid(const char *s);
+
+/* Files from and to untrusted paths.
+**
+** read_regular_file: the whole of path, which must be a regular file (after
+** following symlinks; not a FIFO, device or directory) of at most max bytes.
+** NULL on failure, with errno: EINVAL not a regular file, EFBIG over max,
+** else what open/read said. *len may be NULL. The text is NUL-terminated.
+**
+** write_regular_file: replace path with data, atomically, or write to
+** stdout when path is "-". path must be absent or a regular file (lstat:
+** a symlink, FIFO, device, socket or directory there is refused with
+** EINVAL). The data goes to a new temporary file in path's folder, created
+** with O_CREAT|O_EXCL|O_NOFOLLOW (never an existing file, never through a
+** link), mode 0666 & ~umask (or path's old mode), flushed with fsync and
+** renamed over path. On failure nothing at path has changed, the temporary
+** is removed, and -1 is returned with errno set; 0 on success.
+**
+** check_regular_path: for paths another library opens (SQLite): 0 if path
+** is absent or a regular file (after following symlinks); -1 with errno
+** EINVAL if it is something else, or stat's errno. */
+char *read_regular_file(const char *path, size_t max, size_t *len);
+int write_regular_file(const char *path, const void *data, size_t len);
+int check_regular_path(const char *path);

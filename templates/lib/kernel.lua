@@ -89,4 +89,39 @@ function M.first_valid(t, shape, dt, dev, fixed, axes)
   return walk(1)
 end
 
+-- A shape whose sizes are symbols: arithmetic on them builds an expression
+-- over the dims (expr.h grammar) instead of a number. tmpl.c calls a
+-- template's workspace(p, shape, dt, dev) with it, so a workspace written as
+-- plain Lua arithmetic over shape becomes the launch plan's size expression,
+-- valid at every shape, not only the one it was instantiated for.
+local Sym = {}
+local function sym(e, prec) return setmetatable({ e = e, prec = prec }, Sym) end
+local function ex(v, prec)
+  local e, p
+  if getmetatable(v) == Sym then e, p = v.e, v.prec
+  elseif math.type(v) == "integer" and v >= 0 then e, p = tostring(v), 3
+  elseif math.type(v) == "integer" then e, p = "(" .. tostring(v) .. ")", 3
+  elseif math.type(v) == "float" and v == math.floor(v) and math.abs(v) < 2^53 then
+    return ex(math.tointeger(v), prec)
+  else
+    error("workspace(): sizes must be integers or dim expressions, not " .. tostring(v), 3)
+  end
+  if p < prec then return "(" .. e .. ")" end
+  return e
+end
+Sym.__add = function(a, b) return sym(ex(a, 1) .. " + " .. ex(b, 2), 1) end
+Sym.__sub = function(a, b) return sym(ex(a, 1) .. " - " .. ex(b, 2), 1) end
+Sym.__mul = function(a, b) return sym(ex(a, 2) .. " * " .. ex(b, 3), 2) end
+Sym.__unm = function(a) return sym("-" .. ex(a, 3), 3) end
+Sym.__index = function(_, k) error("workspace(): a dim is a size, not a table (." .. tostring(k) .. ")", 2) end
+
+-- The workspace size of config p as an expression over dims (a list of
+-- names), or nil when t has no workspace.
+function M.workspace_expr(t, p, dims, dt, dev)
+  if not t.workspace then return nil end
+  local shape = {}
+  for _, d in ipairs(dims) do shape[d] = sym(d, 3) end
+  return ex(t.workspace(p, shape, dt, dev), 0)
+end
+
 return M

@@ -108,12 +108,13 @@ for q in "127 exact n=2^6" "128 exact n=2^7" "255 exact n=2^7" "1 nearest n=2^6"
     got=$(python3 -c 'import json,sys; c=json.load(sys.stdin); print(c["level"], c["bucket"])' <"$T/out" 2>&1)
     expect_eq "lookup f16 n=$1 -> $2 $3" "$got" "$2 $3"
 done
-# axpy has one dim: two sizes are bad input, not a silent default.
+# axpy has one dim: two sizes are a usage error (2, like every malformed
+# --shape), not a silent default.
 run "$AITUNE" lookup axpy --arch sm_90 --dtype f16 --shape 64,64 --db "$DB5"
-expect_eq "lookup with two sizes for a one-dim op exits 3" "$RC" 3
+expect_eq "lookup with two sizes for a one-dim op exits 2" "$RC" 2
 expect_stderr "dim" "and the error is about the dims"
 run "$AITUNE" emit axpy --arch sm_90 --dtype f16 --shape 64,64 --db "$DB5" -o "$T/two-dims.cu"
-expect_eq "emit with two sizes for a one-dim op exits 3" "$RC" 3
+expect_eq "emit with two sizes for a one-dim op exits 2" "$RC" 2
 
 # f16: every candidate answers wrong, so there is no winner, only the default.
 spec f16.yaml <<'EOF'

@@ -23,12 +23,18 @@
 ** Whatever the mode, a verify or time request before any task was set up in
 ** this process is answered status=error, so tests can see that the parent
 ** replays support and task after a restart.
+**
+** Task and load requests must carry a launch plan (plan.h) that decodes and
+** binds at the task's shape, as the real worker's would: a plan the parent
+** encodes wrongly fails here too. Tensor maps are bound with a fake encoder.
 */
 #define _GNU_SOURCE
+#include "plan.h"
 #include "proto.h"
 #include "util.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +106,39 @@ static void reply(int fd, const char *status, const char *err)
     sb_free(&h);
 }
 
+static long long task_shape[PLAN_MAXDIMS];
+static int task_ndims;
+
+static CUresult fake_encode(CUtensorMap *m, CUtensorMapDataType dt, cuuint32_t rank, void *addr, const cuuint64_t *dims,
+                            const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *es, CUtensorMapInterleave il,
+                            CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    (void)dt, (void)strides, (void)es, (void)il, (void)sw, (void)l2, (void)oob;
+    memset(m, 0, sizeof *m);
+    unsigned long long v[3] = { (unsigned long long)(uintptr_t)addr, dims[0], (unsigned long long)rank * 1000 + box[0] };
+    memcpy(m, v, sizeof v);
+    return CUDA_SUCCESS;
+}
+
+/* Decode and bind the request's plan with fake buffers: 0, or -1 with err. */
+static int check_plan(const msg *m, char *err, int errcap)
+{
+    plan *p;
+    if (!msg_get(m, "plan")) { snprintf(err, (size_t)errcap, "fake: no launch plan"); return -1; }
+    if (plan_decode(msg_get(m, "plan"), &p, err, errcap)) return -1;
+    int rc = 0;
+    if (p->ndims != task_ndims) {
+        snprintf(err, (size_t)errcap, "fake: the plan has %d dims, the task %d", p->ndims, task_ndims);
+        rc = -1;
+    }
+    plan_value v[PLAN_MAXARGS];
+    for (int i = 0; i < PLAN_MAXARGS; i++) { v[i].ptr = 0x100000ULL * (unsigned)(i + 1); v[i].f32 = 1; }
+    plan_launch L;
+    if (!rc && plan_bind(p, task_shape, v, 0x7000000ULL, fake_encode, &L, err, errcap)) rc = -1;
+    plan_free(p);
+    return rc;
+}
+
 /* Is the count the K-th of fault `name`? */
 static int hits(const char *mode, const char *name, long count)
 {
@@ -163,12 +202,26 @@ int main(void)
             have_support = m.blob_len > 0;
             reply(out, have_support ? "ok" : "error", have_support ? NULL : "fake: support without a cubin");
         } else if (!strcmp(cmd, "task")) {
-            have_task = 1;
-            reply(out, "ok", NULL);
+            char err[512];
+            task_ndims = 0;
+            for (const char *q = msg_get(&m, "shape"); q && *q && task_ndims < PLAN_MAXDIMS;) {
+                char *end;
+                task_shape[task_ndims++] = strtoll(q, &end, 10);
+                q = *end == ',' ? end + 1 : end + (*end != 0);
+            }
+            if (check_plan(&m, err, sizeof err)) {
+                reply(out, "error", err);
+            } else {
+                have_task = 1;
+                reply(out, "ok", NULL);
+            }
         } else if (!strcmp(cmd, "load")) {
             long slot = msg_int(&m, "slot", -1);
+            char err[512];
             if (slot < 0 || slot >= MAXSLOTS || !msg_get(&m, "name")) {
                 reply(out, "error", "fake: bad load");
+            } else if (check_plan(&m, err, sizeof err)) {
+                reply(out, "error", err);
             } else {
                 snprintf(slot_name[slot], sizeof slot_name[slot], "%s", msg_get(&m, "name"));
                 reply(out, "ok", NULL);

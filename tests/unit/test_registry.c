@@ -390,7 +390,8 @@ static void test_bad_files(void)
     reg_close(r);
     /* A path whose folder cannot be made. */
     rc = reg_open("/proc/aitune-test/x/reg.db", 0, &r);
-    CHECK(rc == -1 && has(reg_errmsg(r), "/proc/aitune-test/x/reg.db"), "an uncreatable folder: '%s'", reg_errmsg(r));
+    CHECK(rc == REG_NOTWRITABLE && has(reg_errmsg(r), "/proc/aitune-test/x/reg.db"), "an uncreatable folder: '%s'",
+          reg_errmsg(r));
     reg_close(r);
     reg_close(NULL);
     rm_db(g);

@@ -401,6 +401,57 @@ static void test_readonly_dir(void)
     chmod(sub, 0755);
 }
 
+/* Misses, a newer schema, and layer 2 as far as it goes without a GPU. */
+static void test_layer2(const char *path)
+{
+    aitune *h;
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "open for misses (%s)", aitune_errmsg(h));
+    aitune_choice c;
+    long long n = 1 << 22, m = 5, big = 1LL << 30;
+    aitune_lookup(h, "axpy", "sm_90", "bf16", &n, 1, &c);      /* nearest: a miss */
+    aitune_lookup(h, "axpy", "sm_90", "bf16", &n, 1, &c);      /* the same miss again */
+    aitune_lookup(h, "axpy", "sm_90a", "f32", &m, 1, &c);      /* default: a miss */
+    aitune_lookup(h, "axpy", "sm_90", "bf16", &big, 1, &c);    /* nearest */
+    long long exact = 1 << 20;
+    aitune_lookup(h, "axpy", "sm_90", "bf16", &exact, 1, &c);  /* exact: not a miss */
+    long long count = -1;
+    CHECK(aitune_miss_count(h, &count) == AITUNE_OK && count == 4, "misses counted: %lld (want 4)", count);
+    CHECK(aitune_flush_misses(h) == AITUNE_OK, "flush the misses (%s)", aitune_errmsg(h));
+    CHECK(aitune_miss_count(h, &count) == AITUNE_OK && count == 0, "a flush resets the count");
+    aitune_lookup(h, "axpy", "sm_90", "bf16", &n, 1, &c);
+    CHECK(aitune_flush_misses(h) == AITUNE_OK, "flush again");
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT group_concat(op || ' ' || arch || ' ' || dtype || ' ' || shape || ' ' || count, ';') "
+                           "FROM (SELECT * FROM misses ORDER BY arch, dtype, shape)", -1, &st, NULL);
+    const char *got = sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    CHECK_STR(got, "axpy sm_90 bf16 1073741824 1;axpy sm_90 bf16 4194304 3;axpy sm_90 f32 5 1",
+              "the misses table holds each shape with its count (arch normalized)");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    /* Layer 2 without a driver or a compiled default: clear errors. */
+    aitune_kernel *k = (aitune_kernel *)1;
+    int rc = aitune_kernel_get(h, "axpy", "sm_90", "f32", &m, 1, &k);
+    CHECK(rc == AITUNE_NOTFOUND && k == NULL && strstr(aitune_errmsg(h), "no compiled default"),
+          "kernel_get at a default with no compiled kernel: %s", aitune_errmsg(h));
+    rc = aitune_kernel_get(h, "axpy", "sm_90", "bf16", &exact, 1, &k);
+    CHECK(rc != AITUNE_OK && k == NULL, "kernel_get without a GPU or a stored plan fails cleanly: %s", aitune_errmsg(h));
+    CHECK(aitune_launch(h, NULL, NULL, NULL, NULL) == AITUNE_MISUSE, "aitune_launch with NULLs is misuse");
+    aitune_close(h);
+
+    /* A newer schema is refused. */
+    sqlite3 *ndb = registry("newer.db");
+    const char *npath = made[nmade - 1];
+    exec(ndb, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '99')", NULL, 0);
+    close_db(ndb);
+    rc = aitune_open(npath, &h);
+    CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "newer aitune") && strstr(aitune_errmsg(h), "schema 99"),
+          "a registry from a newer aitune is refused: %s", aitune_errmsg(h));
+    aitune_close(h);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -413,7 +464,9 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir))
         setup_failed(dir, "mkdtemp");
 
-    test_main(build_main());
+    const char *mainp = build_main();
+    test_main(mainp);
+    test_layer2(mainp);
     test_open_errors();
     test_readonly_dir();
 

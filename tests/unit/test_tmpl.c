@@ -179,13 +179,13 @@ static void test_instantiate(tmpl *T)
         if (rc) continue;
         CHECK(has(k.source, "aitune_test_kernel") && has(k.source, "extern \"C\""), "source defines extern \"C\" aitune_test_kernel");
         CHECK(!strcmp(k.name, "aitune_test_kernel"), "kernel_src name");
-        unsigned grid[3], block[3], smem;
+        plan_geom g;
         char err[256] = "";
-        rc = kernel_geometry(&k, &t, grid, block, &smem, err, sizeof err);
-        CHECK(rc == 0 && grid[0] == cases[i].grid && grid[1] == 1 && grid[2] == 1 && block[0] == (unsigned)cases[i].block &&
-              block[1] == 1 && smem == 0,
-              "geometry of %s at n=%lld: grid %u (want %u), block %u ('%s')", cfg, cases[i].n, grid[0], cases[i].grid, block[0],
-              k.grid[0]);
+        rc = kernel_geometry(&k, &t, &g, err, sizeof err);
+        CHECK(rc == 0 && g.grid[0] == cases[i].grid && g.grid[1] == 1 && g.grid[2] == 1 && g.block[0] == (unsigned)cases[i].block &&
+              g.block[1] == 1 && g.smem == 0,
+              "geometry of %s at n=%lld: grid %u (want %u), block %u ('%s')", cfg, cases[i].n, g.grid[0], cases[i].grid, g.block[0],
+              k.plan ? k.plan->grid[0] : "?");
         kernel_src_free(&k);
     }
     /* The source does not depend on the shape (one compile serves every bucket). */
@@ -200,10 +200,10 @@ static void test_instantiate(tmpl *T)
     /* Reference and support kernels. */
     kernel_src r;
     if (!tmpl_reference(T, &t, "aitune_reference", &r)) {
-        unsigned grid[3], block[3], smem;
+        plan_geom g;
         char err[256];
-        CHECK(has(r.source, "aitune_reference") && !kernel_geometry(&r, &t, grid, block, &smem, err, sizeof err) &&
-              grid[0] * block[0] >= (unsigned)t.shape[0], "the reference covers n with its launch");
+        CHECK(has(r.source, "aitune_reference") && !kernel_geometry(&r, &t, &g, err, sizeof err) &&
+              g.grid[0] * g.block[0] >= (unsigned)t.shape[0], "the reference covers n with its launch");
         kernel_src_free(&r);
     } else {
         CHECK(0, "tmpl_reference: %s", tmpl_errmsg(T));
@@ -363,9 +363,9 @@ static void test_broken(void)
         rc = tmpl_instantiate(T, "bad/zero_grid", bad_grids[i], &t, &dev, "k", &k);
         CHECK(rc == 0, "zero_grid %s instantiates (%s)", bad_grids[i], rc ? tmpl_errmsg(T) : "ok");
         if (rc) continue;
-        unsigned grid[3], block[3], smem;
+        plan_geom g;
         char err[256] = "";
-        rc = kernel_geometry(&k, &t, grid, block, &smem, err, sizeof err);
+        rc = kernel_geometry(&k, &t, &g, err, sizeof err);
         CHECK(rc == -1 && has(err, words[i]), "kernel_geometry of %s fails with a message: '%s'", bad_grids[i], err);
         kernel_src_free(&k);
     }

@@ -18,6 +18,16 @@
 
 static char fake[1024], dir[256], state[400];
 
+/* Launch plans (plan.h) as the parent sends them. */
+#define PLAN_HEAD "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"n\"],\"args\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\"}," \
+    "{\"name\":\"y\",\"role\":\"inout\",\"dtype\":\"f32\"},{\"name\":\"a\",\"role\":\"scalar\"},{\"name\":\"n\",\"role\":\"dim\"}]," \
+    "\"grid\":[\"cdiv(n,256)\",\"1\",\"1\"],\"block\":[\"256\",\"1\",\"1\"],\"cluster\":[\"1\",\"1\",\"1\"],\"smem\":\"0\","
+#define PLAN_AXPY PLAN_HEAD "\"params\":[{\"kind\":\"ptr\",\"arg\":\"x\"},{\"kind\":\"ptr\",\"arg\":\"y\"}," \
+    "{\"kind\":\"f32\",\"arg\":\"a\"},{\"kind\":\"dim\",\"expr\":\"n\"}]}"
+#define PLAN_TMAP PLAN_HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"x\",\"dims\":[\"n\"],\"box\":[64],\"swizzle\":0}," \
+    "{\"kind\":\"ptr\",\"arg\":\"y\"},{\"kind\":\"i32\",\"expr\":\"n\"},{\"kind\":\"workspace\",\"size\":\"n*4\"}]}"
+#define PLAN_BAD PLAN_HEAD "\"params\":[{\"kind\":\"dim\",\"expr\":\"n); system(\\\"x\\\"\"}]}"
+
 static int has(const char *s, const char *sub) { return s && sub && strstr(s, sub) != NULL; }
 
 /* A fresh fake: mode, and a verify count starting at 0. */
@@ -99,6 +109,7 @@ static int load(worker *w, int slot, const char *name)
     msg_kv(&h, "cmd", "load");
     msg_kv(&h, "slot", "%d", slot);
     msg_kv(&h, "name", "%s", name);
+    msg_kv(&h, "plan", "%s", PLAN_AXPY);
     msg r;
     int rc = worker_request(w, &h, "CUBIN", 5, &r, 5);
     sb_free(&h);
@@ -123,6 +134,8 @@ static worker *ready(void)
     strbuf h = STRBUF_INIT;
     msg_kv(&h, "cmd", "task");
     msg_kv(&h, "nargs", "0");
+    msg_kv(&h, "shape", "100");
+    msg_kv(&h, "plan", "%s", PLAN_AXPY);
     if (worker_set_support(w, sup, sizeof sup) || worker_set_task(w, &h, "REF", 3))
         CHECK(0, "setup: support and task: %s", worker_errmsg(w));
     sb_free(&h);
@@ -299,6 +312,33 @@ static void test_nogpu(void)
     setenv("AITUNE_WORKER", fake, 1);
 }
 
+/* The parent sends plans, the worker binds them: a tensor-map plan loads, a
+** hostile one is refused with the plan's own message. */
+static void test_plans(void)
+{
+    use_mode("ok");
+    worker *w = ready();
+    const char *plans[] = { PLAN_TMAP, PLAN_BAD };
+    for (int i = 0; i < 2; i++) {
+        strbuf h = STRBUF_INIT;
+        msg_kv(&h, "cmd", "load");
+        msg_kv(&h, "slot", "1");
+        msg_kv(&h, "name", "k");
+        msg_kv(&h, "plan", "%s", plans[i]);
+        msg r;
+        int rc = worker_request(w, &h, "CUBIN", 5, &r, 5);
+        sb_free(&h);
+        if (i == 0)
+            CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "ok"), "a plan with a tensor map, an i32 and a workspace binds (%s: %s)",
+                  rc == WORKER_OK ? status_of(&r) : "no reply", rc == WORKER_OK && msg_get(&r, "error") ? msg_get(&r, "error") : "");
+        else
+            CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "error") && has(msg_get(&r, "error"), "launch plan: param 0 (dim)"),
+                  "a plan with a hostile expression is refused: %s", rc == WORKER_OK && msg_get(&r, "error") ? msg_get(&r, "error") : "?");
+        if (rc == WORKER_OK) msg_free(&r);
+    }
+    worker_free(w);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -325,6 +365,7 @@ int main(int argc, char **argv)
     setenv("FAKE_STATE", state, 1);
     test_hello();
     test_requests();
+    test_plans();
     test_crash("crash_verify:2", "exited with code 1", "exited with code 1");
     test_crash("segv_verify:2", "signal 11", "code 139");
     test_hang();

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GEMM family against cuBLAS (and optionally torch.compile max-autotune,
+# i.e. Inductor's autotuned Triton matmul templates), in one call on a GPU:
+# aitune sweep SPEC on a fresh registry, the peers on the same shapes, then a
+# ratio table in TFLOP/s. Uses the prebuilt build/.
+#   bench/gemm.sh OUTDIR [SPEC] [--compile]
+set -u
+keep=${1:-/tmp/aitune-gemm}
+spec=${2:-specs/gemm.yaml}
+shift 2 || shift || true
+w=$(mktemp -d /tmp/aitune-gemm.XXXX)
+mkdir -p "$keep"
+db=$w/gemm.db
+t0=$(date +%s)
+build/aitune sweep "$spec" --db "$db" --quiet ${AITUNE_BUDGET:+--budget $AITUNE_BUDGET} > "$keep/gemm-sweep.txt" 2> "$keep/gemm-sweep.err"
+echo "sweep exit $? after $(( $(date +%s) - t0 )) s"
+tail -4 "$keep/gemm-sweep.err"
+build/aitune show --db "$db" --json > "$keep/gemm-winners.json"
+python3 - "$db" <<'PY' | tee "$keep/gemm-stats.txt"
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+for r in con.execute("select op, dtype, bucket, count(*), sum(status='ok'), round(avg(compile_ms)), "
+                     "round(max(compile_ms)) from measurements group by op, dtype, bucket"):
+    print("bucket %s %s %s: %d candidates, %d ok, compile ms mean %s max %s" % r)
+for r in con.execute("select status, count(*) from measurements group by status"):
+    print("status %s: %d" % r)
+for r in con.execute("select op, dtype, bucket, config, status, substr(error, 1, 160) from measurements "
+                     "where status in ('wrong', 'runtime', 'timeout', 'compile')"):
+    print("failed candidate:", " | ".join(str(v) for v in r))
+PY
+cases=$(python3 - "$keep/gemm-winners.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1])):
+    s = r["shape"]
+    print("%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(s[d]) for d in ("m", "n", "k"))))
+PY
+)
+python3 bench/peers_gemm.py "$@" $cases > "$keep/gemm-peers.jsonl" 2> "$w/peers.err" || tail -5 "$w/peers.err"
+python3 - "$keep/gemm-winners.json" "$keep/gemm-peers.jsonl" <<'PY' | tee "$keep/gemm-table.txt"
+import json, sys
+wins = json.load(open(sys.argv[1]))
+peers = {p["case"]: p for p in (json.loads(l) for l in open(sys.argv[2]) if l.strip())}
+print("%-32s %9s %9s %9s %8s %8s  %s" % ("case", "aitune", "cublas", "compile", "x cublas", "x comp", "config"))
+for r in wins:
+    s = r["shape"]
+    case = "%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(s[d]) for d in ("m", "n", "k")))
+    p = peers.get(case, {})
+    a, b, c = r.get("tflops", 0), p.get("cublas_tflops", 0), p.get("compile_tflops", 0)
+    print("%-32s %9.1f %9.1f %9.1f %8.3f %8.3f  %s" % (case, a, b, c, a / b if b else 0, a / c if c else 0,
+          json.dumps(r["config"], separators=(",", ":"))))
+PY

@@ -1,0 +1,24 @@
+-- Print the CUDA source of one wgmma GEMM config (templates/lib/wgmma.lua),
+-- outside the tuner, for bench/gemm_probe.sh. Launch facts go to stderr.
+-- usage: lua5.4 dump.lua ROOT layout dtype kernel_name key=value...
+local root, layout, dt, name = arg[1], arg[2], arg[3], arg[4]
+local cache = {}
+function lib(n)
+  if not cache[n] then cache[n] = dofile(root .. "/templates/lib/" .. n .. ".lua") end
+  return cache[n]
+end
+OP = lib("gemm").op(layout)
+local fam = dofile(root .. "/templates/gemm_" .. layout .. "/wgmma.lua")
+local p = fam.default()
+for i = 5, #arg do
+  local k, v = arg[i]:match("^([%w_]+)=(.*)$")
+  p[k] = tonumber(v) or v
+end
+local dev = { cc = 90, sms = 132, smem_optin = 232448 }
+local ok, why = fam.constraints(p, {m=4096,n=4096,k=4096}, dt, dev)
+if not ok then io.stderr:write("invalid: " .. why .. "\n") os.exit(1) end
+io.write(fam.source(p, dt, dev, name))
+local L = fam.launch(p, dt, dev)
+local share = (p.cluster == "2x1" and 1) or (p.cluster == "1x2" and 2) or 0
+io.stderr:write(string.format("smem=%d block=%d share=%d abox=%d bbox=%d epi=%d grid=%s\n", L.smem, L.block[1], share,
+  L.params[1].box[2], L.params[2].box[2], p.epilogue == "tma" and 1 or 0, L.grid[1]))

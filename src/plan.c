@@ -1,0 +1,728 @@
+/* plan.c: see plan.h. */
+#include "plan.h"
+#include "expr.h"
+#include "json.h"
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int perr(char *err, int errcap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int perr(char *err, int errcap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, (size_t)errcap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *const role_names[] = { "in", "out", "inout", "scalar", "dim" };
+static const char *const kind_names[] = { "ptr", "dim", "i32", "f32", "workspace", "tmap" };
+
+static int is_ident(const char *s)
+{
+    if (!s || !*s || strlen(s) > PLAN_MAXNAME) return 0;
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return 0;
+    for (const char *q = s; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_'))
+            return 0;
+    return 1;
+}
+
+static int dtype_size(const char *dt)
+{
+    if (!strcmp(dt, "f32")) return 4;
+    if (!strcmp(dt, "f16") || !strcmp(dt, "bf16")) return 2;
+    return 0;
+}
+
+plan *plan_new(void)
+{
+    return calloc(1, sizeof(plan));
+}
+
+static void free_param(plan_param *q)
+{
+    free(q->expr);
+    for (int i = 0; i < 5; i++) free(q->tm.dims[i]);
+    for (int i = 0; i < 4; i++) free(q->tm.strides[i]);
+    memset(q, 0, sizeof *q);
+}
+
+void plan_free(plan *p)
+{
+    if (!p) return;
+    for (int i = 0; i < 3; i++) {
+        free(p->grid[i]);
+        free(p->block[i]);
+        free(p->cluster[i]);
+    }
+    free(p->smem);
+    for (int i = 0; i < p->nparams; i++) free_param(&p->params[i]);
+    free(p);
+}
+
+int plan_set(char **slot, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (!c) return -1;
+    memcpy(c, s, n);
+    free(*slot);
+    *slot = c;
+    return 0;
+}
+
+int plan_arg_index(const plan *p, const char *name)
+{
+    for (int i = 0; i < p->nargs; i++)
+        if (!strcmp(p->args[i].name, name)) return i;
+    return -1;
+}
+
+int plan_default_params(plan *p, const char *ws_expr, char *err, int errcap)
+{
+    for (int i = 0; i < p->nparams; i++) free_param(&p->params[i]);
+    p->nparams = 0;
+    if (p->nargs + (ws_expr != NULL) > PLAN_MAXPARAMS) return perr(err, errcap, "too many parameters");
+    for (int i = 0; i < p->nargs; i++) {
+        plan_param *q = &p->params[p->nparams++];
+        q->arg = i;
+        switch (p->args[i].role) {
+        case PLAN_SCALAR: q->kind = PLAN_F32; break;
+        case PLAN_DIMARG:
+            q->kind = PLAN_DIM;
+            q->arg = -1;
+            if (plan_set(&q->expr, p->args[i].name)) return perr(err, errcap, "out of memory");
+            break;
+        default: q->kind = PLAN_PTR; break;
+        }
+    }
+    if (ws_expr) {
+        plan_param *q = &p->params[p->nparams++];
+        q->kind = PLAN_WORKSPACE;
+        q->arg = -1;
+        if (plan_set(&q->expr, ws_expr)) return perr(err, errcap, "out of memory");
+    }
+    return 0;
+}
+
+/* ---- validation ---- */
+
+static int check_expr(const plan *p, const char *e, const char *what, char *err, int errcap)
+{
+    if (!e) return perr(err, errcap, "launch plan: %s is missing", what);
+    if (strlen(e) > PLAN_MAXEXPR) return perr(err, errcap, "launch plan: %s is longer than %d bytes", what, PLAN_MAXEXPR);
+    const char *names[PLAN_MAXDIMS];
+    for (int i = 0; i < p->ndims; i++) names[i] = p->dims[i];
+    char why[384];
+    if (expr_check(e, p->ndims, names, why, sizeof why)) return perr(err, errcap, "launch plan: %s: %s", what, why);
+    return 0;
+}
+
+static int check_tmap(const plan *p, int i, const plan_param *q, char *err, int errcap)
+{
+    const plan_tmap *t = &q->tm;
+    const plan_arg *a = &p->args[q->arg];
+    char what[64];
+    if (t->rank < 1 || t->rank > 5) return perr(err, errcap, "launch plan: param %d (tmap of '%s'): rank %d (1 to 5)", i, a->name, t->rank);
+    for (int d = 0; d < t->rank; d++) {
+        snprintf(what, sizeof what, "param %d (tmap) dims[%d]", i, d);
+        if (check_expr(p, t->dims[d], what, err, errcap)) return -1;
+        if (t->box[d] < 1 || t->box[d] > 256)
+            return perr(err, errcap, "launch plan: param %d (tmap of '%s'): box[%d] = %u (1 to 256)", i, a->name, d, t->box[d]);
+    }
+    for (int d = 0; d + 1 < t->rank; d++) {
+        snprintf(what, sizeof what, "param %d (tmap) strides[%d]", i, d);
+        if (check_expr(p, t->strides[d], what, err, errcap)) return -1;
+    }
+    if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128)
+        return perr(err, errcap, "launch plan: param %d (tmap of '%s'): swizzle %d (0, 32, 64 or 128)", i, a->name, t->swizzle);
+    if (t->l2 != 0 && t->l2 != 64 && t->l2 != 128 && t->l2 != 256)
+        return perr(err, errcap, "launch plan: param %d (tmap of '%s'): l2 %d (0, 64, 128 or 256)", i, a->name, t->l2);
+    unsigned inner = t->box[0] * (unsigned)a->esize;
+    if (inner % 16)
+        return perr(err, errcap, "launch plan: param %d (tmap of '%s'): the inner box is %u bytes, not a multiple of 16", i, a->name, inner);
+    if (t->swizzle && inner > (unsigned)t->swizzle)
+        return perr(err, errcap, "launch plan: param %d (tmap of '%s'): the inner box is %u bytes, more than the %d-byte swizzle span",
+                    i, a->name, inner, t->swizzle);
+    return 0;
+}
+
+int plan_check(const plan *p, char *err, int errcap)
+{
+    if (!is_ident(p->kernel)) return perr(err, errcap, "launch plan: the kernel name is not a C identifier");
+    if (p->ndims < 1 || p->ndims > PLAN_MAXDIMS) return perr(err, errcap, "launch plan: %d dims (1 to %d)", p->ndims, PLAN_MAXDIMS);
+    for (int i = 0; i < p->ndims; i++) {
+        if (!is_ident(p->dims[i])) return perr(err, errcap, "launch plan: dim %d is not an identifier", i);
+        if (!strcmp(p->dims[i], "cdiv") || !strcmp(p->dims[i], "min") || !strcmp(p->dims[i], "max"))
+            return perr(err, errcap, "launch plan: dim '%s' is a function name", p->dims[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(p->dims[i], p->dims[j])) return perr(err, errcap, "launch plan: dim '%s' twice", p->dims[i]);
+    }
+    if (p->nargs < 1 || p->nargs > PLAN_MAXARGS) return perr(err, errcap, "launch plan: %d args (1 to %d)", p->nargs, PLAN_MAXARGS);
+    for (int i = 0; i < p->nargs; i++) {
+        const plan_arg *a = &p->args[i];
+        if (!is_ident(a->name)) return perr(err, errcap, "launch plan: arg %d is not an identifier", i);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(a->name, p->args[j].name)) return perr(err, errcap, "launch plan: arg '%s' twice", a->name);
+        if (a->role < PLAN_IN || a->role > PLAN_DIMARG) return perr(err, errcap, "launch plan: arg '%s' has no role", a->name);
+        if (a->role <= PLAN_INOUT && (!dtype_size(a->dtype) || a->esize != dtype_size(a->dtype)))
+            return perr(err, errcap, "launch plan: buffer '%s' has dtype '%.8s' (f32, f16 or bf16)", a->name, a->dtype);
+        if (a->role == PLAN_DIMARG) {
+            int found = 0;
+            for (int d = 0; d < p->ndims; d++) found |= !strcmp(p->dims[d], a->name);
+            if (!found) return perr(err, errcap, "launch plan: dim argument '%s' is not one of the dims", a->name);
+        }
+        for (int d = 0; d < p->ndims; d++)
+            if (a->role != PLAN_DIMARG && !strcmp(p->dims[d], a->name))
+                return perr(err, errcap, "launch plan: arg '%s' has a dim's name", a->name);
+    }
+    static const char *const axes = "xyz";
+    char what[64];
+    for (int i = 0; i < 3; i++) {
+        snprintf(what, sizeof what, "grid.%c", axes[i]);
+        if (check_expr(p, p->grid[i], what, err, errcap)) return -1;
+        snprintf(what, sizeof what, "block.%c", axes[i]);
+        if (check_expr(p, p->block[i], what, err, errcap)) return -1;
+        snprintf(what, sizeof what, "cluster.%c", axes[i]);
+        if (check_expr(p, p->cluster[i], what, err, errcap)) return -1;
+    }
+    if (check_expr(p, p->smem, "smem", err, errcap)) return -1;
+    if (p->nparams < 0 || p->nparams > PLAN_MAXPARAMS) return perr(err, errcap, "launch plan: too many params");
+    int nws = 0;
+    for (int i = 0; i < p->nparams; i++) {
+        const plan_param *q = &p->params[i];
+        if (q->kind < PLAN_PTR || q->kind > PLAN_TMAP) return perr(err, errcap, "launch plan: param %d has no kind", i);
+        int needs_arg = q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP;
+        if (needs_arg) {
+            if (q->arg < 0 || q->arg >= p->nargs) return perr(err, errcap, "launch plan: param %d (%s) names no argument", i, kind_names[q->kind]);
+            int role = p->args[q->arg].role;
+            if (q->kind == PLAN_F32 ? role != PLAN_SCALAR : role > PLAN_INOUT)
+                return perr(err, errcap, "launch plan: param %d (%s) names '%s', whose role is %s", i, kind_names[q->kind],
+                            p->args[q->arg].name, role_names[role]);
+        } else {
+            snprintf(what, sizeof what, "param %d (%s)", i, kind_names[q->kind]);
+            if (check_expr(p, q->expr, what, err, errcap)) return -1;
+        }
+        if (q->kind == PLAN_WORKSPACE && ++nws > 1) return perr(err, errcap, "launch plan: more than one workspace");
+        if (q->kind == PLAN_TMAP && check_tmap(p, i, q, err, errcap)) return -1;
+    }
+    return 0;
+}
+
+/* ---- encoding ---- */
+
+typedef struct out { char *buf; size_t len, cap; int oom; } out;
+
+static void put(out *o, const char *s, size_t n)
+{
+    if (o->oom) return;
+    if (o->len + n + 1 > o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 1024;
+        while (nc < o->len + n + 1) nc *= 2;
+        char *nb = realloc(o->buf, nc);
+        if (!nb) { o->oom = 1; return; }
+        o->buf = nb;
+        o->cap = nc;
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    o->buf[o->len] = 0;
+}
+
+static void puts_(out *o, const char *s) { put(o, s, strlen(s)); }
+
+static void putf(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(out *o, const char *fmt, ...)
+{
+    char b[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    puts_(o, b);
+}
+
+/* A JSON string; what we write is checked text (identifiers, expressions),
+** but escape anyway so the output is JSON whatever it holds. */
+static void jstr(out *o, const char *s)
+{
+    puts_(o, "\"");
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+        if (*q == '"' || *q == '\\') { char e[2] = { '\\', (char)*q }; put(o, e, 2); }
+        else if (*q < 0x20) putf(o, "\\u%04x", *q);
+        else put(o, (const char *)q, 1);
+    }
+    puts_(o, "\"");
+}
+
+static void jstr3(out *o, char *const *v, int n)
+{
+    puts_(o, "[");
+    for (int i = 0; i < n; i++) {
+        if (i) puts_(o, ",");
+        jstr(o, v[i]);
+    }
+    puts_(o, "]");
+}
+
+char *plan_encode(const plan *p, char *err, int errcap)
+{
+    if (plan_check(p, err, errcap)) return NULL;
+    out o = { 0 };
+    putf(&o, "{\"v\":%d,\"kernel\":", PLAN_VERSION);
+    jstr(&o, p->kernel);
+    puts_(&o, ",\"dims\":[");
+    for (int i = 0; i < p->ndims; i++) {
+        if (i) puts_(&o, ",");
+        jstr(&o, p->dims[i]);
+    }
+    puts_(&o, "],\"args\":[");
+    for (int i = 0; i < p->nargs; i++) {
+        const plan_arg *a = &p->args[i];
+        puts_(&o, i ? ",{\"name\":" : "{\"name\":");
+        jstr(&o, a->name);
+        puts_(&o, ",\"role\":");
+        jstr(&o, role_names[a->role]);
+        if (a->role <= PLAN_INOUT) {
+            puts_(&o, ",\"dtype\":");
+            jstr(&o, a->dtype);
+        }
+        puts_(&o, "}");
+    }
+    puts_(&o, "],\"grid\":");
+    jstr3(&o, p->grid, 3);
+    puts_(&o, ",\"block\":");
+    jstr3(&o, p->block, 3);
+    puts_(&o, ",\"cluster\":");
+    jstr3(&o, p->cluster, 3);
+    puts_(&o, ",\"smem\":");
+    jstr(&o, p->smem);
+    puts_(&o, ",\"params\":[");
+    for (int i = 0; i < p->nparams; i++) {
+        const plan_param *q = &p->params[i];
+        puts_(&o, i ? ",{\"kind\":" : "{\"kind\":");
+        jstr(&o, kind_names[q->kind]);
+        switch (q->kind) {
+        case PLAN_PTR:
+        case PLAN_F32:
+            puts_(&o, ",\"arg\":");
+            jstr(&o, p->args[q->arg].name);
+            break;
+        case PLAN_DIM:
+        case PLAN_I32:
+            puts_(&o, ",\"expr\":");
+            jstr(&o, q->expr);
+            break;
+        case PLAN_WORKSPACE:
+            puts_(&o, ",\"size\":");
+            jstr(&o, q->expr);
+            break;
+        case PLAN_TMAP:
+            puts_(&o, ",\"arg\":");
+            jstr(&o, p->args[q->arg].name);
+            puts_(&o, ",\"dims\":");
+            jstr3(&o, q->tm.dims, q->tm.rank);
+            puts_(&o, ",\"strides\":");
+            jstr3(&o, q->tm.strides, q->tm.rank - 1);
+            puts_(&o, ",\"box\":[");
+            for (int d = 0; d < q->tm.rank; d++) putf(&o, "%s%u", d ? "," : "", q->tm.box[d]);
+            putf(&o, "],\"swizzle\":%d,\"oob\":\"%s\",\"l2\":%d", q->tm.swizzle, q->tm.oob_nan ? "nan" : "zero", q->tm.l2);
+            break;
+        }
+        puts_(&o, "}");
+    }
+    puts_(&o, "]}");
+    if (o.oom) {
+        free(o.buf);
+        perr(err, errcap, "out of memory");
+        return NULL;
+    }
+    return o.buf;
+}
+
+/* ---- decoding ---- */
+
+static int get_str(const json *o, const char *key, const char **s)
+{
+    const json *v = json_get(o, key);
+    if (!v || v->type != JSON_STR) return -1;
+    *s = v->str;
+    return 0;
+}
+
+/* An expression given as a string or an integer. */
+static int take_expr(const json *v, char **slot)
+{
+    if (!v) return -1;
+    if (v->type == JSON_STR) return plan_set(slot, v->str);
+    if (v->type == JSON_NUM && v->is_int) {
+        char b[32];
+        snprintf(b, sizeof b, "%lld", v->i);
+        return plan_set(slot, b);
+    }
+    return -1;
+}
+
+static int take_exprs(const json *v, char **slots, int n)
+{
+    if (!v || v->type != JSON_ARR || v->n != n) return -1;
+    for (int i = 0; i < n; i++)
+        if (take_expr(&v->items[i], &slots[i])) return -1;
+    return 0;
+}
+
+static int get_int(const json *o, const char *key, long long lo, long long hi, long long dflt, long long *x)
+{
+    const json *v = json_get(o, key);
+    if (!v) { *x = dflt; return 0; }
+    if (v->type != JSON_NUM || !v->is_int || v->i < lo || v->i > hi) return -1;
+    *x = v->i;
+    return 0;
+}
+
+static int copy_name(char *dst, const char *s)
+{
+    if (!is_ident(s)) return -1;
+    snprintf(dst, PLAN_MAXNAME + 1, "%s", s);
+    return 0;
+}
+
+static int decode_param(plan *p, const json *j, int i, char *err, int errcap)
+{
+    plan_param *q = &p->params[i];
+    const char *kind, *arg;
+    q->arg = -1;
+    if (j->type != JSON_OBJ || get_str(j, "kind", &kind)) return perr(err, errcap, "launch plan: param %d has no kind", i);
+    q->kind = -1;
+    for (int k = 0; k <= PLAN_TMAP; k++)
+        if (!strcmp(kind, kind_names[k])) q->kind = k;
+    if (q->kind < 0) return perr(err, errcap, "launch plan: param %d: unknown kind (ptr, dim, i32, f32, workspace, tmap)", i);
+    if (q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP) {
+        if (get_str(j, "arg", &arg) || (q->arg = plan_arg_index(p, arg)) < 0)
+            return perr(err, errcap, "launch plan: param %d (%s) names no argument of the op", i, kind);
+    }
+    if (q->kind == PLAN_DIM || q->kind == PLAN_I32) {
+        if (take_expr(json_get(j, "expr"), &q->expr)) return perr(err, errcap, "launch plan: param %d (%s) needs \"expr\"", i, kind);
+    }
+    if (q->kind == PLAN_WORKSPACE) {
+        if (take_expr(json_get(j, "size"), &q->expr)) return perr(err, errcap, "launch plan: param %d (workspace) needs \"size\"", i);
+    }
+    if (q->kind == PLAN_TMAP) {
+        const json *dims = json_get(j, "dims"), *strides = json_get(j, "strides"), *box = json_get(j, "box");
+        if (!dims || dims->type != JSON_ARR || dims->n < 1 || dims->n > 5)
+            return perr(err, errcap, "launch plan: param %d (tmap): \"dims\" must list 1 to 5 sizes", i);
+        q->tm.rank = dims->n;
+        if (take_exprs(dims, q->tm.dims, q->tm.rank))
+            return perr(err, errcap, "launch plan: param %d (tmap): \"dims\" entries must be expressions", i);
+        if (q->tm.rank > 1 ? take_exprs(strides, q->tm.strides, q->tm.rank - 1)
+                           : (strides && (strides->type != JSON_ARR || strides->n != 0)))
+            return perr(err, errcap, "launch plan: param %d (tmap): \"strides\" must list %d byte strides", i, q->tm.rank - 1);
+        if (!box || box->type != JSON_ARR || box->n != q->tm.rank)
+            return perr(err, errcap, "launch plan: param %d (tmap): \"box\" must list %d sizes", i, q->tm.rank);
+        for (int d = 0; d < q->tm.rank; d++) {
+            const json *b = &box->items[d];
+            if (b->type != JSON_NUM || !b->is_int || b->i < 1 || b->i > 256)
+                return perr(err, errcap, "launch plan: param %d (tmap): box[%d] must be an integer 1 to 256", i, d);
+            q->tm.box[d] = (unsigned)b->i;
+        }
+        long long sw, l2;
+        const char *oob = "zero";
+        if (get_int(j, "swizzle", 0, 128, 0, &sw) || get_int(j, "l2", 0, 256, 0, &l2))
+            return perr(err, errcap, "launch plan: param %d (tmap): bad swizzle or l2", i);
+        if (json_get(j, "oob") && get_str(j, "oob", &oob)) return perr(err, errcap, "launch plan: param %d (tmap): bad oob", i);
+        if (strcmp(oob, "zero") && strcmp(oob, "nan"))
+            return perr(err, errcap, "launch plan: param %d (tmap): oob must be \"zero\" or \"nan\"", i);
+        q->tm.swizzle = (int)sw;
+        q->tm.l2 = (int)l2;
+        q->tm.oob_nan = !strcmp(oob, "nan");
+    }
+    return 0;
+}
+
+static int decode2(plan *p, const json *doc, char *err, int errcap)
+{
+    const char *s;
+    if (get_str(doc, "kernel", &s) || copy_name(p->kernel, s))
+        return perr(err, errcap, "launch plan: \"kernel\" must be a C identifier");
+    const json *dims = json_get(doc, "dims"), *args = json_get(doc, "args"), *params = json_get(doc, "params");
+    if (!dims || dims->type != JSON_ARR || dims->n < 1 || dims->n > PLAN_MAXDIMS)
+        return perr(err, errcap, "launch plan: \"dims\" must list 1 to %d names", PLAN_MAXDIMS);
+    p->ndims = dims->n;
+    for (int i = 0; i < dims->n; i++)
+        if (dims->items[i].type != JSON_STR || copy_name(p->dims[i], dims->items[i].str))
+            return perr(err, errcap, "launch plan: dim %d is not an identifier", i);
+    if (!args || args->type != JSON_ARR || args->n < 1 || args->n > PLAN_MAXARGS)
+        return perr(err, errcap, "launch plan: \"args\" must list 1 to %d arguments", PLAN_MAXARGS);
+    p->nargs = args->n;
+    for (int i = 0; i < args->n; i++) {
+        const json *a = &args->items[i];
+        const char *name, *role, *dt = "";
+        if (a->type != JSON_OBJ || get_str(a, "name", &name) || copy_name(p->args[i].name, name) || get_str(a, "role", &role))
+            return perr(err, errcap, "launch plan: arg %d needs an identifier \"name\" and a \"role\"", i);
+        p->args[i].role = -1;
+        for (int r = 0; r <= PLAN_DIMARG; r++)
+            if (!strcmp(role, role_names[r])) p->args[i].role = r;
+        if (p->args[i].role < 0) return perr(err, errcap, "launch plan: arg '%s': unknown role", p->args[i].name);
+        if (p->args[i].role <= PLAN_INOUT && (get_str(a, "dtype", &dt) || !dtype_size(dt)))
+            return perr(err, errcap, "launch plan: buffer '%s' needs a dtype (f32, f16 or bf16)", p->args[i].name);
+        snprintf(p->args[i].dtype, sizeof p->args[i].dtype, "%s", p->args[i].role <= PLAN_INOUT ? dt : "");
+        p->args[i].esize = dtype_size(p->args[i].dtype);
+    }
+    if (take_exprs(json_get(doc, "grid"), p->grid, 3) || take_exprs(json_get(doc, "block"), p->block, 3))
+        return perr(err, errcap, "launch plan: \"grid\" and \"block\" must list 3 expressions each");
+    const json *cl = json_get(doc, "cluster");
+    if (cl ? take_exprs(cl, p->cluster, 3) : (plan_set(&p->cluster[0], "1") || plan_set(&p->cluster[1], "1") || plan_set(&p->cluster[2], "1")))
+        return perr(err, errcap, "launch plan: \"cluster\" must list 3 expressions");
+    const json *sm = json_get(doc, "smem");
+    if (sm ? take_expr(sm, &p->smem) : plan_set(&p->smem, "0"))
+        return perr(err, errcap, "launch plan: \"smem\" must be an expression");
+    if (!params || params->type != JSON_ARR || params->n > PLAN_MAXPARAMS)
+        return perr(err, errcap, "launch plan: \"params\" must list at most %d parameters", PLAN_MAXPARAMS);
+    for (int i = 0; i < params->n; i++) {
+        p->nparams = i + 1;
+        if (decode_param(p, &params->items[i], i, err, errcap)) return -1;
+    }
+    return plan_check(p, err, errcap);
+}
+
+int plan_decode(const char *text, plan **out, char *err, int errcap)
+{
+    *out = NULL;
+    json *doc;
+    char jerr[160];
+    if (json_parse(text, &doc, jerr, sizeof jerr)) return perr(err, errcap, "launch plan: %s", jerr);
+    long long v;
+    int rc = -1;
+    if (doc->type != JSON_OBJ) perr(err, errcap, "launch plan: not a JSON object");
+    else if (!json_get(doc, "v")) perr(err, errcap, "launch plan: no version (\"v\"): written by aitune 0.1, migrate the registry");
+    else if (get_int(doc, "v", 0, 1000000, 0, &v)) perr(err, errcap, "launch plan: bad version");
+    else if (v != PLAN_VERSION) perr(err, errcap, "launch plan: version %lld (this aitune reads %d)", v, PLAN_VERSION);
+    else {
+        plan *p = plan_new();
+        if (!p) perr(err, errcap, "out of memory");
+        else if (decode2(p, doc, err, errcap)) plan_free(p);
+        else { *out = p; rc = 0; }
+    }
+    json_free(doc);
+    return rc;
+}
+
+int plan_decode_v1(const char *text, int ndims, const char *const *dims, int nargs, const plan_arg *args,
+                   plan **out, char *err, int errcap)
+{
+    *out = NULL;
+    json *doc;
+    char jerr[160];
+    if (json_parse(text, &doc, jerr, sizeof jerr)) return perr(err, errcap, "0.1 launch: %s", jerr);
+    plan *p = plan_new();
+    int rc = -1;
+    const char *name;
+    if (!p) { perr(err, errcap, "out of memory"); goto done; }
+    if (doc->type != JSON_OBJ || get_str(doc, "kernel", &name) || copy_name(p->kernel, name)) {
+        perr(err, errcap, "0.1 launch: no kernel name");
+        goto done;
+    }
+    if (ndims < 1 || ndims > PLAN_MAXDIMS || nargs < 1 || nargs > PLAN_MAXARGS) {
+        perr(err, errcap, "0.1 launch: %d dims and %d args", ndims, nargs);
+        goto done;
+    }
+    p->ndims = ndims;
+    for (int i = 0; i < ndims; i++)
+        if (copy_name(p->dims[i], dims[i])) { perr(err, errcap, "0.1 launch: dim %d is not an identifier", i); goto done; }
+    p->nargs = nargs;
+    memcpy(p->args, args, sizeof *args * (size_t)nargs);
+    if (take_exprs(json_get(doc, "grid"), p->grid, 3) || take_exprs(json_get(doc, "block"), p->block, 3)) {
+        perr(err, errcap, "0.1 launch: \"grid\" and \"block\" must list 3 expressions each");
+        goto done;
+    }
+    const json *sm = json_get(doc, "smem");
+    if (sm ? take_expr(sm, &p->smem) : plan_set(&p->smem, "0")) { perr(err, errcap, "0.1 launch: bad smem"); goto done; }
+    /* 0.1 stored the cluster as integers, 0,0,0 for none. */
+    const json *cl = json_get(doc, "cluster");
+    for (int i = 0; i < 3; i++) {
+        long long c = 1;
+        if (cl && cl->type == JSON_ARR && cl->n == 3 && cl->items[i].type == JSON_NUM && cl->items[i].is_int) c = cl->items[i].i;
+        char b[32];
+        snprintf(b, sizeof b, "%lld", c < 1 ? 1 : c);
+        if (plan_set(&p->cluster[i], b)) { perr(err, errcap, "out of memory"); goto done; }
+    }
+    long long ws = 0;
+    if (get_int(doc, "workspace", 0, (1LL << 50), 0, &ws)) { perr(err, errcap, "0.1 launch: bad workspace"); goto done; }
+    char wsb[32];
+    snprintf(wsb, sizeof wsb, "%lld", ws);
+    if (plan_default_params(p, ws > 0 ? wsb : NULL, err, errcap) || plan_check(p, err, errcap)) goto done;
+    *out = p;
+    p = NULL;
+    rc = 0;
+done:
+    plan_free(p);
+    json_free(doc);
+    return rc;
+}
+
+/* ---- binding ---- */
+
+static int eval(const plan *p, const char *e, const long long *shape, long long *v, const char *what, char *err, int errcap)
+{
+    const char *names[PLAN_MAXDIMS];
+    for (int i = 0; i < p->ndims; i++) names[i] = p->dims[i];
+    char why[384];
+    if (expr_eval(e, p->ndims, names, shape, v, why, sizeof why)) return perr(err, errcap, "%s: %s", what, why);
+    return 0;
+}
+
+int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err, int errcap)
+{
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < p->ndims; i++)
+        if (shape[i] < 1) return perr(err, errcap, "%s is %lld: sizes must be >= 1", p->dims[i], shape[i]);
+    long long v;
+    static const char *const axes = "xyz";
+    char what[32];
+    for (int i = 0; i < 3; i++) {
+        snprintf(what, sizeof what, "grid.%c", axes[i]);
+        if (eval(p, p->grid[i], shape, &v, what, err, errcap)) return -1;
+        if (v < 1 || v > (i ? 65535 : 2147483647LL)) return perr(err, errcap, "grid.%c = %lld from '%s'", axes[i], v, p->grid[i]);
+        g->grid[i] = (unsigned)v;
+        snprintf(what, sizeof what, "block.%c", axes[i]);
+        if (eval(p, p->block[i], shape, &v, what, err, errcap)) return -1;
+        if (v < 1 || v > 1024) return perr(err, errcap, "block.%c = %lld from '%s'", axes[i], v, p->block[i]);
+        g->block[i] = (unsigned)v;
+        snprintf(what, sizeof what, "cluster.%c", axes[i]);
+        if (eval(p, p->cluster[i], shape, &v, what, err, errcap)) return -1;
+        if (v < 1 || v > 16) return perr(err, errcap, "cluster.%c = %lld from '%s'", axes[i], v, p->cluster[i]);
+        g->cluster[i] = (unsigned)v;
+        if (g->grid[i] % g->cluster[i])
+            return perr(err, errcap, "grid.%c = %u is not a multiple of cluster.%c = %u", axes[i], g->grid[i], axes[i], g->cluster[i]);
+    }
+    if ((unsigned long long)g->block[0] * g->block[1] * g->block[2] > 1024)
+        return perr(err, errcap, "block of %u threads (at most 1024)", g->block[0] * g->block[1] * g->block[2]);
+    if (eval(p, p->smem, shape, &v, "smem", err, errcap)) return -1;
+    if (v < 0 || v > (1 << 30)) return perr(err, errcap, "smem = %lld from '%s'", v, p->smem);
+    g->smem = (unsigned)v;
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].kind == PLAN_WORKSPACE) {
+            if (eval(p, p->params[i].expr, shape, &v, "workspace", err, errcap)) return -1;
+            if (v < 0) return perr(err, errcap, "workspace = %lld bytes from '%s'", v, p->params[i].expr);
+            g->ws_bytes = (unsigned long long)v;
+        }
+    return 0;
+}
+
+int plan_has_tmap(const plan *p)
+{
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].kind == PLAN_TMAP) return 1;
+    return 0;
+}
+
+static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long long addr, plan_tmap_encoder encode,
+                     CUtensorMap *tm, char *err, int errcap)
+{
+    const plan_tmap *t = &p->params[i].tm;
+    const plan_arg *a = &p->args[p->params[i].arg];
+    cuuint64_t gdim[5], gstride[4];
+    cuuint32_t box[5], estride[5];
+    char what[96];
+    if (!encode) return perr(err, errcap, "param %d (tmap of '%s'): no tensor-map encoder (libcuda)", i, a->name);
+    if (!addr || addr % 16) return perr(err, errcap, "param %d (tmap of '%s'): the address must be 16-byte aligned", i, a->name);
+    for (int d = 0; d < t->rank; d++) {
+        long long v;
+        snprintf(what, sizeof what, "param %d (tmap of '%s') dims[%d]", i, a->name, d);
+        if (eval(p, t->dims[d], shape, &v, what, err, errcap)) return -1;
+        if (v < 1 || v > (1LL << 32)) return perr(err, errcap, "%s = %lld (1 to 2^32)", what, v);
+        gdim[d] = (cuuint64_t)v;
+        box[d] = t->box[d];
+        estride[d] = 1;
+    }
+    for (int d = 0; d + 1 < t->rank; d++) {
+        long long v;
+        snprintf(what, sizeof what, "param %d (tmap of '%s') strides[%d]", i, a->name, d);
+        if (eval(p, t->strides[d], shape, &v, what, err, errcap)) return -1;
+        if (v < 16 || v % 16 || v >= (1LL << 40)) return perr(err, errcap, "%s = %lld bytes: must be a multiple of 16 below 2^40", what, v);
+        gstride[d] = (cuuint64_t)v;
+    }
+    CUtensorMapDataType dt = !strcmp(a->dtype, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                           : !strcmp(a->dtype, "f16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUtensorMapSwizzle sw = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                          : t->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+    CUtensorMapL2promotion l2 = t->l2 == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : t->l2 == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                              : t->l2 == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    CUtensorMapFloatOOBfill oob = t->oob_nan ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    memset(tm, 0, sizeof *tm);
+    CUresult rc = encode(tm, dt, (cuuint32_t)t->rank, (void *)(uintptr_t)addr, gdim, t->rank > 1 ? gstride : NULL, box, estride,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, sw, l2, oob);
+    if (rc != CUDA_SUCCESS)
+        return perr(err, errcap, "param %d (tmap of '%s'): cuTensorMapEncodeTiled failed (CUresult %d)", i, a->name, (int)rc);
+    return 0;
+}
+
+int plan_bind(const plan *p, const long long *shape, const plan_value *args, unsigned long long ws,
+              plan_tmap_encoder encode, plan_launch *L, char *err, int errcap)
+{
+    memset(L, 0, sizeof *L);
+    if (plan_geometry(p, shape, &L->g, err, errcap)) return -1;
+    for (int i = 0; i < p->nparams; i++) {
+        const plan_param *q = &p->params[i];
+        long long v;
+        char what[48];
+        L->params[i] = &L->storage[i];
+        switch (q->kind) {
+        case PLAN_PTR:
+            L->storage[i].u64 = args[q->arg].ptr;
+            break;
+        case PLAN_F32:
+            L->storage[i].f32 = args[q->arg].f32;
+            break;
+        case PLAN_DIM:
+        case PLAN_I32:
+            snprintf(what, sizeof what, "param %d (%s)", i, kind_names[q->kind]);
+            if (eval(p, q->expr, shape, &v, what, err, errcap)) return -1;
+            if (q->kind == PLAN_DIM) {
+                L->storage[i].i64 = v;
+            } else {
+                if (v < -2147483648LL || v > 2147483647LL) return perr(err, errcap, "%s = %lld does not fit in an i32", what, v);
+                L->storage[i].i32 = (int)v;
+            }
+            break;
+        case PLAN_WORKSPACE:
+            if (!ws && L->g.ws_bytes) return perr(err, errcap, "the kernel needs a workspace of %llu bytes", L->g.ws_bytes);
+            L->storage[i].u64 = ws;
+            break;
+        case PLAN_TMAP:
+            if (bind_tmap(p, i, shape, args[q->arg].ptr, encode, &L->storage[i].tmap, err, errcap)) return -1;
+            break;
+        }
+    }
+    L->nparams = p->nparams;
+    return 0;
+}
+
+CUresult plan_launch_kernel(__typeof__(cuLaunchKernel) *launch, __typeof__(cuLaunchKernelEx) *launch_ex,
+                            CUfunction fn, CUstream stream, plan_launch *L)
+{
+    const plan_geom *g = &L->g;
+    if (g->cluster[0] * g->cluster[1] * g->cluster[2] > 1) {
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at.value.clusterDim.x = g->cluster[0];
+        at.value.clusterDim.y = g->cluster[1];
+        at.value.clusterDim.z = g->cluster[2];
+        CUlaunchConfig cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDimX = g->grid[0], cfg.gridDimY = g->grid[1], cfg.gridDimZ = g->grid[2];
+        cfg.blockDimX = g->block[0], cfg.blockDimY = g->block[1], cfg.blockDimZ = g->block[2];
+        cfg.sharedMemBytes = g->smem;
+        cfg.hStream = stream;
+        cfg.attrs = &at;
+        cfg.numAttrs = 1;
+        return launch_ex(&cfg, fn, L->params, NULL);
+    }
+    return launch(fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, stream,
+                  L->params, NULL);
+}

@@ -1,0 +1,794 @@
+/* replay.c: see replay.h. */
+#define _GNU_SOURCE
+#include "replay.h"
+#include "registry.h"
+#include "search.h"
+#include "tmpl.h"
+#include "util.h"
+#include <errno.h>
+#include <lua.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the landscape file ---- */
+
+enum { C_OP, C_TMPL, C_ARCH, C_DTYPE, C_BUCKET, C_STATUS, C_TIME, C_COMPILE, C_CONFIG,
+       C_SPREAD, C_REGS, C_SPILLS, C_SMEM, NCOLS };
+static const char *col_names[NCOLS] = { "op", "template", "arch", "dtype", "bucket", "status", "time_us",
+                                        "compile_ms", "config", "spread", "registers", "spills", "smem" };
+#define NREQUIRED 9
+
+static const char *statuses[] = { "ok", "compile", "runtime", "timeout", "wrong", NULL };
+
+static int status_known(const char *s)
+{
+    for (int i = 0; statuses[i]; i++)
+        if (!strcmp(statuses[i], s)) return 1;
+    return 0;
+}
+
+/* Split line at tabs into at most max fields (in place); returns the count. */
+static int split_tabs(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        f[n++] = p;
+        char *t = strchr(p, '\t');
+        if (!t) break;
+        *t = 0;
+        p = t + 1;
+    }
+    return n;
+}
+
+static int parse_num(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+int replay_load(const char *path, landscape **out, int *nout, char *err, int errcap)
+{
+    *out = NULL;
+    *nout = 0;
+    char *text = read_file(path, NULL);
+    if (!text) {
+        snprintf(err, (size_t)errcap, "cannot read landscape '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    landscape *ls = NULL;
+    int nls = 0, cap = 0, lineno = 0, have_header = 0;
+    int col[NCOLS];
+    for (int i = 0; i < NCOLS; i++) col[i] = -1;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r') line[--len] = 0;
+        if (lineno == 1 && strncmp(line, "# aitune landscape v1", 21)) {
+            snprintf(err, (size_t)errcap, "%s line 1: not a landscape file (it starts with '# aitune landscape v1')", path);
+            goto bad;
+        }
+        if (!len || line[0] == '#') continue;
+        char *f[32];
+        int nf = split_tabs(line, f, 32);
+        if (!have_header) {
+            for (int i = 0; i < nf; i++)
+                for (int c = 0; c < NCOLS; c++)
+                    if (!strcmp(f[i], col_names[c])) col[c] = i;
+            for (int c = 0; c < NREQUIRED; c++)
+                if (col[c] < 0) {
+                    snprintf(err, (size_t)errcap, "%s line %d: the header has no column '%s'", path, lineno, col_names[c]);
+                    goto bad;
+                }
+            have_header = 1;
+            continue;
+        }
+        int need = 0;
+        for (int c = 0; c < NCOLS; c++)
+            if (col[c] >= need) need = col[c] + 1;
+        if (nf < need) {
+            snprintf(err, (size_t)errcap, "%s line %d: %d fields, the header names %d", path, lineno, nf, need);
+            goto bad;
+        }
+        if (!strcmp(f[col[C_STATUS]], "constraint")) continue;   /* never run: not part of the space */
+        if (!status_known(f[col[C_STATUS]])) {
+            snprintf(err, (size_t)errcap, "%s line %d: unknown status '%s'", path, lineno, f[col[C_STATUS]]);
+            goto bad;
+        }
+        land_row r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.status, sizeof r.status, "%s", f[col[C_STATUS]]);
+        double v;
+        if (parse_num(f[col[C_TIME]], &r.time_us) || parse_num(f[col[C_COMPILE]], &r.compile_ms) ||
+            (!strcmp(r.status, "ok") && r.time_us <= 0) || r.compile_ms < 0) {
+            snprintf(err, (size_t)errcap, "%s line %d: time_us '%s' or compile_ms '%s' is not a valid number", path,
+                     lineno, f[col[C_TIME]], f[col[C_COMPILE]]);
+            goto bad;
+        }
+        if (col[C_SPREAD] >= 0 && !parse_num(f[col[C_SPREAD]], &v)) r.spread = v;
+        if (col[C_REGS] >= 0 && !parse_num(f[col[C_REGS]], &v)) r.registers = (int)v;
+        if (col[C_SPILLS] >= 0 && !parse_num(f[col[C_SPILLS]], &v)) r.spills = (int)v;
+        if (col[C_SMEM] >= 0 && !parse_num(f[col[C_SMEM]], &v)) r.smem = (int)v;
+        const char *cfg = f[col[C_CONFIG]];
+        if (cfg[0] != '{') {
+            snprintf(err, (size_t)errcap, "%s line %d: config '%.40s' is not a JSON object", path, lineno, cfg);
+            goto bad;
+        }
+        /* Its landscape: the last one usually, else search. */
+        landscape *l = NULL;
+        for (int i = nls - 1; i >= 0 && !l; i--)
+            if (!strcmp(ls[i].op, f[col[C_OP]]) && !strcmp(ls[i].tmpl, f[col[C_TMPL]]) &&
+                !strcmp(ls[i].arch, f[col[C_ARCH]]) && !strcmp(ls[i].dtype, f[col[C_DTYPE]]) &&
+                !strcmp(ls[i].bucket, f[col[C_BUCKET]]))
+                l = &ls[i];
+        if (!l) {
+            if (nls == cap) {
+                cap = cap ? 2 * cap : 8;
+                ls = xrealloc(ls, sizeof *ls * (size_t)cap);
+            }
+            l = &ls[nls++];
+            memset(l, 0, sizeof *l);
+            snprintf(l->op, sizeof l->op, "%s", f[col[C_OP]]);
+            snprintf(l->tmpl, sizeof l->tmpl, "%s", f[col[C_TMPL]]);
+            snprintf(l->arch, sizeof l->arch, "%s", f[col[C_ARCH]]);
+            snprintf(l->dtype, sizeof l->dtype, "%s", f[col[C_DTYPE]]);
+            snprintf(l->bucket, sizeof l->bucket, "%s", f[col[C_BUCKET]]);
+        }
+        for (int i = 0; i < l->n; i++)
+            if (!strcmp(l->rows[i].config, cfg)) {
+                snprintf(err, (size_t)errcap, "%s line %d: config %s appears twice in %s %s %s", path, lineno, cfg,
+                         l->op, l->tmpl, l->bucket);
+                goto bad;
+            }
+        l->rows = xrealloc(l->rows, sizeof *l->rows * (size_t)(l->n + 1));
+        r.config = xstrdup(cfg);
+        l->rows[l->n++] = r;
+    }
+    if (!have_header) {
+        snprintf(err, (size_t)errcap, "%s: no header line (op, template, ... config)", path);
+        goto bad;
+    }
+    free(text);
+    *out = ls;
+    *nout = nls;
+    return 0;
+bad:
+    free(text);
+    replay_free(ls, nls);
+    return -1;
+}
+
+void replay_free(landscape *ls, int n)
+{
+    if (!ls) return;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < ls[i].n; j++) free(ls[i].rows[j].config);
+        free(ls[i].rows);
+    }
+    free(ls);
+}
+
+/* ---- costs ---- */
+
+/* Batches of 8 compile in parallel; verification (reference run, compare on
+** the host) and worker round trips ~25 ms; ~50 timed launches, each after a
+** flush that reads twice the L2 (100 MB at ~3 TB/s: ~35 us); a hung kernel
+** is cut at the default 10 s. */
+const replay_cost replay_default_cost = { 8, 25, 50, 35, 10000 };
+
+double replay_cost_ms(const replay_cost *c, const land_row *r)
+{
+    double ms = r->compile_ms / (c->compile_par > 1 ? c->compile_par : 1);
+    if (!strcmp(r->status, "ok") || !strcmp(r->status, "wrong"))
+        ms += c->overhead_ms + (!strcmp(r->status, "ok") ? c->samples * (r->time_us + c->flush_us) / 1000 : 0);
+    else if (!strcmp(r->status, "runtime"))
+        ms += c->overhead_ms;
+    else if (!strcmp(r->status, "timeout"))
+        ms += c->timeout_ms;
+    return ms;
+}
+
+/* ---- the metric ---- */
+
+const double replay_frac[REPLAY_NFRAC] = { 0.01, 0.02, 0.05, 0.10, 0.20 };
+
+double replay_values(const landscape *l, double *value)
+{
+    double worst = 0;
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->rows[i].status, "ok") && l->rows[i].time_us > worst) worst = l->rows[i].time_us;
+    double best = worst;
+    for (int i = 0; i < l->n; i++) {
+        int ok = !strcmp(l->rows[i].status, "ok");
+        value[i] = ok ? l->rows[i].time_us : worst;
+        if (ok && value[i] < best) best = value[i];
+    }
+    return best;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void replay_random_expected(const double *value, int n, double *expect)
+{
+    double *a = xmalloc(sizeof *a * (size_t)(n ? n : 1));
+    memcpy(a, value, sizeof *a * (size_t)n);
+    qsort(a, (size_t)n, sizeof *a, cmp_double);
+    /* P(the best of k draws is a[r] or later) = C(n - r, k) / C(n, k), r
+    ** 0-based; consecutive ratios give it without big numbers. */
+    for (int k = 1; k <= n; k++) {
+        double q = 1, e = 0;
+        for (int r = 0; r < n && q > 0; r++) {
+            int m = n - r;
+            double next = m - k > 0 ? q * (double)(m - k) / m : 0;
+            e += a[r] * (q - next);
+            q = next;
+        }
+        expect[k - 1] = e;
+    }
+    free(a);
+}
+
+double replay_gap_closed(double r, double b, double opt)
+{
+    double gap = r - opt;
+    if (gap <= 1e-12 * fabs(opt)) return b <= opt * (1 + 1e-12) ? 1 : 0;
+    return (r - b) / gap;
+}
+
+/* Student's t, two-sided 95%, by degrees of freedom. */
+static double t975(int df)
+{
+    static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+    if (df < 1) return NAN;
+    if (df <= 30) return t[df];
+    if (df <= 60) return 2.042 - (df - 30) * (2.042 - 2.000) / 30;
+    return 1.96;
+}
+
+void replay_mean_ci(const double *x, int n, double *mean, double *lo, double *hi)
+{
+    double s = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) { s += x[i]; k++; }
+    if (!k) { *mean = *lo = *hi = NAN; return; }
+    double m = s / k, ss = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) ss += (x[i] - m) * (x[i] - m);
+    *mean = m;
+    if (k < 2) { *lo = *hi = m; return; }
+    double h = t975(k - 1) * sqrt(ss / (k - 1)) / sqrt((double)k);
+    *lo = m - h;
+    *hi = m + h;
+}
+
+void replay_trace_free(replay_trace *t)
+{
+    free(t->best);
+    free(t->wall);
+    memset(t, 0, sizeof *t);
+}
+
+static int budget_evals(double frac, int n)
+{
+    int k = (int)lround(frac * n);
+    return k < 1 ? 1 : k;
+}
+
+void replay_score_trace(const replay_trace *t, const double *value, int n, const double *expect,
+                        const double *rand_t, double total_s, replay_score *out)
+{
+    double opt = HUGE_VAL, worst = 0;
+    for (int i = 0; i < n; i++) {
+        if (value[i] < opt) opt = value[i];
+        if (value[i] > worst) worst = value[i];
+    }
+    memset(out, 0, sizeof *out);
+    for (int f = 0; f < REPLAY_NFRAC; f++) {
+        int k = budget_evals(replay_frac[f], n);
+        /* A run that stopped early (it tried everything it would) keeps its best. */
+        int stopped_short = t->n < k && t->n < n;
+        out->gap_evals[f] = stopped_short || !t->n ? NAN : replay_gap_closed(expect[k - 1], t->best[(k < t->n ? k : t->n) - 1], opt);
+        double at = replay_frac[f] * total_s, b = worst;
+        int i = 0;
+        while (i < t->n && t->wall[i] <= at) b = t->best[i++];
+        out->gap_time[f] = (t->n && i == t->n && t->n < n && t->wall[t->n - 1] < at) ? NAN : replay_gap_closed(rand_t[f], b, opt);
+    }
+    for (int i = 0; i < t->n; i++) {
+        if (!out->evals_to3 && t->best[i] <= opt * 1.03) {
+            out->evals_to3 = i + 1;
+            out->wall_to3 = t->wall[i];
+        }
+        if (!out->evals_to1 && t->best[i] <= opt * 1.01) out->evals_to1 = i + 1;
+    }
+}
+
+/* splitmix64, as search/space.lua's generator. */
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void replay_random_by_time(const double *value, const double *cost, int n, int rounds, unsigned long long seed,
+                           double *rand_t, double *total_s)
+{
+    double total = 0, worst = 0;
+    for (int i = 0; i < n; i++) {
+        total += cost[i];
+        if (value[i] > worst) worst = value[i];
+    }
+    *total_s = total;
+    int *order = xmalloc(sizeof *order * (size_t)(n ? n : 1));
+    uint64_t s = seed;
+    for (int f = 0; f < REPLAY_NFRAC; f++) rand_t[f] = 0;
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < n; i++) order[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(mix(&s) % (uint64_t)(i + 1));
+            int tmp = order[i];
+            order[i] = order[j];
+            order[j] = tmp;
+        }
+        double wall = 0, b = worst;
+        int i = 0;
+        for (int f = 0; f < REPLAY_NFRAC; f++) {
+            double at = replay_frac[f] * total;
+            while (i < n && wall + cost[order[i]] <= at) {
+                wall += cost[order[i]];
+                if (value[order[i]] < b) b = value[order[i]];
+                i++;
+            }
+            rand_t[f] += b;
+        }
+    }
+    for (int f = 0; f < REPLAY_NFRAC; f++) rand_t[f] /= rounds > 0 ? rounds : 1;
+    free(order);
+}
+
+/* ---- one run ---- */
+
+typedef struct run_opts {
+    const replay_cost *cost;
+    int budget;             /* evaluations */
+    int batch;
+    char **warm;
+    int nwarm;
+    int trace;              /* print each evaluation */
+    const char *strategy;
+    unsigned long long seed;
+} run_opts;
+
+/* The row of config (linear: landscapes are a few thousand rows, asked once each). */
+static int find_row(const landscape *l, const char *config)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->rows[i].config, config)) return i;
+    return -1;
+}
+
+static int run_one(tmpl *T, const landscape *l, const double *value, const run_opts *o, replay_trace *tr)
+{
+    memset(tr, 0, sizeof *tr);
+    char **configs = xmalloc(sizeof *configs * (size_t)l->n);
+    for (int i = 0; i < l->n; i++) configs[i] = l->rows[i].config;
+    search *s = search_of_configs(T, o->strategy, configs, l->n, o->seed, o->budget, o->warm, o->nwarm);
+    free(configs);
+    if (!s) return error("%s", tmpl_errmsg(T));
+    tr->best = xmalloc(sizeof *tr->best * (size_t)o->budget);
+    tr->wall = xmalloc(sizeof *tr->wall * (size_t)o->budget);
+    char *asked = xcalloc((size_t)l->n, 1);
+    double best = HUGE_VAL, wall = 0;
+    int rc = 0;
+    best = 0;   /* nothing found yet: the slowest */
+    for (int i = 0; i < l->n; i++)
+        if (value[i] > best) best = value[i];
+    while (!rc && tr->n < o->budget) {
+        char **cfgs;
+        int got;
+        if (search_ask(s, o->batch, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(T)); break; }
+        if (!got) { free(cfgs); break; }
+        for (int j = 0; j < got; j++) {
+            int i = rc ? -1 : find_row(l, cfgs[j]);
+            if (!rc && i < 0) rc = error("strategy '%s' asked for %s, which is not in the space", o->strategy, cfgs[j]);
+            else if (!rc && asked[i]) rc = error("strategy '%s' asked for %s twice", o->strategy, cfgs[j]);
+            if (!rc && tr->n < o->budget) {
+                const land_row *r = &l->rows[i];
+                asked[i] = 1;
+                wall += replay_cost_ms(o->cost, r) / 1000;
+                if (value[i] < best && !strcmp(r->status, "ok")) best = value[i];
+                tr->best[tr->n] = best;
+                tr->wall[tr->n] = wall;
+                tr->n++;
+                if (o->trace)
+                    printf("trace\t%s\t%llu\t%s %s %s %s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%s\n", o->strategy, o->seed, l->op,
+                           l->tmpl, l->dtype, l->bucket, tr->n, r->status, r->time_us, best, wall, r->config);
+                measurement m;
+                memset(&m, 0, sizeof m);
+                snprintf(m.status, sizeof m.status, "%s", r->status);
+                m.median_us = r->time_us;
+                m.spread = r->spread;
+                m.registers = r->registers;
+                m.spills = r->spills;
+                m.smem = r->smem;
+                m.compile_ms = r->compile_ms;
+                if (search_tell_measured(s, r->config, &m)) rc = error("%s", tmpl_errmsg(T));
+            }
+            free(cfgs[j]);
+        }
+        free(cfgs);
+    }
+    free(asked);
+    search_free(s);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+/* Where search/ is: $AITUNE_HOME, else next to the binary (build/aitune ->
+** ./), else the source tree it was built from (as main.c finds templates/). */
+static const char *root_dir(void)
+{
+    static char root[PATH_MAX];
+    const char *env = getenv("AITUNE_HOME");
+    if (env && *env) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(exe, '/');
+            if (!slash) break;
+            *slash = 0;
+            snprintf(root, sizeof root, "%.4000s/search/space.lua", exe);
+            if (file_exists(root)) {
+                snprintf(root, sizeof root, "%s", exe);
+                return root;
+            }
+        }
+    }
+    return AITUNE_SOURCE_DIR;
+}
+
+static int usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "aitune: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: %s\n(see `aitune help replay`)\n", REPLAY_USAGE);
+    return EXIT_USAGE;
+}
+
+typedef struct export_ctx {
+    FILE *f;
+    long long rows;
+} export_ctx;
+
+static int export_row(const measurement *m, void *ctx)
+{
+    export_ctx *x = ctx;
+    if (!strcmp(m->status, "constraint")) return 0;
+    fprintf(x->f, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.1f\t%.5f\t%d\t%d\t%d\t%s\n", m->op, m->tmpl, m->arch, m->dtype,
+            m->bucket, m->status, !strcmp(m->status, "ok") ? m->median_us : 0, m->compile_ms, m->spread, m->registers,
+            m->spills, m->smem, m->config);
+    x->rows++;
+    return 0;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    const char *db = NULL, *op = NULL, *outp = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char **dst = !strcmp(argv[i], "--db") ? &db : !strcmp(argv[i], "--op") ? &op : !strcmp(argv[i], "-o") ? &outp : NULL;
+        if (!dst) return usage("replay export: unknown argument '%s'", argv[i]);
+        if (i + 1 >= argc) return usage("replay export: '%s' needs a value", argv[i]);
+        *dst = argv[++i];
+    }
+    if (!db) db = getenv("AITUNE_DB");
+    static char dflt[PATH_MAX];
+    if (!db || !*db) {
+        snprintf(dflt, sizeof dflt, "%s/.local/share/aitune/registry.db", getenv("HOME") ? getenv("HOME") : ".");
+        db = dflt;
+    }
+    if (!file_exists(db)) {
+        error("no registry at '%s'", db);
+        return EXIT_INPUT;
+    }
+    reg *R;
+    if (reg_open(db, 1, &R)) {
+        error("%s", reg_errmsg(R));
+        reg_close(R);
+        return EXIT_INPUT;
+    }
+    FILE *f = outp ? fopen(outp, "w") : stdout;
+    if (!f) {
+        reg_close(R);
+        error("cannot write '%s': %s", outp, strerror(errno));
+        return EXIT_FAIL;
+    }
+    char when[32];
+    iso_time(when);
+    fprintf(f, "# aitune landscape v1\n"
+               "# measured: exported from the registry %s by aitune %s at %s%s%s.\n"
+               "# The newest measurement of each config; one landscape per (op, template, arch, dtype, bucket).\n"
+               "op\ttemplate\tarch\tdtype\tbucket\tstatus\ttime_us\tcompile_ms\tspread\tregisters\tspills\tsmem\tconfig\n",
+            db, AITUNE_TOOL_VERSION, when, op ? ", op " : "", op ? op : "");
+    export_ctx x = { f, 0 };
+    int rc = reg_measure_each(R, op, export_row, &x);
+    if (rc) error("%s", reg_errmsg(R));
+    reg_close(R);
+    if (outp && fclose(f)) rc = error("cannot write '%s': %s", outp, strerror(errno));
+    if (!rc && !x.rows) warning("no measurements%s%s in '%s'", op ? " of " : "", op ? op : "", db);
+    if (!rc) fprintf(stderr, "replay export: %lld rows\n", x.rows);
+    return rc ? EXIT_FAIL : EXIT_OK;
+}
+
+/* The warm-start configs of landscape li: the k fastest ok configs of the
+** landscapes before and after it of the same op, template, arch, dtype. */
+static int neighbour_warm(const landscape *ls, int nls, int li, int k, char ***out)
+{
+    char **w = xcalloc((size_t)(2 * k + 1), sizeof *w);
+    int n = 0;
+    for (int d = -1; d <= 1; d += 2) {
+        int j = li + d;
+        if (j < 0 || j >= nls) continue;
+        const landscape *a = &ls[li], *b = &ls[j];
+        if (strcmp(a->op, b->op) || strcmp(a->tmpl, b->tmpl) || strcmp(a->arch, b->arch) || strcmp(a->dtype, b->dtype))
+            continue;
+        char *used = xcalloc((size_t)b->n, 1);
+        for (int t = 0; t < k; t++) {
+            int bi = -1;
+            for (int i = 0; i < b->n; i++)
+                if (!used[i] && !strcmp(b->rows[i].status, "ok") && (bi < 0 || b->rows[i].time_us < b->rows[bi].time_us))
+                    bi = i;
+            if (bi < 0) break;
+            used[bi] = 1;
+            w[n++] = b->rows[bi].config;
+        }
+        free(used);
+    }
+    *out = w;
+    return n;
+}
+
+/* Figures of one (landscape, strategy) over its seeds. */
+typedef struct tally {
+    double gap_e[REPLAY_NFRAC][3], gap_t[REPLAY_NFRAC][3];
+    double to3[3], to1[3];      /* evaluations, as a share of the space, reached seeds only */
+    int reached3, reached1, within3_at10;
+} tally;
+
+static void fmt_ci(char *out, size_t cap, const double v[3])
+{
+    if (isnan(v[0])) snprintf(out, cap, "-");
+    else snprintf(out, cap, "%.2f [%.2f,%.2f]", v[0], v[1], v[2]);
+}
+
+int replay_main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "export")) return cmd_export(argc - 1, argv + 1);
+    const char *strategies = "anneal,genetic,model,local,random", *only = NULL;
+    long long seeds = 20, seed0 = 1, batch = 8, warmk = 0;
+    double budget = 0.2;
+    int tsv = 0, trace = 0;
+    const char **files = xcalloc((size_t)argc, sizeof *files);
+    int nfiles = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            printf("usage: %s\n\n%s\n", REPLAY_USAGE, REPLAY_SUMMARY);
+            free(files);
+            return EXIT_OK;
+        }
+        if (!strcmp(a, "--tsv")) { tsv = 1; continue; }
+        if (!strcmp(a, "--trace")) { trace = 1; continue; }
+        if (a[0] != '-') { files[nfiles++] = a; continue; }
+        if (i + 1 >= argc) { free(files); return usage("option '%s' needs a value", a); }
+        const char *v = argv[++i];
+        char *end = NULL;
+        if (!strcmp(a, "--strategy")) strategies = v;
+        else if (!strcmp(a, "--only")) only = v;
+        else if (!strcmp(a, "--budget")) {
+            budget = strtod(v, &end);
+            if (!*v || *end || !(budget > 0 && budget <= 1)) { free(files); return usage("--budget '%s' must be a share of the space in (0, 1]", v); }
+        } else {
+            long long *dst = !strcmp(a, "--seeds") ? &seeds : !strcmp(a, "--seed") ? &seed0 : !strcmp(a, "--batch") ? &batch
+                           : !strcmp(a, "--warm") ? &warmk : NULL;
+            if (!dst) { free(files); return usage("unknown option '%s'", a); }
+            *dst = strtoll(v, &end, 10);
+            if (!*v || *end || *dst < (dst == &warmk || dst == &seed0 ? 0 : 1) || *dst > 1000000) {
+                free(files);
+                return usage("'%s' needs a count, not '%s'", a);
+            }
+        }
+    }
+    if (!nfiles) { free(files); return usage("%s", "no landscape file"); }
+
+    landscape *ls = NULL;
+    int nls = 0;
+    for (int fi = 0; fi < nfiles; fi++) {
+        landscape *one;
+        int n;
+        char err[512];
+        if (replay_load(files[fi], &one, &n, err, sizeof err)) {
+            error("%s", err);
+            replay_free(ls, nls);
+            free(files);
+            return EXIT_INPUT;
+        }
+        ls = xrealloc(ls, sizeof *ls * (size_t)(nls + n + 1));
+        memcpy(ls + nls, one, sizeof *ls * (size_t)n);
+        nls += n;
+        free(one);
+    }
+    free(files);
+
+    tmpl *T = tmpl_open(root_dir());
+    /* Configs as the strategies will give them back: canonical JSON. */
+    for (int li = 0; li < nls; li++)
+        for (int i = 0; i < ls[li].n; i++) {
+            land_row *r = &ls[li].rows[i];
+            strbuf sb = STRBUF_INIT;
+            lua_State *L = tmpl_lua(T);
+            if (tmpl_push_config(T, r->config) || tmpl_config_json(T, -1, &sb)) {
+                error("landscape %s %s %s: config %s: %s", ls[li].op, ls[li].tmpl, ls[li].bucket, r->config, tmpl_errmsg(T));
+                sb_free(&sb);
+                tmpl_close(T);
+                replay_free(ls, nls);
+                return EXIT_INPUT;
+            }
+            lua_pop(L, 1);
+            free(r->config);
+            r->config = sb.buf;
+        }
+    char *list = xstrdup(strategies);
+    char *strat[32];
+    int nstrat = 0;
+    for (char *sv = NULL, *p = strtok_r(list, ",", &sv); p && nstrat < 32; p = strtok_r(NULL, ",", &sv))
+        strat[nstrat++] = p;
+    int rc = EXIT_OK;
+    for (int i = 0; i < nstrat && !rc; i++)
+        if (!search_exists(T, strat[i])) {
+            error("%s", tmpl_errmsg(T));
+            rc = EXIT_USAGE;
+        }
+    replay_cost cost = replay_default_cost;
+    cost.compile_par = (double)batch;
+    /* Per strategy, over landscapes: the mean figures, and the bar's counts. */
+    double (*sum_e)[REPLAY_NFRAC] = xcalloc((size_t)nstrat, sizeof *sum_e);
+    double (*sum_t)[REPLAY_NFRAC] = xcalloc((size_t)nstrat, sizeof *sum_t);
+    int *pass3 = xcalloc((size_t)nstrat, sizeof *pass3), scored = 0;
+    if (tsv && !rc)
+        printf("landscape\tstrategy\tfigure\tbudget\tmean\tlo\thi\n");
+    for (int li = 0; li < nls && !rc; li++) {
+        landscape *l = &ls[li];
+        char name[256];
+        snprintf(name, sizeof name, "%s %s %s %s %s", l->op, l->tmpl, l->arch, l->dtype, l->bucket);
+        if (only && !strstr(name, only)) continue;
+        double *value = xmalloc(sizeof *value * (size_t)l->n), *rexp = xmalloc(sizeof *rexp * (size_t)l->n);
+        double *cs = xmalloc(sizeof *cs * (size_t)l->n), rand_t[REPLAY_NFRAC], total_s;
+        double opt = replay_values(l, value);
+        int nok = 0;
+        for (int i = 0; i < l->n; i++) {
+            cs[i] = replay_cost_ms(&cost, &l->rows[i]) / 1000;
+            nok += !strcmp(l->rows[i].status, "ok");
+        }
+        if (!nok) {
+            warning("landscape %s: no ok config, nothing to score", name);
+            free(value), free(rexp), free(cs);
+            continue;
+        }
+        replay_random_expected(value, l->n, rexp);
+        replay_random_by_time(value, cs, l->n, 400, 0x5eed, rand_t, &total_s);
+        char **warm = NULL;
+        int nwarm = warmk > 0 ? neighbour_warm(ls, nls, li, (int)warmk, &warm) : 0;
+        int bud = (int)ceil(budget * l->n);
+        if (!tsv)
+            printf("%s: %d configs (%d ok), best %.2f us, exhaustive sweep %.0f s; budget %d evaluations%s\n", name,
+                   l->n, nok, opt, total_s, bud, nwarm ? ", warm-started" : "");
+        if (!tsv)
+            printf("  %-9s %-19s %-19s %-19s %-19s %-14s %-14s %s\n", "strategy", "gap@2% evals", "gap@5% evals",
+                   "gap@10% evals", "gap@5% time", "evals to 3%", "evals to 1%", "3% by 10%");
+        scored++;
+        for (int si = 0; si < nstrat && !rc; si++) {
+            replay_score *sc = xcalloc((size_t)seeds, sizeof *sc);
+            for (long long k = 0; k < seeds && !rc; k++) {
+                run_opts o = { &cost, bud, (int)batch, warm, nwarm, trace, strat[si], (unsigned long long)(seed0 + k) };
+                replay_trace tr;
+                if (run_one(T, l, value, &o, &tr)) rc = EXIT_FAIL;
+                else replay_score_trace(&tr, value, l->n, rexp, rand_t, total_s, &sc[k]);
+                replay_trace_free(&tr);
+            }
+            if (rc) { free(sc); break; }
+            tally t;
+            memset(&t, 0, sizeof t);
+            double *x = xmalloc(sizeof *x * (size_t)seeds);
+            for (int f = 0; f < REPLAY_NFRAC; f++) {
+                for (int k = 0; k < seeds; k++) x[k] = sc[k].gap_evals[f];
+                replay_mean_ci(x, (int)seeds, &t.gap_e[f][0], &t.gap_e[f][1], &t.gap_e[f][2]);
+                for (int k = 0; k < seeds; k++) x[k] = sc[k].gap_time[f];
+                replay_mean_ci(x, (int)seeds, &t.gap_t[f][0], &t.gap_t[f][1], &t.gap_t[f][2]);
+                sum_e[si][f] += t.gap_e[f][0];
+                sum_t[si][f] += t.gap_t[f][0];
+            }
+            int m3 = 0, m1 = 0;
+            for (int k = 0; k < seeds; k++) {
+                if (sc[k].evals_to3) x[m3++] = (double)sc[k].evals_to3 / l->n;
+                if (sc[k].evals_to3 && sc[k].evals_to3 <= budget_evals(0.10, l->n)) t.within3_at10++;
+            }
+            replay_mean_ci(x, m3, &t.to3[0], &t.to3[1], &t.to3[2]);
+            for (int k = 0; k < seeds; k++)
+                if (sc[k].evals_to1) x[m1++] = (double)sc[k].evals_to1 / l->n;
+            replay_mean_ci(x, m1, &t.to1[0], &t.to1[1], &t.to1[2]);
+            t.reached3 = m3;
+            t.reached1 = m1;
+            /* The bar, per bucket: most seeds (80%) within 3% by 10% of the space. */
+            if (t.within3_at10 * 5 >= seeds * 4) pass3[si]++;
+            free(x);
+            free(sc);
+            if (tsv) {
+                for (int f = 0; f < REPLAY_NFRAC; f++) {
+                    printf("%s\t%s\tgap_evals\t%g\t%.4f\t%.4f\t%.4f\n", name, strat[si], replay_frac[f], t.gap_e[f][0],
+                           t.gap_e[f][1], t.gap_e[f][2]);
+                    printf("%s\t%s\tgap_time\t%g\t%.4f\t%.4f\t%.4f\n", name, strat[si], replay_frac[f], t.gap_t[f][0],
+                           t.gap_t[f][1], t.gap_t[f][2]);
+                }
+                printf("%s\t%s\tevals_to3\t%d/%lld\t%.4f\t%.4f\t%.4f\n", name, strat[si], t.reached3, seeds, t.to3[0],
+                       t.to3[1], t.to3[2]);
+                printf("%s\t%s\tevals_to1\t%d/%lld\t%.4f\t%.4f\t%.4f\n", name, strat[si], t.reached1, seeds, t.to1[0],
+                       t.to1[1], t.to1[2]);
+                printf("%s\t%s\twithin3_at10\t%lld\t%.4f\t%.4f\t%.4f\n", name, strat[si], seeds,
+                       (double)t.within3_at10 / seeds, 0.0, 0.0);
+            } else {
+                char a[4][40], b3[40], b1[40];
+                fmt_ci(a[0], sizeof a[0], t.gap_e[1]);
+                fmt_ci(a[1], sizeof a[1], t.gap_e[2]);
+                fmt_ci(a[2], sizeof a[2], t.gap_e[3]);
+                fmt_ci(a[3], sizeof a[3], t.gap_t[2]);
+                if (t.reached3) snprintf(b3, sizeof b3, "%.1f%% (%d/%lld)", 100 * t.to3[0], t.reached3, seeds);
+                else snprintf(b3, sizeof b3, "- (0/%lld)", seeds);
+                if (t.reached1) snprintf(b1, sizeof b1, "%.1f%% (%d/%lld)", 100 * t.to1[0], t.reached1, seeds);
+                else snprintf(b1, sizeof b1, "- (0/%lld)", seeds);
+                printf("  %-9s %-19s %-19s %-19s %-19s %-14s %-14s %d/%lld\n", strat[si], a[0], a[1], a[2], a[3], b3, b1,
+                       t.within3_at10, seeds);
+            }
+            fflush(stdout);
+        }
+        free(warm);
+        free(value), free(rexp), free(cs);
+    }
+    if (!rc && scored > 1 && !tsv) {
+        printf("over %d landscapes (mean of each one's mean):\n", scored);
+        printf("  %-9s %7s %7s %7s %7s %7s | %7s %7s %7s  buckets within 3%% by 10%%\n", "strategy", "1%", "2%", "5%", "10%",
+               "20%", "t2%", "t5%", "t10%");
+        for (int si = 0; si < nstrat; si++) {
+            printf("  %-9s", strat[si]);
+            for (int f = 0; f < REPLAY_NFRAC; f++) printf(" %7.2f", sum_e[si][f] / scored);
+            printf(" |");
+            for (int f = 1; f < 4; f++) printf(" %7.2f", sum_t[si][f] / scored);
+            printf("  %d/%d\n", pass3[si], scored);
+        }
+    }
+    free(sum_e), free(sum_t), free(pass3);
+    free(list);
+    tmpl_close(T);
+    replay_free(ls, nls);
+    return rc;
+}

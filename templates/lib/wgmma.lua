@@ -1,0 +1,523 @@
+-- The Hopper GEMM family (sm_90a), for both layouts of lib/gemm.lua.
+--
+-- One CTA = one producer warpgroup + `consumers` consumer warpgroups
+-- (warp specialization). The producer's one elected thread streams BM x 64
+-- tiles of A and BN x 64 (nt) or 64 x BN (nn) tiles of B into a ring of
+-- `stages` shared-memory slots with TMA (128-byte swizzle; out-of-bounds
+-- boxes are zero-filled, so M/N/K tails need no code); each slot has a `full`
+-- mbarrier (TMA bytes landed) and an `empty` one (every consumer warp done
+-- reading). Two schedules: cooperative (the consumers split each CTA tile by
+-- rows, BM/consumers each) and ping-pong (each consumer owns every other
+-- tile whole, so one runs its epilogue while the other keeps the tensor cores
+-- busy; their mainloops take turns through two `order` mbarriers, which also
+-- keeps each consumer within one phase of the ring's barriers). Consumers issue wgmma m64nBNk16 from shared memory, one group in
+-- flight, releasing a slot as soon as the group that read it retires. The
+-- producer gives registers back and the consumers take them (setmaxnreg).
+--
+-- Clusters of two CTAs ("2x1": neighbours along M share their B tile,
+-- "1x2": along N share A) halve the shared operand's L2 traffic: each CTA
+-- loads half of it and TMA multicasts that half into both CTAs' slots, so a
+-- slot is free only when the consumers of both CTAs released it (remote
+-- mbarrier arrives through mapa).
+--
+-- The grid is persistent when asked (one CTA per SM walking tiles with a
+-- stride): the producer then loads the next tile while the consumers run the
+-- epilogue. Tiles are visited in groups of `group` tile-rows (raster m) or
+-- tile-columns (raster n) for L2 locality. The epilogue converts the
+-- accumulators and either stores them straight from registers (masked at the
+-- M/N edges) or ("tma") writes 64-row x 128-byte pieces into two swizzled
+-- shared-memory buffers per consumer that TMA stores to D (the tensor map
+-- clips the edges): full 128-byte lines instead of 4-byte scattered stores.
+--
+-- Leading dimensions must be multiples of 8 elements (TMA needs 16-byte
+-- strides); supports() sends other shapes to the other families.
+local gemm = lib("gemm")
+local dtype = lib("dtype")
+local M = {}
+
+local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
+
+local function consumer_regs(p)
+  return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
+end
+
+-- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
+local function epi_bytes(p)
+  return p.epilogue == "tma" and 16384 * p.consumers or 0
+end
+
+local function sizes(p)
+  local a = p.bm * BK * 2
+  local b = p.bn * BK * 2
+  return a, b, p.stages * (a + b) + epi_bytes(p) + 1024 + 16 * p.stages + 16
+end
+
+M.params = {
+  { "bm", { 64, 128, 256 } },
+  { "bn", { 64, 128, 192, 256 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 2, 3, 4, 5, 6, 7, 8 } },
+  { "persistent", { 0, 1 } },
+  { "raster", { "m", "n" } },
+  { "group", { 1, 4, 8, 16 } },
+  { "producer_regs", { 24, 40 } },
+  { "cluster", { "1x1", "2x1", "1x2" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 0, 1 } },
+  { "epilogue", { "direct", "tma" } },
+}
+
+-- Rows of the CTA tile one consumer warpgroup computes.
+local function rows_per_consumer(p)
+  return p.schedule == "pingpong" and p.bm or p.bm // p.consumers
+end
+
+-- 0: no cluster, 1: a pair along M sharing B, 2: a pair along N sharing A.
+local function share(p)
+  return (p.cluster == "2x1" and 1) or (p.cluster == "1x2" and 2) or 0
+end
+
+function M.constraints(p, shape, dt, dev)
+  if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
+  local wm = rows_per_consumer(p)
+  if wm % 64 ~= 0 then return false, "each consumer warpgroup needs a multiple of 64 rows" end
+  local acc = (wm // 64) * (p.bn // 2)
+  if acc > 128 and not (acc <= 192 and consumer_regs(p) >= 232) then
+    return false, string.format("%d accumulator registers per thread", acc)
+  end
+  if acc > 128 and p.consumers == 1 and wm > 128 then return false, "too many accumulators" end
+  local a, b, smem = sizes(p)
+  local cap = dev.smem_optin or 232448
+  if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
+  -- As many stages as shared memory allows, or one fewer (a prior: fewer
+  -- stages only expose load latency).
+  local fit = math.min(8, (cap - (smem - p.stages * (a + b))) // (a + b))
+  if p.stages < fit - 1 then return false, string.format("%d stages where %d fit", p.stages, fit) end
+  if acc <= 128 and p.producer_regs == 24 then return false, "no consumer needs 240 registers" end
+  if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
+    return false, "raster order only matters for a persistent grid"
+  end
+  if p.consumers == 1 and p.producer_regs == 24 then return false, "one consumer: registers are not short" end
+  if share(p) == 2 and (p.bm // 2) % 8 ~= 0 then return false, "half an A tile must be whole 8-row swizzle atoms" end
+  return true
+end
+
+function M.supports(shape, dt, dev)
+  if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
+  if shape.k % 8 ~= 0 or shape.n % 8 ~= 0 then
+    return false, "TMA needs leading dimensions that are multiples of 8 elements"
+  end
+  return true
+end
+
+-- "{%0, %1, ..., %(n-1)}"
+local function reglist(first, n)
+  local r = {}
+  for i = 0, n - 1 do r[#r + 1] = "%" .. (first + i) end
+  return "{" .. table.concat(r, ", ") .. "}"
+end
+
+-- A device function issuing one wgmma m64nNk16 on a float[N/2] accumulator.
+local function wgmma_fn(n, intype, tnsp_b)
+  local outs = {}
+  for i = 0, n // 2 - 1 do outs[#outs + 1] = string.format('"+f"(d[%d])', i) end
+  return string.format([[
+AIT_DEV void wgmma_tile(float (&d)[%d], unsigned long long da, unsigned long long db) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, %%%d, %%%d, p, 1, 1, 0, %d; }\n"
+               : %s
+               : "l"(da), "l"(db), "r"(1));
+}
+]], n // 2, n // 2 + 2, n, intype, intype, reglist(0, n // 2), n // 2, n // 2 + 1, tnsp_b, table.concat(outs, ", "))
+end
+
+function M.source(layout, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local a_bytes, b_bytes, smem = sizes(p)
+  local wm = rows_per_consumer(p)
+  local mi = wm // 64
+  local out_ct = dtype.ctype(t.Out)
+  local store
+  if t.Out == "f32" then
+    store = [[
+AIT_DEV void store2(float* D, long long at, float x, float y) {
+  *reinterpret_cast<float2*>(D + at) = make_float2(x, y);
+}]]
+  else
+    store = string.format([[
+AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
+  unsigned v; asm("cvt.rn.%s.f32 %%0, %%2, %%1;" : "=r"(v) : "f"(x), "f"(y));
+  *reinterpret_cast<unsigned*>(D + at) = v;
+}]], t.Out .. "x2")
+  end
+  local a_load, b_load, b_desc
+  local sh = share(p)
+  if sh == 2 then
+    a_load = "tma_load_both(sA + rank * (BM / 2) * 128, &tmA, kb * 64, tm * BM + rank * (BM / 2), bar);"
+  else
+    a_load = "tma_load(sA, &tmA, kb * 64, tm * BM, bar);"
+  end
+  if layout == "nt" then
+    -- B tile: BN rows (n) of 64 k, K-major like A.
+    if sh == 1 then
+      b_load = "tma_load_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * BN + rank * (BN / 2), bar);"
+    else
+      b_load = "tma_load(sB, &tmB, kb * 64, tn * BN, bar);"
+    end
+    b_desc = "desc(sB + kk * 32, 1, 1024)"
+  else
+    -- B tile: BN/64 chunks of 64 k-rows x 64 n (128 bytes), MN-major:
+    -- LBO = the distance between n chunks, SBO = between groups of 8 k-rows.
+    if sh == 1 then
+      b_load = "for (int j = rank; j < BN / 64; j += 2) tma_load_both(sB + j * 8192, &tmB, tn * BN + j * 64, kb * 64, bar);"
+    else
+      b_load = "for (int j = 0; j < BN / 64; j++) tma_load(sB + j * 8192, &tmB, tn * BN + j * 64, kb * 64, bar);"
+    end
+    b_desc = "desc(sB + kk * 2048, 8192, 1024)"
+  end
+  local src = {
+    dtype.prelude,
+    string.format([[
+#define BM %d
+#define BN %d
+#define STAGES %d
+#define CONSUMERS %d
+#define MI %d
+#define GROUP %d
+#define RASTER_N %d
+#define A_BYTES %d
+#define B_BYTES %d
+#define THREADS %d
+#define SHARE %d
+#define CLUSTER %d
+#define PINGPONG %d
+#define WM %d
+#define INFLIGHT %d
+#define D_T %s
+#define EPI_TMA %d
+#define EPI_BYTES %d
+#define CW %d
+#define EPI_F32 %d
+#define EPI_CVT "%s"
+]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
+      128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
+      p.epilogue == "tma" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
+      t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2"),
+    [[
+struct __align__(64) tmap_t { unsigned long long v[16]; };
+
+AIT_DEV unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+AIT_DEV void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count));
+}
+AIT_DEV void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  } while (!ok);
+}
+AIT_DEV void mbar_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+AIT_DEV void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+AIT_DEV void tma_load(unsigned dst, const tmap_t* map, int x, int y, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(dst), "l"((unsigned long long)map), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+// The same box into the same offset of both CTAs of the pair.
+AIT_DEV void tma_load_both(unsigned dst, const tmap_t* map, int x, int y, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(dst), "l"((unsigned long long)map), "r"(x), "r"(y), "r"(bar), "h"((unsigned short)3) : "memory");
+}
+AIT_DEV void mbar_arrive_peer(unsigned bar, unsigned peer) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; mbarrier.arrive.shared::cluster.b64 _, [r]; }"
+               :: "r"(bar), "r"(peer) : "memory");
+}
+AIT_DEV void tma_store(const tmap_t* map, unsigned src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"((unsigned long long)map), "r"(x), "r"(y), "r"(src) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+template<int N> AIT_DEV void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory"); }
+AIT_DEV void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+AIT_DEV void wg_sync(int id) { asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory"); }
+AIT_DEV void st_shared(unsigned a, float x, float y) {
+#if EPI_F32
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(a), "f"(x), "f"(y) : "memory");
+#else
+  unsigned v; asm("cvt.rn." EPI_CVT ".f32 %0, %2, %1;" : "=r"(v) : "f"(x), "f"(y));
+  asm volatile("st.shared.b32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
+#endif
+}
+AIT_DEV void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+AIT_DEV unsigned cluster_rank() { unsigned r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+// A shared-memory matrix descriptor with the 128-byte swizzle.
+AIT_DEV unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+// A consumer warp is done with a slot: tell this CTA's producer and, in a
+// pair, the peer's (whose multicast also fills this slot).
+AIT_DEV void release(unsigned bar, int rank) {
+  mbar_arrive(bar);
+  if (CLUSTER > 1) mbar_arrive_peer(bar, (unsigned)rank ^ 1u);
+}
+AIT_DEV void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+AIT_DEV void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template<int N> AIT_DEV void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
+
+// Tile t of a tiles_m x tiles_n grid, walked in groups of GROUP rows (or
+// columns) so that CTAs running together share their A (or B) tiles in L2.
+AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+#if RASTER_N
+  const int per = GROUP * tiles_m, g = t / per, first = g * GROUP;
+  const int cols = min(tiles_n - first, GROUP), r = t - g * per;
+  tn = first + r % cols; tm = r / cols;
+#else
+  const int per = GROUP * tiles_n, g = t / per, first = g * GROUP;
+  const int rows = min(tiles_m - first, GROUP), r = t - g * per;
+  tm = first + r % rows; tn = r / rows;
+#endif
+}
+]],
+    store,
+    wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
+    string.format([[
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+%s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,
+   long long m, long long n, long long k)
+{
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
+  const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
+  const int wg = threadIdx.x / 128;
+  const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
+  // Units of work: tiles, or pairs of tiles for a cluster (a pair past the
+  // edge still loads its half of the shared operand; its stores are masked).
+  const int units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m, units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
+  const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
+  const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER); }
+    if (PINGPONG) { mbar_init(order, 4); mbar_init(order + 8, 4); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (CLUSTER > 1) cluster_sync(); else __syncthreads();
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
+    if (threadIdx.x == 0) {
+      int s = 0; unsigned ph = 0;
+      for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER) {
+        int tm, tn;
+        tile_at(u, units_m, units_n, tm, tn);
+        if (SHARE == 1) tm = 2 * tm + rank;
+        if (SHARE == 2) tn = 2 * tn + rank;
+        for (int kb = 0; kb < kiters; kb++) {
+          mbar_wait(empty + 8 * s, ph ^ 1);
+          const unsigned bar = full + 8 * s;
+          mbar_expect(bar, A_BYTES + B_BYTES);
+          const unsigned sA = base + s * A_BYTES, sB = base + STAGES * A_BYTES + s * B_BYTES;
+          %s
+          %s
+          if (++s == STAGES) { s = 0; ph ^= 1; }
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
+    const int c = wg - 1, lane = threadIdx.x %% 32, warp = (threadIdx.x %% 128) / 32;
+    int s = 0; unsigned ph = 0, mine = 0;
+#if EPI_TMA
+    unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
+#endif
+    for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER, mine++) {
+      if (PINGPONG && (int)(mine & 1) != c) {
+        // The other consumer's tile: skip its slots in the ring.
+        const int to = s + kiters;
+        ph ^= (unsigned)((to / STAGES) & 1);
+        s = to %% STAGES;
+        continue;
+      }
+      int tm, tn;
+      tile_at(u, units_m, units_n, tm, tn);
+      if (SHARE == 1) tm = 2 * tm + rank;
+      if (SHARE == 2) tn = 2 * tn + rank;
+      // Ping-pong: wait for the other consumer's mainloop of the previous tile.
+      const unsigned j = mine >> 1;
+      if (PINGPONG && (c == 1 || j > 0)) mbar_wait(order + 8 * c, c == 1 ? (j & 1) : ((j - 1) & 1));
+      float acc[MI][BN / 2];
+#pragma unroll
+      for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
+      int prev = -1;
+      for (int kb = 0; kb < kiters; kb++) {
+        mbar_wait(full + 8 * s, ph);
+        const unsigned sA = base + s * A_BYTES + (PINGPONG ? 0 : c * WM * 128);
+        const unsigned sB = base + STAGES * A_BYTES + s * B_BYTES;
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+#pragma unroll
+          for (int i = 0; i < MI; i++) wgmma_tile(acc[i], desc(sA + i * 64 * 128 + kk * 32, 1, 1024), %s);
+        }
+        wg_commit();
+        // Keep INFLIGHT groups running; release the slot of the one retired.
+        wg_wait<INFLIGHT>();
+        if (INFLIGHT == 0) {
+          if (lane == 0) release(empty + 8 * s, rank);
+        } else {
+          if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
+          prev = s;
+        }
+        if (++s == STAGES) { s = 0; ph ^= 1; }
+      }
+      if (PINGPONG && lane == 0) mbar_arrive(order + 8 * (c ^ 1));
+      wg_wait<0>();
+      if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
+      // Epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8) and
+      // column pairs 8*j + 2*(lane%%4) of each 64-row slab.
+#if EPI_TMA
+      // Piece (i, jc): rows 64*i.. of this consumer's slab, CW columns from
+      // CW*jc, written swizzled (16-byte chunk q of row r at q ^ (r %% 8)).
+      {
+        const int r = warp * 16 + lane / 4, q4 = lane %% 4;
+#pragma unroll
+        for (int i = 0; i < MI; i++) {
+#pragma unroll
+          for (int jc = 0; jc < BN / CW; jc++, pieces++) {
+            const unsigned buf = ebase + c * 16384 + (pieces & 1) * 8192;
+            if ((threadIdx.x %% 128) == 0) bulk_wait_read<1>();
+            wg_sync(1 + c);
+#pragma unroll
+            for (int jj = 0; jj < CW / 8; jj++) {
+              const int j8 = jc * (CW / 8) + jj;
+#if EPI_F32
+              const unsigned off = ((((unsigned)(2 * jj + (q4 >> 1))) ^ (unsigned)(r & 7)) << 4) + 8 * (q4 & 1);
+#else
+              const unsigned off = (((unsigned)jj ^ (unsigned)(r & 7)) << 4) + 4 * q4;
+#endif
+              st_shared(buf + r * 128 + off, acc[i][4 * j8], acc[i][4 * j8 + 1]);
+              st_shared(buf + (r + 8) * 128 + off, acc[i][4 * j8 + 2], acc[i][4 * j8 + 3]);
+            }
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            wg_sync(1 + c);
+            if ((threadIdx.x %% 128) == 0)
+              tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
+          }
+        }
+      }
+#else
+      const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
+      const long long col0 = (long long)tn * BN + 2 * (lane %% 4);
+      if ((long long)(tm + 1) * BM <= m && (long long)(tn + 1) * BN <= n) {
+        // An interior tile: no masks, straight-line stores.
+#pragma unroll
+        for (int i = 0; i < MI; i++) {
+          D_T* p = D + (row0 + i * 64) * n + col0;
+#pragma unroll
+          for (int j = 0; j < BN / 8; j++) {
+            store2(p, j * 8, acc[i][4 * j], acc[i][4 * j + 1]);
+            store2(p, 8 * n + j * 8, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < MI; i++) {
+          const long long r0 = row0 + i * 64;
+#pragma unroll
+          for (int j = 0; j < BN / 8; j++) {
+            const long long col = col0 + j * 8;
+            if (col < n) {
+              if (r0 < m) store2(D, r0 * n + col, acc[i][4 * j], acc[i][4 * j + 1]);
+              if (r0 + 8 < m) store2(D, (r0 + 8) * n + col, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+            }
+          }
+        }
+      }
+#endif
+    }
+  }
+  // Shared memory must outlive the TMA stores reading it.
+  if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
+  // No CTA of a pair leaves while its peer may still arrive on its barriers.
+  if (CLUSTER > 1) cluster_sync();
+}
+]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct, p.producer_regs,
+    a_load, b_load, consumer_regs(p), b_desc),
+  }
+  return table.concat(src, "\n")
+end
+
+function M.launch(layout, p, dt, dev)
+  local t = gemm.types(dt)
+  local _, _, smem = sizes(p)
+  local esize = dtype.size(t.In)
+  local sh = share(p)
+  local units = string.format("cdiv(m, %d) * cdiv(n, %d)", sh == 1 and 2 * p.bm or p.bm, sh == 2 and 2 * p.bn or p.bn)
+  local per = sh > 0 and 2 or 1
+  local grid = p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
+               or string.format("%s * %d", units, per)
+  local tmB
+  if layout == "nt" then
+    tmB = { kind = "tmap", arg = "B", dims = { "k", "n" }, strides = { "k*" .. esize },
+            box = { BK, sh == 1 and p.bn // 2 or p.bn },
+            swizzle = 128, oob = "zero", l2 = 256 }
+  else
+    tmB = { kind = "tmap", arg = "B", dims = { "n", "k" }, strides = { "n*" .. esize }, box = { 64, BK },
+            swizzle = 128, oob = "zero", l2 = 256 }
+  end
+  local params = {
+    { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize },
+      box = { BK, sh == 2 and p.bm // 2 or p.bm }, swizzle = 128, oob = "zero", l2 = 256 },
+    tmB,
+  }
+  if p.epilogue == "tma" then
+    local osize = dtype.size(t.Out)
+    params[#params + 1] = { kind = "tmap", arg = "D", dims = { "n", "m" }, strides = { "n*" .. osize },
+                            box = { 128 // osize, 64 }, swizzle = 128, oob = "zero", l2 = 0 }
+  end
+  for _, x in ipairs({ { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
+                       { kind = "dim", expr = "k" } }) do
+    params[#params + 1] = x
+  end
+  return {
+    grid = { grid, 1, 1 },
+    block = { 128 * (p.consumers + 1), 1, 1 },
+    smem = smem,
+    cluster = { per, 1, 1 },
+    params = params,
+  }
+end
+
+-- The family table for an op of lib/gemm.lua.
+function M.family(op)
+  local layout = op.layout
+  return {
+    op = op.name,
+    name = "wgmma",
+    min_cc = 90,
+    max_cc = 90,
+    arch = "sm_90a",
+    dtypes = op.dtypes,
+    params = M.params,
+    constraints = M.constraints,
+    supports = M.supports,
+    launch = function(p, dt, dev) return M.launch(layout, p, dt, dev) end,
+    source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name) end,
+    default = function(shape, dt, dev)
+      return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
+               producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
+               epilogue = "tma" }
+    end,
+  }
+end
+
+return M

@@ -1,0 +1,240 @@
+/* test_untrusted.c: the helpers that keep untrusted specs, registries and
+** paths in their place (util.c): JSON output, one-line messages, strict
+** sizes, known archs, reading and writing only regular files. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "util.h"
+#include "expr.h"
+#include "jit.h"
+#include "tmpl.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_json(void)
+{
+    strbuf sb = STRBUF_INIT;
+    sb_json_str(&sb, "a\"b\\c\nd\te\x01\x1b[31m\x7f");
+    CHECK_STR(sb_str(&sb), "\"a\\\"b\\\\c\\nd\\te\\u0001\\u001b[31m\\u007f\"", "control bytes and quotes escaped");
+    CHECK(json_valid(sb_str(&sb)), "an escaped string is valid JSON");
+    sb_reset(&sb);
+    sb_json_str(&sb, NULL);
+    CHECK_STR(sb_str(&sb), "null", "a NULL string is null, never (null)");
+    sb_reset(&sb);
+    sb_json_str(&sb, "\xc3\xa9\xff");
+    CHECK_STR(sb_str(&sb), "\"\xc3\xa9\\u00ff\"", "UTF-8 kept, a stray byte escaped");
+    CHECK(json_valid(sb_str(&sb)), "a string with a stray byte is still valid JSON");
+    sb_reset(&sb);
+    sb_json_num(&sb, 0.0 / 0.0, 2);
+    sb_puts(&sb, ",");
+    sb_json_num(&sb, HUGE_VAL, 2);
+    sb_puts(&sb, ",");
+    sb_json_num(&sb, 1.5, 2);
+    CHECK_STR(sb_str(&sb), "null,null,1.50", "NaN and infinity are null");
+    sb_reset(&sb);
+
+    const char *good[] = { "{}", "[]", "{\"block\":256,\"vec\":4}", " [1, -2.5e3, true, false, null, \"x\\u00e9\"] ",
+                           "{\"a\":{\"b\":[{}]}}", "0", "\"s\"" };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) CHECK(json_valid(good[i]), "valid JSON: %s", good[i]);
+    const char *bad[] = { "", "{", "{\"a\":1}}", "{\"a\":1} x", "{\"a\":1}\n{\"b\":2}", "{a:1}", "[1,]", "01",
+                          "1.", "\"\n\"", "\"\\x\"", "nul", "{\"a\":1,}", "}{\"x\":system(\"id\")}", "[\"\xff\"]",
+                          "1e", "--1", "\"\\u12g4\"" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) CHECK(!json_valid(bad[i]), "invalid JSON refused: case %zu", i);
+    char deep[200];
+    memset(deep, '[', 100);
+    memset(deep + 100, ']', 100);
+    deep[199] = 0;
+    char deep_ok[200];
+    snprintf(deep_ok, sizeof deep_ok, "%.*s%.*s", 60, deep, 60, deep + 100);
+    deep[199] = ']';
+    char deep_all[201];
+    memcpy(deep_all, deep, 200);
+    deep_all[200] = 0;
+    CHECK(json_valid(deep_ok), "60 levels of nesting are fine");
+    CHECK(!json_valid(deep_all), "100 levels of nesting are refused (cap 64)");
+
+    sb_json_raw(&sb, "{\"block\":256}");
+    sb_puts(&sb, " ");
+    sb_json_raw(&sb, "{\"block\":256}, \"x\": 1");
+    sb_puts(&sb, " ");
+    sb_json_raw(&sb, NULL);
+    CHECK_STR(sb_str(&sb), "{\"block\":256} \"{\\\"block\\\":256}, \\\"x\\\": 1\" null",
+              "raw JSON copied when valid, quoted when not, null for NULL");
+    sb_free(&sb);
+}
+
+static void test_printable(void)
+{
+    strbuf sb = STRBUF_INIT;
+    sb_printable(&sb, "key\n\x1b]0;pwned\x07 ok\t\\");
+    CHECK_STR(sb_str(&sb), "key\\n\\x1b]0;pwned\\x07 ok\\t\\", "control bytes escaped on one line");
+    sb_free(&sb);
+    char msg[32] = "a\nb";
+    printable_inplace(msg, sizeof msg);
+    CHECK_STR(msg, "a\\nb", "in place");
+    char small[6] = "\x01\x02\x03";
+    printable_inplace(small, sizeof small);
+    CHECK(strlen(small) == 5 && !strchr(small, 1) && !strchr(small, 2), "in place, truncated to the buffer: %s", small);
+}
+
+static void test_parse_size(void)
+{
+    long long v = -1;
+    CHECK(parse_size("4096", 4, 1, 1LL << 62, &v) == 0 && v == 4096, "4096");
+    CHECK(parse_size("9223372036854775807", 19, 1, 0x7fffffffffffffffLL, &v) == 0 && v == 0x7fffffffffffffffLL,
+          "INT64_MAX itself");
+    CHECK(parse_size("9223372036854775808", 19, 1, 0x7fffffffffffffffLL, &v) == -1, "INT64_MAX + 1 overflows");
+    CHECK(parse_size("99999999999999999999", 20, 1, 1LL << 62, &v) == -1, "20 nines overflow");
+    CHECK(parse_size("0", 1, 1, 100, &v) == -2, "0 is out of range");
+    const char *bad[] = { "1.5", "-5", "+5", " 5", "5 ", "0x10", "1e3", "", "5k" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(parse_size(bad[i], strlen(bad[i]), 1, 100, &v) == -1, "'%s' is not a size", bad[i]);
+}
+
+static void test_arch(void)
+{
+    const char *good[] = { "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a" };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) CHECK(arch_known(good[i]), "%s is known", good[i]);
+    const char *bad[] = { "sm_90 -DX=1", "sm_90a\n", "sm_9", "sm_99", "compute_90", "sm_90b", "", "sm_90a;", "SM_90" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) CHECK(!arch_known(bad[i]), "arch case %zu is refused", i);
+    CHECK(!arch_known(NULL), "NULL is no arch");
+    CHECK(strstr(arch_list(), "sm_90a") != NULL, "the list names sm_90a");
+}
+
+static void test_files(const char *dir)
+{
+    char path[512], link_path[512], fifo[512];
+    snprintf(path, sizeof path, "%s/out.cu", dir);
+    snprintf(link_path, sizeof link_path, "%s/link.cu", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+
+    CHECK(write_regular_file(path, "one\n", 4) == 0, "write a new file");
+    size_t len = 0;
+    char *got = read_regular_file(path, 100, &len);
+    CHECK(got && len == 4 && !strcmp(got, "one\n"), "read it back");
+    free(got);
+    chmod(path, 0640);
+    CHECK(write_regular_file(path, "two\n", 4) == 0, "replace a regular file");
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640, "the old mode is kept");
+    got = read_regular_file(path, 3, &len);
+    CHECK(!got && errno == EFBIG, "a file over the cap is refused (EFBIG)");
+    free(got);
+
+    /* A symlink at the path: neither followed nor replaced. */
+    char target[512];
+    snprintf(target, sizeof target, "%s/target", dir);
+    int fd = open(target, O_WRONLY | O_CREAT, 0644);
+    if (fd >= 0) { if (write(fd, "keep", 4) != 4) {} close(fd); }
+    if (symlink(target, link_path) == 0) {
+        CHECK(write_regular_file(link_path, "evil", 4) == -1 && errno == EINVAL, "a symlink at the path is refused");
+        got = read_regular_file(target, 100, &len);
+        CHECK(got && !strcmp(got, "keep"), "the link's target is untouched");
+        free(got);
+        struct stat lst;
+        CHECK(lstat(link_path, &lst) == 0 && S_ISLNK(lst.st_mode), "the link is still a link");
+    } else {
+        SKIP("symlinks: cannot make one here");
+    }
+    if (mkfifo(fifo, 0600) == 0) {
+        CHECK(write_regular_file(fifo, "x", 1) == -1 && errno == EINVAL, "a FIFO at the path is refused");
+        got = read_regular_file(fifo, 100, &len);
+        CHECK(!got && errno == EINVAL, "reading a FIFO is refused without blocking");
+        CHECK(check_regular_path(fifo) == -1 && errno == EINVAL, "check_regular_path refuses a FIFO");
+    } else {
+        SKIP("FIFO: cannot make one here");
+    }
+    CHECK(write_regular_file(dir, "x", 1) == -1 && errno == EINVAL, "a directory at the path is refused");
+    got = read_regular_file("/dev/zero", 1 << 20, &len);
+    CHECK(!got && errno == EINVAL, "/dev/zero is refused, not read until memory runs out");
+    CHECK(check_regular_path("/dev/null") == -1 && errno == EINVAL, "check_regular_path refuses /dev/null");
+    CHECK(check_regular_path(path) == 0, "check_regular_path takes a regular file");
+    char absent[512];
+    snprintf(absent, sizeof absent, "%s/absent.db", dir);
+    CHECK(check_regular_path(absent) == 0, "check_regular_path takes an absent path");
+    /* No temporary is left behind, whatever happened above. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -q '\\.tmp$'", dir);
+    CHECK(system(cmd) != 0, "no temporary file is left behind");
+    snprintf(cmd, sizeof cmd, "%s/nodir/x.cu", dir);
+    CHECK(write_regular_file(cmd, "x", 1) == -1 && errno == ENOENT, "a missing folder fails with ENOENT");
+}
+
+static void test_expr_limits(void)
+{
+    long long v;
+    char err[256];
+    const char *names[] = { "n" };
+    long long vals[] = { 1LL << 40 };
+    CHECK(expr_eval("n*n", 1, names, vals, &v, err, sizeof err) == -1 && strstr(err, "overflow"),
+          "n*n at n=2^40 overflows: %s", err);
+    CHECK(expr_eval("99999999999999999999", 0, NULL, NULL, &v, err, sizeof err) == -1, "a literal too large");
+    CHECK(expr_eval("cdiv(n, 0)", 1, names, vals, &v, err, sizeof err) == -1, "cdiv by zero");
+    CHECK(expr_eval("9223372036854775807 + 1", 0, NULL, NULL, &v, err, sizeof err) == -1, "sum overflow");
+    CHECK(expr_eval("-(0-9223372036854775807-1)", 0, NULL, NULL, &v, err, sizeof err) == -1, "negation overflow");
+    char deep[4096];
+    memset(deep, '(', sizeof deep - 1);
+    deep[sizeof deep - 1] = 0;
+    CHECK(expr_eval(deep, 0, NULL, NULL, &v, err, sizeof err) == -1 && strstr(err, "nested"),
+          "deep nesting is refused, not a stack overflow");
+    CHECK(expr_eval("cdiv(n, 256) * 256", 1, names, vals, &v, err, sizeof err) == 0 && v == (1LL << 40), "normal");
+}
+
+/* An arch that smuggles options never reaches NVRTC (issue 14 item 7). */
+static void test_jit_arch(void)
+{
+    jit_job j;
+    memset(&j, 0, sizeof j);
+    j.source = xstrdup("extern \"C\" __global__ void k(int *x) {\n#ifdef X\n*x = X;\n#endif\n}\n");
+    snprintf(j.name, sizeof j.name, "k");
+    snprintf(j.arch, sizeof j.arch, "sm_90a -DX=1");
+    jit_compile(&j);
+    CHECK(!j.ok && j.error && strstr(j.error, "unknown arch"), "jit refuses arch 'sm_90a -DX=1': %s",
+          j.error ? j.error : "(null)");
+    jit_job_clear(&j);
+}
+
+/* Buffer sizes that wrap in Lua's integers are refused (item 8). */
+static void test_sizes(void)
+{
+    tmpl *T = tmpl_open(AITUNE_SOURCE_DIR);
+    op_task t;
+    long long ok_shape[2] = { 4096, 1024 };
+    CHECK(tmpl_task(T, "transpose", "f32", ok_shape, &t) == 0, "transpose 4096x1024 resolves");
+    CHECK(tmpl_task_bytes(&t) == 2LL * 4096 * 1024 * 4, "its buffers: %lld bytes", tmpl_task_bytes(&t));
+    /* 2^40 * (2^40 + 1) wraps to 2^40 in 64 bits: a small, wrong buffer. */
+    long long wrap[2] = { 1LL << 40, (1LL << 40) + 1 };
+    int rc = tmpl_task(T, "transpose", "f32", wrap, &t);
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "overflows"), "2^40 x (2^40+1) is refused: %s", tmpl_errmsg(T));
+    long long zero[2] = { 1LL << 32, 1LL << 32 };
+    rc = tmpl_task(T, "transpose", "f32", zero, &t);
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "overflows"), "2^32 x 2^32 (wraps to 0) is refused: %s", tmpl_errmsg(T));
+    long long bytes[2] = { 1LL << 31, 1LL << 31 };
+    rc = tmpl_task(T, "transpose", "f32", bytes, &t);
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "overflows"), "2^62 elements of 4 bytes are refused: %s", tmpl_errmsg(T));
+    long long big[1] = { 1LL << 40 };
+    CHECK(tmpl_task(T, "axpy", "f32", big, &t) == 0 && tmpl_task_bytes(&t) == (1LL << 43),
+          "axpy at 2^40 resolves (8 TB: for the device check to refuse)");
+    tmpl_close(T);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/aitune-untrusted-XXXXXX";
+    if (!mkdtemp(dir)) { printf("FAIL mkdtemp\n"); return 1; }
+    test_json();
+    test_printable();
+    test_parse_size();
+    test_arch();
+    test_files(dir);
+    test_expr_limits();
+    test_jit_arch();
+    test_sizes();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) {}
+    CHECK_DONE();
+}
