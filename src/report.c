@@ -316,7 +316,7 @@ int cmd_report(int argc, char **argv)
         struct stat st;
         if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
             sb_free(&s);
-            error("cannot write '%s': not a regular file", path);
+            error("cannot write '%s': not a regular file", cli_shown(path));
             return EXIT_FAIL;
         }
         char *tmp = xstrfmt("%s.tmp-%d", path, (int)getpid());
@@ -325,7 +325,7 @@ int cmd_report(int argc, char **argv)
             int e = errno;
             free(tmp);
             sb_free(&s);
-            error("cannot write '%s': %s", path, strerror(e));
+            error("cannot write '%s': %s", cli_shown(path), strerror(e));
             return EXIT_FAIL;
         }
         bad = fwrite(sb_str(&s), 1, s.len, f) != s.len;
@@ -334,7 +334,7 @@ int cmd_report(int argc, char **argv)
         if (!bad && rename(tmp, path)) { bad = 1; e = errno; }
         if (bad) {
             unlink(tmp);
-            error("cannot write '%s': %s", path, strerror(e));
+            error("cannot write '%s': %s", cli_shown(path), strerror(e));
         }
         free(tmp);
     }
