@@ -12,13 +12,26 @@
 
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
 {
+    strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
     va_list ap;
-    fprintf(stderr, "aitune: error: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    sb_vprintf(&msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: %s\n(see `aitune help %s`)\n", usage, cmd);
+    sb_printable(&line, sb_str(&msg));     /* arguments may hold newlines and escapes */
+    fprintf(stderr, "aitune: error: %s\nusage: %s\n(see `aitune help %s`)\n", sb_str(&line), usage, cmd);
+    sb_free(&msg);
+    sb_free(&line);
     return EXIT_USAGE;
+}
+
+const char *cli_shown(const char *s)
+{
+    static strbuf slot[16];
+    static unsigned next;
+    strbuf *sb = &slot[next++ % 16];
+    sb_reset(sb);
+    sb_printable(sb, s ? s : "");
+    return sb_str(sb);
 }
 
 /* getopt_long's val for opts[i]: long options are numbered past every char. */
@@ -178,11 +191,11 @@ int cli_check_op(const char *root, const char *db, const char *op, const char *d
             for (int i = 0; i < nops; i++) sb_printf(&have, "%s%s", i ? ", " : "", ops[i]);
         for (int i = 0; i < nops; i++) free(ops[i]);
         free(ops);
-        rc = error("unknown op '%s' (ops: %s)", op, have.len ? sb_str(&have) : "none");
+        rc = error("unknown op '%s' (ops: %s)", cli_shown(op), have.len ? sb_str(&have) : "none");
     } else if (!dt_t && !dt_r) {
         for (int i = 0; op_t && i < ndt; i++) sb_printf(&have, "%s%s", i ? ", " : "", dts[i]);
-        if (have.len) rc = error("unknown dtype '%s' for op '%s' (it has %s)", dtype, op, sb_str(&have));
-        else rc = error("unknown dtype '%s' for op '%s'", dtype, op);
+        if (have.len) rc = error("unknown dtype '%s' for op '%s' (it has %s)", cli_shown(dtype), cli_shown(op), sb_str(&have));
+        else rc = error("unknown dtype '%s' for op '%s'", cli_shown(dtype), cli_shown(op));
     }
     sb_free(&have);
     tmpl_close(T);

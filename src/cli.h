@@ -27,6 +27,11 @@ int cli_parse(const char *cmd, const char *usage, const char *summary, int argc,
 /* "aitune: error: <msg>", then the command's usage; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Text from a registry, a file or the command line, fit for one terminal
+** line: control bytes escaped (sb_printable). Up to 16 at a time; each stays
+** valid until 16 more calls. */
+const char *cli_shown(const char *s);
+
 /* The folder holding templates/ and search/: next to an installed binary
 ** (BINDIR/../share/aitune), else $AITUNE_HOME, else the build tree the binary
 ** sits in (build/aitune -> .), else the source tree it was built from. */

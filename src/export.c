@@ -93,7 +93,7 @@ static int sink_open(sink *s, const char *path)
     if (!path || !strcmp(path, "-")) { s->f = stdout; return 0; }
     struct stat st;
     if (!stat(path, &st) && !S_ISREG(st.st_mode))
-        return error("cannot write '%s': not a regular file", path);
+        return error("cannot write '%s': not a regular file", cli_shown(path));
     char *copy = xstrdup(path);
     s->tmp = xstrfmt("%s/.aitune-export-XXXXXX", dirname(copy));
     free(copy);
@@ -103,7 +103,7 @@ static int sink_open(sink *s, const char *path)
         if (fd >= 0) { close(fd); unlink(s->tmp); }
         free(s->tmp);
         s->tmp = NULL;
-        return error("cannot write '%s': %s", path, strerror(e));
+        return error("cannot write '%s': %s", cli_shown(path), strerror(e));
     }
     return 0;
 }
@@ -117,7 +117,7 @@ static int sink_close(sink *s, int ok)
     if (ok && !bad && rename(s->tmp, s->path)) { bad = 1; e = errno; }
     if (!ok || bad) unlink(s->tmp);
     free(s->tmp);
-    if (ok && bad) return error("cannot write '%s': %s", s->path, strerror(e));
+    if (ok && bad) return error("cannot write '%s': %s", cli_shown(s->path), strerror(e));
     return 0;
 }
 

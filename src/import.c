@@ -56,7 +56,7 @@ static int bad(importer *im, int code, int index, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    error("'%s' result %d: %s", im->file, index, msg);
+    error("'%s' result %d: %s", cli_shown(im->file), index, cli_shown(msg));
     im->code = code;
     return 1;
 }

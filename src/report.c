@@ -17,8 +17,8 @@
 const char report_summary[] =
     "Write a self-contained HTML report of the registry. Inline SVG, no scripts, no network. Per op:\n"
     "the winners' table; the speedup of each bucket's winner over the template default; the GB/s it\n"
-    "reached against the ceiling; each bucket's search convergence (best time so far against\n"
-    "evaluations, relative to the final best).\n\n"
+    "reached against the ceiling (TFLOP/s for compute-bound ops such as GEMM); each bucket's search\n"
+    "convergence (best time so far against evaluations, relative to the final best).\n\n"
     "  -o FILE        the HTML file to write (required; - for standard output)\n"
     "  --op OP        only this op\n"
     "  --ceiling G    the copy ceiling in GB/s drawn on the bandwidth plots (a sweep prints it)\n"
@@ -207,12 +207,18 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
         winner *w = &rs.r[i].w;
         reg_bucket_history(r, w->op, w->arch, w->dtype, w->bucket, add_eval, &rs.r[i]);
     }
+    /* Compute-bound ops (more than 10 flops per byte moved, e.g. GEMM) are
+    ** plotted in TFLOP/s, memory-bound ones in GB/s. */
     double *speed = xcalloc((size_t)rs.n, sizeof *speed), *gbps = xcalloc((size_t)rs.n, sizeof *gbps);
+    double flops = 0, bytes = 0;
     for (int i = 0; i < rs.n; i++) {
         winner *w = &rs.r[i].w;
         speed[i] = w->default_us > 0 && w->median_us > 0 ? w->default_us / w->median_us : 0;
-        gbps[i] = w->gbps;
+        flops += w->tflops * 1e3;
+        bytes += w->gbps;
     }
+    int compute = bytes > 0 && flops / bytes > 10;
+    for (int i = 0; i < rs.n; i++) gbps[i] = compute ? rs.r[i].w.tflops : rs.r[i].w.gbps;
     sb_puts(s, "<section class=\"op\" id=\"op-");
     esc(s, op);
     sb_puts(s, "\"><h2>");
@@ -221,9 +227,14 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
     char title[160], ref[64] = "";
     snprintf(title, sizeof title, "%s: speedup of the winner over the template default", op);
     bars(s, title, "x default", &rs, speed, 1, "default = 1x", "#1f77b4", "speedup");
-    snprintf(title, sizeof title, "%s: GB/s reached%s", op, ceiling > 0 ? " against the copy ceiling" : "");
-    if (ceiling > 0) snprintf(ref, sizeof ref, "ceiling %.0f GB/s", ceiling);
-    bars(s, title, "GB/s", &rs, gbps, ceiling, ref, "#2ca02c", "bandwidth");
+    if (compute) {
+        snprintf(title, sizeof title, "%s: TFLOP/s reached", op);
+        bars(s, title, "TFLOP/s", &rs, gbps, 0, "", "#2ca02c", "throughput");
+    } else {
+        snprintf(title, sizeof title, "%s: GB/s reached%s", op, ceiling > 0 ? " against the copy ceiling" : "");
+        if (ceiling > 0) snprintf(ref, sizeof ref, "ceiling %.0f GB/s", ceiling);
+        bars(s, title, "GB/s", &rs, gbps, ceiling, ref, "#2ca02c", "bandwidth");
+    }
     convergence(s, op, &rs);
     sb_puts(s, "<table><tr><th>arch</th><th>dtype</th><th>bucket</th><th>median us</th><th>GB/s</th>");
     if (ceiling > 0) sb_puts(s, "<th>% ceiling</th>");
@@ -316,7 +327,7 @@ int cmd_report(int argc, char **argv)
         struct stat st;
         if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
             sb_free(&s);
-            error("cannot write '%s': not a regular file", path);
+            error("cannot write '%s': not a regular file", cli_shown(path));
             return EXIT_FAIL;
         }
         char *tmp = xstrfmt("%s.tmp-%d", path, (int)getpid());
@@ -325,7 +336,7 @@ int cmd_report(int argc, char **argv)
             int e = errno;
             free(tmp);
             sb_free(&s);
-            error("cannot write '%s': %s", path, strerror(e));
+            error("cannot write '%s': %s", cli_shown(path), strerror(e));
             return EXIT_FAIL;
         }
         bad = fwrite(sb_str(&s), 1, s.len, f) != s.len;
@@ -334,7 +345,7 @@ int cmd_report(int argc, char **argv)
         if (!bad && rename(tmp, path)) { bad = 1; e = errno; }
         if (bad) {
             unlink(tmp);
-            error("cannot write '%s': %s", path, strerror(e));
+            error("cannot write '%s': %s", cli_shown(path), strerror(e));
         }
         free(tmp);
     }

@@ -1018,6 +1018,7 @@ static int compile_all(sw *S)
     /* The table with -v; by default a summary (progress.h). */
     char line[1024];
     compile_tally tally = { 0 };
+    progress_note(S->P, "compiling");
     progress_clear(S->P);
     if (S->o->verbose) {
         snprintf(line, sizeof line, "%-24s %-44s %5s %6s %6s %9s  %s", "kernel", "config", "regs", "spills", "smem", "ms",

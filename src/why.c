@@ -70,7 +70,7 @@ static int pick_bucket(const char *arch, const char *bucket, void *ctx)
 static int list_bucket(const char *arch, const char *bucket, void *ctx)
 {
     strbuf *sb = ctx;
-    sb_printf(sb, "%s%s %s", sb->len ? ", " : "", arch, bucket);
+    sb_printf(sb, "%s%s %s", sb->len ? ", " : "", cli_shown(arch), cli_shown(bucket));
     return 0;
 }
 
@@ -102,14 +102,12 @@ static int one(const measurement *m, void *ctx)
         if (t->ok++ == 0) printf("fastest correct candidates:\n");
         if (t->all || t->ok <= 10)
             printf("  %10.2f us  %5.1f%%  %8.1f GB/s  %3d regs  %s %s\n", m->median_us, 100 * m->spread, m->gbps,
-                   m->registers, m->tmpl, m->config);
+                   m->registers, cli_shown(m->tmpl), cli_shown(m->config));
         return 0;
     }
     /* The reason, on one line: errors can span several (ptxas logs). */
-    sb_printf(&t->fails, "  %-10s %s %s: ", m->status, m->tmpl, m->config);
-    const char *e = m->error && *m->error ? m->error : "(no reason recorded)";
-    for (const char *p = e; *p; p++) sb_add(&t->fails, *p == '\n' || *p == '\r' ? " " : p, 1);
-    sb_puts(&t->fails, "\n");
+    sb_printf(&t->fails, "  %-10s %s %s: %s\n", cli_shown(m->status), cli_shown(m->tmpl), cli_shown(m->config),
+              m->error && *m->error ? cli_shown(m->error) : "(no reason recorded)");
     return 0;
 }
 
@@ -117,15 +115,15 @@ static void show_env(reg *r, long long run)
 {
     reg_run ru;
     if (reg_run_get(r, run, &ru) != 1) return;
-    printf("run %lld: %s\n", run, ru.command);
-    printf("  aitune %s, seed %llu, %s .. %s (%s)\n", ru.version[0] ? ru.version : "?", ru.seed, ru.started,
-           ru.ended[0] ? ru.ended : "?", ru.outcome[0] ? ru.outcome : "?");
+    printf("run %lld: %s\n", run, cli_shown(ru.command));
+    printf("  aitune %s, seed %llu, %s .. %s (%s)\n", ru.version[0] ? cli_shown(ru.version) : "?", ru.seed,
+           cli_shown(ru.started), ru.ended[0] ? cli_shown(ru.ended) : "?", ru.outcome[0] ? cli_shown(ru.outcome) : "?");
     if (ru.device_id)
-        printf("  GPU: %s (sm_%d, %d SMs, %.1f GB, L2 %.0f MB) %s; driver %s, CUDA %d.%d, NVRTC %s\n", ru.dev.name,
-               ru.dev.cc, ru.dev.sms, ru.dev.mem / 1e9, ru.dev.l2 / 1048576.0, ru.dev.uuid,
-               ru.dev.driver[0] ? ru.dev.driver : "?", ru.dev.cuda_driver / 1000, ru.dev.cuda_driver % 1000 / 10,
-               ru.dev.nvrtc);
-    if (ru.env[0] && strcmp(ru.env, "{}")) printf("  recorded: %s\n", ru.env);
+        printf("  GPU: %s (sm_%d, %d SMs, %.1f GB, L2 %.0f MB) %s; driver %s, CUDA %d.%d, NVRTC %s\n", cli_shown(ru.dev.name),
+               ru.dev.cc, ru.dev.sms, ru.dev.mem / 1e9, ru.dev.l2 / 1048576.0, cli_shown(ru.dev.uuid),
+               ru.dev.driver[0] ? cli_shown(ru.dev.driver) : "?", ru.dev.cuda_driver / 1000, ru.dev.cuda_driver % 1000 / 10,
+               cli_shown(ru.dev.nvrtc));
+    if (ru.env[0] && strcmp(ru.env, "{}")) printf("  recorded: %s\n", cli_shown(ru.env));
 }
 
 typedef struct race_ctx { int n; double first; } race_ctx;
@@ -135,23 +133,25 @@ static int race_row(const char *tmpl, const char *config, double median_us, void
     race_ctx *c = ctx;
     c->n++;
     printf("  %2d  %10.2f us  %+6.1f%%  %s %s\n", c->n, median_us, c->first > 0 ? 100 * (median_us / c->first - 1) : 0,
-           tmpl, config);
+           cli_shown(tmpl), cli_shown(config));
     return 0;
 }
 
 static int explain(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, int all)
 {
-    printf("%s %s %s on %s\n", op, dtype, bucket, arch);
+    printf("%s %s %s on %s\n", cli_shown(op), cli_shown(dtype), cli_shown(bucket), cli_shown(arch));
     winner w;
     int has = reg_winner_get(r, op, arch, dtype, bucket, &w);
     if (has < 0) return error("%s", reg_errmsg(r));
     if (has) {
-        printf("winner: %s %s: %.2f us, %.1f GB/s, %.3f TFLOP/s%s\n", w.tmpl, w.config, w.median_us, w.gbps, w.tflops,
+        printf("winner: %s %s: %.2f us, %.1f GB/s, %.3f TFLOP/s%s\n", cli_shown(w.tmpl), cli_shown(w.config), w.median_us,
+               w.gbps, w.tflops,
                w.exhaustive ? "" : " (not exhaustive: a budget or --max-evals cut the search)");
         if (w.default_us > 0)
             printf("  %.2fx the template default (%.2f us in the same race)\n", w.default_us / w.median_us, w.default_us);
         if (w.margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w.margin);
-        printf("  tuned at shape %s (bucket %s..%s of %s)\n", w.shape, w.lo, w.hi, w.dims);
+        printf("  tuned at shape %s (bucket %s..%s of %s)\n", cli_shown(w.shape), cli_shown(w.lo), cli_shown(w.hi),
+               cli_shown(w.dims));
         printf("the race (finalists re-timed interleaved; times from it):\n");
         race_ctx rc = { 0, w.median_us };
         race_row(w.tmpl, w.config, w.median_us, &rc);

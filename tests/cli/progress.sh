@@ -36,6 +36,13 @@ if script -qec true /dev/null >/dev/null 2>&1; then
     wide=$(tr '\r' '\n' <"$T/tty" | sed 's/\x1b\[K//g' | grep '^sweep: bucket' | awk 'length($0) > 49' | wc -l)
     expect_eq "no progress line is wider than the terminal (50 columns)" "$wide" 0
     expect_true "the winner line starts on a clean line" grep -q $'\r\033\[Kaxpy       f32' "$T/tty"
+    # compile -v on a terminal: the table's rows are cut to its width too.
+    COLUMNS=60 script -qec "'$AITUNE' compile -v '$T/two.yaml' --db '$T/c.db'" /dev/null >"$T/tty2" 2>&1 </dev/null
+    rows=$(tr '\r' '\n' <"$T/tty2" | sed 's/\x1b\[K//g' | grep -c '^f32 axpy/vec')
+    wide=$(tr '\r' '\n' <"$T/tty2" | sed 's/\x1b\[K//g' | grep -E '^(compile: [0-9]+/|f32 axpy/vec|kernel )' |
+        awk 'length($0) > 59' | wc -l)
+    [ "$rows" -ge 10 ] && ok "compile -v on a terminal prints the table ($rows rows)" || fail "compile -v rows on a terminal: $rows"
+    expect_eq "no progress line or table row of compile -v is wider than the terminal (60 columns)" "$wide" 0
 else
     skip "terminal progress: no script(1)"
 fi

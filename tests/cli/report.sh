@@ -89,6 +89,13 @@ EOF
     cp "$T/shot.png" "${AITUNE_REPORT_SHOT:-/dev/null}" 2>/dev/null || true
 fi
 
+# A compute-bound op (many flops per byte, like GEMM) is plotted in TFLOP/s.
+cp "$DB" "$T/gemm.db"
+sqlite3 "$T/gemm.db" "UPDATE winners SET tflops = 500, gbps = 20"
+expect_exit 0 "report of a compute-bound op" "$AITUNE" report -o "$T/g.html" --db "$T/gemm.db"
+expect_eq "compute-bound: speedup, TFLOP/s and convergence plots" "$(grep -o '<svg class="[a-z]*"' "$T/g.html" | tr '\n' ' ')" \
+    '<svg class="speedup" <svg class="throughput" <svg class="convergence" '
+
 expect_exit 2 "report without -o" "$AITUNE" report --db "$DB"
 expect_stderr "^aitune: error: -o FILE is required" "asks for -o"
 expect_exit 2 "report of an unknown op" "$AITUNE" report -o "$T/x.html" --op axpx --db "$DB"

@@ -32,6 +32,12 @@ expect_exit 0 "why --all" "$AITUNE" why axpy --dtype f32 --shape 64 --all --db "
 n_ok=$(sql "$DB" "select count(*) from measurements where status = 'ok'")
 expect_eq "--all lists every ok candidate" "$(grep -c '^ *[0-9.]* us .* regs  axpy/vec' "$T/out")" "$n_ok"
 
+# Registry text with terminal escapes and newlines is shown escaped, one line each.
+sqlite3 "$DB" "UPDATE measurements SET error = 'red' || char(27) || '[31m' || char(10) || 'second line' WHERE status = 'wrong'"
+expect_exit 0 "why with escapes in a recorded error" "$AITUNE" why axpy --dtype f32 --shape 64 --db "$DB"
+if grep -q $'\x1b' "$T/out"; then fail "why prints a raw terminal escape from the registry"; else ok "why escapes control bytes"; fi
+if grep -qF 'red\x1b[31m\nsecond line' "$T/out"; then ok "the recorded error stays on one line, escaped"
+else fail "the recorded error is not shown escaped on one line"; show_last 20; fi
 expect_exit 1 "why for a shape with nothing recorded" "$AITUNE" why axpy --dtype f32 --shape 5000 --db "$DB"
 expect_stderr "^aitune: error: nothing recorded for axpy f32 in the bucket of shape 5000 \(recorded: sm_90 n=2\^6\)\$" \
     "says what is recorded instead"
