@@ -1,22 +1,74 @@
 """Peers for the GEMM ops: cuBLAS through PyTorch (torch.matmul for gemm_nn,
-F.linear for gemm_nt, with its default 32 MiB workspace on Hopper), and
-optionally torch.compile max-autotune (Inductor's Triton templates, autotuned),
+F.linear for gemm_nt, with its default 32 MiB workspace on Hopper),
+optionally (--triton) a Triton matmul autotuned over 15 configs by
+triton.autotune, and optionally torch.compile max-autotune (Inductor's
+Triton templates, autotuned),
 on the shapes aitune tunes, timed like aitune times (median of CUDA-event
 timings, L2 cleared between runs: triton.testing.do_bench).
 
-    python3 bench/peers_gemm.py [--compile] [--cold N] CASE...
+    python3 bench/peers_gemm.py [--compile] [--triton] [--cold N] CASE...
     CASE: op:dtype:MxNxK, e.g. gemm_nt:bf16:4096x14336x4096
 
 --cold N rotates through N copies of B (the weights), so none is in L2 when
 timed, as in decoding. Prints one JSON object per line: {"case", "cublas_ms",
-"cublas_tflops", "compile_ms", "compile_tflops", "weight_tbps"}."""
+"cublas_tflops", "triton_ms", "triton_tflops", "triton_s", "compile_ms",
+"compile_tflops", "weight_tbps"}."""
 import json
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
+import triton
+import triton.language as tl
 from triton.testing import do_bench
+
+
+def _configs():
+    # 15 configs over block shape, pipeline depth and warps: the kind of
+    # space a Triton user autotunes over on Hopper.
+    out = []
+    for bm, bn, bk, st, w in [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 4),
+                              (128, 128, 64, 3, 8), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4),
+                              (128, 256, 32, 4, 8), (256, 64, 64, 4, 4), (64, 256, 64, 4, 4),
+                              (128, 128, 32, 4, 4), (64, 64, 64, 5, 4), (128, 64, 32, 5, 4),
+                              (64, 128, 32, 5, 4), (256, 128, 32, 4, 8), (128, 256, 64, 4, 8)]:
+        out.append(triton.Config({"BM": bm, "BN": bn, "BK": bk, "G": 8}, num_stages=st, num_warps=w))
+    return out
+
+
+@triton.autotune(configs=_configs(), key=["M", "N", "K", "NT"])
+@triton.jit
+def _mm(a, b, c, M, N, K, sbk, sbn, NT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, G: tl.constexpr):
+    # Grouped tile order for L2 reuse; masked tails; fp32 accumulation.
+    pid = tl.program_id(0)
+    tm, tn = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    per = G * tn
+    first = (pid // per) * G
+    rows = min(tm - first, G)
+    pm = first + (pid % per) % rows
+    pn = (pid % per) // rows
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + ok
+        x = tl.load(a + om[:, None] * K + kk[None, :], mask=(om[:, None] < M) & (kk[None, :] < K), other=0.0)
+        y = tl.load(b + kk[:, None] * sbk + on[None, :] * sbn, mask=(kk[:, None] < K) & (on[None, :] < N), other=0.0)
+        acc = tl.dot(x, y, acc)
+    tl.store(c + om[:, None] * N + on[None, :], acc.to(c.dtype.element_ty), mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+def triton_mm(a, b, nt, out_dtype):
+    m, k = a.shape
+    n = b.shape[0] if nt else b.shape[1]
+    c = torch.empty(m, n, device=a.device, dtype=out_dtype)
+    sbk, sbn = (b.stride(1), b.stride(0)) if nt else (b.stride(0), b.stride(1))
+    grid = lambda meta: (triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"]),)
+    _mm[grid](a, b, c, m, n, k, sbk, sbn, NT=nt)
+    return c
 
 DT = {"f16": torch.float16, "bf16": torch.bfloat16}
 
@@ -49,6 +101,7 @@ def timed(fn, a, bs):
 def main():
     argv = sys.argv[1:]
     comp = "--compile" in argv
+    tri = "--triton" in argv
     copies = 1
     if "--cold" in argv:
         copies = int(argv[argv.index("--cold") + 1])
@@ -63,6 +116,19 @@ def main():
         r["cublas_ms"] = ms
         r["cublas_tflops"] = flops / ms / 1e9
         r["weight_tbps"] = bs[0].numel() * bs[0].element_size() / ms / 1e9
+        if tri:
+            src, _, dst = dt.partition(">")
+            od = torch.float32 if dst == "f32" else DT[src]
+            nt = op == "gemm_nt"
+            t0 = time.time()
+            got = triton_mm(a, bs[0], nt, od)
+            torch.cuda.synchronize()
+            r["triton_s"] = time.time() - t0
+            want = fn(a, bs[0]).float()
+            r["triton_relerr"] = ((got.float() - want).abs().max() / want.abs().max()).item()
+            tms = timed(lambda a, b: triton_mm(a, b, nt, od), a, bs)
+            r["triton_ms"] = tms
+            r["triton_tflops"] = flops / tms / 1e9
         if comp:
             t0 = time.time()
             cfn = torch.compile(fn, mode="max-autotune-no-cudagraphs", dynamic=False)

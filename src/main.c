@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "aitune.h"
 #include "cli.h"
+#include "peers.h"
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
@@ -138,13 +139,15 @@ static int cmd_devices(int argc, char **argv)
 static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 {
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
-                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
+                   { "--peers", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
     if (np != 1) return usage_error(c, "which spec? (e.g. specs/elementwise.yaml)");
     sweep_opts o = { .spec_path = pos[0], .db_path = db_path(opts[0].value), .root = root_dir(),
-                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set };
+                     .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set,
+                     .peers_path = opts[8].value };
     long long v;
     if (opts[1].set && (o.budget_s = parse_duration(opts[1].value)) <= 0)
         return usage_error(c, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[1].value);
@@ -165,7 +168,17 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 static int cmd_compile(int argc, char **argv) { return sweep_like("compile", argc, argv, 1); }
 static int cmd_sweep(int argc, char **argv) { return sweep_like("sweep", argc, argv, 0); }
 
-typedef struct show_ctx { int json, n; } show_ctx;
+typedef struct show_ctx { int json, n; const peers *peers; } show_ctx;
+
+/* The winner's peer figure (--peers), on the metric the winner reports in:
+** TFLOP/s when a peer has that figure for the bucket, else GB/s. */
+static const peer *show_peer(const show_ctx *s, const winner *w, double *ratio)
+{
+    const peer *p = peers_find(s->peers, w->op, w->dtype, w->lo, w->hi, 1);
+    if (p) *ratio = w->tflops / p->value;
+    else if ((p = peers_find(s->peers, w->op, w->dtype, w->lo, w->hi, 0))) *ratio = w->gbps / p->value;
+    return p;
+}
 
 /* Registry strings shown on a terminal: control bytes escaped. */
 static const char *shown(strbuf *sb, const char *s)
@@ -200,6 +213,17 @@ static int show_row(const winner *w, void *p)
         }
         sb_printf(&j, ",\"exhaustive\":%s,\"shape\":", w->exhaustive ? "true" : "false");
         sb_json_raw(&j, w->shape[0] ? w->shape : NULL);
+        double ratio;
+        const peer *pr = show_peer(s, w, &ratio);
+        if (pr) {
+            sb_puts(&j, ",\"peer\":{\"name\":");
+            sb_json_str(&j, pr->name);
+            sb_puts(&j, ",\"value\":");
+            sb_json_num(&j, pr->value, 4);
+            sb_puts(&j, ",\"ratio\":");
+            sb_json_num(&j, ratio, 4);
+            sb_puts(&j, "}");
+        }
         sb_puts(&j, "}");
         fputs(sb_str(&j), stdout);
         sb_free(&j);
@@ -207,12 +231,15 @@ static int show_row(const winner *w, void *p)
         if (!s->n)
             printf("%-11s %-6s %-9s %-18s %11s %9s %8s %7s  %s\n", "op", "arch", "dtype", "bucket", "median us", "GB/s",
                    "TFLOP/s", "vs dflt", "template config");
-        char vs[16] = "-";
+        char vs[16] = "-", ps[48] = "";
         if (w->default_us > 0) snprintf(vs, sizeof vs, "%.2fx", w->default_us / w->median_us);
+        double ratio;
+        const peer *pr = show_peer(s, w, &ratio);
+        if (pr) snprintf(ps, sizeof ps, " (%.3fx %s)", ratio, pr->name);
         strbuf b[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
-        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s  %s %s%s\n", shown(&b[0], w->op), shown(&b[1], w->arch),
+        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s  %s %s%s%s\n", shown(&b[0], w->op), shown(&b[1], w->arch),
                shown(&b[2], w->dtype), shown(&b[3], w->bucket), w->median_us, w->gbps, w->tflops, vs,
-               shown(&b[4], w->tmpl), shown(&b[5], w->config), w->exhaustive ? "" : " (not exhaustive)");
+               shown(&b[4], w->tmpl), shown(&b[5], w->config), w->exhaustive ? "" : " (not exhaustive)", ps);
         for (int i = 0; i < 6; i++) sb_free(&b[i]);
     }
     s->n++;
@@ -221,26 +248,35 @@ static int show_row(const winner *w, void *p)
 
 static int cmd_show(int argc, char **argv)
 {
-    opt opts[] = { { "--db", 1, 0, 0 }, { "--json", 0, 0, 0 }, { 0, 0, 0, 0 } };
+    opt opts[] = { { "--db", 1, 0, 0 }, { "--json", 0, 0, 0 }, { "--peers", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts("show", argc, argv, opts, pos, 0, &np);
     if (rc) return rc;
+    peers ps = { 0, NULL };
+    char perr[512];
+    if (opts[2].value && peers_load(opts[2].value, &ps, perr, sizeof perr)) {
+        error("%s", perr);
+        return EXIT_INPUT;
+    }
     reg *r;
     if (reg_open(db_path(opts[0].value), 1, &r)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
+        peers_free(&ps);
         return EXIT_INPUT;
     }
-    show_ctx s = { opts[1].set, 0 };
+    show_ctx s = { opts[1].set, 0, &ps };
     rc = reg_winners(r, show_row, &s);
     if (rc) {
         error("%s", reg_errmsg(r));
         reg_close(r);
+        peers_free(&ps);
         return EXIT_INPUT;
     }
     if (s.json) printf("%s]\n", s.n ? "" : "[");
     else if (!s.n) printf("no winners yet in %s (run `aitune sweep SPEC`)\n", reg_path(r));
     reg_close(r);
+    peers_free(&ps);
     return EXIT_OK;
 }
 
@@ -390,10 +426,16 @@ static const cmd commands[] = {
       "  --gpu N          the GPU to use (default 0)\n"
       "  -j N             compile threads (default: one per core)\n"
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
-      "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n\n"
-      "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec or registry, 130 interrupted (resumable).",
-      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]" },
-    { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
+      "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
+      "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
+      "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n\n"
+      "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec, registry or peers file, 130 interrupted (resumable).",
+      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]\n"
+      "                  [--peers FILE]" },
+    { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
+      "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
+      "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",
+      "aitune show [--db PATH] [--json] [--peers FILE]" },
     { "lookup", cmd_lookup, "The config for a shape, and which level answered. The tuned bucket that holds it, else the\n"
       "nearest tuned bucket, else the template default. The same answer libaitune's aitune_lookup gives.\n"
       "--shape gives one size per dim, in the op's order: --shape 4096,1024.\n\n"

@@ -1,6 +1,7 @@
 /* sweep.c: see sweep.h. */
 #define _GNU_SOURCE
 #include "sweep.h"
+#include "peers.h"
 #include "jit.h"
 #include "progress.h"
 #include "registry.h"
@@ -43,6 +44,7 @@ typedef struct cand {
 
 typedef struct sw {
     const sweep_opts *o;
+    peers peers;                /* --peers: figures to compare winners with */
     spec sp;
     tmpl *T;
     reg *R;
@@ -525,7 +527,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     /* Compute-bound ops (matrix products: well over 100 flops per byte that
     ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
     ** ceiling. */
-    char rate[48], pct[32] = "";
+    char rate[48], pct[64] = "";
     if (t->flops > 100 * t->bytes) {
         snprintf(rate, sizeof rate, "%8.1f TFLOP/s", W.tflops);
     } else {
@@ -534,6 +536,13 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     }
     char vs[48] = "   (default not timed)";
     if (bs->default_us > 0) snprintf(vs, sizeof vs, "%6.2fx vs default %.1f us", bs->default_us / win->median_us, bs->default_us);
+    /* A peer figure in the bucket (--peers): the ratio on the same metric. */
+    int tf = t->flops > 100 * t->bytes;
+    const peer *pr = peers_find(&S->peers, t->op, t->dtype, W.lo, W.hi, tf);
+    if (pr) {
+        size_t at = strlen(pct);
+        snprintf(pct + at, sizeof pct - at, "%s%.3fx %s", at ? " " : "", (tf ? W.tflops : W.gbps) / pr->value, pr->name);
+    }
     printf("%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, rate,
            pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
     fflush(stdout);
@@ -1112,6 +1121,12 @@ int sweep_run(const sweep_opts *o)
     char err[768];
     if (spec_load(o->spec_path, &S->sp, err, sizeof err)) {
         fprintf(stderr, "aitune: error: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (o->peers_path && peers_load(o->peers_path, &S->peers, err, sizeof err)) {
+        fprintf(stderr, "aitune: error: %s\n", err);
+        spec_free(&S->sp);
+    peers_free(&S->peers);
         return EXIT_INPUT;
     }
     S->budget_s = o->budget_s > 0 ? o->budget_s : S->sp.budget_s;

@@ -21,6 +21,7 @@ typedef struct sweep_opts {
     int gpu;
     int quiet;                  /* no progress lines */
     int verbose;                /* compile: every kernel's row, not a summary */
+    const char *peers_path;     /* peer figures (peers.h): each winner's ratio printed */
 } sweep_opts;
 
 /* Returns the process exit code (util.h), 130 when interrupted. */
