@@ -38,7 +38,7 @@ EOF
 DB=$T/decode.db
 t0=$(date +%s)
 expect_exit 0 "compile a seeded sample of the gemv and mma spaces at decode and odd shapes" \
-    "$AITUNE" compile "$T/decode.yaml" --db "$DB" --max-evals 3
+    "$AITUNE" compile -v "$T/decode.yaml" --db "$DB" --max-evals 3
 secs=$(( $(date +%s) - t0 ))
 cp "$T/out" "$T/table"
 for f in gemm_nt/gemv gemm_nn/gemv gemm_nt/mma gemm_nn/mma; do

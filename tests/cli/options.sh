@@ -41,7 +41,7 @@ expect_stderr "^aitune: error: unknown dtype 'bf61' for op 'axpy' \(it has f32, 
 expect_exit 2 "emit of an unknown dtype" "$AITUNE" emit axpy --arch sm_90 --dtype bf61 --shape 64 --db "$T/a.db" -o "$T/x.cu"
 expect_stderr "^aitune: error: unknown dtype 'bf61' for op 'axpy'" "emit names the unknown dtype"
 # An op the templates lack but the registry has (tuned elsewhere) is not unknown.
-sqlite3 "$T/a.db" "INSERT INTO defaults VALUES ('elsewhere', 'sm_90', 'f32', 'elsewhere/vec', '{\"block\":64}')"
+sqlite3 "$T/a.db" "INSERT INTO defaults (op, arch, dtype, template, config) VALUES ('elsewhere', 'sm_90', 'f32', 'elsewhere/vec', '{\"block\":64}')"
 run "$AITUNE" lookup elsewhere --arch sm_90 --dtype f32 --shape 64 --db "$T/a.db"
 if grep -q "unknown" "$T/err"; then fail "an op only the registry has is called unknown"; show_last; else ok "an op only the registry has is not called unknown"; fi
 done_testing
