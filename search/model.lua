@@ -11,16 +11,20 @@
 -- timeout) are not timed; the share of failures among a config's nearest
 -- measured neighbours is a penalty.
 --
--- Acquisition (lower is better): predicted log time - kappa * sigma * u +
--- pfail, where sigma is the residual spread of the fit and u, in [0, 1], is
--- the distance to the nearest measured (or already chosen) config. A batch
+-- Acquisition (lower is better): predicted log time + pfail - kappa *
+-- sigma * u - beta * sdy * rarity, where sigma is the residual spread of the
+-- fit, u in [0, 1] the distance to the nearest measured (or already chosen)
+-- config, sdy the spread of the measured log times, and rarity the sum over
+-- params of 1 / sqrt(1 + how often the config's value was asked for). The
+-- last term keeps a param value the first measurements happened to meet in
+-- bad company (one slow split_k = 1 config) from being written off. A batch
 -- takes the best candidates one at a time, treating each chosen one as
--- measured for u, so a batch spreads out. Candidates: every untried config
+-- measured, so a batch spreads out. Candidates: every untried config
 -- when there are at most opts.pool of them, else the untried neighbours
--- and near jumps of the best configs plus a random sample. A few random
--- configs come first (opts.init; warm-start configs count), and a small
--- share of asks (opts.explore) is random throughout. Deterministic for a
--- seed.
+-- and near jumps of the best configs plus a random sample. A few configs
+-- come first (opts.init; warm-start configs count), each the draw that
+-- covers the least-seen param values, and a small share of asks
+-- (opts.explore) is random throughout. Deterministic for a seed.
 local M = {}
 M.__index = M
 
@@ -42,9 +46,11 @@ function M.new(space, opts)
     G = {}, gy = {}, g1 = {}, -- sums of phi phi^T, phi y, phi over ok points
     w = nil, ybar = 0, sigma = 1,
     xcache = {}, nd = {}, nr = {}, nf = {},
+    seen = {},                -- configs asked per param value (feature)
+    beta = opts.beta or 1.0, sdy = 1,
   }, M)
   for a = 1, F do
-    self.gy[a], self.g1[a] = 0, 0
+    self.gy[a], self.g1[a], self.seen[a] = 0, 0, 0
     for b = 1, F do self.G[(a - 1) * F + b] = 0 end
   end
   return self
@@ -121,6 +127,11 @@ function M:fit()
     end
   end
   self.sigma = math.max(0.02, math.sqrt(ss / self.nok))
+  local vy = 0
+  for _, p in ipairs(self.pts) do
+    if p.ok then vy = vy + (p.y - self.ybar) ^ 2 end
+  end
+  self.sdy = math.max(0.02, math.sqrt(vy / self.nok))
 end
 
 function M:trend(v)
@@ -166,6 +177,38 @@ function M:predict(e)
   return mu, sw > 0 and swf / sw or 0, dmin
 end
 
+-- Take cfg into out, counting its param values as seen.
+function M:take(c, out)
+  if not self.led:take(c, out) then return false end
+  local v = self:vec(c).v
+  for i = 1, self.np do
+    local a = self.off[i] + v[i] + 1
+    self.seen[a] = self.seen[a] + 1
+  end
+  return true
+end
+
+-- How little is known of cfg's param values: the sum over params of
+-- 1 / sqrt(1 + times the value was asked for).
+function M:rarity(v)
+  local s = 0
+  for i = 1, self.np do s = s + 1 / math.sqrt(1 + self.seen[self.off[i] + v[i] + 1]) end
+  return s
+end
+
+-- The first configs: random ones, each the one of a few draws whose param
+-- values were asked least, so every value of every param is seen early.
+function M:spread_pick()
+  local best, bs
+  for _ = 1, 16 do
+    local c = self.led:fresh(self.rng)
+    if not c then break end
+    local r = self:rarity(self:vec(c).v)
+    if not best or r > bs then best, bs = c, r end
+  end
+  return best
+end
+
 function M:candidates()
   local sp, led, rng = self.space, self.led, self.rng
   local out, seen = {}, {}
@@ -202,20 +245,27 @@ end
 function M:ask(n)
   local out, led, rng = {}, self.led, self.rng
   led:take_warm(out, n)
+  for _, c in ipairs(out) do
+    local v = self:vec(c).v
+    for i = 1, self.np do
+      local a = self.off[i] + v[i] + 1
+      self.seen[a] = self.seen[a] + 1
+    end
+  end
   while #out < n and led.n < self.init do
-    local c = led:fresh(rng)
+    local c = self:spread_pick()
     if not c then break end
-    led:take(c, out)
+    self:take(c, out)
   end
   if #out >= n or led:full() then return out end
   self:fit()
   local cands = self:candidates()
   local np = self.np
-  local X, score, dmin = {}, {}, {}
+  local X, V, score, dmin = {}, {}, {}, {}
   for i, c in ipairs(cands) do
     local e = self:vec(c)
     local mu, pf, d = self:predict(e)
-    X[i], score[i], dmin[i] = e.x, mu + pf, d
+    X[i], V[i], score[i], dmin[i] = e.x, e.v, mu + pf, d
   end
   -- A config chosen for this batch counts as measured for the distances.
   local function chosen(x)
@@ -230,21 +280,21 @@ function M:ask(n)
     local c
     if rng:float() < self.explore then c = led:fresh(rng) end
     if c then
-      led:take(c, out)
+      self:take(c, out)
     else
       local bi, bs = nil, math.huge
-      local ks = self.kappa * self.sigma
+      local ks, kb = self.kappa * self.sigma, self.beta * self.sdy
       for i = 1, #cands do
         if not taken[i] then
           local d = dmin[i]
-          local s = score[i] - ks * (d < 1 and d or 1)
+          local s = score[i] - ks * (d < 1 and d or 1) - kb * self:rarity(V[i])
           if s < bs then bi, bs = i, s end
         end
       end
       if not bi then break end
       taken[bi] = true
       c = cands[bi]
-      led:take(c, out)
+      self:take(c, out)
     end
     chosen(self:vec(c).x)
   end
