@@ -431,7 +431,10 @@ static const cmd commands[] = {
       "Prints registers, spills, shared memory, compile time and ptxas warnings. Needs no GPU.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
-      "  -j N         compile threads (default: one per core)",
+      "  -j N         compile threads (default: one per core)\n\n"
+      "Each cubin is stored as it lands, so a killed compile keeps its work.\n"
+      "Exit: 0 done, 1 failure (a kernel did not compile; the registry cannot be written), 2 usage,\n"
+      "3 bad spec or registry, 130 interrupted (resumable).",
       "aitune compile SPEC [--db PATH] [--max-evals N] [-j N]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
