@@ -412,7 +412,10 @@ static const cmd commands[] = {
       "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
       "  -j N         compile threads (default: one per core)\n"
       "  -v           the full table: one row per kernel\n"
-      "  --quiet      no progress on stderr",
+      "  --quiet      no progress on stderr\n\n"
+      "Each cubin is stored as it lands, so a killed compile keeps its work.\n"
+      "Exit: 0 done, 1 failure (a kernel did not compile; the registry cannot be written), 2 usage,\n"
+      "3 bad spec or registry, 130 interrupted (resumable).",
       "aitune compile SPEC [--db PATH] [--max-evals N] [-j N] [-v] [--quiet]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"

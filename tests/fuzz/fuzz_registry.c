@@ -178,5 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         aitune_count(h, &n);
     }
     aitune_close(h);
+    /* libFuzzer may end with _Exit (no atexit): leave nothing behind. */
+    cleanup();
     return 0;
 }
