@@ -33,7 +33,7 @@ DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev 
 
 # The tool's modules, in dependency order.
 TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report replay main
-TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/rt.o
+TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
@@ -53,6 +53,17 @@ $(BUILD)/gen/schema.c: db/schema.sql
 	{ echo 'const char reg_schema_sql[] ='; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
 $(BUILD)/obj/schema.o: $(BUILD)/gen/schema.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# Migrations, embedded the same way: reg_migration_sql[v] takes schema v-1 to v.
+MIGRATIONS := $(sort $(wildcard db/migrations/[0-9][0-9][0-9]-*.sql))
+$(BUILD)/gen/migrations.c: $(MIGRATIONS)
+	@mkdir -p $(@D)
+	{ echo 'const char *const reg_migration_sql[] = { 0, 0,'; \
+	  for f in $(MIGRATIONS); do sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo ','; done; \
+	  echo '0 };'; } > $@
+
+$(BUILD)/obj/migrations.o: $(BUILD)/gen/migrations.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/aitune: $(TOOL_O)

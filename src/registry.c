@@ -10,6 +10,8 @@
 #define REG_BUSY_MS 10000   /* how long a write waits for another process's */
 
 extern const char reg_schema_sql[];   /* build/gen/schema.c, from db/schema.sql */
+/* build/gen/migrations.c, from db/migrations/NNN-*.sql: [v] takes v-1 to v. */
+extern const char *const reg_migration_sql[];
 
 struct reg {
     sqlite3 *db;
@@ -221,14 +223,35 @@ int reg_open(const char *path, int readonly, reg **out)
         if (version == 0) {
             if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
             char sql[128];
-            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
+            /* db/schema.sql is schema 1; the migrations below take it up. */
+            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", 1);
+            version = 1;
             if (exec(r, sql, "cannot write the schema version")) return -1;
         }
         if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && enable_wal(r)) {
         return write_failure(r, "cannot enable WAL");
     }
-    /* Migrations from older schemas go here, one per version step. */
+    /* An older schema (a 0.1 registry, or a new one made from schema 1) is
+    ** brought up to date, one step per migration, in one transaction with
+    ** the version, so a concurrent opener sees either; it runs again only
+    ** where the version says a step is missing. A read-only open reads what
+    ** is there. */
+    if (version < REG_SCHEMA_VERSION && !readonly) {
+        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return write_failure(r, "cannot lock it");
+        if (schema_version(r, &version)) { sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL); return -1; }
+        for (int v = version + 1; v <= REG_SCHEMA_VERSION; v++) {
+            char what[64], sql[128];
+            snprintf(what, sizeof what, "cannot migrate it to schema %d", v);
+            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", v);
+            if (!reg_migration_sql[v] || exec(r, reg_migration_sql[v], what) || exec(r, sql, what)) {
+                if (!reg_migration_sql[v]) fail(r, "%s: no migration in this build", what);
+                sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+                return -1;
+            }
+        }
+        if (exec(r, "COMMIT", "cannot commit the migration")) return -1;
+    }
     return 0;
 }
 

@@ -14,7 +14,8 @@
 
 typedef struct reg reg;
 
-#define REG_SCHEMA_VERSION 1
+/* 2: db/migrations/010-identity.sql (hardware and toolchain identity). */
+#define REG_SCHEMA_VERSION 2
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
 ** on failure, so reg_errmsg works; reg_close it either way. path must be a
