@@ -53,5 +53,7 @@ CLI_COMMAND(export);
 CLI_COMMAND(gc);
 CLI_COMMAND(import);
 CLI_COMMAND(report);
+CLI_COMMAND(status);
+CLI_COMMAND(merge);
 
 #endif

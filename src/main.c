@@ -138,7 +138,8 @@ static int cmd_devices(int argc, char **argv)
 static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 {
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
-                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
+                   { "--shard", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
@@ -153,6 +154,8 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
         return usage_error(c, "--timeout '%s' is not a duration like 10s", opts[3].value);
     if (opts[4].set) { if ((rc = parse_count(c, "--gpu", opts[4].value, 0, 63, &v))) return rc; o.gpu = (int)v; }
     if (opts[5].set) { if ((rc = parse_count(c, "-j", opts[5].value, 1, 1024, &v))) return rc; o.threads = (int)v; }
+    if (opts[8].set && (compile_only || sweep_parse_shard(opts[8].value, &o.shard_i, &o.shard_n)))
+        return usage_error(c, compile_only ? "--shard is for sweep" : "--shard '%s' is not i/n with 0 <= i < n", opts[8].value);
     strbuf cmdline = STRBUF_INIT;
     sb_puts(&cmdline, "aitune");
     for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
@@ -385,11 +388,14 @@ static const cmd commands[] = {
       "  --max-evals N    at most N candidates per bucket and template\n"
       "  --timeout D      a verification run longer than D is a hung kernel (default 10s)\n"
       "  --gpu N          the GPU to use (default 0)\n"
+      "  --shard I/N      only this shard of the buckets (spec order, dealt round-robin): run\n"
+      "                   shards 0..N-1 on N machines, then `aitune merge` their registries\n"
       "  -j N             compile threads (default: one per core)\n"
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec or registry, 130 interrupted (resumable).",
-      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]" },
+      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]\n"
+      "       [--shard I/N]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON.", "aitune show [--db PATH] [--json]" },
     { "lookup", cmd_lookup, "The config for a shape, and which level answered. The tuned bucket that holds it, else the\n"
       "nearest tuned bucket, else the template default. The same answer libaitune's aitune_lookup gives.\n"
@@ -407,6 +413,8 @@ static const cmd commands[] = {
     { "gc", cmd_gc, gc_summary, gc_usage },
     { "import", cmd_import, import_summary, import_usage },
     { "report", cmd_report, report_summary, report_usage },
+    { "status", cmd_status, status_summary, status_usage },
+    { "merge", cmd_merge, merge_summary, merge_usage },
     { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },

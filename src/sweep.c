@@ -1,6 +1,7 @@
 /* sweep.c: see sweep.h. */
 #define _GNU_SOURCE
 #include "sweep.h"
+#include "identity.h"
 #include "jit.h"
 #include "progress.h"
 #include "registry.h"
@@ -1021,6 +1022,50 @@ static int compile_all(sw *S)
 
 /* ---- the sweep ---- */
 
+/* --shard i/n: the buckets of the spec, in its order (task, dtype, bucket),
+** dealt round-robin, so every shard of the same spec gets a fixed share. */
+int sweep_parse_shard(const char *s, int *i, int *n)
+{
+    char *end;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/') return -1;
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (end == p || *end || b < 1 || b > 100000 || a < 0 || a >= b) return -1;
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
+static int in_shard(const sweep_opts *o, int slot)
+{
+    return o->shard_n <= 1 || slot % o->shard_n == o->shard_i;
+}
+
+/* The run's toolchain identity beyond the device row: the hash of each
+** op's template sources (identity.h), for `aitune status`. */
+static int record_sources(sw *S)
+{
+    strbuf j = STRBUF_INIT;
+    sb_puts(&j, "{");
+    int n = 0;
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        const char *op = S->sp.tasks[i].op;
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = !strcmp(S->sp.tasks[k].op, op);
+        char h[17];
+        if (seen || identity_sources(S->o->root, op, h)) continue;
+        if (n++) sb_puts(&j, ",");
+        sb_json_str(&j, op);
+        sb_puts(&j, ":");
+        sb_json_str(&j, h);
+    }
+    sb_puts(&j, "}");
+    int rc = reg_run_sources(S->R, S->run_id, sb_str(&j));
+    sb_free(&j);
+    return rc ? error("%s", reg_errmsg(S->R)) : 0;
+}
+
 int sweep_run(const sweep_opts *o)
 {
     sw S0, *S = &S0;
@@ -1048,10 +1093,11 @@ int sweep_run(const sweep_opts *o)
     S->pool = jit_pool_new(o->threads);
     if (!o->quiet) {
         S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
-        int nbuckets = 0;
+        int nbuckets = 0, nslots = 0;
         for (int i = 0; i < S->sp.ntasks && !o->compile_only; i++) {
             bucket *bs;
-            nbuckets += spec_buckets(&S->sp.tasks[i], &bs) * S->sp.tasks[i].ndtypes;
+            int nb = spec_buckets(&S->sp.tasks[i], &bs) * S->sp.tasks[i].ndtypes;
+            for (int k = 0; k < nb; k++) nbuckets += in_shard(o, nslots++);
             free(bs);
         }
         progress_buckets(S->P, nbuckets);
@@ -1074,13 +1120,15 @@ int sweep_run(const sweep_opts *o)
         }
         goto out;
     }
-    if (start_gpu(S, &env)) { code = EXIT_FAIL; goto out; }
+    if (start_gpu(S, &env) || record_sources(S)) { code = EXIT_FAIL; goto out; }
+    int slot = 0;       /* the bucket's place in the spec's order, for --shard */
     for (int i = 0; i < S->sp.ntasks && !interrupted && !S->budget_hit; i++) {
         spec_task *st = &S->sp.tasks[i];
         bucket *bs;
         int nb = spec_buckets(st, &bs);
         for (int d = 0; d < st->ndtypes && !interrupted; d++)
             for (int bi = 0; bi < nb && !interrupted; bi++) {
+                if (!in_shard(o, slot++)) continue;
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
                 bucket ob;

@@ -21,7 +21,11 @@ typedef struct sweep_opts {
     int gpu;
     int quiet;                  /* no progress lines */
     int verbose;                /* compile: every kernel's row, not a summary */
+    int shard_i, shard_n;       /* --shard i/n: this run's share of the buckets (n 0: all) */
 } sweep_opts;
+
+/* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */
+int sweep_parse_shard(const char *s, int *i, int *n);
 
 /* Returns the process exit code (util.h), 130 when interrupted. */
 int sweep_run(const sweep_opts *o);
