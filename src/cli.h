@@ -55,5 +55,6 @@ CLI_COMMAND(import);
 CLI_COMMAND(report);
 CLI_COMMAND(status);
 CLI_COMMAND(merge);
+CLI_COMMAND(retune);
 
 #endif

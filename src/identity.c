@@ -1,7 +1,9 @@
 /* identity.c: see identity.h. */
 #define _GNU_SOURCE
 #include "identity.h"
+#include "registry.h"
 #include "util.h"
+#include <stdarg.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,4 +66,58 @@ int identity_sources(const char *root, const char *op, char out[17])
     hash_dir(dir, &h);
     hash_hex(h, out);
     return 0;
+}
+
+static void add_reason(char *out, int cap, int *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_reason(char *out, int cap, int *n, const char *fmt, ...)
+{
+    size_t len = strlen(out);
+    if (len) len += (size_t)snprintf(out + len, (size_t)cap - len, "; ");
+    if (len >= (size_t)cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + len, (size_t)cap - len, fmt, ap);
+    va_end(ap);
+    (*n)++;
+}
+
+/* The value of "op" in a run's sources object: a flat object of hex hashes
+** that aitune wrote, so a plain search is enough. */
+static int source_of(const char *sources, const char *op, char out[17])
+{
+    char key[96];
+    snprintf(key, sizeof key, "\"%s\":\"", op);
+    const char *p = strstr(sources, key);
+    out[0] = 0;
+    if (!p) return -1;
+    p += strlen(key);
+    int i = 0;
+    while (i < 16 && p[i] && p[i] != '"') { out[i] = p[i]; i++; }
+    out[i] = 0;
+    return 0;
+}
+
+int identity_stale(const reg_winner_identity *w, const device *dev, const char *nvrtc, const char *root, char *out,
+                   int cap)
+{
+    int n = 0;
+    out[0] = 0;
+    if (dev) {
+        char hw[256];
+        identity_hw(dev, hw, sizeof hw);
+        if (strcmp(w->hw, hw)) add_reason(out, cap, &n, "GPU differs (measured on %s)", *w->hw ? w->hw : "an unknown GPU");
+        if (strcmp(w->driver, dev->driver))
+            add_reason(out, cap, &n, "driver changed (%s -> %s)", *w->driver ? w->driver : "?", dev->driver);
+        if (w->cuda_driver != dev->cuda_driver)
+            add_reason(out, cap, &n, "CUDA driver API changed (%d -> %d)", w->cuda_driver, dev->cuda_driver);
+    }
+    if (strcmp(w->nvrtc, nvrtc)) add_reason(out, cap, &n, "NVRTC changed (%s -> %s)", *w->nvrtc ? w->nvrtc : "?", nvrtc);
+    if (strcmp(w->version, AITUNE_TOOL_VERSION))
+        add_reason(out, cap, &n, "aitune changed (%s -> %s)", *w->version ? w->version : "?", AITUNE_TOOL_VERSION);
+    char then[17], now[17];
+    if (identity_sources(root, w->op, now)) add_reason(out, cap, &n, "no templates for op '%s' here", w->op);
+    else if (!*w->sources || source_of(w->sources, w->op, then))
+        add_reason(out, cap, &n, "template sources not recorded (measured by aitune 0.1)");
+    else if (strcmp(then, now)) add_reason(out, cap, &n, "template sources changed (%s -> %s)", then, now);
+    return n;
 }

@@ -21,4 +21,12 @@ void identity_toolchain(const device *d, char *out, int cap);
 ** open (out is then ""). */
 int identity_sources(const char *root, const char *op, char out[17]);
 
+/* Why a winner is stale on dev (NULL: no GPU at hand, so only NVRTC, the
+** aitune version and the template sources under root are compared; nvrtc is
+** the NVRTC in use): "; "-separated reasons into out ("" when fresh).
+** Returns how many. */
+struct reg_winner_identity;
+int identity_stale(const struct reg_winner_identity *w, const device *dev, const char *nvrtc, const char *root,
+                   char *out, int cap);
+
 #endif

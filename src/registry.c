@@ -1277,3 +1277,27 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     sqlite3_exec(r->db, "DETACH DATABASE src", NULL, NULL, NULL);
     return rc;
 }
+
+int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                         const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
+                         void *ctx)
+{
+    sqlite3_stmt *st = prep(r,
+        "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
+        "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+        "SELECT template, config, median_us, 0 FROM w UNION ALL "
+        "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
+        "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
+        "THEN w.runners_up ELSE '[]' END) f WHERE json_type(f.value) = 'object' ORDER BY 4, 3");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    bind_text(st, 5, hw);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(col_str(st, 0), col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's finalists");
+}

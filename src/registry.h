@@ -221,4 +221,11 @@ typedef struct reg_merge_stats {
 } reg_merge_stats;
 int reg_merge(reg *r, const char *path, reg_merge_stats *st);
 
+/* The finalists of a bucket's winner, for retune: the winner first, then its
+** runners-up, fastest first. The winner row is hw's when there is one, else
+** the fastest of any hardware. */
+int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                         const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
+                         void *ctx);
+
 #endif

@@ -49,34 +49,6 @@ typedef struct status_ctx {
     int n, cap;
 } status_ctx;
 
-static void add_reason(winner_row *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_reason(winner_row *w, const char *fmt, ...)
-{
-    size_t len = strlen(w->reasons);
-    if (len) len += (size_t)snprintf(w->reasons + len, sizeof w->reasons - len, "; ");
-    if (len >= sizeof w->reasons) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->reasons + len, sizeof w->reasons - len, fmt, ap);
-    va_end(ap);
-}
-
-/* The value of "op" in a run's sources object: a flat object of hex hashes
-** that this aitune wrote, so a plain search is enough. */
-static int source_of(const char *sources, const char *op, char out[17])
-{
-    char key[96];
-    snprintf(key, sizeof key, "\"%s\":\"", op);
-    const char *p = strstr(sources, key);
-    out[0] = 0;
-    if (!p) return -1;
-    p += strlen(key);
-    int i = 0;
-    while (i < 16 && p[i] && p[i] != '"') { out[i] = p[i]; i++; }
-    out[i] = 0;
-    return 0;
-}
-
 static int collect(const reg_winner_identity *w, void *vctx)
 {
     status_ctx *c = vctx;
@@ -87,22 +59,8 @@ static int collect(const reg_winner_identity *w, void *vctx)
     o->hw = xstrdup(w->hw); o->tmpl = xstrdup(w->tmpl); o->config = xstrdup(w->config); o->when = xstrdup(w->when);
     o->median_us = w->median_us;
     o->age_s = w->age_s;
-    const current *cur = c->cur;
-    if (cur->gpu_known) {
-        if (strcmp(w->hw, cur->hw)) add_reason(o, "GPU differs (measured on %s)", *w->hw ? w->hw : "an unknown GPU");
-        if (strcmp(w->driver, cur->dev.driver))
-            add_reason(o, "driver changed (%s -> %s)", *w->driver ? w->driver : "?", cur->dev.driver);
-        if (w->cuda_driver != cur->dev.cuda_driver)
-            add_reason(o, "CUDA driver API changed (%d -> %d)", w->cuda_driver, cur->dev.cuda_driver);
-    }
-    if (strcmp(w->nvrtc, cur->dev.nvrtc))
-        add_reason(o, "NVRTC changed (%s -> %s)", *w->nvrtc ? w->nvrtc : "?", cur->dev.nvrtc);
-    if (strcmp(w->version, AITUNE_TOOL_VERSION))
-        add_reason(o, "aitune changed (%s -> %s)", *w->version ? w->version : "?", AITUNE_TOOL_VERSION);
-    char then[17], now[17];
-    if (identity_sources(c->root, w->op, now)) add_reason(o, "no templates for op '%s' here", w->op);
-    else if (!*w->sources || source_of(w->sources, w->op, then)) add_reason(o, "template sources not recorded (measured by aitune 0.1)");
-    else if (strcmp(then, now)) add_reason(o, "template sources changed (%s -> %s)", then, now);
+    identity_stale(w, c->cur->gpu_known ? &c->cur->dev : NULL, c->cur->dev.nvrtc, c->root, o->reasons,
+                   sizeof o->reasons);
     o->state = o->reasons[0] ? "stale" : "fresh";
     return 0;
 }
@@ -317,7 +275,7 @@ int cmd_status(int argc, char **argv)
         if (!c.n) printf("no winners in %s\n", db);
         else printf("%d winner%s: %d fresh, %d stale%s", c.n, c.n == 1 ? "" : "s", fresh, stale, other ? "" : "\n");
         if (other) printf(", %d of another GPU\n", other);
-        if (stale) printf("hint: `aitune retune` re-measures the stale buckets' finalists\n");
+        if (stale) printf("hint: `aitune retune SPEC` re-measures the stale buckets' finalists\n");
     }
     sb_free(&js);
     for (int i = 0; i < c.n; i++) {

@@ -7,6 +7,7 @@
 ** registry already has for this device are not measured again. */
 #ifndef SWEEP_H
 #define SWEEP_H
+#include "device.h"
 
 typedef struct sweep_opts {
     const char *spec_path;
@@ -22,6 +23,11 @@ typedef struct sweep_opts {
     int quiet;                  /* no progress lines */
     int verbose;                /* compile: every kernel's row, not a summary */
     int shard_i, shard_n;       /* --shard i/n: this run's share of the buckets (n 0: all) */
+    /* want, when set: only the buckets it accepts (the GPU's facts at hand). */
+    int (*want)(void *ctx, const device *dev, const char *op, const char *arch, const char *dtype, const char *bucket);
+    void *want_ctx;
+    int retune;                 /* race each bucket's stored finalists first (aitune retune) */
+    double noise;               /* retune: relative margin within which the winner stays */
 } sweep_opts;
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */
