@@ -56,5 +56,6 @@ CLI_COMMAND(report);
 CLI_COMMAND(status);
 CLI_COMMAND(merge);
 CLI_COMMAND(retune);
+CLI_COMMAND(check);
 
 #endif

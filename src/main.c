@@ -416,6 +416,7 @@ static const cmd commands[] = {
     { "status", cmd_status, status_summary, status_usage },
     { "merge", cmd_merge, merge_summary, merge_usage },
     { "retune", cmd_retune, retune_summary, retune_usage },
+    { "check", cmd_check, check_summary, check_usage },
     { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },

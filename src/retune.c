@@ -1,9 +1,16 @@
-/* retune.c: `aitune retune SPEC`: bring stale winners back to fresh at a
+/* retune.c: `aitune retune SPEC` and `aitune check SPEC`.
+**
+** retune brings stale winners back to fresh at a
 ** fraction of a sweep's cost. The buckets of SPEC whose winner is stale on
 ** this GPU (identity_stale, as `aitune status` says) race their stored
 ** finalists again; only a bucket whose ranking moved beyond the noise
 ** margin, or whose finalist now fails, is searched again (sweep.c,
-** retune_bucket). */
+** retune_bucket).
+**
+** check is the golden suite to run after a driver change: each winner of
+** this GPU in SPEC is verified and timed again against its recorded time
+** (sweep.c, check_bucket); a slower one beyond the noise margin, or one
+** that now fails, is a regression. */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "identity.h"
@@ -86,31 +93,65 @@ static int want(void *vctx, const device *dev, const char *op, const char *arch,
     return identity_stale(&w, dev, dev->nvrtc, c->root, why, sizeof why) > 0;
 }
 
-int cmd_retune(int argc, char **argv)
+/* check: the buckets where this GPU has a winner. */
+static int want_mine(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const char *bucket)
+{
+    retune_ctx *c = vctx;
+    char hw[256];
+    identity_hw(dev, hw, sizeof hw);
+    for (int i = 0; i < c->n; i++) {
+        stored *s = &c->w[i];
+        if (!strcmp(s->op, op) && !strcmp(s->arch, arch) && !strcmp(s->dtype, dtype) && !strcmp(s->bucket, bucket) &&
+            !strcmp(s->hw, hw))
+            return 1;
+    }
+    return 0;
+}
+
+const char check_summary[] =
+    "Re-time every winner of this GPU in SPEC against the time it was recorded with: each is verified\n"
+    "and timed again (the measurement is kept; winners are not changed). A winner slower than its\n"
+    "record by more than the noise margin, or one that now fails verification, is flagged. Run it\n"
+    "after a driver change, or in CI as a golden suite.\n\n"
+    "  --noise PCT     the margin, in percent (default 3)\n"
+    "  --gpu N         the GPU (default 0)\n"
+    "  --db PATH       the registry\n"
+    "  --quiet         no progress on stderr\n\n"
+    "Exit: 0 no regression, 1 a regression or failure, 2 usage, 3 bad spec or registry.";
+const char check_usage[] = "aitune check SPEC [--noise PCT] [--gpu N] [--db PATH] [--quiet]";
+
+static int retune_like(const char *cmd, int argc, char **argv, int check);
+int cmd_retune(int argc, char **argv) { return retune_like("retune", argc, argv, 0); }
+int cmd_check(int argc, char **argv) { return retune_like("check", argc, argv, 1); }
+
+static int retune_like(const char *cmd, int argc, char **argv, int check)
 {
     opt opts[] = { { "--noise", 1, 0, 0 }, { "--all", 0, 0, 0 }, { "--budget", 1, 0, 0 }, { "--gpu", 1, 0, 0 },
                    { "--db", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
-    int np, rc = cli_parse("retune", retune_usage, retune_summary, argc, argv, opts, pos, 1, &np);
+    int np, rc = cli_parse(cmd, check ? check_usage : retune_usage, check ? check_summary : retune_summary, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
-    if (np != 1) return cli_usage_error("retune", retune_usage, "which spec? (the buckets to look at)");
+    if (check && (opts[1].set || opts[2].set))
+        return cli_usage_error(cmd, check_usage, "%s is for retune", opts[1].set ? "--all" : "--budget");
+    if (np != 1) return cli_usage_error(cmd, check ? check_usage : retune_usage, "which spec? (the buckets to look at)");
     retune_ctx c = { .all = opts[1].set, .root = cli_root() };
     sweep_opts o = { .spec_path = pos[0], .db_path = cli_db_path(opts[4].value), .root = c.root, .kernel_timeout = 10,
-                     .quiet = opts[5].set, .retune = 1, .noise = 0.03, .want = want, .want_ctx = &c };
+                     .quiet = opts[5].set, .retune = !check, .check = check, .noise = 0.03, .want = check ? want_mine : want,
+                     .want_ctx = &c };
     if (opts[0].set) {
         char *end;
         double v = strtod(opts[0].value, &end);
         if (end == opts[0].value || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100))
-            return cli_usage_error("retune", retune_usage, "--noise '%s' is not a percentage in [0, 100]", opts[0].value);
+            return cli_usage_error(cmd, check ? check_usage : retune_usage, "--noise '%s' is not a percentage in [0, 100]", opts[0].value);
         o.noise = v / 100;
     }
     if (opts[2].set && (o.budget_s = parse_duration(opts[2].value)) <= 0)
-        return cli_usage_error("retune", retune_usage, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[2].value);
+        return cli_usage_error(cmd, check ? check_usage : retune_usage, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[2].value);
     if (opts[3].set) {
         char *end;
         long v = strtol(opts[3].value, &end, 10);
         if (*end || end == opts[3].value || v < 0 || v > 63)
-            return cli_usage_error("retune", retune_usage, "--gpu '%s' must be an integer in [0, 63]", opts[3].value);
+            return cli_usage_error(cmd, check ? check_usage : retune_usage, "--gpu '%s' must be an integer in [0, 63]", opts[3].value);
         o.gpu = (int)v;
     }
     if (!file_exists(o.db_path)) {

@@ -57,6 +57,7 @@ typedef struct sw {
     /* counts for the summary */
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
     int retuned, escalated; /* retune: buckets re-raced, and searched again */
+    int checked, regressed; /* check: winners re-timed, and slower or failing */
     /* wall time per op, for the summary */
     int nops;
     char op_name[32][32];
@@ -335,7 +336,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         key_fields(S, c, t, b);
         /* retune measures again what the registry has: the toolchain or the
         ** templates may have changed under the same device row. */
-        if (!S->o->compile_only && !S->o->retune) {
+        if (!S->o->compile_only && !S->o->retune && !S->o->check) {
             measurement old;
             int found = reg_measure_find(S->R, &c->m, &old);
             if (found < 0) return error("%s", reg_errmsg(S->R));
@@ -757,6 +758,45 @@ static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const buc
         S->escalated++;
         rc = tune_bucket(S, st, t, b);
     }
+    bucket_state_free(&bs);
+    for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+    return rc;
+}
+
+/* check: the winner of this GPU, verified and timed again, against the time
+** it was recorded with. Nothing is stored but the measurement. */
+static int check_bucket(sw *S, const op_task *t, const bucket *b)
+{
+    retune_final rf = { 0 };
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
+        return error("%s", reg_errmsg(S->R));
+    if (!rf.n) return 0;
+    cand c;
+    memset(&c, 0, sizeof c);
+    instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);
+    bucket_state bs = { .exhaustive = 1 };
+    int rc = run_batch(S, &c, 1, t, b, NULL, &bs, NULL);
+    drain(S, &c, 1);
+    note(S, "%s", "");
+    double was = rf.f[0].median_us, now = c.m.median_us;
+    S->checked++;
+    if (rc) {
+        /* a tool failure, said already */
+    } else if (strcmp(c.m.status, "ok")) {
+        S->regressed++;
+        printf("FAILED     %s %s %s: %s %s: %s%s%s\n", t->op, t->dtype, b->key, rf.f[0].tmpl, rf.f[0].config, c.m.status,
+               c.m.error ? ": " : "", c.m.error ? c.m.error : "");
+    } else if (now > was * (1 + S->o->noise)) {
+        S->regressed++;
+        printf("REGRESSED  %s %s %s: %.2f us -> %.2f us (+%.1f%%, margin %.1f%%)\n", t->op, t->dtype, b->key, was, now,
+               100 * (now / was - 1), 100 * S->o->noise);
+    } else {
+        printf("ok         %s %s %s: %.2f us -> %.2f us (%+.1f%%)\n", t->op, t->dtype, b->key, was, now, 100 * (now / was - 1));
+    }
+    fflush(stdout);
+    cand_free(&c);
     bucket_state_free(&bs);
     for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
     return rc;
@@ -1228,7 +1268,9 @@ int sweep_run(const sweep_opts *o)
                 }
                 double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
-                if ((o->retune ? retune_bucket(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob))) code = EXIT_FAIL;
+                if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
+                                                          : tune_bucket(S, st, &t, &ob)))
+                    code = EXIT_FAIL;
                 add_op_time(S, t.op, now_s() - t_task);
                 if (S->budget_hit) break;
             }
@@ -1236,7 +1278,11 @@ int sweep_run(const sweep_opts *o)
     }
     note(S, "%s", "");
     summary(S);
-    if (o->retune)
+    if (o->check) {
+        printf("check: %d winner%s re-timed, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
+               S->regressed);
+        if (S->regressed && !code) code = EXIT_FAIL;
+    } else if (o->retune)
         printf("retune: %d stale bucket%s re-raced, %d searched again\n", S->retuned, S->retuned == 1 ? "" : "s",
                S->escalated);
     reg_run_end(S->R, S->run_id, interrupted ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok");

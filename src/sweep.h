@@ -28,6 +28,7 @@ typedef struct sweep_opts {
     void *want_ctx;
     int retune;                 /* race each bucket's stored finalists first (aitune retune) */
     double noise;               /* retune: relative margin within which the winner stays */
+    int check;                  /* re-time each bucket's winner against its record (aitune check) */
 } sweep_opts;
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */

@@ -86,4 +86,28 @@ expect_exit 3 "retune of a missing registry" "$AITUNE" retune "$T/two.yaml" --db
 expect_stderr "^aitune: error: no registry at" "one error line"
 expect_exit 1 "retune without a GPU" "$AITUNE" retune "$T/two.yaml" --db "$DB" --quiet
 
+# aitune check: each winner of this GPU re-timed against its record.
+chk() {
+    rm -f "$T/fake-state"*
+    run env AITUNE_WORKER="$FAKE" FAKE_STATE="$T/fake-state" "$@" "$AITUNE" check "$T/two.yaml" --db "$DB" --quiet
+}
+wbefore=$(sql "$DB" "select bucket, config, median_us from winners order by 1")
+chk env
+expect_eq "check with every winner as fast as recorded exits 0" "$RC" 0 || show_last
+expect_stdout "^ok +axpy f32 n=2\^6: [0-9.]+ us -> [0-9.]+ us \(\+0\.0%\)" "check prints recorded vs new time"
+expect_stdout "^check: 2 winners re-timed, 0 regressed or failed" "check counts them"
+sqlite3 "$DB" "update winners set median_us = 5.0 where bucket = 'n=2^7'"
+chk env
+expect_eq "a winner slower than its record makes check exit 1" "$RC" 1
+expect_stdout "^REGRESSED +axpy f32 n=2\^7: 5.00 us -> [0-9.]+ us \(\+[0-9.]+%, margin 3.0%\)" "the regression is flagged"
+rm -f "$T/fake-state"*
+run env AITUNE_WORKER="$FAKE" FAKE_STATE="$T/fake-state" "$AITUNE" check "$T/two.yaml" --db "$DB" --quiet --noise 300
+expect_eq "within a wider --noise it is not" "$RC" 0
+chk env FAKE_MODE=wrong_verify:1
+expect_eq "a winner that fails verification makes check exit 1" "$RC" 1
+expect_stdout "^FAILED +axpy f32 n=2\^6: .*wrong" "the failure is flagged"
+expect_eq "check changes no winner" "$(sql "$DB" "select bucket, config, median_us from winners order by 1")" \
+    "$(echo "$wbefore" | sed 's/^\(n=2^7|.*|\)[0-9.]*$/\15.0/')"
+expect_exit 2 "check --all is refused" "$AITUNE" check "$T/two.yaml" --db "$DB" --all
+
 done_testing
