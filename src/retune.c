@@ -141,8 +141,8 @@ static int retune_like(const char *cmd, int argc, char **argv, int check)
     if (opts[0].set) {
         char *end;
         double v = strtod(opts[0].value, &end);
-        if (end == opts[0].value || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100))
-            return cli_usage_error(cmd, check ? check_usage : retune_usage, "--noise '%s' is not a percentage in [0, 100]", opts[0].value);
+        if (end == opts[0].value || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 1000))
+            return cli_usage_error(cmd, check ? check_usage : retune_usage, "--noise '%s' is not a percentage in [0, 1000]", opts[0].value);
         o.noise = v / 100;
     }
     if (opts[2].set && (o.budget_s = parse_duration(opts[2].value)) <= 0)
