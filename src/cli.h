@@ -57,5 +57,6 @@ CLI_COMMAND(status);
 CLI_COMMAND(merge);
 CLI_COMMAND(retune);
 CLI_COMMAND(check);
+CLI_COMMAND(window);
 
 #endif

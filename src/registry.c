@@ -1154,7 +1154,7 @@ int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *
     sqlite3_stmt *st = prep(r,
         "SELECT w.op, w.arch, w.dtype, w.bucket, w.hw, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
         "d.nvrtc, ru.version, ru.sources, coalesce(ru.ended, ru.started), "
-        "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0 "
+        "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0, w.exhaustive "
         "FROM winners w LEFT JOIN devices d ON d.id = w.device LEFT JOIN runs ru ON ru.id = w.run "
         "ORDER BY w.op, w.arch, w.dtype, w.bucket, w.hw");
     if (!st) return -1;
@@ -1167,6 +1167,7 @@ int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *
             .cuda_driver = sqlite3_column_int(st, 9), .nvrtc = col_str(st, 10), .version = col_str(st, 11),
             .sources = col_str(st, 12), .when = col_str(st, 13),
             .age_s = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14),
+            .exhaustive = sqlite3_column_int(st, 15),
         };
         if (cb(&w, ctx)) break;
     }
@@ -1300,4 +1301,29 @@ int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *d
         if (cb(col_str(st, 0), col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's finalists");
+}
+
+int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
+                                      long long calls, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, shape, count FROM misses ORDER BY count DESC, op, dtype, shape");
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
+}
+
+double reg_seconds_per_measurement(reg *r)
+{
+    sqlite3_stmt *st = prep(r, "SELECT sum((julianday(ended) - julianday(started)) * 86400.0), "
+                               "(SELECT count(*) FROM measurements WHERE run IN (SELECT id FROM runs WHERE ended IS NOT NULL)) "
+                               "FROM runs WHERE ended IS NOT NULL");
+    if (!st) return 0;
+    double s = 0;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0)
+        s = sqlite3_column_double(st, 0) / (double)sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    return s;
 }

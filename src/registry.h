@@ -201,6 +201,7 @@ typedef struct reg_winner_identity {
     const char *driver, *nvrtc, *version, *sources, *when;
     int cuda_driver;
     double age_s;               /* since its run ended (or began); < 0 unknown */
+    int exhaustive;             /* its search saw the whole space */
 } reg_winner_identity;
 /* Each winner, ordered by op, arch, dtype, bucket and hardware. */
 int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx);
@@ -220,6 +221,14 @@ typedef struct reg_merge_stats {
     long long devices, runs, measurements, cubins, winners, misses;
 } reg_merge_stats;
 int reg_merge(reg *r, const char *path, reg_merge_stats *st);
+
+/* Each recorded miss: shape is the JSON object the runtime wrote. */
+int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
+                                      long long calls, void *ctx), void *ctx);
+
+/* Seconds per measurement in this registry's finished runs (their wall time
+** over what they measured); 0 when none. */
+double reg_seconds_per_measurement(reg *r);
 
 /* The finalists of a bucket's winner, for retune: the winner first, then its
 ** runners-up, fastest first. The winner row is hw's when there is one, else

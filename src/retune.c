@@ -71,8 +71,9 @@ static int keep(const reg_winner_identity *w, void *vctx)
 
 /* A bucket is retuned when it has a winner and none of this GPU's is
 ** fresh: this GPU's own winner is stale, or only other GPUs have one. */
-static int want(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const char *bucket)
+static int want(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const bucket *b)
 {
+    const char *bucket = b->key;
     retune_ctx *c = vctx;
     char hw[256];
     identity_hw(dev, hw, sizeof hw);
@@ -94,8 +95,9 @@ static int want(void *vctx, const device *dev, const char *op, const char *arch,
 }
 
 /* check: the buckets where this GPU has a winner. */
-static int want_mine(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const char *bucket)
+static int want_mine(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const bucket *b)
 {
+    const char *bucket = b->key;
     retune_ctx *c = vctx;
     char hw[256];
     identity_hw(dev, hw, sizeof hw);

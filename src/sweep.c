@@ -1241,7 +1241,8 @@ int sweep_run(const sweep_opts *o)
         }
         goto out;
     }
-    if (start_gpu(S, &env) || record_sources(S)) { code = EXIT_FAIL; goto out; }
+    /* plan_only: the worker said which GPU this is; nothing is recorded. */
+    if (!o->plan_only && (start_gpu(S, &env) || record_sources(S))) { code = EXIT_FAIL; goto out; }
     int slot = 0;       /* the bucket's place in the spec's order, for --shard */
     for (int i = 0; i < S->sp.ntasks && !interrupted && !S->budget_hit; i++) {
         spec_task *st = &S->sp.tasks[i];
@@ -1258,7 +1259,7 @@ int sweep_run(const sweep_opts *o)
                     code = EXIT_INPUT;
                     continue;
                 }
-                if (o->want && !o->want(o->want_ctx, &S->dev, t.op, S->arch, t.dtype, ob.key)) continue;
+                if (o->want && !o->want(o->want_ctx, &S->dev, t.op, S->arch, t.dtype, &ob)) continue;
                 /* Refused here, not by a failed allocation in the worker. */
                 if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
                     error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path,
@@ -1276,6 +1277,7 @@ int sweep_run(const sweep_opts *o)
             }
         free(bs);
     }
+    if (o->plan_only) goto out;
     note(S, "%s", "");
     summary(S);
     if (o->check) {
