@@ -2,8 +2,10 @@
 # The GEMM family against cuBLAS (and optionally torch.compile max-autotune,
 # i.e. Inductor's autotuned Triton matmul templates), in one call on a GPU:
 # aitune sweep SPEC on a fresh registry, the peers on the same shapes, then a
-# ratio table in TFLOP/s. Uses the prebuilt build/.
-#   bench/gemm.sh OUTDIR [SPEC] [--compile]
+# ratio table in TFLOP/s and in TB/s of weights (B). Uses the prebuilt build/.
+#   bench/gemm.sh OUTDIR [SPEC] [--compile] [--cold N]
+# --cold N: the peers rotate through N copies of B, so the weights are cold in
+# L2 as aitune's own timing has them (it flushes L2 before every sample).
 set -u
 keep=${1:-/tmp/aitune-gemm}
 spec=${2:-specs/gemm.yaml}
@@ -40,12 +42,16 @@ python3 - "$keep/gemm-winners.json" "$keep/gemm-peers.jsonl" <<'PY' | tee "$keep
 import json, sys
 wins = json.load(open(sys.argv[1]))
 peers = {p["case"]: p for p in (json.loads(l) for l in open(sys.argv[2]) if l.strip())}
-print("%-32s %9s %9s %9s %8s %8s  %s" % ("case", "aitune", "cublas", "compile", "x cublas", "x comp", "config"))
+print("%-32s %9s %9s %9s %8s %8s %7s %7s  %s" % ("case", "aitune", "cublas", "compile", "x cublas", "x comp",
+      "w TB/s", "cb TB/s", "config"))
 for r in wins:
     s = r["shape"]
     case = "%s:%s:%s" % (r["op"], r["dtype"], "x".join(str(s[d]) for d in ("m", "n", "k")))
     p = peers.get(case, {})
     a, b, c = r.get("tflops", 0), p.get("cublas_tflops", 0), p.get("compile_tflops", 0)
-    print("%-32s %9.1f %9.1f %9.1f %8.3f %8.3f  %s" % (case, a, b, c, a / b if b else 0, a / c if c else 0,
-          json.dumps(r["config"], separators=(",", ":"))))
+    # Weight bandwidth (B read once), the decode figure of merit.
+    esize = 4 if r["dtype"].startswith("f32") else 2
+    wt = s["n"] * s["k"] * esize / r["median_us"] / 1e6 if r.get("median_us") else 0
+    print("%-32s %9.1f %9.1f %9.1f %8.3f %8.3f %7.2f %7.2f  %s %s" % (case, a, b, c, a / b if b else 0,
+          a / c if c else 0, wt, p.get("weight_tbps", 0), r["template"], json.dumps(r["config"], separators=(",", ":"))))
 PY

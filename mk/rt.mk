@@ -77,6 +77,17 @@ $(BUILD)/examples/lookup: examples/lookup.c src/aitune.h $(BUILD)/libaitune.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
 
+# libaitune's open and lookup costs at 10k winners (no GPU needed; not in `all`).
+$(BUILD)/bench/rt_overhead: bench/rt_overhead.c src/aitune.h $(BUILD)/libaitune.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
+
+# examples/launch.c needs libcuda at link time (the toolkit's stub will do);
+# not part of `all`: make build/examples/launch
+$(BUILD)/examples/launch: examples/launch.c src/aitune.h $(BUILD)/libaitune.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS) -L$(CUDA)/lib64/stubs -lcuda
+
 $(BUILD)/tests/test_rt: tests/unit/test_rt.c tests/unit/check.h src/aitune.h \
                         $(BUILD)/libaitune.a
 	@mkdir -p $(@D)

@@ -190,7 +190,7 @@ static int add_winner(emitter *E, const winner *w)
 static int add_default(emitter *E, const char *tname, const char *config)
 {
     device dev;
-    if (device_assume(E->o->arch, &dev)) return efail(E, EXIT_INPUT, "no device facts for arch '%s'", E->o->arch);
+    if (device_assume(E->arch, &dev)) return efail(E, EXIT_INPUT, "no device facts for arch '%s'", E->arch);
     if (E->nk == EMIT_MAXKERNELS) return efail(E, EXIT_INPUT, "too many kernels");
     ek *k = &E->k[E->nk];
     memset(k, 0, sizeof *k);
@@ -494,7 +494,7 @@ static void write_file(emitter *E, strbuf *out, const char *level)
         tmaps |= plan_has_tmap(E->k[i].p);
     }
     char arch[32], dt[32];
-    safe_text(arch, sizeof arch, o->arch);
+    safe_text(arch, sizeof arch, E->arch);
     safe_text(dt, sizeof dt, o->dtype);
     sb_printf(out, "// Written by aitune %s: `aitune emit %s --arch %s --dtype %s%s`.\n", AITUNE_TOOL_VERSION, E->task.op, arch, dt,
               whole ? "" : " --shape ...");
@@ -603,6 +603,18 @@ int emit_run(const emit_opts *o)
     if (tmpl_task(E->T, o->op, o->dtype, shape, &E->task)) { efail(E, EXIT_INPUT, "%s", tmpl_errmsg(E->T)); goto done; }
     if (aitune_open(o->db_path, &h) != AITUNE_OK) { efail(E, EXIT_INPUT, "%s", aitune_errmsg(h)); goto done; }
     if (reg_open(o->db_path, 1, &E->R)) { efail(E, EXIT_INPUT, "%s", reg_errmsg(E->R)); goto done; }
+    if (!o->arch[0]) {
+        /* Whole op without --arch: the one arch the registry has for it. */
+        char archs[256];
+        int na = reg_archs_of(E->R, o->op, o->dtype, archs, sizeof archs);
+        if (na < 0) { efail(E, EXIT_FAIL, "%s", reg_errmsg(E->R)); goto done; }
+        if (na != 1) {
+            efail(E, na ? EXIT_USAGE : EXIT_INPUT, na ? "registry '%s' has %s %s for several archs (%s): pass --arch"
+                                                    : "registry '%s' has nothing for %s %s%s", o->db_path, o->op, o->dtype, archs);
+            goto done;
+        }
+        snprintf(E->arch, sizeof E->arch, "%.15s", archs);
+    }
     if (o->shape) {
         aitune_choice c;
         if (aitune_lookup(h, o->op, o->arch, o->dtype, o->shape, o->ndims, &c) != AITUNE_OK) {

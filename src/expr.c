@@ -24,8 +24,16 @@ typedef struct parser {
 
 static long long fail(parser *ps, const char *what)
 {
-    if (!ps->failed)
-        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s'", what, (int)(ps->p - ps->s) + 1, ps->s);
+    if (!ps->failed) {
+        /* The expression may come from a registry: quote it on one line,
+        ** control characters shown as '?', at most 120 bytes. */
+        char q[128];
+        size_t i = 0;
+        for (; ps->s[i] && i < 120; i++) q[i] = (unsigned char)ps->s[i] < 0x20 || ps->s[i] == 0x7f ? '?' : ps->s[i];
+        q[i] = 0;
+        snprintf(ps->err, (size_t)ps->errcap, "%s at column %d of '%s%s'", what, (int)(ps->p - ps->s) + 1, q,
+                 ps->s[i] ? "..." : "");
+    }
     ps->failed = 1;
     return 0;
 }

@@ -271,7 +271,9 @@ static int parse_query(const char *c, opt *opts, const char **pos, int np, query
     q->arch = opts[0].value;
     q->dtype = opts[1].value;
     if (!is_word(q->op, 31, "")) return usage_error(c, "op '%s' is not a name like axpy", q->op);
-    if (!arch_known(q->arch)) return usage_error(c, "--arch '%s' is not one of %s", q->arch, arch_list());
+    /* "" is emit's "the registry's one arch" (set by cmd_emit, never typed). */
+    if (q->arch[0] ? !arch_known(q->arch) : strcmp(c, "emit") != 0)
+        return usage_error(c, "--arch '%s' is not one of %s", q->arch, arch_list());
     if (!is_word(q->dtype, 15, ">")) return usage_error(c, "--dtype '%s' is not a name like bf16", q->dtype);
     return parse_shape(c, opts[2].value, q->shape, &q->ndims);
 }
@@ -363,6 +365,7 @@ static int cmd_emit(int argc, char **argv)
     /* Without --shape: every tuned bucket of the op, with a dispatcher. */
     int whole = !rc && !opts[2].value;
     if (whole) opts[2].value = "1";
+    if (whole && !opts[0].value) opts[0].value = "";   /* emit takes the registry's one arch */
     if (rc || (rc = parse_query("emit", opts, pos, np, &q)) || (!whole && (rc = check_dims(c0, &q, db_path(opts[3].value))))) return rc;
     if (!opts[4].value) return usage_error("emit", "-o FILE is required (- for standard output)");
     emit_opts e = { .db_path = db_path(opts[3].value), .root = root_dir(), .op = q.op, .arch = q.arch,
@@ -414,7 +417,7 @@ static const cmd commands[] = {
     { "emit", cmd_emit, "Write the chosen kernel as a standalone .cu file. It holds the kernel the registry chose\n"
       "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
       "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
-      "aitune emit OP --arch sm_90 --dtype f32 [--shape N] -o FILE [--db PATH]" },
+      "aitune emit OP --dtype f32 [--arch sm_90] [--shape N] -o FILE [--db PATH]" },
     { "list", cmd_list, list_summary, list_usage },
     { "why", cmd_why, why_summary, why_usage },
     { "export", cmd_export, export_summary, export_usage },

@@ -179,6 +179,12 @@ int plan_check(const plan *p, char *err, int errcap)
         for (int d = 0; d < p->ndims; d++)
             if (a->role != PLAN_DIMARG && !strcmp(p->dims[d], a->name))
                 return perr(err, errcap, "launch plan: arg '%s' has a dim's name", a->name);
+        if (a->size[0]) {
+            char what[96];
+            snprintf(what, sizeof what, "size of '%s'", a->name);
+            if (a->role > PLAN_INOUT) return perr(err, errcap, "launch plan: '%s' is not a buffer but has a size", a->name);
+            if (check_expr(p, a->size, what, err, errcap)) return -1;
+        }
     }
     static const char *const axes = "xyz";
     char what[64];
@@ -290,6 +296,10 @@ char *plan_encode(const plan *p, char *err, int errcap)
         if (a->role <= PLAN_INOUT) {
             puts_(&o, ",\"dtype\":");
             jstr(&o, a->dtype);
+        }
+        if (a->size[0]) {
+            puts_(&o, ",\"size\":");
+            jstr(&o, a->size);
         }
         puts_(&o, "}");
     }
@@ -471,6 +481,10 @@ static int decode2(plan *p, const json *doc, char *err, int errcap)
             return perr(err, errcap, "launch plan: buffer '%s' needs a dtype (f32, f16 or bf16)", p->args[i].name);
         snprintf(p->args[i].dtype, sizeof p->args[i].dtype, "%s", p->args[i].role <= PLAN_INOUT ? dt : "");
         p->args[i].esize = dtype_size(p->args[i].dtype);
+        const json *sz = json_get(a, "size");
+        if (sz && (sz->type != JSON_STR || strlen(sz->str) > PLAN_MAXEXPR))
+            return perr(err, errcap, "launch plan: arg '%s': size must be an expression", p->args[i].name);
+        if (sz) snprintf(p->args[i].size, sizeof p->args[i].size, "%s", sz->str);
     }
     if (take_exprs(json_get(doc, "grid"), p->grid, 3) || take_exprs(json_get(doc, "block"), p->block, 3))
         return perr(err, errcap, "launch plan: \"grid\" and \"block\" must list 3 expressions each");
@@ -498,7 +512,10 @@ int plan_decode(const char *text, plan **out, char *err, int errcap)
     long long v;
     int rc = -1;
     if (doc->type != JSON_OBJ) perr(err, errcap, "launch plan: not a JSON object");
-    else if (!json_get(doc, "v")) perr(err, errcap, "launch plan: no version (\"v\"): written by aitune 0.1, migrate the registry");
+    else if (doc->n == 0) perr(err, errcap, "launch plan: empty (no kernel was stored for it)");
+    else if (!json_get(doc, "v"))
+        perr(err, errcap, "launch plan: no version (\"v\"): written by aitune 0.1; `aitune compile` or `aitune sweep` "
+                          "on this registry migrates it");
     else if (get_int(doc, "v", 0, 1000000, 0, &v)) perr(err, errcap, "launch plan: bad version");
     else if (v != PLAN_VERSION) perr(err, errcap, "launch plan: version %lld (this aitune reads %d)", v, PLAN_VERSION);
     else {

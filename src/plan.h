@@ -9,7 +9,9 @@
 ** - the kernel's entry name (a C identifier);
 ** - the op's dims, in the op's order (the names expressions use), and the
 **   op's arguments in order: name, role (in/out/inout buffer, f32 scalar,
-**   dim) and element dtype of buffers (f32, f16, bf16);
+**   dim), element dtype of buffers (f32, f16, bf16) and their size in
+**   elements (an expression, from op.lua's size(); callers check buffers
+**   against it);
 ** - grid, block, cluster (3 each) and dynamic shared memory: expressions
 **   over the dims (expr.h: integers, dim names, + - *, parentheses, cdiv,
 **   min, max);
@@ -37,8 +39,8 @@
 **
 ** ## The codec (version PLAN_VERSION), one JSON object:
 **     {"v":2,"kernel":"aitune_softmax_1a2b3c4d","dims":["rows","cols"],
-**      "args":[{"name":"x","role":"in","dtype":"bf16"},
-**              {"name":"y","role":"out","dtype":"bf16"},
+**      "args":[{"name":"x","role":"in","dtype":"bf16","size":"rows * cols"},
+**              {"name":"y","role":"out","dtype":"bf16","size":"rows * cols"},
 **              {"name":"rows","role":"dim"},{"name":"cols","role":"dim"}],
 **      "grid":["rows","1","1"],"block":["256","1","1"],"cluster":["1","1","1"],
 **      "smem":"0",
@@ -79,6 +81,7 @@ typedef struct plan_arg {
     int role;               /* enum plan_role */
     char dtype[8];          /* buffers: f32 | f16 | bf16; "" otherwise */
     int esize;              /* buffers: bytes per element */
+    char size[PLAN_MAXEXPR + 1];   /* buffers: elements, an expression over dims; "" unknown */
 } plan_arg;
 
 typedef struct plan_tmap {

@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "registry.h"
 #include <errno.h>
+#include "plan.h"
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@ extern const char *const reg_migration_sql[];
 struct reg {
     sqlite3 *db;
     char *path;
+    int version;            /* schema version after open (and migration) */
     char err[1024];
 };
 
@@ -211,7 +214,7 @@ int reg_open(const char *path, int readonly, reg **out)
     int version = 0;
     if (schema_version(r, &version)) return -1;
     if (version > REG_SCHEMA_VERSION)
-        return fail(r, "written by a newer aitune (schema %d; this one knows %d)", version, REG_SCHEMA_VERSION);
+        return fail(r, "written by a newer aitune (schema %d; this one knows %d): upgrade aitune", version, REG_SCHEMA_VERSION);
     if (version == 0) {
         if (readonly) return fail(r, "empty file, not an aitune registry");
         /* One transaction, so that another process opening the same new
@@ -223,36 +226,85 @@ int reg_open(const char *path, int readonly, reg **out)
         if (version == 0) {
             if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
             char sql[128];
-            /* db/schema.sql is schema 1; the migrations below take it up. */
-            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", 1);
-            version = 1;
+            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
             if (exec(r, sql, "cannot write the schema version")) return -1;
         }
         if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && enable_wal(r)) {
         return write_failure(r, "cannot enable WAL");
     }
-    /* An older schema (a 0.1 registry, or a new one made from schema 1) is
-    ** brought up to date, one step per migration, in one transaction with
-    ** the version, so a concurrent opener sees either; it runs again only
-    ** where the version says a step is missing. A read-only open reads what
-    ** is there. */
+    /* An older schema is brought up to date, one step per migration, in one
+    ** transaction with the version, so a concurrent opener sees either. A
+    ** read-only open reads what is there (every reader copes with version 1). */
     if (version < REG_SCHEMA_VERSION && !readonly) {
-        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return write_failure(r, "cannot lock it");
-        if (schema_version(r, &version)) { sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL); return -1; }
+        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return -1;
+        if (schema_version(r, &version)) { exec(r, "ROLLBACK", "rollback"); return -1; }
         for (int v = version + 1; v <= REG_SCHEMA_VERSION; v++) {
             char what[64], sql[128];
             snprintf(what, sizeof what, "cannot migrate it to schema %d", v);
             snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", v);
-            if (!reg_migration_sql[v] || exec(r, reg_migration_sql[v], what) || exec(r, sql, what)) {
-                if (!reg_migration_sql[v]) fail(r, "%s: no migration in this build", what);
+            if (exec(r, reg_migration_sql[v], what) || exec(r, sql, what)) {
                 sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
                 return -1;
             }
         }
         if (exec(r, "COMMIT", "cannot commit the migration")) return -1;
     }
+    r->version = version > REG_SCHEMA_VERSION ? version : REG_SCHEMA_VERSION;
+    if (readonly) r->version = version;
     return 0;
+}
+
+int reg_version(reg *r) { return r->version; }
+
+int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed)
+{
+    *converted = *failed = 0;
+    sqlite3_stmt *st = prep(r, "SELECT rowid, op, dtype, launch FROM winners WHERE launch IS NOT NULL AND "
+                               "launch NOT LIKE '{\"v\":%' AND launch <> '{}'");
+    if (!st) return -1;
+    typedef struct row { long long id; char *op, *dtype, *launch; } row;
+    row *rows = NULL;
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rows = xrealloc(rows, sizeof *rows * (size_t)(n + 1));
+        rows[n].id = sqlite3_column_int64(st, 0);
+        rows[n].op = col_dup(st, 1);
+        rows[n].dtype = col_dup(st, 2);
+        rows[n].launch = col_dup(st, 3);
+        n++;
+    }
+    sqlite3_finalize(st);
+    int bad = rc != SQLITE_DONE ? dbfail(r, "cannot read winners") : 0;
+    for (int i = 0; i < n && !bad; i++) {
+        int ndims = 0, nargs = 0;
+        char dims[PLAN_MAXDIMS][PLAN_MAXNAME + 1];
+        plan_arg args[PLAN_MAXARGS];
+        plan *p = NULL;
+        char err[512], *json = NULL;
+        const char *dn[PLAN_MAXDIMS];
+        if (rows[i].op && rows[i].dtype && !sig(ctx, rows[i].op, rows[i].dtype, &ndims, dims, &nargs, args)) {
+            for (int d = 0; d < ndims; d++) dn[d] = dims[d];
+            if (!plan_decode_v1(rows[i].launch, ndims, dn, nargs, args, &p, err, sizeof err))
+                json = plan_encode(p, err, sizeof err);
+        }
+        plan_free(p);
+        if (!json) { (*failed)++; continue; }
+        sqlite3_stmt *up = prep(r, "UPDATE winners SET launch = ? WHERE rowid = ?");
+        if (!up) { free(json); bad = -1; break; }
+        bind_text(up, 1, json);
+        sqlite3_bind_int64(up, 2, rows[i].id);
+        free(json);
+        if (done(r, up, "cannot store a migrated launch plan")) bad = -1;
+        else (*converted)++;
+    }
+    for (int i = 0; i < n; i++) {
+        free(rows[i].op);
+        free(rows[i].dtype);
+        free(rows[i].launch);
+    }
+    free(rows);
+    return bad ? -1 : 0;
 }
 
 void reg_close(reg *r)
@@ -568,7 +620,7 @@ static void read_winner(sqlite3_stmt *st, winner *w)
 
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w)
 {
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ?");
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 AND bucket = ?4");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);
@@ -603,7 +655,7 @@ int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, 
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ? AND arch = ? AND dtype = ? ORDER BY bucket");
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);
@@ -633,23 +685,57 @@ void winner_free(winner *w)
 }
 
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
-                    const char *tmpl, const char *config)
+                    const char *tmpl, const char *config, const char *cubin, const char *launch)
 {
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO defaults (op, arch, dtype, template, config) VALUES (?,?,?,?,?)");
+    /* Without a kernel, one stored for the same template and config stays. */
+    sqlite3_stmt *st = prep(r, "INSERT INTO defaults (op, arch, dtype, template, config, cubin, launch) VALUES (?,?,?,?,?,?,?) "
+        "ON CONFLICT (op, arch, dtype) DO UPDATE SET "
+        "cubin = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
+        "THEN cubin ELSE excluded.cubin END, "
+        "launch = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
+        "THEN launch ELSE excluded.launch END, "
+        "template = excluded.template, config = excluded.config");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);
     bind_text(st, 3, dtype);
     bind_text(st, 4, tmpl);
     bind_text(st, 5, config);
+    bind_text(st, 6, cubin && *cubin ? cubin : NULL);
+    bind_text(st, 7, launch);
     return done(r, st, "cannot store a default");
+}
+
+int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap)
+{
+    sqlite3_stmt *st = prep(r, "SELECT arch FROM winners WHERE op = ?1 AND dtype = ?2 UNION "
+                               "SELECT arch FROM defaults WHERE op = ?1 AND dtype = ?2");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, dtype);
+    int n = 0, rc, at = 0;
+    out[0] = 0;
+    char seen[512] = ",";
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char a[16], key[20];
+        const unsigned char *s = sqlite3_column_text(st, 0);
+        arch_base(s ? (const char *)s : "", a);
+        snprintf(key, sizeof key, ",%s,", a);
+        if (!a[0] || strstr(seen, key)) continue;
+        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s,", a);
+        at += snprintf(out + at, (size_t)(cap > at ? cap - at : 0), "%s%s", n ? "," : "", a);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
+    return n;
 }
 
 int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config)
 {
     *config = NULL;
-    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ? AND arch = ? AND dtype = ?");
+    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);
@@ -1253,8 +1339,8 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
           "AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.hw = s.hw AND (m.median_us < s.median_us "
           "OR (m.median_us = s.median_us AND m.config <= s.config)))",
           "winners" },
-        { "INSERT OR IGNORE INTO main.defaults (op, arch, dtype, template, config) "
-          "SELECT op, arch, dtype, template, config FROM src.defaults", "defaults" },
+        { "INSERT OR IGNORE INTO main.defaults (op, arch, dtype, template, config, cubin, launch) "
+          "SELECT op, arch, dtype, template, config, cubin, launch FROM src.defaults", "defaults" },
         { "INSERT INTO main.misses (op, arch, dtype, shape, count) SELECT op, arch, dtype, shape, count FROM src.misses "
           "WHERE true ON CONFLICT (op, arch, dtype, shape) DO UPDATE SET count = max(count, excluded.count) "
           "WHERE excluded.count > count",

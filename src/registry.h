@@ -14,18 +14,35 @@
 
 typedef struct reg reg;
 
-/* 2: db/migrations/010-identity.sql (hardware and toolchain identity). */
-#define REG_SCHEMA_VERSION 2
+/* 2: defaults carry their kernel (cubin, launch); winners.launch holds
+** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON.
+** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
+** devices.hw and .toolchain, runs.sources, winners keyed by hardware too. */
+#define REG_SCHEMA_VERSION 3
+
+struct plan_arg;
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
-** on failure, so reg_errmsg works; reg_close it either way. path must be a
-** regular file (or, unless readonly, absent): devices, FIFOs and folders
-** are refused. A read-only open works in a read-only folder. Returns 0, -1
-** for a registry that is missing, not one or unusable (bad input), or
-** REG_NOTWRITABLE when a write open finds the file or its folder read-only
-** (a tool failure: the user must point --db elsewhere). */
+** on failure, so reg_errmsg works; reg_close it either way. Opened for
+** writing, an older schema is migrated (db/migrations/), in one transaction;
+** a newer one is refused. path must be a regular file (or, unless readonly,
+** absent): devices, FIFOs and folders are refused. A read-only open works in
+** a read-only folder. Returns 0, -1 for a registry that is missing, not one
+** or unusable (bad input), or REG_NOTWRITABLE when a write open finds the
+** file or its folder read-only (a tool failure: the user must point --db
+** elsewhere). */
 #define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
+/* The schema version the open left (older only when opened read-only). */
+int reg_version(reg *r);
+
+/* The op's signature for plan migration: 0, or -1 when the op is unknown. */
+typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],
+                                int *nargs, struct plan_arg *args);
+/* Rewrite 0.1 launch JSON in winners to plan version 2 (plan_decode_v1 with
+** the op's signature from sig). Rows that cannot be converted (an op no
+** longer known) are left and counted in *failed. */
+int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed);
 void reg_close(reg *r);
 const char *reg_errmsg(reg *r);
 const char *reg_path(reg *r);
@@ -88,7 +105,8 @@ typedef struct winner {
 } winner;
 
 int reg_winner_put(reg *r, const winner *w);
-/* The winner of (op, arch, dtype, bucket): 1 found, 0 none. */
+/* The winner of (op, arch, dtype, bucket): 1 found, 0 none. arch is the base
+** ("sm_90"); a row stored as "sm_90a" or "sm_90f" matches it, as in libaitune. */
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w);
 /* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
@@ -97,8 +115,13 @@ void winner_free(winner *w);
 ** (free each with winner_free, then the array). */
 int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n);
 
+/* cubin (a cubins hash) and launch (a plan) may be NULL: no kernel stored,
+** unless one was for the same template and config (kept). */
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
-                    const char *tmpl, const char *config);
+                    const char *tmpl, const char *config, const char *cubin, const char *launch);
+/* The base archs (sm_90, ...) with winners or a default for (op, dtype),
+** comma separated into out; returns how many, or -1. */
+int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap);
 /* The default of (op, arch, dtype): 1 found (*config malloc'd), 0 none. */
 int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config);

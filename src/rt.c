@@ -49,8 +49,26 @@ struct rt_default {
     long long rowid;  /* defaults.rowid; 0 when the schema has no kernel columns */
 };
 
+/* Winners of one (op, arch, dtype, ndims), sorted by lo[0]: a lookup hashes
+** to its group and binary-searches the few buckets whose dim-0 range can
+** hold the shape, so an exact answer costs the same with 10 or 10k winners. */
+struct rt_group {
+    size_t first, count;
+    int ndims;
+    long long span0;          /* the widest hi[0] - lo[0] in the group */
+    uint64_t hash;            /* of (op, arch, dtype) */
+    size_t run, nruns;        /* its runs of one dim-0 range, sorted */
+    int disjoint;             /* the runs' dim-0 ranges do not overlap */
+};
+
+/* Winners of a group that share one dim-0 range [lo0, hi0). */
+struct rt_run {
+    size_t first, count;
+    long long lo0, hi0;
+};
+
 /* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
-#define RT_SCHEMA_VERSION 2
+#define RT_SCHEMA_VERSION 3
 
 struct aitune_kernel {
     struct aitune_kernel *next;
@@ -79,6 +97,12 @@ struct aitune {
     size_t ndefaults, defaults_cap;
     long long *edges;                             /* bucket edges, hi exclusive */
     size_t nedges, edges_cap;
+    struct rt_group *groups;
+    size_t ngroups;
+    struct rt_run *runs;
+    size_t nruns;
+    int *slots;                                   /* open addressing: group index or -1 */
+    size_t nslots;                                /* a power of two, or 0 */
     char *pool;                                   /* NUL-terminated strings */
     size_t npool, pool_cap;
     char errmsg[512];
@@ -324,7 +348,7 @@ static int rt_load(aitune *h, const char *path, const char *name, int uri)
     if (arc == AITUNE_OK)
         arc = rt_read_rows(h, path, db,
                            "SELECT op, arch, dtype, bucket, dims, lo, hi, template, config,"
-                           " median_us, rowid FROM winners ORDER BY op, arch, dtype, bucket",
+                           " median_us, rowid FROM winners",   /* rt_index sorts */
                            rt_add_winner);
     if (arc == AITUNE_OK)
         arc = rt_read_rows(h, path, db,
@@ -377,6 +401,8 @@ static int rt_load_immutable(aitune *h, const char *path)
     return rc;
 }
 
+static int rt_index(aitune *h);
+
 /* *out is set to NULL only when the handle itself cannot be allocated
 ** (AITUNE_NOMEM). aitune_errmsg(NULL) then says "out of memory" and
 ** aitune_close(NULL) does nothing, so callers need no special case; a static
@@ -419,9 +445,11 @@ int aitune_open(const char *path, aitune **out)
         rc = rt_load_immutable(h, path);
     }
     if (rc == AITUNE_OK)
+        rc = rt_index(h);
+    if (rc == AITUNE_OK)
         strcpy(h->errmsg, "not an error"); /* the retry succeeded */
     else
-        h->nwinners = h->ndefaults = 0; /* a failed open answers no lookups */
+        h->nwinners = h->ndefaults = h->nslots = 0; /* a failed open answers no lookups */
     return rc;
 }
 
@@ -452,6 +480,94 @@ static int rt_same(const aitune *h, size_t op, size_t arch, size_t dtype, const 
            a[archlen] == '\0' && strcmp(h->pool + dtype, qdtype) == 0;
 }
 
+static uint64_t rt_hash(const char *op, const char *arch, size_t archlen, const char *dtype)
+{
+    uint64_t x = 0xcbf29ce484222325ULL;
+    for (const char *p = op; *p; p++) x = (x ^ (unsigned char)*p) * 0x100000001b3ULL;
+    x = (x ^ 0xff) * 0x100000001b3ULL;
+    for (size_t i = 0; i < archlen; i++) x = (x ^ (unsigned char)arch[i]) * 0x100000001b3ULL;
+    x = (x ^ 0xff) * 0x100000001b3ULL;
+    for (const char *p = dtype; *p; p++) x = (x ^ (unsigned char)*p) * 0x100000001b3ULL;
+    return x;
+}
+
+static int rt_cmp_winner(const void *a, const void *b, void *ctx)
+{
+    const aitune *h = ctx;
+    const struct rt_winner *x = a, *y = b;
+    int c;
+    if ((c = strcmp(h->pool + x->op, h->pool + y->op)) || (c = strcmp(h->pool + x->arch, h->pool + y->arch)) ||
+        (c = strcmp(h->pool + x->dtype, h->pool + y->dtype)))
+        return c;
+    if (x->ndims != y->ndims)
+        return x->ndims < y->ndims ? -1 : 1;
+    const long long *lx = h->edges + x->edges, *ly = h->edges + y->edges;
+    if (lx[0] != ly[0])
+        return lx[0] < ly[0] ? -1 : 1;
+    if (lx[x->ndims] != ly[y->ndims])   /* hi[0]: one dim-0 range is one run */
+        return lx[x->ndims] < ly[y->ndims] ? -1 : 1;
+    for (int i = 1; i < x->ndims; i++)
+        if (lx[i] != ly[i])
+            return lx[i] < ly[i] ? -1 : 1;
+    return 0;
+}
+
+/* Sort the winners into groups and hash the groups. */
+static int rt_index(aitune *h)
+{
+    if (!h->nwinners)
+        return AITUNE_OK;
+    qsort_r(h->winners, h->nwinners, sizeof *h->winners, rt_cmp_winner, h);
+    h->groups = calloc(h->nwinners, sizeof *h->groups);
+    h->runs = calloc(h->nwinners, sizeof *h->runs);
+    if (!h->groups || !h->runs)
+        return rt_error(h, AITUNE_NOMEM, "out of memory indexing the registry");
+    for (size_t k = 0; k < h->nwinners; k++) {
+        const struct rt_winner *w = &h->winners[k];
+        struct rt_group *g = h->ngroups ? &h->groups[h->ngroups - 1] : NULL;
+        const struct rt_winner *f = g ? &h->winners[g->first] : NULL;
+        if (!g || f->ndims != w->ndims || strcmp(h->pool + f->op, h->pool + w->op) ||
+            strcmp(h->pool + f->arch, h->pool + w->arch) || strcmp(h->pool + f->dtype, h->pool + w->dtype)) {
+            g = &h->groups[h->ngroups++];
+            g->first = k;
+            g->ndims = w->ndims;
+            g->hash = rt_hash(h->pool + w->op, h->pool + w->arch, strlen(h->pool + w->arch), h->pool + w->dtype);
+            g->run = h->nruns;
+            g->disjoint = 1;
+        }
+        g->count++;
+        const long long *lo = h->edges + w->edges;
+        struct rt_run *r = g->nruns ? &h->runs[g->run + g->nruns - 1] : NULL;
+        if (!r || r->lo0 != lo[0] || r->hi0 != lo[w->ndims]) {
+            if (r && lo[0] < r->hi0)
+                g->disjoint = 0;
+            r = &h->runs[h->nruns++];
+            g->nruns++;
+            r->first = k;
+            r->lo0 = lo[0];
+            r->hi0 = lo[w->ndims];
+        }
+        r->count++;
+        if (lo[w->ndims] - lo[0] > g->span0)
+            g->span0 = lo[w->ndims] - lo[0];
+    }
+    h->nslots = 16;
+    while (h->nslots < 2 * h->ngroups)
+        h->nslots *= 2;
+    h->slots = malloc(h->nslots * sizeof *h->slots);
+    if (!h->slots)
+        return rt_error(h, AITUNE_NOMEM, "out of memory indexing the registry");
+    for (size_t i = 0; i < h->nslots; i++)
+        h->slots[i] = -1;
+    for (size_t gi = 0; gi < h->ngroups; gi++) {
+        size_t s = h->groups[gi].hash & (h->nslots - 1);
+        while (h->slots[s] >= 0)
+            s = (s + 1) & (h->nslots - 1);
+        h->slots[s] = (int)gi;
+    }
+    return AITUNE_OK;
+}
+
 /* The answer for a query: *wp (a winner) or *dp (a default). No allocation
 ** and no writes to h except the error message on failure. */
 static int rt_choose(aitune *h, const char *op, const char *arch, const char *dtype,
@@ -476,14 +592,67 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
     const struct rt_winner *best = NULL;
     int best_exact = 0, other_ndims = 0;
     double best_dist = 0;
-    for (size_t k = 0; k < h->nwinners; k++) {
-        const struct rt_winner *w = &h->winners[k];
-        if (!rt_same(h, w->op, w->arch, w->dtype, op, arch, archlen, dtype))
-            continue;
-        if (w->ndims != ndims) {
-            other_ndims = w->ndims; /* only for the message, if nothing answers */
-            continue;
+    const struct rt_group *g = NULL;
+    if (h->nslots) {
+        uint64_t hv = rt_hash(op, arch, archlen, dtype);
+        for (size_t s = hv & (h->nslots - 1); h->slots[s] >= 0; s = (s + 1) & (h->nslots - 1)) {
+            const struct rt_group *c = &h->groups[h->slots[s]];
+            const struct rt_winner *w = &h->winners[c->first];
+            if (c->hash != hv || !rt_same(h, w->op, w->arch, w->dtype, op, arch, archlen, dtype))
+                continue;
+            if (c->ndims == ndims)
+                g = c;
+            else
+                other_ndims = c->ndims; /* only for the message, if nothing answers */
         }
+    }
+    if (g) {
+        /* Exact: only buckets whose dim-0 range holds shape[0]. With
+        ** disjoint ranges (log2 or explicit edges) that is one run, found by
+        ** binary search; else those with lo[0] in (shape[0] - span0, shape[0]]. */
+        size_t lo_i, b;
+        if (g->disjoint) {
+            size_t x = g->run, y = g->run + g->nruns;
+            while (x < y) {   /* the first run with hi0 > shape[0] */
+                size_t m = x + (y - x) / 2;
+                if (h->runs[m].hi0 > shape[0]) y = m; else x = m + 1;
+            }
+            lo_i = b = 0;
+            if (x < g->run + g->nruns) {
+                lo_i = h->runs[x].first;
+                b = lo_i + h->runs[x].count;
+            }
+        } else {
+            size_t a = g->first, x = a, y = g->first + g->count;
+            while (x < y) {   /* first with lo[0] > shape[0] */
+                size_t m = x + (y - x) / 2;
+                if (h->edges[h->winners[m].edges] > shape[0]) y = m; else x = m + 1;
+            }
+            b = x;
+            long long floor0 = shape[0] - g->span0;
+            x = a, y = b;
+            while (x < y) {   /* first with lo[0] > shape[0] - span0 */
+                size_t m = x + (y - x) / 2;
+                if (h->edges[h->winners[m].edges] > floor0) y = m; else x = m + 1;
+            }
+            lo_i = x;
+        }
+        for (size_t k = lo_i; k < b; k++) {
+            const struct rt_winner *w = &h->winners[k];
+            const long long *lo = h->edges + w->edges, *hi = lo + ndims;
+            int exact = 1;
+            for (int i = 0; i < ndims && exact; i++)
+                exact = shape[i] >= (lo[i] > 1 ? lo[i] : 1) && shape[i] <= hi[i] - 1;
+            if (exact && (!best || rt_better(1, 0, lo, 1, 0, h->edges + best->edges, ndims))) {
+                best = w;
+                best_exact = 1;
+            }
+        }
+    }
+    /* Nearest: the whole group, only when no bucket holds the shape. */
+    size_t scan_from = g && !best ? g->first : 0, scan_to = g && !best ? g->first + g->count : 0;
+    for (size_t k = scan_from; k < scan_to; k++) {
+        const struct rt_winner *w = &h->winners[k];
         /* Distance to the nearest size the bucket holds, in log2 steps per
         ** dim: a kernel tuned for 2^20 suits 2^21 better than 2^25. */
         const long long *lo = h->edges + w->edges, *hi = lo + ndims;
@@ -922,6 +1091,9 @@ int aitune_close(aitune *h)
         pthread_mutex_destroy(&h->mu);
         free(h->path);
         free(h->name);
+        free(h->groups);
+        free(h->runs);
+        free(h->slots);
         free(h->winners);
         free(h->defaults);
         free(h->edges);

@@ -588,6 +588,33 @@ static int add_earlier(sw *S, const op_task *t, const bucket *b, bucket_state *b
     return 0;
 }
 
+/* The default of (op, arch, dtype) with its kernel (cubin and launch plan)
+** when candidate c (instantiated, compiled) has one, so libaitune can launch
+** at the default level; without, a stored kernel of the same config stays. */
+static int put_default(sw *S, const op_task *t, const char *tname, const char *config, const cand *c)
+{
+    char *pj = NULL, err[512];
+    if (c && !c->error && c->job.ok && c->job.cubin) pj = plan_json(&c->k, err, sizeof err);
+    int rc = 0;
+    if (reg_default_put(S->R, t->op, S->arch, t->dtype, tname, config, pj ? c->key : NULL, pj)) rc = error("%s", reg_errmsg(S->R));
+    free(pj);
+    return rc;
+}
+
+/* compile: the default's kernel is in the cache by now. */
+static int store_default(sw *S, const op_task *t, const char *tname, const char *config)
+{
+    cand c = { 0 };
+    instantiate(S, &c, tname, config, t);
+    if (!c.error && (start_compile(S, &c, S->sp.arch) || finish_compile(S, &c))) {
+        cand_free(&c);
+        return -1;
+    }
+    int rc = put_default(S, t, tname, config, &c);
+    cand_free(&c);
+    return rc;
+}
+
 /* Every (template, config) of one (task, dtype, bucket). */
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
@@ -612,9 +639,11 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
         if (!ok) continue;
         char *dflt = NULL;
         if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt)) warning("%s", tmpl_errmsg(S->T));
+        /* The config now; its kernel once the first batch compiled it. */
+        int default_kernel = 0;
         if (dflt && !stored_default && !S->o->compile_only) {
-            if (reg_default_put(S->R, t->op, S->arch, t->dtype, tn[ti], dflt)) rc = error("%s", reg_errmsg(S->R));
-            stored_default = 1;
+            rc = put_default(S, t, tn[ti], dflt, NULL);
+            stored_default = default_kernel = 1;
         }
         const char *strategy = S->o->compile_only ? "exhaustive" : st->search;
         int max_evals = S->o->compile_only ? 0 : (S->o->max_evals > 0 ? S->o->max_evals : st->max_evals);
@@ -682,6 +711,10 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
                 if (dflt && cs[i].config && !strcmp(cs[i].config, dflt) && cs[i].m.status[0]) {
                     snprintf(default_status, sizeof default_status, "%s", cs[i].m.status);
                     default_time = cs[i].m.median_us;
+                    if (default_kernel && !rc && cs[i].job.cubin) {
+                        rc = put_default(S, t, tn[ti], dflt, &cs[i]);
+                        default_kernel = 0;
+                    }
                 }
                 cand_free(&cs[i]);
             }
@@ -1020,6 +1053,8 @@ static int compile_all(sw *S)
     ** on the shape are compiled once. */
     compiled_row **rows = NULL;   /* pointers: jobs in flight must not move */
     int nrows = 0, rc = 0, landed = 0;
+    struct { op_task t; char tname[64]; char *config; } *defs = NULL;
+    int ndefs = 0;
     for (int i = 0; i < S->sp.ntasks && !rc && !interrupted; i++) {
         spec_task *st = &S->sp.tasks[i];
         bucket *bs;
@@ -1037,6 +1072,7 @@ static int compile_all(sw *S)
                 char **tn;
                 int ntn;
                 if (tmpl_templates(S->T, t.op, &tn, &ntn)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+                int stored_default = bi > 0;   /* once per (op, dtype): its first bucket */
                 for (int ti = 0; ti < ntn && !rc; ti++) {
                     int ok;
                     char why[256];
@@ -1046,6 +1082,18 @@ static int compile_all(sw *S)
                         continue;
                     }
                     if (!ok) continue;
+                    /* The default, so lookup and emit answer without a sweep:
+                    ** stored once its kernel is compiled, after the table. */
+                    char *dflt = NULL;
+                    if (!stored_default && !tmpl_default(S->T, tn[ti], &t, &S->dev, &dflt) && dflt) {
+                        defs = xrealloc(defs, sizeof *defs * (size_t)(ndefs + 1));
+                        defs[ndefs].t = t;
+                        snprintf(defs[ndefs].tname, sizeof defs[ndefs].tname, "%s", tn[ti]);
+                        defs[ndefs++].config = dflt;
+                        stored_default = 1;
+                    } else {
+                        free(dflt);
+                    }
                     /* Every config, or with --max-evals a seeded sample of each space. */
                     search *se = S->o->max_evals > 0
                         ? search_new(S->T, "random", tn[ti], &t, &S->dev, S->sp.seed, S->o->max_evals)
@@ -1134,11 +1182,43 @@ static int compile_all(sw *S)
     if (S->o->verbose) printf("(* from the cubin cache)\n");
     else compile_tally_print(&tally, stdout);
     S->evaluated = nrows;
+    /* Defaults last: their kernels are in the cache by now (not counted again). */
+    int compiled = S->compiled, hits = S->cache_hits;
+    for (int i = 0; i < ndefs; i++) {
+        if (!rc && !interrupted) rc = store_default(S, &defs[i].t, defs[i].tname, defs[i].config);
+        free(defs[i].config);
+    }
+    free(defs);
+    S->compiled = compiled;
+    S->cache_hits = hits;
     if (failed) {
         fprintf(stderr, "aitune: %d of %d kernels failed to compile\n", failed, nrows);
         return rc ? rc : 1;
     }
     return rc;
+}
+
+/* reg_signature_fn over the templates: the op's dims and arguments. */
+static int op_signature(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64], int *nargs,
+                        struct plan_arg *args)
+{
+    tmpl *T = ctx;
+    long long shape[TMPL_MAXDIMS] = { 1, 1, 1, 1 };
+    op_task t;
+    if (tmpl_task(T, op, dtype, shape, &t)) return -1;
+    *ndims = t.ndims;
+    for (int d = 0; d < t.ndims; d++) snprintf(dims[d], 64, "%s", t.dims[d]);
+    *nargs = t.nargs;
+    for (int i = 0; i < t.nargs; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        snprintf(args[i].name, sizeof args[i].name, "%s", t.args[i].name);
+        args[i].role = t.args[i].role;
+        if (args[i].role <= PLAN_INOUT) {
+            snprintf(args[i].dtype, sizeof args[i].dtype, "%s", t.args[i].dtype);
+            args[i].esize = t.args[i].esize;
+        }
+    }
+    return 0;
 }
 
 /* ---- the sweep ---- */
@@ -1211,6 +1291,16 @@ int sweep_run(const sweep_opts *o)
         code = orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
         goto out;
     }
+    /* Launch plans of a registry written by 0.1 become version-2 plans. */
+    int converted, unconverted;
+    if (reg_migrate_plans(S->R, op_signature, S->T, &converted, &unconverted)) {
+        error("%s", reg_errmsg(S->R));
+        code = EXIT_FAIL;
+        goto out;
+    }
+    if (converted || unconverted)
+        fprintf(stderr, "registry: %d launch plans from aitune 0.1 migrated%s\n", converted,
+                unconverted ? "; some could not be (their ops are gone): emit and libaitune refuse those" : "");
     S->pool = jit_pool_new(o->threads);
     if (!o->quiet) {
         S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");

@@ -933,6 +933,28 @@ static int plan_for_task(tmpl *T, const op_task *task, const char *kname, plan *
             a->esize = task->args[i].esize;
         }
     }
+    /* Buffer sizes as expressions: op.lua's size() over a symbolic shape. */
+    lua_State *L = T->L;
+    int top = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, "aitune.G");
+    lua_getfield(L, -1, "lib");
+    lua_pushstring(L, "kernel");
+    if (tmpl_pcall(T, 1, 1, "lib('kernel')")) { lua_settop(L, top); return -1; }
+    lua_getfield(L, -1, "size_exprs");
+    if (push_op(T, task->op)) { lua_settop(L, top); return -1; }
+    lua_createtable(L, task->ndims, 0);
+    for (int i = 0; i < task->ndims; i++) {
+        lua_pushstring(L, task->dims[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    if (tmpl_pcall(T, 2, 1, "kernel.size_exprs")) { lua_settop(L, top); return -1; }
+    for (int i = 0; i < P->nargs; i++) {
+        if (P->args[i].role > PLAN_INOUT) continue;
+        if (lua_getfield(L, -1, P->args[i].name) == LUA_TSTRING)
+            snprintf(P->args[i].size, sizeof P->args[i].size, "%s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_settop(L, top);
     return 0;
 }
 

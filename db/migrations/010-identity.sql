@@ -1,6 +1,7 @@
--- Identity (issue 11). Applied by registry.c, in one transaction with the new
--- schema version, when a registry is opened for writing; a 0.1 registry is
--- migrated, never discarded.
+-- Schema 2 -> 3: identity (issue 11). Applied by registry.c, in one
+-- transaction with the new schema version, when a registry is opened for
+-- writing (a 0.1 registry gets 002 first); db/schema.sql holds the same for
+-- new registries.
 --
 -- Hardware identity apart from toolchain identity. devices keeps one row per
 -- (uuid, driver, CUDA driver, NVRTC); hw names the hardware alone (name, cc,

@@ -124,4 +124,19 @@ function M.workspace_expr(t, p, dims, dt, dev)
   return ex(t.workspace(p, shape, dt, dev), 0)
 end
 
+-- The op's buffer sizes as expressions over dims (a list of names):
+-- { name = "rows * cols" }. An arg whose size() is not plain arithmetic over
+-- the shape is left out (its size is then unknown to the launch plan).
+function M.size_exprs(op, dims)
+  local shape, out = {}, {}
+  for _, d in ipairs(dims) do shape[d] = sym(d, 3) end
+  for _, a in ipairs(op.args) do
+    if a.size then
+      local ok, e = pcall(function() return ex(a.size(shape), 0) end)
+      if ok then out[a.name] = e end
+    end
+  end
+  return out
+end
+
 return M

@@ -97,6 +97,7 @@ function M.constraints(layout, p, shape, dt, dev)
   -- Measured with ptxas 13.0: 192 accumulators plus the multicast of B's
   -- 64-column chunks spill 8 bytes in the nn layout.
   if layout == "nn" and acc > 128 and share(p) == 1 then return false, "spills (192 accumulators, shared B chunks)" end
+  if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -105,9 +106,12 @@ function M.constraints(layout, p, shape, dt, dev)
   return true
 end
 
-function M.supports(shape, dt, dev)
+-- TMA needs 16-byte strides for what it loads: A (k), and B (k for nt, n
+-- for nn). D is TMA-stored only when n allows; an nt product with any n is
+-- still taken with direct stores (constraints).
+function M.supports(layout, shape, dt, dev)
   if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
-  if shape.k % 8 ~= 0 or shape.n % 8 ~= 0 then
+  if shape.k % 8 ~= 0 or (layout == "nn" and shape.n % 8 ~= 0) then
     return false, "TMA needs leading dimensions that are multiples of 8 elements"
   end
   return true
@@ -290,6 +294,14 @@ AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
 }
 ]],
     store,
+    string.format([[
+// A masked pair at (row, col < n): one 2-element store when n is even (the
+// pair is then aligned), else element by element.
+AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, float y) {
+  if ((n & 1) == 0) { store2(D, row * n + col, x, y); return; }
+  D[row * n + col] = st_%s(x);
+  if (col + 1 < n) D[row * n + col + 1] = st_%s(y);
+}]], out_ct, t.Out, t.Out),
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -420,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
       const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
       const long long col0 = (long long)tn * BN + 2 * (lane %% 4);
-      if ((long long)(tm + 1) * BM <= m && (long long)(tn + 1) * BN <= n) {
+      if ((long long)(tm + 1) * BM <= m && (long long)(tn + 1) * BN <= n && (n & 1) == 0) {
         // An interior tile: no masks, straight-line stores.
 #pragma unroll
         for (int i = 0; i < MI; i++) {
@@ -439,8 +451,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           for (int j = 0; j < BN / 8; j++) {
             const long long col = col0 + j * 8;
             if (col < n) {
-              if (r0 < m) store2(D, r0 * n + col, acc[i][4 * j], acc[i][4 * j + 1]);
-              if (r0 + 8 < m) store2(D, (r0 + 8) * n + col, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+              if (r0 < m) store2m(D, r0, col, n, acc[i][4 * j], acc[i][4 * j + 1]);
+              if (r0 + 8 < m) store2m(D, r0 + 8, col, n, acc[i][4 * j + 2], acc[i][4 * j + 3]);
             }
           }
         }
@@ -512,13 +524,13 @@ function M.family(op)
     dtypes = op.dtypes,
     params = M.params,
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, shape, dt, dev) end,
-    supports = M.supports,
+    supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev) end,
     launch = function(p, dt, dev) return M.launch(layout, p, dt, dev) end,
     source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name) end,
     default = function(shape, dt, dev)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
-               epilogue = "tma" }
+               epilogue = shape.n % 8 == 0 and "tma" or "direct" }
     end,
   }
 end

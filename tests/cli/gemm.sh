@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GEMM families without a GPU: a seeded sample of every GEMM family's
+# tests/run: alone (it loads every core)
+# The Hopper GEMM family without a GPU: a seeded sample of its
 # space (both layouts, every output type, a bar shape and a ragged one) is
 # instantiated and compiled for sm_90a with the ptxas checks (no spills, no
 # local memory, no ignored setmaxnreg or serialized wgmma: those warnings fail
@@ -35,6 +36,11 @@ tasks:
 YAML
 run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 2
 expect_true "n = 4097 is not compiled by the wgmma family" sh -c "! grep -q 'gemm_nn/wgmma' '$T/out'"
+# nt loads only k-long rows with TMA: an odd n is taken, with direct stores.
+sed -i 's/op: gemm_nn/op: gemm_nt/' "$T/odd.yaml"
+run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 3
+expect_true "gemm_nt with n = 4097 is compiled by the wgmma family" grep -q 'gemm_nt/wgmma' "$T/out"
+expect_true "... and only with direct stores" sh -c "! grep 'gemm_nt/wgmma' '$T/out' | grep -q '\"epilogue\":\"tma\"'"
 
 # Winners through the whole pipeline, then emit + nvcc.
 fake_sweep ok "$DB" "$SPEC" --max-evals 2
@@ -48,6 +54,12 @@ if command -v nvcc >/dev/null 2>&1; then
         run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
         expect_eq "nvcc -c builds the emitted $1 $2" "$RC" 0 || show_last
     done
+    # The whole op, every bucket, the arch taken from the registry.
+    run "$AITUNE" emit gemm_nt --dtype bf16 --db "$DB" -o "$T/whole.cu"
+    expect_eq "emit gemm_nt bf16 (whole op, no --arch)" "$RC" 0 || show_last
+    expect_true "the whole-op file has the dispatcher" grep -q '^extern "C" cudaError_t aitune_gemm_nt_bf16(' "$T/whole.cu"
+    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/whole.cu" -o "$T/whole.o"
+    expect_eq "nvcc -c builds the whole-op gemm_nt file" "$RC" 0 || show_last
 else
     skip "nvcc builds the emitted GEMM kernels: no nvcc"
 fi

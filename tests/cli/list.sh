@@ -7,7 +7,7 @@ expect_exit 0 "list" "$AITUNE" list
 expect_stdout "^templates and strategies from $ROOT\$" "list names the folder it read"
 expect_stdout "^  axpy +dims n +dtypes f32 f16 bf16 +1 template" "list shows an op's dims and dtypes"
 expect_stdout "^  softmax/tma +bf16 f16 f32 +sm_90\+ .*block=128,256,512,1024" "list shows a template's dtypes, archs and params"
-expect_stdout "^  exhaustive local random\$" "list shows the search strategies (not the space helper)"
+expect_stdout "^  anneal exhaustive genetic local model random\$" "list shows the search strategies (not the space helper)"
 expect_exit 0 "list one op" "$AITUNE" list softmax
 expect_no_stdout "axpy" "list OP shows only that op"
 expect_exit 0 "list --json" "$AITUNE" list --json
@@ -18,7 +18,7 @@ ops = {o["name"]: o for o in d["ops"]}
 t = [t for t in ops["axpy"]["templates"] if t["name"] == "axpy/vec"][0]
 print(ops["axpy"]["dims"], t["min_cc"], t["params"]["block"], t["configs"], d["strategies"])' <"$T/out" 2>&1)
 expect_eq "list --json is JSON with ops, templates and strategies" "$got" \
-    "['n'] 80 [64, 128, 256, 512, 1024] 200 ['exhaustive', 'local', 'random']"
+    "['n'] 80 [64, 128, 256, 512, 1024] 200 ['anneal', 'exhaustive', 'genetic', 'local', 'model', 'random']"
 expect_exit 2 "list of an unknown op" "$AITUNE" list axpx
 expect_stderr "^aitune: error: unknown op 'axpx' \(ops: axpy, cast," "the unknown op is named with the ops there are"
 expect_exit 0 "help list" "$AITUNE" help list

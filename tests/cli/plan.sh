@@ -27,11 +27,15 @@ expect_exit 0 "lookup finds the very shape the sweep tuned" "$AITUNE" lookup sof
 expect_stdout "exact: tuned bucket rows=2\^6,cols=2\^9" "and answers at the exact level"
 v=$(sql "$DB" "select count(*) from winners where launch like '{\"v\":2,%'")
 expect_eq "every winner stores a version-2 launch plan" "$v" 2
+v=$(sql "$DB" "select count(*) from defaults where cubin in (select hash from cubins) and launch like '{\"v\":2,%'")
+expect_eq "the sweep stores the default with its kernel (libaitune launches at the default level)" "$v" 1
 
 # emit: one bucket, and the whole op with its dispatcher.
 expect_exit 0 "emit one bucket" "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --shape 64,1000 --db "$DB" -o "$T/one.cu"
 expect_exit 0 "emit the whole op (no --shape)" "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --db "$DB" -o "$T/all.cu"
 expect_stderr "over 2 kernels" "the whole-op file holds both buckets"
+expect_exit 0 "emit the whole op without --arch (the registry has one)" "$AITUNE" emit softmax --dtype bf16 --db "$DB" -o "$T/noarch.cu"
+expect_true "gives the same file" cmp -s "$T/all.cu" "$T/noarch.cu"
 n=$(grep -c "^static int aitune_pick" "$T/all.cu")
 expect_eq "the whole-op file has one dispatcher" "$n" 1
 n=$(grep -c "aitune_softmax_bf16_workspace_bytes(long long rows, long long cols)" "$T/all.cu")
@@ -77,6 +81,10 @@ n=$(grep -c '^int evil' "$T/comment.cu")
 expect_eq "do not leave the comment" "$n" 0
 bs=$(grep '^//' "$T/comment.cu" | grep -c '\\' || true)
 expect_eq "no backslash in a comment line" "$bs" 0
+tamper arch "update winners set arch = 'sm_90a'"
+expect_exit 0 "a winner stored as sm_90a: emit finds it as lookup does" \
+    "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --shape 64,1000 --db "$T/arch.db" -o "$T/arch.cu"
+expect_stderr "level exact" "at the exact level"
 tamper edges "update winners set lo = '64,abc'"
 run "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --db "$T/edges.db" -o "$T/edges.cu"
 expect_eq "bad bucket edges: whole-op emit exits 3" "$RC" 3

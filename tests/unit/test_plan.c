@@ -17,7 +17,7 @@
 static int has(const char *s, const char *sub) { return s && sub && strstr(s, sub) != NULL; }
 
 #define HEAD "{\"v\":2,\"kernel\":\"gemm_k\",\"dims\":[\"m\",\"n\",\"k\"],\"args\":[" \
-    "{\"name\":\"A\",\"role\":\"in\",\"dtype\":\"bf16\"},{\"name\":\"B\",\"role\":\"in\",\"dtype\":\"bf16\"}," \
+    "{\"name\":\"A\",\"role\":\"in\",\"dtype\":\"bf16\",\"size\":\"m * k\"},{\"name\":\"B\",\"role\":\"in\",\"dtype\":\"bf16\"}," \
     "{\"name\":\"D\",\"role\":\"out\",\"dtype\":\"f32\"},{\"name\":\"alpha\",\"role\":\"scalar\"}," \
     "{\"name\":\"m\",\"role\":\"dim\"},{\"name\":\"n\",\"role\":\"dim\"},{\"name\":\"k\",\"role\":\"dim\"}]," \
     "\"grid\":[\"cdiv(n,128)\",\"cdiv(m,128)\",1],\"block\":[384,1,1],\"cluster\":[2,1,1],\"smem\":\"4*64*128*2+1024\","
@@ -94,7 +94,7 @@ static void test_expr_check(void)
     const char *names[] = { "m", "n" };
     char err[256];
     CHECK(!expr_check("cdiv(m, 128) * max(n, 1) - 3", 2, names, err, sizeof err), "a good expression checks");
-    const char *bad[] = { "m; system(\"x\")", "q", "m +", "((((((((((((((((((((((((((((((((((m))))))))))))))))))))))))))))))))))",
+    const char *bad[] = { "m; system(\"x\")", "q", "m +", "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((m))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))",
                           "99999999999999999999", "m/2", "" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(expr_check(bad[i], 2, names, err, sizeof err) == -1, "expr_check refuses '%.30s': %s", bad[i], err);
@@ -112,6 +112,7 @@ static void test_roundtrip(void)
     CHECK(p->nparams == 7 && p->params[0].kind == PLAN_TMAP && p->params[0].tm.rank == 2 && p->params[0].tm.box[1] == 128 &&
           p->params[1].tm.oob_nan == 1 && p->params[1].tm.l2 == 128 && p->params[5].kind == PLAN_I32 &&
           p->params[6].kind == PLAN_WORKSPACE, "params decoded in order with their fields");
+    CHECK(!strcmp(p->args[0].size, "m * k") && !p->args[1].size[0], "a buffer's size expression, optional");
     char *j = plan_encode(p, err, sizeof err);
     plan *q = NULL;
     CHECK(j && !plan_decode(j, &q, err, sizeof err), "the encoding decodes again (%s)", err);
@@ -189,6 +190,7 @@ static void test_hostile(void)
         { HEAD "\"params\":[{\"kind\":\"launch_missiles\"}]}", "unknown kind" },
         { "{\"kernel\":\"k\",\"grid\":[\"1\",\"1\",\"1\"],\"block\":[\"1\",\"1\",\"1\"]}", "aitune 0.1" },
         { "{\"v\":3}", "version 3" },
+        { "{}", "empty" },
         { "[]", "not a JSON object" },
         { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"m\",\"m\"],\"args\":[{\"name\":\"m\",\"role\":\"dim\"}],\"grid\":[1,1,1],\"block\":[1,1,1],\"params\":[]}", "twice" },
         { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"cdiv\"],\"args\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\"}],\"grid\":[1,1,1],\"block\":[1,1,1],\"params\":[]}", "function name" },
@@ -196,6 +198,7 @@ static void test_hostile(void)
         { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"m\"],\"args\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\"}],\"grid\":[\"m\\n#include <x>\",1,1],\"block\":[1,1,1],\"params\":[]}", "grid.x" },
         { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"m\"],\"args\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\"}],\"grid\":[1,1],\"block\":[1,1,1],\"params\":[]}", "3 expressions" },
         { "{\"v\":2,\"kernel\":null}", "kernel" },
+        { "{\"v\":2,\"kernel\":\"k\",\"dims\":[\"m\"],\"args\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"size\":\"m;x\"}],\"grid\":[1,1,1],\"block\":[1,1,1],\"params\":[]}", "size of 'x'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         plan *p = (plan *)1;
@@ -208,7 +211,8 @@ static void test_hostile(void)
 static void test_v1(void)
 {
     const char *dims[] = { "n" };
-    plan_arg args[4] = { { "x", PLAN_IN, "f32", 4 }, { "y", PLAN_INOUT, "f32", 4 }, { "a", PLAN_SCALAR, "", 0 }, { "n", PLAN_DIMARG, "", 0 } };
+    plan_arg args[4] = { { "x", PLAN_IN, "f32", 4, "n" }, { "y", PLAN_INOUT, "f32", 4, "n" }, { "a", PLAN_SCALAR, "", 0, "" },
+                         { "n", PLAN_DIMARG, "", 0, "" } };
     const char *v1 = "{\"grid\":[\"cdiv(n, 1024)\",\"1\",\"1\"],\"block\":[\"256\",\"1\",\"1\"],\"smem\":\"0\",\"cluster\":[0,0,0],"
                      "\"kernel\":\"aitune_axpy_0123abcd\",\"workspace\":64}";
     plan *p;

@@ -234,8 +234,8 @@ static void test_order_defaults_cubins(void)
     n = 0;
     CHECK(reg_winners(r, stop_after_two, &n) == 0 && n == 2, "a callback returning non-zero stops the walk");
 
-    CHECK(reg_default_put(r, "axpy", "sm_90", "f16", "axpy/vec", "{\"block\":256}") == 0, "reg_default_put");
-    CHECK(reg_default_put(r, "axpy", "sm_90", "f16", "axpy/vec", "{\"block\":128}") == 0, "reg_default_put again replaces");
+    CHECK(reg_default_put(r, "axpy", "sm_90", "f16", "axpy/vec", "{\"block\":256}", NULL, NULL) == 0, "reg_default_put");
+    CHECK(reg_default_put(r, "axpy", "sm_90", "f16", "axpy/vec", "{\"block\":128}", NULL, NULL) == 0, "reg_default_put again replaces");
     sqlite3 *db;
     if (sqlite3_open_v2(reg_path(r), &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_stmt *st;
@@ -314,7 +314,7 @@ static void test_order_defaults_cubins(void)
         winner g;
         CHECK(reg_winner_get(r, "axpy", "sm_90", "f32", "n=2^11", &g) == 1, "read-only: reads work");
         winner_free(&g);
-        rc = reg_default_put(r, "axpy", "sm_90", "f32", "axpy/vec", "{}");
+        rc = reg_default_put(r, "axpy", "sm_90", "f32", "axpy/vec", "{}", NULL, NULL);
         CHECK(rc == -1 && has(reg_errmsg(r), "reg.db"), "read-only: a write fails naming the registry: '%s'", reg_errmsg(r));
     }
     reg_close(r);

@@ -401,6 +401,55 @@ static void test_readonly_dir(void)
     chmod(sub, 0755);
 }
 
+/* The lookup index: overlapping dim-0 ranges (no binary search by run),
+** many groups, 2-D grids; answers as the plain scan gives them. */
+static void test_index(void)
+{
+    sqlite3 *db = registry("index.db");
+    const char *path = made[nmade - 1];
+    winner(db, "ovl", "sm_90", "f32", "wide", "n", "1", "100", "ovl/wide", "{}", "1");
+    winner(db, "ovl", "sm_90", "f32", "narrow", "n", "50", "60", "ovl/narrow", "{}", "1");
+    winner(db, "ovl", "sm_90", "f32", "far", "n", "1000", "2000", "ovl/far", "{}", "1");
+    char op[16], b[32], lo[32], hi[32];
+    for (int o = 0; o < 20; o++)
+        for (int r = 0; r < 6; r++)
+            for (int c = 0; c < 6; c++) {
+                snprintf(op, sizeof op, "g%d", o);
+                snprintf(b, sizeof b, "%d/%d", r, c);
+                snprintf(lo, sizeof lo, "%d,%d", 1 << r, 1 << c);
+                snprintf(hi, sizeof hi, "%d,%d", 2 << r, 2 << c);
+                winner(db, op, "sm_90", "bf16", b, "rows,cols", lo, hi, "g/t", "{}", "1");
+            }
+    close_db(db);
+    aitune *h;
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "open the index registry (%s)", aitune_errmsg(h));
+    aitune_choice c;
+    long long n = 55;
+    CHECK(lookup1(h, "ovl", "sm_90", "f32", n, &c) == AITUNE_OK && c.level == AITUNE_EXACT && !strcmp(c.bucket, "wide"),
+          "overlapping ranges: both hold 55, the smaller lo wins: %s", c.bucket ? c.bucket : "?");
+    CHECK(lookup1(h, "ovl", "sm_90", "f32", 70, &c) == AITUNE_OK && c.level == AITUNE_EXACT && !strcmp(c.bucket, "wide"),
+          "70 is held by the wide bucket only");
+    CHECK(lookup1(h, "ovl", "sm_90", "f32", 1500, &c) == AITUNE_OK && c.level == AITUNE_EXACT && !strcmp(c.bucket, "far"),
+          "1500 by the far one");
+    CHECK(lookup1(h, "ovl", "sm_90", "f32", 500, &c) == AITUNE_OK && c.level == AITUNE_NEAREST && !strcmp(c.bucket, "far"),
+          "500 is nearest to far (1 log2 step) not wide (2.3)");
+    int good = 1;
+    for (int o = 0; o < 20 && good; o++)
+        for (int r = 0; r < 6 && good; r++)
+            for (int cc = 0; cc < 6 && good; cc++) {
+                long long shape[2] = { (1LL << r) + (r > 0), (2LL << cc) - 1 };
+                snprintf(op, sizeof op, "g%d", o);
+                snprintf(b, sizeof b, "%d/%d", r, cc);
+                good = aitune_lookup(h, op, "sm_90", "bf16", shape, 2, &c) == AITUNE_OK && c.level == AITUNE_EXACT &&
+                       !strcmp(c.bucket, b);
+            }
+    CHECK(good, "every shape of 20 ops x 36 buckets finds its own bucket exactly");
+    long long outside[2] = { 1 << 10, 3 };
+    CHECK(aitune_lookup(h, "g7", "sm_90", "bf16", outside, 2, &c) == AITUNE_OK && c.level == AITUNE_NEAREST &&
+          !strcmp(c.bucket, "5/1"), "a shape past the grid goes to the nearest edge bucket (%s)", c.bucket ? c.bucket : "?");
+    aitune_close(h);
+}
+
 /* Misses, a newer schema, and layer 2 as far as it goes without a GPU. */
 static void test_layer2(const char *path)
 {
@@ -467,6 +516,7 @@ int main(int argc, char **argv)
     const char *mainp = build_main();
     test_main(mainp);
     test_layer2(mainp);
+    test_index();
     test_open_errors();
     test_readonly_dir();
 

@@ -1,0 +1,481 @@
+-- GEMV-style kernels for decode shapes (m <= 16) of both layouts of
+-- lib/gemm.lua: the weight B is streamed from HBM once, as wide loads with
+-- several of them in flight per thread, while the few rows of A stay in L1.
+--
+-- nt (B is n x k, F.linear's weight): a warp owns 8*cpw output columns (cpw
+-- groups of 8 weight rows) and walks its share of k. Each lane loads `vec`
+-- consecutive k of one weight row (16 or 8 bytes); the 16 rows of A (rows
+-- past m read as zeros) and the 8 weight rows of a group then go through
+-- tensor cores as one mma.sync m16n8k16 per 16 k, fp32 accumulation. The
+-- lanes' loads are contiguous, so the k order inside a chunk of 4*vec is
+-- permuted: the mma sums over k, and A's fragment uses the same permutation,
+-- so the product is the same sum in another order. Tensor cores keep the
+-- arithmetic off the FMA pipe, which at m = 16 would need as long as the
+-- weight stream itself.
+--
+-- nn (B is k x n): a lane owns `vec` consecutive columns and walks k eight
+-- rows at a time (8*unroll weight loads in flight); the warps of a block
+-- split k and add their sums in shared memory in a fixed order; A's rows
+-- are read eight k at a time (16-byte broadcast loads) and multiplied on
+-- the FMA pipe in fp32.
+--
+-- Both: split-K over gridDim.y. Each block writes fp32 partials to the
+-- workspace; the last block of a column tile to arrive (a ticket counter,
+-- __threadfence before and after) adds the partials in split order and
+-- writes D, then resets its ticket. The sum never depends on which block
+-- came last, so results are deterministic. No float atomics.
+--
+-- Alignment: the vector path runs when the rows allow it (nt: k a multiple
+-- of vec; nn: n a multiple of vec and k of 8) and the base pointers are
+-- aligned to the vector, a uniform test at run time; otherwise the same
+-- code runs with 2-byte loads, every element predicated. Every k, n and m
+-- tail is predicated. supports() offers the family up to m = 16, but the
+-- kernels take any m (passes of 16 rows, nt; of mmax rows, nn), since a
+-- bucket's winner may meet a larger m of its bucket.
+local gemm = lib("gemm")
+local dtype = lib("dtype")
+local kernel = lib("kernel")
+local M = {}
+
+M.MAX_M = 16
+
+local nt_params = {
+  { "warps", { 2, 4, 8 } },        -- warps per block, each owning its own columns
+  { "cpw", { 1, 2, 4 } },          -- column groups of 8 per warp
+  { "vec", { 8, 4 } },             -- k elements per lane per load (16 or 8 bytes)
+  { "unroll", { 1, 2, 4 } },       -- k chunks loaded before the first mma of a step
+  { "splitk", { 1, 2, 4, 8, 16 } },
+  -- Weight loads ask L2 for the whole 256-byte block around each 64-byte
+  -- piece (.L2::256B): the warp reads the rest of it within its next steps.
+  { "l2pf", { 0, 256 } },
+}
+
+local nn_params = {
+  { "warps", { 1, 2, 4, 8 } },     -- warps per block, splitting k
+  { "vec", { 8, 4, 2 } },          -- columns per lane (16, 8 or 4 bytes)
+  { "mmax", { 1, 2, 4, 8 } },      -- rows per pass over B (m > 8 takes passes of 8)
+  { "unroll", { 1, 2 } },          -- groups of 8 weight rows per step
+  { "splitk", { 1, 2, 4, 8, 16, 32 } },
+}
+
+-- Bytes of tickets in front of the partials (one per column tile; a tile is
+-- at least 8 columns, so n of them always suffice).
+local function ticket_bytes(n) return 4 * n + 64 end
+
+local function cols_per_block(layout, p)
+  if layout == "nt" then return p.warps * 8 * p.cpw end
+  return 32 * p.vec
+end
+
+-- Registers a config needs beyond the compiler's own (a rough upper bound
+-- that keeps ptxas away from spills).
+local function reg_estimate(layout, p)
+  if layout == "nt" then
+    return p.unroll * p.cpw * p.vec // 2 + p.unroll * p.vec + 4 * p.cpw + 40
+  end
+  return p.mmax * p.vec + 4 * p.unroll * p.vec + 4 + 40
+end
+
+local function constraints(layout, p, shape, dt, dev)
+  -- nn at 172 (8 rows x 8 columns, 16 weight rows in flight) compiled to
+  -- 237 registers: too close to spilling.
+  if reg_estimate(layout, p) > (layout == "nt" and 200 or 160) then
+    return false, string.format("about %d registers per thread", reg_estimate(layout, p))
+  end
+  local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
+  if p.splitk > 1 and shape.k // p.splitk < step then
+    return false, "a split of k shorter than one step"
+  end
+  local tiles = (shape.n + cols_per_block(layout, p) - 1) // cols_per_block(layout, p)
+  if p.splitk > 1 and tiles >= 2 * (dev.sms or 132) then
+    return false, "enough column tiles to fill the GPU without split-K"
+  end
+  if layout == "nn" then
+    if shape.m > p.mmax and p.mmax < 8 then return false, "m is larger than the rows of one pass" end
+    if p.mmax >= 2 * shape.m and p.mmax > 1 then return false, "twice the rows needed compiled in" end
+  end
+  return true
+end
+
+local function supports(shape, dt, dev)
+  if (dev.cc or 0) < 80 then return false, "mma.sync bf16 needs sm_80" end
+  if shape.m > M.MAX_M then return false, string.format("m > %d: not a decode shape", M.MAX_M) end
+  return true
+end
+
+local function store_fn(t)
+  return string.format("AIT_DEV %s st_out(float v) { return st_%s(v); }\n", dtype.ctype(t.Out), t.Out)
+end
+
+-- The split-K tail both layouts share: every block has written its partials
+-- for its columns [cb, cb + ncols); the last one adds them in split order.
+local finish_fn = [[
+AIT_DEV void splitk_finish(float* __restrict__ part, unsigned* __restrict__ ticket, OUT_T* __restrict__ D,
+                           long long m, long long n, long long cb, int ncols) {
+  __shared__ unsigned last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(ticket + blockIdx.x, 1u) == SPLITK - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const long long cells = m * ncols;
+  for (long long i = threadIdx.x; i < cells; i += blockDim.x) {
+    const long long row = i / ncols, col = cb + i % ncols;
+    if (col >= n) continue;
+    float s = 0.0f;
+    for (int sp = 0; sp < SPLITK; sp++) s += __ldcg(part + ((long long)sp * m + row) * n + col);
+    D[row * n + col] = st_out(s);
+  }
+  if (threadIdx.x == 0) ticket[blockIdx.x] = 0u;   // ready for the next launch
+}
+]]
+
+local function nt_source(op, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local nw = p.vec // 2
+  local vld_w, vld_a
+  local pf = p.l2pf == 256 and ".L2::256B" or ""
+  if nw == 4 then
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+    vld_a = [[asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+  else
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
+    vld_a = [[asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
+  end
+  return dtype.prelude .. store_fn(t) .. string.format([[
+#define WARPS %d
+#define CPW %d
+#define VEC %d
+#define UNROLL %d
+#define SPLITK %d
+#define NW (VEC / 2)
+#define CHUNK (4 * VEC)
+#define COLS (WARPS * 8 * CPW)
+#define OUT_T %s
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+// VEC elements of a row from element kk on, as NW packed words; zeros when
+// !ok or past ke. V: one aligned vector load (the piece is wholly inside or
+// wholly past ke); otherwise element by element.
+template<bool V, bool WEIGHT> AIT_DEV void ld_piece(u32 (&w)[NW], const u16* __restrict__ row, long long kk,
+                                                     long long ke, bool ok) {
+  if (V) {
+    if (ok && kk < ke) {
+      const u16* p = row + kk;
+      if (WEIGHT) { %s } else { %s }
+    } else {
+#pragma unroll
+      for (int i = 0; i < NW; i++) w[i] = 0u;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < NW; i++) {
+      const u32 lo = (ok && kk + 2 * i < ke) ? (u32)row[kk + 2 * i] : 0u;
+      const u32 hi = (ok && kk + 2 * i + 1 < ke) ? (u32)row[kk + 2 * i + 1] : 0u;
+      w[i] = lo | (hi << 16);
+    }
+  }
+}
+
+AIT_DEV void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, {%%0, %%1, %%2, %%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Lane (g, t) loads k [8t, 8t + 8) of a 32-k chunk (VEC 8; [4t, 4t + 4) of
+// 16 for VEC 4) of weight row g of each group and of A rows g and g + 8.
+// mma step s takes words 2s and 2s + 1: as the fragments' k pairs (2t, 2t+1)
+// and (2t+8, 2t+9) they stand for physical k 8t+4s+{0,1} and 8t+4s+{2,3}, in
+// A and B alike.
+template<bool V> AIT_DEV void mainloop(float (&acc)[CPW][4], const u16* __restrict__ alo, const u16* __restrict__ ahi,
+                                       bool oklo, bool okhi, bool hi_rows, const u16* const (&brow)[CPW],
+                                       const bool (&bok)[CPW], long long kb, long long ke, int t) {
+  for (long long k0 = kb; k0 < ke; k0 += UNROLL * CHUNK) {
+    u32 bw[UNROLL][CPW][NW], aw[UNROLL][2][NW];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const long long kk = k0 + u * CHUNK + VEC * t;
+#pragma unroll
+      for (int c = 0; c < CPW; c++) ld_piece<V, true>(bw[u][c], brow[c], kk, ke, bok[c]);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const long long kk = k0 + u * CHUNK + VEC * t;
+      ld_piece<V, false>(aw[u][0], alo, kk, ke, oklo);
+      if (hi_rows) ld_piece<V, false>(aw[u][1], ahi, kk, ke, okhi);
+      else {
+#pragma unroll
+        for (int i = 0; i < NW; i++) aw[u][1][i] = 0u;
+      }
+    }
+    __syncwarp();   // mma.sync is .aligned: the predicated loads above may diverge
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+      for (int s = 0; s < VEC / 4; s++)
+#pragma unroll
+        for (int c = 0; c < CPW; c++)
+          mma16816(acc[c], aw[u][0][2 * s], aw[u][1][2 * s], aw[u][0][2 * s + 1], aw[u][1][2 * s + 1],
+                   bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+  }
+}
+%s
+extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const long long cb = (long long)blockIdx.x * COLS;
+  const long long col0 = cb + warp * (8 * CPW);
+  // This block's k range: whole chunks, SPLITK ways.
+  const long long nch = (k + CHUNK - 1) / CHUNK, per = (nch + SPLITK - 1) / SPLITK;
+  const long long kb = min(k, (long long)blockIdx.y * per * CHUNK), ke = min(k, kb + per * CHUNK);
+  const bool vec = (k %% VEC == 0) && ((((unsigned long long)A) | ((unsigned long long)B)) %% (2 * VEC) == 0);
+  const u16* brow[CPW];
+  bool bok[CPW];
+#pragma unroll
+  for (int c = 0; c < CPW; c++) {
+    const long long col = col0 + 8 * c + g;
+    bok[c] = col < n;
+    brow[c] = B + (bok[c] ? col * k : 0);
+  }
+  unsigned* ticket = (unsigned*)ws;
+  float* part = (float*)((char*)ws + 4 * n + 64);
+  // Sixteen rows of A per pass (one pass for decode shapes; more only when a
+  // larger m reaches this kernel through its bucket).
+  for (long long r0 = 0; r0 < m; r0 += 16) {
+    float acc[CPW][4];
+#pragma unroll
+    for (int c = 0; c < CPW; c++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[c][i] = 0.0f;
+    const bool oklo = r0 + g < m, okhi = r0 + g + 8 < m;
+    const u16* alo = A + (oklo ? (r0 + g) * k : 0);
+    const u16* ahi = A + (okhi ? (r0 + g + 8) * k : 0);
+    if (col0 < n) {   // warp-uniform: warps wholly past n skip the stream
+      if (vec) mainloop<true>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t);
+      else mainloop<false>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t);
+    }
+    // Fragment of D: rows g and g + 8, columns 2t and 2t + 1 of each group.
+#pragma unroll
+    for (int c = 0; c < CPW; c++) {
+      const long long col = col0 + 8 * c + 2 * t;
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const long long row = r0 + g + 8 * h;
+        if (row < m) {
+          if (SPLITK == 1) {
+            if (col < n) D[row * n + col] = st_out(acc[c][2 * h]);
+            if (col + 1 < n) D[row * n + col + 1] = st_out(acc[c][2 * h + 1]);
+          } else {
+            float* q = part + ((long long)blockIdx.y * m + row) * n;
+            if (col < n) q[col] = acc[c][2 * h];
+            if (col + 1 < n) q[col + 1] = acc[c][2 * h + 1];
+          }
+        }
+      }
+    }
+  }
+  if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
+}
+]], p.warps, p.cpw, p.vec, p.unroll, p.splitk, dtype.ctype(t.Out), vld_w, vld_a, t.In, t.In, finish_fn,
+    name, kernel.params(op, dt, true))
+end
+
+local function nn_source(op, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local nw = p.vec // 2
+  local vld_w
+  if nw == 4 then
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+  elseif nw == 2 then
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
+  else
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));]]
+  end
+  return dtype.prelude .. store_fn(t) .. string.format([[
+#define WARPS %d
+#define VEC %d
+#define MMAX %d
+#define UNROLL %d
+#define SPLITK %d
+#define NW (VEC / 2)
+#define COLS (32 * VEC)
+#define OUT_T %s
+#define LD_IN ld_%s
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+AIT_DEV float lo_f(u32 w) { return LD_IN((u16)(w & 0xffffu)); }
+AIT_DEV float hi_f(u32 w) { return LD_IN((u16)(w >> 16)); }
+
+// Columns [col, col + VEC) of weight row kk (zeros past n or when !ok).
+template<bool V> AIT_DEV void ld_wrow(u32 (&w)[NW], const u16* __restrict__ B, long long kk, long long col,
+                                      long long n, bool ok) {
+  if (V) {
+    if (ok && col < n) {
+      const u16* p = B + kk * n + col;
+      %s
+    } else {
+#pragma unroll
+      for (int i = 0; i < NW; i++) w[i] = 0u;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < NW; i++) {
+      const u32 lo = (ok && col + 2 * i < n) ? (u32)B[kk * n + col + 2 * i] : 0u;
+      const u32 hi = (ok && col + 2 * i + 1 < n) ? (u32)B[kk * n + col + 2 * i + 1] : 0u;
+      w[i] = lo | (hi << 16);
+    }
+  }
+}
+
+// A[r][kk .. kk + 8) as 4 words (all lanes read the same address); zeros
+// past ke.
+template<bool V> AIT_DEV void ld_arow(u32 (&w)[4], const u16* __restrict__ ar, long long kk, long long ke) {
+  if (V) {
+    if (kk < ke) {
+      asm volatile("ld.global.nc.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];"
+                   : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(ar + kk));
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; i++) w[i] = 0u;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      const u32 lo = kk + 2 * i < ke ? (u32)ar[kk + 2 * i] : 0u;
+      const u32 hi = kk + 2 * i + 1 < ke ? (u32)ar[kk + 2 * i + 1] : 0u;
+      w[i] = lo | (hi << 16);
+    }
+  }
+}
+
+// U groups of 8 weight rows per step; the element-wise path takes one (its
+// loads of A would otherwise all be hoisted and spill).
+template<bool VB, bool VA, int U> AIT_DEV void mainloop(float (&acc)[MMAX][VEC], const u16* __restrict__ A,
+                                                        const u16* __restrict__ B, long long m, long long n,
+                                                        long long k, long long col, long long kb, long long ke,
+                                                        int warp) {
+  for (long long k0 = kb + (long long)warp * 8 * U; k0 < ke; k0 += (long long)WARPS * 8 * U) {
+    u32 bw[8 * U][NW];
+#pragma unroll
+    for (int j = 0; j < 8 * U; j++) ld_wrow<VB>(bw[j], B, k0 + j, col, n, k0 + j < ke);
+#pragma unroll
+    for (int r = 0; r < MMAX; r++) {
+      if (r < m) {   // uniform
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          u32 aw[4];
+          ld_arow<VA>(aw, A + (long long)r * k, k0 + 8 * u, ke);
+#pragma unroll
+          for (int j = 0; j < 8; j++) {
+            const float a = (j & 1) ? hi_f(aw[j / 2]) : lo_f(aw[j / 2]);
+#pragma unroll
+            for (int i = 0; i < NW; i++) {
+              acc[r][2 * i] = fmaf(a, lo_f(bw[8 * u + j][i]), acc[r][2 * i]);
+              acc[r][2 * i + 1] = fmaf(a, hi_f(bw[8 * u + j][i]), acc[r][2 * i + 1]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+%s
+extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
+  __shared__ float red[WARPS][COLS + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long cb = (long long)blockIdx.x * COLS;
+  const long long col = cb + lane * VEC;
+  // This block's k range: whole groups of 8 rows, SPLITK ways.
+  const long long ng = (k + 7) / 8, per = (ng + SPLITK - 1) / SPLITK;
+  const long long kb = min(k, (long long)blockIdx.y * per * 8), ke = min(k, kb + per * 8);
+  const bool vb = (n %% VEC == 0) && ((unsigned long long)B %% (2 * VEC) == 0);
+  const bool va = (k %% 8 == 0) && ((unsigned long long)A %% 16 == 0);
+  unsigned* ticket = (unsigned*)ws;
+  float* part = (float*)((char*)ws + 4 * n + 64);
+  // MMAX rows of A per pass over B: one pass up to m = 8, two at m = 16 (a
+  // register file cannot hold 16 rows of accumulators next to the loads in
+  // flight without spilling), more only when a larger m reaches this kernel
+  // through its bucket.
+  for (long long r0 = 0; r0 < m; r0 += MMAX) {
+    const long long mr = min((long long)MMAX, m - r0);
+    const u16* Ar = A + r0 * k;
+    float acc[MMAX][VEC];
+#pragma unroll
+    for (int r = 0; r < MMAX; r++)
+#pragma unroll
+      for (int e = 0; e < VEC; e++) acc[r][e] = 0.0f;
+    // Two instantiations, not four: compile time grows with each copy.
+    if (vb && va) mainloop<true, true, UNROLL>(acc, Ar, B, mr, n, k, col, kb, ke, warp);
+    else mainloop<false, false, 1>(acc, Ar, B, mr, n, k, col, kb, ke, warp);
+    // Row by row: the warps' sums in warp order, then one value per column.
+#pragma unroll
+    for (int r = 0; r < MMAX; r++) {
+      if (r < mr) {   // uniform
+#pragma unroll
+        for (int e = 0; e < VEC; e++) red[warp][lane * VEC + e] = acc[r][e];
+        __syncthreads();
+        for (int i = threadIdx.x; i < COLS; i += WARPS * 32) {
+          float s = red[0][i];
+          for (int w = 1; w < WARPS; w++) s += red[w][i];
+          const long long c = cb + i, row = r0 + r;
+          if (c < n) {
+            if (SPLITK == 1) D[row * n + c] = st_out(s);
+            else part[((long long)blockIdx.y * m + row) * n + c] = s;
+          }
+        }
+        __syncthreads();
+      }
+    }
+  }
+  if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
+}
+]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, dtype.ctype(t.Out), t.In, vld_w, finish_fn,
+    name, kernel.params(op, dt, true))
+end
+
+-- The family table for an op of lib/gemm.lua.
+function M.family(op)
+  local layout = op.layout
+  local t = {
+    op = op.name,
+    name = "gemv",
+    min_cc = 80,
+    dtypes = op.dtypes,
+    params = layout == "nt" and nt_params or nn_params,
+  }
+  t.constraints = function(p, shape, dt, dev) return constraints(layout, p, shape, dt, dev) end
+  t.supports = supports
+  t.workspace = function(p, shape, dt, dev)
+    if p.splitk == 1 then return 16 end
+    return ticket_bytes(shape.n) + 4 * p.splitk * shape.m * shape.n
+  end
+  t.launch = function(p, dt, dev)
+    return { grid = { string.format("cdiv(n, %d)", cols_per_block(layout, p)), p.splitk, 1 },
+             block = { 32 * p.warps, 1, 1 }, smem = 0 }
+  end
+  t.source = function(p, dt, dev, name)
+    if layout == "nt" then return nt_source(op, p, dt, dev, name) end
+    return nn_source(op, p, dt, dev, name)
+  end
+  t.default = function(shape, dt, dev)
+    if layout == "nt" then
+      -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
+      -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
+      return kernel.first_valid(t, shape, dt, dev, { vec = 8, warps = 8, l2pf = 256 },
+        { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
+    end
+    local mm = 1
+    while mm < shape.m and mm < 8 do mm = mm * 2 end
+    return kernel.first_valid(t, shape, dt, dev, { mmax = mm, warps = 4 },
+      { { "vec", { 8, 4, 2 } }, { "splitk", { 8, 16, 4, 32, 2, 1 } }, { "unroll", { 2, 1 } } })
+  end
+  return t
+end
+
+return M

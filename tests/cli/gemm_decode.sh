@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The GEMM families for decode and unaligned shapes (issue 10) without a GPU:
+# a seeded sample of the gemv and mma spaces, both layouts, several dtypes,
+# at shapes with m = 1 and m = 16, odd k (4097, 4001) and odd n (4001, 4097),
+# is instantiated and compiled for sm_90a. Every kernel compiles, none spills
+# or keeps a stack frame; supports() keeps wgmma off leading dimensions TMA
+# cannot take and gemv off m > 16; a winner of each family is emitted and
+# built by nvcc; the families' index maps are checked against numpy
+# (tests/sim/gemm_fragments.py). About 20 kernels, ~20 s of CPU.
+. "$(dirname "$0")/lib.sh"
+
+spec decode.yaml <<'EOF'
+name: decode
+seed: 11
+search: random
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv, mma, wgmma]
+    shapes: {m: {values: [1]}, n: {values: [4001]}, k: {values: [4097]}}
+  - op: gemm_nn
+    dtypes: ["f16>f32"]
+    templates: [gemv]
+    shapes: {m: {values: [16]}, n: {values: [4097]}, k: {values: [4001]}}
+  - op: gemm_nt
+    dtypes: [f16]
+    templates: [gemv]
+    shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {values: [4096]}, n: {values: [4097]}, k: {values: [4096]}}
+  - op: gemm_nn
+    dtypes: ["bf16>f32"]
+    templates: [mma]
+    shapes: {m: {values: [4001]}, n: {values: [4001]}, k: {values: [4001]}}
+EOF
+DB=$T/decode.db
+t0=$(date +%s)
+expect_exit 0 "compile a seeded sample of the gemv and mma spaces at decode and odd shapes" \
+    "$AITUNE" compile "$T/decode.yaml" --db "$DB" --max-evals 3
+secs=$(( $(date +%s) - t0 ))
+cp "$T/out" "$T/table"
+for f in gemm_nt/gemv gemm_nn/gemv gemm_nt/mma gemm_nn/mma; do
+    n=$(awk -v f="$f" '$2 == f' "$T/table" | wc -l)
+    expect_true "$f is instantiated and compiled ($n configs)" test "$n" -ge 2
+    # Column 5 of a table row is spills in bytes, from ptxas -v.
+    clean=$(awk -v f="$f" '$2 == f && $5 == 0 && $4 > 0' "$T/table" | wc -l)
+    expect_eq "$f: none of its $n configs spills, all report registers" "$clean" "$n"
+done
+# Registers stay under the 255 cap with room: the constraints keep the
+# estimate at 240 (mma) and 200 (gemv).
+over=$(awk '($2 ~ /gemv|mma/) && $4 > 250' "$T/table" | wc -l)
+expect_eq "no gemv or mma kernel is at the register cap" "$over" 0
+expect_eq "wgmma is not offered odd leading dimensions" "$(awk '$2 == "gemm_nt/wgmma"' "$T/table" | wc -l)" 0
+nk=$(sql "$DB" "select count(*) from cubins where kernel like 'aitune_%'")
+stack=$(sql "$DB" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")
+expect_eq "no local memory in any of the $nk kernels" "$stack" 0
+echo "# gemm_decode: $nk kernels compiled in $secs s"
+
+# supports(): gemv only for m <= 16, mma everywhere from sm_80.
+spec big_m.yaml <<'EOF'
+name: big_m
+seed: 1
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {values: [32]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+run "$AITUNE" compile "$T/big_m.yaml" --db "$T/big_m.db" --max-evals 1
+expect_eq "gemv is not offered m = 32" "$(grep -c 'gemm_nt/gemv' "$T/out")" 0
+
+# A winner of each family through a fake sweep, emitted, built by nvcc (the
+# gemv kernel takes the split-K workspace).
+spec emit.yaml <<'EOF'
+name: emit
+seed: 2
+search: random
+max_evals: 1
+top_k: 1
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {values: [4001]}, n: {values: [4001]}, k: {values: [4001]}}
+EOF
+fake_sweep ok "$T/emit.db" "$T/emit.yaml"
+expect_eq "a fake sweep of one gemv and one mma bucket exits 0" "$RC" 0 || show_last
+if command -v nvcc >/dev/null 2>&1; then
+    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nn 4001,4001,4001 mma"; do
+        set -- $q
+        run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1.cu"
+        expect_eq "emit the $3 winner of $1 at $2" "$RC" 0 || { show_last; continue; }
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
+        expect_eq "nvcc -c builds the emitted $3 kernel" "$RC" 0 || show_last
+    done
+else
+    skip "nvcc builds the emitted gemv and mma kernels: no nvcc"
+fi
+
+# The index algebra of both families (fragment layouts, swizzle, chunk maps,
+# the gemv k permutation, split-K) against numpy, where numpy is installed.
+if python3 -c 'import numpy' >/dev/null 2>&1; then
+    run python3 "$ROOT/tests/sim/gemm_fragments.py"
+    expect_eq "tests/sim/gemm_fragments.py: the kernels' index maps give numpy's product" "$RC" 0 || show_last 12
+else
+    skip "tests/sim/gemm_fragments.py: no numpy"
+fi
+
+done_testing

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# GEMM winners launched through libaitune (aitune_launch, tensor maps built by
+# the launch plan) and through the whole-op emitted .cu agree bit for bit, and
+# with an fp64 reference, at shapes inside, between and outside the tuned
+# buckets (tests/gpu/gemm_launch.yaml). Needs a GPU, a built tree and nvcc;
+# SQLITE_INC/SQLITE_LIB as for tests/gpu/launch.sh are not needed here.
+#   tests/gpu/gemm_launch.sh [OUTDIR]
+# Prints PASS, FAIL or SKIP per check; exits 1 if any check failed.
+set -u
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! build/aitune devices >/dev/null 2>&1; then
+    echo "SKIP tests/gpu/gemm_launch.sh: no GPU"
+    exit 0
+fi
+out=${1:-/tmp/aitune-gemm-launch}
+mkdir -p "$out"
+db=$out/gemm-launch.db
+rm -f "$db" "$db"-wal "$db"-shm
+fails=0
+check() {   # NAME EXIT-CODE DETAIL
+    if [ "$2" = 0 ]; then echo "PASS $1${3:+: $3}"; else echo "FAIL $1${3:+: $3}"; fails=$((fails + 1)); fi
+}
+arch=sm_$(build/aitune devices 2>/dev/null | sed -n 's/.*sm_\([0-9]*\).*/\1/p' | head -1)
+build/aitune sweep tests/gpu/gemm_launch.yaml --db "$db" --quiet > "$out/sweep.txt" 2> "$out/sweep.err"
+check "sweep tests/gpu/gemm_launch.yaml" $? "$(tail -1 "$out/sweep.err")"
+for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32"; do
+    set -- $pair
+    op=$1 dt=$2 fn=aitune_${1}_$3
+    build/aitune emit "$op" --arch "$arch" --dtype "$dt" --db "$db" -o "$out/$op.cu" 2>> "$out/emit.err"
+    check "emit $op $dt (whole op)" $? "$(tail -1 "$out/emit.err")"
+    f32=
+    case $dt in *f32) f32=-DOUT_F32 ;; esac
+    nvcc -gencode=arch=compute_${arch#sm_}a,code=sm_${arch#sm_}a -O2 -Isrc $f32 -DFN=$fn \
+        tests/gpu/gemm_launch_check.cu "$out/$op.cu" -Lbuild -laitune -Xlinker -rpath -Xlinker "$PWD/build" -lcuda \
+        -o "$out/$op.check" 2>> "$out/nvcc.err"
+    check "nvcc builds the $op checker" $? "$(tail -1 "$out/nvcc.err")"
+    for shape in "256 512 512" "1024 512 512" "700 512 512" "3000 520 1000" "1 8 8" "129 136 72"; do
+        line=$("$out/$op.check" "$db" "$op" "$arch" "$dt" $shape 2>&1 | tail -1)
+        case $line in ok*) rc=0 ;; *) rc=1 ;; esac
+        check "$op $dt ${shape// /x}: aitune_launch == emitted == reference" $rc "$line"
+    done
+done
+echo "$fails failed"
+[ "$fails" = 0 ]
