@@ -108,7 +108,7 @@ CREATE TABLE IF NOT EXISTS winners (
 -- again with hw filled, the original insert dropped, so INSERT OR REPLACE
 -- replaces the winner of the same hardware only.
 CREATE TRIGGER IF NOT EXISTS winners_hw_fill BEFORE INSERT ON winners
-  WHEN NEW.hw = '' AND NEW.device IS NOT NULL AND (SELECT hw FROM devices WHERE id = NEW.device) IS NOT NULL
+  WHEN NEW.hw = '' AND coalesce((SELECT hw FROM devices WHERE id = NEW.device), '') <> ''
 BEGIN
   INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, shape, template, config, median_us,
                                   gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run)

@@ -1349,8 +1349,10 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
         { "DROP TABLE temp.runmap", "cleanup" },
         { "COMMIT", "cannot commit the merge" },
     };
-    long long *counts[] = { NULL, &st->devices, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
+    /* Devices are counted by rows: their trigger's update counts as a change. */
+    long long *counts[] = { NULL, NULL, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
                             NULL, &st->misses, NULL, NULL, NULL };
+    long long ndev0 = count_rows(r, "main.devices");
     int rc = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !rc; i++) {
         char what[96];
@@ -1360,6 +1362,8 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     if (rc) {
         sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_exec(r->db, "DROP TABLE IF EXISTS temp.devmap; DROP TABLE IF EXISTS temp.runmap", NULL, NULL, NULL);
+    } else {
+        st->devices = count_rows(r, "main.devices") - ndev0;
     }
     sqlite3_exec(r->db, "DETACH DATABASE src", NULL, NULL, NULL);
     return rc;

@@ -34,7 +34,7 @@ expect_eq "shard 0/3 has the first and fourth buckets of the spec" \
     "$(sql "$T/s0.db" "select op || ' ' || bucket from winners order by op, bucket" | tr '\n' ',')" "axpy n=2^6,scale_copy n=2^6,"
 
 expect_exit 0 "merge the shards" "$AITUNE" merge "$T/m.db" "$T/s0.db" "$T/s1.db" "$T/s2.db"
-expect_stdout "s0.db: \+[0-9]+ measurements, \+2 winners" "merge says what each input added"
+expect_stdout "s0.db: \+[0-9]+ measurements, \+2 winners, \+[0-9]+ cubins, \+1 runs, \+1 devices" "merge says what each input added"
 key="select op, arch, dtype, bucket, hw, template, config, median_us from winners order by 1, 2, 3, 4, 5"
 expect_eq "merged shards have the unsharded sweep's winners" "$(sql "$T/m.db" "$key")" "$(sql "$T/u.db" "$key")"
 mcount() { sql "$1" "select (select count(*) from measurements) || ' ' || (select count(*) from winners) || ' ' ||
