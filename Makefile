@@ -32,7 +32,7 @@ LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpt
 DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report replay peers main
+TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)

@@ -1,6 +1,8 @@
--- aitune registry, schema version 2. Applied by registry.c when a registry
+-- aitune registry, schema version 3. Applied by registry.c when a registry
 -- is created; a registry of an older version is brought up to date by
--- db/migrations/NNN-*.sql, one per version step (002: from aitune 0.1).
+-- db/migrations/NNN-*.sql, one per version step (002: from aitune 0.1;
+-- 010-identity: hardware apart from toolchain identity). What a migration
+-- adds is written here too, for new registries.
 PRAGMA journal_mode = WAL;
 
 CREATE TABLE IF NOT EXISTS meta (
@@ -21,8 +23,20 @@ CREATE TABLE IF NOT EXISTS devices (
   driver        TEXT NOT NULL,        -- kernel driver version, from NVML when it opens
   cuda_driver   INTEGER NOT NULL,     -- cuDriverGetVersion
   nvrtc         TEXT NOT NULL,
+  -- Written from the row's content (trigger below), so the same text in
+  -- every registry: the hardware (name, cc, SMs, memory, L2) and the
+  -- toolchain (driver, CUDA driver API, NVRTC) apart.
+  hw            TEXT,
+  toolchain     TEXT,
   UNIQUE (uuid, driver, cuda_driver, nvrtc)
 );
+CREATE TRIGGER IF NOT EXISTS devices_identity AFTER INSERT ON devices WHEN NEW.hw IS NULL
+BEGIN
+  UPDATE devices SET
+    hw = NEW.name || '|sm_' || NEW.cc || '|' || NEW.sms || ' SMs|' || NEW.mem_bytes || ' B|L2 ' || NEW.l2_bytes || ' B',
+    toolchain = 'driver ' || NEW.driver || '|cuda ' || NEW.cuda_driver || '|nvrtc ' || NEW.nvrtc
+  WHERE id = NEW.id;
+END;
 
 CREATE TABLE IF NOT EXISTS runs (
   id          INTEGER PRIMARY KEY,
@@ -34,7 +48,8 @@ CREATE TABLE IF NOT EXISTS runs (
   env         TEXT,                    -- JSON: clocks, temperature where NVML answers
   started     TEXT NOT NULL,
   ended       TEXT,
-  outcome     TEXT                     -- running | ok | interrupted | failed
+  outcome     TEXT,                    -- running | ok | interrupted | failed
+  sources     TEXT                     -- JSON: op -> hash of its template sources (identity.h)
 );
 
 -- One row per candidate evaluated. status: ok | constraint | compile |
@@ -70,6 +85,7 @@ CREATE TABLE IF NOT EXISTS winners (
   arch        TEXT NOT NULL,
   dtype       TEXT NOT NULL,
   bucket      TEXT NOT NULL,
+  hw          TEXT NOT NULL DEFAULT '', -- devices.hw of the GPU it was measured on
   dims        TEXT NOT NULL,           -- dim names, comma separated
   lo          TEXT NOT NULL,
   hi          TEXT NOT NULL,
@@ -86,8 +102,21 @@ CREATE TABLE IF NOT EXISTS winners (
   launch      TEXT NOT NULL,           -- the launch plan, JSON (src/plan.h)
   device      INTEGER REFERENCES devices(id),
   run         INTEGER REFERENCES runs(id),
-  PRIMARY KEY (op, arch, dtype, bucket)
+  PRIMARY KEY (op, arch, dtype, bucket, hw)
 );
+-- A winner written with its device id only gets the device's hw: written
+-- again with hw filled, the original insert dropped, so INSERT OR REPLACE
+-- replaces the winner of the same hardware only.
+CREATE TRIGGER IF NOT EXISTS winners_hw_fill BEFORE INSERT ON winners
+  WHEN NEW.hw = '' AND coalesce((SELECT hw FROM devices WHERE id = NEW.device), '') <> ''
+BEGIN
+  INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, shape, template, config, median_us,
+                                  gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run)
+  VALUES (NEW.op, NEW.arch, NEW.dtype, NEW.bucket, (SELECT hw FROM devices WHERE id = NEW.device), NEW.dims,
+          NEW.lo, NEW.hi, NEW.shape, NEW.template, NEW.config, NEW.median_us, NEW.gbps, NEW.tflops,
+          NEW.default_us, NEW.margin, NEW.exhaustive, NEW.runners_up, NEW.cubin, NEW.launch, NEW.device, NEW.run);
+  SELECT RAISE(IGNORE);
+END;
 
 -- The template default per (op, arch, dtype): the runtime's last fallback,
 -- with its compiled kernel when one was built (cubins.hash, launch plan).

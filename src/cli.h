@@ -58,5 +58,10 @@ CLI_COMMAND(export);
 CLI_COMMAND(gc);
 CLI_COMMAND(import);
 CLI_COMMAND(report);
+CLI_COMMAND(status);
+CLI_COMMAND(merge);
+CLI_COMMAND(retune);
+CLI_COMMAND(check);
+CLI_COMMAND(window);
 
 #endif

@@ -11,6 +11,7 @@
 #include "replay.h"
 #include "sweep.h"
 #include "tmpl.h"
+#include "window.h"
 #include "worker.h"
 #include <limits.h>
 #include <stdio.h>
@@ -140,7 +141,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 {
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
-                   { "--peers", 1, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
@@ -156,12 +157,20 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
         return usage_error(c, "--timeout '%s' is not a duration like 10s", opts[3].value);
     if (opts[4].set) { if ((rc = parse_count(c, "--gpu", opts[4].value, 0, 63, &v))) return rc; o.gpu = (int)v; }
     if (opts[5].set) { if ((rc = parse_count(c, "-j", opts[5].value, 1, 1024, &v))) return rc; o.threads = (int)v; }
+    if (opts[9].set && (compile_only || sweep_parse_shard(opts[9].value, &o.shard_i, &o.shard_n)))
+        return usage_error(c, compile_only ? "--shard is for sweep" : "--shard '%s' is not i/n with 0 <= i < n", opts[9].value);
+    void *misses = NULL;
+    if (opts[10].set && (compile_only ? (rc = usage_error(c, "--from-misses is for sweep")) : (rc = window_from_misses(&o, &misses)))) {
+        window_misses_free(misses);
+        return rc;
+    }
     strbuf cmdline = STRBUF_INIT;
     sb_puts(&cmdline, "aitune");
     for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
     o.command = sb_str(&cmdline);
     rc = sweep_run(&o);
     sb_free(&cmdline);
+    window_misses_free(misses);
     return rc;
 }
 
@@ -427,6 +436,9 @@ static const cmd commands[] = {
       "  --max-evals N    at most N candidates per bucket and template\n"
       "  --timeout D      a verification run longer than D is a hung kernel (default 10s)\n"
       "  --gpu N          the GPU to use (default 0)\n"
+      "  --shard I/N      only this shard of the buckets (spec order, dealt round-robin): run\n"
+      "                   shards 0..N-1 on N machines, then `aitune merge` their registries\n"
+      "  --from-misses    only the buckets of SPEC that hold shapes libaitune recorded as misses\n"
       "  -j N             compile threads (default: one per core)\n"
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
@@ -434,7 +446,7 @@ static const cmd commands[] = {
       "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec, registry or peers file, 130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]\n"
-      "                  [--peers FILE]" },
+      "       [--shard I/N] [--from-misses] [--peers FILE]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
       "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",
@@ -455,6 +467,11 @@ static const cmd commands[] = {
     { "gc", cmd_gc, gc_summary, gc_usage },
     { "import", cmd_import, import_summary, import_usage },
     { "report", cmd_report, report_summary, report_usage },
+    { "status", cmd_status, status_summary, status_usage },
+    { "merge", cmd_merge, merge_summary, merge_usage },
+    { "retune", cmd_retune, retune_summary, retune_usage },
+    { "check", cmd_check, check_summary, check_usage },
+    { "window", cmd_window, window_summary, window_usage },
     { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },

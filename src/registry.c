@@ -1217,3 +1217,203 @@ int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, voi
     if (stop) return 0;
     return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
 }
+
+/* ---- Identity, status and merge (issue 11). ---- */
+
+int reg_run_sources(reg *r, long long run, const char *json)
+{
+    sqlite3_stmt *st = prep(r, "UPDATE runs SET sources = ? WHERE id = ?");
+    if (!st) return -1;
+    bind_text(st, 1, json);
+    sqlite3_bind_int64(st, 2, run);
+    return done(r, st, "cannot record the run's template sources");
+}
+
+static const char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? (const char *)s : "";
+}
+
+int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r,
+        "SELECT w.op, w.arch, w.dtype, w.bucket, w.hw, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
+        "d.nvrtc, ru.version, ru.sources, coalesce(ru.ended, ru.started), "
+        "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0, w.exhaustive "
+        "FROM winners w LEFT JOIN devices d ON d.id = w.device LEFT JOIN runs ru ON ru.id = w.run "
+        "ORDER BY w.op, w.arch, w.dtype, w.bucket, w.hw");
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        reg_winner_identity w = {
+            .op = col_str(st, 0), .arch = col_str(st, 1), .dtype = col_str(st, 2), .bucket = col_str(st, 3),
+            .hw = col_str(st, 4), .tmpl = col_str(st, 5), .config = col_str(st, 6),
+            .median_us = sqlite3_column_double(st, 7), .driver = col_str(st, 8),
+            .cuda_driver = sqlite3_column_int(st, 9), .nvrtc = col_str(st, 10), .version = col_str(st, 11),
+            .sources = col_str(st, 12), .when = col_str(st, 13),
+            .age_s = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14),
+            .exhaustive = sqlite3_column_int(st, 15),
+        };
+        if (cb(&w, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the winners");
+}
+
+int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, long long shapes,
+                                       long long calls, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, count(*), sum(count) FROM misses "
+                               "GROUP BY op, arch, dtype ORDER BY op, arch, dtype");
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), sqlite3_column_int64(st, 3),
+               sqlite3_column_int64(st, 4), ctx))
+            break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
+}
+
+/* One merge step: sql, then how many rows it changed into *n. */
+static int merge_step(reg *r, const char *sql, const char *what, long long *n)
+{
+    int before = sqlite3_total_changes(r->db);
+    if (exec(r, sql, what)) return -1;
+    if (n) *n += sqlite3_total_changes(r->db) - before;
+    return 0;
+}
+
+int reg_merge(reg *r, const char *path, reg_merge_stats *st)
+{
+    /* Bring the input to this schema first (a 0.1 shard is migrated). */
+    reg *in;
+    int orc = reg_open(path, 0, &in);
+    if (orc) {
+        fail(r, "%s", reg_errmsg(in));
+        reg_close(in);
+        return orc;
+    }
+    reg_close(in);
+    sqlite3_stmt *at = prep(r, "ATTACH DATABASE ? AS src");
+    if (!at) return -1;
+    bind_text(at, 1, path);
+    if (done(r, at, "cannot attach the input")) return -1;
+    /* Local ids map through content: a device by its fingerprint, a run by
+    ** when it began, its command, seed and device. */
+    static const char *const steps[][2] = {
+        { "BEGIN IMMEDIATE", "cannot lock the output" },
+        { "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc) "
+          "SELECT name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc FROM src.devices",
+          "devices" },
+        { "CREATE TEMP TABLE devmap AS SELECT s.id AS src, m.id AS dst FROM src.devices s JOIN main.devices m "
+          "ON m.uuid = s.uuid AND m.driver = s.driver AND m.cuda_driver = s.cuda_driver AND m.nvrtc = s.nvrtc",
+          "devices" },
+        { "INSERT INTO main.runs (command, spec_hash, version, seed, device, env, started, ended, outcome, sources) "
+          "SELECT s.command, s.spec_hash, s.version, s.seed, dm.dst, s.env, s.started, s.ended, s.outcome, s.sources "
+          "FROM src.runs s LEFT JOIN temp.devmap dm ON dm.src = s.device WHERE NOT EXISTS (SELECT 1 FROM main.runs m "
+          "WHERE m.started = s.started AND m.command = s.command AND m.seed = s.seed AND m.device IS dm.dst)",
+          "runs" },
+        { "CREATE TEMP TABLE runmap AS SELECT s.id AS src, (SELECT min(m.id) FROM main.runs m WHERE m.started = s.started "
+          "AND m.command = s.command AND m.seed = s.seed AND m.device IS dm.dst) AS dst "
+          "FROM src.runs s LEFT JOIN temp.devmap dm ON dm.src = s.device",
+          "runs" },
+        { "INSERT OR IGNORE INTO main.cubins SELECT * FROM src.cubins", "cubins" },
+        { "INSERT INTO main.measurements (op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
+          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run) "
+          "SELECT s.op, s.template, s.arch, s.dtype, s.bucket, s.shape, s.config, s.config_hash, s.status, s.median_us, "
+          "s.min_us, s.max_us, s.spread, s.samples, s.gbps, s.tflops, s.registers, s.spills, s.smem, s.compile_ms, "
+          "s.cubin, s.error, dm.dst, rm.dst FROM src.measurements s LEFT JOIN temp.devmap dm ON dm.src = s.device "
+          "LEFT JOIN temp.runmap rm ON rm.src = s.run WHERE NOT EXISTS (SELECT 1 FROM main.measurements m "
+          "WHERE m.op = s.op AND m.arch = s.arch AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.device IS dm.dst "
+          "AND m.config_hash = s.config_hash AND m.template = s.template AND m.shape = s.shape AND m.status = s.status "
+          "AND m.run IS rm.dst AND m.median_us IS s.median_us) ORDER BY s.id",
+          "measurements" },
+        { "INSERT OR REPLACE INTO main.winners (op, arch, dtype, bucket, hw, dims, lo, hi, shape, template, config, "
+          "median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run) "
+          "SELECT s.op, s.arch, s.dtype, s.bucket, s.hw, s.dims, s.lo, s.hi, s.shape, s.template, s.config, s.median_us, "
+          "s.gbps, s.tflops, s.default_us, s.margin, s.exhaustive, s.runners_up, s.cubin, s.launch, dm.dst, rm.dst "
+          "FROM src.winners s LEFT JOIN temp.devmap dm ON dm.src = s.device LEFT JOIN temp.runmap rm ON rm.src = s.run "
+          "WHERE s.hw <> '' AND NOT EXISTS (SELECT 1 FROM main.winners m WHERE m.op = s.op AND m.arch = s.arch "
+          "AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.hw = s.hw AND (m.median_us < s.median_us "
+          "OR (m.median_us = s.median_us AND m.config <= s.config)))",
+          "winners" },
+        { "INSERT OR IGNORE INTO main.defaults (op, arch, dtype, template, config, cubin, launch) "
+          "SELECT op, arch, dtype, template, config, cubin, launch FROM src.defaults", "defaults" },
+        { "INSERT INTO main.misses (op, arch, dtype, shape, count) SELECT op, arch, dtype, shape, count FROM src.misses "
+          "WHERE true ON CONFLICT (op, arch, dtype, shape) DO UPDATE SET count = max(count, excluded.count) "
+          "WHERE excluded.count > count",
+          "misses" },
+        { "DROP TABLE temp.devmap", "cleanup" },
+        { "DROP TABLE temp.runmap", "cleanup" },
+        { "COMMIT", "cannot commit the merge" },
+    };
+    /* Devices are counted by rows: their trigger's update counts as a change. */
+    long long *counts[] = { NULL, NULL, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
+                            NULL, &st->misses, NULL, NULL, NULL };
+    long long ndev0 = count_rows(r, "main.devices");
+    int rc = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !rc; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "cannot merge '%s' (%s)", path, steps[i][1]);
+        rc = merge_step(r, steps[i][0], what, counts[i]);
+    }
+    if (rc) {
+        sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(r->db, "DROP TABLE IF EXISTS temp.devmap; DROP TABLE IF EXISTS temp.runmap", NULL, NULL, NULL);
+    } else {
+        st->devices = count_rows(r, "main.devices") - ndev0;
+    }
+    sqlite3_exec(r->db, "DETACH DATABASE src", NULL, NULL, NULL);
+    return rc;
+}
+
+int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                         const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
+                         void *ctx)
+{
+    sqlite3_stmt *st = prep(r,
+        "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
+        "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+        "SELECT template, config, median_us, 0 FROM w UNION ALL "
+        "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
+        "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
+        "THEN w.runners_up ELSE '[]' END) f WHERE json_type(f.value) = 'object' ORDER BY 4, 3");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+    bind_text(st, 5, hw);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(col_str(st, 0), col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's finalists");
+}
+
+int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
+                                      long long calls, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, shape, count FROM misses ORDER BY count DESC, op, dtype, shape");
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
+}
+
+double reg_seconds_per_measurement(reg *r)
+{
+    sqlite3_stmt *st = prep(r, "SELECT sum((julianday(ended) - julianday(started)) * 86400.0), "
+                               "(SELECT count(*) FROM measurements WHERE run IN (SELECT id FROM runs WHERE ended IS NOT NULL)) "
+                               "FROM runs WHERE ended IS NOT NULL");
+    if (!st) return 0;
+    double s = 0;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0)
+        s = sqlite3_column_double(st, 0) / (double)sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    return s;
+}

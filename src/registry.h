@@ -15,8 +15,10 @@
 typedef struct reg reg;
 
 /* 2: defaults carry their kernel (cubin, launch); winners.launch holds
-** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON. */
-#define REG_SCHEMA_VERSION 2
+** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON.
+** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
+** devices.hw and .toolchain, runs.sources, winners keyed by hardware too. */
+#define REG_SCHEMA_VERSION 3
 
 struct plan_arg;
 
@@ -206,5 +208,56 @@ typedef struct reg_gc_stats {
     long long measurements[2], cubins[2], bytes[2];   /* before, after */
 } reg_gc_stats;
 int reg_gc(reg *r, int keep_finalists, reg_gc_stats *st);
+
+/* ---- Identity, status and merge (issue 11; db/migrations/010-identity.sql). ---- */
+
+/* Record the hashes of the template sources a run's kernels came from: a
+** JSON object, op -> identity_sources(). */
+int reg_run_sources(reg *r, long long run, const char *json);
+
+/* A winner with the identity that measured it. Strings are "" when the
+** registry does not know (a 0.1 run has no sources); they live only during
+** the callback. */
+typedef struct reg_winner_identity {
+    const char *op, *arch, *dtype, *bucket, *hw, *tmpl, *config;
+    double median_us;
+    const char *driver, *nvrtc, *version, *sources, *when;
+    int cuda_driver;
+    double age_s;               /* since its run ended (or began); < 0 unknown */
+    int exhaustive;             /* its search saw the whole space */
+} reg_winner_identity;
+/* Each winner, ordered by op, arch, dtype, bucket and hardware. */
+int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx);
+
+/* The misses recorded per (op, arch, dtype): distinct shapes and calls. */
+int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, long long shapes,
+                                       long long calls, void *ctx), void *ctx);
+
+/* Merge the registry at path into r, in one transaction: devices and runs
+** matched by content (their ids are local), measurements and cubins that r
+** lacks, the winner of each (op, arch, dtype, bucket, hardware) with the
+** lower time (ties: the smaller config text, so the order of inputs does not
+** matter), defaults r lacks, and misses with the larger count. Merging the
+** same input again adds nothing. The input is opened for writing, so an
+** older one is migrated first. */
+typedef struct reg_merge_stats {
+    long long devices, runs, measurements, cubins, winners, misses;
+} reg_merge_stats;
+int reg_merge(reg *r, const char *path, reg_merge_stats *st);
+
+/* Each recorded miss: shape is the JSON object the runtime wrote. */
+int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
+                                      long long calls, void *ctx), void *ctx);
+
+/* Seconds per measurement in this registry's finished runs (their wall time
+** over what they measured); 0 when none. */
+double reg_seconds_per_measurement(reg *r);
+
+/* The finalists of a bucket's winner, for retune: the winner first, then its
+** runners-up, fastest first. The winner row is hw's when there is one, else
+** the fastest of any hardware. */
+int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                         const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
+                         void *ctx);
 
 #endif

@@ -68,7 +68,7 @@ struct rt_run {
 };
 
 /* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
-#define RT_SCHEMA_VERSION 2
+#define RT_SCHEMA_VERSION 3
 
 struct aitune_kernel {
     struct aitune_kernel *next;

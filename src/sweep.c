@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep.h"
 #include "peers.h"
+#include "identity.h"
 #include "jit.h"
 #include "progress.h"
 #include "registry.h"
@@ -57,6 +58,8 @@ typedef struct sw {
     int budget_hit;
     /* counts for the summary */
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
+    int retuned, escalated; /* retune: buckets re-raced, and searched again */
+    int checked, regressed; /* check: winners re-timed, and slower or failing */
     /* wall time per op, for the summary */
     int nops;
     char op_name[32][32];
@@ -268,6 +271,12 @@ static void note(sw *S, const char *fmt, ...)
     else progress_clear(S->P);
 }
 
+/* A stored race, as retune reads it back. */
+typedef struct retune_final {
+    struct { char tmpl[64]; char *config; double median_us; } f[16];
+    int n;
+} retune_final;
+
 /* The finalists of a bucket. */
 typedef struct final {
     char tmpl[64];
@@ -281,6 +290,7 @@ typedef struct bucket_state {
     int nf;
     double default_us;
     int exhaustive;
+    const char *keep_tmpl, *keep_config;   /* retune: the standing winner */
 } bucket_state;
 
 static void keep_final(bucket_state *bs, const cand *c, int is_default)
@@ -326,7 +336,9 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
     for (int i = 0; i < n; i++) {
         cand *c = &cs[i];
         key_fields(S, c, t, b);
-        if (!S->o->compile_only) {
+        /* retune measures again what the registry has: the toolchain or the
+        ** templates may have changed under the same device row. */
+        if (!S->o->compile_only && !S->o->retune && !S->o->check) {
             measurement old;
             int found = reg_measure_find(S->R, &c->m, &old);
             if (found < 0) return error("%s", reg_errmsg(S->R));
@@ -472,6 +484,12 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
             (bs->f[i].spread == bs->f[w].spread && strcmp(bs->f[i].config, bs->f[w].config) < 0))
             w = i;
     }
+    /* retune: the standing winner stays while it is within the noise margin
+    ** of the fastest. */
+    for (int i = 0; i < k && bs->keep_config; i++)
+        if (!strcmp(bs->f[i].tmpl, bs->keep_tmpl) && !strcmp(bs->f[i].config, bs->keep_config) &&
+            bs->f[i].median_us <= bs->f[0].median_us * (1 + S->o->noise))
+            w = i;
     final *win = &bs->f[w];
     /* The winner's kernel: find its candidate to get the cubin and launch. */
     cand *wc = NULL;
@@ -719,6 +737,110 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     if (!rc && !S->o->compile_only && !interrupted) rc = add_earlier(S, t, b, &bs);
     if (!rc && !S->o->compile_only && !interrupted) rc = confirm(S, t, b, &bs);
     bucket_state_free(&bs);
+    return rc;
+}
+
+/* retune: the stored finalists of a stale bucket (its winner and runners-up,
+** as the registry has them) are measured again on this GPU and toolchain,
+** each verified and timed, then raced. The winner stays when it is still
+** the fastest within the noise margin; when another finalist now beats it by
+** more, or a finalist fails (compile, verify, fault), the bucket is searched
+** again as a sweep would. */
+static int add_stored(const char *tmpl, const char *config, double median_us, void *ctx)
+{
+    retune_final *rf = ctx;
+    if (rf->n == (int)(sizeof rf->f / sizeof rf->f[0])) return 0;
+    snprintf(rf->f[rf->n].tmpl, sizeof rf->f[rf->n].tmpl, "%s", tmpl);
+    rf->f[rf->n].config = xstrdup(config);
+    rf->f[rf->n].median_us = median_us;
+    rf->n++;
+    return 0;
+}
+
+static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
+{
+    retune_final rf = { 0 };
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
+        return error("%s", reg_errmsg(S->R));
+    if (!rf.n) return 0;
+    char label[160];
+    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
+    progress_bucket(S->P, label);
+    progress_plan(S->P, rf.n);
+    cand cs[16];
+    memset(cs, 0, sizeof cs);
+    for (int i = 0; i < rf.n; i++) instantiate(S, &cs[i], rf.f[i].tmpl, rf.f[i].config, t);
+    bucket_state bs = { .exhaustive = 1 };
+    int rc = run_batch(S, cs, rf.n, t, b, NULL, &bs, NULL);
+    int failed = 0;
+    for (int i = 0; i < rf.n; i++) failed += strcmp(cs[i].m.status, "ok") != 0;
+    drain(S, cs, rf.n);
+    for (int i = 0; i < rf.n; i++) cand_free(&cs[i]);
+    double old_us = rf.f[0].median_us;     /* the stored winner comes first */
+    bs.keep_tmpl = rf.f[0].tmpl;
+    bs.keep_config = rf.f[0].config;
+    if (!rc && !failed) rc = confirm(S, t, b, &bs);
+    /* The old winner's new time against the new fastest. */
+    double now_old = -1, best = bs.nf ? bs.f[0].median_us : -1;
+    for (int i = 0; i < bs.nf; i++)
+        if (!strcmp(bs.f[i].tmpl, rf.f[0].tmpl) && !strcmp(bs.f[i].config, rf.f[0].config)) now_old = bs.f[i].median_us;
+    int moved = !failed && (now_old < 0 || now_old > best * (1 + S->o->noise));
+    note(S, "%s", "");
+    if (!rc && !failed && !moved)
+        printf("retune %s %s %s: %.2f us -> %.2f us, winner kept (%s %s)\n", t->op, t->dtype, b->key, old_us, now_old,
+               rf.f[0].tmpl, rf.f[0].config);
+    else if (!rc)
+        printf("retune %s %s %s: %.2f us -> %s; searching the bucket again\n", t->op, t->dtype, b->key, old_us,
+               failed ? "a finalist failed" : "the ranking changed beyond the noise margin");
+    fflush(stdout);
+    S->retuned++;
+    if (!rc && (failed || moved)) {
+        S->escalated++;
+        rc = tune_bucket(S, st, t, b);
+    }
+    bucket_state_free(&bs);
+    for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+    return rc;
+}
+
+/* check: the winner of this GPU, verified and timed again, against the time
+** it was recorded with. Nothing is stored but the measurement. */
+static int check_bucket(sw *S, const op_task *t, const bucket *b)
+{
+    retune_final rf = { 0 };
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
+        return error("%s", reg_errmsg(S->R));
+    if (!rf.n) return 0;
+    cand c;
+    memset(&c, 0, sizeof c);
+    instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);
+    bucket_state bs = { .exhaustive = 1 };
+    int rc = run_batch(S, &c, 1, t, b, NULL, &bs, NULL);
+    drain(S, &c, 1);
+    note(S, "%s", "");
+    double was = rf.f[0].median_us, now = c.m.median_us;
+    S->checked++;
+    if (rc) {
+        /* a tool failure, said already */
+    } else if (strcmp(c.m.status, "ok")) {
+        S->regressed++;
+        printf("FAILED     %s %s %s: %s %s: %s%s%s\n", t->op, t->dtype, b->key, rf.f[0].tmpl, rf.f[0].config, c.m.status,
+               c.m.error ? ": " : "", c.m.error ? c.m.error : "");
+    } else if (now > was * (1 + S->o->noise)) {
+        S->regressed++;
+        printf("REGRESSED  %s %s %s: %.2f us -> %.2f us (+%.1f%%, margin %.1f%%)\n", t->op, t->dtype, b->key, was, now,
+               100 * (now / was - 1), 100 * S->o->noise);
+    } else {
+        printf("ok         %s %s %s: %.2f us -> %.2f us (%+.1f%%)\n", t->op, t->dtype, b->key, was, now, 100 * (now / was - 1));
+    }
+    fflush(stdout);
+    cand_free(&c);
+    bucket_state_free(&bs);
+    for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
     return rc;
 }
 
@@ -1111,6 +1233,50 @@ static int op_signature(void *ctx, const char *op, const char *dtype, int *ndims
 
 /* ---- the sweep ---- */
 
+/* --shard i/n: the buckets of the spec, in its order (task, dtype, bucket),
+** dealt round-robin, so every shard of the same spec gets a fixed share. */
+int sweep_parse_shard(const char *s, int *i, int *n)
+{
+    char *end;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/') return -1;
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (end == p || *end || b < 1 || b > 100000 || a < 0 || a >= b) return -1;
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
+static int in_shard(const sweep_opts *o, int slot)
+{
+    return o->shard_n <= 1 || slot % o->shard_n == o->shard_i;
+}
+
+/* The run's toolchain identity beyond the device row: the hash of each
+** op's template sources (identity.h), for `aitune status`. */
+static int record_sources(sw *S)
+{
+    strbuf j = STRBUF_INIT;
+    sb_puts(&j, "{");
+    int n = 0;
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        const char *op = S->sp.tasks[i].op;
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = !strcmp(S->sp.tasks[k].op, op);
+        char h[17];
+        if (seen || identity_sources(S->o->root, op, h)) continue;
+        if (n++) sb_puts(&j, ",");
+        sb_json_str(&j, op);
+        sb_puts(&j, ":");
+        sb_json_str(&j, h);
+    }
+    sb_puts(&j, "}");
+    int rc = reg_run_sources(S->R, S->run_id, sb_str(&j));
+    sb_free(&j);
+    return rc ? error("%s", reg_errmsg(S->R)) : 0;
+}
+
 int sweep_run(const sweep_opts *o)
 {
     sw S0, *S = &S0;
@@ -1154,10 +1320,11 @@ int sweep_run(const sweep_opts *o)
     S->pool = jit_pool_new(o->threads);
     if (!o->quiet) {
         S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
-        int nbuckets = 0;
+        int nbuckets = 0, nslots = 0;
         for (int i = 0; i < S->sp.ntasks && !o->compile_only; i++) {
             bucket *bs;
-            nbuckets += spec_buckets(&S->sp.tasks[i], &bs) * S->sp.tasks[i].ndtypes;
+            int nb = spec_buckets(&S->sp.tasks[i], &bs) * S->sp.tasks[i].ndtypes;
+            for (int k = 0; k < nb; k++) nbuckets += in_shard(o, nslots++);
             free(bs);
         }
         progress_buckets(S->P, nbuckets);
@@ -1180,13 +1347,16 @@ int sweep_run(const sweep_opts *o)
         }
         goto out;
     }
-    if (start_gpu(S, &env)) { code = EXIT_FAIL; goto out; }
+    /* plan_only: the worker said which GPU this is; nothing is recorded. */
+    if (!o->plan_only && (start_gpu(S, &env) || record_sources(S))) { code = EXIT_FAIL; goto out; }
+    int slot = 0;       /* the bucket's place in the spec's order, for --shard */
     for (int i = 0; i < S->sp.ntasks && !interrupted && !S->budget_hit; i++) {
         spec_task *st = &S->sp.tasks[i];
         bucket *bs;
         int nb = spec_buckets(st, &bs);
         for (int d = 0; d < st->ndtypes && !interrupted; d++)
             for (int bi = 0; bi < nb && !interrupted; bi++) {
+                if (!in_shard(o, slot++)) continue;
                 long long shape[TMPL_MAXDIMS];
                 op_task t;
                 bucket ob;
@@ -1195,6 +1365,7 @@ int sweep_run(const sweep_opts *o)
                     code = EXIT_INPUT;
                     continue;
                 }
+                if (o->want && !o->want(o->want_ctx, &S->dev, t.op, S->arch, t.dtype, &ob)) continue;
                 /* Refused here, not by a failed allocation in the worker. */
                 if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
                     error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path,
@@ -1204,14 +1375,24 @@ int sweep_run(const sweep_opts *o)
                 }
                 double t_task = now_s();
                 if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
-                if (tune_bucket(S, st, &t, &ob)) code = EXIT_FAIL;
+                if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
+                                                          : tune_bucket(S, st, &t, &ob)))
+                    code = EXIT_FAIL;
                 add_op_time(S, t.op, now_s() - t_task);
                 if (S->budget_hit) break;
             }
         free(bs);
     }
+    if (o->plan_only) goto out;
     note(S, "%s", "");
     summary(S);
+    if (o->check) {
+        printf("check: %d winner%s re-timed, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
+               S->regressed);
+        if (S->regressed && !code) code = EXIT_FAIL;
+    } else if (o->retune)
+        printf("retune: %d stale bucket%s re-raced, %d searched again\n", S->retuned, S->retuned == 1 ? "" : "s",
+               S->escalated);
     reg_run_end(S->R, S->run_id, interrupted ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok");
     if (S->budget_hit) fprintf(stderr, "aitune: the budget ran out; winners so far are stored, marked not exhaustive\n");
     if (interrupted) {

@@ -7,6 +7,8 @@
 ** registry already has for this device are not measured again. */
 #ifndef SWEEP_H
 #define SWEEP_H
+#include "device.h"
+#include "spec.h"
 
 typedef struct sweep_opts {
     const char *spec_path;
@@ -22,7 +24,19 @@ typedef struct sweep_opts {
     int quiet;                  /* no progress lines */
     int verbose;                /* compile: every kernel's row, not a summary */
     const char *peers_path;     /* peer figures (peers.h): each winner's ratio printed */
+    int shard_i, shard_n;       /* --shard i/n: this run's share of the buckets (n 0: all) */
+    /* want, when set: only the buckets it accepts (the GPU's facts at hand;
+    ** the bucket's edges in the op's dim order). */
+    int (*want)(void *ctx, const device *dev, const char *op, const char *arch, const char *dtype, const bucket *b);
+    void *want_ctx;
+    int retune;                 /* race each bucket's stored finalists first (aitune retune) */
+    double noise;               /* retune: relative margin within which the winner stays */
+    int check;                  /* re-time each bucket's winner against its record (aitune check) */
+    int plan_only;              /* walk the buckets through want only: measure and record nothing */
 } sweep_opts;
+
+/* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */
+int sweep_parse_shard(const char *s, int *i, int *n);
 
 /* Returns the process exit code (util.h), 130 when interrupted. */
 int sweep_run(const sweep_opts *o);

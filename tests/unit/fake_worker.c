@@ -16,6 +16,9 @@
 **     nogpu            hello answers status=error "cuInit failed: no GPU"
 **     slow_time:MS     sleep MS milliseconds in each time request
 **   K counts verify requests across restarts (1-based); K=0 means every one.
+**   FAKE_GPU_NAME, FAKE_UUID, FAKE_SMS, FAKE_DRIVER, FAKE_NVRTC: what hello
+**               reports instead of the Fake GPU's facts (another GPU, an
+**               upgraded driver or NVRTC).
 **   FAKE_STATE  a file that keeps the verify count across restarts; the pid
 **               of the running fake is written to FAKE_STATE.pid, and each
 **               request's command is appended to FAKE_STATE.log.
@@ -179,10 +182,10 @@ int main(void)
                 reply(out, "error", "cuInit failed: no GPU");
             } else {
                 msg_kv(&h, "status", "ok");
-                msg_kv(&h, "name", "Fake GPU");
-                msg_kv(&h, "uuid", "GPU-fake-0000");
+                msg_kv(&h, "name", "%s", getenv("FAKE_GPU_NAME") ? getenv("FAKE_GPU_NAME") : "Fake GPU");
+                msg_kv(&h, "uuid", "%s", getenv("FAKE_UUID") ? getenv("FAKE_UUID") : "GPU-fake-0000");
                 msg_kv(&h, "cc", "90");
-                msg_kv(&h, "sms", "132");
+                msg_kv(&h, "sms", "%s", getenv("FAKE_SMS") ? getenv("FAKE_SMS") : "132");
                 msg_kv(&h, "mem", "85899345920");
                 msg_kv(&h, "l2", "52428800");
                 msg_kv(&h, "smem_optin", "232448");
@@ -191,9 +194,9 @@ int main(void)
                 msg_kv(&h, "max_threads_per_sm", "2048");
                 msg_kv(&h, "clock_khz", "1980000");
                 msg_kv(&h, "mem_clock_khz", "2619000");
-                msg_kv(&h, "driver", "fake");
+                msg_kv(&h, "driver", "%s", getenv("FAKE_DRIVER") ? getenv("FAKE_DRIVER") : "fake");
                 msg_kv(&h, "cuda_driver", "13000");
-                msg_kv(&h, "nvrtc", "13.0");
+                msg_kv(&h, "nvrtc", "%s", getenv("FAKE_NVRTC") ? getenv("FAKE_NVRTC") : "13.0");
                 msg_kv(&h, "count", "1");
                 msg_kv(&h, "env", "{\"fake\":true}");
                 msg_send(out, &h, NULL, 0);

@@ -1,0 +1,55 @@
+/* merge.c: `aitune merge OUT IN...`: combine registries, e.g. the shards of
+** one sweep (`aitune sweep --shard i/n`) written on several machines. The
+** work is reg_merge's, one input at a time, each in its own transaction. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "registry.h"
+#include <stdio.h>
+#include <string.h>
+
+const char merge_summary[] =
+    "Merge registries IN... into OUT (created if absent). Devices and runs are matched by content, not\n"
+    "by their local ids; measurements, cubins and defaults OUT lacks are added; for each (op, arch,\n"
+    "dtype, bucket, GPU) the winner with the lower time is kept (a tie: the smaller config, so the\n"
+    "order of inputs does not matter); misses keep the larger count. Merging an input again adds\n"
+    "nothing. Inputs from an older aitune are migrated in place first.\n\n"
+    "Exit: 0, 1 when OUT cannot be written, 2 usage, 3 when an input is not a registry.";
+const char merge_usage[] = "aitune merge OUT IN...";
+
+#define MERGE_MAXIN 4096
+
+int cmd_merge(int argc, char **argv)
+{
+    opt opts[] = { { 0, 0, 0, 0 } };
+    static const char *pos[MERGE_MAXIN];
+    int np, rc = cli_parse("merge", merge_usage, merge_summary, argc, argv, opts, pos, MERGE_MAXIN, &np);
+    if (rc) return rc;
+    if (np < 2) return cli_usage_error("merge", merge_usage, "%s", np ? "which registries to merge into it?" : "merge into which registry?");
+    for (int i = 1; i < np; i++) {
+        if (!file_exists(pos[i])) {
+            error("no registry at '%s'", pos[i]);
+            return EXIT_INPUT;
+        }
+        if (!strcmp(pos[i], pos[0])) return cli_usage_error("merge", merge_usage, "'%s' is the output", pos[i]);
+    }
+    reg *r;
+    int orc = reg_open(pos[0], 0, &r);
+    if (orc) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+    }
+    for (int i = 1; i < np && !rc; i++) {
+        reg_merge_stats st = { 0 };
+        int mrc = reg_merge(r, pos[i], &st);
+        if (mrc) {
+            error("%s", reg_errmsg(r));
+            rc = mrc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+            break;
+        }
+        printf("%s: +%lld measurements, +%lld winners, +%lld cubins, +%lld runs, +%lld devices, %lld misses\n", pos[i],
+               st.measurements, st.winners, st.cubins, st.runs, st.devices, st.misses);
+    }
+    reg_close(r);
+    return rc;
+}

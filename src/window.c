@@ -1,0 +1,325 @@
+/* window.c: `aitune window SPEC --budget D`: one command for a cron job or a
+** maintenance window. It looks at every bucket of SPEC on this GPU, orders
+** the work by expected gain per second, and does it until the budget is
+** spent; what is not reached waits for the next window, and a bucket cut
+** short resumes (a sweep never repeats a measurement it has).
+**
+** The model, kept simple and stated in the plan it prints:
+**   stale     a winner measured on other hardware or toolchain (status):
+**             worth the most, cheap (its finalists are re-raced: retune)
+**   misses    a bucket no GPU tuned that covers shapes applications asked
+**             for, weighted by how often they asked
+**   untuned   a bucket of SPEC with no winner and no misses
+**   sampled   this GPU's fresh winner whose search was cut short
+** Gain per second = weight / estimated seconds, the seconds from the
+** registry's own history (wall time per measurement). */
+#define _GNU_SOURCE
+#include "window.h"
+#include "cli.h"
+#include "identity.h"
+#include "registry.h"
+#include "util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char window_summary[] =
+    "Spend a budget on the most valuable tuning work of SPEC on this GPU, then stop cleanly; run it\n"
+    "again (cron, a maintenance window) and it goes on where it stopped. The buckets are ordered by\n"
+    "expected gain per second: stale winners first (re-raced as `aitune retune` does: cheap), then\n"
+    "buckets holding recorded misses, by how often applications asked, then untuned buckets, then\n"
+    "winners whose search was cut short. Buckets with a fresh, complete winner are left alone.\n\n"
+    "  --budget D   the window (e.g. 30m, 2h); required\n"
+    "  --plan       print the ordered work and its estimates; measure nothing\n"
+    "  --gpu N      the GPU (default 0)\n"
+    "  --db PATH    the registry\n"
+    "  --quiet      no progress on stderr\n\n"
+    "Exit: 0, 1 failure (e.g. no GPU), 2 usage, 3 bad spec or registry, 130 interrupted.";
+const char window_usage[] = "aitune window SPEC --budget D [--plan] [--gpu N] [--db PATH] [--quiet]";
+
+enum { W_STALE, W_MISSES, W_UNTUNED, W_SAMPLED };
+static const char *const kind_name[] = { "stale", "misses", "untuned", "sampled" };
+static const double kind_weight[] = { 100, 0 /* the calls */, 1, 0.5 };
+static const double kind_evals[] = { 6, 50, 50, 50 };   /* candidates measured, estimated */
+
+typedef struct wrow {
+    char op[32], arch[16], dtype[16], bucket[96], hw[256], driver[32], nvrtc[16], version[32];
+    char *sources;
+    int cuda_driver, exhaustive;
+} wrow;
+
+typedef struct wmiss {
+    char op[32], arch[16], dtype[16];
+    long long v[SPEC_MAXDIMS];
+    int nv;
+    long long calls;
+} wmiss;
+
+typedef struct witem {
+    char op[32], dtype[16];
+    bucket b;
+    int kind;
+    long long calls;
+    double est_s, score;
+} witem;
+
+typedef struct wctx {
+    wrow *w;
+    int nw, capw;
+    wmiss *m;
+    int nm, capm;
+    const char *root;
+    double spm;                 /* seconds per measurement */
+    witem *items;
+    int ni, capi;
+    const witem *target;        /* the run pass: only this bucket */
+} wctx;
+
+static int keep_winner(const reg_winner_identity *w, void *vctx)
+{
+    wctx *c = vctx;
+    if (c->nw == c->capw) c->w = xrealloc(c->w, (size_t)(c->capw = c->capw ? 2 * c->capw : 32) * sizeof *c->w);
+    wrow *s = &c->w[c->nw++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->op, sizeof s->op, "%s", w->op);
+    snprintf(s->arch, sizeof s->arch, "%s", w->arch);
+    snprintf(s->dtype, sizeof s->dtype, "%s", w->dtype);
+    snprintf(s->bucket, sizeof s->bucket, "%s", w->bucket);
+    snprintf(s->hw, sizeof s->hw, "%s", w->hw);
+    snprintf(s->driver, sizeof s->driver, "%s", w->driver);
+    snprintf(s->nvrtc, sizeof s->nvrtc, "%s", w->nvrtc);
+    snprintf(s->version, sizeof s->version, "%s", w->version);
+    s->sources = xstrdup(w->sources);
+    s->cuda_driver = w->cuda_driver;
+    s->exhaustive = w->exhaustive;
+    return 0;
+}
+
+/* A miss's shape: the runtime writes the dims in the op's order, so the
+** numbers are read in the order they appear. */
+static int keep_miss(const char *op, const char *arch, const char *dtype, const char *shape, long long calls, void *vctx)
+{
+    wctx *c = vctx;
+    if (c->nm == c->capm) c->m = xrealloc(c->m, (size_t)(c->capm = c->capm ? 2 * c->capm : 32) * sizeof *c->m);
+    wmiss *m = &c->m[c->nm];
+    memset(m, 0, sizeof *m);
+    snprintf(m->op, sizeof m->op, "%s", op);
+    snprintf(m->arch, sizeof m->arch, "%s", arch);
+    snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
+    m->calls = calls;
+    for (const char *p = shape; *p && m->nv < SPEC_MAXDIMS;) {
+        if (*p == ':') {
+            char *end;
+            long long v = strtoll(p + 1, &end, 10);
+            if (end == p + 1) return 0;     /* not a shape aitune wrote: ignored */
+            m->v[m->nv++] = v;
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    if (m->nv) c->nm++;
+    return 0;
+}
+
+static long long calls_in(const wctx *c, const char *op, const char *arch, const char *dtype, const bucket *b)
+{
+    long long calls = 0;
+    for (int i = 0; i < c->nm; i++) {
+        const wmiss *m = &c->m[i];
+        if (strcmp(m->op, op) || strcmp(m->arch, arch) || strcmp(m->dtype, dtype) || m->nv != b->ndims) continue;
+        int in = 1;
+        for (int d = 0; d < b->ndims && in; d++) in = m->v[d] >= b->lo[d] && m->v[d] < b->hi[d];
+        if (in) calls += m->calls;
+    }
+    return calls;
+}
+
+/* What kind of work a bucket is on dev, or -1 for none. */
+static int classify(const wctx *c, const device *dev, const char *op, const char *arch, const char *dtype,
+                    const bucket *b, long long *calls)
+{
+    char hw[256];
+    identity_hw(dev, hw, sizeof hw);
+    int any = 0, mine = -1;
+    for (int i = 0; i < c->nw; i++) {
+        const wrow *s = &c->w[i];
+        if (strcmp(s->op, op) || strcmp(s->arch, arch) || strcmp(s->dtype, dtype) || strcmp(s->bucket, b->key)) continue;
+        any = 1;
+        if (!strcmp(s->hw, hw)) mine = i;
+    }
+    *calls = calls_in(c, op, arch, dtype, b);
+    if (any && mine < 0) return W_STALE;
+    if (mine >= 0) {
+        const wrow *s = &c->w[mine];
+        reg_winner_identity w = { .op = s->op, .arch = s->arch, .dtype = s->dtype, .bucket = s->bucket, .hw = s->hw,
+                                  .driver = s->driver, .nvrtc = s->nvrtc, .version = s->version,
+                                  .sources = s->sources, .cuda_driver = s->cuda_driver, .tmpl = "", .config = "",
+                                  .when = "" };
+        char why[512];
+        if (identity_stale(&w, dev, dev->nvrtc, c->root, why, sizeof why)) return W_STALE;
+        return s->exhaustive ? -1 : W_SAMPLED;
+    }
+    return *calls > 0 ? W_MISSES : W_UNTUNED;
+}
+
+/* The plan pass: collect, measure nothing. */
+static int plan_want(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const bucket *b)
+{
+    wctx *c = vctx;
+    long long calls;
+    int kind = classify(c, dev, op, arch, dtype, b, &calls);
+    if (kind < 0) return 0;
+    if (c->ni == c->capi) c->items = xrealloc(c->items, (size_t)(c->capi = c->capi ? 2 * c->capi : 32) * sizeof *c->items);
+    witem *it = &c->items[c->ni++];
+    memset(it, 0, sizeof *it);
+    snprintf(it->op, sizeof it->op, "%s", op);
+    snprintf(it->dtype, sizeof it->dtype, "%s", dtype);
+    it->b = *b;
+    it->kind = kind;
+    it->calls = calls;
+    it->est_s = kind_evals[kind] * c->spm;
+    it->score = (kind == W_MISSES ? (double)calls : kind_weight[kind]) / it->est_s;
+    return 0;
+}
+
+static int run_want(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const bucket *b)
+{
+    (void)dev;
+    (void)arch;
+    const wctx *c = vctx;
+    return !strcmp(c->target->op, op) && !strcmp(c->target->dtype, dtype) && !strcmp(c->target->b.key, b->key);
+}
+
+/* Best first; equal scores keep the spec's order. */
+static int cmp_item(const void *a, const void *b)
+{
+    const witem *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return 0;
+}
+
+static void wctx_free(wctx *c)
+{
+    for (int i = 0; i < c->nw; i++) free(c->w[i].sources);
+    free(c->w);
+    free(c->m);
+    free(c->items);
+}
+
+static int load(wctx *c, const char *db)
+{
+    reg *r;
+    int orc = reg_open(db, 0, &r);
+    if (orc || reg_winner_identities(r, keep_winner, c) || reg_misses_each(r, keep_miss, c)) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+    }
+    c->spm = reg_seconds_per_measurement(r);
+    if (c->spm <= 0) c->spm = 1;    /* no history yet: a guess */
+    reg_close(r);
+    return 0;
+}
+
+int cmd_window(int argc, char **argv)
+{
+    opt opts[] = { { "--budget", 1, 0, 0 }, { "--plan", 0, 0, 0 }, { "--gpu", 1, 0, 0 }, { "--db", 1, 0, 0 },
+                   { "--quiet", 0, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = cli_parse("window", window_usage, window_summary, argc, argv, opts, pos, 1, &np);
+    if (rc) return rc;
+    if (np != 1) return cli_usage_error("window", window_usage, "which spec? (the buckets to look at)");
+    double budget = 0;
+    if (!opts[0].set) return cli_usage_error("window", window_usage, "how long is the window? (--budget 30m)");
+    if ((budget = parse_duration(opts[0].value)) <= 0)
+        return cli_usage_error("window", window_usage, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[0].value);
+    int gpu = 0;
+    if (opts[2].set) {
+        char *end;
+        long v = strtol(opts[2].value, &end, 10);
+        if (*end || end == opts[2].value || v < 0 || v > 63)
+            return cli_usage_error("window", window_usage, "--gpu '%s' must be an integer in [0, 63]", opts[2].value);
+        gpu = (int)v;
+    }
+    const char *db = cli_db_path(opts[3].value);
+    if (!file_exists(db)) {
+        error("no registry at '%s' (give --db; `aitune sweep` makes one)", db);
+        return EXIT_INPUT;
+    }
+    wctx c = { .root = cli_root() };
+    if ((rc = load(&c, db))) { wctx_free(&c); return rc; }
+    strbuf cmdline = STRBUF_INIT;
+    sb_puts(&cmdline, "aitune");
+    for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    /* The plan pass runs the sweep's own walk over SPEC (the worker says
+    ** which GPU this is) with a filter that only collects. */
+    sweep_opts o = { .spec_path = pos[0], .db_path = db, .root = c.root, .command = sb_str(&cmdline),
+                     .kernel_timeout = 10, .gpu = gpu, .quiet = 1, .want = plan_want, .want_ctx = &c,
+                     .noise = 0.03, .plan_only = 1 };
+    rc = sweep_run(&o);
+    if (rc) { sb_free(&cmdline); wctx_free(&c); return rc; }
+    qsort(c.items, (size_t)c.ni, sizeof *c.items, cmp_item);
+    printf("window: %d bucket%s to work on, %.2g s per measurement from history\n", c.ni, c.ni == 1 ? "" : "s", c.spm);
+    for (int i = 0; i < c.ni; i++) {
+        witem *it = &c.items[i];
+        char calls[48] = "";
+        if (it->calls) snprintf(calls, sizeof calls, ", %lld call%s missed", it->calls, it->calls == 1 ? "" : "s");
+        printf("%3d  %-8s %-12s %-6s %-18s ~%.2g s, %.3g gain/s%s\n", i + 1, kind_name[it->kind], it->op, it->dtype,
+               it->b.key, it->est_s, it->score, calls);
+    }
+    fflush(stdout);
+    if (opts[1].set) { sb_free(&cmdline); wctx_free(&c); return EXIT_OK; }
+    double t0 = now_s();
+    int done = 0;
+    for (int i = 0; i < c.ni; i++) {
+        double left = budget - (now_s() - t0);
+        if (left <= 0) break;
+        c.target = &c.items[i];
+        sweep_opts so = { .spec_path = pos[0], .db_path = db, .root = c.root, .command = sb_str(&cmdline),
+                          .kernel_timeout = 10, .gpu = gpu, .quiet = opts[4].set, .want = run_want, .want_ctx = &c,
+                          .budget_s = left, .retune = c.items[i].kind == W_STALE, .noise = 0.03 };
+        rc = sweep_run(&so);
+        if (rc == 130 || rc == EXIT_FAIL || rc == EXIT_INPUT) break;
+        done++;
+    }
+    printf("window: %d of %d done in %.0f s%s\n", done, c.ni, now_s() - t0,
+           done < c.ni ? "; the rest waits for the next window" : "");
+    sb_free(&cmdline);
+    wctx_free(&c);
+    return rc == 130 || rc == EXIT_FAIL || rc == EXIT_INPUT ? rc : EXIT_OK;
+}
+
+/* ---- sweep --from-misses ---- */
+
+static int misses_want(void *vctx, const device *dev, const char *op, const char *arch, const char *dtype, const bucket *b)
+{
+    (void)dev;
+    return calls_in(vctx, op, arch, dtype, b) > 0;
+}
+
+int window_from_misses(sweep_opts *o, void **ctx)
+{
+    wctx *c = xcalloc(1, sizeof *c);
+    *ctx = c;
+    if (!file_exists(o->db_path)) {
+        error("no registry at '%s': --from-misses reads the misses recorded there", o->db_path);
+        return EXIT_INPUT;
+    }
+    int rc = load(c, o->db_path);
+    if (rc) return rc;
+    if (!c->nm) {
+        error("no misses recorded in '%s' (libaitune records them: aitune_flush_misses)", o->db_path);
+        return EXIT_INPUT;
+    }
+    o->want = misses_want;
+    o->want_ctx = c;
+    return 0;
+}
+
+void window_misses_free(void *ctx)
+{
+    if (!ctx) return;
+    wctx_free(ctx);
+    free(ctx);
+}
