@@ -121,3 +121,53 @@ int identity_stale(const reg_winner_identity *w, const device *dev, const char *
     else if (strcmp(then, now)) add_reason(out, cap, &n, "template sources changed (%s -> %s)", then, now);
     return n;
 }
+
+int winner_stamps_add(const reg_winner_identity *w, void *ctx)
+{
+    winner_stamps *c = ctx;
+    if (c->n == c->cap) c->w = xrealloc(c->w, (size_t)(c->cap = c->cap ? 2 * c->cap : 32) * sizeof *c->w);
+    winner_stamp *s = &c->w[c->n++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->op, sizeof s->op, "%s", w->op);
+    snprintf(s->arch, sizeof s->arch, "%s", w->arch);
+    snprintf(s->dtype, sizeof s->dtype, "%s", w->dtype);
+    snprintf(s->bucket, sizeof s->bucket, "%s", w->bucket);
+    snprintf(s->hw, sizeof s->hw, "%s", w->hw);
+    snprintf(s->driver, sizeof s->driver, "%s", w->driver);
+    snprintf(s->nvrtc, sizeof s->nvrtc, "%s", w->nvrtc);
+    snprintf(s->version, sizeof s->version, "%s", w->version);
+    s->sources = xstrdup(w->sources);
+    s->cuda_driver = w->cuda_driver;
+    s->exhaustive = w->exhaustive;
+    return 0;
+}
+
+void winner_stamps_free(winner_stamps *s)
+{
+    for (int i = 0; i < s->n; i++) free(s->w[i].sources);
+    free(s->w);
+    memset(s, 0, sizeof *s);
+}
+
+int winner_stamps_find(const winner_stamps *s, const char *op, const char *arch, const char *dtype,
+                       const char *bucket, const char *hw, int *any)
+{
+    int mine = -1;
+    *any = 0;
+    for (int i = 0; i < s->n; i++) {
+        const winner_stamp *w = &s->w[i];
+        if (strcmp(w->op, op) || strcmp(w->arch, arch) || strcmp(w->dtype, dtype) || strcmp(w->bucket, bucket)) continue;
+        *any = 1;
+        if (!strcmp(w->hw, hw)) mine = i;
+    }
+    return mine;
+}
+
+int winner_stamp_stale(const winner_stamp *s, const device *dev, const char *root)
+{
+    reg_winner_identity w = { .op = s->op, .arch = s->arch, .dtype = s->dtype, .bucket = s->bucket, .hw = s->hw,
+                              .driver = s->driver, .nvrtc = s->nvrtc, .version = s->version, .sources = s->sources,
+                              .cuda_driver = s->cuda_driver, .tmpl = "", .config = "", .when = "" };
+    char why[512];
+    return identity_stale(&w, dev, dev->nvrtc, root, why, sizeof why) > 0;
+}

@@ -29,4 +29,25 @@ struct reg_winner_identity;
 int identity_stale(const struct reg_winner_identity *w, const device *dev, const char *nvrtc, const char *root,
                    char *out, int cap);
 
+/* Winners' identities kept past reg_winner_identities' callback (retune,
+** check and window read them once, then ask per bucket). */
+typedef struct winner_stamp {
+    char op[32], arch[16], dtype[16], bucket[96], hw[256], driver[32], nvrtc[16], version[32];
+    char *sources;
+    int cuda_driver, exhaustive;
+} winner_stamp;
+typedef struct winner_stamps {
+    winner_stamp *w;
+    int n, cap;
+} winner_stamps;
+/* A reg_winner_identities callback: appends a copy to the stamps at ctx. */
+int winner_stamps_add(const struct reg_winner_identity *w, void *ctx);
+void winner_stamps_free(winner_stamps *s);
+/* The bucket's stamps: *any says whether it has a winner at all; returns
+** the index of the one measured on hardware hw, or -1. */
+int winner_stamps_find(const winner_stamps *s, const char *op, const char *arch, const char *dtype,
+                       const char *bucket, const char *hw, int *any);
+/* identity_stale for a stamp, with why discarded: whether it is stale on dev. */
+int winner_stamp_stale(const winner_stamp *s, const device *dev, const char *root);
+
 #endif

@@ -38,36 +38,11 @@ const char retune_summary[] =
     "Exit: 0, 1 failure (e.g. no GPU), 2 usage, 3 bad spec or registry, 130 interrupted.";
 const char retune_usage[] = "aitune retune SPEC [--noise PCT] [--all] [--budget D] [--gpu N] [--db PATH] [--quiet]";
 
-typedef struct stored {
-    char op[32], arch[16], dtype[16], bucket[96], hw[256], driver[32], nvrtc[16], version[32];
-    char *sources;
-    int cuda_driver;
-} stored;
-
 typedef struct retune_ctx {
-    stored *w;
-    int n, cap, all;
+    winner_stamps st;
+    int all;
     const char *root;
 } retune_ctx;
-
-static int keep(const reg_winner_identity *w, void *vctx)
-{
-    retune_ctx *c = vctx;
-    if (c->n == c->cap) c->w = xrealloc(c->w, (size_t)(c->cap = c->cap ? 2 * c->cap : 32) * sizeof *c->w);
-    stored *s = &c->w[c->n++];
-    memset(s, 0, sizeof *s);
-    snprintf(s->op, sizeof s->op, "%s", w->op);
-    snprintf(s->arch, sizeof s->arch, "%s", w->arch);
-    snprintf(s->dtype, sizeof s->dtype, "%s", w->dtype);
-    snprintf(s->bucket, sizeof s->bucket, "%s", w->bucket);
-    snprintf(s->hw, sizeof s->hw, "%s", w->hw);
-    snprintf(s->driver, sizeof s->driver, "%s", w->driver);
-    snprintf(s->nvrtc, sizeof s->nvrtc, "%s", w->nvrtc);
-    snprintf(s->version, sizeof s->version, "%s", w->version);
-    s->sources = xstrdup(w->sources);
-    s->cuda_driver = w->cuda_driver;
-    return 0;
-}
 
 /* A bucket is retuned when it has a winner and none of this GPU's is
 ** fresh: this GPU's own winner is stale, or only other GPUs have one. */
@@ -77,21 +52,11 @@ static int want(void *vctx, const device *dev, const char *op, const char *arch,
     retune_ctx *c = vctx;
     char hw[256];
     identity_hw(dev, hw, sizeof hw);
-    int any = 0, mine = -1;
-    for (int i = 0; i < c->n; i++) {
-        stored *s = &c->w[i];
-        if (strcmp(s->op, op) || strcmp(s->arch, arch) || strcmp(s->dtype, dtype) || strcmp(s->bucket, bucket)) continue;
-        any = 1;
-        if (!strcmp(s->hw, hw)) mine = i;
-    }
+    int any;
+    int mine = winner_stamps_find(&c->st, op, arch, dtype, bucket, hw, &any);
     if (!any) return 0;
     if (c->all || mine < 0) return 1;
-    stored *s = &c->w[mine];
-    reg_winner_identity w = { .op = s->op, .arch = s->arch, .dtype = s->dtype, .bucket = s->bucket, .hw = s->hw,
-                              .driver = s->driver, .nvrtc = s->nvrtc, .version = s->version, .sources = s->sources,
-                              .cuda_driver = s->cuda_driver, .tmpl = "", .config = "", .when = "" };
-    char why[512];
-    return identity_stale(&w, dev, dev->nvrtc, c->root, why, sizeof why) > 0;
+    return winner_stamp_stale(&c->st.w[mine], dev, c->root);
 }
 
 /* check: the buckets where this GPU has a winner. */
@@ -101,13 +66,8 @@ static int want_mine(void *vctx, const device *dev, const char *op, const char *
     retune_ctx *c = vctx;
     char hw[256];
     identity_hw(dev, hw, sizeof hw);
-    for (int i = 0; i < c->n; i++) {
-        stored *s = &c->w[i];
-        if (!strcmp(s->op, op) && !strcmp(s->arch, arch) && !strcmp(s->dtype, dtype) && !strcmp(s->bucket, bucket) &&
-            !strcmp(s->hw, hw))
-            return 1;
-    }
-    return 0;
+    int any;
+    return winner_stamps_find(&c->st, op, arch, dtype, bucket, hw, &any) >= 0;
 }
 
 const char check_summary[] =
@@ -162,7 +122,7 @@ static int retune_like(const char *cmd, int argc, char **argv, int check)
     }
     reg *r;
     int orc = reg_open(o.db_path, 0, &r);
-    if (orc || reg_winner_identities(r, keep, &c)) {
+    if (orc || reg_winner_identities(r, winner_stamps_add, &c.st)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
         return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
@@ -174,7 +134,6 @@ static int retune_like(const char *cmd, int argc, char **argv, int check)
     o.command = sb_str(&cmdline);
     rc = sweep_run(&o);
     sb_free(&cmdline);
-    for (int i = 0; i < c.n; i++) free(c.w[i].sources);
-    free(c.w);
+    winner_stamps_free(&c.st);
     return rc;
 }

@@ -42,12 +42,6 @@ static const char *const kind_name[] = { "stale", "misses", "untuned", "sampled"
 static const double kind_weight[] = { 100, 0 /* the calls */, 1, 0.5 };
 static const double kind_evals[] = { 6, 50, 50, 50 };   /* candidates measured, estimated */
 
-typedef struct wrow {
-    char op[32], arch[16], dtype[16], bucket[96], hw[256], driver[32], nvrtc[16], version[32];
-    char *sources;
-    int cuda_driver, exhaustive;
-} wrow;
-
 typedef struct wmiss {
     char op[32], arch[16], dtype[16];
     long long v[SPEC_MAXDIMS];
@@ -64,8 +58,7 @@ typedef struct witem {
 } witem;
 
 typedef struct wctx {
-    wrow *w;
-    int nw, capw;
+    winner_stamps st;
     wmiss *m;
     int nm, capm;
     const char *root;
@@ -74,26 +67,6 @@ typedef struct wctx {
     int ni, capi;
     const witem *target;        /* the run pass: only this bucket */
 } wctx;
-
-static int keep_winner(const reg_winner_identity *w, void *vctx)
-{
-    wctx *c = vctx;
-    if (c->nw == c->capw) c->w = xrealloc(c->w, (size_t)(c->capw = c->capw ? 2 * c->capw : 32) * sizeof *c->w);
-    wrow *s = &c->w[c->nw++];
-    memset(s, 0, sizeof *s);
-    snprintf(s->op, sizeof s->op, "%s", w->op);
-    snprintf(s->arch, sizeof s->arch, "%s", w->arch);
-    snprintf(s->dtype, sizeof s->dtype, "%s", w->dtype);
-    snprintf(s->bucket, sizeof s->bucket, "%s", w->bucket);
-    snprintf(s->hw, sizeof s->hw, "%s", w->hw);
-    snprintf(s->driver, sizeof s->driver, "%s", w->driver);
-    snprintf(s->nvrtc, sizeof s->nvrtc, "%s", w->nvrtc);
-    snprintf(s->version, sizeof s->version, "%s", w->version);
-    s->sources = xstrdup(w->sources);
-    s->cuda_driver = w->cuda_driver;
-    s->exhaustive = w->exhaustive;
-    return 0;
-}
 
 /* A miss's shape: the runtime writes the dims in the op's order, so the
 ** numbers are read in the order they appear. */
@@ -141,23 +114,13 @@ static int classify(const wctx *c, const device *dev, const char *op, const char
 {
     char hw[256];
     identity_hw(dev, hw, sizeof hw);
-    int any = 0, mine = -1;
-    for (int i = 0; i < c->nw; i++) {
-        const wrow *s = &c->w[i];
-        if (strcmp(s->op, op) || strcmp(s->arch, arch) || strcmp(s->dtype, dtype) || strcmp(s->bucket, b->key)) continue;
-        any = 1;
-        if (!strcmp(s->hw, hw)) mine = i;
-    }
+    int any;
+    int mine = winner_stamps_find(&c->st, op, arch, dtype, b->key, hw, &any);
     *calls = calls_in(c, op, arch, dtype, b);
     if (any && mine < 0) return W_STALE;
     if (mine >= 0) {
-        const wrow *s = &c->w[mine];
-        reg_winner_identity w = { .op = s->op, .arch = s->arch, .dtype = s->dtype, .bucket = s->bucket, .hw = s->hw,
-                                  .driver = s->driver, .nvrtc = s->nvrtc, .version = s->version,
-                                  .sources = s->sources, .cuda_driver = s->cuda_driver, .tmpl = "", .config = "",
-                                  .when = "" };
-        char why[512];
-        if (identity_stale(&w, dev, dev->nvrtc, c->root, why, sizeof why)) return W_STALE;
+        const winner_stamp *s = &c->st.w[mine];
+        if (winner_stamp_stale(s, dev, c->root)) return W_STALE;
         return s->exhaustive ? -1 : W_SAMPLED;
     }
     return *calls > 0 ? W_MISSES : W_UNTUNED;
@@ -201,8 +164,7 @@ static int cmp_item(const void *a, const void *b)
 
 static void wctx_free(wctx *c)
 {
-    for (int i = 0; i < c->nw; i++) free(c->w[i].sources);
-    free(c->w);
+    winner_stamps_free(&c->st);
     free(c->m);
     free(c->items);
 }
@@ -211,7 +173,7 @@ static int load(wctx *c, const char *db)
 {
     reg *r;
     int orc = reg_open(db, 0, &r);
-    if (orc || reg_winner_identities(r, keep_winner, c) || reg_misses_each(r, keep_miss, c)) {
+    if (orc || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
         return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
