@@ -93,6 +93,15 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
     else sqlite3_bind_null(st, i);
 }
 
+/* A bucket's key as parameters 1 to 4 (op, arch, dtype, bucket). */
+static void bind_bucket(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket)
+{
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    bind_text(st, 4, bucket);
+}
+
 static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
@@ -622,10 +631,7 @@ int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, 
 {
     sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 AND bucket = ?4");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
+    bind_bucket(st, op, arch, dtype, bucket);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) read_winner(st, w);
     sqlite3_finalize(st);
@@ -815,10 +821,7 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
                                "error, device, run FROM measurements WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
                                "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
+    bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         measurement m;
@@ -860,10 +863,7 @@ int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dty
     sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
                                "AND bucket = ? ORDER BY id");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
+    bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *s = (const char *)sqlite3_column_text(st, 0);
@@ -882,10 +882,7 @@ int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype,
                                "w.arch = ? AND w.dtype = ? AND w.bucket = ? AND json_type(f.value) = 'object' "
                                "ORDER BY 3");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
+    bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(st, 0), *c = (const char *)sqlite3_column_text(st, 1);
@@ -1381,10 +1378,7 @@ int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *d
         "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
         "THEN w.runners_up ELSE '[]' END) f WHERE json_type(f.value) = 'object' ORDER BY 4, 3");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
+    bind_bucket(st, op, arch, dtype, bucket);
     bind_text(st, 5, hw);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
