@@ -21,11 +21,18 @@
 ** - Every function returns an int status (AITUNE_OK on success) except the
 **   two that return strings. On failure the handle's message says why:
 **   aitune_errmsg(h). The library never prints and never exits.
-** - aitune_open reads every winner into memory and closes the database at
-**   once: lookups allocate nothing and run no SQL, so they are cheap enough
-**   for a launch path, and safe from several threads at once (only the
-**   error message is shared: when lookups fail in several threads at once,
-**   it may be garbled; the status codes are always right).
+** - aitune_open reads the registry's defaults and keeps one read-only
+**   connection; it costs the same with 10 or 10k winners. The winners of an
+**   (op, arch, dtype) are read into memory the first time a lookup asks for
+**   them (one indexed query, under the handle's lock; about 0.2 ms for a few
+**   hundred buckets). From then on lookups of it allocate nothing, take no
+**   lock and run no SQL, so they are cheap enough for a launch path, and
+**   safe from several threads at once (only the error message is shared:
+**   when lookups fail in several threads at once, it may be garbled; the
+**   status codes are always right). A damaged winners row makes the lookups
+**   of its (op, arch, dtype) fail with AITUNE_CORRUPT, every time; other
+**   ops still answer. Warm an op at start-up with one lookup if its first
+**   launch must not pay the read.
 ** - Strings in an aitune_choice belong to the handle and live until
 **   aitune_close. aitune_close(NULL) is a no-op.
 ** - A registry written by a newer aitune (a higher schema version) is
@@ -48,6 +55,11 @@
 **   the calling thread's current CUDA context, once per bucket and context,
 **   and caches it in the handle; kernels live until aitune_close. It takes a
 **   lock while it loads; aitune_launch takes none. Both are thread-safe.
+** - A registry may hold winners of one bucket measured on several kinds of
+**   GPU of the same arch (merged from several machines). aitune_kernel_get
+**   takes the one measured on the context's GPU (same name, SM count,
+**   memory and L2), else the first in a fixed order; aitune_lookup, which
+**   knows no GPU, answers with that fixed order.
 ** - args: one entry per op argument in the op's order (op.lua): buffers as
 **   device addresses in .ptr, scalars in .f32; entries for dims are ignored
 **   (the shape gives them). When aitune_kernel_workspace reports a non-zero
@@ -108,7 +120,7 @@ int aitune_open(const char *path, aitune **out);
 int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
                   const long long *shape, int ndims, aitune_choice *out);
 
-/* The number of winners loaded. */
+/* The number of winners in the registry (all ops; a count query). */
 int aitune_count(aitune *h, int *out);
 
 /* The last error message on h ("not an error" when there was none; a

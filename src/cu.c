@@ -66,3 +66,19 @@ int cu_sticky(CUresult rc)
         return 0;
     }
 }
+
+int cu_hw(const cu_api *cu, CUdevice dev, char *out, int cap)
+{
+    char name[256];
+    size_t mem = 0;
+    int major = 0, minor = 0, sms = 0, l2 = 0;
+    if (cu->DeviceGetName(name, sizeof name, dev) != CUDA_SUCCESS || cu->DeviceTotalMem(&mem, dev) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) != CUDA_SUCCESS)
+        return -1;
+    name[sizeof name - 1] = '\0';
+    int n = snprintf(out, (size_t)cap, CU_HW_FORMAT, name, major * 10 + minor, sms, (long long)mem, (long long)l2);
+    return n < 0 || n >= cap ? -1 : 0;
+}

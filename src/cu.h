@@ -19,6 +19,7 @@
     X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
     X(CtxSetCurrent, "cuCtxSetCurrent") \
     X(CtxGetCurrent, "cuCtxGetCurrent") \
+    X(CtxGetDevice, "cuCtxGetDevice") \
     X(CtxSynchronize, "cuCtxSynchronize") \
     X(ModuleLoadData, "cuModuleLoadData") \
     X(ModuleUnload, "cuModuleUnload") \
@@ -59,6 +60,13 @@ const cu_api *cu_load(const char **why);
 
 /* "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered". */
 const char *cu_errstr(CUresult rc);
+
+/* A GPU's hardware identity, as the registry keys winners by it
+** (winners.hw): name, compute capability, SM count, memory and L2 bytes.
+** The one format: the tool fills it from the worker's device facts
+** (identity_hw), the runtime from the device itself (cu_hw). */
+#define CU_HW_FORMAT "%s|sm_%d|%d SMs|%lld B|L2 %lld B"
+int cu_hw(const cu_api *cu, CUdevice dev, char *out, int cap);
 
 /* Whether rc leaves the context unusable, so the worker must be restarted. */
 int cu_sticky(CUresult rc);

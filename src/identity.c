@@ -1,6 +1,7 @@
 /* identity.c: see identity.h. */
 #define _GNU_SOURCE
 #include "identity.h"
+#include "cu.h"
 #include "registry.h"
 #include "util.h"
 #include <stdarg.h>
@@ -11,7 +12,7 @@
 
 void identity_hw(const device *d, char *out, int cap)
 {
-    snprintf(out, (size_t)cap, "%s|sm_%d|%d SMs|%lld B|L2 %lld B", d->name, d->cc, d->sms, d->mem, d->l2);
+    snprintf(out, (size_t)cap, CU_HW_FORMAT, d->name, d->cc, d->sms, d->mem, d->l2);
 }
 
 void identity_toolchain(const device *d, char *out, int cap)

@@ -583,14 +583,27 @@ done:
 
 /* ---- binding ---- */
 
-static int eval(const plan *p, const char *e, const long long *shape, long long *v, const char *what, char *err, int errcap)
+/* Evaluate e at shape: 0, or -1 with the reason in why. Callers name what
+** failed only when it failed: a launch binds a dozen expressions, and
+** formatting their names every time would cost more than evaluating them. */
+static int eval(const plan *p, const char *e, const long long *shape, long long *v, char *why, int cap)
 {
+    /* Most block, cluster and shared-memory sizes are plain numbers. */
+    long long n = 0;
+    int k = 0;
+    for (; e[k] >= '0' && e[k] <= '9' && k < 18; k++) n = n * 10 + (e[k] - '0');
+    if (k && !e[k]) {
+        *v = n;
+        return 0;
+    }
     const char *names[PLAN_MAXDIMS];
     for (int i = 0; i < p->ndims; i++) names[i] = p->dims[i];
-    char why[384];
-    if (expr_eval(e, p->ndims, names, shape, v, why, sizeof why)) return perr(err, errcap, "%s: %s", what, why);
-    return 0;
+    return expr_eval(e, p->ndims, names, shape, v, why, cap);
 }
+
+static const char *const axis_names[3][3] = {
+    { "grid.x", "grid.y", "grid.z" }, { "block.x", "block.y", "block.z" }, { "cluster.x", "cluster.y", "cluster.z" },
+};
 
 int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err, int errcap)
 {
@@ -598,32 +611,27 @@ int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err
     for (int i = 0; i < p->ndims; i++)
         if (shape[i] < 1) return perr(err, errcap, "%s is %lld: sizes must be >= 1", p->dims[i], shape[i]);
     long long v;
-    static const char *const axes = "xyz";
-    char what[32];
+    char why[384];
     for (int i = 0; i < 3; i++) {
-        snprintf(what, sizeof what, "grid.%c", axes[i]);
-        if (eval(p, p->grid[i], shape, &v, what, err, errcap)) return -1;
-        if (v < 1 || v > (i ? 65535 : 2147483647LL)) return perr(err, errcap, "grid.%c = %lld from '%s'", axes[i], v, p->grid[i]);
-        g->grid[i] = (unsigned)v;
-        snprintf(what, sizeof what, "block.%c", axes[i]);
-        if (eval(p, p->block[i], shape, &v, what, err, errcap)) return -1;
-        if (v < 1 || v > 1024) return perr(err, errcap, "block.%c = %lld from '%s'", axes[i], v, p->block[i]);
-        g->block[i] = (unsigned)v;
-        snprintf(what, sizeof what, "cluster.%c", axes[i]);
-        if (eval(p, p->cluster[i], shape, &v, what, err, errcap)) return -1;
-        if (v < 1 || v > 16) return perr(err, errcap, "cluster.%c = %lld from '%s'", axes[i], v, p->cluster[i]);
-        g->cluster[i] = (unsigned)v;
+        const char *const *e[3] = { (const char *const *)p->grid, (const char *const *)p->block, (const char *const *)p->cluster };
+        static const long long most[3][3] = { { 2147483647LL, 65535, 65535 }, { 1024, 1024, 1024 }, { 16, 16, 16 } };
+        unsigned *out[3] = { &g->grid[i], &g->block[i], &g->cluster[i] };
+        for (int k = 0; k < 3; k++) {
+            if (eval(p, e[k][i], shape, &v, why, sizeof why)) return perr(err, errcap, "%s: %s", axis_names[k][i], why);
+            if (v < 1 || v > most[k][i]) return perr(err, errcap, "%s = %lld from '%s'", axis_names[k][i], v, e[k][i]);
+            *out[k] = (unsigned)v;
+        }
         if (g->grid[i] % g->cluster[i])
-            return perr(err, errcap, "grid.%c = %u is not a multiple of cluster.%c = %u", axes[i], g->grid[i], axes[i], g->cluster[i]);
+            return perr(err, errcap, "grid.%c = %u is not a multiple of cluster.%c = %u", "xyz"[i], g->grid[i], "xyz"[i], g->cluster[i]);
     }
     if ((unsigned long long)g->block[0] * g->block[1] * g->block[2] > 1024)
         return perr(err, errcap, "block of %u threads (at most 1024)", g->block[0] * g->block[1] * g->block[2]);
-    if (eval(p, p->smem, shape, &v, "smem", err, errcap)) return -1;
+    if (eval(p, p->smem, shape, &v, why, sizeof why)) return perr(err, errcap, "smem: %s", why);
     if (v < 0 || v > (1 << 30)) return perr(err, errcap, "smem = %lld from '%s'", v, p->smem);
     g->smem = (unsigned)v;
     for (int i = 0; i < p->nparams; i++)
         if (p->params[i].kind == PLAN_WORKSPACE) {
-            if (eval(p, p->params[i].expr, shape, &v, "workspace", err, errcap)) return -1;
+            if (eval(p, p->params[i].expr, shape, &v, why, sizeof why)) return perr(err, errcap, "workspace: %s", why);
             if (v < 0) return perr(err, errcap, "workspace = %lld bytes from '%s'", v, p->params[i].expr);
             g->ws_bytes = (unsigned long long)v;
         }
@@ -644,23 +652,25 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
     const plan_arg *a = &p->args[p->params[i].arg];
     cuuint64_t gdim[5], gstride[4];
     cuuint32_t box[5], estride[5];
-    char what[96];
+    char why[384];
     if (!encode) return perr(err, errcap, "param %d (tmap of '%s'): no tensor-map encoder (libcuda)", i, a->name);
     if (!addr || addr % 16) return perr(err, errcap, "param %d (tmap of '%s'): the address must be 16-byte aligned", i, a->name);
     for (int d = 0; d < t->rank; d++) {
         long long v;
-        snprintf(what, sizeof what, "param %d (tmap of '%s') dims[%d]", i, a->name, d);
-        if (eval(p, t->dims[d], shape, &v, what, err, errcap)) return -1;
-        if (v < 1 || v > (1LL << 32)) return perr(err, errcap, "%s = %lld (1 to 2^32)", what, v);
+        if (eval(p, t->dims[d], shape, &v, why, sizeof why))
+            return perr(err, errcap, "param %d (tmap of '%s') dims[%d]: %s", i, a->name, d, why);
+        if (v < 1 || v > (1LL << 32)) return perr(err, errcap, "param %d (tmap of '%s') dims[%d] = %lld (1 to 2^32)", i, a->name, d, v);
         gdim[d] = (cuuint64_t)v;
         box[d] = t->box[d];
         estride[d] = 1;
     }
     for (int d = 0; d + 1 < t->rank; d++) {
         long long v;
-        snprintf(what, sizeof what, "param %d (tmap of '%s') strides[%d]", i, a->name, d);
-        if (eval(p, t->strides[d], shape, &v, what, err, errcap)) return -1;
-        if (v < 16 || v % 16 || v >= (1LL << 40)) return perr(err, errcap, "%s = %lld bytes: must be a multiple of 16 below 2^40", what, v);
+        if (eval(p, t->strides[d], shape, &v, why, sizeof why))
+            return perr(err, errcap, "param %d (tmap of '%s') strides[%d]: %s", i, a->name, d, why);
+        if (v < 16 || v % 16 || v >= (1LL << 40))
+            return perr(err, errcap, "param %d (tmap of '%s') strides[%d] = %lld bytes: must be a multiple of 16 below 2^40",
+                        i, a->name, d, v);
         gstride[d] = (cuuint64_t)v;
     }
     CUtensorMapDataType dt = !strcmp(a->dtype, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -681,13 +691,16 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
 int plan_bind(const plan *p, const long long *shape, const plan_value *args, unsigned long long ws,
               plan_tmap_encoder encode, plan_launch *L, char *err, int errcap)
 {
-    memset(L, 0, sizeof *L);
+    /* Only what is set below is read: no memset of the parameter storage
+    ** (32 tensor maps' worth) on every launch. */
+    L->nparams = 0;
     if (plan_geometry(p, shape, &L->g, err, errcap)) return -1;
     for (int i = 0; i < p->nparams; i++) {
         const plan_param *q = &p->params[i];
         long long v;
-        char what[48];
+        char why[384];
         L->params[i] = &L->storage[i];
+        L->storage[i].u64 = 0;
         switch (q->kind) {
         case PLAN_PTR:
             L->storage[i].u64 = args[q->arg].ptr;
@@ -697,12 +710,13 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
             break;
         case PLAN_DIM:
         case PLAN_I32:
-            snprintf(what, sizeof what, "param %d (%s)", i, kind_names[q->kind]);
-            if (eval(p, q->expr, shape, &v, what, err, errcap)) return -1;
+            if (eval(p, q->expr, shape, &v, why, sizeof why))
+                return perr(err, errcap, "param %d (%s): %s", i, kind_names[q->kind], why);
             if (q->kind == PLAN_DIM) {
                 L->storage[i].i64 = v;
             } else {
-                if (v < -2147483648LL || v > 2147483647LL) return perr(err, errcap, "%s = %lld does not fit in an i32", what, v);
+                if (v < -2147483648LL || v > 2147483647LL)
+                    return perr(err, errcap, "param %d (%s) = %lld does not fit in an i32", i, kind_names[q->kind], v);
                 L->storage[i].i32 = (int)v;
             }
             break;

@@ -1,22 +1,30 @@
 /*
 ** rt.c: the runtime library, libaitune. aitune.h is the contract.
 **
-** aitune_open copies the registry's winners and defaults into the handle and
-** closes the database, so a lookup is a scan over memory: no SQL, no
-** allocation, no lock. Registries hold hundreds of winners, not millions, so
-** a linear scan is fast enough for a launch path and needs no index to keep
-** in sync.
+** aitune_open reads the registry's schema version and its defaults, checks
+** that its winners can be read, and keeps one read-only connection. The
+** winners of one (op, arch, dtype), a set, are read the first time a lookup
+** asks for them: one indexed query under the handle's mutex, copied into
+** memory and published. From then on a lookup of that set is a hash probe
+** and a binary search over memory: no SQL, no allocation, no lock. So open
+** costs the same with 10 or 10k winners, and an application pays only for
+** the ops it uses.
 **
-** Rows refer to their strings and bucket edges by offset into two pools
-** that grow while loading; offsets survive a realloc where pointers would
-** not. Once aitune_open returns, nothing is reallocated again.
+** Sets hang off a fixed array of hash chains. A set is complete before it
+** is published (a release store of the chain head) and never changes or
+** moves afterwards, which is what lets readers walk the chains without the
+** lock. A set that failed to load keeps its error and is not read again.
 **
-** Layer 2 (kernels) reads what it needs for one bucket only when asked: the
-** winner's launch plan and cubin, by the row id remembered at open, through
-** a connection opened for that call. Loaded kernels form a list under the
-** handle's mutex; a kernel never moves or changes once published, so
-** aitune_launch reads it without the lock. The launch plan (plan.c) binds
-** arguments exactly as the worker that measured the kernel did.
+** Within a set, rows refer to their strings and bucket edges by offset into
+** pools that grow while loading; offsets survive a realloc where pointers
+** would not.
+**
+** Layer 2 (kernels) reads a winner's launch plan and cubin by the row id
+** remembered when its set was loaded, through the same connection (under the
+** mutex). Loaded kernels form a list under the mutex; a kernel never moves
+** or changes once published, so aitune_launch reads it without the lock.
+** The launch plan (plan.c) binds arguments exactly as the worker that
+** measured the kernel did.
 */
 #define _GNU_SOURCE /* stat, realpath */
 
@@ -36,8 +44,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A growing string pool: NUL-terminated strings, referred to by offset. */
+struct rt_pool {
+    char *s;
+    size_t n, cap;
+};
+
 struct rt_winner {
-    size_t op, arch, dtype, bucket, tmpl, config; /* offsets into pool */
+    size_t bucket, tmpl, config, hw; /* offsets into the set's pool; hw "" before schema 3 */
     size_t edges;     /* index into edges: ndims lo values, then ndims hi */
     int ndims;
     double median_us;
@@ -45,30 +59,53 @@ struct rt_winner {
 };
 
 struct rt_default {
-    size_t op, arch, dtype, tmpl, config;         /* offsets into pool */
+    size_t op, arch, dtype, tmpl, config;         /* offsets into the handle's pool */
     long long rowid;  /* defaults.rowid; 0 when the schema has no kernel columns */
 };
 
-/* Winners of one (op, arch, dtype, ndims), sorted by lo[0]: a lookup hashes
-** to its group and binary-searches the few buckets whose dim-0 range can
-** hold the shape, so an exact answer costs the same with 10 or 10k winners. */
+/* The winners of a set with one number of dims, sorted by lo[0]: a lookup
+** binary-searches the few buckets whose dim-0 range can hold the shape, so
+** an exact answer costs the same with 10 or 10k winners. */
 struct rt_group {
     size_t first, count;
     int ndims;
     long long span0;          /* the widest hi[0] - lo[0] in the group */
-    uint64_t hash;            /* of (op, arch, dtype) */
     size_t run, nruns;        /* its runs of one dim-0 range, sorted */
     int disjoint;             /* the runs' dim-0 ranges do not overlap */
 };
 
-/* Winners of a group that share one dim-0 range [lo0, hi0). */
+/* Winners of a group that share one dim-0 range [lo0, hi0). sorted1: their
+** dim-1 ranges are sorted and each is equal to or apart from the next, so
+** the ones holding a size are found by binary search too. */
 struct rt_run {
     size_t first, count;
     long long lo0, hi0;
+    int sorted1;
+};
+
+/* The winners of one (op, arch, dtype). */
+struct rt_set {
+    struct rt_set *next;      /* the chain; set before publishing, never changed */
+    uint64_t hash;
+    char *key;                /* op, arch (normalized) and dtype, each NUL-terminated */
+    size_t arch, dtype;       /* offsets of arch and dtype in key */
+    int rc;                   /* AITUNE_OK, or why loading failed (message in err) */
+    char *err;
+    struct rt_winner *winners;
+    size_t nwinners, winners_cap;
+    long long *edges;         /* bucket edges, hi exclusive */
+    size_t nedges, edges_cap;
+    struct rt_pool pool;
+    struct rt_group *groups;  /* one per number of dims */
+    size_t ngroups;
+    struct rt_run *runs;
+    size_t nruns;
 };
 
 /* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
 #define RT_SCHEMA_VERSION 3
+#define RT_NCHAINS 256        /* hash chains of sets (a power of two) */
+#define RT_MAXEMPTY 1024      /* sets without winners kept; past that, asked again */
 
 struct aitune_kernel {
     struct aitune_kernel *next;
@@ -91,26 +128,20 @@ struct rt_miss {
 };
 
 struct aitune {
-    struct rt_winner *winners;
-    size_t nwinners, winners_cap;
+    struct rt_set *chains[RT_NCHAINS];            /* heads: atomic release/acquire */
+    int nempty;                                   /* sets kept without winners */
     struct rt_default *defaults;
     size_t ndefaults, defaults_cap;
-    long long *edges;                             /* bucket edges, hi exclusive */
-    size_t nedges, edges_cap;
-    struct rt_group *groups;
-    size_t ngroups;
-    struct rt_run *runs;
-    size_t nruns;
-    int *slots;                                   /* open addressing: group index or -1 */
-    size_t nslots;                                /* a power of two, or 0 */
-    char *pool;                                   /* NUL-terminated strings */
-    size_t npool, pool_cap;
+    struct rt_pool pool;                          /* the defaults' strings */
     char errmsg[512];
-    char *path;                                   /* for layer 2 and flushes */
-    char *name;                                   /* what sqlite3_open_v2 got */
-    int uri;
+    char *path;                                   /* for messages and flushes */
+    int uri;                                      /* opened immutable (a read-only directory) */
     int schema;
-    pthread_mutex_t mu;                           /* kernels and misses */
+    sqlite3 *db;                                  /* read-only; used under mu */
+    sqlite3_stmt *set_st;                         /* one set's winners; used under mu */
+    pthread_mutex_t mu;                           /* sets' loading, db, kernels, misses, hw */
+    CUcontext hw_ctx;                             /* the context hw was read for */
+    char hw[256];                                 /* its GPU's hardware identity (cu_hw) */
     struct aitune_kernel *kernels;
     struct rt_miss misses[RT_MAXMISSES];
     int nmisses;
@@ -145,15 +176,16 @@ static int rt_grow(void **buf, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-/* Copy s into the pool; its offset in *off. 0, or -1 out of memory. */
-static int rt_intern(aitune *h, const char *s, size_t *off)
+/* Copy the n bytes at s into pool as a string; its offset in *off. 0, or -1
+** out of memory. */
+static int rt_intern(struct rt_pool *pool, const char *s, size_t n, size_t *off)
 {
-    size_t n = strlen(s) + 1;
-    if (rt_grow((void **)&h->pool, &h->pool_cap, h->npool + n, 1))
+    if (rt_grow((void **)&pool->s, &pool->cap, pool->n + n + 1, 1))
         return -1;
-    memcpy(h->pool + h->npool, s, n);
-    *off = h->npool;
-    h->npool += n;
+    memcpy(pool->s + pool->n, s, n);
+    pool->s[pool->n + n] = '\0';
+    *off = pool->n;
+    pool->n += n + 1;
     return 0;
 }
 
@@ -177,18 +209,22 @@ static const char *rt_text(sqlite3_stmt *st, int col)
     return s ? (const char *)s : "";
 }
 
-/* Parse exactly n comma-separated integers from s into v; 0, or -1. */
+/* Parse exactly n comma-separated decimal integers (each >= 0, below 2^62)
+** from s into v; 0, or -1. Bucket edges are sizes: no sign, no spaces. */
 static int rt_parse_ints(const char *s, long long *v, int n)
 {
     for (int i = 0; i < n; i++) {
-        char *end;
-        errno = 0;
-        v[i] = strtoll(s, &end, 10);
-        if (end == s || errno)
+        if (*s < '0' || *s > '9')
             return -1;
-        if (*end != (i + 1 < n ? ',' : '\0'))
+        long long x = 0;
+        for (; *s >= '0' && *s <= '9'; s++) {
+            if (x >= (1LL << 62) / 10)
+                return -1;
+            x = x * 10 + (*s - '0');
+        }
+        v[i] = x;
+        if (*s++ != (i + 1 < n ? ',' : '\0'))
             return -1;
-        s = end + 1;
     }
     return 0;
 }
@@ -216,90 +252,344 @@ static int rt_sqlite_error(aitune *h, const char *path, sqlite3 *db, int rc)
     }
 }
 
-/* Append one winners row (op, arch, dtype, bucket, dims, lo, hi, template,
-** config, median_us) to h, checking its edges: the lookup trusts them. */
-static int rt_add_winner(aitune *h, const char *path, sqlite3_stmt *st)
+/* Fold the n bytes at s into x, eight at a time: a lookup hashes its op,
+** arch and dtype on every call. */
+static uint64_t rt_mix(uint64_t x, const char *s, size_t n)
 {
-    const char *bucket = rt_text(st, 3), *dims = rt_text(st, 4);
-    const char *lo = rt_text(st, 5), *hi = rt_text(st, 6);
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t c;
+        memcpy(&c, s, 8);
+        x = (x ^ c) * k;
+        x ^= x >> 32;
+    }
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    x = (x ^ c ^ ((uint64_t)n << 59)) * k;
+    return x ^ (x >> 32);
+}
+
+/* A set's hash, computed on every lookup, so it samples rather than reads
+** each name: its length and its first, middle and last bytes (names that
+** share all four land in one chain, where strcmp tells them apart). */
+static uint64_t rt_sample(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    return n ? (uint64_t)n | (uint64_t)u[0] << 8 | (uint64_t)u[n / 2] << 16 | (uint64_t)u[n - 1] << 24 : 0;
+}
+
+static uint64_t rt_hash(const char *op, const char *arch, size_t archlen, const char *dtype)
+{
+    uint64_t x = rt_sample(op, strlen(op)) | rt_sample(arch, archlen) << 32;
+    x = (x ^ rt_sample(dtype, strlen(dtype))) * 0x9e3779b97f4a7c15ULL;
+    return x ^ (x >> 29);
+}
+
+/* ---- loading a set ---- */
+
+/* While a set loads: its distinct names (template, hardware) are stored
+** once; names[i] is a pool offset + 1, 0 for a free slot. last: the previous
+** row's template and hardware, tried first, since rows come in runs. */
+struct rt_loader {
+    size_t *names;
+    size_t nnames, cap;
+    size_t last[2];
+};
+
+static int rt_name(struct rt_loader *L, struct rt_pool *pool, const char *s, size_t n, size_t *off)
+{
+    if (L->nnames * 2 >= L->cap) {
+        size_t cap = L->cap ? L->cap * 2 : 32;
+        size_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < L->cap; i++)
+            if (L->names[i]) {
+                const char *q = pool->s + L->names[i] - 1;
+                size_t j = rt_mix(0, q, strlen(q)) & (cap - 1);
+                while (t[j])
+                    j = (j + 1) & (cap - 1);
+                t[j] = L->names[i];
+            }
+        free(L->names);
+        L->names = t;
+        L->cap = cap;
+    }
+    size_t j = rt_mix(0, s, n) & (L->cap - 1);
+    for (; L->names[j]; j = (j + 1) & (L->cap - 1)) {
+        const char *q = pool->s + L->names[j] - 1;
+        if (strncmp(q, s, n) == 0 && q[n] == '\0') {
+            *off = L->names[j] - 1;
+            return 0;
+        }
+    }
+    if (rt_intern(pool, s, n, off))
+        return -1;
+    L->names[j] = *off + 1;
+    L->nnames++;
+    return 0;
+}
+
+/* Column col as a name, the previous row's (slot) tried first. */
+static int rt_field(struct rt_loader *L, struct rt_pool *pool, sqlite3_stmt *st, int col, int slot,
+                    size_t *off)
+{
+    const char *s = rt_text(st, col);
+    size_t n = strlen(s), last = L->last[slot];
+    if (last && strncmp(pool->s + last - 1, s, n) == 0 && pool->s[last - 1 + n] == '\0') {
+        *off = last - 1;
+        return 0;
+    }
+    if (rt_name(L, pool, s, n, off))
+        return -1;
+    L->last[slot] = *off + 1;
+    return 0;
+}
+
+/* Record why set s failed to load (h's message too) and return rc. */
+static int rt_set_fail(aitune *h, struct rt_set *s, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+    va_end(ap);
+    s->rc = rc;
+    s->err = strdup(h->errmsg);
+    return rc;
+}
+
+/* Append the statement's current row (bucket, dims, lo, hi, template,
+** config, median_us, rowid, hw) to s, checking its edges: the lookup
+** trusts them. */
+static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlite3_stmt *st)
+{
+    const char *bucket = rt_text(st, 0), *dims = rt_text(st, 1);
+    const char *lo = rt_text(st, 2), *hi = rt_text(st, 3);
+    const char *op = s->key, *arch = s->key + s->arch, *dtype = s->key + s->dtype;
 
     int ndims = 1;
     for (const char *p = dims; *p; p++)
         ndims += *p == ',';
 
-    if (rt_grow((void **)&h->winners, &h->winners_cap, h->nwinners + 1, sizeof *h->winners) ||
-        rt_grow((void **)&h->edges, &h->edges_cap, h->nedges + 2 * (size_t)ndims,
-                sizeof *h->edges))
-        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+    if (rt_grow((void **)&s->winners, &s->winners_cap, s->nwinners + 1, sizeof *s->winners) ||
+        rt_grow((void **)&s->edges, &s->edges_cap, s->nedges + 2 * (size_t)ndims, sizeof *s->edges))
+        return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
 
-    struct rt_winner *w = &h->winners[h->nwinners];
-    long long *l = h->edges + h->nedges, *u = l + ndims;
+    struct rt_winner *w = &s->winners[s->nwinners];
+    long long *l = s->edges + s->nedges, *u = l + ndims;
     if (!*dims || rt_parse_ints(lo, l, ndims) || rt_parse_ints(hi, u, ndims))
-        return rt_error(h, AITUNE_CORRUPT,
-                        "registry '%s': winner %s %s %s %s: edges lo '%s' hi '%s' do not "
-                        "match dims '%s'", path, rt_text(st, 0), rt_text(st, 1),
-                        rt_text(st, 2), bucket, lo, hi, dims);
+        return rt_set_fail(h, s, AITUNE_CORRUPT,
+                           "registry '%s': winner %s %s %s %s: edges lo '%s' hi '%s' do not match "
+                           "dims '%s'", h->path, op, arch, dtype, bucket, lo, hi, dims);
     for (int i = 0; i < ndims; i++)
         /* Sizes are >= 1, so a bucket must hold at least one size >= 1. */
-        if (l[i] < 0 || u[i] <= l[i] || u[i] <= 1)
-            return rt_error(h, AITUNE_CORRUPT,
-                            "registry '%s': winner %s %s %s %s: empty bucket, lo '%s' hi '%s'",
-                            path, rt_text(st, 0), rt_text(st, 1), rt_text(st, 2), bucket,
-                            lo, hi);
-
-    if (rt_intern(h, rt_text(st, 0), &w->op) || rt_intern(h, rt_text(st, 1), &w->arch) ||
-        rt_intern(h, rt_text(st, 2), &w->dtype) || rt_intern(h, bucket, &w->bucket) ||
-        rt_intern(h, rt_text(st, 7), &w->tmpl) || rt_intern(h, rt_text(st, 8), &w->config))
-        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
-    /* Normalize here too, so that a registry that stored "sm_90a" still matches. */
-    h->pool[w->arch + rt_arch_len(h->pool + w->arch)] = '\0';
-    w->edges = h->nedges;
+        if (u[i] <= l[i] || u[i] <= 1)
+            return rt_set_fail(h, s, AITUNE_CORRUPT,
+                               "registry '%s': winner %s %s %s %s: empty bucket, lo '%s' hi '%s'",
+                               h->path, op, arch, dtype, bucket, lo, hi);
+    if (rt_intern(&s->pool, bucket, strlen(bucket), &w->bucket) ||
+        rt_field(L, &s->pool, st, 4, 0, &w->tmpl) ||
+        rt_intern(&s->pool, rt_text(st, 5), strlen(rt_text(st, 5)), &w->config) ||
+        rt_field(L, &s->pool, st, 8, 1, &w->hw))
+        return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
+    w->edges = s->nedges;
     w->ndims = ndims;
-    w->median_us = sqlite3_column_double(st, 9);
-    w->rowid = sqlite3_column_int64(st, 10);
-    h->nedges += 2 * (size_t)ndims;
-    h->nwinners++;
+    w->median_us = sqlite3_column_double(st, 6);
+    w->rowid = sqlite3_column_int64(st, 7);
+    s->nedges += 2 * (size_t)ndims;
+    s->nwinners++;
     return AITUNE_OK;
 }
 
-/* Append one defaults row (op, arch, dtype, template, config) to h. */
-static int rt_add_default(aitune *h, const char *path, sqlite3_stmt *st)
+/* Order within a set: dims, lo[0], hi[0] (one dim-0 range is one run), the
+** other lo and hi, then the hardware, so that even winners of one bucket
+** measured on two GPUs have a fixed order. */
+static int rt_cmp_winner(const void *a, const void *b, void *ctx)
 {
-    if (rt_grow((void **)&h->defaults, &h->defaults_cap, h->ndefaults + 1,
-                sizeof *h->defaults))
-        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
+    const struct rt_set *s = ctx;
+    const struct rt_winner *x = a, *y = b;
+    if (x->ndims != y->ndims)
+        return x->ndims < y->ndims ? -1 : 1;
+    const long long *lx = s->edges + x->edges, *ly = s->edges + y->edges;
+    int n = x->ndims;
+    if (lx[0] != ly[0])
+        return lx[0] < ly[0] ? -1 : 1;
+    if (lx[n] != ly[n])
+        return lx[n] < ly[n] ? -1 : 1;
+    for (int i = 1; i < 2 * n; i++)
+        if (lx[i] != ly[i])
+            return lx[i] < ly[i] ? -1 : 1;
+    return x->hw == y->hw ? 0 : strcmp(s->pool.s + x->hw, s->pool.s + y->hw);
+}
+
+/* Sort the set's winners into groups (one per ndims) and runs. */
+static int rt_index(aitune *h, struct rt_set *s)
+{
+    if (!s->nwinners)
+        return AITUNE_OK;
+    /* Sweeps write a bucket range in order, so rows often come sorted. */
+    size_t k0 = 1;
+    while (k0 < s->nwinners && rt_cmp_winner(&s->winners[k0 - 1], &s->winners[k0], s) <= 0)
+        k0++;
+    if (k0 < s->nwinners)
+        qsort_r(s->winners, s->nwinners, sizeof *s->winners, rt_cmp_winner, s);
+    s->groups = calloc(s->nwinners, sizeof *s->groups);
+    s->runs = calloc(s->nwinners, sizeof *s->runs);
+    if (!s->groups || !s->runs)
+        return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory indexing the registry");
+    for (size_t k = 0; k < s->nwinners; k++) {
+        const struct rt_winner *w = &s->winners[k];
+        struct rt_group *g = s->ngroups ? &s->groups[s->ngroups - 1] : NULL;
+        if (!g || g->ndims != w->ndims) {
+            g = &s->groups[s->ngroups++];
+            g->first = k;
+            g->ndims = w->ndims;
+            g->run = s->nruns;
+            g->disjoint = 1;
+        }
+        g->count++;
+        const long long *lo = s->edges + w->edges;
+        int n = w->ndims;
+        struct rt_run *r = g->nruns ? &s->runs[g->run + g->nruns - 1] : NULL;
+        if (!r || r->lo0 != lo[0] || r->hi0 != lo[n]) {
+            if (r && lo[0] < r->hi0)
+                g->disjoint = 0;
+            r = &s->runs[s->nruns++];
+            g->nruns++;
+            r->first = k;
+            r->lo0 = lo[0];
+            r->hi0 = lo[n];
+            r->sorted1 = n >= 2;
+        } else if (r->sorted1) {
+            /* The previous winner of the run: its dim-1 range must equal
+            ** this one's or end where this one starts or before. */
+            const long long *p = s->edges + s->winners[k - 1].edges;
+            if (!((p[1] == lo[1] && p[n + 1] == lo[n + 1]) || p[n + 1] <= lo[1]))
+                r->sorted1 = 0;
+        }
+        r->count++;
+        if (lo[n] - lo[0] > g->span0)
+            g->span0 = lo[n] - lo[0];
+    }
+    return AITUNE_OK;
+}
+
+/* Read the winners of (op, arch, dtype) into a new set. Under h->mu. NULL
+** only out of memory; else a set that may carry a failure (s->rc). */
+static struct rt_set *rt_load_set(aitune *h, const char *op, const char *arch, size_t archlen,
+                                  const char *dtype, uint64_t hash)
+{
+    struct rt_set *s = calloc(1, sizeof *s);
+    size_t nop = strlen(op), ndt = strlen(dtype);
+    if (!s || !(s->key = malloc(nop + archlen + ndt + 3))) {
+        free(s);
+        rt_error(h, AITUNE_NOMEM, "out of memory");
+        return NULL;
+    }
+    s->hash = hash;
+    memcpy(s->key, op, nop + 1);
+    s->arch = nop + 1;
+    memcpy(s->key + s->arch, arch, archlen);
+    s->key[s->arch + archlen] = '\0';
+    s->dtype = s->arch + archlen + 1;
+    memcpy(s->key + s->dtype, dtype, ndt + 1);
+
+    sqlite3_stmt *st = h->set_st;
+    sqlite3_bind_text(st, 1, op, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, arch, (int)archlen, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, dtype, -1, SQLITE_STATIC);
+    struct rt_loader L = { 0 };
+    int rc;
+    while (s->rc == AITUNE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        rt_add_winner(h, s, &L, st);
+    if (s->rc == AITUNE_OK && rc != SQLITE_DONE) {
+        int arc = rt_sqlite_error(h, h->path, h->db, rc);
+        rt_set_fail(h, s, arc, "%s", h->errmsg);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    free(L.names);
+    if (s->rc == AITUNE_OK)
+        rt_index(h, s);
+    return s;
+}
+
+static void rt_free_set(struct rt_set *s)
+{
+    free(s->key);
+    free(s->err);
+    free(s->winners);
+    free(s->edges);
+    free(s->pool.s);
+    free(s->groups);
+    free(s->runs);
+    free(s);
+}
+
+/* The set of (op, arch, dtype), loading it on first use. NULL when it
+** cannot be had (h's message says why: out of memory, or an unopened
+** handle); otherwise check s->rc. *transient: the set is not published
+** (a set without winners past RT_MAXEMPTY) and the caller frees it. */
+static struct rt_set *rt_get_set(aitune *h, const char *op, const char *arch, const char *dtype,
+                                 int *transient)
+{
+    size_t archlen = rt_arch_len(arch);
+    uint64_t hv = rt_hash(op, arch, archlen, dtype);
+    struct rt_set **chain = &h->chains[hv & (RT_NCHAINS - 1)];
+    *transient = 0;
+    for (int locked = 0;; locked = 1) {
+        for (struct rt_set *s = __atomic_load_n(chain, __ATOMIC_ACQUIRE); s; s = s->next)
+            if (s->hash == hv && strcmp(s->key, op) == 0 &&
+                strncmp(s->key + s->arch, arch, archlen) == 0 && s->key[s->arch + archlen] == '\0' &&
+                strcmp(s->key + s->dtype, dtype) == 0) {
+                if (locked)
+                    pthread_mutex_unlock(&h->mu);
+                return s;
+            }
+        if (locked)
+            break;
+        if (!h->set_st) {
+            rt_error(h, AITUNE_NOTFOUND, "the registry is not open");
+            return NULL;
+        }
+        pthread_mutex_lock(&h->mu);   /* look again: another thread may have loaded it */
+    }
+    struct rt_set *s = rt_load_set(h, op, arch, archlen, dtype, hv);
+    if (s && s->rc == AITUNE_OK && !s->nwinners && h->nempty >= RT_MAXEMPTY) {
+        *transient = 1;
+    } else if (s) {
+        h->nempty += !s->nwinners;
+        s->next = *chain;
+        __atomic_store_n(chain, s, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return s;
+}
+
+/* ---- opening ---- */
+
+/* Append one defaults row (op, arch, dtype, template, config) to h. */
+static int rt_add_default(aitune *h, sqlite3_stmt *st)
+{
+    if (rt_grow((void **)&h->defaults, &h->defaults_cap, h->ndefaults + 1, sizeof *h->defaults))
+        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
     struct rt_default *d = &h->defaults[h->ndefaults];
-    if (rt_intern(h, rt_text(st, 0), &d->op) || rt_intern(h, rt_text(st, 1), &d->arch) ||
-        rt_intern(h, rt_text(st, 2), &d->dtype) || rt_intern(h, rt_text(st, 3), &d->tmpl) ||
-        rt_intern(h, rt_text(st, 4), &d->config))
-        return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", path);
-    h->pool[d->arch + rt_arch_len(h->pool + d->arch)] = '\0';
+    const char *arch = rt_text(st, 1);
+    const char *f[5] = { rt_text(st, 0), arch, rt_text(st, 2), rt_text(st, 3), rt_text(st, 4) };
+    size_t *off[5] = { &d->op, &d->arch, &d->dtype, &d->tmpl, &d->config };
+    for (int i = 0; i < 5; i++)
+        if (rt_intern(&h->pool, f[i], i == 1 ? rt_arch_len(arch) : strlen(f[i]), off[i]))
+            return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
     d->rowid = h->schema >= 2 ? sqlite3_column_int64(st, 5) : 0;
     h->ndefaults++;
     return AITUNE_OK;
 }
 
-/* Run sql on db and hand each row to add. */
-static int rt_read_rows(aitune *h, const char *path, sqlite3 *db, const char *sql,
-                        int (*add)(aitune *, const char *, sqlite3_stmt *))
-{
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return rt_sqlite_error(h, path, db, rc);
-    int arc = AITUNE_OK;
-    while (arc == AITUNE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
-        arc = add(h, path, st);
-    if (arc == AITUNE_OK && rc != SQLITE_DONE)
-        arc = rt_sqlite_error(h, path, db, rc);
-    sqlite3_finalize(st);
-    return arc;
-}
-
 /* The schema version from meta: a newer one is refused (its tables may mean
 ** something this library does not know); a registry without the row (made
 ** by hand from db/schema.sql) counts as version 1. */
-static int rt_schema(aitune *h, const char *path, sqlite3 *db)
+static int rt_schema(aitune *h, sqlite3 *db)
 {
     sqlite3_stmt *st;
     h->schema = 1;
@@ -312,66 +602,90 @@ static int rt_schema(aitune *h, const char *path, sqlite3 *db)
         long n = v ? strtol(v, &end, 10) : -1;
         if (!v || end == v || *end || n < 1) {
             sqlite3_finalize(st);
-            return rt_error(h, AITUNE_CORRUPT, "registry '%s': bad schema version", path);
+            return rt_error(h, AITUNE_CORRUPT, "registry '%s': bad schema version", h->path);
         }
         if (n > RT_SCHEMA_VERSION) {
             sqlite3_finalize(st);
             return rt_error(h, AITUNE_CORRUPT,
                             "registry '%s' was written by a newer aitune (schema %ld; this libaitune "
-                            "reads up to %d): upgrade libaitune", path, n, RT_SCHEMA_VERSION);
+                            "reads up to %d): upgrade libaitune", h->path, n, RT_SCHEMA_VERSION);
         }
         h->schema = (int)n;
+    } else if (rc != SQLITE_DONE) {
+        int arc = rt_sqlite_error(h, h->path, db, rc);
+        sqlite3_finalize(st);
+        return arc;
     }
     sqlite3_finalize(st);
     return AITUNE_OK;
 }
 
-/* Open name (a path, or a URI when uri is set) read-only and load it into h,
-** which must be empty. path is for messages. */
-static int rt_load(aitune *h, const char *path, const char *name, int uri)
+/* Open name (a path, or a URI when uri is set) read-only into h: the schema
+** version, the defaults, and the statement that reads a set (which checks
+** that the winners table has the columns this library reads). */
+static int rt_connect(aitune *h, const char *name, int uri)
 {
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(name, &db, SQLITE_OPEN_READONLY | (uri ? SQLITE_OPEN_URI : 0),
-                             NULL);
-    if (rc != SQLITE_OK) {
-        rc = rt_sqlite_error(h, path, db, rc);
-        sqlite3_close(db);
-        return rc;
-    }
+    /* The connection is used under h->mu only: no SQLite mutexes. The file
+    ** is read through a map, without a copy per page. */
+    int rc = sqlite3_open_v2(name, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+                             (uri ? SQLITE_OPEN_URI : 0), NULL);
+    if (rc != SQLITE_OK)
+        return rt_sqlite_error(h, h->path, h->db, rc);
     /* A sweep may be writing: wait out its brief locks rather than fail. */
-    sqlite3_busy_timeout(db, 5000);
-    /* One read transaction, so winners and defaults come from one snapshot. */
-    rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    int arc = rc == SQLITE_OK ? AITUNE_OK : rt_sqlite_error(h, path, db, rc);
+    sqlite3_busy_timeout(h->db, 5000);
+    sqlite3_exec(h->db, "PRAGMA mmap_size = 268435456", NULL, NULL, NULL);   /* a hint: may fail */
+    /* One read transaction, so the defaults and the checks see one snapshot. */
+    rc = sqlite3_exec(h->db, "BEGIN", NULL, NULL, NULL);
+    int arc = rc == SQLITE_OK ? AITUNE_OK : rt_sqlite_error(h, h->path, h->db, rc);
     if (arc == AITUNE_OK)
-        arc = rt_schema(h, path, db);
-    if (arc == AITUNE_OK)
-        arc = rt_read_rows(h, path, db,
-                           "SELECT op, arch, dtype, bucket, dims, lo, hi, template, config,"
-                           " median_us, rowid FROM winners",   /* rt_index sorts */
-                           rt_add_winner);
-    if (arc == AITUNE_OK)
-        arc = rt_read_rows(h, path, db,
-                           h->schema >= 2 ? "SELECT op, arch, dtype, template, config, rowid FROM defaults"
-                                          : "SELECT op, arch, dtype, template, config FROM defaults",
-                           rt_add_default);
+        arc = rt_schema(h, h->db);
     if (arc == AITUNE_OK) {
-        /* Layer 2 opens the same file the same way. */
-        h->name = strdup(name);
-        h->uri = uri;
-        if (!h->name)
-            arc = rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", path);
+        /* A stored arch may carry the 'a' or 'f' suffix: the set's query
+        ** takes the base arch and both suffixed forms. */
+        const char *sql = h->schema >= 3
+            ? "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, hw FROM winners "
+              "WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3"
+            : "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, '' FROM winners "
+              "WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3";
+        rc = sqlite3_prepare_v3(h->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->set_st, NULL);
+        if (rc != SQLITE_OK)
+            arc = rt_sqlite_error(h, h->path, h->db, rc);
     }
-    sqlite3_close(db); /* also ends the read transaction */
+    sqlite3_stmt *st = NULL;
+    if (arc == AITUNE_OK) {
+        rc = sqlite3_prepare_v2(h->db, h->schema >= 2
+                                ? "SELECT op, arch, dtype, template, config, rowid FROM defaults"
+                                : "SELECT op, arch, dtype, template, config FROM defaults", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+            arc = rt_sqlite_error(h, h->path, h->db, rc);
+    }
+    while (arc == AITUNE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        arc = rt_add_default(h, st);
+    if (arc == AITUNE_OK && rc != SQLITE_DONE)
+        arc = rt_sqlite_error(h, h->path, h->db, rc);
+    sqlite3_finalize(st);
+    sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+    h->uri = uri;
     return arc;
 }
 
-/* Load path as an immutable database: SQLite then reads the file as it is,
-** without the -shm and -wal files that a WAL registry otherwise needs to
-** create next to it. That is what makes a registry installed in a read-only
-** directory readable, and it is safe there: no writer can be active in a
-** directory where those files cannot be created. */
-static int rt_load_immutable(aitune *h, const char *path)
+/* Undo rt_connect. */
+static void rt_disconnect(aitune *h)
+{
+    sqlite3_finalize(h->set_st);
+    h->set_st = NULL;
+    sqlite3_close(h->db);
+    h->db = NULL;
+    h->ndefaults = 0;
+    h->pool.n = 0;
+}
+
+/* Connect to path as an immutable database: SQLite then reads the file as
+** it is, without the -shm and -wal files that a WAL registry otherwise needs
+** to create next to it. That is what makes a registry installed in a
+** read-only directory readable, and it is safe there: no writer can be
+** active in a directory where those files cannot be created. */
+static int rt_connect_immutable(aitune *h, const char *path)
 {
     char *abs = realpath(path, NULL); /* canonical, so "file:" + abs is a valid URI */
     if (!abs)
@@ -396,12 +710,10 @@ static int rt_load_immutable(aitune *h, const char *path)
     }
     strcpy(q, tail);
     free(abs);
-    int rc = rt_load(h, path, name, 1);
+    int rc = rt_connect(h, name, 1);
     free(name);
     return rc;
 }
-
-static int rt_index(aitune *h);
 
 /* *out is set to NULL only when the handle itself cannot be allocated
 ** (AITUNE_NOMEM). aitune_errmsg(NULL) then says "out of memory" and
@@ -437,21 +749,21 @@ int aitune_open(const char *path, aitune **out)
     h->path = strdup(path);
     if (!h->path)
         return rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", path);
-    int rc = rt_load(h, path, path, 0);
+    int rc = rt_connect(h, path, 0);
     if (rc == AITUNE_CANTOPEN) {
         /* The file is readable, so this is a WAL registry whose -shm file
         ** cannot be created: retry without one. */
-        h->nwinners = h->ndefaults = h->nedges = h->npool = 0;
-        rc = rt_load_immutable(h, path);
+        rt_disconnect(h);
+        rc = rt_connect_immutable(h, path);
     }
-    if (rc == AITUNE_OK)
-        rc = rt_index(h);
     if (rc == AITUNE_OK)
         strcpy(h->errmsg, "not an error"); /* the retry succeeded */
     else
-        h->nwinners = h->ndefaults = h->nslots = 0; /* a failed open answers no lookups */
+        rt_disconnect(h); /* a failed open answers no lookups */
     return rc;
 }
+
+/* ---- lookup ---- */
 
 /* Is (exact, dist, lo) a better answer than (bexact, bdist, blo)? Exact beats
 ** nearest, then the smaller distance wins. Distances within 1e-9 are a tie
@@ -470,110 +782,26 @@ static int rt_better(int exact, double dist, const long long *lo, int bexact, do
     return 0;
 }
 
-/* Does a stored (op, arch, dtype) match the asked one? The stored arch is
-** already normalized; archlen is the asked arch's normalized length. */
-static int rt_same(const aitune *h, size_t op, size_t arch, size_t dtype, const char *qop,
-                   const char *qarch, size_t archlen, const char *qdtype)
+/* Among winners of one bucket (same lo and hi) measured on several GPUs,
+** prefer the one measured on hw: is w (not best) that one? */
+static int rt_prefer_hw(const struct rt_set *s, const struct rt_winner *w, const struct rt_winner *best,
+                        const char *hw, int ndims)
 {
-    const char *a = h->pool + arch;
-    return strcmp(h->pool + op, qop) == 0 && strncmp(a, qarch, archlen) == 0 &&
-           a[archlen] == '\0' && strcmp(h->pool + dtype, qdtype) == 0;
+    if (!hw || !best || strcmp(s->pool.s + w->hw, hw) || !strcmp(s->pool.s + best->hw, hw))
+        return 0;
+    return memcmp(s->edges + w->edges, s->edges + best->edges, 2 * (size_t)ndims * sizeof(long long)) == 0;
 }
 
-static uint64_t rt_hash(const char *op, const char *arch, size_t archlen, const char *dtype)
-{
-    uint64_t x = 0xcbf29ce484222325ULL;
-    for (const char *p = op; *p; p++) x = (x ^ (unsigned char)*p) * 0x100000001b3ULL;
-    x = (x ^ 0xff) * 0x100000001b3ULL;
-    for (size_t i = 0; i < archlen; i++) x = (x ^ (unsigned char)arch[i]) * 0x100000001b3ULL;
-    x = (x ^ 0xff) * 0x100000001b3ULL;
-    for (const char *p = dtype; *p; p++) x = (x ^ (unsigned char)*p) * 0x100000001b3ULL;
-    return x;
-}
-
-static int rt_cmp_winner(const void *a, const void *b, void *ctx)
-{
-    const aitune *h = ctx;
-    const struct rt_winner *x = a, *y = b;
-    int c;
-    if ((c = strcmp(h->pool + x->op, h->pool + y->op)) || (c = strcmp(h->pool + x->arch, h->pool + y->arch)) ||
-        (c = strcmp(h->pool + x->dtype, h->pool + y->dtype)))
-        return c;
-    if (x->ndims != y->ndims)
-        return x->ndims < y->ndims ? -1 : 1;
-    const long long *lx = h->edges + x->edges, *ly = h->edges + y->edges;
-    if (lx[0] != ly[0])
-        return lx[0] < ly[0] ? -1 : 1;
-    if (lx[x->ndims] != ly[y->ndims])   /* hi[0]: one dim-0 range is one run */
-        return lx[x->ndims] < ly[y->ndims] ? -1 : 1;
-    for (int i = 1; i < x->ndims; i++)
-        if (lx[i] != ly[i])
-            return lx[i] < ly[i] ? -1 : 1;
-    return 0;
-}
-
-/* Sort the winners into groups and hash the groups. */
-static int rt_index(aitune *h)
-{
-    if (!h->nwinners)
-        return AITUNE_OK;
-    qsort_r(h->winners, h->nwinners, sizeof *h->winners, rt_cmp_winner, h);
-    h->groups = calloc(h->nwinners, sizeof *h->groups);
-    h->runs = calloc(h->nwinners, sizeof *h->runs);
-    if (!h->groups || !h->runs)
-        return rt_error(h, AITUNE_NOMEM, "out of memory indexing the registry");
-    for (size_t k = 0; k < h->nwinners; k++) {
-        const struct rt_winner *w = &h->winners[k];
-        struct rt_group *g = h->ngroups ? &h->groups[h->ngroups - 1] : NULL;
-        const struct rt_winner *f = g ? &h->winners[g->first] : NULL;
-        if (!g || f->ndims != w->ndims || strcmp(h->pool + f->op, h->pool + w->op) ||
-            strcmp(h->pool + f->arch, h->pool + w->arch) || strcmp(h->pool + f->dtype, h->pool + w->dtype)) {
-            g = &h->groups[h->ngroups++];
-            g->first = k;
-            g->ndims = w->ndims;
-            g->hash = rt_hash(h->pool + w->op, h->pool + w->arch, strlen(h->pool + w->arch), h->pool + w->dtype);
-            g->run = h->nruns;
-            g->disjoint = 1;
-        }
-        g->count++;
-        const long long *lo = h->edges + w->edges;
-        struct rt_run *r = g->nruns ? &h->runs[g->run + g->nruns - 1] : NULL;
-        if (!r || r->lo0 != lo[0] || r->hi0 != lo[w->ndims]) {
-            if (r && lo[0] < r->hi0)
-                g->disjoint = 0;
-            r = &h->runs[h->nruns++];
-            g->nruns++;
-            r->first = k;
-            r->lo0 = lo[0];
-            r->hi0 = lo[w->ndims];
-        }
-        r->count++;
-        if (lo[w->ndims] - lo[0] > g->span0)
-            g->span0 = lo[w->ndims] - lo[0];
-    }
-    h->nslots = 16;
-    while (h->nslots < 2 * h->ngroups)
-        h->nslots *= 2;
-    h->slots = malloc(h->nslots * sizeof *h->slots);
-    if (!h->slots)
-        return rt_error(h, AITUNE_NOMEM, "out of memory indexing the registry");
-    for (size_t i = 0; i < h->nslots; i++)
-        h->slots[i] = -1;
-    for (size_t gi = 0; gi < h->ngroups; gi++) {
-        size_t s = h->groups[gi].hash & (h->nslots - 1);
-        while (h->slots[s] >= 0)
-            s = (s + 1) & (h->nslots - 1);
-        h->slots[s] = (int)gi;
-    }
-    return AITUNE_OK;
-}
-
-/* The answer for a query: *wp (a winner) or *dp (a default). No allocation
-** and no writes to h except the error message on failure. */
+/* The answer for a query: *wp (a winner, of *sp) or *dp (a default). hw,
+** when not NULL, is the current GPU's hardware identity: among winners of
+** one bucket it prefers the one measured there. No allocation and no
+** writes to h once the set is loaded, except the error message. */
 static int rt_choose(aitune *h, const char *op, const char *arch, const char *dtype,
-                     const long long *shape, int ndims, aitune_choice *out,
-                     const struct rt_winner **wp, const struct rt_default **dp)
+                     const long long *shape, int ndims, const char *hw, aitune_choice *out,
+                     const struct rt_set **sp, const struct rt_winner **wp,
+                     const struct rt_default **dp)
 {
+    *sp = NULL;
     *wp = NULL;
     *dp = NULL;
     if (!op || !arch || !dtype || !shape || !out)
@@ -588,62 +816,75 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
             return rt_error(h, AITUNE_MISUSE, "shape[%d] is %lld: sizes must be >= 1", i,
                             shape[i]);
 
-    size_t archlen = rt_arch_len(arch);
+    int transient = 0;
+    struct rt_set *s = rt_get_set(h, op, arch, dtype, &transient);
+    if (!s)
+        return h->set_st ? AITUNE_NOMEM : AITUNE_NOTFOUND;
+    if (s->rc != AITUNE_OK)
+        return rt_error(h, s->rc, "%s", s->err ? s->err : "registry: a set failed to load");
+
     const struct rt_winner *best = NULL;
     int best_exact = 0, other_ndims = 0;
     double best_dist = 0;
     const struct rt_group *g = NULL;
-    if (h->nslots) {
-        uint64_t hv = rt_hash(op, arch, archlen, dtype);
-        for (size_t s = hv & (h->nslots - 1); h->slots[s] >= 0; s = (s + 1) & (h->nslots - 1)) {
-            const struct rt_group *c = &h->groups[h->slots[s]];
-            const struct rt_winner *w = &h->winners[c->first];
-            if (c->hash != hv || !rt_same(h, w->op, w->arch, w->dtype, op, arch, archlen, dtype))
-                continue;
-            if (c->ndims == ndims)
-                g = c;
-            else
-                other_ndims = c->ndims; /* only for the message, if nothing answers */
-        }
-    }
+    for (size_t i = 0; i < s->ngroups; i++)
+        if (s->groups[i].ndims == ndims)
+            g = &s->groups[i];
+        else
+            other_ndims = s->groups[i].ndims; /* only for the message, if nothing answers */
+    const long long *E = s->edges;
     if (g) {
         /* Exact: only buckets whose dim-0 range holds shape[0]. With
         ** disjoint ranges (log2 or explicit edges) that is one run, found by
-        ** binary search; else those with lo[0] in (shape[0] - span0, shape[0]]. */
-        size_t lo_i, b;
+        ** binary search, and within it (sorted1) the dim-1 range by another;
+        ** else those with lo[0] in (shape[0] - span0, shape[0]]. */
+        size_t lo_i = 0, b = 0;
         if (g->disjoint) {
             size_t x = g->run, y = g->run + g->nruns;
             while (x < y) {   /* the first run with hi0 > shape[0] */
                 size_t m = x + (y - x) / 2;
-                if (h->runs[m].hi0 > shape[0]) y = m; else x = m + 1;
+                if (s->runs[m].hi0 > shape[0]) y = m; else x = m + 1;
             }
-            lo_i = b = 0;
             if (x < g->run + g->nruns) {
-                lo_i = h->runs[x].first;
-                b = lo_i + h->runs[x].count;
+                const struct rt_run *r = &s->runs[x];
+                lo_i = r->first;
+                b = lo_i + r->count;
+                if (r->sorted1) {
+                    size_t p = lo_i, q = b;
+                    while (p < q) {   /* the first with hi1 > shape[1] */
+                        size_t m = p + (q - p) / 2;
+                        if (E[s->winners[m].edges + ndims + 1] > shape[1]) q = m; else p = m + 1;
+                    }
+                    lo_i = p;
+                    q = p;
+                    while (q < b && E[s->winners[q].edges + 1] <= shape[1])
+                        q++;        /* those whose dim-1 range starts at or before it */
+                    b = q;
+                }
             }
         } else {
             size_t a = g->first, x = a, y = g->first + g->count;
             while (x < y) {   /* first with lo[0] > shape[0] */
                 size_t m = x + (y - x) / 2;
-                if (h->edges[h->winners[m].edges] > shape[0]) y = m; else x = m + 1;
+                if (E[s->winners[m].edges] > shape[0]) y = m; else x = m + 1;
             }
             b = x;
             long long floor0 = shape[0] - g->span0;
             x = a, y = b;
             while (x < y) {   /* first with lo[0] > shape[0] - span0 */
                 size_t m = x + (y - x) / 2;
-                if (h->edges[h->winners[m].edges] > floor0) y = m; else x = m + 1;
+                if (E[s->winners[m].edges] > floor0) y = m; else x = m + 1;
             }
             lo_i = x;
         }
         for (size_t k = lo_i; k < b; k++) {
-            const struct rt_winner *w = &h->winners[k];
-            const long long *lo = h->edges + w->edges, *hi = lo + ndims;
+            const struct rt_winner *w = &s->winners[k];
+            const long long *lo = E + w->edges, *hi = lo + ndims;
             int exact = 1;
             for (int i = 0; i < ndims && exact; i++)
                 exact = shape[i] >= (lo[i] > 1 ? lo[i] : 1) && shape[i] <= hi[i] - 1;
-            if (exact && (!best || rt_better(1, 0, lo, 1, 0, h->edges + best->edges, ndims))) {
+            if (exact && (!best || rt_better(1, 0, lo, 1, 0, E + best->edges, ndims) ||
+                          rt_prefer_hw(s, w, best, hw, ndims))) {
                 best = w;
                 best_exact = 1;
             }
@@ -652,22 +893,23 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
     /* Nearest: the whole group, only when no bucket holds the shape. */
     size_t scan_from = g && !best ? g->first : 0, scan_to = g && !best ? g->first + g->count : 0;
     for (size_t k = scan_from; k < scan_to; k++) {
-        const struct rt_winner *w = &h->winners[k];
+        const struct rt_winner *w = &s->winners[k];
         /* Distance to the nearest size the bucket holds, in log2 steps per
         ** dim: a kernel tuned for 2^20 suits 2^21 better than 2^25. */
-        const long long *lo = h->edges + w->edges, *hi = lo + ndims;
+        const long long *lo = E + w->edges, *hi = lo + ndims;
         int exact = 1;
         double dist = 0;
         for (int i = 0; i < ndims; i++) {
-            long long s = shape[i], a = lo[i] > 1 ? lo[i] : 1, b = hi[i] - 1;
-            long long c = s < a ? a : s > b ? b : s;
-            if (c != s) {
+            long long v = shape[i], a = lo[i] > 1 ? lo[i] : 1, c = hi[i] - 1;
+            long long near = v < a ? a : v > c ? c : v;
+            if (near != v) {
                 exact = 0;
-                dist += fabs(log2((double)s) - log2((double)c));
+                dist += fabs(log2((double)v) - log2((double)near));
             }
         }
-        if (!best || rt_better(exact, dist, lo, best_exact, best_dist,
-                               h->edges + best->edges, ndims)) {
+        if (!best || rt_better(exact, dist, lo, best_exact, best_dist, E + best->edges, ndims) ||
+            (!rt_better(best_exact, best_dist, E + best->edges, exact, dist, lo, ndims) &&
+             rt_prefer_hw(s, w, best, hw, ndims))) {
             best = w;
             best_exact = exact;
             best_dist = dist;
@@ -675,21 +917,27 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
     }
     if (best) {
         out->level = best_exact ? AITUNE_EXACT : AITUNE_NEAREST;
-        out->template_name = h->pool + best->tmpl;
-        out->config = h->pool + best->config;
-        out->bucket = h->pool + best->bucket;
+        out->template_name = s->pool.s + best->tmpl;
+        out->config = s->pool.s + best->config;
+        out->bucket = s->pool.s + best->bucket;
         out->median_us = best->median_us;
         out->distance = best_exact ? 0 : best_dist;
+        *sp = s;
         *wp = best;
         return AITUNE_OK;
     }
+    if (transient)
+        rt_free_set(s);   /* it had no winners: nothing points into it */
 
+    size_t archlen = rt_arch_len(arch);
     for (size_t k = 0; k < h->ndefaults; k++) {
         const struct rt_default *d = &h->defaults[k];
-        if (rt_same(h, d->op, d->arch, d->dtype, op, arch, archlen, dtype)) {
+        const char *a = h->pool.s + d->arch;
+        if (!strcmp(h->pool.s + d->op, op) && !strncmp(a, arch, archlen) && a[archlen] == '\0' &&
+            !strcmp(h->pool.s + d->dtype, dtype)) {
             out->level = AITUNE_DEFAULT;
-            out->template_name = h->pool + d->tmpl;
-            out->config = h->pool + d->config;
+            out->template_name = h->pool.s + d->tmpl;
+            out->config = h->pool.s + d->config;
             *dp = d;
             return AITUNE_OK;
         }
@@ -700,7 +948,6 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
                         op, arch, dtype, ndims, other_ndims);
     return rt_error(h, AITUNE_NOTFOUND, "no winner or default for %s %s %s", op, arch, dtype);
 }
-
 /* Count a query no tuned bucket held. Only misses take the lock: exact
 ** answers stay lock-free. */
 static void rt_count_miss(aitune *h, const char *op, const char *arch, const char *dtype,
@@ -734,17 +981,18 @@ static void rt_count_miss(aitune *h, const char *op, const char *arch, const cha
     pthread_mutex_unlock(&h->mu);
 }
 
-/* No allocation and no writes to h except the error message on failure and
-** the miss count of a query no bucket held, so lookups on one handle may run
-** in several threads at once. */
+/* Once the set is loaded: no allocation and no writes to h except the error
+** message on failure and the miss count of a query no bucket held, so
+** lookups on one handle may run in several threads at once. */
 int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
                   const long long *shape, int ndims, aitune_choice *out)
 {
     if (!h)
         return AITUNE_MISUSE;
+    const struct rt_set *s;
     const struct rt_winner *w;
     const struct rt_default *d;
-    int rc = rt_choose(h, op, arch, dtype, shape, ndims, out, &w, &d);
+    int rc = rt_choose(h, op, arch, dtype, shape, ndims, NULL, out, &s, &w, &d);
     if (rc == AITUNE_OK ? out->level != AITUNE_EXACT : rc == AITUNE_NOTFOUND)
         rt_count_miss(h, op, arch, dtype, shape, ndims);
     return rc;
@@ -752,43 +1000,33 @@ int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype
 
 /* ---- layer 2: kernels ---- */
 
-/* Read the row's launch plan and cubin (winners or defaults, by rowid) into
-** *launch and *cubin (malloc'd), checking the row is still the one loaded. */
-static int rt_fetch(aitune *h, const void *row, int is_default, char **launch, void **cubin,
-                    size_t *cubin_len)
+/* Read the row's launch plan and cubin (a winner of set s, or a default, by
+** rowid) into *launch and *cubin (malloc'd), checking the row is still the
+** one loaded. Under h->mu: it uses the handle's connection. */
+static int rt_fetch(aitune *h, const struct rt_set *s, const void *row, int is_default, char **launch,
+                    void **cubin, size_t *cubin_len)
 {
     *launch = NULL;
     *cubin = NULL;
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(h->name, &db, SQLITE_OPEN_READONLY | (h->uri ? SQLITE_OPEN_URI : 0), NULL);
-    if (rc != SQLITE_OK) {
-        rc = rt_sqlite_error(h, h->path, db, rc);
-        sqlite3_close(db);
-        return rc;
-    }
-    sqlite3_busy_timeout(db, 5000);
     const char *sql = is_default
         ? "SELECT d.op, d.dtype, d.template, d.launch, c.cubin FROM defaults d "
           "LEFT JOIN cubins c ON c.hash = d.cubin WHERE d.rowid = ?"
         : "SELECT w.op, w.dtype, w.bucket, w.launch, c.cubin FROM winners w "
           "LEFT JOIN cubins c ON c.hash = w.cubin WHERE w.rowid = ?";
     sqlite3_stmt *st;
-    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        rc = rt_sqlite_error(h, h->path, db, rc);
-        sqlite3_close(db);
-        return rc;
-    }
+    int rc = sqlite3_prepare_v2(h->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rt_sqlite_error(h, h->path, h->db, rc);
     const struct rt_winner *w = row;
     const struct rt_default *d = row;
     sqlite3_bind_int64(st, 1, is_default ? d->rowid : w->rowid);
     rc = sqlite3_step(st);
     int arc = AITUNE_OK;
     if (rc == SQLITE_ROW) {
-        const char *third = is_default ? h->pool + d->tmpl : h->pool + w->bucket;
-        if (strcmp(rt_text(st, 0), h->pool + (is_default ? d->op : w->op)) ||
-            strcmp(rt_text(st, 1), h->pool + (is_default ? d->dtype : w->dtype)) ||
-            strcmp(rt_text(st, 2), third))
+        const char *op = is_default ? h->pool.s + d->op : s->key;
+        const char *dtype = is_default ? h->pool.s + d->dtype : s->key + s->dtype;
+        const char *third = is_default ? h->pool.s + d->tmpl : s->pool.s + w->bucket;
+        if (strcmp(rt_text(st, 0), op) || strcmp(rt_text(st, 1), dtype) || strcmp(rt_text(st, 2), third))
             arc = rt_error(h, AITUNE_ERROR, "registry '%s' changed since aitune_open: open it again", h->path);
         else if (sqlite3_column_type(st, 3) != SQLITE_TEXT)
             arc = rt_error(h, AITUNE_NOTFOUND, "registry '%s': %s has no launch plan", h->path,
@@ -808,10 +1046,9 @@ static int rt_fetch(aitune *h, const void *row, int is_default, char **launch, v
     } else if (rc == SQLITE_DONE) {
         arc = rt_error(h, AITUNE_ERROR, "registry '%s' changed since aitune_open: open it again", h->path);
     } else {
-        arc = rt_sqlite_error(h, h->path, db, rc);
+        arc = rt_sqlite_error(h, h->path, h->db, rc);
     }
     sqlite3_finalize(st);
-    sqlite3_close(db);
     if (arc != AITUNE_OK) {
         free(*launch);
         free(*cubin);
@@ -839,14 +1076,14 @@ int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *d
         return rt_error(h, AITUNE_MISUSE, "aitune_kernel_get: out is NULL");
     *out = NULL;
     aitune_choice c;
+    const struct rt_set *s;
     const struct rt_winner *w;
     const struct rt_default *d;
-    int rc = rt_choose(h, op, arch, dtype, shape, ndims, &c, &w, &d);
+    int rc = rt_choose(h, op, arch, dtype, shape, ndims, NULL, &c, &s, &w, &d);
     if (rc == AITUNE_OK ? c.level != AITUNE_EXACT : rc == AITUNE_NOTFOUND)
         rt_count_miss(h, op, arch, dtype, shape, ndims);
     if (rc != AITUNE_OK)
         return rc;
-    const void *row = w ? (const void *)w : (const void *)d;
     if (d && !d->rowid)
         return rt_error(h, AITUNE_NOTFOUND, "%s %s %s: only the default answers, and this registry "
                         "stores no compiled default", op, arch, dtype);
@@ -857,6 +1094,21 @@ int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *d
     if (cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
         return rt_error(h, AITUNE_ERROR, "no current CUDA context in this thread (cudaSetDevice "
                         "and cudaFree(0), or cuCtxSetCurrent, first)");
+    /* The GPU of this context: among winners of one bucket measured on
+    ** several GPUs, the one measured on this kind of GPU answers. */
+    char hw[256];
+    pthread_mutex_lock(&h->mu);
+    if (h->hw_ctx != ctx) {
+        CUdevice dev;
+        if (cu->CtxGetDevice(&dev) != CUDA_SUCCESS || cu_hw(cu, dev, h->hw, sizeof h->hw))
+            h->hw[0] = '\0';
+        h->hw_ctx = ctx;
+    }
+    memcpy(hw, h->hw, sizeof hw);
+    pthread_mutex_unlock(&h->mu);
+    if (w && hw[0] && (rc = rt_choose(h, op, arch, dtype, shape, ndims, hw, &c, &s, &w, &d)) != AITUNE_OK)
+        return rc;
+    const void *row = w ? (const void *)w : (const void *)d;
 
     pthread_mutex_lock(&h->mu);
     for (struct aitune_kernel *k = h->kernels; k; k = k->next)
@@ -869,7 +1121,7 @@ int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *d
     void *cubin = NULL;
     size_t len = 0;
     struct aitune_kernel *k = NULL;
-    rc = rt_fetch(h, row, d != NULL, &launch, &cubin, &len);
+    rc = rt_fetch(h, s, row, d != NULL, &launch, &cubin, &len);
     if (rc == AITUNE_OK && !(k = calloc(1, sizeof *k)))
         rc = rt_error(h, AITUNE_NOMEM, "out of memory");
     char err[512];
@@ -1055,8 +1307,20 @@ int aitune_count(aitune *h, int *out)
         return AITUNE_MISUSE;
     if (!out)
         return rt_error(h, AITUNE_MISUSE, "aitune_count: out is NULL");
-    *out = (int)h->nwinners;
-    return AITUNE_OK;
+    *out = 0;
+    pthread_mutex_lock(&h->mu);
+    int rc = AITUNE_OK;
+    sqlite3_stmt *st = NULL;
+    if (h->db) {
+        int src = sqlite3_prepare_v2(h->db, "SELECT count(*) FROM winners", -1, &st, NULL);
+        if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW)
+            *out = sqlite3_column_int(st, 0);
+        else
+            rc = rt_sqlite_error(h, h->path, h->db, src);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
 }
 
 const char *aitune_errmsg(aitune *h)
@@ -1089,15 +1353,15 @@ int aitune_close(aitune *h)
             free(k);
         }
         pthread_mutex_destroy(&h->mu);
+        rt_disconnect(h);
+        for (int i = 0; i < RT_NCHAINS; i++)
+            for (struct rt_set *s = h->chains[i], *next; s; s = next) {
+                next = s->next;
+                rt_free_set(s);
+            }
         free(h->path);
-        free(h->name);
-        free(h->groups);
-        free(h->runs);
-        free(h->slots);
-        free(h->winners);
         free(h->defaults);
-        free(h->edges);
-        free(h->pool);
+        free(h->pool.s);
         free(h);
     }
     return AITUNE_OK;

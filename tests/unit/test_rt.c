@@ -348,9 +348,17 @@ static void test_open_errors(void)
     const char *bad = made[nmade - 1];
     winner(db, "axpy", "sm_90", "bf16", "n=2^20", "n", "1,2", "3,4", "axpy/vec", "{}", "1");
     close_db(db);
+    /* Winners are read per (op, arch, dtype) at its first lookup: the
+    ** open succeeds, the lookup of that op says what is wrong, every time,
+    ** and other ops still answer. */
     rc = aitune_open(bad, &h);
-    CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "n=2^20"),
-          "bad edges: rc %d '%s'", rc, aitune_errmsg(h));
+    CHECK(rc == AITUNE_OK, "bad edges: the open succeeds: rc %d '%s'", rc, aitune_errmsg(h));
+    for (int i = 0; i < 2; i++) {
+        rc = lookup1(h, "axpy", "sm_90", "bf16", 1 << 20, &c);
+        CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "n=2^20"),
+              "bad edges: lookup %d: rc %d '%s'", i + 1, rc, aitune_errmsg(h));
+    }
+    CHECK(lookup1(h, "axpy", "sm_90", "f32", 1 << 20, &c) == AITUNE_NOTFOUND, "bad edges: another dtype is not affected");
     aitune_close(h);
 
     /* An empty registry opens and finds nothing. */
@@ -450,6 +458,42 @@ static void test_index(void)
     aitune_close(h);
 }
 
+/* One bucket tuned on two kinds of GPU (a merged registry): lookup, which
+** knows no GPU, answers the same winner whatever the row order, and every
+** other bucket still answers. Rows of a schema-3 registry carry hw. */
+static void test_hw_order(void)
+{
+    for (int order = 0; order < 2; order++) {
+        sqlite3 *db = registry(order ? "hw_b.db" : "hw_a.db");
+        const char *path = made[nmade - 1];
+        exec(db, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '3')", NULL, 0);
+        const char *gpus[2] = { "NVIDIA H100 80GB HBM3|sm_90|132 SMs|85045231616 B|L2 52428800 B",
+                                "NVIDIA H100 PCIe|sm_90|114 SMs|85520809984 B|L2 52428800 B" };
+        for (int i = 0; i < 2; i++) {
+            const char *g = gpus[order ? 1 - i : i];
+            const char *tm = g[12] == '8' ? "sxm/t" : "pcie/t";
+            const char *args[] = { g, tm };
+            exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch)"
+                     " VALUES ('mm', 'sm_90', 'bf16', 'n=2^10', ?, 'n', '1024', '2048', ?, '{}', 1.0, '{}', '{}')", args, 2);
+        }
+        exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch)"
+                 " VALUES ('mm', 'sm_90', 'bf16', 'n=2^11', 'x', 'n', '2048', '4096', 'other/t', '{}', 1.0, '{}', '{}')", NULL, 0);
+        close_db(db);
+        aitune *h;
+        CHECK(aitune_open(path, &h) == AITUNE_OK, "hw order %d: open (%s)", order, aitune_errmsg(h));
+        aitune_choice c;
+        CHECK(lookup1(h, "mm", "sm_90", "bf16", 1500, &c) == AITUNE_OK && c.level == AITUNE_EXACT &&
+              !strcmp(c.template_name, "sxm/t"),
+              "hw order %d: a bucket measured on two GPUs answers the first hw in name order: %s", order,
+              c.template_name ? c.template_name : "?");
+        CHECK(lookup1(h, "mm", "sm_90", "bf16", 3000, &c) == AITUNE_OK && !strcmp(c.template_name, "other/t"),
+              "hw order %d: the next bucket answers", order);
+        int n = 0;
+        CHECK(aitune_count(h, &n) == AITUNE_OK && n == 3, "hw order %d: count %d", order, n);
+        aitune_close(h);
+    }
+}
+
 /* Misses, a newer schema, and layer 2 as far as it goes without a GPU. */
 static void test_layer2(const char *path)
 {
@@ -517,6 +561,7 @@ int main(int argc, char **argv)
     test_main(mainp);
     test_layer2(mainp);
     test_index();
+    test_hw_order();
     test_open_errors();
     test_readonly_dir();
 
