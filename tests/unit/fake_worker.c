@@ -27,7 +27,8 @@
 **   FAKE_STATE  a file that keeps the verify count across restarts; the pid
 **               of the running fake is written to FAKE_STATE.pid, and each
 **               request is appended to FAKE_STATE.log as "pid cmd gpu=I",
-**               time requests with the task's shape: "pid time gpu=I shape=S".
+**               time requests with the task's shape and dtype (its first
+**               argument's): "pid time gpu=I task=4096,1024/f32".
 **
 ** Whatever the mode, a verify or time request before any task was set up in
 ** this process is answered status=error, so tests can see that the parent
@@ -98,7 +99,7 @@ static void note(const char *what)
     snprintf(path, sizeof path, "%s.log", state_path);
     FILE *f = fopen(path, "a");
     if (f) {
-        if (!strcmp(what, "time")) fprintf(f, "%d %s gpu=%d shape=%s\n", (int)getpid(), what, gpu, task_shape_text);
+        if (!strcmp(what, "time")) fprintf(f, "%d %s gpu=%d task=%s\n", (int)getpid(), what, gpu, task_shape_text);
         else fprintf(f, "%d %s gpu=%d\n", (int)getpid(), what, gpu);
         fclose(f);
     }
@@ -226,7 +227,10 @@ int main(void)
         } else if (!strcmp(cmd, "task")) {
             char err[512];
             task_ndims = 0;
-            snprintf(task_shape_text, sizeof task_shape_text, "%s", msg_get(&m, "shape") ? msg_get(&m, "shape") : "");
+            /* The bucket, as a log reader tells them apart: shape and dtype (arg0's). */
+            char dt[16] = "-";
+            if (msg_get(&m, "arg0")) sscanf(msg_get(&m, "arg0"), "%*s %*s %15s", dt);
+            snprintf(task_shape_text, sizeof task_shape_text, "%s/%s", msg_get(&m, "shape") ? msg_get(&m, "shape") : "", dt);
             for (const char *q = msg_get(&m, "shape"); q && *q && task_ndims < PLAN_MAXDIMS;) {
                 char *end;
                 task_shape[task_ndims++] = strtoll(q, &end, 10);
