@@ -119,6 +119,22 @@ expect_eq "the resumed winners are the one-GPU sweep's" "$(sql "$T/killed.db" "$
 expect_eq "the killed runs stay 'running', the resumed ones are ok" \
     "$(sql "$T/killed.db" "select group_concat(outcome) from (select outcome from runs order by id)")" "running,running,ok,ok"
 
+# ---- Ctrl-C: both lanes stop after the candidate in flight ----
+cp "$T/seed.db" "$T/int.db"
+env AITUNE_WORKER="$FAKE" FAKE_GPUS=2 FAKE_MODE=slow_time:150 \
+    "$AITUNE" sweep "$T/six.yaml" --db "$T/int.db" --quiet >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+BG=$!
+BG_PIDS="${BG_PIDS:-} $BG"
+for i in $(seq 1 300); do
+    [ "$(sqlite3 "$T/int.db" "select count(*) from measurements where status = 'ok'" 2>/dev/null)" -ge 6 ] 2>/dev/null && break
+    sleep 0.1
+done
+kill -INT "$BG"
+wait "$BG"
+expect_eq "SIGINT on two GPUs exits 130" "$?" 130
+expect_eq "both runs are recorded as interrupted" "$(sql "$T/int.db" "select group_concat(outcome) from runs")" "interrupted,interrupted"
+grep -q "run the same command again to resume" "$T/bg.err" && ok "and stderr says how to resume" || fail "SIGINT: no resume hint"
+
 # ---- GPUs of two models ----
 cp "$T/seed.db" "$T/mixed.db"
 FAKE_GPU_NAME_1="Other GPU" fake_gpus 2 ok "$T/mixed.db" --quiet
