@@ -22,7 +22,7 @@ set -u
 out=${1:-${OUT:-/tmp/aitune-multi-gpu}}
 spec=${2:-specs/gemm.yaml}
 noise=${NOISE:-0.05}
-limit=${LIMIT:-240}
+limit=${LIMIT:-230}
 aitune=${AITUNE:-build/aitune}
 mkdir -p "$out"
 w=$(mktemp -d /tmp/aitune-multi-gpu.XXXX)
@@ -64,12 +64,24 @@ ordinal = {d["uuid"]: d["index"] for d in json.load(open(out + "/devices.json"))
 
 def winners(name):
     con = sqlite3.connect("%s/%s.db" % (w, name))
+    if not con.execute("select 1 from sqlite_master where name = 'winners'").fetchone():
+        return {}, None     # the sweep stopped before the registry was made
     rows = con.execute("select w.op, w.dtype, w.bucket, w.template, w.config, w.median_us, d.uuid "
                        "from winners w left join devices d on d.id = w.device order by 1, 2, 3").fetchall()
     return {(r[0], r[1], r[2]): r[3:] for r in rows}, con
 
-one, _ = winners("one-gpu")
+one, con1 = winners("one-gpu")
 two, con2 = winners("two-gpus")
+if not con1 or not con2:
+    print("a sweep left no registry: see %s/*-sweep.err" % out)
+    sys.exit(1)
+
+def measured(con, key, tmpl, config):
+    """The time a run measured for another run's winner, if it tried it."""
+    r = con.execute("select min(median_us) from measurements where op = ? and dtype = ? and bucket = ? and "
+                    "template = ? and config = ? and status = 'ok'", (*key, tmpl, config)).fetchone()
+    return r[0] if r and r[0] else None
+
 # The two-GPU run: each bucket's measurements on one GPU, and the GPUs' shares.
 split = con2.execute("select count(*) from (select op, dtype, bucket from measurements "
                      "group by op, dtype, bucket having count(distinct device) > 1)").fetchone()[0]
@@ -98,6 +110,12 @@ for key in sorted(set(one) | set(two)):
         differ += 1
         verdict = "DIFFERENT: %s %s vs %s %s" % (a[0], a[1], b[0], b[1])
     print("%-44s %11.2f %11.2f %+6.1f%% %4s  %s" % (name, a[2], b[2], 100 * d, ordinal.get(b[3], "?"), verdict))
+    if (a[0], a[1]) != (b[0], b[1]):
+        # Another config: did the search go elsewhere (the other run never
+        # tried it), or did the same configs time differently?
+        x, y = measured(con2, key, a[0], a[1]), measured(con1, key, b[0], b[1])
+        print("%-44s the 1-GPU winner in the 2-GPU run: %s; the 2-GPU winner in the 1-GPU run: %s" %
+              ("", "%.2f us" % x if x else "not tried", "%.2f us" % y if y else "not tried"))
 
 print()
 for uuid, buckets, n in shares:
