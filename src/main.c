@@ -141,7 +141,8 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 {
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
-                   { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { "--gpus", 1, 0, 0 },
+                   { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
@@ -156,6 +157,12 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     if (opts[3].set && (o.kernel_timeout = parse_duration(opts[3].value)) <= 0)
         return usage_error(c, "--timeout '%s' is not a duration like 10s", opts[3].value);
     if (opts[4].set) { if ((rc = parse_count(c, "--gpu", opts[4].value, 0, 63, &v))) return rc; o.gpu = (int)v; }
+    /* Every GPU by default; --gpu I is that one alone. */
+    if (opts[11].set && (compile_only || opts[4].set))
+        return usage_error(c, compile_only ? "--gpus is for sweep" : "--gpu and --gpus: pick one (--gpu I is --gpus with one GPU)");
+    if (opts[11].set && sweep_parse_gpus(opts[11].value, &o.gpus))
+        return usage_error(c, "--gpus '%s' is not all, a count N or a list of distinct GPUs like 0,1", opts[11].value);
+    if (!compile_only && !opts[4].set && !opts[11].set) o.gpus.all = 1;
     if (opts[5].set) { if ((rc = parse_count(c, "-j", opts[5].value, 1, 1024, &v))) return rc; o.threads = (int)v; }
     if (opts[9].set && (compile_only || sweep_parse_shard(opts[9].value, &o.shard_i, &o.shard_n)))
         return usage_error(c, compile_only ? "--shard is for sweep" : "--shard '%s' is not i/n with 0 <= i < n", opts[9].value);
@@ -435,18 +442,25 @@ static const cmd commands[] = {
       "  --budget D       stop after D (90s, 30m, 2h); winners so far are kept, marked not exhaustive\n"
       "  --max-evals N    at most N candidates per bucket and template\n"
       "  --timeout D      a verification run longer than D is a hung kernel (default 10s)\n"
-      "  --gpu N          the GPU to use (default 0)\n"
+      "  --gpus all|N|I,J one worker per GPU, buckets handed to whichever GPU is free, each bucket\n"
+      "                   measured and raced on one GPU; compiles share one pool (-j). all (default):\n"
+      "                   every GPU the driver sees, which must be one model; N: GPUs 0..N-1; I,J,...:\n"
+      "                   those GPUs, models may differ (each winner is keyed by the GPU model that\n"
+      "                   measured it, so a bucket is tuned for one of them only)\n"
+      "  --gpu I          GPU I alone\n"
       "  --shard I/N      only this shard of the buckets (spec order, dealt round-robin): run\n"
       "                   shards 0..N-1 on N machines, then `aitune merge` their registries\n"
       "  --from-misses    only the buckets of SPEC that hold shapes libaitune recorded as misses\n"
-      "  -j N             compile threads (default: one per core)\n"
+      "  -j N             compile threads, for all GPUs together (default: one per core)\n"
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
       "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
       "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n\n"
-      "Exit: 0 done, 1 failure (e.g. no GPU), 3 bad spec, registry or peers file, 130 interrupted (resumable).",
-      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpu N] [-j N] [--quiet]\n"
-      "       [--shard I/N] [--from-misses] [--peers FILE]" },
+      "Exit: 0 done, 1 failure (e.g. no GPU), 2 usage (e.g. a bad --gpus, a GPU it names that the host\n"
+      "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
+      "130 interrupted (resumable).",
+      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpus all|N|I,J | --gpu I]\n"
+      "       [-j N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
       "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",

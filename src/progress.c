@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "progress.h"
 #include "util.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -16,11 +17,29 @@ struct progress {
     int drawn;                  /* a terminal line is on screen */
     int buckets_total, buckets_started;
     long long planned, done;    /* candidates, the whole run */
+    int in_bucket;              /* a bucket is in hand (fields below) */
     long long bucket_planned, bucket_done;
     double best_us, default_us; /* the bucket in hand */
     char bucket[128];
     char note[160];
+    /* A sweep on several GPUs: each lane holds its own bucket; the counts
+    ** above and the drawing are the run's (root's). */
+    progress *root;             /* the run: itself, or the lane's run */
+    char name[16];              /* a lane's: "GPU 1" */
+    progress *lanes[PROGRESS_MAX_LANES];
+    int nlanes;
+    pthread_mutex_t mu;         /* root's: held by every call on the run or a lane */
 };
+
+/* Every call takes the run's lock: lanes live on threads of their own. */
+static progress *lock(progress *p)
+{
+    progress *r = p->root;
+    pthread_mutex_lock(&r->mu);
+    return r;
+}
+
+static void unlock(progress *r) { pthread_mutex_unlock(&r->mu); }
 
 static int term_width(FILE *f)
 {
@@ -54,7 +73,24 @@ progress *progress_new_with(FILE *f, const char *what, int mode, int width, doub
     p->interval = interval_s;
     p->clock = clock ? clock : now_s;
     p->t0 = p->last_draw = p->clock();
+    p->root = p;
+    pthread_mutex_init(&p->mu, NULL);
     return p;
+}
+
+progress *progress_lane(progress *p, const char *name)
+{
+    if (!p) return NULL;
+    progress *r = lock(p);
+    progress *l = NULL;
+    if (r->nlanes < PROGRESS_MAX_LANES) {
+        l = xcalloc(1, sizeof *l);
+        l->root = r;
+        snprintf(l->name, sizeof l->name, "%s", name);
+        r->lanes[r->nlanes++] = l;
+    }
+    unlock(r);
+    return l;
 }
 
 progress *progress_new(FILE *f, const char *what)
@@ -68,8 +104,10 @@ progress *progress_new(FILE *f, const char *what)
 
 void progress_free(progress *p)
 {
-    if (!p) return;
+    if (!p || p->root != p) return;     /* a lane goes with its run */
     progress_end(p);
+    for (int i = 0; i < p->nlanes; i++) free(p->lanes[i]);
+    pthread_mutex_destroy(&p->mu);
     free(p);
 }
 
@@ -83,8 +121,21 @@ void progress_fmt_duration(double s, char *out, int cap)
 
 /* The fraction of the run done: buckets finished plus the share of the one
 ** in hand its planned candidates say; without buckets, candidates alone. */
+static double in_hand(const progress *b)
+{
+    double in = b->bucket_planned > 0 ? (double)b->bucket_done / (double)b->bucket_planned : 0;
+    return in > 1 ? 1 : in;
+}
+
 static double fraction(const progress *p)
 {
+    if (p->nlanes && p->buckets_total > 0 && p->buckets_started > 0) {
+        /* Buckets finished are those started and no longer in a lane's hand. */
+        double f = p->buckets_started;
+        for (int i = 0; i < p->nlanes; i++)
+            if (p->lanes[i]->in_bucket) f += in_hand(p->lanes[i]) - 1;
+        return f / p->buckets_total;
+    }
     if (p->buckets_total > 0 && p->buckets_started > 0) {
         double in = p->bucket_planned > 0 ? (double)p->bucket_done / (double)p->bucket_planned : 0;
         if (in > 1) in = 1;
@@ -106,20 +157,30 @@ int progress_format(const progress *p, char *out, int cap)
     ** counts and time, then the bucket and its best, then the note. */
     char line[512];
     int n = snprintf(line, sizeof line, "%s:", p->what);
-    if (p->buckets_total > 0)
+    if (p->buckets_total > 0 && p->nlanes)
+        n += snprintf(line + n, sizeof line - (size_t)n, " bucket %d/%d, %lld candidates,", p->buckets_started,
+                      p->buckets_total, p->done);
+    else if (p->buckets_total > 0)
         n += snprintf(line + n, sizeof line - (size_t)n, " bucket %d/%d, %lld/%lld candidates (%lld in all),",
                       p->buckets_started, p->buckets_total, p->bucket_done,
                       p->bucket_planned > p->bucket_done ? p->bucket_planned : p->bucket_done, p->done);
     else
         n += snprintf(line + n, sizeof line - (size_t)n, " %lld/%lld,", p->done, p->planned > p->done ? p->planned : p->done);
     n += snprintf(line + n, sizeof line - (size_t)n, " %s elapsed, ETA %s", e, eta);
-    if (p->bucket[0]) n += snprintf(line + n, sizeof line - (size_t)n, "; %s", p->bucket);
-    if (p->best_us > 0) {
-        n += snprintf(line + n, sizeof line - (size_t)n, " best %.2f us", p->best_us);
-        if (p->default_us > 0)
-            n += snprintf(line + n, sizeof line - (size_t)n, " (%.2fx default)", p->default_us / p->best_us);
+    /* Each lane's bucket in turn (the note would not fit beside them). */
+    for (int i = 0; i < (p->nlanes ? p->nlanes : 1) && n < (int)sizeof line; i++) {
+        const progress *b = p->nlanes ? p->lanes[i] : p;
+        if (p->nlanes && !b->in_bucket) continue;
+        if (p->nlanes) n += snprintf(line + n, sizeof line - (size_t)n, "; %s %s %lld/%lld", b->name, b->bucket,
+                                     b->bucket_done, b->bucket_planned > b->bucket_done ? b->bucket_planned : b->bucket_done);
+        else if (b->bucket[0]) n += snprintf(line + n, sizeof line - (size_t)n, "; %s", b->bucket);
+        if (b->best_us > 0 && n < (int)sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, " best %.2f us", b->best_us);
+            if (b->default_us > 0 && n < (int)sizeof line)
+                n += snprintf(line + n, sizeof line - (size_t)n, " (%.2fx default)", b->default_us / b->best_us);
+        }
     }
-    if (p->mode == PROGRESS_TTY && p->note[0] && n < (int)sizeof line)
+    if (p->mode == PROGRESS_TTY && !p->nlanes && p->note[0] && n < (int)sizeof line)
         n += snprintf(line + n, sizeof line - (size_t)n, " | %s", p->note);
     if (n >= (int)sizeof line) n = (int)sizeof line - 1;
     /* Never wider than the terminal: the last column stays free, so the
@@ -146,61 +207,97 @@ static void draw(progress *p)
     p->last_draw = p->clock();
 }
 
+static void tick(progress *r)
+{
+    double now = r->clock();
+    if (now - r->last_draw >= r->interval || (r->mode == PROGRESS_TTY && !r->drawn)) draw(r);
+}
+
+static void clear(progress *r)
+{
+    if (!r->drawn) return;
+    fprintf(r->f, "\r\033[K");
+    fflush(r->f);
+    r->drawn = 0;
+}
+
 void progress_tick(progress *p)
 {
     if (!p) return;
-    double now = p->clock();
-    if (now - p->last_draw >= p->interval || (p->mode == PROGRESS_TTY && !p->drawn)) draw(p);
+    progress *r = lock(p);
+    tick(r);
+    unlock(r);
 }
 
 void progress_buckets(progress *p, int total)
 {
-    if (p) p->buckets_total = total;
+    if (!p) return;
+    progress *r = lock(p);
+    r->buckets_total = total;
+    unlock(r);
 }
 
 void progress_bucket(progress *p, const char *label)
 {
     if (!p) return;
-    p->buckets_started++;
+    progress *r = lock(p);
+    r->buckets_started++;
+    p->in_bucket = 1;
     p->bucket_planned = p->bucket_done = 0;
     p->best_us = p->default_us = 0;
     p->note[0] = 0;
     snprintf(p->bucket, sizeof p->bucket, "%s", label);
-    progress_tick(p);
+    tick(r);
+    unlock(r);
 }
 
 void progress_plan(progress *p, long long n)
 {
     if (!p) return;
-    p->planned += n;
-    if (p->buckets_started) p->bucket_planned += n;
+    progress *r = lock(p);
+    r->planned += n;
+    if (p->in_bucket) p->bucket_planned += n;
+    unlock(r);
 }
 
 void progress_done(progress *p, double time_us, int is_default)
 {
     if (!p) return;
-    p->done++;
+    progress *r = lock(p);
+    r->done++;
     p->bucket_done++;
     if (time_us > 0) {
         if (p->best_us <= 0 || time_us < p->best_us) p->best_us = time_us;
         if (is_default) p->default_us = time_us;
     }
-    progress_tick(p);
+    tick(r);
+    unlock(r);
 }
 
 void progress_note(progress *p, const char *text)
 {
     if (!p) return;
+    progress *r = lock(p);
     snprintf(p->note, sizeof p->note, "%s", text);
-    progress_tick(p);
+    tick(r);
+    unlock(r);
 }
 
 void progress_clear(progress *p)
 {
-    if (!p || !p->drawn) return;
-    fprintf(p->f, "\r\033[K");
-    fflush(p->f);
-    p->drawn = 0;
+    if (!p) return;
+    progress *r = lock(p);
+    clear(r);
+    unlock(r);
+}
+
+void progress_print(progress *p, FILE *f, const char *text)
+{
+    progress *r = p ? lock(p) : NULL;
+    if (r) clear(r);
+    fputs(text, f);
+    fflush(f);
+    if (r) unlock(r);
 }
 
 void progress_end(progress *p)

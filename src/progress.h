@@ -9,7 +9,7 @@
 ** batch jobs show the sweep is alive without a line per candidate.
 **
 ** The clock is injectable so tests can drive time. Nothing here allocates
-** after progress_new; calling any function with a NULL progress is a no-op,
+** after progress_new (but progress_lane); calling any function with a NULL progress is a no-op,
 ** which is what a quiet run passes. */
 #ifndef PROGRESS_H
 #define PROGRESS_H
@@ -25,6 +25,14 @@ progress *progress_new(FILE *f, const char *what);
 /* For tests: an explicit mode, width (columns) and clock. */
 progress *progress_new_with(FILE *f, const char *what, int mode, int width, double interval_s, double (*clock)(void));
 void progress_free(progress *p);
+
+/* A sweep on several GPUs: a lane of p (name: "GPU 1") for one thread to
+** report its buckets and candidates through, as it would through p. The
+** counts are the run's; the line shows each lane's bucket in hand. Every
+** call on p and its lanes is thread-safe; lanes are freed with p. NULL
+** past PROGRESS_MAX_LANES (the caller then reports nothing). */
+#define PROGRESS_MAX_LANES 16
+progress *progress_lane(progress *p, const char *name);
 
 /* The number of buckets the run will visit. */
 void progress_buckets(progress *p, int total);
@@ -47,6 +55,9 @@ void progress_tick(progress *p);
 /* Erase the terminal line so other output can be written; the next tick
 ** draws it again. */
 void progress_clear(progress *p);
+/* Write text (whole lines) to f with the terminal line out of its way: no
+** lane can draw between the erase and the write. p NULL: just the write. */
+void progress_print(progress *p, FILE *f, const char *text);
 /* The run is over: erase the terminal line for good. */
 void progress_end(progress *p);
 

@@ -492,11 +492,18 @@ int reg_measure_put(reg *r, const measurement *m)
     return done(r, st, "cannot store a measurement");
 }
 
+/* The measurements a sweep on device row p may take as its own: that row's,
+** and those of every GPU with the same hardware and toolchain identity (the
+** other H200s of the host, a sweep on several GPUs: a bucket a killed run
+** measured on GPU 0 resumes on GPU 1). */
+#define SAME_GPU(p) "(device IS " p " OR device IN (SELECT o.id FROM devices o JOIN devices d ON o.hw = d.hw " \
+                    "AND o.toolchain = d.toolchain WHERE d.id = " p "))"
+
 int reg_measure_find(reg *r, const measurement *k, measurement *m)
 {
     sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
         "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-        "AND bucket = ? AND config_hash = ? AND template = ? AND device IS ? ORDER BY id DESC LIMIT 1");
+        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " ORDER BY id DESC LIMIT 1");
     if (!st) return -1;
     bind_text(st, 1, k->op);
     bind_text(st, 2, k->arch);
@@ -532,7 +539,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
 int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
 {
     sqlite3_stmt *st = prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
-        "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND device IS ? AND status = 'ok' "
+        "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND " SAME_GPU("?6") " AND status = 'ok' "
         "AND median_us > 0 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?");
     if (!st) return -1;
     bind_text(st, 1, key->op);

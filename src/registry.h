@@ -77,12 +77,13 @@ typedef struct measurement {
 } measurement;
 
 int reg_measure_put(reg *r, const measurement *m);
-/* The newest measurement of this config for the task on this device:
-** 1 found (m filled; free m->config and m->error), 0 none. */
+/* The newest measurement of this config for the task on this device, or on
+** a GPU with the same hardware and toolchain identity (its twin on the same
+** host): 1 found (m filled; free m->config and m->error), 0 none. */
 int reg_measure_find(reg *r, const measurement *key, measurement *m);
 void measurement_free(measurement *m);
 /* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on
-** key's device, any template or run: up to n into out (tmpl, config,
+** key's device or its twins (as reg_measure_find), any template or run: up to n into out (tmpl, config,
 ** config_hash, median_us, spread filled; free each with measurement_free).
 ** Returns how many, or -1. */
 int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);

@@ -11,6 +11,7 @@
 #include "tmpl.h"
 #include "worker.h"
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,12 @@ typedef struct cand {
     measurement m;          /* the result */
 } cand;
 
+struct hub;
+
+/* One lane of a sweep: the state of the work on one GPU. A sweep on one GPU
+** has one; on several, each lane runs on a thread of its own with its own
+** worker, template state and registry connection (lanes share only the
+** spec, the compile pool, the progress line and the hub's bucket queue). */
 typedef struct sw {
     const sweep_opts *o;
     peers peers;                /* --peers: figures to compare winners with */
@@ -65,7 +72,36 @@ typedef struct sw {
     char op_name[32][32];
     double op_s[32];
     progress *P;            /* NULL when quiet */
+    /* the lane */
+    struct hub *hub;        /* NULL: compile */
+    int gpu;                /* the GPU's ordinal */
+    char tag[16];           /* " [GPU 1]" on its lines when there are several */
+    strbuf env;             /* the run's environment, from the worker */
+    worker_stats ws;        /* the worker's counts, kept when it is freed */
+    int code;               /* the lane's exit code */
 } sw;
+
+/* One bucket of the queue: the spec's task, dtype and bucket. */
+typedef struct slot {
+    int task, dtype;
+    bucket b;
+} slot;
+
+/* What the lanes of one sweep share. The buckets are handed out one at a
+** time to whichever lane asks first, so a slow bucket on one GPU never
+** idles another, and each bucket is measured and raced on one GPU. The
+** lock also serializes o->want, whose context is the caller's, not the
+** lanes'. Compiles go through the one jit pool (its -j is the whole
+** host's budget); the registry is one file with a connection per lane (WAL,
+** busy timeout: each write commits on its own, so a kill loses nothing
+** committed and leaves nothing half-written). */
+typedef struct hub {
+    pthread_mutex_t mu;
+    slot *q;
+    int nq, next;
+    int nlanes;
+    sw *lanes[SWEEP_MAX_GPUS];  /* lanes[0] is the sweep's own state */
+} hub;
 
 static void add_op_time(sw *S, const char *op, double s)
 {
@@ -271,6 +307,24 @@ static void note(sw *S, const char *fmt, ...)
     else progress_clear(S->P);
 }
 
+/* A line (or lines) on stdout, the progress line out of its way: lanes on
+** other GPUs print too. With several GPUs each line names its GPU. */
+static void say(sw *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(sw *S, const char *fmt, ...)
+{
+    strbuf b = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (S->tag[0] && b.len && b.buf[b.len - 1] == '\n') {
+        b.buf[--b.len] = 0;
+        sb_printf(&b, "%s\n", S->tag);
+    }
+    progress_print(S->P, stdout, sb_str(&b));
+    sb_free(&b);
+}
+
 /* A stored race, as retune reads it back. */
 typedef struct retune_final {
     struct { char tmpl[64]; char *config; double median_us; } f[16];
@@ -407,8 +461,7 @@ static int cmp_final(const void *a, const void *b)
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
     if (!bs->nf) {
-        note(S, "%s", "");
-        printf("%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
+        say(S, "%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
         return 0;
     }
     qsort(bs->f, (size_t)bs->nf, sizeof *bs->f, cmp_final);
@@ -444,8 +497,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         i++;
     }
     if (!k) {
-        note(S, "%s", "");
-        printf("%-10s %-9s %-18s no finalist builds\n", t->op, t->dtype, b->key);
+        say(S, "%-10s %-9s %-18s no finalist builds\n", t->op, t->dtype, b->key);
         return 0;
     }
     if (k > 1) {
@@ -541,7 +593,6 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     W.run = S->run_id;
     if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
     else S->winners++;
-    note(S, "%s", "");
     /* Compute-bound ops (matrix products: well over 100 flops per byte that
     ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
     ** ceiling. */
@@ -561,9 +612,8 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         size_t at = strlen(pct);
         snprintf(pct + at, sizeof pct - at, "%s%.3fx %s", at ? " " : "", (tf ? W.tflops : W.gbps) / pr->value, pr->name);
     }
-    printf("%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, rate,
-           pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
-    fflush(stdout);
+    say(S, "%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, rate,
+        pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
     sb_free(&ru);
     free(pj);
     for (int i = 0; i < 16; i++) cand_free(&cs[i]);
@@ -925,20 +975,6 @@ static int check_spec(sw *S)
     return 0;
 }
 
-/* The worker and the device facts, before the registry is touched: without
-** a GPU a sweep leaves no file behind. */
-static int start_worker(sw *S, strbuf *env)
-{
-    S->W = worker_new(S->o->gpu);
-    if (worker_hello(S->W, &S->dev, env)) {
-        error("sweep needs a GPU to time candidates: %s", worker_errmsg(S->W));
-        fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, and `aitune emit` writes kernels\n",
-                S->sp.path);
-        return -1;
-    }
-    return 0;
-}
-
 /* The device and run records, the engine's kernels, the copy ceiling. */
 static int start_gpu(sw *S, const strbuf *env)
 {
@@ -966,8 +1002,8 @@ static int start_gpu(sw *S, const strbuf *env)
         msg_free(&r);
     }
     sb_free(&h);
-    printf("device: %s (sm_%d, %d SMs, %.0f GB, L2 %.0f MB), driver %s, NVRTC %s; copy ceiling %.0f GB/s\n", S->dev.name,
-           S->dev.cc, S->dev.sms, S->dev.mem / 1e9, S->dev.l2 / 1048576.0, S->dev.driver, S->dev.nvrtc, S->copy_gbps);
+    say(S, "device: %s (sm_%d, %d SMs, %.0f GB, L2 %.0f MB), driver %s, NVRTC %s; copy ceiling %.0f GB/s\n", S->dev.name,
+        S->dev.cc, S->dev.sms, S->dev.mem / 1e9, S->dev.l2 / 1048576.0, S->dev.driver, S->dev.nvrtc, S->copy_gbps);
     return 0;
 }
 
@@ -1016,7 +1052,7 @@ static int send_task(sw *S, const op_task *t)
 
 static void summary(sw *S)
 {
-    worker_stats ws = S->W ? worker_counts(S->W) : (worker_stats){ 0 };
+    worker_stats ws = S->ws;
     fprintf(stderr, "%s: %d candidates evaluated", S->o->compile_only ? "compile" : "sweep", S->evaluated);
     if (S->resumed) fprintf(stderr, " (%d already in the registry)", S->resumed);
     for (int i = 0; statuses[i]; i++)
@@ -1028,9 +1064,10 @@ static void summary(sw *S)
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
         fprintf(stderr, "\n");
     }
-    if (ws.starts > 1 || ws.crashes || ws.timeouts || ws.sticky)
-        fprintf(stderr, "worker: %d restarts (%d crashes, %d hung kernels killed, %d lost contexts)\n", ws.starts - 1,
-                ws.crashes, ws.timeouts, ws.sticky);
+    int workers = S->hub && S->hub->nlanes > 1 ? S->hub->nlanes : 1;   /* one per GPU */
+    if (ws.starts > workers || ws.crashes || ws.timeouts || ws.sticky)
+        fprintf(stderr, "worker%s: %d restarts (%d crashes, %d hung kernels killed, %d lost contexts)\n",
+                workers > 1 ? "s" : "", ws.starts - workers, ws.crashes, ws.timeouts, ws.sticky);
 }
 
 /* ---- compile-only ---- */
@@ -1277,22 +1314,244 @@ static int record_sources(sw *S)
     return rc ? error("%s", reg_errmsg(S->R)) : 0;
 }
 
+/* --gpus: "all", a count N (GPUs 0..N-1), or a list of two or more
+** ordinals "0,2,3" (one GPU alone is --gpu I). */
+int sweep_parse_gpus(const char *s, sweep_gpus *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!strcmp(s, "all")) {
+        g->all = 1;
+        return 0;
+    }
+    char *end;
+    if (!strchr(s, ',')) {
+        long n = strtol(s, &end, 10);
+        if (end == s || *end || n < 1 || n > SWEEP_MAX_GPUS) return -1;
+        g->first = (int)n;
+        return 0;
+    }
+    for (const char *p = s;; p = end + 1) {
+        long i = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || i < 0 || i > 63 || g->n == SWEEP_MAX_GPUS) return -1;
+        for (int k = 0; k < g->n; k++)
+            if (g->list[k] == i) return -1;    /* one worker per GPU: a GPU twice would time two at once */
+        g->list[g->n++] = (int)i;
+        if (!*end) break;
+    }
+    /* Ascending, so the lowest ordinal says hello first and tells the count. */
+    for (int i = 1; i < g->n; i++)
+        for (int k = i; k > 0 && g->list[k - 1] > g->list[k]; k--) {
+            int x = g->list[k];
+            g->list[k] = g->list[k - 1];
+            g->list[k - 1] = x;
+        }
+    return 0;
+}
+
+static int wanted(sw *S, const op_task *t, const bucket *ob)
+{
+    const sweep_opts *o = S->o;
+    if (!o->want) return 1;
+    pthread_mutex_lock(&S->hub->mu);
+    int w = o->want(o->want_ctx, &S->dev, t->op, S->arch, t->dtype, ob);
+    pthread_mutex_unlock(&S->hub->mu);
+    return w;
+}
+
+/* One bucket, start to winner, on the lane's GPU. */
+static void sweep_slot(sw *S, const slot *q)
+{
+    const sweep_opts *o = S->o;
+    spec_task *st = &S->sp.tasks[q->task];
+    long long shape[TMPL_MAXDIMS];
+    op_task t;
+    bucket ob;
+    if (task_bucket(S, st, &q->b, shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[q->dtype], shape, &t)) {
+        error("%s", tmpl_errmsg(S->T));
+        S->code = EXIT_INPUT;
+        return;
+    }
+    if (!wanted(S, &t, &ob)) return;
+    /* Refused here, not by a failed allocation in the worker. */
+    if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
+        error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path, st->line, t.op,
+              t.dtype, q->b.key, tmpl_task_bytes(&t), S->dev.mem);
+        S->code = EXIT_INPUT;
+        return;
+    }
+    double t_task = now_s();
+    if (send_task(S, &t)) { S->code = EXIT_FAIL; return; }
+    if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
+        S->code = EXIT_FAIL;
+    add_op_time(S, t.op, now_s() - t_task);
+}
+
+/* A lane: buckets from the queue until it is empty, the budget is spent or
+** Ctrl-C. Its worker goes when it is done: a worker the lane's thread
+** restarted dies with that thread (PR_SET_PDEATHSIG). */
+static void *lane_main(void *arg)
+{
+    sw *S = arg;
+    hub *H = S->hub;
+    while (!interrupted && !S->budget_hit) {
+        pthread_mutex_lock(&H->mu);
+        int k = H->next < H->nq ? H->next++ : -1;
+        pthread_mutex_unlock(&H->mu);
+        if (k < 0) break;
+        sweep_slot(S, &H->q[k]);
+    }
+    S->ws = worker_counts(S->W);
+    worker_free(S->W);
+    S->W = NULL;
+    return NULL;
+}
+
+/* The buckets of the spec in its order (task, dtype, bucket): this shard's. */
+static void queue_buckets(sw *S, hub *H)
+{
+    int n = 0;      /* the bucket's place in the spec's order, for --shard */
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        spec_task *st = &S->sp.tasks[i];
+        bucket *bs;
+        int nb = spec_buckets(st, &bs);
+        for (int d = 0; d < st->ndtypes; d++)
+            for (int bi = 0; bi < nb; bi++) {
+                if (!in_shard(S->o, n++)) continue;
+                H->q = xrealloc(H->q, sizeof *H->q * (size_t)(H->nq + 1));
+                H->q[H->nq++] = (slot){ i, d, bs[bi] };
+            }
+        free(bs);
+    }
+}
+
+/* A lane for GPU ordinal gpu, as S is but for its own worker, templates
+** and (later) registry connection. */
+static sw *lane_new(sw *S, int gpu)
+{
+    sw *L = xcalloc(1, sizeof *L);
+    L->o = S->o;
+    L->sp = S->sp;          /* shared, read-only; S frees it */
+    L->peers = S->peers;
+    L->t0 = S->t0;
+    L->budget_s = S->budget_s;
+    memcpy(L->arch, S->arch, sizeof L->arch);
+    L->T = tmpl_open(S->o->root);
+    L->hub = S->hub;
+    L->gpu = gpu;
+    return L;
+}
+
+static void lane_free(sw *L)
+{
+    if (L->W) worker_free(L->W);
+    reg_close(L->R);
+    tmpl_close(L->T);
+    sb_free(&L->env);
+    free(L);
+}
+
+/* The lane's counts into the sweep's, for one summary. */
+static void add_counts(sw *S, const sw *L)
+{
+    S->evaluated += L->evaluated;
+    S->resumed += L->resumed;
+    S->compiled += L->compiled;
+    S->cache_hits += L->cache_hits;
+    for (int i = 0; i < 8; i++) S->by_status[i] += L->by_status[i];
+    S->rejected += L->rejected;
+    S->winners += L->winners;
+    S->retuned += L->retuned;
+    S->escalated += L->escalated;
+    S->checked += L->checked;
+    S->regressed += L->regressed;
+    for (int i = 0; i < L->nops; i++) add_op_time(S, L->op_name[i], L->op_s[i]);
+    S->budget_hit |= L->budget_hit;
+    S->ws.starts += L->ws.starts;
+    S->ws.crashes += L->ws.crashes;
+    S->ws.timeouts += L->ws.timeouts;
+    S->ws.sticky += L->ws.sticky;
+    if (!S->code) S->code = L->code;
+}
+
+/* The workers and their device facts, before the registry is touched:
+** without a GPU a sweep leaves no file behind. o->gpus (else o->gpu alone)
+** says which; each becomes a lane of H. Returns 0 or the exit code. */
+static int start_lanes(sw *S, hub *H)
+{
+    const sweep_gpus *g = &S->o->gpus;
+    int want[SWEEP_MAX_GPUS], n = 1, count = 0;
+    want[0] = g->n ? g->list[0] : g->all || g->first ? 0 : S->o->gpu;
+    if (g->n) {
+        memcpy(want, g->list, sizeof *want * (size_t)g->n);
+        n = g->n;
+    }
+    for (int i = 0; i < n; i++) {
+        /* The lowest ordinal answered first: it says how many there are. */
+        if (count && want[i] >= count) {
+            error("--gpus names GPU %d; this host has %d (0 to %d)", want[i], count, count - 1);
+            return EXIT_USAGE;
+        }
+        sw *L = i ? lane_new(S, want[i]) : S;
+        L->gpu = want[i];
+        H->lanes[H->nlanes++] = L;
+        L->W = worker_new(want[i]);
+        if (worker_hello(L->W, &L->dev, &L->env)) {
+            if (i) error("GPU %d: %s", want[i], worker_errmsg(L->W));
+            else error("sweep needs a GPU to time candidates: %s", worker_errmsg(L->W));
+            fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, and `aitune emit` writes kernels\n",
+                    S->sp.path);
+            return EXIT_FAIL;
+        }
+        if (!i) count = L->dev.count > 0 ? L->dev.count : 1;
+        if (!i && (g->all || g->first)) {
+            int total = g->all ? count : g->first;
+            if (total > count) {
+                error("--gpus %d: this host has %d GPU%s", total, count, count == 1 ? "" : "s");
+                return EXIT_USAGE;
+            }
+            for (; n < total; n++) want[n] = n;
+        }
+    }
+    /* One model per sweep, unless the GPUs are named: a bucket lands on
+    ** whichever GPU is free, and the registry would hold a patchwork of
+    ** winners, each of one model. Named, each winner is keyed by the
+    ** hardware that measured it (the registry's winners are per hw). */
+    char hw0[256], hw[256];
+    identity_hw(&S->dev, hw0, sizeof hw0);
+    for (int i = 1; i < H->nlanes && !g->n; i++) {
+        identity_hw(&H->lanes[i]->dev, hw, sizeof hw);
+        if (strcmp(hw, hw0)) {
+            error("GPUs %d (%s) and %d (%s) are different models: name the ones to sweep with --gpus (e.g. --gpus %d,%d)",
+                  S->gpu, S->dev.name, H->lanes[i]->gpu, H->lanes[i]->dev.name, S->gpu, H->lanes[i]->gpu);
+            return EXIT_USAGE;
+        }
+    }
+    if (H->nlanes > 1)
+        for (int i = 0; i < H->nlanes; i++) snprintf(H->lanes[i]->tag, sizeof H->lanes[i]->tag, " [GPU %d]", H->lanes[i]->gpu);
+    return 0;
+}
+
 int sweep_run(const sweep_opts *o)
 {
     sw S0, *S = &S0;
-    strbuf env = STRBUF_INIT;   /* the run's environment, from the worker */
+    hub H0, *H = &H0;
+    progress *P = NULL;     /* the run's line; with several GPUs the lanes' are views */
     memset(S, 0, sizeof *S);
+    memset(H, 0, sizeof *H);
+    pthread_mutex_init(&H->mu, NULL);
     S->o = o;
     S->t0 = now_s();
     char err[768];
     if (spec_load(o->spec_path, &S->sp, err, sizeof err)) {
         fprintf(stderr, "aitune: error: %s\n", err);
+        pthread_mutex_destroy(&H->mu);
         return EXIT_INPUT;
     }
     if (o->peers_path && peers_load(o->peers_path, &S->peers, err, sizeof err)) {
         fprintf(stderr, "aitune: error: %s\n", err);
         spec_free(&S->sp);
-    peers_free(&S->peers);
+        peers_free(&S->peers);
+        pthread_mutex_destroy(&H->mu);
         return EXIT_INPUT;
     }
     S->budget_s = o->budget_s > 0 ? o->budget_s : S->sp.budget_s;
@@ -1300,7 +1559,10 @@ int sweep_run(const sweep_opts *o)
     S->T = tmpl_open(o->root);
     int code = EXIT_OK;
     if (check_spec(S)) { code = EXIT_INPUT; goto out; }
-    if (!o->compile_only && start_worker(S, &env)) { code = EXIT_FAIL; goto out; }
+    if (!o->compile_only) {
+        S->hub = H;
+        if ((code = start_lanes(S, H))) goto out;
+    }
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
         error("%s", reg_errmsg(S->R));
@@ -1317,9 +1579,17 @@ int sweep_run(const sweep_opts *o)
     if (converted || unconverted)
         fprintf(stderr, "registry: %d launch plans from aitune 0.1 migrated%s\n", converted,
                 unconverted ? "; some could not be (their ops are gone): emit and libaitune refuse those" : "");
+    for (int i = 1; i < H->nlanes; i++)
+        if (reg_open(o->db_path, 0, &H->lanes[i]->R)) {
+            error("%s", reg_errmsg(H->lanes[i]->R));
+            code = EXIT_FAIL;
+            goto out;
+        }
+    /* One pool for every GPU's compiles: -j is the host's budget. */
     S->pool = jit_pool_new(o->threads);
+    for (int i = 1; i < H->nlanes; i++) H->lanes[i]->pool = S->pool;
     if (!o->quiet) {
-        S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
+        S->P = P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
         int nbuckets = 0, nslots = 0;
         for (int i = 0; i < S->sp.ntasks && !o->compile_only; i++) {
             bucket *bs;
@@ -1327,7 +1597,12 @@ int sweep_run(const sweep_opts *o)
             for (int k = 0; k < nb; k++) nbuckets += in_shard(o, nslots++);
             free(bs);
         }
-        progress_buckets(S->P, nbuckets);
+        progress_buckets(P, nbuckets);
+        for (int i = 0; i < H->nlanes && H->nlanes > 1; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "GPU %d", H->lanes[i]->gpu);
+            H->lanes[i]->P = progress_lane(P, name);
+        }
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -1348,41 +1623,22 @@ int sweep_run(const sweep_opts *o)
         goto out;
     }
     /* plan_only: the worker said which GPU this is; nothing is recorded. */
-    if (!o->plan_only && (start_gpu(S, &env) || record_sources(S))) { code = EXIT_FAIL; goto out; }
-    int slot = 0;       /* the bucket's place in the spec's order, for --shard */
-    for (int i = 0; i < S->sp.ntasks && !interrupted && !S->budget_hit; i++) {
-        spec_task *st = &S->sp.tasks[i];
-        bucket *bs;
-        int nb = spec_buckets(st, &bs);
-        for (int d = 0; d < st->ndtypes && !interrupted; d++)
-            for (int bi = 0; bi < nb && !interrupted; bi++) {
-                if (!in_shard(o, slot++)) continue;
-                long long shape[TMPL_MAXDIMS];
-                op_task t;
-                bucket ob;
-                if (task_bucket(S, st, &bs[bi], shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[d], shape, &t)) {
-                    error("%s", tmpl_errmsg(S->T));
-                    code = EXIT_INPUT;
-                    continue;
-                }
-                if (o->want && !o->want(o->want_ctx, &S->dev, t.op, S->arch, t.dtype, &ob)) continue;
-                /* Refused here, not by a failed allocation in the worker. */
-                if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
-                    error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path,
-                          st->line, t.op, t.dtype, bs[bi].key, tmpl_task_bytes(&t), S->dev.mem);
-                    code = EXIT_INPUT;
-                    continue;
-                }
-                double t_task = now_s();
-                if (send_task(S, &t)) { code = EXIT_FAIL; continue; }
-                if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
-                                                          : tune_bucket(S, st, &t, &ob)))
-                    code = EXIT_FAIL;
-                add_op_time(S, t.op, now_s() - t_task);
-                if (S->budget_hit) break;
-            }
-        free(bs);
+    for (int i = 0; i < H->nlanes && !o->plan_only; i++)
+        if (start_gpu(H->lanes[i], &H->lanes[i]->env) || record_sources(H->lanes[i])) { code = EXIT_FAIL; goto out; }
+    /* Lane 0 works on this thread, the others on their own. */
+    queue_buckets(S, H);
+    pthread_t th[SWEEP_MAX_GPUS];
+    int started[SWEEP_MAX_GPUS] = { 0 };
+    for (int i = 1; i < H->nlanes; i++) {
+        started[i] = !pthread_create(&th[i], NULL, lane_main, H->lanes[i]);
+        if (!started[i]) warning("GPU %d: no thread for it; the other GPUs take its share", H->lanes[i]->gpu);
     }
+    lane_main(S);
+    for (int i = 1; i < H->nlanes; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        add_counts(S, H->lanes[i]);
+    }
+    code = S->code;
     if (o->plan_only) goto out;
     note(S, "%s", "");
     summary(S);
@@ -1393,19 +1649,24 @@ int sweep_run(const sweep_opts *o)
     } else if (o->retune)
         printf("retune: %d stale bucket%s re-raced, %d searched again\n", S->retuned, S->retuned == 1 ? "" : "s",
                S->escalated);
-    reg_run_end(S->R, S->run_id, interrupted ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok");
+    const char *outcome = interrupted ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok";
+    for (int i = 0; i < H->nlanes; i++) reg_run_end(H->lanes[i]->R, H->lanes[i]->run_id, outcome);
     if (S->budget_hit) fprintf(stderr, "aitune: the budget ran out; winners so far are stored, marked not exhaustive\n");
     if (interrupted) {
         fprintf(stderr, "aitune: interrupted; what was measured is kept: run the same command again to resume\n");
         code = 130;
     }
 out:
-    progress_free(S->P);
-    sb_free(&env);
+    progress_free(P);
+    for (int i = 1; i < H->nlanes; i++) lane_free(H->lanes[i]);
+    free(H->q);
+    pthread_mutex_destroy(&H->mu);
+    sb_free(&S->env);
     if (S->W) worker_free(S->W);
     jit_pool_free(S->pool);
     reg_close(S->R);
     tmpl_close(S->T);
     spec_free(&S->sp);
+    peers_free(&S->peers);
     return code;
 }

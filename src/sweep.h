@@ -4,11 +4,26 @@
 ** (jit, ahead of timing, through the registry's cubin cache), verified and
 ** timed in the worker, and stored as it lands; then the top K are re-timed
 ** interleaved and the winner is stored. A killed sweep resumes: configs the
-** registry already has for this device are not measured again. */
+** registry already has for this device are not measured again.
+**
+** On several GPUs (sweep_opts.gpus) each GPU is a lane: its own worker and
+** thread, taking the spec's buckets one at a time from one queue, so every
+** bucket is measured and raced on one GPU and no two workers time on the
+** same GPU. Compiles of all lanes share one pool. Resume takes what any GPU
+** of the same hardware and toolchain identity measured. */
 #ifndef SWEEP_H
 #define SWEEP_H
 #include "device.h"
 #include "spec.h"
+
+/* Which GPUs of the host a sweep spreads its buckets over (--gpus). All
+** zero: sweep_opts.gpu alone. */
+#define SWEEP_MAX_GPUS 16
+typedef struct sweep_gpus {
+    int all;                    /* every GPU the driver sees */
+    int first;                  /* > 0: GPUs 0 .. first-1 */
+    int n, list[SWEEP_MAX_GPUS];/* n > 0: these ordinals (named: models may differ) */
+} sweep_gpus;
 
 typedef struct sweep_opts {
     const char *spec_path;
@@ -20,7 +35,8 @@ typedef struct sweep_opts {
     int max_evals;              /* > 0 overrides the spec */
     double kernel_timeout;      /* seconds a verification run may take */
     int threads;                /* compile threads; <= 0: one per core */
-    int gpu;
+    int gpu;                    /* the one GPU, when gpus is all zero */
+    sweep_gpus gpus;            /* sweep: one lane (worker, thread) per GPU */
     int quiet;                  /* no progress lines */
     int verbose;                /* compile: every kernel's row, not a summary */
     const char *peers_path;     /* peer figures (peers.h): each winner's ratio printed */
@@ -37,6 +53,10 @@ typedef struct sweep_opts {
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */
 int sweep_parse_shard(const char *s, int *i, int *n);
+
+/* "all", "N" (GPUs 0..N-1, 1 <= N <= SWEEP_MAX_GPUS) or "I,J,..." (two or
+** more distinct ordinals in [0, 63]) -> *g: 0, else -1. */
+int sweep_parse_gpus(const char *s, sweep_gpus *g);
 
 /* Returns the process exit code (util.h), 130 when interrupted. */
 int sweep_run(const sweep_opts *o);

@@ -139,6 +139,9 @@ static int ensure(worker *w, msg *hello)
     if (spawn(w)) return -1;
     strbuf h = STRBUF_INIT;
     msg_kv(&h, "cmd", "hello");
+    /* The real worker has the ordinal in argv; a command in AITUNE_WORKER
+    ** (a fake playing several GPUs) reads it here. */
+    msg_kv(&h, "gpu", "%d", w->ordinal);
     msg r;
     int rc = exchange(w, &h, NULL, 0, &r, 120);
     sb_free(&h);

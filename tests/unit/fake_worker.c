@@ -19,9 +19,16 @@
 **   FAKE_GPU_NAME, FAKE_UUID, FAKE_SMS, FAKE_DRIVER, FAKE_NVRTC: what hello
 **               reports instead of the Fake GPU's facts (another GPU, an
 **               upgraded driver or NVRTC).
+**   FAKE_GPUS   how many GPUs the fake host has (default 1): hello reports
+**               the count, and GPU i (the ordinal hello carries) answers with
+**               uuid GPU-fake-000i; an ordinal past the count is refused as
+**               the real worker refuses it.
+**   FAKE_GPU_NAME_<i>  GPU i's name (a host with two GPU models).
 **   FAKE_STATE  a file that keeps the verify count across restarts; the pid
 **               of the running fake is written to FAKE_STATE.pid, and each
-**               request's command is appended to FAKE_STATE.log.
+**               request is appended to FAKE_STATE.log as "pid cmd gpu=I",
+**               time requests with the task's shape and dtype (its first
+**               argument's): "pid time gpu=I task=4096,1024/f32".
 **
 ** Whatever the mode, a verify or time request before any task was set up in
 ** this process is answered status=error, so tests can see that the parent
@@ -82,6 +89,9 @@ static long bump_verify_count(void)
     return n;
 }
 
+static int gpu;                 /* the ordinal hello gave */
+static char task_shape_text[128];
+
 static void note(const char *what)
 {
     if (!state_path) return;
@@ -89,7 +99,8 @@ static void note(const char *what)
     snprintf(path, sizeof path, "%s.log", state_path);
     FILE *f = fopen(path, "a");
     if (f) {
-        fprintf(f, "%d %s\n", (int)getpid(), what);
+        if (!strcmp(what, "time")) fprintf(f, "%d %s gpu=%d task=%s\n", (int)getpid(), what, gpu, task_shape_text);
+        else fprintf(f, "%d %s gpu=%d\n", (int)getpid(), what, gpu);
         fclose(f);
     }
 }
@@ -172,18 +183,27 @@ int main(void)
         msg m;
         if (msg_read(&in, &m, -1)) break;
         const char *cmd = msg_get(&m, "cmd") ? msg_get(&m, "cmd") : "";
+        if (!strcmp(cmd, "hello")) gpu = (int)msg_int(&m, "gpu", 0);
         note(cmd);
         strbuf h = STRBUF_INIT;
         if (!strcmp(cmd, "quit")) {
             msg_free(&m);
             break;
         } else if (!strcmp(cmd, "hello")) {
+            long ngpus = getenv("FAKE_GPUS") ? strtol(getenv("FAKE_GPUS"), NULL, 10) : 1;
+            char name_var[32], uuid[32], none[64];
+            snprintf(name_var, sizeof name_var, "FAKE_GPU_NAME_%d", gpu);
+            snprintf(uuid, sizeof uuid, "GPU-fake-%04d", gpu);
+            const char *name = getenv(name_var) ? getenv(name_var) : getenv("FAKE_GPU_NAME") ? getenv("FAKE_GPU_NAME") : "Fake GPU";
             if (mode_arg(mode, "nogpu") >= 0) {
                 reply(out, "error", "cuInit failed: no GPU");
+            } else if (gpu < 0 || gpu >= ngpus) {
+                snprintf(none, sizeof none, "no GPU %d (this machine has %ld)", gpu, ngpus);
+                reply(out, "error", none);
             } else {
                 msg_kv(&h, "status", "ok");
-                msg_kv(&h, "name", "%s", getenv("FAKE_GPU_NAME") ? getenv("FAKE_GPU_NAME") : "Fake GPU");
-                msg_kv(&h, "uuid", "%s", getenv("FAKE_UUID") ? getenv("FAKE_UUID") : "GPU-fake-0000");
+                msg_kv(&h, "name", "%s", name);
+                msg_kv(&h, "uuid", "%s", getenv("FAKE_UUID") ? getenv("FAKE_UUID") : uuid);
                 msg_kv(&h, "cc", "90");
                 msg_kv(&h, "sms", "%s", getenv("FAKE_SMS") ? getenv("FAKE_SMS") : "132");
                 msg_kv(&h, "mem", "85899345920");
@@ -197,7 +217,7 @@ int main(void)
                 msg_kv(&h, "driver", "%s", getenv("FAKE_DRIVER") ? getenv("FAKE_DRIVER") : "fake");
                 msg_kv(&h, "cuda_driver", "13000");
                 msg_kv(&h, "nvrtc", "%s", getenv("FAKE_NVRTC") ? getenv("FAKE_NVRTC") : "13.0");
-                msg_kv(&h, "count", "1");
+                msg_kv(&h, "count", "%ld", ngpus);
                 msg_kv(&h, "env", "{\"fake\":true}");
                 msg_send(out, &h, NULL, 0);
             }
@@ -207,6 +227,10 @@ int main(void)
         } else if (!strcmp(cmd, "task")) {
             char err[512];
             task_ndims = 0;
+            /* The bucket, as a log reader tells them apart: shape and dtype (arg0's). */
+            char dt[16] = "-";
+            if (msg_get(&m, "arg0")) sscanf(msg_get(&m, "arg0"), "%*s %*s %15s", dt);
+            snprintf(task_shape_text, sizeof task_shape_text, "%s/%s", msg_get(&m, "shape") ? msg_get(&m, "shape") : "", dt);
             for (const char *q = msg_get(&m, "shape"); q && *q && task_ndims < PLAN_MAXDIMS;) {
                 char *end;
                 task_shape[task_ndims++] = strtoll(q, &end, 10);

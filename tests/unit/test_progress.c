@@ -71,6 +71,39 @@ int main(void)
     fclose(f);
     free(buf);
 
+    /* Two GPUs: each lane's bucket on the line, the run's counts and ETA. */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    fake_now = 0;
+    p = progress_new_with(f, "sweep", PROGRESS_LINES, 1000, 10, fake_clock);
+    progress_buckets(p, 4);
+    progress *g0 = progress_lane(p, "GPU 0"), *g1 = progress_lane(p, "GPU 1");
+    CHECK(g0 && g1 && g0 != p, "lanes are views of their own");
+    progress_bucket(g0, "axpy f32 n=2^6");
+    progress_plan(g0, 4);
+    progress_bucket(g1, "axpy f32 n=2^7");
+    progress_plan(g1, 2);
+    fake_now = 10;
+    progress_done(g0, 5.0, 1);
+    progress_done(g0, 2.5, 0);
+    progress_done(g1, 7.0, 0);
+    progress_format(p, line, sizeof line);
+    /* Half of each of 2 buckets in hand, of 4, in 10 s: 0.25 done, 30 s left. */
+    CHECK_STR(line, "sweep: bucket 2/4, 3 candidates, 10s elapsed, ETA 30s; GPU 0 axpy f32 n=2^6 2/4 best 2.50 us "
+              "(2.00x default); GPU 1 axpy f32 n=2^7 1/2 best 7.00 us", "both lanes' buckets");
+    progress_done(g1, 6.0, 0);
+    progress_bucket(g1, "axpy f32 n=2^8");
+    progress_format(p, line, sizeof line);
+    CHECK(strstr(line, "bucket 3/4, 4 candidates,") && strstr(line, "GPU 1 axpy f32 n=2^8 0/0") && !strstr(line, "7.00"),
+          "a lane's next bucket replaces its last: %s", line);
+    size_t at = strlen(written(f, &buf));
+    progress_print(g0, f, "axpy f32 n=2^6 winner\n");
+    CHECK(strstr(written(f, &buf) + at, "winner\n") != NULL, "a lane prints a line through the run");
+    progress_free(g0);      /* no-op: lanes go with their run */
+    progress_free(p);
+    fclose(f);
+    free(buf);
+
     /* Candidates alone (compile): no buckets, a plan. */
     buf = NULL;
     f = open_memstream(&buf, &len);
