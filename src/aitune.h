@@ -120,6 +120,18 @@ int aitune_open(const char *path, aitune **out);
 int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
                   const long long *shape, int ndims, aitune_choice *out);
 
+/* aitune_lookup for a given GPU: gpu (NULL or "" for none) is a hardware
+** identity as the registry stores it ("NVIDIA H100 80GB HBM3|sm_90|132
+** SMs|85045231616 B|L2 52428800 B"; `aitune devices` and `aitune show`
+** print it). Among winners of one bucket measured on several GPUs, the one
+** measured on gpu answers. *measured_on (when not NULL) is set to the
+** answering winner's hardware identity ("" for registries older than
+** schema 3; NULL at AITUNE_DEFAULT), a string that lives until
+** aitune_close: compare it with gpu to know the winner was measured
+** elsewhere. */
+int aitune_lookup_gpu(aitune *h, const char *op, const char *arch, const char *dtype,
+                      const long long *shape, int ndims, const char *gpu, aitune_choice *out,
+                      const char **measured_on);
 /* The number of winners in the registry (all ops; a count query). */
 int aitune_count(aitune *h, int *out);
 

@@ -356,7 +356,8 @@ static int cmd_lookup(int argc, char **argv)
         return EXIT_INPUT;
     }
     aitune_choice c;
-    rc = aitune_lookup(h, q.op, q.arch, q.dtype, q.shape, q.ndims, &c);
+    const char *hw = NULL;
+    rc = aitune_lookup_gpu(h, q.op, q.arch, q.dtype, q.shape, q.ndims, NULL, &c, &hw);
     if (rc != AITUNE_OK) {
         error("%s", aitune_errmsg(h));
         aitune_close(h);
@@ -377,16 +378,20 @@ static int cmd_lookup(int argc, char **argv)
         sb_json_num(&j, c.median_us, 4);
         sb_puts(&j, ",\"distance\":");
         sb_json_num(&j, c.distance, 3);
+        sb_puts(&j, ",\"measured_on\":");
+        sb_json_str(&j, hw && *hw ? hw : NULL);
         sb_puts(&j, "}\n");
         fputs(sb_str(&j), stdout);
         sb_free(&j);
     } else {
         const char *tn = shown(&b[0], c.template_name), *cf = shown(&b[1], c.config), *bk = shown(&b[2], c.bucket);
+        const char *on = hw && *hw ? shown(&b[3], hw) : NULL;
         if (c.level == AITUNE_EXACT)
-            printf("%s %s  (exact: tuned bucket %s, %.2f us)\n", tn, cf, bk, c.median_us);
+            printf("%s %s  (exact: tuned bucket %s, %.2f us%s%s)\n", tn, cf, bk, c.median_us, on ? " on " : "",
+                   on ? on : "");
         else if (c.level == AITUNE_NEAREST)
-            printf("%s %s  (nearest: no tuned bucket holds this shape; from bucket %s, %.2f log2 steps away)\n", tn, cf,
-                   bk, c.distance);
+            printf("%s %s  (nearest: no tuned bucket holds this shape; from bucket %s, %.2f log2 steps away%s%s)\n", tn,
+                   cf, bk, c.distance, on ? "; measured on " : "", on ? on : "");
         else
             printf("%s %s  (default: nothing tuned for %s %s %s; the template's default)\n", tn, cf, q.op, q.arch,
                    q.dtype);

@@ -984,18 +984,27 @@ static void rt_count_miss(aitune *h, const char *op, const char *arch, const cha
 /* Once the set is loaded: no allocation and no writes to h except the error
 ** message on failure and the miss count of a query no bucket held, so
 ** lookups on one handle may run in several threads at once. */
-int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
-                  const long long *shape, int ndims, aitune_choice *out)
+int aitune_lookup_gpu(aitune *h, const char *op, const char *arch, const char *dtype,
+                      const long long *shape, int ndims, const char *gpu, aitune_choice *out,
+                      const char **measured_on)
 {
     if (!h)
         return AITUNE_MISUSE;
     const struct rt_set *s;
     const struct rt_winner *w;
     const struct rt_default *d;
-    int rc = rt_choose(h, op, arch, dtype, shape, ndims, NULL, out, &s, &w, &d);
+    int rc = rt_choose(h, op, arch, dtype, shape, ndims, gpu && *gpu ? gpu : NULL, out, &s, &w, &d);
     if (rc == AITUNE_OK ? out->level != AITUNE_EXACT : rc == AITUNE_NOTFOUND)
         rt_count_miss(h, op, arch, dtype, shape, ndims);
+    if (measured_on)
+        *measured_on = w ? s->pool.s + w->hw : NULL;
     return rc;
+}
+
+int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
+                  const long long *shape, int ndims, aitune_choice *out)
+{
+    return aitune_lookup_gpu(h, op, arch, dtype, shape, ndims, NULL, out, NULL);
 }
 
 /* ---- layer 2: kernels ---- */

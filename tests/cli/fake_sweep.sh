@@ -136,6 +136,8 @@ expect_eq "wrong candidates are recorded as wrong" \
 # lookup: exact, nearest, default.
 expect_exit 0 "lookup a tuned shape" "$AITUNE" lookup axpy --arch sm_90 --dtype f32 --shape 100 --db "$DB"
 expect_stdout "^axpy/vec .*\(exact: tuned bucket n=2\^6" "n=100 is answered exactly from bucket n=2^6"
+hw=$(sql "$DB" "select hw from winners where op = 'axpy' and dtype = 'f32' and bucket = 'n=2^6'")
+expect_stdout "us on $(printf '%s' "$hw" | sed 's/[][\.*^$|]/\\&/g'))" "and says which GPU measured it ($hw)"
 expect_exit 0 "lookup with an arch suffix" "$AITUNE" lookup axpy --arch sm_90a --dtype f32 --shape 64 --db "$DB"
 expect_stdout "exact" "sm_90a finds the sm_90 winner"
 expect_exit 0 "lookup a far shape" "$AITUNE" lookup axpy --arch sm_90 --dtype f32 --shape 1048576 --db "$DB"
@@ -143,6 +145,8 @@ expect_stdout "\(nearest: .*n=2\^6" "n=2^20 is answered from the nearest bucket"
 expect_exit 0 "lookup --json" "$AITUNE" lookup axpy --arch sm_90 --dtype f32 --shape 1048576 --db "$DB" --json
 got=$(python3 -c 'import json,sys; c=json.load(sys.stdin); print(c["level"], c["bucket"], round(c["distance"], 2))' <"$T/out" 2>&1)
 expect_eq "lookup --json is valid JSON with the level" "$got" "nearest n=2^6 13.01"
+got=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["measured_on"])' <"$T/out" 2>&1)
+expect_eq "lookup --json says which GPU measured the winner" "$got" "$hw"
 expect_exit 0 "lookup a dtype with only a default" "$AITUNE" lookup axpy --arch sm_90 --dtype f16 --shape 100 --db "$DB"
 expect_stdout "\(default: " "f16 is answered by the template default"
 expect_stdout '\{"block":256,"grid_stride":0,"ilp":1,"vec":1\}' "the default config is the template's"

@@ -488,6 +488,16 @@ static void test_hw_order(void)
               c.template_name ? c.template_name : "?");
         CHECK(lookup1(h, "mm", "sm_90", "bf16", 3000, &c) == AITUNE_OK && !strcmp(c.template_name, "other/t"),
               "hw order %d: the next bucket answers", order);
+        const char *on = NULL;
+        CHECK(aitune_lookup_gpu(h, "mm", "sm_90", "bf16", (long long[]){ 1500 }, 1, gpus[1], &c, &on) == AITUNE_OK &&
+              !strcmp(c.template_name, "pcie/t") && on && !strcmp(on, gpus[1]),
+              "hw order %d: asked for the PCIe GPU, its own winner answers and says where it was measured: %s on %s",
+              order, c.template_name ? c.template_name : "?", on ? on : "(null)");
+        CHECK(aitune_lookup_gpu(h, "mm", "sm_90", "bf16", (long long[]){ 3000 }, 1, gpus[1], &c, &on) == AITUNE_OK &&
+              !strcmp(c.template_name, "other/t") && on && !strcmp(on, "x"),
+              "hw order %d: a bucket only another GPU tuned still answers, and says so (%s)", order, on ? on : "(null)");
+        CHECK(aitune_lookup_gpu(h, "mm", "sm_90", "bf16", (long long[]){ 1500 }, 1, "unknown GPU", &c, &on) == AITUNE_OK &&
+              !strcmp(c.template_name, "sxm/t"), "hw order %d: an unknown GPU gets the fixed order", order);
         int n = 0;
         CHECK(aitune_count(h, &n) == AITUNE_OK && n == 3, "hw order %d: count %d", order, n);
         aitune_close(h);
