@@ -114,6 +114,61 @@ function Space.from_list(list)
   return self
 end
 
+-- One search per bucket across templates. A joined config is a template's
+-- config plus `template` (its name) and "-" for every param that another
+-- template of the bucket has and this one lacks, so all of a bucket's
+-- configs share one set of params: `template` is one more categorical param
+-- and a param a template lacks is one more level of it.
+--
+-- Space.joined(items): items = { { template = name, config = cfg }, ... };
+-- the joined configs, in order.
+function Space.joined(items)
+  local all = {}
+  for _, it in ipairs(items) do
+    for k in pairs(it.config) do all[k] = true end
+  end
+  all.template = nil
+  local out = {}
+  for i, it in ipairs(items) do
+    local c = { template = it.template }
+    for k in pairs(all) do
+      local v = it.config[k]
+      if v == nil then v = "-" end
+      c[k] = v
+    end
+    out[i] = c
+  end
+  return out
+end
+
+-- Space.union(spaces, names): one space over the spaces (Space.new) of the
+-- templates names[i]; its rejected configs keep their template.
+function Space.union(spaces, names)
+  local items = {}
+  for i, sp in ipairs(spaces) do
+    for _, cfg in ipairs(sp.configs) do items[#items + 1] = { template = names[i], config = cfg } end
+  end
+  local self = Space.from_list(Space.joined(items))
+  for i, sp in ipairs(spaces) do
+    for _, r in ipairs(sp.rejected) do
+      local c = {}
+      for k, v in pairs(r[1]) do c[k] = v end
+      c.template = names[i]
+      self.rejected[#self.rejected + 1] = { c, r[2], r[3] }
+    end
+  end
+  return self
+end
+
+-- Space.split(joined): its template, and the config as the template knows it.
+function Space.split(cfg)
+  local c = {}
+  for k, v in pairs(cfg) do
+    if k ~= "template" and v ~= "-" then c[k] = v end
+  end
+  return cfg.template, c
+end
+
 function Space:key(cfg) return key(self.names, cfg) end
 function Space:valid(cfg) return self.index[key(self.names, cfg)] ~= nil end
 

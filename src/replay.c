@@ -178,6 +178,66 @@ void replay_free(landscape *ls, int n)
     free(ls);
 }
 
+int replay_join(tmpl *T, landscape **lsp, int *np, char *err, int errcap)
+{
+    landscape *ls = *lsp, *out = xcalloc((size_t)*np + 1, sizeof *out);
+    int nout = 0;
+    char *done = xcalloc((size_t)*np + 1, 1);
+    for (int a = 0; a < *np; a++) {
+        if (done[a]) continue;
+        /* The group of a: every later landscape of its (op, arch, dtype, bucket). */
+        int n = 0;
+        for (int b = a; b < *np; b++)
+            if (!done[b] && !strcmp(ls[b].op, ls[a].op) && !strcmp(ls[b].arch, ls[a].arch) &&
+                !strcmp(ls[b].dtype, ls[a].dtype) && !strcmp(ls[b].bucket, ls[a].bucket))
+                n += ls[b].n;
+        char **tn = xcalloc((size_t)n + 1, sizeof *tn), **cf = xcalloc((size_t)n + 1, sizeof *cf), **joined = NULL;
+        landscape *o = &out[nout++];
+        *o = ls[a];
+        snprintf(o->tmpl, sizeof o->tmpl, "%s/*", ls[a].op);
+        o->rows = xcalloc((size_t)n + 1, sizeof *o->rows);
+        o->n = 0;
+        for (int b = a; b < *np; b++)
+            if (!done[b] && !strcmp(ls[b].op, ls[a].op) && !strcmp(ls[b].arch, ls[a].arch) &&
+                !strcmp(ls[b].dtype, ls[a].dtype) && !strcmp(ls[b].bucket, ls[a].bucket)) {
+                done[b] = 1;
+                for (int i = 0; i < ls[b].n; i++) {
+                    tn[o->n] = ls[b].tmpl;
+                    cf[o->n] = ls[b].rows[i].config;
+                    o->rows[o->n++] = ls[b].rows[i];
+                }
+            }
+        int rc = search_join(T, tn, cf, n, &joined);
+        for (int i = 0; i < n; i++) {
+            free(o->rows[i].config);   /* the landscape's own copy */
+            o->rows[i].config = rc ? xstrdup("{}") : joined[i];
+        }
+        free(joined);
+        free(tn);
+        free(cf);
+        if (rc) {
+            snprintf(err, (size_t)errcap, "joining the templates of %s %s %s: %s", o->op, o->dtype, o->bucket, tmpl_errmsg(T));
+            /* Leave one list the caller frees: the groups so far, then the
+            ** landscapes not reached (they keep their rows). */
+            for (int i = 0; i < *np; i++) {
+                if (done[i]) free(ls[i].rows);
+                else out[nout++] = ls[i];
+            }
+            free(ls);
+            free(done);
+            *lsp = out;
+            *np = nout;
+            return -1;
+        }
+    }
+    for (int i = 0; i < *np; i++) free(ls[i].rows);   /* the rows moved; their configs are freed */
+    free(ls);
+    free(done);
+    *lsp = out;
+    *np = nout;
+    return 0;
+}
+
 /* ---- costs ---- */
 
 /* Batches of 8 compile in parallel; verification (reference run, compare on
@@ -587,7 +647,7 @@ int replay_main(int argc, char **argv)
     const char *strategies = "anneal,genetic,model,local,random", *only = NULL;
     long long seeds = 20, seed0 = 1, batch = 8, warmk = 0;
     double budget = 0.2;
-    int tsv = 0, trace = 0;
+    int tsv = 0, trace = 0, joint = 0;
     const char **files = xcalloc((size_t)argc, sizeof *files);
     int nfiles = 0;
     for (int i = 1; i < argc; i++) {
@@ -599,6 +659,7 @@ int replay_main(int argc, char **argv)
         }
         if (!strcmp(a, "--tsv")) { tsv = 1; continue; }
         if (!strcmp(a, "--trace")) { trace = 1; continue; }
+        if (!strcmp(a, "--joint")) { joint = 1; continue; }
         if (a[0] != '-') { files[nfiles++] = a; continue; }
         if (i + 1 >= argc) { free(files); return usage("option '%s' needs a value", a); }
         const char *v = argv[++i];
@@ -658,6 +719,15 @@ int replay_main(int argc, char **argv)
             free(r->config);
             r->config = sb.buf;
         }
+    if (joint) {
+        char err[512];
+        if (replay_join(T, &ls, &nls, err, sizeof err)) {
+            error("%s", err);
+            tmpl_close(T);
+            replay_free(ls, nls);
+            return EXIT_INPUT;
+        }
+    }
     char *list = xstrdup(strategies);
     char *strat[32];
     int nstrat = 0;

@@ -106,6 +106,12 @@ void replay_score_trace(const replay_trace *t, const double *value, int n, const
 void replay_random_by_time(const double *value, const double *cost, int n, int rounds, unsigned long long seed,
                            double *rand_t, double *total_s);
 
+/* Merge the landscapes of one (op, arch, dtype, bucket) into one whose
+** template is "*": each config gains "template" (its template) and "-" for
+** the params its template lacks (search_join_config). Replaces *ls. */
+struct tmpl;
+int replay_join(struct tmpl *T, landscape **ls, int *n, char *err, int errcap);
+
 /* `aitune replay`: the command (argv[0] is "replay"). */
 int replay_main(int argc, char **argv);
 #define REPLAY_SUMMARY \
@@ -122,6 +128,9 @@ int replay_main(int argc, char **argv);
     "  --batch N         configs asked at a time (default 8, as the sweep)\n" \
     "  --warm K          warm start: the K fastest configs of the neighbouring buckets first\n" \
     "  --only TEXT       only landscapes whose op, template or bucket contains TEXT\n" \
+    "  --joint           one landscape per (op, arch, dtype, bucket) across its templates: each\n" \
+    "                    config carries \"template\", and params a template lacks are \"-\"\n" \
+    "                    (how a sweep with `joint: true` searches a bucket)\n" \
     "  --tsv             one line per figure, tab-separated (for scripts)\n" \
     "  --trace           every evaluation of every run\n\n" \
     "aitune replay export writes a registry's measurements as a landscape file (the newest\n" \
@@ -131,6 +140,6 @@ int replay_main(int argc, char **argv);
     "  -o FILE           write here (default stdout)"
 #define REPLAY_USAGE                                                                                        \
     "aitune replay LANDSCAPE... [--strategy S,...] [--seeds N] [--seed S] [--budget F] [--batch N] "       \
-    "[--warm K] [--only TEXT] [--tsv] [--trace]\n       aitune replay export [--db PATH] [--op OP] [-o FILE]"
+    "[--warm K] [--only TEXT] [--joint] [--tsv] [--trace]\n       aitune replay export [--db PATH] [--op OP] [-o FILE]"
 
 #endif

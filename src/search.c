@@ -127,6 +127,96 @@ bad:
     return NULL;
 }
 
+search *search_new_bucket(tmpl *T, const char *strategy, char *const *tnames, int n, const op_task *task,
+                          const device *dev, unsigned long long seed, int max_evals, char *const *warm, int nwarm)
+{
+    lua_State *L = tmpl_lua(T);
+    int top = lua_gettop(L);
+    if (!search_exists(T, strategy)) return NULL;
+    if (push_module(T, "search/space.lua")) goto bad;
+    int mod = lua_gettop(L);
+    lua_getfield(L, mod, "union");
+    lua_createtable(L, n, 0);
+    lua_createtable(L, n, 0);
+    int spaces = lua_gettop(L) - 1, names = spaces + 1;
+    for (int i = 0; i < n; i++) {
+        lua_getfield(L, mod, "new");
+        if (tmpl_push_template(T, tnames[i])) goto bad;
+        tmpl_push_shape(T, task);
+        lua_pushstring(L, task->dtype);
+        tmpl_push_dev(T, dev);
+        if (tmpl_pcall(T, 4, 1, "space")) goto bad;
+        lua_rawseti(L, spaces, i + 1);
+        lua_pushstring(L, tnames[i]);
+        lua_rawseti(L, names, i + 1);
+    }
+    if (tmpl_pcall(T, 2, 1, "space union")) goto bad;
+    search *s = start(T, strategy, mod, seed, max_evals, warm, nwarm);
+    lua_settop(L, top);
+    return s;
+bad:
+    lua_settop(L, top);
+    return NULL;
+}
+
+int search_split(tmpl *T, const char *joined, char *tname, int cap, char **config)
+{
+    lua_State *L = tmpl_lua(T);
+    int top = lua_gettop(L);
+    *config = NULL;
+    if (push_module(T, "search/space.lua")) return -1;
+    lua_getfield(L, -1, "split");
+    if (tmpl_push_config(T, joined) || tmpl_pcall(T, 1, 2, "space split")) { lua_settop(L, top); return -1; }
+    if (!lua_isstring(L, -2)) {
+        tmpl_seterr(T, "config %s names no template", joined);
+        lua_settop(L, top);
+        return -1;
+    }
+    snprintf(tname, (size_t)cap, "%s", lua_tostring(L, -2));
+    strbuf sb = STRBUF_INIT;
+    int rc = tmpl_config_json(T, -1, &sb);
+    lua_settop(L, top);
+    if (rc) { sb_free(&sb); return -1; }
+    *config = sb.buf;
+    return 0;
+}
+
+int search_join(tmpl *T, char *const *tnames, char *const *configs, int n, char ***joined)
+{
+    lua_State *L = tmpl_lua(T);
+    int top = lua_gettop(L);
+    *joined = NULL;
+    if (push_module(T, "search/space.lua")) return -1;
+    lua_getfield(L, -1, "joined");
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, tnames[i]);
+        lua_setfield(L, -2, "template");
+        if (tmpl_push_config(T, configs[i])) { lua_settop(L, top); return -1; }
+        lua_setfield(L, -2, "config");
+        lua_rawseti(L, -2, i + 1);
+    }
+    if (tmpl_pcall(T, 1, 1, "space joined")) { lua_settop(L, top); return -1; }
+    char **v = xcalloc((size_t)n + 1, sizeof *v);
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, i + 1);
+        strbuf sb = STRBUF_INIT;
+        if (tmpl_config_json(T, -1, &sb)) {
+            sb_free(&sb);
+            for (int j = 0; j < i; j++) free(v[j]);
+            free(v);
+            lua_settop(L, top);
+            return -1;
+        }
+        v[i] = sb.buf;
+        lua_pop(L, 1);
+    }
+    lua_settop(L, top);
+    *joined = v;
+    return 0;
+}
+
 void search_free(search *s)
 {
     if (!s) return;

@@ -23,6 +23,18 @@ search *search_new_warm(tmpl *T, const char *strategy, const char *tname, const 
 ** params are their keys, each param's values in sorted order. */
 search *search_of_configs(tmpl *T, const char *strategy, char *const *configs, int n, unsigned long long seed,
                           int max_evals, char *const *warm, int nwarm);
+/* One search over several templates of one bucket (tnames[0, n)): the
+** union of their spaces (search/space.lua: Space.union). The configs it asks
+** for, rejects and is told about are joined: they carry "template", and "-"
+** for the params their template lacks; search_split takes one apart. */
+search *search_new_bucket(tmpl *T, const char *strategy, char *const *tnames, int n, const op_task *task,
+                          const device *dev, unsigned long long seed, int max_evals, char *const *warm, int nwarm);
+/* A joined config's template (into tname) and its config as that template
+** knows it (*config: canonical JSON, caller frees). 0, or -1 (tmpl_errmsg). */
+int search_split(tmpl *T, const char *joined, char *tname, int cap, char **config);
+/* Join configs[i] of template tnames[i] (all of one bucket): *joined holds n
+** canonical JSON configs (caller frees each and the array). */
+int search_join(tmpl *T, char *const *tnames, char *const *configs, int n, char ***joined);
 void search_free(search *s);
 
 int search_size(search *s);              /* valid configs */

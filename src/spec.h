@@ -8,10 +8,12 @@
 **   max_evals: 200          # per task and template; default: no cap
 **   budget: 30m             # whole sweep; default: none
 **   top_k: 5                # finalists re-timed interleaved; default 5
+**   joint: false            # true: one search per bucket across its templates
+**                           # (max_evals then caps the bucket, not each template)
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
-**       search: random      # search and max_evals may be set per task
+**       search: random      # search, max_evals and joint may be set per task
 **       templates: [tma]    # only these of the op's templates; default all
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
@@ -47,6 +49,7 @@ typedef struct spec_task {
     spec_dim dims[SPEC_MAXDIMS];
     char search[32];
     int max_evals;
+    int joint;                  /* one search per bucket across templates */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;
@@ -60,6 +63,7 @@ typedef struct spec {
     unsigned long long seed;
     char search[32];
     int max_evals;
+    int joint;
     double budget_s;        /* 0: none */
     int top_k;
     int ntasks;

@@ -41,6 +41,7 @@ typedef struct cand {
     char key[17];
     int cached;
     char *error;            /* set when instantiation failed */
+    char *joined;           /* a joint search's form of the config (search_new_bucket), or NULL */
     measurement m;          /* the result */
 } cand;
 
@@ -125,6 +126,7 @@ static void count_status(sw *S, const char *st)
 static void cand_free(cand *c)
 {
     free(c->config);
+    free(c->joined);
     free(c->error);
     kernel_src_free(&c->k);
     jit_job_clear(&c->job);
@@ -345,6 +347,7 @@ typedef struct bucket_state {
     double default_us;
     int exhaustive;
     const char *keep_tmpl, *keep_config;   /* retune: the standing winner */
+    const char *default_tmpl;               /* a joint search: the template whose default is the bucket's */
 } bucket_state;
 
 static void keep_final(bucket_state *bs, const cand *c, int is_default)
@@ -408,10 +411,10 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
     }
     for (int i = 0; i < n; i++) {
         cand *c = &cs[i];
-        int is_default = default_cfg && !strcmp(c->config, default_cfg);
+        int is_default = default_cfg && !strcmp(c->config, default_cfg) && (!c->joined || !strcmp(c->tmpl, bs->default_tmpl));
         if (c->cached == -1) {
             S->resumed++;
-            if (se) search_tell_measured(se, c->config, &c->m);
+            if (se) search_tell_measured(se, c->joined ? c->joined : c->config, &c->m);
             keep_final(bs, c, is_default);
             progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
             continue;
@@ -443,7 +446,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
         S->evaluated++;
         count_status(S, c->m.status);
         if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
-        if (se) search_tell_measured(se, c->config, &c->m);
+        if (se) search_tell_measured(se, c->joined ? c->joined : c->config, &c->m);
         keep_final(bs, c, is_default);
         progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
         if (out_of_budget(S)) return 0;
@@ -675,6 +678,40 @@ static int store_default(sw *S, const op_task *t, const char *tname, const char 
 }
 
 /* Every (template, config) of one (task, dtype, bucket). */
+/* Template errors in constraints() are recorded results, once. tname: the
+** search's template, or NULL for a joint search (its configs say theirs). */
+static void record_rejected(sw *S, search *se, const char *tname, const op_task *t, const bucket *b)
+{
+    for (int i = 0; i < search_nrejected(se) && !S->o->compile_only; i++) {
+        char *cfg, whyr[512], tn[64];
+        int is_err;
+        if (search_rejected(se, i, &cfg, whyr, sizeof whyr, &is_err)) continue;
+        if (!is_err) { free(cfg); continue; }
+        if (!tname) {
+            char *own;
+            if (search_split(S->T, cfg, tn, sizeof tn, &own)) { free(cfg); continue; }
+            free(cfg);
+            cfg = own;
+        } else {
+            snprintf(tn, sizeof tn, "%s", tname);
+        }
+        cand c = { 0 };
+        snprintf(c.tmpl, sizeof c.tmpl, "%s", tn);
+        c.config = cfg;
+        hash_hex(hash_str(hash_str(HASH_INIT, tn), cfg), c.config_hash);
+        key_fields(S, &c, t, b);
+        set_status(&c, "constraint", whyr);
+        measurement old;
+        if (reg_measure_find(S->R, &c.m, &old) == 0) {
+            count_status(S, "constraint");
+            reg_measure_put(S->R, &c.m);
+        } else {
+            measurement_free(&old);
+        }
+        cand_free(&c);
+    }
+}
+
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
@@ -714,27 +751,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
         }
         S->rejected += search_nrejected(se);
         progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + (dflt != NULL));
-        /* Template errors in constraints() are recorded results, once. */
-        for (int i = 0; i < search_nrejected(se) && !S->o->compile_only; i++) {
-            char *cfg, whyr[512];
-            int is_err;
-            if (search_rejected(se, i, &cfg, whyr, sizeof whyr, &is_err)) continue;
-            if (!is_err) { free(cfg); continue; }
-            cand c = { 0 };
-            snprintf(c.tmpl, sizeof c.tmpl, "%s", tn[ti]);
-            c.config = cfg;
-            hash_hex(hash_str(hash_str(HASH_INIT, tn[ti]), cfg), c.config_hash);
-            key_fields(S, &c, t, b);
-            set_status(&c, "constraint", whyr);
-            measurement old;
-            if (reg_measure_find(S->R, &c.m, &old) == 0) {
-                count_status(S, "constraint");
-                reg_measure_put(S->R, &c.m);
-            } else {
-                measurement_free(&old);
-            }
-            cand_free(&c);
-        }
+        record_rejected(S, se, tn[ti], t, b);
         if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
         /* The default first: every bucket reports how far tuning got from it. */
         int first = 1;
@@ -786,6 +803,108 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     free(tn);
     if (!rc && !S->o->compile_only && !interrupted) rc = add_earlier(S, t, b, &bs);
     if (!rc && !S->o->compile_only && !interrupted) rc = confirm(S, t, b, &bs);
+    bucket_state_free(&bs);
+    return rc;
+}
+
+/* A joint search (spec `joint: true`): one search over the union of the
+** bucket's templates' spaces, so its budget (max_evals for the bucket, not
+** per template) goes to the family that pays. Each template's default is
+** measured first; the first template's is the bucket's default. The
+** search learns the defaults' results when it asks for them: the registry
+** answers those without a second run. */
+static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const bucket *b)
+{
+    char **tn;
+    int ntn;
+    if (tmpl_templates(S->T, t->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
+    char **use = xcalloc((size_t)ntn + 1, sizeof *use), **dflt = xcalloc((size_t)ntn + 1, sizeof *dflt);
+    int nuse = 0, rc = 0;
+    for (int ti = 0; ti < ntn; ti++) {
+        int ok;
+        char why[256];
+        if (!spec_task_uses(st, tn[ti])) continue;
+        if (tmpl_supports(S->T, tn[ti], t, &S->dev, &ok, why, sizeof why)) {
+            warning("%s", tmpl_errmsg(S->T));
+            S->by_status[2]++;
+            continue;
+        }
+        if (!ok) continue;
+        if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt[nuse])) warning("%s", tmpl_errmsg(S->T));
+        use[nuse++] = tn[ti];
+    }
+    bucket_state bs = { .exhaustive = 1 };
+    char label[160];
+    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
+    progress_bucket(S->P, label);
+    search *se = NULL;
+    if (nuse) {
+        bs.default_tmpl = use[0];
+        int max_evals = S->o->max_evals > 0 ? S->o->max_evals : st->max_evals;
+        se = search_new_bucket(S->T, st->search, use, nuse, t, &S->dev, S->sp.seed, max_evals, NULL, 0);
+        if (!se) rc = error("%s", tmpl_errmsg(S->T));
+        else {
+            S->rejected += search_nrejected(se);
+            record_rejected(S, se, NULL, t, b);
+            int ndefaults = 0;
+            for (int i = 0; i < nuse; i++) ndefaults += dflt[i] != NULL;
+            progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + ndefaults);
+            if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+        }
+        if (!rc && dflt[0]) rc = put_default(S, t, use[0], dflt[0], NULL);
+    }
+    int first = 1, default_kernel = dflt[0] != NULL;
+    while (se && !rc && !out_of_budget(S)) {
+        cand cs[64];
+        int n = 0;
+        memset(cs, 0, sizeof cs);
+        if (first)
+            for (int i = 0; i < nuse; i++) {
+                int valid = 0;
+                char whyd[256];
+                if (dflt[i] && !tmpl_valid(S->T, use[i], dflt[i], t, &S->dev, &valid, whyd, sizeof whyd) && valid)
+                    instantiate(S, &cs[n++], use[i], dflt[i], t);
+            }
+        first = 0;
+        char **cfgs = NULL;
+        int got = 0;
+        if (search_ask(se, 8, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+        for (int i = 0; i < got; i++) {
+            char tname[64], *own;
+            if (search_split(S->T, cfgs[i], tname, sizeof tname, &own)) {
+                rc = error("%s", tmpl_errmsg(S->T));
+                free(cfgs[i]);
+                continue;
+            }
+            instantiate(S, &cs[n], tname, own, t);
+            cs[n++].joined = cfgs[i];
+            free(own);
+        }
+        free(cfgs);
+        if (rc || (!n && !got)) {
+            for (int i = 0; i < n; i++) cand_free(&cs[i]);
+            break;
+        }
+        rc = run_batch(S, cs, n, t, b, se, &bs, dflt[0]);
+        drain(S, cs, n);
+        for (int i = 0; i < n; i++) {
+            if (default_kernel && !rc && !strcmp(cs[i].tmpl, use[0]) && cs[i].config && !strcmp(cs[i].config, dflt[0]) &&
+                cs[i].job.cubin) {
+                rc = put_default(S, t, use[0], dflt[0], &cs[i]);
+                default_kernel = 0;
+            }
+            cand_free(&cs[i]);
+        }
+    }
+    if (S->budget_hit || interrupted) bs.exhaustive = 0;
+    search_free(se);
+    for (int i = 0; i < nuse; i++) free(dflt[i]);
+    free(dflt);
+    free(use);
+    for (int i = 0; i < ntn; i++) free(tn[i]);
+    free(tn);
+    if (!rc && !interrupted) rc = add_earlier(S, t, b, &bs);
+    if (!rc && !interrupted) rc = confirm(S, t, b, &bs);
     bucket_state_free(&bs);
     return rc;
 }
@@ -1381,7 +1500,8 @@ static void sweep_slot(sw *S, const slot *q)
     }
     double t_task = now_s();
     if (send_task(S, &t)) { S->code = EXIT_FAIL; return; }
-    if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
+    if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
+         : st->joint && !o->compile_only ? tune_bucket_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
         S->code = EXIT_FAIL;
     add_op_time(S, t.op, now_s() - t_task);
 }
