@@ -4,7 +4,15 @@
 ** (jit, ahead of timing, through the registry's cubin cache), verified and
 ** timed in the worker, and stored as it lands; then the top K are re-timed
 ** interleaved and the winner is stored. A killed sweep resumes: configs the
-** registry already has for this device are not measured again. */
+** registry already has for this device are not measured again.
+**
+** The cubins a bucket's losers leave in the compile cache are dropped once
+** the run has stored its winner (reg_cubin_trim): at the end of each bucket
+** those of the buckets of other (op, dtype) pairs, which cannot share its
+** kernels, and at the end of the run the rest (unless interrupted: then the
+** (op, dtype) in hand stays whole). Winners', finalists' and defaults'
+** kernels stay, and so does everything of a bucket with no winner yet, so
+** an interrupted sweep resumes without compiling again. */
 #ifndef SWEEP_H
 #define SWEEP_H
 #include "device.h"
@@ -33,6 +41,7 @@ typedef struct sweep_opts {
     double noise;               /* retune: relative margin within which the winner stays */
     int check;                  /* re-time each bucket's winner against its record (aitune check) */
     int plan_only;              /* walk the buckets through want only: measure and record nothing */
+    int keep_cubins;            /* keep every candidate's cubin, not only winners', finalists' and defaults' */
 } sweep_opts;
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */
