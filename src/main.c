@@ -142,14 +142,14 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
                    { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { "--gpus", 1, 0, 0 },
-                   { 0, 0, 0, 0 } };
+                   { "--keep-cubins", 0, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
     if (np != 1) return usage_error(c, "which spec? (e.g. specs/elementwise.yaml)");
     sweep_opts o = { .spec_path = pos[0], .db_path = db_path(opts[0].value), .root = root_dir(),
                      .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set,
-                     .peers_path = opts[8].value };
+                     .peers_path = opts[8].value, .keep_cubins = opts[12].set };
     long long v;
     if (opts[1].set && (o.budget_s = parse_duration(opts[1].value)) <= 0)
         return usage_error(c, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[1].value);
@@ -166,6 +166,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     if (opts[5].set) { if ((rc = parse_count(c, "-j", opts[5].value, 1, 1024, &v))) return rc; o.threads = (int)v; }
     if (opts[9].set && (compile_only || sweep_parse_shard(opts[9].value, &o.shard_i, &o.shard_n)))
         return usage_error(c, compile_only ? "--shard is for sweep" : "--shard '%s' is not i/n with 0 <= i < n", opts[9].value);
+    if (opts[12].set && compile_only) return usage_error(c, "--keep-cubins is for sweep (compile keeps every cubin)");
     void *misses = NULL;
     if (opts[10].set && (compile_only ? (rc = usage_error(c, "--from-misses is for sweep")) : (rc = window_from_misses(&o, &misses)))) {
         window_misses_free(misses);
@@ -429,6 +430,9 @@ static const cmd commands[] = {
       "from its template and compiled with NVRTC for the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
       "Prints a summary (counts, spills, slowest compiles) and each failure; -v prints every kernel's registers,\n"
       "spills, shared memory, compile time and ptxas warnings. Progress goes to stderr. Needs no GPU.\n\n"
+      "It is a pure cache: it stores each kernel's cubin, source and ptxas report (tens of KB each, over\n"
+      "500 MB for every candidate of specs/memory.yaml) and no measurement. A later sweep into the same\n"
+      "registry takes its kernels from there; `aitune gc` drops what no winner, finalist or default needs.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
       "  -j N         compile threads (default: one per core)\n"
@@ -442,7 +446,9 @@ static const cmd commands[] = {
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
       "timed (L2 flushed, median of settled samples); each measurement is stored as it lands, and\n"
       "the top 5 are re-timed interleaved before the winner is stored. Ctrl-C stops after the\n"
-      "candidate in flight; running the same command again resumes.\n\n"
+      "candidate in flight; running the same command again resumes. Once a bucket has its winner,\n"
+      "the cubins of the candidates that lost leave the registry (kept: winners', finalists' and\n"
+      "defaults', and all of a bucket still being tuned); it prints the registry's size at the end.\n\n"
       "  --db PATH        the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --budget D       stop after D (90s, 30m, 2h); winners so far are kept, marked not exhaustive\n"
       "  --max-evals N    at most N candidates per bucket and template\n"
@@ -460,12 +466,13 @@ static const cmd commands[] = {
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
       "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
-      "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n\n"
+      "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n"
+      "  --keep-cubins    keep every candidate's cubin (the full compile cache, as `aitune compile`)\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 2 usage (e.g. a bad --gpus, a GPU it names that the host\n"
       "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
       "130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpus all|N|I,J | --gpu I]\n"
-      "       [-j N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE]" },
+      "       [-j N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
       "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",

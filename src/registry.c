@@ -226,6 +226,9 @@ int reg_open(const char *path, int readonly, reg **out)
         return fail(r, "written by a newer aitune (schema %d; this one knows %d): upgrade aitune", version, REG_SCHEMA_VERSION);
     if (version == 0) {
         if (readonly) return fail(r, "empty file, not an aitune registry");
+        /* Pages freed by dropping cubins go back to the file system
+        ** (reg_cubin_trim): settable only before the file has a header. */
+        sqlite3_exec(r->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
         /* One transaction, so that another process opening the same new
         ** file waits and then sees the whole schema, never half of it.
         ** WAL first: the journal mode cannot change inside a transaction. */
@@ -437,6 +440,51 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
     bind_text(st, 10, j->log);
     sqlite3_bind_double(st, 11, j->ms);
     return done(r, st, "cannot store a cubin");
+}
+
+/* The kernels a registry keeps whatever else goes: each winner's and each
+** default's, and those of every winner's finalists (its runners_up, found
+** through their measurements in the winner's bucket), which retune races
+** again without compiling. */
+#define KEPT_CUBINS \
+    "SELECT cubin FROM winners WHERE cubin IS NOT NULL " \
+    "UNION SELECT cubin FROM defaults WHERE cubin IS NOT NULL " \
+    "UNION SELECT m.cubin FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) " \
+    "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON m.op = w.op AND m.arch = w.arch " \
+    "AND m.dtype = w.dtype AND m.bucket = w.bucket AND m.template = json_extract(f.value, '$.template') " \
+    "AND m.config = json(json_extract(f.value, '$.config')) WHERE m.cubin IS NOT NULL"
+
+int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st)
+{
+    /* One statement, so a kill leaves the cache as it was or trimmed. The
+    ** kernels of buckets with no winner (one being tuned, here or by
+    ** another process) are the resume's and stay. */
+    sqlite3_stmt *s = prep(r,
+        "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
+        "  AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket "
+        "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
+        "AND hash NOT IN (" KEPT_CUBINS ") "
+        "AND hash NOT IN (SELECT m.cubin FROM measurements m WHERE m.cubin IS NOT NULL AND NOT EXISTS "
+        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket)) "
+        "RETURNING length(cubin) + length(source) + coalesce(length(log), 0)");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run);
+    bind_text(s, 2, except_op);
+    bind_text(s, 3, except_dtype);
+    int rc;
+    long long n = 0, bytes = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        n++;
+        bytes += sqlite3_column_int64(s, 0);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) return dbfail(r, "cannot trim the cubin cache");
+    st->cubins += n;
+    st->bytes += bytes;
+    /* The freed pages leave the file (a registry made before auto_vacuum
+    ** keeps them for reuse until `aitune gc`). */
+    if (n && exec(r, "PRAGMA incremental_vacuum", "cannot shrink the file")) return -1;
+    return 0;
 }
 
 int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap)
@@ -1061,11 +1109,12 @@ static long long count_rows(reg *r, const char *table)
     return n;
 }
 
-/* The registry's bytes on disk: the file and its WAL. */
-static long long disk_bytes(reg *r)
+long long reg_disk_bytes(reg *r, int settled)
 {
+    /* PASSIVE: another process writing the registry is not waited for. */
+    if (settled) sqlite3_exec(r->db, "PRAGMA wal_checkpoint(PASSIVE)", NULL, NULL, NULL);
     long long total = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 - settled; i++) {
         char *p = i ? xstrfmt("%s-wal", r->path) : xstrdup(r->path);
         FILE *f = fopen(p, "rb");
         if (f && !fseek(f, 0, SEEK_END)) total += ftell(f);
@@ -1080,10 +1129,10 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
     memset(s, 0, sizeof *s);
     s->measurements[0] = count_rows(r, "measurements");
     s->cubins[0] = count_rows(r, "cubins");
-    s->bytes[0] = disk_bytes(r);
+    s->bytes[0] = reg_disk_bytes(r, 0);
     /* A measurement is kept when it is a winner's config in the winner's
     ** bucket (or, with keep_finalists, one named in its runners_up); a cubin
-    ** when a winner or a kept measurement names it. */
+    ** when a winner, a default or a kept measurement names it. */
     const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket";
     char *keep = xstrfmt(
         "CREATE TEMP TABLE gc_keep AS SELECT m.id AS id FROM measurements m JOIN winners w ON %s "
@@ -1097,6 +1146,7 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
              exec(r, keep, "gc: choosing what to keep") ||
              exec(r, "DELETE FROM measurements WHERE id NOT IN (SELECT id FROM temp.gc_keep)", "gc: measurements") ||
              exec(r, "DELETE FROM cubins WHERE hash NOT IN (SELECT cubin FROM winners WHERE cubin IS NOT NULL) "
+                     "AND hash NOT IN (SELECT cubin FROM defaults WHERE cubin IS NOT NULL) "
                      "AND hash NOT IN (SELECT cubin FROM measurements WHERE cubin IS NOT NULL)", "gc: cubins") ||
              exec(r, "DROP TABLE temp.gc_keep", "gc") || exec(r, "COMMIT", "gc");
     free(keep);
@@ -1104,10 +1154,14 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
         sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }
-    if (exec(r, "VACUUM", "gc: vacuum") || exec(r, "PRAGMA wal_checkpoint(TRUNCATE)", "gc: checkpoint")) return -1;
+    /* VACUUM also turns on incremental auto-vacuum in a registry made
+    ** before it, so later sweeps give back the pages they free. */
+    if (exec(r, "PRAGMA auto_vacuum = INCREMENTAL", "gc") || exec(r, "VACUUM", "gc: vacuum") ||
+        exec(r, "PRAGMA wal_checkpoint(TRUNCATE)", "gc: checkpoint"))
+        return -1;
     s->measurements[1] = count_rows(r, "measurements");
     s->cubins[1] = count_rows(r, "cubins");
-    s->bytes[1] = disk_bytes(r);
+    s->bytes[1] = reg_disk_bytes(r, 0);
     return 0;
 }
 

@@ -57,6 +57,22 @@ int reg_run_end(reg *r, long long run, const char *outcome);
 ** with the same source; returns 1 when found, 0 when not, -1 on error. */
 int reg_cubin_get(reg *r, const char *hash, jit_job *j);
 int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
+/* Drop from the compile cache the kernels of candidates that lost: those
+** named by measurements of buckets whose winner run stored, but for the
+** buckets of (except_op, except_dtype) when given (a sweep still tuning
+** them may compile the same kernels again for its next bucket). Kept
+** always: winners', defaults' and finalists' kernels (retune races the
+** finalists without compiling), and every kernel measured in a bucket
+** with no winner yet (what a resume needs). One statement: atomic. Adds
+** to st what it dropped. */
+typedef struct reg_trim_stats {
+    long long cubins, bytes;
+} reg_trim_stats;
+int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st);
+/* The registry's bytes on disk: the file and its WAL; settled, the file
+** alone once the WAL is copied into it as far as other connections allow
+** (the WAL goes when the last connection closes). */
+long long reg_disk_bytes(reg *r, int settled);
 /* The cached source and entry name of a cubin (for emit); caller frees. */
 int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap);
 
@@ -204,7 +220,8 @@ int reg_text_rows(reg *r, const char *table, const char *op,
 
 /* Drop what no winner needs: measurements but the winners' own (and, with
 ** keep_finalists, the finalists' in each winner's runners_up) and the
-** cubins none of those name; then VACUUM and truncate the WAL. */
+** cubins none of those, nor a winner or a default, name; then VACUUM
+** (turning on incremental auto-vacuum) and truncate the WAL. */
 typedef struct reg_gc_stats {
     long long measurements[2], cubins[2], bytes[2];   /* before, after */
 } reg_gc_stats;

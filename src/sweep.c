@@ -68,6 +68,7 @@ typedef struct sw {
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
     int retuned, escalated; /* retune: buckets re-raced, and searched again */
     int checked, regressed; /* check: winners re-timed, and slower or failing */
+    reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
     /* wall time per op, for the summary */
     int nops;
     char op_name[32][32];
@@ -155,6 +156,20 @@ static int start_compile(sw *S, cand *c, const char *arch)
         return 0;
     }
     jit_submit(S->pool, &c->job);
+    return 0;
+}
+
+/* Drop the losers' cubins of the buckets this run decided, but those of
+** t's (op, dtype) when t is given: see sweep.h. */
+static int trim_cubins(sw *S, const op_task *t)
+{
+    if (S->o->keep_cubins || !S->run_id) return 0;
+    /* On several GPUs another lane may be using, from the cache, a kernel
+    ** that lost in this lane's bucket of the same (op, dtype): trim only at
+    ** the end of the run, when no lane is working. */
+    if (t && S->hub && S->hub->nlanes > 1) return 0;
+    if (reg_cubin_trim(S->R, S->run_id, t ? t->op : NULL, t ? t->dtype : NULL, &S->trimmed))
+        return error("%s", reg_errmsg(S->R));
     return 0;
 }
 
@@ -427,6 +442,7 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
             c->m.spills = c->job.spills;
             c->m.smem = c->job.smem;
             c->m.compile_ms = c->job.ms;
+            if (c->job.ok) snprintf(c->m.cubin, sizeof c->m.cubin, "%s", c->key);
             if (!c->job.ok) {
                 set_status(c, "compile", c->job.error);
             } else if (c->job.spills > 0 && !S->o->compile_only) {
@@ -435,7 +451,6 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
                 set_status(c, "compile", e);
                 free(e);
             } else {
-                snprintf(c->m.cubin, sizeof c->m.cubin, "%s", c->key);
                 if (S->o->compile_only) continue;
                 if (interrupted) return 0;
                 note(S, "%s %s %s: %s %s", t->op, t->dtype, b->key, c->tmpl, c->config);
@@ -803,6 +818,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     free(tn);
     if (!rc && !S->o->compile_only && !interrupted) rc = add_earlier(S, t, b, &bs);
     if (!rc && !S->o->compile_only && !interrupted) rc = confirm(S, t, b, &bs);
+    if (!rc) rc = trim_cubins(S, t);
     bucket_state_free(&bs);
     return rc;
 }
@@ -905,6 +921,7 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
     free(tn);
     if (!rc && !interrupted) rc = add_earlier(S, t, b, &bs);
     if (!rc && !interrupted) rc = confirm(S, t, b, &bs);
+    if (!rc) rc = trim_cubins(S, t);
     bucket_state_free(&bs);
     return rc;
 }
@@ -1183,6 +1200,10 @@ static void summary(sw *S)
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
         fprintf(stderr, "\n");
     }
+    if (S->trimmed.cubins)
+        fprintf(stderr, "registry: %.1f MB, after dropping %lld cubins of candidates that lost (%.1f MB; "
+                "--keep-cubins keeps them)\n", reg_disk_bytes(S->R, 1) / 1048576.0, S->trimmed.cubins,
+                S->trimmed.bytes / 1048576.0);
     int workers = S->hub && S->hub->nlanes > 1 ? S->hub->nlanes : 1;   /* one per GPU */
     if (ws.starts > workers || ws.crashes || ws.timeouts || ws.sticky)
         fprintf(stderr, "worker%s: %d restarts (%d crashes, %d hung kernels killed, %d lost contexts)\n",
@@ -1760,6 +1781,15 @@ int sweep_run(const sweep_opts *o)
     }
     code = S->code;
     if (o->plan_only) goto out;
+    /* Interrupted, the (op, dtype) in hand stays whole: its next buckets
+    ** may share the kernels its decided ones lost with. */
+    for (int i = 0; i < H->nlanes && !interrupted; i++)
+        if (H->lanes[i]->run_id && !o->keep_cubins &&
+            reg_cubin_trim(S->R, H->lanes[i]->run_id, NULL, NULL, &S->trimmed)) {
+            error("%s", reg_errmsg(S->R));
+            code = EXIT_FAIL;
+            break;
+        }
     note(S, "%s", "");
     summary(S);
     if (o->check) {

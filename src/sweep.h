@@ -10,7 +10,15 @@
 ** thread, taking the spec's buckets one at a time from one queue, so every
 ** bucket is measured and raced on one GPU and no two workers time on the
 ** same GPU. Compiles of all lanes share one pool. Resume takes what any GPU
-** of the same hardware and toolchain identity measured. */
+** of the same hardware and toolchain identity measured.
+**
+** The cubins a bucket's losers leave in the compile cache are dropped once
+** the run has stored its winner (reg_cubin_trim): at the end of each bucket
+** those of the buckets of other (op, dtype) pairs, which cannot share its
+** kernels, and at the end of the run the rest (unless interrupted: then the
+** (op, dtype) in hand stays whole). Winners', finalists' and defaults'
+** kernels stay, and so does everything of a bucket with no winner yet, so
+** an interrupted sweep resumes without compiling again. */
 #ifndef SWEEP_H
 #define SWEEP_H
 #include "device.h"
@@ -49,6 +57,7 @@ typedef struct sweep_opts {
     double noise;               /* retune: relative margin within which the winner stays */
     int check;                  /* re-time each bucket's winner against its record (aitune check) */
     int plan_only;              /* walk the buckets through want only: measure and record nothing */
+    int keep_cubins;            /* keep every candidate's cubin, not only winners', finalists' and defaults' */
 } sweep_opts;
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */

@@ -58,6 +58,10 @@ n_win=$(grep -c " \[GPU [01]\]$" "$T/out")
 expect_eq "each winner line names its GPU" "$n_win" 8
 expect_eq "the winners are the one-GPU sweep's" "$(sql "$T/two.db" "$winners")" "$(sql "$T/one.db" "$winners")"
 expect_eq "nothing measured twice" "$(twice "$T/two.db")" 0
+expect_eq "every winner's and default's cubin is kept on two GPUs" \
+    "$(sql "$T/two.db" "select count(*) from (select cubin from winners union all select cubin from defaults where cubin is not null) k left join cubins c on c.hash = k.cubin where c.hash is null")" 0
+expect_eq "losers' cubins are dropped once both lanes are done, as on one GPU" \
+    "$(sql "$T/two.db" "select count(*) from cubins")" "$(sql "$T/one.db" "select count(*) from cubins")"
 expect_eq "as many measurements as on one GPU" "$(sql "$T/two.db" "select count(*) from measurements")" \
     "$(sql "$T/one.db" "select count(*) from measurements")"
 if grep -q "locked" "$T/err"; then fail "no 'database is locked'"; show_last; else ok "no 'database is locked'"; fi

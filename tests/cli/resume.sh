@@ -82,6 +82,85 @@ code=$?
 expect_eq "SIGTERM mid-sweep exits 130" "$code" 130
 expect_eq "the registry is intact after SIGTERM" "$(sql "$DB" "PRAGMA integrity_check")" ok
 
+# ---- SIGINT in a second bucket: the first bucket's kernels stay while its
+# (op, dtype) is unfinished (the second shares them), the resume compiles
+# nothing, and once both buckets are decided the losers' cubins go ----
+spec two.yaml <<'EOF'
+name: two
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [6, 7]}
+EOF
+DB=$T/two.db
+cp "$T/seed.db" "$DB"
+rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:60 FAKE_STATE="$T/fake-state" \
+    "$AITUNE" sweep "$T/two.yaml" --db "$DB" --quiet >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+BG=$!
+BG_PIDS="$BG_PIDS $BG"
+for i in $(seq 1 300); do
+    [ "$(sqlite3 "$DB" "select count(*) from measurements where bucket = 'n=2^7'" 2>/dev/null)" -ge 3 ] 2>/dev/null && break
+    sleep 0.1
+done
+kill -INT "$BG"
+wait "$BG"
+code=$?
+expect_eq "SIGINT in the second bucket exits 130" "$code" 130
+expect_eq "the first bucket has its winner, the second none" "$(sql "$DB" "select group_concat(bucket) from winners")" "n=2^6"
+expect_eq "every kernel measured so far is kept" \
+    "$(sql "$DB" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where c.hash is null")" 0
+sql "$DB" "select hash from cubins order by 1" >"$T/cached"
+fake_sweep ok "$DB" "$T/two.yaml" --keep-cubins
+expect_eq "the resume exits 0" "$RC" 0 || show_last
+compiled=$(sed -n 's/.*; \([0-9]*\) compiled, .*/\1/p' "$T/err")
+echo "# resume: $compiled kernels compiled"
+expect_eq "the resume compiles only kernels never compiled before" \
+    "$(sql "$DB" "select hash from cubins order by 1" | comm -13 "$T/cached" - | wc -l)" "$compiled"
+fake_sweep ok "$DB" "$T/two.yaml"
+expect_stderr "; 0 compiled, [0-9]+ from the cache;" "a sweep of decided buckets compiles nothing"
+expect_stderr "^registry: .* after dropping [0-9]+ cubins of candidates that lost" "and drops the losers' cubins"
+expect_eq "then of the kernels measured only the winners', finalists' and default's remain" \
+    "$(sql "$DB" "select count(distinct m.cubin) from measurements m join cubins c on c.hash = m.cubin")" \
+    "$(sql "$DB" "select count(distinct m.cubin) from measurements m join winners w on m.bucket = w.bucket
+                  where m.cubin = w.cubin or m.cubin in (select cubin from defaults) or exists (select 1 from
+                  json_each(w.runners_up) f where json(json_extract(f.value, '\$.config')) = m.config)")"
+
+# SIGINT in the second dtype: the first one's losers' cubins went when the
+# sweep moved on (no later bucket of it can share them); the second's stay.
+spec dtypes.yaml <<'EOF'
+name: dtypes
+tasks:
+  - op: axpy
+    dtypes: [f32, f16]
+    shapes:
+      n: {log2: [6, 6]}
+EOF
+DB=$T/dtypes.db
+cp "$T/seed.db" "$DB"
+rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:30 FAKE_STATE="$T/fake-state" \
+    "$AITUNE" sweep "$T/dtypes.yaml" --db "$DB" --quiet >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+BG=$!
+BG_PIDS="$BG_PIDS $BG"
+for i in $(seq 1 600); do
+    [ "$(sqlite3 "$DB" "select count(*) from measurements where dtype = 'f16'" 2>/dev/null)" -ge 3 ] 2>/dev/null && break
+    sleep 0.1
+done
+kill -INT "$BG"
+wait "$BG"
+expect_eq "SIGINT in the second dtype exits 130" "$?" 130
+expect_eq "the first dtype's losers' cubins are gone" \
+    "$(sql "$DB" "select count(*) from measurements m join cubins c on c.hash = m.cubin join winners w on w.dtype = m.dtype
+                  where m.dtype = 'f32' and m.cubin <> w.cubin and m.cubin not in (select cubin from defaults where cubin is not null)
+                  and not exists (select 1 from json_each(w.runners_up) f where json(json_extract(f.value, '\$.config')) = m.config)")" 0
+expect_eq "its winner's and finalists' stay" \
+    "$(sql "$DB" "select count(*) from measurements m join cubins c on c.hash = m.cubin where m.dtype = 'f32'")" \
+    "$(sql "$DB" "select json_array_length(runners_up) + 1 from winners where dtype = 'f32'")"
+expect_eq "every kernel the second dtype measured stays" \
+    "$(sql "$DB" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where m.dtype = 'f16' and c.hash is null")" 0
+
 # ---- two sweeps writing one registry at once (WAL, busy timeout) ----
 DB=$T/shared.db
 cp "$T/seed.db" "$DB"
