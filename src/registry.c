@@ -748,14 +748,19 @@ void winner_free(winner *w)
 int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
                     const char *tmpl, const char *config, const char *cubin, const char *launch)
 {
-    /* Without a kernel, one stored for the same template and config stays. */
+    /* Without a kernel, one stored for the same template and config stays;
+    ** and a default that has its kernel is not replaced by another that has
+    ** none (a task restricted to a template whose default cannot run at its
+    ** shapes would otherwise leave the runtime no default to launch). */
     sqlite3_stmt *st = prep(r, "INSERT INTO defaults (op, arch, dtype, template, config, cubin, launch) VALUES (?,?,?,?,?,?,?) "
         "ON CONFLICT (op, arch, dtype) DO UPDATE SET "
         "cubin = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
         "THEN cubin ELSE excluded.cubin END, "
         "launch = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
         "THEN launch ELSE excluded.launch END, "
-        "template = excluded.template, config = excluded.config");
+        "template = excluded.template, config = excluded.config "
+        "WHERE excluded.cubin IS NOT NULL OR defaults.cubin IS NULL OR "
+        "(defaults.template = excluded.template AND defaults.config = excluded.config)");
     if (!st) return -1;
     bind_text(st, 1, op);
     bind_text(st, 2, arch);

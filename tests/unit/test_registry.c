@@ -252,6 +252,22 @@ static void test_order_defaults_cubins(void)
         CHECK(count == 1 && !strcmp(cfg, "{\"block\":128}"), "one default row per (op, arch, dtype), the latest (%d, %s)", count, cfg);
     }
     sqlite3_close(db);
+    /* A default with its kernel is not replaced by one without (a task
+    ** restricted to a template whose default cannot run at its shapes). */
+    CHECK(reg_default_put(r, "axpy", "sm_90", "f16", "axpy/vec", "{\"block\":64}", "0123456789abcdef", "{\"v\":2}") == 0,
+          "a default with its kernel");
+    CHECK(reg_default_put(r, "axpy", "sm_90", "f16", "axpy/tma", "{\"x\":1}", NULL, NULL) == 0, "then one without");
+    if (sqlite3_open_v2(reg_path(r), &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        char got[128] = "";
+        if (sqlite3_prepare_v2(db, "SELECT template || ' ' || config || ' ' || coalesce(cubin, '-') FROM defaults "
+                                   "WHERE op='axpy' AND dtype='f16'", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) snprintf(got, sizeof got, "%s", (const char *)sqlite3_column_text(st, 0));
+            sqlite3_finalize(st);
+        }
+        CHECK_STR(got, "axpy/vec {\"block\":64} 0123456789abcdef", "the default with a kernel stays");
+    }
+    sqlite3_close(db);
 
     /* Cubins: put, get, and the collision rule. */
     jit_job j;
