@@ -96,6 +96,8 @@ chk env
 expect_eq "check with every winner as fast as recorded exits 0" "$RC" 0 || show_last
 expect_stdout "^ok +axpy f32 n=2\^6: [0-9.]+ us -> [0-9.]+ us \(\+0\.0%\)" "check prints recorded vs new time"
 expect_stdout "^check: 2 winners re-timed, 0 regressed or failed" "check counts them"
+expect_eq "check times each winner again in its finalists' race, as it was recorded" \
+    "$(grep -c ' race ' "$T/fake-state.log")" 2
 sqlite3 "$DB" "update winners set median_us = 5.0 where bucket = 'n=2^7'"
 chk env
 expect_eq "a winner slower than its record makes check exit 1" "$RC" 1

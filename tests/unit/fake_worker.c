@@ -298,6 +298,7 @@ int main(void)
             } else {
                 msg_kv(&h, "status", "ok");
                 const char *s = msg_get(&m, "slots") ? msg_get(&m, "slots") : "0";
+                if (strchr(s, ',')) note("race");   /* several slots timed interleaved */
                 for (int i = 0; s && *s && i < MAXSLOTS; i++) {
                     int slot = atoi(s);
                     const char *name = slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "";
