@@ -174,7 +174,7 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
 
 static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
 {
-    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "joint", "templates", NULL };
+    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "joint", "hold", "templates", NULL };
     if (want_map(c, t, "a task") || known_keys(c, t, "a task", fields)) return -1;
     task->line = (int)t->start_mark.line + 1;
     yaml_node_t *op = get(c, t, "op");
@@ -185,7 +185,7 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
     long long me;
     if (get_int(c, t, "max_evals", 0, 1000000, s->max_evals, &me)) return -1;
     task->max_evals = (int)me;
-    if (get_bool(c, t, "joint", s->joint, &task->joint)) return -1;
+    if (get_bool(c, t, "joint", s->joint, &task->joint) || get_bool(c, t, "hold", s->hold, &task->hold)) return -1;
     yaml_node_t *tl = get(c, t, "templates");
     if (tl) {
         if (tl->type != YAML_SEQUENCE_NODE) return fail(c, tl, "task '%s': templates must be a list of names", task->op);
@@ -329,7 +329,7 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     int rc = -1;
     if (more) { fail(&c, NULL, "more than one YAML document"); goto out; }
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
-    static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "budget", "top_k", "tasks", NULL };
+    static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "hold", "budget", "top_k", "tasks", NULL };
     if (!root) { fail(&c, NULL, "empty file"); goto out; }
     if (want_map(&c, root, "the spec") || known_keys(&c, root, "the spec", fields)) goto out;
     long long v;
@@ -348,7 +348,7 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     if (get_int(&c, root, "max_evals", 0, 1000000, 0, &v)) goto out;
     s->max_evals = (int)v;
     if (get_int(&c, root, "top_k", 1, 16, 5, &v)) goto out;
-    if (get_bool(&c, root, "joint", 0, &s->joint)) goto out;
+    if (get_bool(&c, root, "joint", 0, &s->joint) || get_bool(&c, root, "hold", 0, &s->hold)) goto out;
     s->top_k = (int)v;
     yaml_node_t *b = get(&c, root, "budget");
     if (b) {

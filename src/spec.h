@@ -10,10 +10,12 @@
 **   top_k: 5                # finalists re-timed interleaved; default 5
 **   joint: false            # true: one search per bucket across its templates
 **                           # (max_evals then caps the bucket, not each template)
+**   hold: false             # true: finalists raced again at the bucket's middle and
+**                           # upper edge; the smallest worst loss wins
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
-**       search: random      # search, max_evals and joint may be set per task
+**       search: random      # search, max_evals, joint and hold may be set per task
 **       templates: [tma]    # only these of the op's templates; default all
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
@@ -50,6 +52,7 @@ typedef struct spec_task {
     char search[32];
     int max_evals;
     int joint;                  /* one search per bucket across templates */
+    int hold;                   /* winners chosen for the whole bucket (sweep.c: hold_probe) */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;
@@ -63,7 +66,7 @@ typedef struct spec {
     unsigned long long seed;
     char search[32];
     int max_evals;
-    int joint;
+    int joint, hold;
     double budget_s;        /* 0: none */
     int top_k;
     int ntasks;

@@ -68,6 +68,10 @@ typedef struct sw {
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
     int retuned, escalated; /* retune: buckets re-raced, and searched again */
     int checked, regressed; /* check: winners re-timed, and slower or failing */
+    int hold;               /* the task in hand asks for buckets that hold (spec `hold: true`) */
+    int held, moved;        /* hold: buckets probed, and whose winner changed */
+    double hold_before, hold_after;   /* hold: the worst loss over the probed buckets, before and after */
+    int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
     /* wall time per op, for the summary */
     int nops;
@@ -507,6 +511,112 @@ static void race(sw *S, cand *cs, int k, final *f)
     sb_free(&h);
 }
 
+static int send_task(sw *S, const op_task *t);
+
+/* Buckets that hold (spec `hold: true`). A winner is chosen at the
+** bucket's representative size and then answers every shape of the bucket,
+** up to twice as large in every dim. So the race's finalists (cs[0, k),
+** already compiled) are verified and raced again at two more shapes of the
+** bucket: its geometric middle and its upper edge, each rounded down to a
+** multiple of 64 (kernels' fast paths want aligned sizes, and so do real
+** workloads). A finalist's loss at a shape is its time over the fastest
+** finalist's there, minus one (a finalist wrong or failing there loses
+** everything). The winner becomes the finalist with the smallest worst loss
+** over the three shapes, the race's winner when it is within the noise
+** margin of that; its stored time stays the one at the representative.
+** Returns the winner's index in bs->f. */
+static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int k, int w)
+{
+    double worst[16];
+    int fi[16];               /* cs[i]'s index in bs->f */
+    double best0 = bs->f[0].median_us;
+    for (int i = 0; i < k; i++) {
+        fi[i] = -1;
+        for (int j = 0; j < k; j++)
+            if (!strcmp(bs->f[j].tmpl, cs[i].tmpl) && cs[i].config && !strcmp(bs->f[j].config, cs[i].config)) fi[i] = j;
+        worst[i] = fi[i] >= 0 && best0 > 0 ? bs->f[fi[i]].median_us / best0 - 1 : INFINITY;
+    }
+    char where[16][96];
+    for (int i = 0; i < k; i++) snprintf(where[i], sizeof where[i], "the representative");
+    int probed = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        long long shape[TMPL_MAXDIMS];
+        int same = 1;
+        for (int d = 0; d < b->ndims; d++) {
+            double x = pass == 0 ? sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : (double)(b->hi[d] - 1);
+            long long v = (long long)x / 64 * 64;
+            if (v < b->lo[d] || v < 1) v = b->rep[d];
+            shape[d] = v;
+            same &= v == t->shape[d];
+        }
+        if (same) continue;
+        op_task tp;
+        if (tmpl_task(S->T, t->op, t->dtype, shape, &tp)) continue;
+        if (S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) continue;
+        if (send_task(S, &tp)) break;
+        probed = 1;
+        char at[96];
+        int n = 0;
+        for (int d = 0; d < tp.ndims; d++) n += snprintf(at + n, sizeof at - (size_t)n, "%s%lld", d ? "x" : "", shape[d]);
+        int ok[16];
+        for (int i = 0; i < k; i++) {
+            ok[i] = 0;
+            if (!load_slot(S, &cs[i], &tp, i)) continue;
+            strbuf h = STRBUF_INIT;
+            msg r;
+            msg_kv(&h, "cmd", "verify");
+            msg_kv(&h, "slot", "%d", i);
+            if (ask_worker(S, &cs[i], &h, NULL, 0, S->o->kernel_timeout, &r)) {
+                ok[i] = 1;
+                msg_free(&r);
+            }
+            sb_free(&h);
+        }
+        /* The race wants every slot loaded: a failed one is raced with a
+        ** verified stand-in and its time ignored. */
+        int stand = -1;
+        for (int i = 0; i < k; i++) if (ok[i]) { stand = i; break; }
+        if (stand < 0) continue;
+        for (int i = 0; i < k; i++) if (!ok[i]) load_slot(S, &cs[stand], &tp, i);
+        final pf[16];
+        memset(pf, 0, sizeof pf);
+        race(S, cs, k, pf);
+        double best = INFINITY;
+        for (int i = 0; i < k; i++) if (ok[i] && pf[i].median_us > 0 && pf[i].median_us < best) best = pf[i].median_us;
+        for (int i = 0; i < k; i++) {
+            double loss = ok[i] && pf[i].median_us > 0 && isfinite(best) ? pf[i].median_us / best - 1 : INFINITY;
+            if (loss > worst[i]) {
+                worst[i] = loss;
+                snprintf(where[i], sizeof where[i], "%s", at);
+            }
+        }
+    }
+    /* The worker's task goes back to the bucket's own shape. */
+    send_task(S, t);
+    if (!probed) return w;
+    int cw = -1, cb = 0;
+    for (int i = 0; i < k; i++) {
+        if (fi[i] == w) cw = i;
+        if (worst[i] < worst[cb]) cb = i;
+    }
+    if (cw < 0 || fi[cb] < 0) return w;
+    int nw = worst[cb] < worst[cw] - S->o->noise ? fi[cb] : w;
+    S->held++;
+    S->moved += nw != w;
+    double after = nw != w ? worst[cb] : worst[cw];
+    if (isfinite(worst[cw]) && worst[cw] > S->hold_before) S->hold_before = worst[cw];
+    if (isfinite(after) && after > S->hold_after) S->hold_after = after;
+    S->broken_before += !isfinite(worst[cw]);
+    S->broken_after += !isfinite(after);
+    say(S, "hold       %s %s %s: the race's winner loses %s%.1f%% (at %s); %s\n", t->op, t->dtype, b->key,
+        isfinite(worst[cw]) ? "" : "everything ", isfinite(worst[cw]) ? 100 * worst[cw] : 100.0, where[cw],
+        nw != w ? "another finalist, worst loss smaller, wins" : "it stays");
+    if (nw != w)
+        say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, b->key, bs->f[nw].tmpl,
+            bs->f[nw].config, 100 * worst[cb], where[cb]);
+    return nw;
+}
+
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
     if (!bs->nf) {
@@ -567,6 +677,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         if (!strcmp(bs->f[i].tmpl, bs->keep_tmpl) && !strcmp(bs->f[i].config, bs->keep_config) &&
             bs->f[i].median_us <= bs->f[0].median_us * (1 + S->o->noise))
             w = i;
+    if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, k, w);
     final *win = &bs->f[w];
     /* The winner's kernel: find its candidate to get the cubin and launch. */
     cand *wc = NULL;
@@ -1236,6 +1347,13 @@ static void summary(sw *S)
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
         fprintf(stderr, "\n");
     }
+    if (S->held)
+        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed; the worst loss "
+                "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
+                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", 100 * S->hold_before, 100 * S->hold_after);
+    if (S->broken_before || S->broken_after)
+        fprintf(stderr, "hold: winners wrong or failing at a probed shape: %d before, %d after\n", S->broken_before,
+                S->broken_after);
     if (S->trimmed.cubins)
         fprintf(stderr, "registry: %.1f MB, after dropping %lld cubins of candidates that lost (%.1f MB; "
                 "--keep-cubins keeps them)\n", reg_disk_bytes(S->R, 1) / 1048576.0, S->trimmed.cubins,
@@ -1556,6 +1674,7 @@ static void sweep_slot(sw *S, const slot *q)
         return;
     }
     double t_task = now_s();
+    S->hold = st->hold && !o->retune && !o->check && !o->compile_only;
     if (send_task(S, &t)) { S->code = EXIT_FAIL; return; }
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
          : st->joint && !o->compile_only ? tune_bucket_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
@@ -1641,6 +1760,12 @@ static void add_counts(sw *S, const sw *L)
     S->escalated += L->escalated;
     S->checked += L->checked;
     S->regressed += L->regressed;
+    S->held += L->held;
+    S->moved += L->moved;
+    if (L->hold_before > S->hold_before) S->hold_before = L->hold_before;
+    if (L->hold_after > S->hold_after) S->hold_after = L->hold_after;
+    S->broken_before += L->broken_before;
+    S->broken_after += L->broken_after;
     for (int i = 0; i < L->nops; i++) add_op_time(S, L->op_name[i], L->op_s[i]);
     S->budget_hit |= L->budget_hit;
     S->ws.starts += L->ws.starts;

@@ -15,6 +15,8 @@
 **     lie              time replies are garbage (t0=abc) or lack the keys
 **     nogpu            hello answers status=error "cuInit failed: no GPU"
 **     slow_time:MS     sleep MS milliseconds in each time request
+**     shape_time       a kernel's time depends on the task's shape too, so
+**                      rankings differ between shapes of one bucket
 **   K counts verify requests across restarts (1-based); K=0 means every one.
 **   FAKE_GPU_NAME, FAKE_UUID, FAKE_SMS, FAKE_DRIVER, FAKE_NVRTC: what hello
 **               reports instead of the Fake GPU's facts (another GPU, an
@@ -302,7 +304,9 @@ int main(void)
                 for (int i = 0; s && *s && i < MAXSLOTS; i++) {
                     int slot = atoi(s);
                     const char *name = slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "";
-                    double med = 10 + (double)(hash_str(HASH_INIT, name) % 1000) / 10.0;
+                    uint64_t hv = hash_str(HASH_INIT, name);
+                    if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
+                    double med = 10 + (double)(hv % 1000) / 10.0;
                     char key[16];
                     snprintf(key, sizeof key, "t%d", i);
                     msg_kv(&h, key, "%.4f %.4f %.4f %.5f %d", med, med * 0.98, med * 1.05, 0.01, 20);

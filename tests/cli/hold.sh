@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Buckets that hold (spec `hold: true`), with the fake worker: after a
+# bucket's race its finalists are verified and raced again at the bucket's
+# middle and upper edge, and the finalist with the smallest worst loss
+# becomes the winner. shape_time makes the fake's times depend on the shape,
+# so rankings differ inside a bucket and some winners move.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/hold.yaml" <<'YAML'
+name: hold
+arch: sm_90a
+search: random
+max_evals: 6
+top_k: 4
+hold: true
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [12, 17]}
+YAML
+DB=$T/hold.db
+fake_sweep shape_time "$DB" "$T/hold.yaml"
+expect_eq "a sweep with hold: true exits 0" "$RC" 0 || show_last
+expect_eq "6 winners" "$(sql "$DB" "select count(*) from winners")" 6
+expect_stderr "^hold: 6 buckets probed at their middle and upper edge, [0-9]+ winners? changed" "the summary says how many buckets were probed and changed"
+moved=$(sed -n 's/^hold: 6 buckets probed at their middle and upper edge, \([0-9]*\) winner.*/\1/p' "$T/err")
+[ "${moved:-0}" -ge 1 ] && ok "with shape-dependent times some winners move ($moved)" || fail "no winner moved"
+expect_eq "one 'hold' line per probed bucket says whether the winner stays" "$(grep -c '^hold  .*: the race.s winner loses' "$T/out")" 6
+expect_eq "each move names the new winner" "$(grep -c 'another finalist, worst loss smaller, wins' "$T/out")" "$moved"
+# The stored winner of each moved bucket is the finalist the hold line names.
+bad=0
+while IFS= read -r line; do
+    bucket=$(printf '%s\n' "$line" | awk '{print $4}' | tr -d ':')
+    cfg=$(printf '%s\n' "$line" | sed 's/^hold  *axpy f32 [^ ]*: axpy\/vec \({[^}]*}\).*/\1/')
+    got=$(sql "$DB" "select config from winners where bucket = '$bucket'")
+    [ "$got" = "$cfg" ] || { bad=1; echo "    $bucket: stored $got, hold named $cfg"; }
+done < <(grep '^hold  .*axpy/vec {' "$T/out")
+expect_eq "the stored winners are the ones hold chose" "$bad" 0
+grep -q 'task=5760/f32' "$T/fake-state.log" && ok "n=2^12 was raced at its middle, 5760" || fail "no race at n=5760"
+grep -q 'task=8128/f32' "$T/fake-state.log" && ok "and at its upper edge, 8128" || fail "no race at n=8128"
+
+# Without hold, no probes.
+sed 's/^hold: true/hold: false/' "$T/hold.yaml" >"$T/nohold.yaml"
+fake_sweep shape_time "$T/nohold.db" "$T/nohold.yaml"
+expect_eq "hold: false exits 0" "$RC" 0
+if grep -q '^hold' "$T/out" "$T/err"; then fail "hold: false probes nothing"; else ok "hold: false probes nothing"; fi
+
+sed 's/^hold: true/hold: 1/' "$T/hold.yaml" >"$T/bad.yaml"
+fake_sweep ok "$T/bad.db" "$T/bad.yaml"
+expect_eq "hold: 1 is a bad spec (exit 3)" "$RC" 3
+expect_stderr "bad.yaml' line [0-9]+: 'hold' must be true or false" "the error names the field"
+done_testing
