@@ -515,53 +515,63 @@ static int send_task(sw *S, const op_task *t);
 
 /* Buckets that hold (spec `hold: true`). A winner is chosen at the
 ** bucket's representative size and then answers every shape of the bucket,
-** up to twice as large in every dim. So the race's finalists (cs[0, k),
-** already compiled) are verified and raced again at two more shapes of the
-** bucket: its geometric middle and its upper edge, each rounded down to a
-** multiple of 64 (kernels' fast paths want aligned sizes, and so do real
-** workloads). A finalist's loss at a shape is its time over the fastest
-** finalist's there, minus one (a finalist wrong or failing there loses
-** everything). The winner becomes the finalist with the smallest worst loss
-** over the three shapes, the race's winner when it is within the noise
-** margin of that; its stored time stays the one at the representative.
-** Returns the winner's index in bs->f. */
-static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int k, int w)
+** up to twice as large in every dim. So the bucket's best HOLD_FINALISTS
+** (the race's, and the next ones by their search times; cs[0, *kp) holds
+** the race's, compiled and loaded, and gets the others) are verified and
+** raced at three shapes of the bucket: its representative, its geometric
+** middle and its upper edge (the last two rounded down to a multiple of 64:
+** kernels' fast paths want aligned sizes, and so do real workloads). A
+** finalist's loss at a shape is its time over the fastest finalist's there,
+** minus one (a finalist wrong or failing there loses everything). The
+** winner becomes the finalist with the smallest worst loss, the race's
+** winner when it is within the noise margin of that. The finalists' stored
+** times become those of the race at the representative. Returns the
+** winner's index in bs->f. */
+#define HOLD_FINALISTS 8
+static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w)
 {
+    int k = *kp, m = bs->nf < HOLD_FINALISTS ? bs->nf : HOLD_FINALISTS;
+    if (m < k) m = k;
     double worst[16];
     int fi[16];               /* cs[i]'s index in bs->f */
-    double best0 = bs->f[0].median_us;
     for (int i = 0; i < k; i++) {
         fi[i] = -1;
         for (int j = 0; j < k; j++)
             if (!strcmp(bs->f[j].tmpl, cs[i].tmpl) && cs[i].config && !strcmp(bs->f[j].config, cs[i].config)) fi[i] = j;
-        worst[i] = fi[i] >= 0 && best0 > 0 ? bs->f[fi[i]].median_us / best0 - 1 : INFINITY;
     }
+    for (int i = k; i < m; i++) {
+        fi[i] = i;
+        instantiate(S, &cs[i], bs->f[i].tmpl, bs->f[i].config, t);
+        if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok) fi[i] = -1;
+    }
+    *kp = m;
+    for (int i = 0; i < m; i++) worst[i] = fi[i] >= 0 ? 0 : INFINITY;
     char where[16][96];
-    for (int i = 0; i < k; i++) snprintf(where[i], sizeof where[i], "the representative");
+    for (int i = 0; i < m; i++) snprintf(where[i], sizeof where[i], "the representative");
     int probed = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         long long shape[TMPL_MAXDIMS];
         int same = 1;
         for (int d = 0; d < b->ndims; d++) {
-            double x = pass == 0 ? sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : (double)(b->hi[d] - 1);
+            double x = pass == 1 ? sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : (double)(b->hi[d] - 1);
             long long v = (long long)x / 64 * 64;
-            if (v < b->lo[d] || v < 1) v = b->rep[d];
+            if (pass == 0 || v < b->lo[d] || v < 1) v = t->shape[d];
             shape[d] = v;
             same &= v == t->shape[d];
         }
-        if (same) continue;
+        if (pass > 0 && same) continue;
         op_task tp;
         if (tmpl_task(S->T, t->op, t->dtype, shape, &tp)) continue;
-        if (S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) continue;
+        if (pass > 0 && S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) continue;
         if (send_task(S, &tp)) break;
-        probed = 1;
         char at[96];
         int n = 0;
         for (int d = 0; d < tp.ndims; d++) n += snprintf(at + n, sizeof at - (size_t)n, "%s%lld", d ? "x" : "", shape[d]);
         int ok[16];
-        for (int i = 0; i < k; i++) {
+        for (int i = 0; i < m; i++) {
             ok[i] = 0;
-            if (!load_slot(S, &cs[i], &tp, i)) continue;
+            if (fi[i] < 0 || !load_slot(S, &cs[i], &tp, i)) continue;
+            if (pass == 0) { ok[i] = 1; continue; }   /* verified there by the search */
             strbuf h = STRBUF_INIT;
             msg r;
             msg_kv(&h, "cmd", "verify");
@@ -575,27 +585,32 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         /* The race wants every slot loaded: a failed one is raced with a
         ** verified stand-in and its time ignored. */
         int stand = -1;
-        for (int i = 0; i < k; i++) if (ok[i]) { stand = i; break; }
+        for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
         if (stand < 0) continue;
-        for (int i = 0; i < k; i++) if (!ok[i]) load_slot(S, &cs[stand], &tp, i);
+        for (int i = 0; i < m; i++) if (!ok[i]) load_slot(S, &cs[stand], &tp, i);
         final pf[16];
         memset(pf, 0, sizeof pf);
-        race(S, cs, k, pf);
+        race(S, cs, m, pf);
         double best = INFINITY;
-        for (int i = 0; i < k; i++) if (ok[i] && pf[i].median_us > 0 && pf[i].median_us < best) best = pf[i].median_us;
-        for (int i = 0; i < k; i++) {
+        for (int i = 0; i < m; i++) if (ok[i] && pf[i].median_us > 0 && pf[i].median_us < best) best = pf[i].median_us;
+        for (int i = 0; i < m; i++) {
             double loss = ok[i] && pf[i].median_us > 0 && isfinite(best) ? pf[i].median_us / best - 1 : INFINITY;
+            if (pass == 0 && ok[i] && pf[i].median_us > 0) {
+                bs->f[fi[i]].median_us = pf[i].median_us;
+                bs->f[fi[i]].spread = pf[i].spread;
+            }
             if (loss > worst[i]) {
                 worst[i] = loss;
-                snprintf(where[i], sizeof where[i], "%s", at);
+                snprintf(where[i], sizeof where[i], "%s", pass ? at : "the representative");
             }
         }
+        probed |= pass > 0;
     }
     /* The worker's task goes back to the bucket's own shape. */
     send_task(S, t);
     if (!probed) return w;
     int cw = -1, cb = 0;
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < m; i++) {
         if (fi[i] == w) cw = i;
         if (worst[i] < worst[cb]) cb = i;
     }
@@ -677,7 +692,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         if (!strcmp(bs->f[i].tmpl, bs->keep_tmpl) && !strcmp(bs->f[i].config, bs->keep_config) &&
             bs->f[i].median_us <= bs->f[0].median_us * (1 + S->o->noise))
             w = i;
-    if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, k, w);
+    if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, &k, w);
     final *win = &bs->f[w];
     /* The winner's kernel: find its candidate to get the cubin and launch. */
     cand *wc = NULL;
