@@ -10,6 +10,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +505,64 @@ static void test_hw_order(void)
     }
 }
 
+/* Lookups from many threads on one fresh handle: the first lookups of each
+** set race to read it (one wins, under the lock; the others find it
+** published) and every answer is right. Run under ThreadSanitizer with
+** `make test-tsan`-style builds to see the publication is clean. */
+struct thr { aitune *h; int id, bad; };
+
+static void *lookups(void *arg)
+{
+    struct thr *t = arg;
+    char op[16], b[32];
+    for (int rep = 0; rep < 50; rep++)
+        for (int o = 0; o < 20; o++) {
+            int oo = (o + t->id * 7) % 20, r = (rep + t->id) % 6, c = (o + rep) % 6;
+            snprintf(op, sizeof op, "g%d", oo);
+            snprintf(b, sizeof b, "%d/%d", r, c);
+            long long shape[2] = { (1LL << r) + (r > 0), (2LL << c) - 1 };
+            aitune_choice ch;
+            if (aitune_lookup(t->h, op, "sm_90", "bf16", shape, 2, &ch) != AITUNE_OK || ch.level != AITUNE_EXACT ||
+                strcmp(ch.bucket, b))
+                t->bad++;
+        }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    sqlite3 *db = registry("threads.db");
+    const char *path = made[nmade - 1];
+    char op[16], b[32], lo[32], hi[32];
+    for (int o = 0; o < 20; o++)
+        for (int r = 0; r < 6; r++)
+            for (int c = 0; c < 6; c++) {
+                snprintf(op, sizeof op, "g%d", o);
+                snprintf(b, sizeof b, "%d/%d", r, c);
+                snprintf(lo, sizeof lo, "%d,%d", 1 << r, 1 << c);
+                snprintf(hi, sizeof hi, "%d,%d", 2 << r, 2 << c);
+                winner(db, op, "sm_90", "bf16", b, "rows,cols", lo, hi, "g/t", "{}", "1");
+            }
+    close_db(db);
+    aitune *h;
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "threads: open (%s)", aitune_errmsg(h));
+    enum { N = 8 };
+    pthread_t th[N];
+    struct thr t[N];
+    int started = 0;
+    for (int i = 0; i < N; i++) {
+        t[i] = (struct thr){ h, i, 0 };
+        started += pthread_create(&th[i], NULL, lookups, &t[i]) == 0;
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        if (i < started) pthread_join(th[i], NULL);
+        bad += t[i].bad;
+    }
+    CHECK(started == N && bad == 0, "8 threads x 1000 lookups on a fresh handle, sets read on first use: %d wrong", bad);
+    aitune_close(h);
+}
+
 /* Misses, a newer schema, and layer 2 as far as it goes without a GPU. */
 static void test_layer2(const char *path)
 {
@@ -572,6 +631,7 @@ int main(int argc, char **argv)
     test_layer2(mainp);
     test_index();
     test_hw_order();
+    test_threads();
     test_open_errors();
     test_readonly_dir();
 
