@@ -133,9 +133,9 @@ all: $(BUILD)/tests/test_untrusted
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
-FUZZ_NAMES := spec expr registry
+FUZZ_NAMES := spec expr plan registry
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-              -fno-sanitize-recover=undefined -std=c11 -Isrc -I$(LUA_INC) -I$(CUDA)/include \
+              -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 
@@ -149,6 +149,10 @@ $(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/spec.h
 $(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c src/expr.c src/expr.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c src/expr.c
+
+$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/plan.h src/expr.h src/json.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 
 RT_SRC := src/rt.c src/plan.c src/expr.c src/json.c src/cu.c
 $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(RT_SRC) src/aitune.h src/plan.h $(BUILD)/gen/schema.c
