@@ -155,9 +155,11 @@ $(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 
 RT_SRC := src/rt.c src/plan.c src/expr.c src/json.c src/cu.c
-$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(RT_SRC) src/aitune.h src/plan.h $(BUILD)/gen/schema.c
+FUZZ_DB := tests/fuzz/fuzz_db.c
+$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
+                             $(BUILD)/gen/schema.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(RT_SRC) $(BUILD)/gen/schema.c \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(RT_SRC) $(BUILD)/gen/schema.c \
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
 
 fuzz: $(FUZZ_BINS)
