@@ -133,7 +133,7 @@ all: $(BUILD)/tests/test_untrusted
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
-FUZZ_NAMES := spec expr plan registry
+FUZZ_NAMES := spec expr plan registry emit
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
@@ -161,6 +161,17 @@ $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fu
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(RT_SRC) $(BUILD)/gen/schema.c \
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
+
+# emit and what it reads: both registry readers, the templates (Lua), device
+# facts, jit.c for the cubin options' text. One templates handle serves
+# every run (--wrap: see fuzz_emit.c).
+EMIT_SRC := src/emit.c src/registry.c src/tmpl.c src/device.c src/util.c src/jit.c $(RT_SRC)
+$(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
+                         $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(EMIT_SRC) $(BUILD)/gen/schema.c \
+	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+	    -Wl,-rpath,$(CUDA)/lib64 -Wl,--wrap=tmpl_open,--wrap=tmpl_close -lpthread -ldl -lm
 
 fuzz: $(FUZZ_BINS)
 	@for n in $(FUZZ_NAMES); do \
