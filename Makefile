@@ -133,9 +133,9 @@ all: $(BUILD)/tests/test_untrusted
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
-FUZZ_NAMES := spec expr registry
+FUZZ_NAMES := spec expr plan registry emit
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-              -fno-sanitize-recover=undefined -std=c11 -Isrc -I$(LUA_INC) -I$(CUDA)/include \
+              -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 
@@ -150,11 +150,28 @@ $(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c src/expr.c src/expr.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c src/expr.c
 
-RT_SRC := src/rt.c src/plan.c src/expr.c src/json.c src/cu.c
-$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(RT_SRC) src/aitune.h src/plan.h $(BUILD)/gen/schema.c
+$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/plan.h src/expr.h src/json.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(RT_SRC) $(BUILD)/gen/schema.c \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
+
+RT_SRC := src/rt.c src/plan.c src/expr.c src/json.c src/cu.c
+FUZZ_DB := tests/fuzz/fuzz_db.c
+$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
+                             $(BUILD)/gen/schema.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(RT_SRC) $(BUILD)/gen/schema.c \
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
+
+# emit and what it reads: both registry readers, the templates (Lua), device
+# facts, jit.c for the cubin options' text. One templates handle serves
+# every run (--wrap: see fuzz_emit.c).
+EMIT_SRC := src/emit.c src/registry.c src/tmpl.c src/device.c src/util.c src/jit.c $(RT_SRC)
+$(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
+                         $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(EMIT_SRC) $(BUILD)/gen/schema.c \
+	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+	    -Wl,-rpath,$(CUDA)/lib64 -Wl,--wrap=tmpl_open,--wrap=tmpl_close -lpthread -ldl -lm
 
 fuzz: $(FUZZ_BINS)
 	@for n in $(FUZZ_NAMES); do \

@@ -51,12 +51,16 @@ static int efail(emitter *E, int code, const char *fmt, ...)
 }
 
 /* Text for a // comment: printable ASCII only, no backslash (a trailing one
-** would continue the comment onto the next line). */
+** would continue the comment onto the next line) and no "??" (where
+** trigraphs are on, as with -std=c++14, a trailing ??/ is a backslash). */
 static void safe_text(char *dst, size_t cap, const char *s)
 {
     size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && n + 1 < cap; p++)
-        dst[n++] = (*p >= 0x20 && *p < 0x7f && *p != '\\') ? (char)*p : '?';
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && n + 1 < cap; p++) {
+        char c = (*p >= 0x20 && *p < 0x7f && *p != '\\') ? (char)*p : '?';
+        if (c == '?' && n && dst[n - 1] == '?') c = '.';
+        dst[n++] = c;
+    }
     dst[n] = 0;
 }
 

@@ -3,8 +3,9 @@
 # a spec listing dims out of the op's order still stores buckets lookup finds,
 # emit writes one bucket or the whole op (nvcc builds both), and emit treats
 # the registry as untrusted (issue 14 items 1-3): injected expressions,
-# kernel names and comment text are refused or neutralized, NULL columns
-# give errors not crashes, and -o writes only regular files.
+# kernel names and comment text (newlines, backslashes, trigraphs) are
+# refused or neutralized, NULL columns give errors not crashes, and -o
+# writes only regular files.
 . "$(dirname "$0")/lib.sh"
 
 spec order.yaml <<EOF
@@ -81,6 +82,12 @@ n=$(grep -c '^int evil' "$T/comment.cu")
 expect_eq "do not leave the comment" "$n" 0
 bs=$(grep '^//' "$T/comment.cu" | grep -c '\\' || true)
 expect_eq "no backslash in a comment line" "$bs" 0
+# A trailing ??/ is a backslash where trigraphs are on (nvcc -std=c++14):
+# it would splice the next line of code into the comment.
+tamper trigraph "update winners set shape = '{\"rows\":64}??/', template = 'softmax/hold?' || char(1) || '/'"
+expect_exit 0 "a trigraph in the shape and the template" "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --db "$T/trigraph.db" -o "$T/trigraph.cu"
+tg=$(grep '^//' "$T/trigraph.cu" | grep -c '??' || true)
+expect_eq "no ?? (trigraph) in a comment line" "$tg" 0
 tamper arch "update winners set arch = 'sm_90a'"
 expect_exit 0 "a winner stored as sm_90a: emit finds it as lookup does" \
     "$AITUNE" emit softmax --arch sm_90 --dtype bf16 --shape 64,1000 --db "$T/arch.db" -o "$T/arch.cu"

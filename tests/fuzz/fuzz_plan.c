@@ -5,8 +5,8 @@
 ** to the same encoding, and bind (or refuse to) without a sanitizer report.
 **
 **     clang -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -I/usr/local/cuda/include \
-**         tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c -o build/fuzz_plan
-**     build/fuzz_plan tests/fuzz/plan_corpus
+**         tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c -o build/fuzz_plan  (or: make build/fuzz/fuzz_plan)
+**     build/fuzz_plan tests/fuzz/corpus/plan
 */
 #include "plan.h"
 
