@@ -200,15 +200,26 @@ static int add_default(emitter *E, const char *tname, const char *config)
     memset(k, 0, sizeof *k);
     char kname[64];
     snprintf(kname, sizeof kname, "%.50s_default", E->fn);
+    /* The registry names the template and config: both must be the op's
+    ** own before a template turns them into source. */
+    char tm[96], cfgq[256], why[256];
+    safe_text(tm, sizeof tm, tname);
+    safe_text(cfgq, sizeof cfgq, config);
+    size_t no = strlen(E->task.op);
+    int ok = 0;
+    if (strncmp(tname, E->task.op, no) || tname[no] != '/')
+        return efail(E, EXIT_INPUT, "registry '%s': the default of %s names template '%s', not one of the op's", E->o->db_path,
+                     E->task.op, tm);
+    if (tmpl_config_known(E->T, tname, config, &ok, why, sizeof why))
+        return efail(E, EXIT_INPUT, "registry '%s': the default %s %s: %s", E->o->db_path, tm, cfgq, tmpl_errmsg(E->T));
+    if (!ok)
+        return efail(E, EXIT_INPUT, "registry '%s': the default %s %s: %s", E->o->db_path, tm, cfgq, why);
     kernel_src ks;
     if (tmpl_instantiate(E->T, tname, config, &E->task, &dev, kname, &ks)) return efail(E, EXIT_INPUT, "%s", tmpl_errmsg(E->T));
     k->p = ks.plan;
     k->source = ks.source;
     E->nk++;
-    char tm[96], cfg[256];
-    safe_text(tm, sizeof tm, tname);
-    safe_text(cfg, sizeof cfg, config);
-    snprintf(k->note, sizeof k->note, "the template default: template %s, config %s", tm, cfg);
+    snprintf(k->note, sizeof k->note, "the template default: template %s, config %s", tm, cfgq);
     return 0;
 }
 

@@ -722,6 +722,18 @@ int tmpl_supports(tmpl *T, const char *tname, const op_task *task, const device 
 int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *task,
                const device *dev, int *ok, char *why, int whycap)
 {
+    if (tmpl_config_known(T, tname, config, ok, why, whycap)) return -1;
+    if (!*ok) return 0;
+    lua_State *L = T->L;
+    if (call_tmpl(T, tname, "constraints", config, task, dev, 2)) return -1;
+    *ok = lua_toboolean(L, -2);
+    snprintf(why, (size_t)whycap, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "constraint");
+    lua_pop(L, 2);
+    return 0;
+}
+
+int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, char *why, int whycap)
+{
     lua_State *L = T->L;
     if (tmpl_push_template(T, tname)) return -1;
     if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
@@ -752,11 +764,6 @@ int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *ta
     }
     if (*ok && nkeys != np) { *ok = 0; snprintf(why, (size_t)whycap, "config has keys the template does not know"); }
     lua_settop(L, cfg - 2);
-    if (!*ok) return 0;
-    if (call_tmpl(T, tname, "constraints", config, task, dev, 2)) return -1;
-    *ok = lua_toboolean(L, -2);
-    snprintf(why, (size_t)whycap, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "constraint");
-    lua_pop(L, 2);
     return 0;
 }
 

@@ -87,6 +87,10 @@ int tmpl_supports(tmpl *T, const char *tname, const op_task *task, const device 
 /* Check one config against the template's params and constraints. */
 int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *task,
                const device *dev, int *ok, char *why, int whycap);
+/* The params half of tmpl_valid: every key is one of the template's params
+** and every value one of that param's values (no constraints, no shape):
+** what a config read from a registry must pass before a template sees it. */
+int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, char *why, int whycap);
 /* The template's default config, canonical JSON; caller frees. */
 int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config);
 

@@ -145,4 +145,22 @@ run "$AITUNE" lookup $'ax\npy' --arch sm_90 --dtype f32 --shape 64 --db "$HDB"
 expect_eq "an op with a newline: exit 2" "$RC" 2
 expect_stderr_lines 3 "an op with a newline: one error line (and the usage)"
 
+# 1. At the default level emit instantiates the registry's template and
+# config: both must be the op's own (a value no param has, a template of
+# another op) before a template turns them into source.
+DDB=$T/dflt.db
+seed_db "$DDB" || fail "seed the default registry"
+sqlite3 "$DDB" "DELETE FROM winners"
+expect_exit 0 "emit at the default level" "$AITUNE" emit axpy --arch sm_90 --dtype f32 --shape 64 --db "$DDB" -o "$T/d.cu"
+sqlite3 "$DDB" "UPDATE defaults SET config = json_set(config, '$.block', '1); system(\"id\"); (void)(1') WHERE op = 'axpy'"
+expect_exit 3 "a default config with a value the template does not have is refused" \
+    "$AITUNE" emit axpy --arch sm_90 --dtype f32 --shape 64 --db "$DDB" -o "$T/d2.cu"
+expect_stderr "the default axpy/vec .*block=.* is not one of the template's values" "the error names the bad value"
+expect_stderr_lines 1 "in one line"
+[ -e "$T/d2.cu" ] && fail "no file is written" || ok "no file is written"
+sqlite3 "$DDB" "UPDATE defaults SET template = 'softmax/hold' WHERE op = 'axpy'"
+expect_exit 3 "a default naming another op's template is refused" \
+    "$AITUNE" emit axpy --arch sm_90 --dtype f32 --shape 64 --db "$DDB" -o "$T/d3.cu"
+expect_stderr "names template 'softmax/hold', not one of the op's" "the error names the template"
+
 done_testing
