@@ -26,6 +26,41 @@ static int push_module(tmpl *T, const char *rel)
     return 0;
 }
 
+/* The n configs in the Lua list at the stack top as canonical JSON (*out:
+** n malloc'd strings and the array; caller frees). Pops nothing; 0 or -1. */
+static int list_json(tmpl *T, int n, char ***out)
+{
+    lua_State *L = tmpl_lua(T);
+    char **v = xcalloc((size_t)n + 1, sizeof *v);
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, i + 1);
+        strbuf sb = STRBUF_INIT;
+        if (tmpl_config_json(T, -1, &sb)) {
+            sb_free(&sb);
+            lua_pop(L, 1);
+            for (int j = 0; j < i; j++) free(v[j]);
+            free(v);
+            return -1;
+        }
+        v[i] = sb.buf;
+        lua_pop(L, 1);
+    }
+    *out = v;
+    return 0;
+}
+
+/* Push Space.new(template tname, shape, dtype, dev) (the space module at mod). */
+static int push_space(tmpl *T, int mod, const char *tname, const op_task *task, const device *dev)
+{
+    lua_State *L = tmpl_lua(T);
+    lua_getfield(L, mod, "new");
+    if (tmpl_push_template(T, tname)) return -1;
+    tmpl_push_shape(T, task);
+    lua_pushstring(L, task->dtype);
+    tmpl_push_dev(T, dev);
+    return tmpl_pcall(T, 4, 1, "space");
+}
+
 int search_exists(tmpl *T, const char *strategy)
 {
     char *path = xstrfmt("%s/search/%s.lua", tmpl_root(T), strategy);
@@ -90,12 +125,7 @@ search *search_new_warm(tmpl *T, const char *strategy, const char *tname, const 
     if (!search_exists(T, strategy)) return NULL;
     if (push_module(T, "search/space.lua")) goto bad;
     int mod = lua_gettop(L);
-    lua_getfield(L, mod, "new");
-    if (tmpl_push_template(T, tname)) goto bad;
-    tmpl_push_shape(T, task);
-    lua_pushstring(L, task->dtype);
-    tmpl_push_dev(T, dev);
-    if (tmpl_pcall(T, 4, 1, "space")) goto bad;
+    if (push_space(T, mod, tname, task, dev)) goto bad;
     search *s = start(T, strategy, mod, seed, max_evals, warm, nwarm);
     lua_settop(L, top);
     return s;
@@ -140,12 +170,7 @@ search *search_new_bucket(tmpl *T, const char *strategy, char *const *tnames, in
     lua_createtable(L, n, 0);
     int spaces = lua_gettop(L) - 1, names = spaces + 1;
     for (int i = 0; i < n; i++) {
-        lua_getfield(L, mod, "new");
-        if (tmpl_push_template(T, tnames[i])) goto bad;
-        tmpl_push_shape(T, task);
-        lua_pushstring(L, task->dtype);
-        tmpl_push_dev(T, dev);
-        if (tmpl_pcall(T, 4, 1, "space")) goto bad;
+        if (push_space(T, mod, tnames[i], task, dev)) goto bad;
         lua_rawseti(L, spaces, i + 1);
         lua_pushstring(L, tnames[i]);
         lua_rawseti(L, names, i + 1);
@@ -197,24 +222,9 @@ int search_join(tmpl *T, char *const *tnames, char *const *configs, int n, char 
         lua_setfield(L, -2, "config");
         lua_rawseti(L, -2, i + 1);
     }
-    if (tmpl_pcall(T, 1, 1, "space joined")) { lua_settop(L, top); return -1; }
-    char **v = xcalloc((size_t)n + 1, sizeof *v);
-    for (int i = 0; i < n; i++) {
-        lua_rawgeti(L, -1, i + 1);
-        strbuf sb = STRBUF_INIT;
-        if (tmpl_config_json(T, -1, &sb)) {
-            sb_free(&sb);
-            for (int j = 0; j < i; j++) free(v[j]);
-            free(v);
-            lua_settop(L, top);
-            return -1;
-        }
-        v[i] = sb.buf;
-        lua_pop(L, 1);
-    }
+    int rc = tmpl_pcall(T, 1, 1, "space joined") || list_json(T, n, joined) ? -1 : 0;
     lua_settop(L, top);
-    *joined = v;
-    return 0;
+    return rc;
 }
 
 void search_free(search *s)
@@ -271,22 +281,9 @@ int search_ask(search *s, int n, char ***configs, int *got)
     lua_pushinteger(L, n);
     if (tmpl_pcall(s->T, 2, 1, "strategy ask()")) { lua_settop(L, top); return -1; }
     int k = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
-    char **v = xcalloc((size_t)k + 1, sizeof *v);
-    for (int i = 0; i < k; i++) {
-        lua_rawgeti(L, -1, i + 1);
-        strbuf sb = STRBUF_INIT;
-        if (tmpl_config_json(s->T, -1, &sb)) {
-            sb_free(&sb);
-            for (int j = 0; j < i; j++) free(v[j]);
-            free(v);
-            lua_settop(L, top);
-            return -1;
-        }
-        v[i] = sb.buf;
-        lua_pop(L, 1);
-    }
+    int rc = list_json(s->T, k, configs);
     lua_settop(L, top);
-    *configs = v;
+    if (rc) return -1;
     *got = k;
     return 0;
 }

@@ -254,21 +254,29 @@ static int fill_stats(cand *c, const char *t, const op_task *task)
 }
 
 /* Verify and time a compiled candidate in slot 0; fills c->m. */
-static void evaluate(sw *S, cand *c, const op_task *t)
+/* Verify the kernel loaded in slot against the task's reference: 1 when it
+** is right (else c's status says why). */
+static int verify_slot(sw *S, cand *c, int slot)
 {
-    if (!load_slot(S, c, t, 0)) return;
     strbuf h = STRBUF_INIT;
     msg r;
     msg_kv(&h, "cmd", "verify");
-    msg_kv(&h, "slot", "0");
+    msg_kv(&h, "slot", "%d", slot);
     int ok = ask_worker(S, c, &h, NULL, 0, S->o->kernel_timeout, &r);
     sb_free(&h);
-    if (!ok) return;
-    msg_free(&r);
+    if (ok) msg_free(&r);
+    return ok;
+}
+
+static void evaluate(sw *S, cand *c, const op_task *t)
+{
+    if (!load_slot(S, c, t, 0) || !verify_slot(S, c, 0)) return;
+    strbuf h = STRBUF_INIT;
+    msg r;
     msg_kv(&h, "cmd", "time");
     msg_kv(&h, "slots", "0");
     msg_kv(&h, "max_s", "1.5");
-    ok = ask_worker(S, c, &h, NULL, 0, 60 + 20 * S->o->kernel_timeout, &r);
+    int ok = ask_worker(S, c, &h, NULL, 0, 60 + 20 * S->o->kernel_timeout, &r);
     sb_free(&h);
     if (!ok) return;
     if (fill_stats(c, msg_get(&r, "t0"), t)) {
@@ -571,16 +579,7 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         for (int i = 0; i < m; i++) {
             ok[i] = 0;
             if (fi[i] < 0 || !load_slot(S, &cs[i], &tp, i)) continue;
-            if (pass == 0) { ok[i] = 1; continue; }   /* verified there by the search */
-            strbuf h = STRBUF_INIT;
-            msg r;
-            msg_kv(&h, "cmd", "verify");
-            msg_kv(&h, "slot", "%d", i);
-            if (ask_worker(S, &cs[i], &h, NULL, 0, S->o->kernel_timeout, &r)) {
-                ok[i] = 1;
-                msg_free(&r);
-            }
-            sb_free(&h);
+            ok[i] = pass == 0 || verify_slot(S, &cs[i], i);   /* at the representative: verified by the search */
         }
         /* The race wants every slot loaded: a failed one is raced with a
         ** verified stand-in and its time ignored. */
@@ -860,6 +859,21 @@ static void record_rejected(sw *S, search *se, const char *tname, const op_task 
     }
 }
 
+/* Whether the task uses template tname and it handles t on this GPU (a
+** template that errors in supports() is warned about and counted). */
+static int template_usable(sw *S, const spec_task *st, const char *tname, const op_task *t)
+{
+    int ok;
+    char why[256];
+    if (!spec_task_uses(st, tname)) return 0;
+    if (tmpl_supports(S->T, tname, t, &S->dev, &ok, why, sizeof why)) {
+        warning("%s", tmpl_errmsg(S->T));
+        S->by_status[2]++;
+        return 0;
+    }
+    return ok;
+}
+
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
@@ -872,15 +886,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
     progress_bucket(S->P, label);
     int batch = S->o->compile_only ? 64 : 8;
     for (int ti = 0; ti < ntn && !rc && !out_of_budget(S); ti++) {
-        int ok;
-        char why[256];
-        if (!spec_task_uses(st, tn[ti])) continue;
-        if (tmpl_supports(S->T, tn[ti], t, &S->dev, &ok, why, sizeof why)) {
-            warning("%s", tmpl_errmsg(S->T));
-            S->by_status[2]++;
-            continue;
-        }
-        if (!ok) continue;
+        if (!template_usable(S, st, tn[ti], t)) continue;
         char *dflt = NULL;
         if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt)) warning("%s", tmpl_errmsg(S->T));
         /* The config now; its kernel once the first batch compiled it. */
@@ -970,15 +976,7 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
     char **use = xcalloc((size_t)ntn + 1, sizeof *use), **dflt = xcalloc((size_t)ntn + 1, sizeof *dflt);
     int nuse = 0, rc = 0;
     for (int ti = 0; ti < ntn; ti++) {
-        int ok;
-        char why[256];
-        if (!spec_task_uses(st, tn[ti])) continue;
-        if (tmpl_supports(S->T, tn[ti], t, &S->dev, &ok, why, sizeof why)) {
-            warning("%s", tmpl_errmsg(S->T));
-            S->by_status[2]++;
-            continue;
-        }
-        if (!ok) continue;
+        if (!template_usable(S, st, tn[ti], t)) continue;
         if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt[nuse])) warning("%s", tmpl_errmsg(S->T));
         use[nuse++] = tn[ti];
     }
