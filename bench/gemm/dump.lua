@@ -9,7 +9,7 @@ function lib(n)
 end
 OP = lib("gemm").op(layout)
 local fam = dofile(root .. "/templates/gemm_" .. layout .. "/wgmma.lua")
-local p = fam.default()
+local p = fam.default({ m = 4096, n = 4096, k = 4096 })
 for i = 5, #arg do
   local k, v = arg[i]:match("^([%w_]+)=(.*)$")
   p[k] = tonumber(v) or v

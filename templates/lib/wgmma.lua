@@ -29,6 +29,17 @@
 -- shared-memory buffers per consumer that TMA stores to D (the tensor map
 -- clips the edges): full 128-byte lines instead of 4-byte scattered stores.
 --
+-- Stream-K (persistent grids): when the units do not divide evenly among the
+-- G resident workers, the last `units mod G` units are not given whole to a
+-- few workers (a mostly empty last wave) but their k-iterations are split
+-- evenly over all G: each worker takes a contiguous range, which can cover
+-- the end of one unit and the start of the next. A worker that does only
+-- part of a unit writes its fp32 accumulators to the workspace (two slots
+-- per worker) and takes a ticket; the last one of the unit to arrive adds
+-- the unit's pieces in k order (so the sum never depends on who came last)
+-- and stores D, then resets the ticket for the next launch. No spinning,
+-- no float atomics: deterministic.
+--
 -- Leading dimensions must be multiples of 8 elements (TMA needs 16-byte
 -- strides); supports() sends other shapes to the other families.
 local gemm = lib("gemm")
@@ -65,6 +76,7 @@ M.params = {
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
   { "epilogue", { "direct", "tma" } },
+  { "streamk", { 0, 1 } },
 }
 
 -- Rows of the CTA tile one consumer warpgroup computes.
@@ -77,7 +89,30 @@ local function share(p)
   return (p.cluster == "2x1" and 1) or (p.cluster == "1x2" and 2) or 0
 end
 
+-- Workers of a persistent grid, and the units a grid would have at shape.
+local function workers(p, dev) return (dev.sms or 132) // (share(p) > 0 and 2 or 1) end
+local function units(p, shape)
+  local sh = share(p)
+  local tm = (shape.m + p.bm - 1) // p.bm
+  local tn = (shape.n + p.bn - 1) // p.bn
+  if sh == 1 then tm = (tm + 1) // 2 end
+  if sh == 2 then tn = (tn + 1) // 2 end
+  return tm * tn
+end
+
+-- Stream-K workspace: a page of tickets, then two accumulator slots per
+-- worker (CTA), each the CTA's BM x BN fp32 tile.
+local TICKET_BYTES = 4096
+local function streamk_bytes(p, dev)
+  return TICKET_BYTES + 2 * (dev.sms or 132) * p.bm * p.bn * 4
+end
+
 function M.constraints(layout, p, shape, dt, dev)
+  if p.streamk == 1 then
+    if p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
+    local u, g = units(p, shape), workers(p, dev)
+    if u % g == 0 then return false, "the units fill every wave: nothing for stream-K to split" end
+  end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
   if wm % 64 ~= 0 then return false, "each consumer warpgroup needs a multiple of 64 rows" end
@@ -206,10 +241,14 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define CW %d
 #define EPI_F32 %d
 #define EPI_CVT "%s"
+#define STREAMK %d
+#define NPARTS %d
+#define TICKET_BYTES %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       p.epilogue == "tma" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
-      t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2"),
+      t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
+      p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
 
@@ -292,6 +331,44 @@ AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
   tm = first + r % rows; tn = r / rows;
 #endif
 }
+
+// This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
+// cluster counting once) takes the data-parallel units w, w + G, ... below
+// dp, then (STREAMK) iterations [a, b) of the last sk = units mod G units'
+// sk * kiters, split evenly over the G workers.
+struct sched_t {
+  int G, w, dp, ndp, kiters, a, b, per, extra;   // sk * kiters < 2^31: k < 2^37
+};
+AIT_DEV void sched_init(sched_t& S, int nunits, int kiters) {
+  S.G = gridDim.x / CLUSTER; S.w = blockIdx.x / CLUSTER; S.kiters = kiters;
+  const int sk = STREAMK ? nunits % S.G : 0;
+  S.dp = nunits - sk;
+  S.ndp = S.w < S.dp ? (S.dp - S.w + S.G - 1) / S.G : 0;
+  const int total = sk * kiters;
+  S.per = total / S.G; S.extra = total % S.G;
+  S.a = S.w * S.per + min(S.w, S.extra);
+  S.b = S.a + S.per + (S.w < S.extra ? 1 : 0);
+}
+AIT_DEV bool item_at(const sched_t& S, int it, int& u, int& k0, int& k1) {
+  if (it < S.ndp) { u = S.w + it * S.G; k0 = 0; k1 = S.kiters; return true; }
+  if (!STREAMK || S.a >= S.b) return false;
+  const int u0 = S.a / S.kiters + (it - S.ndp), s0 = u0 * S.kiters;
+  if (s0 >= S.b) return false;
+  u = S.dp + u0;
+  k0 = max(S.a, s0) - s0;
+  k1 = min(S.b, s0 + S.kiters) - s0;
+  return true;
+}
+// The worker whose range holds stream-K iteration x.
+AIT_DEV int worker_of(const sched_t& S, int x) {
+  const int big = S.extra * (S.per + 1);
+  return x < big ? x / (S.per + 1) : S.extra + (x - big) / S.per;
+}
+// Worker w's accumulator slot for stream-K unit u0 (its first or second).
+AIT_DEV float* sk_slot(const sched_t& S, unsigned char* ws, int w, int u0, int rank, int part) {
+  const int j = u0 == (w * S.per + min(w, S.extra)) / S.kiters ? 0 : 1;
+  return (float*)(ws + TICKET_BYTES) + (((long long)(2 * w + j) * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
+}
 ]],
     store,
     string.format([[
@@ -306,7 +383,7 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 %s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,
-   long long m, long long n, long long k)
+   long long m, long long n, long long k%s)
 {
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -319,6 +396,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const int units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m, units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
   const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
   const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
+  sched_t S;
+  sched_init(S, nunits, kiters);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER); }
     if (PINGPONG) { mbar_init(order, 4); mbar_init(order + 8, 4); }
@@ -329,12 +408,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
     if (threadIdx.x == 0) {
       int s = 0; unsigned ph = 0;
-      for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER) {
+      int u, k0, k1;
+      for (int it = 0; item_at(S, it, u, k0, k1); it++) {
         int tm, tn;
         tile_at(u, units_m, units_n, tm, tn);
         if (SHARE == 1) tm = 2 * tm + rank;
         if (SHARE == 2) tn = 2 * tn + rank;
-        for (int kb = 0; kb < kiters; kb++) {
+        for (int kb = k0; kb < k1; kb++) {
           mbar_wait(empty + 8 * s, ph ^ 1);
           const unsigned bar = full + 8 * s;
           mbar_expect(bar, A_BYTES + B_BYTES);
@@ -352,10 +432,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if EPI_TMA
     unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
 #endif
-    for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER, mine++) {
+    int u, k0, k1;
+#if STREAMK
+    __shared__ unsigned sk_last[2];
+#endif
+    for (int it = 0; item_at(S, it, u, k0, k1); it++, mine++) {
       if (PINGPONG && (int)(mine & 1) != c) {
         // The other consumer's tile: skip its slots in the ring.
-        const int to = s + kiters;
+        const int to = s + (k1 - k0);
         ph ^= (unsigned)((to / STAGES) & 1);
         s = to %% STAGES;
         continue;
@@ -373,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
       int prev = -1;
-      for (int kb = 0; kb < kiters; kb++) {
+      for (int kb = k0; kb < k1; kb++) {
         mbar_wait(full + 8 * s, ph);
         const unsigned sA = base + s * A_BYTES + (PINGPONG ? 0 : c * WM * 128);
         const unsigned sB = base + STAGES * A_BYTES + s * B_BYTES;
@@ -397,6 +481,45 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (PINGPONG && lane == 0) mbar_arrive(order + 8 * (c ^ 1));
       wg_wait<0>();
       if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
+#if STREAMK
+      if (u >= S.dp) {
+        // Part of a stream-K unit: its pieces meet in the workspace.
+        const int u0 = u - S.dp, part = PINGPONG ? 0 : c, tid = threadIdx.x %% 128;
+        const int wf = worker_of(S, u0 * kiters), wl = worker_of(S, (u0 + 1) * kiters - 1);
+        if (wf != wl) {
+          float4* mine4 = (float4*)sk_slot(S, ws, S.w, u0, rank, part);
+#pragma unroll
+          for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+              __stcg(mine4 + (i * (BN / 8) + j) * 128 + tid,
+                     make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]));
+          __threadfence();
+          wg_sync(1 + c);
+          unsigned* ticket = (unsigned*)ws + (u0 * CLUSTER + rank) * NPARTS + part;
+          if (tid == 0) sk_last[c] = atomicAdd(ticket, 1u) == (unsigned)(wl - wf);
+          wg_sync(1 + c);
+          if (!sk_last[c]) continue;
+          __threadfence();
+          // The last piece in: add all of them in k order.
+#pragma unroll
+          for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
+          for (int w = wf; w <= wl; w++) {
+            const float4* q = (const float4*)sk_slot(S, ws, w, u0, rank, part);
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+              for (int j = 0; j < BN / 8; j++) {
+                const float4 v = __ldcg(q + (i * (BN / 8) + j) * 128 + tid);
+                acc[i][4 * j] += v.x; acc[i][4 * j + 1] += v.y; acc[i][4 * j + 2] += v.z; acc[i][4 * j + 3] += v.w;
+              }
+          }
+          if (tid == 0) *ticket = 0u;   // ready for the next launch
+        }
+      }
+#endif
       // Epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8) and
       // column pairs 8*j + 2*(lane%%4) of each 64-row slab.
 #if EPI_TMA
@@ -465,7 +588,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // No CTA of a pair leaves while its peer may still arrive on its barriers.
   if (CLUSTER > 1) cluster_sync();
 }
-]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct, p.producer_regs,
+]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct,
+    p.streamk == 1 and ", unsigned char* __restrict__ ws" or "", p.producer_regs,
     a_load, b_load, consumer_regs(p), b_desc),
   }
   return table.concat(src, "\n")
@@ -478,7 +602,10 @@ function M.launch(layout, p, dt, dev)
   local sh = share(p)
   local units = string.format("cdiv(m, %d) * cdiv(n, %d)", sh == 1 and 2 * p.bm or p.bm, sh == 2 and 2 * p.bn or p.bn)
   local per = sh > 0 and 2 or 1
-  local grid = p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
+  -- Stream-K keeps every worker even when there are fewer units than SMs:
+  -- the idle ones are what it splits the k-iterations over.
+  local grid = p.streamk == 1 and tostring((dev.sms or 132) // per * per)
+               or p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
                or string.format("%s * %d", units, per)
   local tmB
   if layout == "nt" then
@@ -503,6 +630,7 @@ function M.launch(layout, p, dt, dev)
                        { kind = "dim", expr = "k" } }) do
     params[#params + 1] = x
   end
+  if p.streamk == 1 then params[#params + 1] = { kind = "workspace", size = tostring(streamk_bytes(p, dev)) } end
   return {
     grid = { grid, 1, 1 },
     block = { 128 * (p.consumers + 1), 1, 1 },
@@ -530,7 +658,7 @@ function M.family(op)
     default = function(shape, dt, dev)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
-               epilogue = shape.n % 8 == 0 and "tma" or "direct" }
+               epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0 }
     end,
   }
 end
