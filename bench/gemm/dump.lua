@@ -9,13 +9,19 @@ function lib(n)
 end
 OP = lib("gemm").op(layout)
 local fam = dofile(root .. "/templates/gemm_" .. layout .. "/wgmma.lua")
-local p = fam.default({ m = 4096, n = 4096, k = 4096 })
+-- shape=MxNxK (default 4096^3) is the shape constraints are checked at.
+local shape = { m = 4096, n = 4096, k = 4096 }
+for i = 5, #arg do
+  local m, n, k = arg[i]:match("^shape=(%d+)x(%d+)x(%d+)$")
+  if m then shape = { m = tonumber(m), n = tonumber(n), k = tonumber(k) } end
+end
+local p = fam.default(shape)
 for i = 5, #arg do
   local k, v = arg[i]:match("^([%w_]+)=(.*)$")
-  p[k] = tonumber(v) or v
+  if k ~= "shape" then p[k] = tonumber(v) or v end
 end
 local dev = { cc = 90, sms = 132, smem_optin = 232448 }
-local ok, why = fam.constraints(p, {m=4096,n=4096,k=4096}, dt, dev)
+local ok, why = fam.constraints(p, shape, dt, dev)
 if not ok then io.stderr:write("invalid: " .. why .. "\n") os.exit(1) end
 io.write(fam.source(p, dt, dev, name))
 local L = fam.launch(p, dt, dev)
