@@ -64,7 +64,10 @@
 **   device addresses in .ptr, scalars in .f32; entries for dims are ignored
 **   (the shape gives them). When aitune_kernel_workspace reports a non-zero
 **   size, one more entry follows: a device buffer of at least that many
-**   bytes, which aitune_launch zeroes on the stream before the kernel.
+**   bytes. aitune_launch zeroes, on the stream before the kernel, the part
+**   the kernel needs zero (the launch plan's workspace "zero": e.g. a
+**   stream-K GEMM's 4 KB of tickets, not its tens of MB of partial tiles,
+**   which it writes before it reads); the rest may hold anything.
 ** - Buffers of kernels that use TMA must be 16-byte aligned (PyTorch's and
 **   cudaMalloc's always are).
 ** - Lookups and kernel_gets that were not answered by an exact bucket are

@@ -1241,7 +1241,7 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             ;
     }
-    if (L.g.ws_bytes && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_bytes, s)) != CUDA_SUCCESS)
+    if (L.g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_zero, s)) != CUDA_SUCCESS)
         return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
     cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, &L);
     if (cr != CUDA_SUCCESS)

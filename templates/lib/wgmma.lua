@@ -630,7 +630,11 @@ function M.launch(layout, p, dt, dev)
                        { kind = "dim", expr = "k" } }) do
     params[#params + 1] = x
   end
-  if p.streamk == 1 then params[#params + 1] = { kind = "workspace", size = tostring(streamk_bytes(p, dev)) } end
+  -- Only the tickets must be zero at a launch (the kernel leaves them zero
+  -- again); the partial tiles are written before they are read.
+  if p.streamk == 1 then
+    params[#params + 1] = { kind = "workspace", size = tostring(streamk_bytes(p, dev)), zero = tostring(TICKET_BYTES) }
+  end
   return {
     grid = { grid, 1, 1 },
     block = { 128 * (p.consumers + 1), 1, 1 },
