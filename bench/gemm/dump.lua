@@ -26,5 +26,5 @@ if not ok then io.stderr:write("invalid: " .. why .. "\n") os.exit(1) end
 io.write(fam.source(p, dt, dev, name))
 local L = fam.launch(p, dt, dev)
 local share = (p.cluster == "2x1" and 1) or (p.cluster == "1x2" and 2) or 0
-io.stderr:write(string.format("smem=%d block=%d share=%d abox=%d bbox=%d epi=%d grid=%s\n", L.smem, L.block[1], share,
-  L.params[1].box[2], L.params[2].box[2], p.epilogue == "tma" and 1 or 0, L.grid[1]))
+io.stderr:write(string.format("smem=%d block=%d share=%d abox=%d bbox=%d epi=%d streamk=%d grid=%s\n", L.smem, L.block[1], share,
+  L.params[1].box[2], L.params[2].box[2], p.epilogue == "tma" and 1 or 0, p.streamk or 0, L.grid[1]))

@@ -30,15 +30,20 @@
 -- clips the edges): full 128-byte lines instead of 4-byte scattered stores.
 --
 -- Stream-K (persistent grids): when the units do not divide evenly among the
--- G resident workers, the last `units mod G` units are not given whole to a
--- few workers (a mostly empty last wave) but their k-iterations are split
--- evenly over all G: each worker takes a contiguous range, which can cover
--- the end of one unit and the start of the next. A worker that does only
--- part of a unit writes its fp32 accumulators to the workspace (two slots
--- per worker) and takes a ticket; the last one of the unit to arrive adds
--- the unit's pieces in k order (so the sum never depends on who came last)
--- and stores D, then resets the ticket for the next launch. No spinning,
--- no float atomics: deterministic.
+-- G resident workers, the last sk = `units mod G` units are not given whole
+-- to a few workers (a mostly empty last wave): their k loops are split into
+-- s = G / sk pieces (when s >= 2) over the idle workers, worker p * sk + u
+-- taking piece p of unit u. Pieces are aligned in k across units, so the
+-- workers that run together read the same k-slices of shared A and B panels,
+-- as a data-parallel wave does. (A first version gave each worker an equal
+-- contiguous range of the units' k-iterations, true stream-K: measured on
+-- the H100 it lost up to 45% against data-parallel when every unit was
+-- split, since workers at unrelated k positions share no panel slices in
+-- L2.) Each piece's fp32 accumulators go to the workspace (one slot per
+-- worker) with a ticket; the last piece of a unit to arrive adds the pieces
+-- in k order (so the sum never depends on who came last) and stores D, then
+-- resets the ticket for the next launch. No spinning, no float atomics:
+-- deterministic.
 --
 -- Leading dimensions must be multiples of 8 elements (TMA needs 16-byte
 -- strides); supports() sends other shapes to the other families.
@@ -100,18 +105,21 @@ local function units(p, shape)
   return tm * tn
 end
 
--- Stream-K workspace: a page of tickets, then two accumulator slots per
--- worker (CTA), each the CTA's BM x BN fp32 tile.
+-- Stream-K workspace: a page of tickets, then one accumulator slot per
+-- worker (CTA), the CTA's BM x BN fp32 tile.
 local TICKET_BYTES = 4096
 local function streamk_bytes(p, dev)
-  return TICKET_BYTES + 2 * (dev.sms or 132) * p.bm * p.bn * 4
+  return TICKET_BYTES + (dev.sms or 132) * p.bm * p.bn * 4
 end
 
 function M.constraints(layout, p, shape, dt, dev)
   if p.streamk == 1 then
     if p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
     local u, g = units(p, shape), workers(p, dev)
-    if u % g == 0 then return false, "the units fill every wave: nothing for stream-K to split" end
+    local kiters = (shape.k + 63) // 64
+    if u % g == 0 or math.min(g // (u % g), kiters) < 2 then
+      return false, "no partial wave that fits twice into the idle workers: nothing for stream-K to split"
+    end
   end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
@@ -334,40 +342,31 @@ AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
 
 // This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
 // cluster counting once) takes the data-parallel units w, w + G, ... below
-// dp, then (STREAMK) iterations [a, b) of the last sk = units mod G units'
-// sk * kiters, split evenly over the G workers.
+// dp, then (STREAMK, w < s * sk) piece w / sk of the k loop of unit
+// dp + w mod sk, one of s equal pieces.
 struct sched_t {
-  int G, w, dp, ndp, kiters, a, b, per, extra;   // sk * kiters < 2^31: k < 2^37
+  int G, w, dp, ndp, kiters, sk, s;
 };
 AIT_DEV void sched_init(sched_t& S, int nunits, int kiters) {
   S.G = gridDim.x / CLUSTER; S.w = blockIdx.x / CLUSTER; S.kiters = kiters;
-  const int sk = STREAMK ? nunits % S.G : 0;
-  S.dp = nunits - sk;
+  S.sk = STREAMK ? nunits % S.G : 0;
+  S.s = S.sk ? min(S.G / S.sk, kiters) : 0;
+  if (S.s < 2) S.sk = S.s = 0;    // nothing to split: the tail stays data-parallel
+  S.dp = nunits - S.sk;
   S.ndp = S.w < S.dp ? (S.dp - S.w + S.G - 1) / S.G : 0;
-  const int total = sk * kiters;
-  S.per = total / S.G; S.extra = total % S.G;
-  S.a = S.w * S.per + min(S.w, S.extra);
-  S.b = S.a + S.per + (S.w < S.extra ? 1 : 0);
 }
 AIT_DEV bool item_at(const sched_t& S, int it, int& u, int& k0, int& k1) {
   if (it < S.ndp) { u = S.w + it * S.G; k0 = 0; k1 = S.kiters; return true; }
-  if (!STREAMK || S.a >= S.b) return false;
-  const int u0 = S.a / S.kiters + (it - S.ndp), s0 = u0 * S.kiters;
-  if (s0 >= S.b) return false;
-  u = S.dp + u0;
-  k0 = max(S.a, s0) - s0;
-  k1 = min(S.b, s0 + S.kiters) - s0;
+  if (!STREAMK || it > S.ndp || S.w >= S.s * S.sk) return false;
+  const int p = S.w / S.sk;
+  u = S.dp + S.w % S.sk;
+  k0 = (int)((long long)p * S.kiters / S.s);
+  k1 = (int)((long long)(p + 1) * S.kiters / S.s);
   return true;
 }
-// The worker whose range holds stream-K iteration x.
-AIT_DEV int worker_of(const sched_t& S, int x) {
-  const int big = S.extra * (S.per + 1);
-  return x < big ? x / (S.per + 1) : S.extra + (x - big) / S.per;
-}
-// Worker w's accumulator slot for stream-K unit u0 (its first or second).
-AIT_DEV float* sk_slot(const sched_t& S, unsigned char* ws, int w, int u0, int rank, int part) {
-  const int j = u0 == (w * S.per + min(w, S.extra)) / S.kiters ? 0 : 1;
-  return (float*)(ws + TICKET_BYTES) + (((long long)(2 * w + j) * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
+// Worker w's accumulator slot (a worker has at most one piece).
+AIT_DEV float* sk_slot(unsigned char* ws, int w, int rank, int part) {
+  return (float*)(ws + TICKET_BYTES) + (((long long)w * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
 }
 ]],
     store,
@@ -485,9 +484,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (u >= S.dp) {
         // Part of a stream-K unit: its pieces meet in the workspace.
         const int u0 = u - S.dp, part = PINGPONG ? 0 : c, tid = threadIdx.x %% 128;
-        const int wf = worker_of(S, u0 * kiters), wl = worker_of(S, (u0 + 1) * kiters - 1);
-        if (wf != wl) {
-          float4* mine4 = (float4*)sk_slot(S, ws, S.w, u0, rank, part);
+        {
+          float4* mine4 = (float4*)sk_slot(ws, S.w, rank, part);
 #pragma unroll
           for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -497,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           __threadfence();
           wg_sync(1 + c);
           unsigned* ticket = (unsigned*)ws + (u0 * CLUSTER + rank) * NPARTS + part;
-          if (tid == 0) sk_last[c] = atomicAdd(ticket, 1u) == (unsigned)(wl - wf);
+          if (tid == 0) sk_last[c] = atomicAdd(ticket, 1u) == (unsigned)(S.s - 1);
           wg_sync(1 + c);
           if (!sk_last[c]) continue;
           __threadfence();
@@ -506,8 +504,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           for (int i = 0; i < MI; i++)
 #pragma unroll
             for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
-          for (int w = wf; w <= wl; w++) {
-            const float4* q = (const float4*)sk_slot(S, ws, w, u0, rank, part);
+          for (int pc = 0; pc < S.s; pc++) {
+            const float4* q = (const float4*)sk_slot(ws, pc * S.sk + u0, rank, part);
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
