@@ -140,6 +140,11 @@ function M.constraints(layout, p, shape, dt, dev)
   -- Measured with ptxas 13.0: 192 accumulators plus the multicast of B's
   -- 64-column chunks spill 8 bytes in the nn layout.
   if layout == "nn" and acc > 128 and share(p) == 1 then return false, "spills (192 accumulators, shared B chunks)" end
+  -- Measured with ptxas 13.0: stream-K's fix-up next to 192 accumulators
+  -- spills 16-120 bytes, and next to 128 with one consumer 8.
+  if p.streamk == 1 and (acc > 128 or (acc == 128 and p.consumers == 1)) then
+    return false, "spills (stream-K's fix-up next to the accumulators)"
+  end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
