@@ -4,6 +4,7 @@
 #include "peers.h"
 #include "identity.h"
 #include "jit.h"
+#include "json.h"
 #include "progress.h"
 #include "registry.h"
 #include "search.h"
@@ -1370,11 +1371,16 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
 ** each verified and timed, then raced. The winner stays when it is still
 ** the fastest within the noise margin; when another finalist now beats it by
 ** more, or a finalist fails (compile, verify, fault), the bucket is searched
-** again as a sweep would. */
+** again as a sweep would. A split bucket (its parts' winners stored, spec.h:
+** bucket_split) races its parts' finalists, each once, at its own size and,
+** when they all still pass, holds and splits again as a sweep with hold
+** would (retune_split); a finalist that fails sends it to a search. */
 static int add_stored(const char *tmpl, const char *config, double median_us, void *ctx)
 {
     retune_final *rf = ctx;
     if (rf->n == (int)(sizeof rf->f / sizeof rf->f[0])) return 0;
+    for (int i = 0; i < rf->n; i++)      /* a split bucket's parts share their finalists */
+        if (!strcmp(rf->f[i].tmpl, tmpl) && !strcmp(rf->f[i].config, config)) return 0;
     snprintf(rf->f[rf->n].tmpl, sizeof rf->f[rf->n].tmpl, "%s", tmpl);
     rf->f[rf->n].config = xstrdup(config);
     rf->f[rf->n].median_us = median_us;
@@ -1382,11 +1388,87 @@ static int add_stored(const char *tmpl, const char *config, double median_us, vo
     return 0;
 }
 
+/* The stored winners of b and its parts (this GPU's when it has any), and
+** whether b is split: some are its parts'. */
+static int stored_family(sw *S, const op_task *t, const bucket *b, const char *hw, winner **fam, int *n, int *split)
+{
+    if (reg_winner_family(S->R, t->op, S->arch, t->dtype, b->key, hw, fam, n)) return error("%s", reg_errmsg(S->R));
+    *split = 0;
+    for (int i = 0; i < *n; i++) *split |= strcmp((*fam)[i].bucket, b->key) != 0;
+    return 0;
+}
+
+static void family_free(winner *fam, int n)
+{
+    for (int i = 0; i < n; i++) winner_free(&fam[i]);
+    free(fam);
+}
+
+static int retune_split(sw *S, const spec_task *st, const op_task *t, const bucket *b, const char *hw, winner *fam, int nfam)
+{
+    retune_final rf = { 0 };
+    int rc = 0;
+    for (int i = 0; i < nfam && !rc; i++)
+        if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, fam[i].bucket, hw, add_stored, &rf))
+            rc = error("%s", reg_errmsg(S->R));
+    char label[160];
+    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
+    progress_bucket(S->P, label);
+    progress_plan(S->P, rf.n);
+    cand cs[16];
+    memset(cs, 0, sizeof cs);
+    for (int i = 0; i < rf.n; i++) instantiate(S, &cs[i], rf.f[i].tmpl, rf.f[i].config, t);
+    bucket_state bs = { .exhaustive = 1 };
+    if (!rc) rc = run_batch(S, cs, rf.n, t, b, NULL, &bs, NULL);
+    int failed = 0;
+    for (int i = 0; i < rf.n; i++) failed += strcmp(cs[i].m.status, "ok") != 0;
+    drain(S, cs, rf.n);
+    for (int i = 0; i < rf.n; i++) cand_free(&cs[i]);
+    /* Held and split as the sweep did, whatever retune does elsewhere. */
+    int hold = S->hold;
+    S->hold = 1;
+    if (!rc && !failed) rc = confirm(S, t, b, &bs);
+    winner *now = NULL;
+    int nnow = 0, kept = 0, split;
+    if (!rc && !failed && !stored_family(S, t, b, hw, &now, &nnow, &split))
+        for (int i = 0; i < nnow; i++)
+            for (int j = 0; j < nfam; j++)
+                kept += !strcmp(now[i].bucket, fam[j].bucket) && !strcmp(now[i].tmpl, fam[j].tmpl) &&
+                        !strcmp(now[i].config, fam[j].config);
+    note(S, "%s", "");
+    if (!rc && !failed)
+        printf("retune %s %s %s: split in %d parts, %d finalists raced again: now %d part%s, %d winner%s kept\n", t->op,
+               t->dtype, b->key, nfam, rf.n, nnow, nnow == 1 ? "" : "s", kept, kept == 1 ? "" : "s");
+    else if (!rc)
+        printf("retune %s %s %s: split in %d parts: a finalist failed; searching the bucket again\n", t->op, t->dtype, b->key,
+               nfam);
+    fflush(stdout);
+    S->retuned++;
+    if (!rc && failed) {
+        S->escalated++;
+        rc = tune_bucket(S, st, t, b);
+    }
+    S->hold = hold;
+    family_free(now, nnow);
+    bucket_state_free(&bs);
+    for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+    return rc;
+}
+
 static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     retune_final rf = { 0 };
     char hw[256];
     identity_hw(&S->dev, hw, sizeof hw);
+    winner *fam;
+    int nfam, split;
+    if (stored_family(S, t, b, hw, &fam, &nfam, &split)) return -1;
+    if (split) {
+        int rc = retune_split(S, st, t, b, hw, fam, nfam);
+        family_free(fam, nfam);
+        return rc;
+    }
+    family_free(fam, nfam);
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
@@ -1431,12 +1513,11 @@ static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const buc
 }
 
 /* check: the winner of this GPU, verified and timed again, against the time
-** it was recorded with. Nothing is stored but the measurement. */
-static int check_bucket(sw *S, const op_task *t, const bucket *b)
+** it was recorded with. Nothing is stored but the measurement. A split
+** bucket's parts are checked each at its own size (check_bucket). */
+static int check_winner(sw *S, const op_task *t, const bucket *b, const char *hw)
 {
     retune_final rf = { 0 };
-    char hw[256];
-    identity_hw(&S->dev, hw, sizeof hw);
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
@@ -1495,6 +1576,55 @@ static int check_bucket(sw *S, const op_task *t, const bucket *b)
     cand_free(&c);
     bucket_state_free(&bs);
     for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+    return rc;
+}
+
+/* A stored part as a bucket: edges from the row, its size from the row's
+** shape (JSON, dim -> size). */
+static int part_of_row(const winner *w, const op_task *t, bucket *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->ndims = t->ndims;
+    snprintf(pb->key, sizeof pb->key, "%s", w->bucket);
+    const char *lo = w->lo, *hi = w->hi;
+    json *sh = NULL;
+    char err[128];
+    if (json_parse(w->shape, &sh, err, sizeof err)) return -1;
+    int bad = 0;
+    for (int d = 0; d < t->ndims && !bad; d++) {
+        char *e1, *e2;
+        pb->lo[d] = strtoll(lo, &e1, 10);
+        pb->hi[d] = strtoll(hi, &e2, 10);
+        const json *v = json_get(sh, t->dims[d]);
+        bad = e1 == lo || e2 == hi || !v || v->type != JSON_NUM || !v->is_int;
+        if (!bad) pb->rep[d] = v->i;
+        bad = bad || pb->rep[d] < pb->lo[d] || pb->rep[d] >= pb->hi[d] || pb->rep[d] < 1;
+        lo = *e1 ? e1 + 1 : e1;
+        hi = *e2 ? e2 + 1 : e2;
+    }
+    json_free(sh);
+    return bad ? -1 : 0;
+}
+
+static int check_bucket(sw *S, const op_task *t, const bucket *b)
+{
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    winner *fam;
+    int nfam, split, rc = 0;
+    if (stored_family(S, t, b, hw, &fam, &nfam, &split)) return -1;
+    if (!split) rc = check_winner(S, t, b, hw);
+    for (int i = 0; i < nfam && split && !rc; i++) {
+        bucket pb;
+        op_task tp;
+        if (part_of_row(&fam[i], t, &pb)) {
+            warning("%s %s %s: the stored part's edges or size do not parse; not checked", t->op, t->dtype, fam[i].bucket);
+            continue;
+        }
+        if (tmpl_task(S->T, t->op, t->dtype, pb.rep, &tp)) rc = error("%s", tmpl_errmsg(S->T));
+        else if (!(rc = send_task(S, &tp))) rc = check_winner(S, &tp, &pb, hw);
+    }
+    family_free(fam, nfam);
     return rc;
 }
 
