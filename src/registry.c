@@ -744,15 +744,9 @@ int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
     return 0;
 }
 
-int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
+/* Every row of st (WINNER_COLS) into *out, *n; st finalized. */
+static int read_winners(reg *r, sqlite3_stmt *st, winner **out, int *n)
 {
-    *out = NULL;
-    *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         *out = xrealloc(*out, sizeof **out * (size_t)(*n + 1));
@@ -769,6 +763,18 @@ int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, 
     return 0;
 }
 
+int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    return read_winners(r, st, out, n);
+}
+
 int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtype, const char *home, const char *hw,
                       winner **out, int *n)
 {
@@ -781,20 +787,7 @@ int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtyp
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, home);
     bind_text(st, 5, hw);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        *out = xrealloc(*out, sizeof **out * (size_t)(*n + 1));
-        read_winner(st, &(*out)[(*n)++]);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        for (int i = 0; i < *n; i++) winner_free(&(*out)[i]);
-        free(*out);
-        *out = NULL;
-        *n = 0;
-        return dbfail(r, "cannot read winners");
-    }
-    return 0;
+    return read_winners(r, st, out, n);
 }
 
 void winner_free(winner *w)

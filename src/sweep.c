@@ -1404,6 +1404,25 @@ static void family_free(winner *fam, int n)
     free(fam);
 }
 
+/* retune: the stored finalists rf, measured again at b's size into bs;
+** *failed counts those that no longer pass. */
+static int remeasure(sw *S, const op_task *t, const bucket *b, const retune_final *rf, bucket_state *bs, int *failed)
+{
+    char label[160];
+    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
+    progress_bucket(S->P, label);
+    progress_plan(S->P, rf->n);
+    cand cs[16];
+    memset(cs, 0, sizeof cs);
+    for (int i = 0; i < rf->n; i++) instantiate(S, &cs[i], rf->f[i].tmpl, rf->f[i].config, t);
+    int rc = run_batch(S, cs, rf->n, t, b, NULL, bs, NULL);
+    *failed = 0;
+    for (int i = 0; i < rf->n; i++) *failed += strcmp(cs[i].m.status, "ok") != 0;
+    drain(S, cs, rf->n);
+    for (int i = 0; i < rf->n; i++) cand_free(&cs[i]);
+    return rc;
+}
+
 static int retune_split(sw *S, const spec_task *st, const op_task *t, const bucket *b, const char *hw, winner *fam, int nfam)
 {
     retune_final rf = { 0 };
@@ -1411,19 +1430,9 @@ static int retune_split(sw *S, const spec_task *st, const op_task *t, const buck
     for (int i = 0; i < nfam && !rc; i++)
         if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, fam[i].bucket, hw, add_stored, &rf))
             rc = error("%s", reg_errmsg(S->R));
-    char label[160];
-    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
-    progress_bucket(S->P, label);
-    progress_plan(S->P, rf.n);
-    cand cs[16];
-    memset(cs, 0, sizeof cs);
-    for (int i = 0; i < rf.n; i++) instantiate(S, &cs[i], rf.f[i].tmpl, rf.f[i].config, t);
     bucket_state bs = { .exhaustive = 1 };
-    if (!rc) rc = run_batch(S, cs, rf.n, t, b, NULL, &bs, NULL);
     int failed = 0;
-    for (int i = 0; i < rf.n; i++) failed += strcmp(cs[i].m.status, "ok") != 0;
-    drain(S, cs, rf.n);
-    for (int i = 0; i < rf.n; i++) cand_free(&cs[i]);
+    if (!rc) rc = remeasure(S, t, b, &rf, &bs, &failed);
     /* Held and split as the sweep did, whatever retune does elsewhere. */
     int hold = S->hold;
     S->hold = 1;
@@ -1472,19 +1481,9 @@ static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const buc
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
-    char label[160];
-    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
-    progress_bucket(S->P, label);
-    progress_plan(S->P, rf.n);
-    cand cs[16];
-    memset(cs, 0, sizeof cs);
-    for (int i = 0; i < rf.n; i++) instantiate(S, &cs[i], rf.f[i].tmpl, rf.f[i].config, t);
     bucket_state bs = { .exhaustive = 1 };
-    int rc = run_batch(S, cs, rf.n, t, b, NULL, &bs, NULL);
-    int failed = 0;
-    for (int i = 0; i < rf.n; i++) failed += strcmp(cs[i].m.status, "ok") != 0;
-    drain(S, cs, rf.n);
-    for (int i = 0; i < rf.n; i++) cand_free(&cs[i]);
+    int failed;
+    int rc = remeasure(S, t, b, &rf, &bs, &failed);
     double old_us = rf.f[0].median_us;     /* the stored winner comes first */
     bs.keep_tmpl = rf.f[0].tmpl;
     bs.keep_config = rf.f[0].config;

@@ -410,7 +410,7 @@ static void test_readonly_dir(void)
     chmod(sub, 0755);
 }
 
-/* The lookup index: overlapping dim-0 ranges (no binary search by run),
+/* The lookup index: overlapping dim-0 ranges (cut into elementary runs),
 ** many groups, 2-D grids; answers as the plain scan gives them. */
 static void test_index(void)
 {
