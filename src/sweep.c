@@ -694,26 +694,31 @@ static int box_winner(sw *S, const probes *P, const bucket *box, int prefer, dou
 ** box_winner does. A dim whose halves keep the same winners in every part
 ** is joined again, until each split dim changes a winner somewhere; split
 ** along none, the bucket stays whole. One level: a part is not split again.
-** Returns -1 for a tool failure, else 0 with sp->n parts (0: not split). */
-static int split_bucket(sw *S, const op_task *t, const bucket *b, cand *cs, int cw, probes *P, split *sp)
+** sp->n: the parts; 0 when not split, with the reason in *why. */
+static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *cs, int cw, probes *P, split *sp, const char **why)
 {
     sp->n = 0;
+    *why = "it cannot be split (one size per dim)";
     unsigned mask = 0;
     long long at;
     for (int d = 0; d < b->ndims; d++)
         if (bucket_split_point(b->lo[d], b->hi[d], &at)) mask |= 1u << d;
     bucket parts[1 << SPEC_MAXDIMS];
     int n = mask ? bucket_split(b, mask, parts) : 0;
-    if (n <= 1) return 0;
+    if (n <= 1) return;
     for (int i = 0; i < n; i++) {
         long long up[TMPL_MAXDIMS];
         upper_edge(&parts[i], up);
-        if (probe_race(S, t, cs, sp->fi, parts[i].rep, P) < 0 || probe_race(S, t, cs, sp->fi, up, P) < 0) return -1;
+        if (probe_race(S, t, cs, sp->fi, parts[i].rep, P) < 0 || probe_race(S, t, cs, sp->fi, up, P) < 0) {
+            *why = "the worker could not take a part's size";
+            return;
+        }
     }
+    *why = "no part would change it";
     int w[1 << SPEC_MAXDIMS];
     for (;;) {
         n = mask ? bucket_split(b, mask, parts) : 0;
-        if (n <= 1) return 0;
+        if (n <= 1) return;
         for (int i = 0; i < n; i++) {
             double worst;
             int a;
@@ -738,16 +743,19 @@ static int split_bucket(sw *S, const op_task *t, const bucket *b, cand *cs, int 
         p->b = parts[i];
         int a, k = probe_find(P, parts[i].rep, b->ndims);
         p->w = box_winner(S, P, &parts[i], cw, &p->worst, &a);
-        if (k < 0 || !(P->p[k].us[p->w] > 0)) return 0;   /* every part needs its winner's time at its size */
+        if (k < 0 || !(P->p[k].us[p->w] > 0)) {   /* every part needs its winner's time at its size */
+            *why = "a part's winner has no time at its size";
+            return;
+        }
         memcpy(p->us, P->p[k].us, sizeof p->us);
         if (a >= 0) shape_text(P->p[a].shape, b->ndims, p->where, sizeof p->where);
     }
     sp->n = n;
-    return 0;
 }
 
-/* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split
-** (-1 for a tool failure). */
+/* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split.
+** A worker that cannot be given a probe's task (said already) ends the
+** probes: the winner is chosen from those raced. */
 static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w, split *sp)
 {
     int k = *kp, m = bs->nf < HOLD_FINALISTS ? bs->nf : HOLD_FINALISTS;
@@ -803,11 +811,11 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         if (fi[i] == w) cw = i;
         if (worst[i] < worst[cb]) cb = i;
     }
-    if (failed || !probed || cw < 0 || fi[cb] < 0) {
+    if (!probed || cw < 0 || fi[cb] < 0) {
         /* The worker's task goes back to the bucket's own shape. */
         send_task(S, t);
         free(P);
-        return failed ? -1 : w;
+        return w;
     }
     int nw = worst[cb] < worst[cw] - S->o->noise ? fi[cb] : w;
     S->held++;
@@ -823,15 +831,12 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, b->key, bs->f[nw].tmpl,
             bs->f[nw].config, 100 * worst[cb], where[cb]);
     int hw = nw != w ? cb : cw;   /* the hold winner's slot */
-    if (S->split_at > 0 && after > S->split_at) {
-        if (split_bucket(S, t, b, cs, hw, P, sp)) {
-            send_task(S, t);
-            free(P);
-            return -1;
-        }
+    if (S->split_at > 0 && after > S->split_at && !failed) {
+        const char *why;
+        split_bucket(S, t, b, cs, hw, P, sp, &why);
         if (!sp->n)
-            say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but no part would change it; "
-                "not split\n", t->op, t->dtype, b->key, 100 * after, 100 * S->split_at);
+            say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but %s; not split\n", t->op, t->dtype,
+                b->key, 100 * after, 100 * S->split_at, why);
     }
     double final_worst = after;
     int broken = !isfinite(after);
@@ -1063,10 +1068,10 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
             bs->f[i].median_us <= bs->f[0].median_us * (1 + S->o->noise))
             w = i;
     split *sp = xcalloc(1, sizeof *sp);
-    if (S->hold && k > 1 && (w = hold_probe(S, t, b, bs, cs, &k, w, sp)) < 0) rc = -1;
-    if (!rc && sp->n) {
+    if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, &k, w, sp);
+    if (sp->n) {
         rc = put_parts(S, t, b, bs, cs, k, sp);
-    } else if (!rc) {
+    } else {
         winner W;
         rc = winner_row(S, t, b, bs->f, k, w, bs->default_us, bs->exhaustive, cs, k, &W);
         if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
