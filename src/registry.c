@@ -3,7 +3,6 @@
 #include "registry.h"
 #include <errno.h>
 #include "plan.h"
-#include "spec.h"
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -931,12 +930,11 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
 {
     sqlite3_stmt *st = prep(r, "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
                                "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
-                               "error, device, run FROM measurements WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
+                               "error, device, run FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
+                               HOME("?4") " "
                                "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
     if (!st) return -1;
-    char home[96];
-    bucket_home(bucket, home, sizeof home);
-    bind_bucket(st, op, arch, dtype, home);
+    bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         measurement m;
@@ -975,12 +973,10 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
 int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                        int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-                               "AND bucket = ? ORDER BY id");
+    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+                               "AND bucket = " HOME("?4") " ORDER BY id");
     if (!st) return -1;
-    char home[96];
-    bucket_home(bucket, home, sizeof home);
-    bind_bucket(st, op, arch, dtype, home);
+    bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *s = (const char *)sqlite3_column_text(st, 0);

@@ -170,12 +170,15 @@ int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
                 int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx);
 
 /* Every measurement of one bucket on any device: ok ones fastest first, then
-** the failures by status. m's strings live only during the call. */
+** the failures by status (a split bucket's part: its bucket's, where the
+** search measured; spec.h: bucket_split). m's strings live only during the
+** call. */
 int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                             int (*cb)(const measurement *m, void *ctx), void *ctx);
 
 /* A bucket's measurements in the order they were made (each run's search,
-** then the next run's): status and time, for convergence plots. */
+** then the next run's): status and time, for convergence plots (a part's:
+** its bucket's). */
 int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                        int (*cb)(const char *status, double median_us, void *ctx), void *ctx);
 
@@ -231,7 +234,8 @@ int reg_text_rows(reg *r, const char *table, const char *op,
                   int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
 
 /* Drop what no winner needs: measurements but the winners' own (and, with
-** keep_finalists, the finalists' in each winner's runners_up) and the
+** keep_finalists, the finalists' in each winner's runners_up; a split
+** bucket's parts keep theirs in the bucket's measurements) and the
 ** cubins none of those, nor a winner or a default, name; then VACUUM
 ** (turning on incremental auto-vacuum) and truncate the WAL. */
 typedef struct reg_gc_stats {

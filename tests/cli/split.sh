@@ -102,6 +102,10 @@ expect_eq "why exits 0" "$RC" 0
 expect_stdout "^split in 2 parts" "why says the bucket is split"
 expect_stdout "^part n=2\^12/5760:" "and shows the part holding the shape"
 expect_no_stdout "^part n=2\^12/2\^12:" "not the other part"
+run "$AITUNE" why axpy --dtype f32 --bucket 'n=2^12/5760' --db "$DB"
+expect_stdout "^measured: [1-9][0-9]* candidates" "a part's measurements are its bucket's"
+run "$AITUNE" emit axpy --arch sm_90 --dtype f32 --shape 6000 --db "$DB" -o -
+expect_stdout "^// Chosen at level 'exact': bucket n=2\^12/5760:" "emit for one shape takes its part's kernel"
 
 # Resume: the same sweep again measures nothing and splits the same way.
 key="select bucket, lo, hi, template, config from winners order by bucket"
