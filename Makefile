@@ -78,6 +78,11 @@ $(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUIL
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $^
 
+# What a search costs before its first candidate (no GPU; not in `all`).
+$(BUILD)/bench/space_start: bench/space_start.c $(LIB_O)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
+
 # Debian packages the build needs; the CUDA toolkit (nvcc, NVRTC) is assumed
 # at $(CUDA).
 deps:
