@@ -3,9 +3,9 @@
 -- so early on it crosses ridges and later it settles. Proposals are
 -- untried neighbours of the current config (one param one step away) or,
 -- now and then, a jump of two params. The temperature falls geometrically
--- over a horizon (the budget, or a tenth of the space); when it has found
--- nothing better for a while, the walk goes back to the best config and
--- warms up again. The walk begins among a few random configs (8), or the
+-- over a horizon (the budget, or a tenth of the space as estimated); when
+-- it has found nothing better for a while, the walk goes back to the best
+-- config and warms up again. The walk begins among a few random configs (8), or the
 -- warm-start configs (opts.warm) instead. Deterministic for a seed.
 --
 -- Times are compared in log space, so T is a relative slowdown: at the
@@ -15,12 +15,11 @@ A.__index = A
 
 function A.new(space, opts)
   local led = space:ledger(opts)
-  local horizon = opts.max_evals or math.max(40, space.size // 10)
   return setmetatable({
     space = space, rng = opts.rng, led = led,
     starts = #led.warm > 0 and 0 or math.min(opts.starts or 8, led.limit),
     t0 = opts.t0 or 0.06, t1 = opts.t1 or 0.005,
-    horizon = math.max(1, math.min(horizon, led.limit)),
+    horizon = opts.max_evals and math.max(1, math.min(opts.max_evals, led.limit)),
     patience = opts.patience or math.max(12, 3 * #space.names),
     heat = 0, stale = 0,
     cur = nil, cur_t = math.huge, best = nil, best_t = math.huge,
@@ -28,6 +27,12 @@ function A.new(space, opts)
 end
 
 function A:temperature()
+  if not self.horizon then
+    -- No budget: a tenth of the space, its size estimated once the walk
+    -- has met some of it (a lazy space's size is only a bound at first).
+    local n = self.space:estimate()
+    self.horizon = math.max(1, math.min(math.max(40, n // 10), n))
+  end
   local f = math.min(1, self.heat / self.horizon)
   return self.t0 * (self.t1 / self.t0) ^ f
 end

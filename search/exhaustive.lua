@@ -1,4 +1,5 @@
--- Every valid config, in enumeration order (up to opts.max_evals).
+-- Every valid config in enumeration order (up to opts.max_evals), checking
+-- the constraints as the walk meets each one.
 return {
-  new = function(space, opts) return space:walk(nil, opts.max_evals) end,
+  new = function(space, opts) return space:walk(opts.max_evals) end,
 }

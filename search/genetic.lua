@@ -45,8 +45,8 @@ function G:child()
         end
       end
     end
-    local j = sp.index[sp:key(sp:decode(v))]
-    if j and not self.led:has(sp.configs[j]) then return sp.configs[j] end
+    local c = sp:find(sp:decode(v))
+    if c and not self.led:has(c) then return c end
   end
   return nil
 end

@@ -8,54 +8,46 @@ local S = {}
 S.__index = S
 
 function S.new(space, opts)
-  local warm = space:ledger(opts).warm
+  local led = space:ledger(opts)
   return setmetatable({
-    space = space, rng = opts.rng, limit = math.min(space.size, opts.max_evals or space.size),
-    tried = {}, ntried = 0, best = nil, best_time = math.huge, warm = warm,
-    starts = #warm > 0 and 0 or math.min(opts.starts or 4, space.size),
+    space = space, rng = opts.rng, led = led, best = nil, best_time = math.huge,
+    starts = #led.warm > 0 and 0 or math.min(opts.starts or 4, led.limit),
   }, S)
 end
 
-function S:take(cfg, out)
-  local k = self.space:key(cfg)
-  if self.tried[k] or self.ntried >= self.limit then return end
-  self.tried[k] = true
-  self.ntried = self.ntried + 1
-  out[#out + 1] = cfg
-end
-
--- A random untried config, or nil once all are tried.
+-- A random untried config, or nil once all are tried: a few samples, then
+-- the first untried one in enumeration order.
 function S:fresh()
   for _ = 1, 64 do
     local c = self.space:sample(self.rng)
-    if c and not self.tried[self.space:key(c)] then return c end
+    if c and not self.led:has(c) then return c end
   end
-  for _, c in ipairs(self.space.configs) do
-    if not self.tried[self.space:key(c)] then return c end
+  for c in self.space:each() do
+    if not self.led:has(c) then return c end
   end
   return nil
 end
 
 function S:ask(n)
-  local out = {}
-  while #out < n and #self.warm > 0 do self:take(table.remove(self.warm, 1), out) end
+  local out, led = {}, self.led
+  led:take_warm(out, n)
   if #out > 0 then return out end
-  while #out < self.starts and self.ntried < self.limit do
+  while #out < self.starts and not led:full() do
     local c = self:fresh()
     if not c then break end
-    self:take(c, out)
+    led:take(c, out)
   end
   self.starts = 0
   if #out > 0 then return out end
   if self.best then
     for _, c in ipairs(self.space:neighbors(self.best)) do
       if #out >= n then break end
-      self:take(c, out)
+      led:take(c, out)
     end
   end
-  if #out == 0 and self.ntried < self.limit then
+  if #out == 0 and not led:full() then
     local c = self:fresh()
-    if c then self:take(c, out) end
+    if c then led:take(c, out) end
   end
   return out
 end

@@ -222,7 +222,7 @@ function M:candidates()
     end
   end
   if sp.size - led.n <= self.pool then
-    for _, c in ipairs(sp.configs) do add(c) end
+    for c in sp:each() do add(c) end
     return out
   end
   local best = {}

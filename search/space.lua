@@ -1,20 +1,56 @@
--- The space a strategy searches: one template's params for one task, with
--- the template's constraints applied up front. Strategies see only this.
---   space.size            number of valid configs
+-- The space a strategy searches, enumerated lazily: one template's params
+-- for one task (Space.new), the templates of one bucket (Space.union), or
+-- the configs of a replayed landscape (Space.from_list). Strategies see
+-- only this.
+--
+-- A config is addressed by an index over the space's domain, 1..N. For a
+-- template the domain is the cartesian product of its params' values and
+-- the index is the mixed-radix number of a config's value positions (the
+-- last param fastest), so index order is the enumeration order. Nothing is
+-- enumerated up front: a config's hard constraints (constraints() false:
+-- illegal, would not compile, run or be right) are checked when its index
+-- is first met, once.
 --   space.names           param names; space.values[i]: the values of names[i], in order
---   space.configs         the valid configs, in enumeration order
---   space.rejected        { {cfg, why, kind}, ... } kind: "constraint" | "error"
---   space:valid(cfg)      true if cfg is one of the valid configs
---   space:sample(rng)     a uniformly chosen valid config
---   space:neighbors(cfg)  valid configs one param step away
+--   space.N               the number of indices
+--   space.size            an upper bound on the number of valid configs (N)
+--                         until every index was checked, then the exact number
+--   space.nvalid, space.nchecked   valid configs found and indices checked so far
+--   space.complete        every index checked: size == nvalid
+--   space.rejected        the configs rejected so far, in the order met:
+--                         { {cfg, why, kind}, ... } kind: "constraint" | "error"
+--   space:count()         the exact number of valid configs (checks the rest)
+--   space:estimate()      that number, exact when complete, else guessed from
+--                         the share of valid configs among the indices checked
+--   space:valid(cfg)      whether cfg is a valid config of the space
+--   space:find(cfg)       the space's own table of cfg if it is valid, else nil
+--   space:each()          an iterator over the valid configs, in index order
+--   space:sample(rng)     a valid config drawn at random (see Sampling)
+--   space:neighbors(cfg)  valid configs one param step away (only those are checked)
 --   space:encode(cfg)     numeric vector: each param's value index, 0-based
 --   space:decode(v)       the config of an index vector (valid or not)
 --   space:mutate(cfg, rng, k)  a valid config k params away, or nil
+--   space:prior(cfg)      the template's prior weight of a valid cfg (see Priors)
 --   space:key(cfg)        a string that identifies cfg
---   space:walk(order, n)  a strategy trying configs in a fixed order
+--   space:walk(limit)     a strategy trying the valid configs in index order
+--   space:shuffled(rng, limit)  a strategy trying them in a seeded random order
 --   space:ledger(opts)    the bookkeeping strategies share (asked, cap, warm start)
 -- Space.from_list(configs) builds a space from given configs (a replayed
--- landscape): the params are their keys, each param's values sorted.
+-- landscape): the params are their keys, each param's values sorted; its
+-- indices are the list's positions, all valid, so it starts complete.
+--
+-- Sampling draws indices and rejects the invalid ones, at most Space.draws
+-- draws per sample. When they all miss (a space where few configs are
+-- legal), the walk is completed once (space:count()) and the sample drawn
+-- from the valid list instead, so a sample is always uniform over the valid
+-- configs (times their priors) and every index is checked at most once.
+--
+-- Priors apart from hard constraints. A template may also have
+-- prior(p, shape, dtype, dev) returning a weight in (0, 1] (and a reason):
+-- legal but probably slow. Such a config stays in the space with its
+-- weight: sample draws it with probability proportional to the weight,
+-- walk tries the configs of weight 1 first and the others after, heaviest
+-- first, and model learns how much the weight says (log weight is one of
+-- its features). A template without prior weighs every config 1.
 --
 -- A strategy is new(space, opts) with ask(n) and tell(cfg, result).
 -- opts: rng (Space.rng), seed, max_evals (nil: the whole space), warm (a
@@ -25,6 +61,7 @@
 -- spills, smem, compile_ms.
 local Space = {}
 Space.__index = Space
+Space.draws = 1024
 
 local function key(names, cfg)
   local parts = {}
@@ -32,40 +69,109 @@ local function key(names, cfg)
   return table.concat(parts, ",")
 end
 
-local function empty()
-  return setmetatable({ names = {}, values = {}, configs = {}, rejected = {}, index = {} }, Space)
+-- A space over indices 1..N: at(i) builds the config at i, judge(i, cfg)
+-- says whether it is legal (ok, why, kind), locate(cfg) gives its index
+-- (nil: not in the domain), weigh(cfg) its prior weight (nil: no priors).
+local function domain(names, values, N, at, judge, weigh)
+  local pos = {}
+  for i, vals in ipairs(values) do
+    pos[i] = {}
+    for j, v in ipairs(vals) do pos[i][v] = j - 1 end
+  end
+  local self = setmetatable({ names = names, values = values, pos = pos, N = N, size = N,
+                              nvalid = 0, nchecked = 0, complete = false,
+                              memo = {},     -- index -> its config if valid, false if not
+                              weights = {},  -- index -> prior weight, once asked
+                              rejected = {}, at = at, judge = judge, weigh = weigh }, Space)
+  if N == 0 then self:settle() end
+  return self
+end
+
+-- Every index is checked: the valid ones in order, the exact size.
+function Space:settle()
+  local list = {}
+  for i = 1, self.N do
+    if self.memo[i] then list[#list + 1] = i end
+  end
+  self.list, self.complete, self.size = list, true, #list
+end
+
+-- The config at index i if it is valid, else nil (checked the first time).
+function Space:check(i)
+  local m = self.memo[i]
+  if m ~= nil then return m or nil end
+  local cfg = self.at(i)
+  local ok, why, kind = self.judge(i, cfg)
+  self.nchecked = self.nchecked + 1
+  if ok then
+    self.memo[i] = cfg
+    self.nvalid = self.nvalid + 1
+  else
+    self.memo[i] = false
+    self.rejected[#self.rejected + 1] = { cfg, why, kind }
+  end
+  if self.nchecked == self.N then self:settle() end
+  return ok and cfg or nil
+end
+
+function Space:count()
+  for i = 1, self.N do
+    if self.complete then break end
+    if self.memo[i] == nil then self:check(i) end
+  end
+  return self.size
+end
+
+function Space:estimate()
+  if self.complete or self.nchecked == 0 then return self.size end
+  return math.max(self.nvalid, math.ceil(self.N * self.nvalid / self.nchecked))
 end
 
 function Space.new(t, shape, dtype, dev)
-  local self = empty()
+  local names, values = {}, {}
+  local N = 1
   for i, p in ipairs(t.params) do
-    self.names[i], self.values[i] = p[1], p[2]
+    names[i], values[i] = p[1], p[2]
+    N = N * #p[2]
   end
-  local n = #self.names
-  local idx = {}
-  for i = 1, n do idx[i] = 1 end
-  while true do
-    local cfg = {}
-    for i, name in ipairs(self.names) do cfg[name] = self.values[i][idx[i]] end
+  local n = #names
+  local function at(i)
+    local cfg, d = {}, i - 1
+    for k = n, 1, -1 do
+      local m = #values[k]
+      cfg[names[k]] = values[k][d % m + 1]
+      d = d // m
+    end
+    return cfg
+  end
+  local function judge(_, cfg)
     local okcall, ok, why = pcall(t.constraints, cfg, shape, dtype, dev)
-    if not okcall then
-      self.rejected[#self.rejected + 1] = { cfg, tostring(ok), "error" }
-    elseif ok then
-      self.configs[#self.configs + 1] = cfg
-      self.index[key(self.names, cfg)] = #self.configs
-    else
-      self.rejected[#self.rejected + 1] = { cfg, why or "constraint", "constraint" }
-    end
-    local k = n
-    while k >= 1 do
-      idx[k] = idx[k] + 1
-      if idx[k] <= #self.values[k] then break end
-      idx[k] = 1
-      k = k - 1
-    end
-    if k < 1 then break end
+    if not okcall then return false, tostring(ok), "error" end
+    if ok then return true end
+    return false, why or "constraint", "constraint"
   end
-  self.size = #self.configs
+  local weigh
+  if t.prior then
+    weigh = function(cfg)
+      local w = t.prior(cfg, shape, dtype, dev)
+      if type(w) ~= "number" or not (w > 0 and w <= 1) then
+        error(string.format("template %s/%s: prior() gave %s, not a weight in (0, 1]", tostring(t.op),
+                            tostring(t.name), tostring(w)), 0)
+      end
+      return w
+    end
+  end
+  local self = domain(names, values, N, at, judge, weigh)
+  local pos = self.pos
+  self.locate = function(cfg)
+    local i = 0
+    for k = 1, n do
+      local j = pos[k][cfg[names[k]]]
+      if j == nil then return nil end
+      i = i * #values[k] + j
+    end
+    return i + 1
+  end
   return self
 end
 
@@ -78,39 +184,47 @@ local function before(a, b)
   return a < b
 end
 
+local function sorted_values(set)
+  local vals = {}
+  for _, v in pairs(set) do vals[#vals + 1] = v end
+  table.sort(vals, before)
+  return vals
+end
+
 function Space.from_list(list)
-  local self = empty()
-  local seen = {}
+  local names, seen = {}, {}
   for _, cfg in ipairs(list) do
     for name in pairs(cfg) do
       if not seen[name] then
         seen[name] = {}
-        self.names[#self.names + 1] = name
+        names[#names + 1] = name
       end
     end
   end
-  table.sort(self.names)
-  for i, name in ipairs(self.names) do
-    local vals, have = {}, seen[name]
-    for _, cfg in ipairs(list) do
+  table.sort(names)
+  local values = {}
+  for i, name in ipairs(names) do
+    local have = seen[name]
+    for j, cfg in ipairs(list) do
       local v = cfg[name]
-      if v == nil then error(string.format("config %d has no '%s'", _, name)) end
-      if not have[tostring(v)] then
-        have[tostring(v)] = true
-        vals[#vals + 1] = v
-      end
+      if v == nil then error(string.format("config %d has no '%s'", j, name)) end
+      if have[tostring(v)] == nil then have[tostring(v)] = v end
     end
-    table.sort(vals, before)
-    self.values[i] = vals
+    values[i] = sorted_values(have)
   end
+  local configs, at_key = {}, {}
   for _, cfg in ipairs(list) do
-    local k = key(self.names, cfg)
-    if not self.index[k] then
-      self.configs[#self.configs + 1] = cfg
-      self.index[k] = #self.configs
+    local k = key(names, cfg)
+    if not at_key[k] then
+      configs[#configs + 1] = cfg
+      at_key[k] = #configs
     end
   end
-  self.size = #self.configs
+  local self = domain(names, values, #configs, function(i) return configs[i] end, function() return true end)
+  self.locate = function(cfg) return at_key[key(names, cfg)] end
+  for i, c in ipairs(configs) do self.memo[i] = c end
+  self.nvalid, self.nchecked = #configs, #configs
+  self:settle()
   return self
 end
 
@@ -142,20 +256,75 @@ function Space.joined(items)
 end
 
 -- Space.union(spaces, names): one space over the spaces (Space.new) of the
--- templates names[i]; its rejected configs keep their template.
-function Space.union(spaces, names)
-  local items = {}
-  for i, sp in ipairs(spaces) do
-    for _, cfg in ipairs(sp.configs) do items[#items + 1] = { template = names[i], config = cfg } end
-  end
-  local self = Space.from_list(Space.joined(items))
-  for i, sp in ipairs(spaces) do
-    for _, r in ipairs(sp.rejected) do
-      local c = {}
-      for k, v in pairs(r[1]) do c[k] = v end
-      c.template = names[i]
-      self.rejected[#self.rejected + 1] = { c, r[2], r[3] }
+-- templates names[i], still lazy: its indices are those of spaces[1], then
+-- those of spaces[2], and so on; its configs are joined (Space.joined), its
+-- params every template's, values sorted; its rejected configs carry their
+-- template.
+function Space.union(spaces, tnames)
+  local sets, off, mine, which = {}, {}, {}, {}
+  local N = 0
+  for j, sp in ipairs(spaces) do
+    off[j], which[tnames[j]], mine[j] = N, j, {}
+    N = N + sp.N
+    for i, name in ipairs(sp.names) do
+      mine[j][name] = true
+      sets[name] = sets[name] or {}
+      for _, v in ipairs(sp.values[i]) do sets[name][tostring(v)] = v end
     end
+  end
+  local names = {}
+  for name, set in pairs(sets) do
+    names[#names + 1] = name
+    for j = 1, #spaces do
+      if not mine[j][name] then set["-"] = "-" end
+    end
+  end
+  local tset = {}
+  for _, t in ipairs(tnames) do tset[t] = t end
+  sets.template = tset
+  names[#names + 1] = "template"
+  table.sort(names)
+  local values = {}
+  for i, name in ipairs(names) do values[i] = sorted_values(sets[name]) end
+  -- The template of index i, and i in its space.
+  local function part(i)
+    for j = #spaces, 1, -1 do
+      if i > off[j] then return j, i - off[j] end
+    end
+  end
+  local function at(i)
+    local j, li = part(i)
+    local c = { template = tnames[j] }
+    for _, name in ipairs(names) do
+      if name ~= "template" and not mine[j][name] then c[name] = "-" end
+    end
+    for k, v in pairs(spaces[j].at(li)) do c[k] = v end
+    return c
+  end
+  local function judge(i)
+    local j, li = part(i)
+    return spaces[j].judge(li, spaces[j].at(li))
+  end
+  local weigh
+  for _, sp in ipairs(spaces) do
+    if sp.weigh then
+      weigh = function(cfg)
+        local sp_ = spaces[which[cfg.template]]
+        if not sp_.weigh then return 1 end
+        local _, own = Space.split(cfg)
+        return sp_.weigh(own)
+      end
+    end
+  end
+  local self = domain(names, values, N, at, judge, weigh)
+  self.locate = function(cfg)
+    local j = which[cfg.template]
+    if not j then return nil end
+    for _, name in ipairs(names) do
+      if name ~= "template" and not mine[j][name] and cfg[name] ~= "-" then return nil end
+    end
+    local li = spaces[j].locate(cfg)
+    return li and off[j] + li
   end
   return self
 end
@@ -170,36 +339,84 @@ function Space.split(cfg)
 end
 
 function Space:key(cfg) return key(self.names, cfg) end
-function Space:valid(cfg) return self.index[key(self.names, cfg)] ~= nil end
+
+function Space:find(cfg)
+  local i = self.locate(cfg)
+  return i and self:check(i) or nil
+end
+function Space:valid(cfg) return self:find(cfg) ~= nil end
+
+function Space:each()
+  local i = 0
+  return function()
+    while i < self.N do
+      i = i + 1
+      local c = self:check(i)
+      if c then return c end
+    end
+  end
+end
+
+function Space:weight(i, cfg)
+  if not self.weigh then return 1 end
+  local w = self.weights[i]
+  if not w then
+    w = self.weigh(cfg)
+    self.weights[i] = w
+  end
+  return w
+end
+
+function Space:prior(cfg)
+  local i = self.locate(cfg)
+  local c = i and self:check(i)
+  return c and self:weight(i, c) or nil
+end
+
+-- Whether a drawn index i (config c, nil if invalid) is kept: valid, and
+-- under priors with probability its weight.
+local function keep(self, i, c, rng)
+  return c ~= nil and (not self.weigh or rng:float() < self:weight(i, c))
+end
 
 function Space:sample(rng)
-  if self.size == 0 then return nil end
-  return self.configs[rng:int(self.size)]
+  if not self.complete then
+    for _ = 1, Space.draws do
+      local i = rng:int(self.N)
+      local c = self:check(i)
+      if keep(self, i, c, rng) then return c end
+      if self.complete then break end
+    end
+    self:count()
+  end
+  local list = self.list
+  if #list == 0 then return nil end
+  while true do
+    local i = list[rng:int(#list)]
+    local c = self.memo[i]
+    if keep(self, i, c, rng) then return c end
+  end
 end
 
 function Space:encode(cfg)
   local v = {}
-  for i, name in ipairs(self.names) do
-    for j, x in ipairs(self.values[i]) do
-      if x == cfg[name] then v[i] = j - 1 end
-    end
-  end
+  for i, name in ipairs(self.names) do v[i] = self.pos[i][cfg[name]] end
   return v
 end
 
 function Space:neighbors(cfg)
   local out = {}
   for i, name in ipairs(self.names) do
-    local vals = self.values[i]
-    for j, x in ipairs(vals) do
-      if x == cfg[name] then
-        for _, d in ipairs({ -1, 1 }) do
-          if vals[j + d] ~= nil then
-            local c = {}
-            for k, v in pairs(cfg) do c[k] = v end
-            c[name] = vals[j + d]
-            if self:valid(c) then out[#out + 1] = c end
-          end
+    local vals, j = self.values[i], self.pos[i][cfg[name]]
+    if j then
+      for _, d in ipairs({ -1, 1 }) do
+        local v = vals[j + 1 + d]
+        if v ~= nil then
+          local c = {}
+          for k, x in pairs(cfg) do c[k] = x end
+          c[name] = v
+          c = self:find(c)
+          if c then out[#out + 1] = c end
         end
       end
     end
@@ -219,6 +436,7 @@ function Space:mutate(cfg, rng, k)
   local n = #self.names
   if n == 0 then return nil end
   local base = self:encode(cfg)
+  local own = key(self.names, cfg)
   for _ = 1, 16 do
     local v = {}
     for i = 1, n do v[i] = base[i] end
@@ -233,33 +451,36 @@ function Space:mutate(cfg, rng, k)
         end
       end
     end
-    local c = self:decode(v)
-    local j = self.index[key(self.names, c)]
-    if j and key(self.names, c) ~= key(self.names, cfg) then return self.configs[j] end
+    local c = self:find(self:decode(v))
+    if c and key(self.names, c) ~= own then return c end
   end
   return nil
 end
 
 -- The bookkeeping strategies share: configs already asked (never twice),
 -- the cap (opts.max_evals), and the warm-start queue (opts.warm: configs
--- to try first, in order; those not in this space are skipped).
+-- to try first, in order; those not in this space are skipped). limit is
+-- what the ledger may hand out at most as known at the start: the cap, or
+-- the space's size when that is smaller; full() also knows when a space
+-- turns out smaller than its bound.
 local Ledger = {}
 Ledger.__index = Ledger
 function Space:ledger(opts)
   local warm = {}
   for _, c in ipairs(opts.warm or {}) do
-    local j = self.index[key(self.names, c)]
-    if j then warm[#warm + 1] = self.configs[j] end
+    local f = self:find(c)
+    if f then warm[#warm + 1] = f end
   end
-  return setmetatable({ space = self, tried = {}, n = 0, warm = warm, wi = 1,
-                        limit = math.min(self.size, opts.max_evals or self.size) }, Ledger)
+  local cap = opts.max_evals or math.huge
+  return setmetatable({ space = self, tried = {}, n = 0, warm = warm, wi = 1, cap = cap,
+                        limit = math.min(self.size, cap) }, Ledger)
 end
 function Ledger:has(cfg) return self.tried[self.space:key(cfg)] ~= nil end
-function Ledger:full() return self.n >= self.limit end
+function Ledger:full() return self.n >= self.cap or self.n >= self.space.size end
 -- Append cfg to out unless it was asked before or the cap is reached.
 function Ledger:take(cfg, out)
   local k = self.space:key(cfg)
-  if self.tried[k] or self.n >= self.limit then return false end
+  if self.tried[k] or self:full() then return false end
   self.tried[k] = true
   self.n = self.n + 1
   out[#out + 1] = cfg
@@ -272,40 +493,95 @@ function Ledger:take_warm(out, n)
     self.wi = self.wi + 1
   end
 end
--- A random config not yet asked, or nil once every one was.
+-- A random config not yet asked, or nil once every one was: a few samples,
+-- then (most of the space asked) a scan of the valid list from a random start.
 function Ledger:fresh(rng)
   local sp = self.space
   for _ = 1, 64 do
     local c = sp:sample(rng)
-    if c and not self:has(c) then return c end
+    if not c then return nil end
+    if not self:has(c) then return c end
   end
-  if self.n >= sp.size then return nil end
-  local start = rng:int(sp.size)
-  for i = 0, sp.size - 1 do
-    local c = sp.configs[(start + i - 1) % sp.size + 1]
+  if self.n >= sp:count() then return nil end
+  local list = sp.list
+  local start = rng:int(#list)
+  for i = 0, #list - 1 do
+    local c = sp.memo[list[(start + i - 1) % #list + 1]]
     if not self:has(c) then return c end
   end
   return nil
 end
 
--- A strategy that tries space.configs in the given order (a list of
--- indices; nil: enumeration order), at most limit of them, ignoring results.
+-- A strategy that tries the valid configs in index order, at most limit of
+-- them (nil: all), ignoring results. Under priors, the configs of weight 1
+-- come first, then the others, heaviest first.
 local Walk = {}
 Walk.__index = Walk
-function Space:walk(order, limit)
-  return setmetatable({ space = self, order = order, next = 1,
-                        limit = math.min(self.size, limit or self.size) }, Walk)
+function Space:walk(limit)
+  return setmetatable({ space = self, i = 0, n = 0, limit = limit or math.huge }, Walk)
+end
+function Walk:next()
+  local sp = self.space
+  while not self.later and self.i < sp.N do
+    self.i = self.i + 1
+    local c = sp:check(self.i)
+    if c and sp:weight(self.i, c) >= 1 then return c end
+  end
+  if not self.later then
+    -- The walk is complete: the lighter configs, heaviest first.
+    local later = {}
+    for _, i in ipairs(sp.list) do
+      if sp:weight(i, sp.memo[i]) < 1 then later[#later + 1] = i end
+    end
+    table.sort(later, function(a, b)
+      local wa, wb = sp.weights[a], sp.weights[b]
+      if wa ~= wb then return wa > wb end
+      return a < b
+    end)
+    self.later, self.j = later, 0
+  end
+  self.j = self.j + 1
+  local i = self.later[self.j]
+  return i and sp.memo[i]
 end
 function Walk:ask(n)
   local out = {}
-  while #out < n and self.next <= self.limit do
-    local i = self.order and self.order[self.next] or self.next
-    out[#out + 1] = self.space.configs[i]
-    self.next = self.next + 1
+  while #out < n and self.n < self.limit do
+    local c = self:next()
+    if not c then break end
+    out[#out + 1] = c
+    self.n = self.n + 1
   end
   return out
 end
 function Walk:tell(cfg, result) end
+
+-- A strategy that tries the valid configs in a seeded random order, at
+-- most limit of them: a Fisher-Yates shuffle of the indices done one step
+-- at a time (only the positions it has moved are stored), so each index
+-- is checked once, when its turn comes.
+local Shuffle = {}
+Shuffle.__index = Shuffle
+function Space:shuffled(rng, limit)
+  return setmetatable({ space = self, rng = rng, moved = {}, k = 0, n = 0, limit = limit or math.huge }, Shuffle)
+end
+function Shuffle:ask(n)
+  local sp, moved, out = self.space, self.moved, {}
+  while #out < n and self.n < self.limit and self.k < sp.N do
+    local k = self.k + 1
+    local j = k - 1 + self.rng:int(sp.N - k + 1)
+    local i = moved[j] or j
+    moved[j], moved[k] = moved[k] or k, nil
+    self.k = k
+    local c = sp:check(i)
+    if c then
+      out[#out + 1] = c
+      self.n = self.n + 1
+    end
+  end
+  return out
+end
+function Shuffle:tell(cfg, result) end
 
 -- A seeded generator (splitmix64): the same seed gives the same sequence on
 -- every machine, so strategies are deterministic.

@@ -247,6 +247,18 @@ static int space_int(search *s, const char *field)
 }
 
 int search_size(search *s) { return space_int(s, "size"); }
+
+int search_count(search *s)
+{
+    lua_State *L = tmpl_lua(s->T);
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->space);
+    lua_getfield(L, -1, "count");
+    lua_pushvalue(L, -2);
+    int n = tmpl_pcall(s->T, 1, 1, "space count()") ? -1 : (int)lua_tointeger(L, -1);
+    lua_settop(L, top);
+    return n;
+}
 int search_nrejected(search *s) { return space_int(s, "rejected"); }
 
 int search_rejected(search *s, int i, char **config, char *why, int whycap, int *is_error)

@@ -37,7 +37,14 @@ int search_split(tmpl *T, const char *joined, char *tname, int cap, char **confi
 int search_join(tmpl *T, char *const *tnames, char *const *configs, int n, char ***joined);
 void search_free(search *s);
 
-int search_size(search *s);              /* valid configs */
+/* The space is enumerated lazily (search/space.lua): a config's constraints
+** are checked when the search first meets it. search_size is an upper bound
+** on the valid configs (the product of the params' value counts) until the
+** whole space was met, then their exact number; search_count is the exact
+** number, and checks whatever was not met yet to get it. */
+int search_size(search *s);
+int search_count(search *s);
+/* The configs rejected so far, in the order the search met them. */
 int search_nrejected(search *s);
 /* The i-th config the constraints rejected: JSON (caller frees), the reason,
 ** and whether the template raised an error rather than saying no. */

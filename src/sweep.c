@@ -1217,10 +1217,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
             free(dflt);
             break;
         }
-        S->rejected += search_nrejected(se);
-        progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + (dflt != NULL));
-        record_rejected(S, se, tn[ti], t, b);
-        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+        progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se)) + (dflt != NULL));
         /* The default first: every bucket reports how far tuning got from it. */
         int first = 1;
         double default_time = -1;
@@ -1263,6 +1260,10 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
                 cand_free(&cs[i]);
             }
         }
+        /* The space is lazy: what it rejected, and whether the cap left some of it, are known now. */
+        S->rejected += search_nrejected(se);
+        record_rejected(S, se, tn[ti], t, b);
+        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
         if (S->budget_hit || interrupted) bs.exhaustive = 0;
         search_free(se);
         free(dflt);
@@ -1299,18 +1300,15 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
     snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
     progress_bucket(S->P, label);
     search *se = NULL;
+    int max_evals = S->o->max_evals > 0 ? S->o->max_evals : st->max_evals;
     if (nuse) {
         bs.default_tmpl = use[0];
-        int max_evals = S->o->max_evals > 0 ? S->o->max_evals : st->max_evals;
         se = search_new_bucket(S->T, st->search, use, nuse, t, &S->dev, S->sp.seed, max_evals, NULL, 0);
         if (!se) rc = error("%s", tmpl_errmsg(S->T));
         else {
-            S->rejected += search_nrejected(se);
-            record_rejected(S, se, NULL, t, b);
             int ndefaults = 0;
             for (int i = 0; i < nuse; i++) ndefaults += dflt[i] != NULL;
-            progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + ndefaults);
-            if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+            progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se)) + ndefaults);
         }
         if (!rc && dflt[0]) rc = put_default(S, t, use[0], dflt[0], NULL);
     }
@@ -1356,6 +1354,11 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
             }
             cand_free(&cs[i]);
         }
+    }
+    if (se) {   /* the space is lazy: see tune_bucket */
+        S->rejected += search_nrejected(se);
+        record_rejected(S, se, NULL, t, b);
+        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
     }
     if (S->budget_hit || interrupted) bs.exhaustive = 0;
     search_free(se);
@@ -1900,7 +1903,6 @@ static int compile_all(sw *S)
                         ? search_new(S->T, "random", tn[ti], &t, &S->dev, S->sp.seed, S->o->max_evals)
                         : search_new(S->T, "exhaustive", tn[ti], &t, &S->dev, S->sp.seed, 0);
                     if (!se) { rc = error("%s", tmpl_errmsg(S->T)); break; }
-                    S->rejected += search_nrejected(se);
                     char **cfgs;
                     int got;
                     while (!search_ask(se, 256, &cfgs, &got)) {
@@ -1931,6 +1933,7 @@ static int compile_all(sw *S)
                         }
                         free(cfgs);
                     }
+                    S->rejected += search_nrejected(se);
                     search_free(se);
                 }
                 for (int ti = 0; ti < ntn; ti++) free(tn[ti]);

@@ -2,7 +2,9 @@
 ** test_search: search.c's C interface with the strategies in search/: warm
 ** start (search_new_warm), everything a tell carries (search_tell_measured,
 ** seen through tests/fixtures/probe), spaces of given configs
-** (search_of_configs), the budget, no repeats, determinism by seed.
+** (search_of_configs), the budget, no repeats, determinism by seed; the
+** lazy space: nothing enumerated up front, exhaustive covers exactly the
+** valid set in order, rejected so far, joint spaces, priors, sampling.
 **
 **     build/tests/test_search [REPO_ROOT]
 */
@@ -153,6 +155,223 @@ static void test_warm(tmpl *T)
     search_free(s);
 }
 
+/* ---- the lazy space (search/space.lua) ---- */
+
+static int is_valid(tmpl *T, const char *tname, const char *cfg, const op_task *t)
+{
+    int ok = 0;
+    char why[256];
+    return !tmpl_valid(T, tname, cfg, t, &dev, &ok, why, sizeof why) && ok;
+}
+
+/* axpy/vec's 200 configs in its params' order (block slowest, grid_stride
+** fastest) as canonical JSON, and which of them its constraints allow. */
+static int axpy_product(tmpl *T, const op_task *t, char ***out, int **valid)
+{
+    static const int block[] = { 64, 128, 256, 512, 1024 }, vec[] = { 1, 2, 4, 8, 16 }, ilp[] = { 1, 2, 4, 8 };
+    char **v = xcalloc(200, sizeof *v);
+    int *ok = xcalloc(200, sizeof *ok), n = 0;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 4; c++)
+                for (int d = 0; d < 2; d++) {
+                    v[n] = xstrfmt("{\"block\":%d,\"grid_stride\":%d,\"ilp\":%d,\"vec\":%d}", block[a], d, ilp[c], vec[b]);
+                    ok[n] = is_valid(T, "axpy/vec", v[n], t);
+                    n++;
+                }
+    *out = v;
+    *valid = ok;
+    return n;
+}
+
+static void test_lazy(tmpl *T)
+{
+    op_task t;
+    long long n[] = { 1 << 20 };
+    if (tmpl_task(T, "axpy", "f32", n, &t)) { CHECK(0, "setup: axpy task"); return; }
+    char **prod;
+    int *ok, nvalid = 0;
+    int np = axpy_product(T, &t, &prod, &ok);
+    for (int i = 0; i < np; i++) nvalid += ok[i];
+    CHECK(nvalid == 150, "setup: 150 of axpy/vec's 200 configs are valid at n = 2^20 (%d)", nvalid);
+
+    /* Nothing is checked up front; the first ask checks only what it needs. */
+    search *s = search_new(T, "exhaustive", "axpy/vec", &t, &dev, 1, 0);
+    CHECK(s && search_size(s) == 200 && search_nrejected(s) == 0, "a new search: size 200 (the product, a bound), 0 rejected");
+    if (!s) goto out;
+    char **cfgs;
+    int got, first_invalid = 0;
+    while (ok[first_invalid]) first_invalid++;
+    search_ask(s, 8, &cfgs, &got);
+    int same = got == 8;
+    for (int i = 0, j = 0; same && i < got; i++, j++) {
+        while (!ok[j]) j++;
+        same = !strcmp(cfgs[i], prod[j]);
+    }
+    CHECK(same, "exhaustive's first 8 are the first 8 valid configs in enumeration order");
+    free_all(cfgs, got);
+    CHECK(search_nrejected(s) <= 8 && search_size(s) == 200, "and they cost only the configs up to them: %d rejected so far, size %d",
+          search_nrejected(s), search_size(s));
+
+    /* The whole walk: exactly the valid set, in order; the rest rejected. */
+    char **all;
+    int total = drive(s, 7, &all);
+    int k = 8, inorder = total == nvalid - 8;
+    for (int i = 0; inorder && i < total; i++, k++) {
+        int j = -1;
+        for (int seen = -1; seen < k; ) if (ok[++j]) seen++;
+        inorder = !strcmp(all[i], prod[j]);
+    }
+    CHECK(inorder, "exhaustive covers exactly the valid configs, in enumeration order (%d + 8 of %d)", total, nvalid);
+    CHECK(search_size(s) == nvalid && search_nrejected(s) == np - nvalid, "after the walk: size %d = the valid count, %d rejected",
+          search_size(s), search_nrejected(s));
+    int bad = 0, inrej = 0;
+    for (int i = 0; i < search_nrejected(s); i++) {
+        char *cfg, why[256];
+        int is_err;
+        if (search_rejected(s, i, &cfg, why, sizeof why, &is_err)) { bad++; continue; }
+        bad += is_valid(T, "axpy/vec", cfg, &t) || is_err || !why[0];
+        for (int j = 0; j < np; j++) inrej += !strcmp(cfg, prod[j]) && !ok[j];
+        free(cfg);
+    }
+    CHECK(!bad && inrej == np - nvalid, "each rejected config is invalid, with a reason (%d wrong, %d of %d matched)", bad, inrej,
+          np - nvalid);
+    if (total > 0) free_all(all, total);
+    search_free(s);
+
+    /* search_count walks what is left. */
+    s = search_new(T, "model", "axpy/vec", &t, &dev, 1, 0);
+    CHECK(s && search_count(s) == nvalid && search_size(s) == nvalid && search_nrejected(s) == np - nvalid,
+          "search_count on a new search: %d valid, size then exact, %d rejected", nvalid, np - nvalid);
+    search_free(s);
+
+    /* A large space (wgmma, 129024 configs, about 4% valid): every strategy's
+    ** first batches are valid, reproducible, and meet a small part of it. */
+    op_task g;
+    long long gs[] = { 2048, 2048, 2048 };
+    if (tmpl_task(T, "gemm_nn", "bf16", gs, &g)) { CHECK(0, "setup: gemm_nn task"); goto out; }
+    for (const char **st = strategies; *st; st++) {
+        search *a = search_new(T, *st, "gemm_nn/wgmma", &g, &dev, 5, 24);
+        search *b = search_new(T, *st, "gemm_nn/wgmma", &g, &dev, 5, 24);
+        CHECK(a && b, "%s over wgmma (%s)", *st, a && b ? "ok" : tmpl_errmsg(T));
+        if (!a || !b) { search_free(a); search_free(b); continue; }
+        int bound = search_size(a);
+        char **x, **y;
+        int nx = drive(a, 8, &x), ny = drive(b, 8, &y);
+        int eq = nx == ny, invalid = 0;
+        for (int i = 0; eq && i < nx; i++) eq = !strcmp(x[i], y[i]);
+        for (int i = 0; i < nx; i++) invalid += !is_valid(T, "gemm_nn/wgmma", x[i], &g);
+        CHECK(nx == 24 && eq && !invalid, "%s: 24 configs, all valid (%d not), the same for the same seed", *st, invalid);
+        int met = search_nrejected(a);
+        CHECK(bound == 129024 && met < 129024 / 4, "%s: the space was not enumerated: %d of %d rejected so far", *st, met, bound);
+        free_all(x, nx > 0 ? nx : 0);
+        free_all(y, ny > 0 ? ny : 0);
+        search_free(a);
+        search_free(b);
+    }
+
+    /* One search across templates (Space.union): lazy too. */
+    char *tn[] = { "gemm_nn/mma", "gemm_nn/wgmma" };
+    s = search_new_bucket(T, "random", tn, 2, &g, &dev, 3, 120, NULL, 0);
+    CHECK(s != NULL, "search_new_bucket over mma and wgmma (%s)", s ? "ok" : tmpl_errmsg(T));
+    if (s) {
+        int bound = search_size(s);
+        total = drive(s, 8, &all);
+        int invalid = 0, fams = 0;
+        for (int i = 0; i < total; i++) {
+            char tname[64], *own;
+            if (search_split(T, all[i], tname, sizeof tname, &own)) { invalid++; continue; }
+            invalid += !is_valid(T, tname, own, &g);
+            fams |= !strcmp(tname, tn[0]) ? 1 : 2;
+            free(own);
+        }
+        CHECK(total == 120 && !invalid && fams == 3, "joint: 120 valid configs of both families (%d not valid, families %d)", invalid,
+              fams);
+        CHECK(bound > 129024 && search_nrejected(s) < bound / 4, "joint: size %d is both products, %d rejected so far", bound,
+              search_nrejected(s));
+        char *cfg, why[256], tname[64], *own;
+        int is_err;
+        if (search_nrejected(s) > 0 && !search_rejected(s, 0, &cfg, why, sizeof why, &is_err)) {
+            int r = search_split(T, cfg, tname, sizeof tname, &own);
+            CHECK(!r && !is_valid(T, tname, own, &g), "joint: a rejected config names its template and is invalid there: %s", cfg);
+            if (!r) free(own);
+            free(cfg);
+        }
+        free_all(all, total);
+        search_free(s);
+    }
+out:
+    free_all(prod, np);
+    free(ok);
+}
+
+/* Priors and the sampling fallback, on the fixture op "lazy"
+** (tests/fixtures/probe/templates/lazy). */
+static void test_prior(void)
+{
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%s/tests/fixtures/probe", root);
+    tmpl *T = tmpl_open(probe);
+    op_task t;
+    long long n[] = { 1 << 16 };
+    if (tmpl_task(T, "lazy", "f32", n, &t)) { CHECK(0, "setup: the lazy fixture op (%s)", tmpl_errmsg(T)); tmpl_close(T); return; }
+    /* Exhaustive: the configs of weight 1 in order, then the light ones. */
+    search *s = search_new(T, "exhaustive", "lazy/weighted", &t, &dev, 1, 0);
+    char **all;
+    int total = s ? drive(s, 3, &all) : -1;
+    const char *want[] = {
+        "{\"block\":64,\"ilp\":1,\"vec\":2}", "{\"block\":64,\"ilp\":2,\"vec\":2}", "{\"block\":64,\"ilp\":1,\"vec\":4}",
+        "{\"block\":128,\"ilp\":1,\"vec\":2}", "{\"block\":128,\"ilp\":2,\"vec\":2}", "{\"block\":128,\"ilp\":1,\"vec\":4}",
+        "{\"block\":64,\"ilp\":1,\"vec\":1}", "{\"block\":64,\"ilp\":2,\"vec\":1}", "{\"block\":128,\"ilp\":1,\"vec\":1}",
+        "{\"block\":128,\"ilp\":2,\"vec\":1}",
+    };
+    int same = total == 10;
+    for (int i = 0; same && i < total; i++) same = !strcmp(all[i], want[i]);
+    CHECK(same, "a prior keeps its configs: exhaustive gives all 10 valid, weight 1 first, the light ones last (%d; %s)", total,
+          total > 0 ? all[0] : tmpl_errmsg(T));
+    CHECK(s && search_nrejected(s) == 2, "the 2 illegal ones are rejected, the light ones are not");
+    if (total > 0) free_all(all, total);
+    search_free(s);
+
+    /* Sampling draws in proportion to the weight: vec 1 is 4 of the 10
+    ** configs but 4 x 0.25 / (4 x 0.25 + 6) = 1/7 of the draws. */
+    s = search_new(T, "sampler", "lazy/weighted", &t, &dev, 11, 0);
+    int light = 0, draws = 0;
+    for (int r = 0; s && r < 10; r++) {
+        char **cfgs;
+        int got;
+        if (search_ask(s, 400, &cfgs, &got)) break;
+        for (int i = 0; i < got; i++) light += strstr(cfgs[i], "\"vec\":1") != NULL;
+        draws += got;
+        free_all(cfgs, got);
+    }
+    double share = draws ? (double)light / draws : 0;
+    CHECK(draws == 4000 && share > 0.11 && share < 0.18, "sample draws the light configs %.3f of the time (1/7 expected, 0.4 uniform)",
+          share);
+    search_free(s);
+
+    s = search_new(T, "exhaustive", "lazy/overweight", &t, &dev, 1, 0);
+    char **cfgs;
+    int got = 0;
+    int rc = s ? search_ask(s, 4, &cfgs, &got) : -1;
+    CHECK(rc == -1 && strstr(tmpl_errmsg(T), "prior() gave 2, not a weight in (0, 1]"), "a weight out of (0, 1] is an error: '%s'",
+          tmpl_errmsg(T));
+    search_free(s);
+
+    /* One legal config in 4096: the draws miss it, the fallback checks
+    ** every config once and finds it; the space is then known exactly. */
+    s = search_new(T, "sampler", "lazy/needle", &t, &dev, 2, 0);
+    rc = s ? search_ask(s, 3, &cfgs, &got) : -1;
+    int found = !rc && got == 3;
+    for (int i = 0; found && i < got; i++) found = !strcmp(cfgs[i], "{\"a\":11,\"b\":5,\"c\":7}");
+    CHECK(found && search_size(s) == 1 && search_nrejected(s) == 4095,
+          "a needle in 4096: sampling falls back to one full walk and finds it (size %d, %d rejected)", s ? search_size(s) : -1,
+          s ? search_nrejected(s) : -1);
+    if (!rc) free_all(cfgs, got);
+    search_free(s);
+    tmpl_close(T);
+}
+
 static void test_tell(void)
 {
     char probe[1100];
@@ -195,7 +414,9 @@ int main(int argc, char **argv)
     tmpl *T = tmpl_open(root);
     test_of_configs(T);
     test_warm(T);
+    test_lazy(T);
     tmpl_close(T);
     test_tell();
+    test_prior();
     CHECK_DONE();
 }
