@@ -350,6 +350,14 @@ static void test_prior(void)
           share);
     search_free(s);
 
+    /* Model reads the weight as one more param of its fit. */
+    s = search_new(T, "model", "lazy/weighted", &t, &dev, 4, 0);
+    total = s ? drive(s, 4, &all) : -1;
+    CHECK(total == 10 && !dups(all, total), "model over a space with a prior: all 10 once (%d; %s)", total,
+          total >= 0 ? "ok" : tmpl_errmsg(T));
+    if (total > 0) free_all(all, total);
+    search_free(s);
+
     s = search_new(T, "exhaustive", "lazy/overweight", &t, &dev, 1, 0);
     char **cfgs;
     int got = 0;
