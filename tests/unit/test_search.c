@@ -245,8 +245,10 @@ static void test_lazy(tmpl *T)
           "search_count on a new search: %d valid, size then exact, %d rejected", nvalid, np - nvalid);
     search_free(s);
 
-    /* A large space (wgmma, 129024 configs, about 4% valid): every strategy's
-    ** first batches are valid, reproducible, and meet a small part of it. */
+    /* A large space (wgmma: over 100,000 configs, a few % valid): every
+    ** strategy's first batches are valid, reproducible, and meet a small
+    ** part of it. */
+    int wgmma_size = 0;
     op_task g;
     long long gs[] = { 2048, 2048, 2048 };
     if (tmpl_task(T, "gemm_nn", "bf16", gs, &g)) { CHECK(0, "setup: gemm_nn task"); goto out; }
@@ -255,7 +257,7 @@ static void test_lazy(tmpl *T)
         search *b = search_new(T, *st, "gemm_nn/wgmma", &g, &dev, 5, 24);
         CHECK(a && b, "%s over wgmma (%s)", *st, a && b ? "ok" : tmpl_errmsg(T));
         if (!a || !b) { search_free(a); search_free(b); continue; }
-        int bound = search_size(a);
+        int bound = wgmma_size = search_size(a);
         char **x, **y;
         int nx = drive(a, 8, &x), ny = drive(b, 8, &y);
         int eq = nx == ny, invalid = 0;
@@ -263,7 +265,7 @@ static void test_lazy(tmpl *T)
         for (int i = 0; i < nx; i++) invalid += !is_valid(T, "gemm_nn/wgmma", x[i], &g);
         CHECK(nx == 24 && eq && !invalid, "%s: 24 configs, all valid (%d not), the same for the same seed", *st, invalid);
         int met = search_nrejected(a);
-        CHECK(bound == 129024 && met < 129024 / 4, "%s: the space was not enumerated: %d of %d rejected so far", *st, met, bound);
+        CHECK(bound > 100000 && met < bound / 4, "%s: the space was not enumerated: %d of %d rejected so far", *st, met, bound);
         free_all(x, nx > 0 ? nx : 0);
         free_all(y, ny > 0 ? ny : 0);
         search_free(a);
@@ -287,7 +289,7 @@ static void test_lazy(tmpl *T)
         }
         CHECK(total == 120 && !invalid && fams == 3, "joint: 120 valid configs of both families (%d not valid, families %d)", invalid,
               fams);
-        CHECK(bound > 129024 && search_nrejected(s) < bound / 4, "joint: size %d is both products, %d rejected so far", bound,
+        CHECK(bound > wgmma_size && search_nrejected(s) < bound / 4, "joint: size %d is both products, %d rejected so far", bound,
               search_nrejected(s));
         char *cfg, why[256], tname[64], *own;
         int is_err;
