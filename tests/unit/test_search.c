@@ -307,8 +307,8 @@ out:
     free(ok);
 }
 
-/* Priors and the sampling fallback, on the fixture op "lazy"
-** (tests/fixtures/probe/templates/lazy). */
+/* Priors and the sampling fallback, on fixture templates of the op "bad"
+** (tests/fixtures/broken/templates/bad, seen from the probe fixture). */
 static void test_prior(void)
 {
     char probe[1100];
@@ -316,9 +316,9 @@ static void test_prior(void)
     tmpl *T = tmpl_open(probe);
     op_task t;
     long long n[] = { 1 << 16 };
-    if (tmpl_task(T, "lazy", "f32", n, &t)) { CHECK(0, "setup: the lazy fixture op (%s)", tmpl_errmsg(T)); tmpl_close(T); return; }
+    if (tmpl_task(T, "bad", "f32", n, &t)) { CHECK(0, "setup: the fixture op bad (%s)", tmpl_errmsg(T)); tmpl_close(T); return; }
     /* Exhaustive: the configs of weight 1 in order, then the light ones. */
-    search *s = search_new(T, "exhaustive", "lazy/weighted", &t, &dev, 1, 0);
+    search *s = search_new(T, "exhaustive", "bad/weighted", &t, &dev, 1, 0);
     char **all;
     int total = s ? drive(s, 3, &all) : -1;
     const char *want[] = {
@@ -337,7 +337,7 @@ static void test_prior(void)
 
     /* Sampling draws in proportion to the weight: vec 1 is 4 of the 10
     ** configs but 4 x 0.25 / (4 x 0.25 + 6) = 1/7 of the draws. */
-    s = search_new(T, "sampler", "lazy/weighted", &t, &dev, 11, 0);
+    s = search_new(T, "sampler", "bad/weighted", &t, &dev, 11, 0);
     int light = 0, draws = 0;
     for (int r = 0; s && r < 10; r++) {
         char **cfgs;
@@ -353,14 +353,14 @@ static void test_prior(void)
     search_free(s);
 
     /* Model reads the weight as one more param of its fit. */
-    s = search_new(T, "model", "lazy/weighted", &t, &dev, 4, 0);
+    s = search_new(T, "model", "bad/weighted", &t, &dev, 4, 0);
     total = s ? drive(s, 4, &all) : -1;
     CHECK(total == 10 && !dups(all, total), "model over a space with a prior: all 10 once (%d; %s)", total,
           total >= 0 ? "ok" : tmpl_errmsg(T));
     if (total > 0) free_all(all, total);
     search_free(s);
 
-    s = search_new(T, "exhaustive", "lazy/overweight", &t, &dev, 1, 0);
+    s = search_new(T, "exhaustive", "bad/overweight", &t, &dev, 1, 0);
     char **cfgs;
     int got = 0;
     int rc = s ? search_ask(s, 4, &cfgs, &got) : -1;
@@ -370,7 +370,7 @@ static void test_prior(void)
 
     /* One legal config in 4096: the draws miss it, the fallback checks
     ** every config once and finds it; the space is then known exactly. */
-    s = search_new(T, "sampler", "lazy/needle", &t, &dev, 2, 0);
+    s = search_new(T, "sampler", "bad/needle", &t, &dev, 2, 0);
     rc = s ? search_ask(s, 3, &cfgs, &got) : -1;
     int found = !rc && got == 3;
     for (int i = 0; found && i < got; i++) found = !strcmp(cfgs[i], "{\"a\":11,\"b\":5,\"c\":7}");
