@@ -95,12 +95,7 @@ awk -v a="$after" -v b="$after_none" 'BEGIN { exit !(a != "" && a < b) }' &&
     fail "the worst loss after splitting: $after% with the part's search, $after_none% without"
 
 # Resume: the same sweep again measures nothing and reaches the same winners.
-nmeas=$(sql "$DB" "select count(*) from measurements")
-fake_sweep "$MODE" "$DB" "$T/parts.yaml"
-expect_eq "the sweep again exits 0" "$RC" 0 || show_last
-expect_stderr "^sweep: 0 candidates evaluated \([0-9]+ already in the registry\)" "it measures nothing again"
-expect_eq "no measurement added" "$(sql "$DB" "select count(*) from measurements")" "$nmeas"
-expect_eq "the same parts and winners" "$(sql "$DB" "$key")" "$winners"
+expect_resumed "$MODE" "$DB" "$T/parts.yaml" "$key"
 expect_stdout "searched at 5760, 12 candidates" "the part's search is found in the registry"
 
 # The budget of a part's search.
@@ -173,15 +168,8 @@ expect_eq "retune measures nothing at the part's size" "$(sql "$DB" "select coun
 # Ctrl-C in the part's search: exit 130, nothing stored for the bucket; the
 # resume measures nothing twice and reaches the same winners.
 DB=$T/int.db
-rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
-env AITUNE_WORKER="$FAKE" FAKE_MODE="$MODE,slow_time:100" FAKE_STATE="$T/fake-state" \
-    "$AITUNE" sweep "$T/parts.yaml" --db "$DB" --quiet >"$T/bg.out" 2>"$T/bg.err" </dev/null &
-BG=$!
-BG_PIDS="${BG_PIDS:-} $BG"
-for i in $(seq 1 300); do
-    [ "$(sqlite3 "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'" 2>/dev/null)" -ge 3 ] 2>/dev/null && break
-    sleep 0.1
-done
+bg_fake_sweep "$MODE,slow_time:100" "$DB" "$T/parts.yaml"
+wait_count "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'" 3 || fail "the part's search never began"
 kill -INT "$BG"
 wait "$BG"
 expect_eq "SIGINT in a part's search exits 130" "$?" 130
