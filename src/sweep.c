@@ -826,7 +826,6 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state 
             rc = error("%s", tmpl_errmsg(S->T));
             break;
         }
-        S->rejected += search_nrejected(se);
         record_rejected(S, se, tname, tp, pb);
         int size = search_size(se);
         progress_plan(S->P, max_evals > 0 && max_evals < size ? max_evals : size);
