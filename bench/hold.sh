@@ -3,7 +3,9 @@
 # GPU, then report per op the worst loss of a bucket's race winner at the
 # bucket's middle and upper edge against the fastest finalist there, before
 # (the race's winner), after hold (the finalist hold chose) and after
-# splitting (the worst part of a bucket that split_at split). Logs to OUTDIR.
+# splitting (the worst part of a bucket that split_at split, parts searched
+# at their own size included: spec split_evals), and the parts searched with
+# their candidates. Logs to OUTDIR.
 #   bench/hold.sh OUTDIR [SPEC] [--budget D]
 set -u
 out=${1:?usage: bench/hold.sh OUTDIR [SPEC] [--budget D]}
@@ -18,7 +20,7 @@ grep '^hold:' "$out/hold-sweep.err"
 python3 - "$out/hold-sweep.txt" <<'PY' | tee "$out/hold-table.txt"
 import re, sys
 inf = float("inf")
-before, hold_after, parts, ops = {}, {}, {}, {}
+before, hold_after, parts, searched = {}, {}, {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r"hold +(\S+) (\S+) (\S+): the race's winner loses (everything )?([0-9.]+)% .*; (it stays|another finalist)", line)
     if m:
@@ -31,6 +33,13 @@ for line in open(sys.argv[1]):
     m = re.match(r"hold +(\S+) (\S+) (\S+): .* worst loss ([0-9.]+)%", line)
     if m:
         hold_after[(m.group(1), m.group(2), m.group(3))] = float(m.group(4))
+        continue
+    # A part searched at its own size: "split OP DT PARENT/CORNER: its winner loses X% (at ...): searched at S, N candidates; ..."
+    m = re.match(r"split +(\S+) \S+ [^/ ]+/\S+: its winner loses .*: searched at \S+, ([0-9]+) candidates?", line)
+    if m:
+        s = searched.setdefault(m.group(1), [0, 0])
+        s[0] += 1
+        s[1] += int(m.group(2))
         continue
     # A part of a split bucket: "split OP DT PARENT/CORNER: edges: tmpl config, worst loss X% (at ...)"
     m = re.match(r"split +(\S+) (\S+) ([^/ ]+)/\S+: .* worst loss (everything )?([0-9.]+)%", line)
@@ -49,8 +58,10 @@ for key in before:
     r["split"] += key in parts
     r["final"] = max(r["final"], final)
 f = lambda v: "fails" if v == inf else "%.1f%%" % v
-print("| op | buckets probed | winners changed | buckets split | worst loss before | after hold | after splitting |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+print("| op | buckets probed | winners changed | buckets split | parts searched (candidates) | worst loss before | after hold | after splitting |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 for op, r in rows.items():
-    print("| %s | %d | %d | %d | %s | %s | %s |" % (op, r["n"], r["moved"], r["split"], f(r["before"]), f(r["hold"]), f(r["final"])))
+    s = searched.get(op, [0, 0])
+    print("| %s | %d | %d | %d | %d (%d) | %s | %s | %s |" % (op, r["n"], r["moved"], r["split"], s[0], s[1], f(r["before"]),
+                                                          f(r["hold"]), f(r["final"])))
 PY

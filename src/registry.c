@@ -451,13 +451,15 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
 /* The kernels a registry keeps whatever else goes: each winner's and each
 ** default's, and those of every winner's finalists (its runners_up, found
 ** through their measurements in the winner's bucket, a part's in its
-** home's), which retune races again without compiling. */
+** home's or its own: spec.h, bucket_split), which retune races again
+** without compiling. */
 #define KEPT_CUBINS \
     "SELECT cubin FROM winners WHERE cubin IS NOT NULL " \
     "UNION SELECT cubin FROM defaults WHERE cubin IS NOT NULL " \
     "UNION SELECT m.cubin FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) " \
     "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON m.op = w.op AND m.arch = w.arch " \
-    "AND m.dtype = w.dtype AND m.bucket = " HOME("w.bucket") " AND m.template = json_extract(f.value, '$.template') " \
+    "AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ") " \
+    "AND m.template = json_extract(f.value, '$.template') " \
     "AND m.config = json(json_extract(f.value, '$.config')) WHERE m.cubin IS NOT NULL"
 
 int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st)
@@ -468,7 +470,7 @@ int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *exc
     ** are its parts'. */
     sqlite3_stmt *s = prep(r,
         "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
-        "  AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = " HOME("w.bucket") " "
+        "  AND m.arch = w.arch AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ") "
         "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
         "AND hash NOT IN (" KEPT_CUBINS ") "
         "AND hash NOT IN (SELECT m.cubin FROM measurements m WHERE m.cubin IS NOT NULL AND NOT EXISTS "
@@ -1189,9 +1191,11 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
     s->cubins[0] = count_rows(r, "cubins");
     s->bytes[0] = reg_disk_bytes(r, 0);
     /* A measurement is kept when it is a winner's config in the winner's
-    ** bucket (or, with keep_finalists, one named in its runners_up); a cubin
-    ** when a winner, a default or a kept measurement names it. */
-    const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = " HOME("w.bucket");
+    ** bucket, a part's home or the part (or, with keep_finalists, one named
+    ** in its runners_up); a cubin when a winner, a default or a kept
+    ** measurement names it. */
+    const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
+                              "AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ")";
     char *keep = xstrfmt(
         "CREATE TEMP TABLE gc_keep AS SELECT m.id AS id FROM measurements m JOIN winners w ON %s "
         "AND m.template = w.template AND m.config = w.config%s%s%s",

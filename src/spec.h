@@ -14,10 +14,16 @@
 **                           # upper edge; the smallest worst loss wins
 **   split_at: 0.05          # hold: a bucket whose winner still loses more than this
 **                           # fraction somewhere is split (bucket_split); 0 never
+**   split_evals: 16         # hold: candidates of a part's own search at its size, when
+**                           # its winner among the bucket's finalists still loses more
+**                           # than split_at (as max_evals: per template, or per bucket
+**                           # with joint); default max(8, max_evals/4), the whole
+**                           # space with no max_evals; 0: parts are never searched
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
-**       search: random      # search, max_evals, joint, hold and split_at may be set per task
+**       search: random      # search, max_evals, joint, hold, split_at and split_evals
+**                           # may be set per task
 **       templates: [tma]    # only these of the op's templates; default all
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
@@ -56,6 +62,7 @@ typedef struct spec_task {
     int joint;                  /* one search per bucket across templates */
     int hold;                   /* winners chosen for the whole bucket (sweep.c: hold_probe) */
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
+    int split_evals;            /* hold: a part's own search (sweep.c: search_part); -1 the default, 0 none */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;
@@ -71,6 +78,7 @@ typedef struct spec {
     int max_evals;
     int joint, hold;
     double split_at;        /* tasks' default */
+    int split_evals;        /* tasks' default; -1: max(8, max_evals/4) */
     double budget_s;        /* 0: none */
     int top_k;
     int ntasks;

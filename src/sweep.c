@@ -73,7 +73,9 @@ typedef struct sw {
     int held, moved;        /* hold: buckets probed, and whose winner changed */
     double hold_before, hold_after;   /* hold: the worst loss over the probed buckets, before and after */
     double split_at;        /* the task in hand's (spec `split_at`); 0: no splits */
+    const spec_task *task;  /* the task in hand: a part's own search is the bucket's (search_part) */
     int split, parts;       /* hold: buckets split, and their parts */
+    int searched, searched_evals;     /* hold: parts searched at their own size, and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
@@ -542,7 +544,8 @@ static int send_task(sw *S, const op_task *t);
 ** A bucket whose winner still loses more than the task's split_at somewhere
 ** is split (split_bucket): its parts (spec.h: bucket_split) get winners of
 ** their own from the same finalists, raced at each part's size and upper
-** edge too. */
+** edge too. A part whose winner still loses more than split_at gets a
+** search of its own at its size (research_part). */
 #define HOLD_FINALISTS 8
 #define HOLD_PROBES 48
 
@@ -559,14 +562,21 @@ typedef struct probes {
     int m;                  /* slots raced: cs[0, m) */
 } probes;
 
-/* A part of a split bucket: its winner (a slot of the hold race), each
-** slot's time at the part's size, and the winner's worst loss in it. */
+/* A part of a split bucket: the candidates raced in it (the hold race's
+** slots, and the finalists of its own search when it had one), each one's
+** time at the part's size, its winner and the winner's worst loss in it. */
+#define PART_OWN (-2)           /* fi of a finalist of the part's own search */
 typedef struct part {
     bucket b;
-    int w;
+    int n, w;               /* the candidates c[0, n); the winner c[w] */
+    cand *c[16];
+    int fi[16];             /* c[i]'s index in bs->f (-1: out of the race), or PART_OWN */
     double us[16];
     double worst;
     char where[96];
+    cand *own;              /* its own search's finalists, owned: own[0, nown) */
+    int nown;
+    int capped;             /* its own search was cut by its budget */
 } part;
 
 /* What hold_probe decided beyond the winner: n > 0 parts when the bucket
@@ -575,7 +585,17 @@ typedef struct split {
     int n;
     part p[1 << SPEC_MAXDIMS];
     int fi[16];
+    int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
 } split;
+
+static void split_free(split *sp)
+{
+    for (int i = 0; i < 1 << SPEC_MAXDIMS; i++) {
+        for (int j = 0; j < sp->p[i].nown; j++) cand_free(&sp->p[i].own[j]);
+        free(sp->p[i].own);
+    }
+    free(sp);
+}
 
 static void shape_text(const long long *shape, int ndims, char *out, size_t cap)
 {
@@ -597,7 +617,7 @@ static int probe_find(const probes *P, const long long *shape, int ndims)
 ** search); their times become a probe of P. Returns 1 raced (or raced
 ** already), 0 skipped (no such task, too large for the GPU, none
 ** verified), -1 a tool failure. */
-static int probe_race(sw *S, const op_task *t, cand *cs, const int *fi, const long long *shape, probes *P)
+static int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P)
 {
     if (probe_find(P, shape, t->ndims) >= 0) return 1;
     if (P->n == HOLD_PROBES) return 0;
@@ -609,18 +629,18 @@ static int probe_race(sw *S, const op_task *t, cand *cs, const int *fi, const lo
     int ok[16];
     for (int i = 0; i < m; i++) {
         ok[i] = 0;
-        if (fi[i] < 0 || !load_slot(S, &cs[i], &tp, i)) continue;
-        ok[i] = rep || verify_slot(S, &cs[i], i);
+        if (fi[i] < 0 || !load_slot(S, cs[i], &tp, i)) continue;
+        ok[i] = rep || verify_slot(S, cs[i], i);
     }
     /* The race wants every slot loaded: a failed one is raced with a
     ** verified stand-in and its time ignored. */
     int stand = -1;
     for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
     if (stand < 0) return 0;
-    for (int i = 0; i < m; i++) if (!ok[i]) load_slot(S, &cs[stand], &tp, i);
+    for (int i = 0; i < m; i++) if (!ok[i]) load_slot(S, cs[stand], &tp, i);
     final pf[16];
     memset(pf, 0, sizeof pf);
-    race(S, cs, m, pf);
+    race(S, cs[0], m, pf);
     probe *p = &P->p[P->n++];
     memset(p, 0, sizeof *p);
     memcpy(p->shape, shape, sizeof *shape * (size_t)t->ndims);
@@ -640,6 +660,13 @@ static double probe_loss(const probe *p, int i, int m)
     return p->us[i] > 0 && isfinite(best) ? p->us[i] / best - 1 : INFINITY;
 }
 
+static int in_box(const bucket *box, const long long *shape)
+{
+    for (int d = 0; d < box->ndims; d++)
+        if (shape[d] < box->lo[d] || shape[d] >= box->hi[d]) return 0;
+    return 1;
+}
+
 /* Slot i's worst loss over the probes inside box (0 with none), and the
 ** first probe where it is that (-1: none). */
 static double worst_in(const probes *P, const bucket *box, int i, int *at)
@@ -647,9 +674,7 @@ static double worst_in(const probes *P, const bucket *box, int i, int *at)
     double worst = 0;
     *at = -1;
     for (int k = 0; k < P->n; k++) {
-        int in = 1;
-        for (int d = 0; d < box->ndims && in; d++) in = P->p[k].shape[d] >= box->lo[d] && P->p[k].shape[d] < box->hi[d];
-        if (!in) continue;
+        if (!in_box(box, P->p[k].shape)) continue;
         double loss = probe_loss(&P->p[k], i, P->m);
         if (*at < 0 || loss > worst) {
             *at = k;
@@ -695,7 +720,8 @@ static int box_winner(sw *S, const probes *P, const bucket *box, int prefer, dou
 ** is joined again, until each split dim changes a winner somewhere; split
 ** along none, the bucket stays whole. One level: a part is not split again.
 ** sp->n: the parts; 0 when not split, with the reason in *why. */
-static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *cs, int cw, probes *P, split *sp, const char **why)
+static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *cs, int cw, probes *P, split *sp,
+                         const char **why)
 {
     sp->n = 0;
     *why = "it cannot be split (one size per dim)";
@@ -749,8 +775,217 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *cs, int
         }
         memcpy(p->us, P->p[k].us, sizeof p->us);
         if (a >= 0) shape_text(P->p[a].shape, b->ndims, p->where, sizeof p->where);
+        p->n = P->m;
+        for (int j = 0; j < P->m; j++) {
+            p->c[j] = cs[j];
+            p->fi[j] = sp->fi[j];
+        }
     }
     sp->n = n;
+}
+
+static int template_usable(sw *S, const spec_task *st, const char *tname, const op_task *t);
+static void record_rejected(sw *S, search *se, const char *tname, const op_task *t, const bucket *b);
+static int add_stored(const char *tmpl, const char *config, double median_us, void *ctx);
+static void bucket_state_free(bucket_state *bs);
+
+/* The candidates a part's own search may take (spec split_evals; 0 there:
+** none): by default a quarter of the bucket's cap, at least 8, and never
+** more than that cap. 0: no cap (the bucket had none either). */
+static int part_evals(const sw *S)
+{
+    int cap = S->o->max_evals > 0 ? S->o->max_evals : S->task->max_evals, n = S->task->split_evals;
+    if (n < 0) n = cap / 4 > 8 ? cap / 4 : cap > 0 ? 8 : 0;
+    return cap > 0 && (n == 0 || n > cap) ? cap : n;
+}
+
+/* A part's own search: the bucket's strategy over the bucket's templates
+** (a search each, or one joint search), at the part's size tp, within
+** part_evals. Its measurements are keyed by the part, not by the bucket:
+** they are taken at another size (as check's of a part are), and a resumed
+** sweep finds them there. It is seeded by the spec's seed and the part's
+** key, so it tries other configs than the bucket's search did. Its
+** finalists land in pbs; *evals counts its candidates, *capped says
+** whether a cap or the budget cut it. */
+static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state *pbs, int *evals, int *capped)
+{
+    const spec_task *st = S->task;
+    char **tn;
+    int ntn, nuse = 0, rc = 0;
+    if (tmpl_templates(S->T, tp->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
+    char **use = xcalloc((size_t)ntn + 1, sizeof *use);
+    for (int i = 0; i < ntn; i++)
+        if (template_usable(S, st, tn[i], tp)) use[nuse++] = tn[i];
+    int max_evals = part_evals(S);
+    unsigned long long seed = S->sp.seed ^ hash_str(HASH_INIT, pb->key);
+    for (int s = 0; s < (st->joint ? nuse > 0 : nuse) && !rc && !out_of_budget(S); s++) {
+        const char *tname = st->joint ? NULL : use[s];
+        search *se = tname ? search_new(S->T, st->search, tname, tp, &S->dev, seed, max_evals)
+                           : search_new_bucket(S->T, st->search, use, nuse, tp, &S->dev, seed, max_evals, NULL, 0);
+        if (!se) {
+            rc = error("%s", tmpl_errmsg(S->T));
+            break;
+        }
+        record_rejected(S, se, tname, tp, pb);
+        int size = search_size(se);
+        progress_plan(S->P, max_evals > 0 && max_evals < size ? max_evals : size);
+        *capped |= max_evals > 0 && max_evals < size;
+        for (int got = 1; got && !rc && !out_of_budget(S);) {
+            char **cfgs = NULL;
+            cand cs[8];
+            int n = 0;
+            memset(cs, 0, sizeof cs);
+            if (search_ask(se, 8, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+            for (int i = 0; i < got; i++) {
+                char tj[64], *own = NULL;
+                if (tname) {
+                    instantiate(S, &cs[n++], tname, cfgs[i], tp);
+                    free(cfgs[i]);
+                } else if (search_split(S->T, cfgs[i], tj, sizeof tj, &own)) {
+                    rc = error("%s", tmpl_errmsg(S->T));
+                    free(cfgs[i]);
+                } else {
+                    instantiate(S, &cs[n], tj, own, tp);
+                    cs[n++].joined = cfgs[i];
+                    free(own);
+                }
+            }
+            free(cfgs);
+            if (!rc) rc = run_batch(S, cs, n, tp, pb, se, pbs, NULL);
+            drain(S, cs, n);
+            for (int i = 0; i < n; i++) {
+                *evals += cs[i].m.status[0] != 0;
+                cand_free(&cs[i]);
+            }
+        }
+        search_free(se);
+    }
+    *capped |= S->budget_hit || interrupted;
+    free(use);
+    for (int i = 0; i < ntn; i++) free(tn[i]);
+    free(tn);
+    return rc;
+}
+
+/* retune: a part's search is not run again; the part's stored finalists
+** (the winner and runners-up its sweep stored) stand in for it. */
+static int stored_part(sw *S, const op_task *t, const bucket *pb, bucket_state *pbs)
+{
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    retune_final rf = { 0 };
+    int rc = 0;
+    if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, pb->key, hw, add_stored, &rf)) rc = error("%s", reg_errmsg(S->R));
+    for (int i = 0; i < rf.n; i++) {
+        cand c = { 0 };
+        snprintf(c.tmpl, sizeof c.tmpl, "%s", rf.f[i].tmpl);
+        c.config = rf.f[i].config;
+        c.m.median_us = rf.f[i].median_us;
+        snprintf(c.m.status, sizeof c.m.status, "ok");
+        keep_final(pbs, &c, 0);
+        free(rf.f[i].config);
+    }
+    return rc;
+}
+
+/* A part whose winner among the hold race's slots still loses more than
+** split_at: its best config is not among the bucket's finalists, all found
+** by a search at the bucket's size. So it gets a search of its own at its
+** size (search_part; retune races the part's stored finalists instead:
+** stored_part), and the fastest finalists of that search that are not
+** slots already (top_k of them) race with the slots at every probe inside
+** the part (the slots that lose most there make room when the worker's
+** slots run short): the smallest worst loss wins, the slots' winner when
+** within the noise margin of that. A part tuned at the bucket's size had
+** its search. Returns 1 when Ctrl-C cut the search (the part is not
+** decided), -1 for a tool failure. */
+static int research_part(sw *S, const op_task *t, const probes *P, part *p)
+{
+    op_task tp;
+    if (!S->task || !S->task->split_evals || out_of_budget(S) ||
+        !memcmp(p->b.rep, t->shape, sizeof *t->shape * (size_t)t->ndims) || tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp))
+        return 0;
+    if (send_task(S, &tp)) return -1;
+    bucket_state pbs = { .exhaustive = 1 };
+    int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs) : search_part(S, &tp, &p->b, &pbs, &evals, &p->capped);
+    if (!S->o->retune) {
+        S->searched++;
+        S->searched_evals += evals;
+    }
+    if (rc || interrupted) {
+        bucket_state_free(&pbs);
+        return rc ? -1 : 1;
+    }
+    qsort(pbs.f, (size_t)pbs.nf, sizeof *pbs.f, cmp_final);
+    p->own = xcalloc(8, sizeof *p->own);
+    for (int i = 0; i < pbs.nf && p->nown < S->sp.top_k && p->nown < 8; i++) {
+        int slot = 0;
+        for (int j = 0; j < p->n && !slot; j++)
+            slot = p->c[j]->config && !strcmp(p->c[j]->tmpl, pbs.f[i].tmpl) && !strcmp(p->c[j]->config, pbs.f[i].config);
+        cand *c = &p->own[p->nown];
+        if (slot) continue;
+        instantiate(S, c, pbs.f[i].tmpl, pbs.f[i].config, &tp);
+        if (c->error || start_compile(S, c, S->sp.arch) || finish_compile(S, c) || !c->job.ok) cand_free(c);
+        else p->nown++;
+    }
+    bucket_state_free(&pbs);
+    if (S->o->retune && !p->nown) return 0;
+    char size[96], what[160];
+    shape_text(p->b.rep, t->ndims, size, sizeof size);
+    if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
+    else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
+                               evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
+    else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");
+    say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, p->b.key,
+        isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
+        p->where[0] ? p->where : "its size", what);
+    if (!p->nown) return 0;
+    /* The slots that race beside the new ones: the winner, and the others
+    ** but those that lose most in the part when the worker runs short. */
+    int drop[16] = { 0 }, nslots = 0;
+    double loss[16];
+    for (int j = 0; j < p->n; j++) {
+        int a;
+        loss[j] = p->fi[j] >= 0 ? worst_in(P, &p->b, j, &a) : INFINITY;
+        nslots += p->fi[j] >= 0;
+    }
+    for (; nslots > 16 - p->nown; nslots--) {
+        int x = -1;
+        for (int j = 0; j < p->n; j++)
+            if (p->fi[j] >= 0 && !drop[j] && j != p->w && (x < 0 || loss[j] > loss[x])) x = j;
+        drop[x] = 1;
+    }
+    cand *c[16];
+    int fi[16], n = 0, w = 0, in[16] = { 0 };
+    for (int j = 0; j < p->n; j++) {
+        if (p->fi[j] < 0 || drop[j]) continue;
+        if (j == p->w) w = n;
+        c[n] = p->c[j];
+        fi[n++] = p->fi[j];
+    }
+    for (int i = 0; i < p->nown; i++) {
+        c[n] = &p->own[i];
+        fi[n++] = PART_OWN;
+    }
+    probes *Q = xcalloc(1, sizeof *Q);
+    Q->m = n;
+    for (int k = 0; k < P->n && !rc; k++)
+        if (in_box(&p->b, P->p[k].shape) && probe_race(S, t, c, in, P->p[k].shape, Q) < 0) rc = -1;
+    int a, k = probe_find(Q, p->b.rep, t->ndims);
+    double worst;
+    w = box_winner(S, Q, &p->b, w, &worst, &a);
+    if (!rc && k >= 0 && Q->p[k].us[w] > 0) {   /* else the slots' winner stays */
+        p->n = n;
+        memcpy(p->c, c, sizeof c);
+        memcpy(p->fi, fi, sizeof fi);
+        memcpy(p->us, Q->p[k].us, sizeof p->us);
+        p->w = w;
+        p->worst = worst;
+        p->where[0] = 0;
+        if (a >= 0) shape_text(Q->p[a].shape, t->ndims, p->where, sizeof p->where);
+    }
+    free(Q);
+    return rc;
 }
 
 /* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split.
@@ -773,6 +1008,8 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok) fi[i] = -1;
     }
     *kp = m;
+    cand *ps[16];
+    for (int i = 0; i < 16; i++) ps[i] = &cs[i];
     probes *P = xcalloc(1, sizeof *P);
     P->m = m;
     int probed = 0, failed = 0;
@@ -787,7 +1024,7 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
             same &= v == t->shape[d];
         }
         if (pass > 0 && same) continue;
-        int n0 = P->n, rc = probe_race(S, t, cs, fi, shape, P);
+        int n0 = P->n, rc = probe_race(S, t, ps, fi, shape, P);
         if (rc < 0) failed = 1;
         if (rc <= 0 || P->n == n0) continue;
         /* The finalists' stored times: the race at the representative. */
@@ -833,7 +1070,7 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
     int hw = nw != w ? cb : cw;   /* the hold winner's slot */
     if (S->split_at > 0 && after > S->split_at && !failed) {
         const char *why;
-        split_bucket(S, t, b, cs, hw, P, sp, &why);
+        split_bucket(S, t, b, ps, hw, P, sp, &why);
         if (!sp->n)
             say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but %s; not split\n", t->op, t->dtype,
                 b->key, 100 * after, 100 * S->split_at, why);
@@ -851,7 +1088,8 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         final_worst = 0;
         broken = 0;
         for (int i = 0; i < sp->n; i++) {
-            const part *p = &sp->p[i];
+            part *p = &sp->p[i];
+            if (p->worst > S->split_at && (sp->rc = research_part(S, t, P, p))) break;
             if (p->worst > final_worst) final_worst = p->worst;
             broken += !isfinite(p->worst);
             char edges[160];
@@ -860,7 +1098,7 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
                 at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d],
                                        p->b.lo[d], p->b.hi[d]);
             say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
-                bs->f[fi[p->w]].tmpl, bs->f[fi[p->w]].config, isfinite(p->worst) ? "" : "everything ",
+                p->c[p->w]->tmpl, p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ",
                 isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
         }
         S->split++;
@@ -965,9 +1203,10 @@ static void say_winner(sw *S, const op_task *t, const winner *W)
 }
 
 /* The parts of a split bucket as winner rows, stored in one transaction in
-** place of the bucket's: each part's finalists are the hold race's slots
-** that ran at its size, timed there. */
-static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_state *bs, cand *cs, int ncs, const split *sp)
+** place of the bucket's: each part's finalists are the candidates raced in
+** it (the hold race's slots, and its own search's) that ran at its size,
+** timed there. */
+static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_state *bs, const split *sp)
 {
     winner W[1 << SPEC_MAXDIMS];
     op_task tp[1 << SPEC_MAXDIMS];
@@ -978,9 +1217,15 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
         final f[16];
         int k = 0, w = -1;
         double default_us = 0;
-        for (int j = 0; j < ncs && j < 16; j++) {
-            if (sp->fi[j] < 0 || !(p->us[j] > 0)) continue;
-            f[k] = bs->f[sp->fi[j]];
+        for (int j = 0; j < p->n; j++) {
+            if (p->fi[j] == -1 || !(p->us[j] > 0)) continue;
+            if (p->fi[j] >= 0) {
+                f[k] = bs->f[p->fi[j]];
+            } else {
+                memset(&f[k], 0, sizeof f[k]);
+                snprintf(f[k].tmpl, sizeof f[k].tmpl, "%s", p->c[j]->tmpl);
+                f[k].config = p->c[j]->config;
+            }
             f[k].median_us = p->us[j];
             if (f[k].is_default) default_us = p->us[j];
             if (j == p->w) w = k;
@@ -994,7 +1239,7 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
                 f[y - 1] = tmp;
                 w = w == y ? y - 1 : w == y - 1 ? y : w;
             }
-        rc = winner_row(S, &tp[i], &p->b, f, k, w, default_us, bs->exhaustive, cs, ncs, &W[n++]);
+        rc = winner_row(S, &tp[i], &p->b, f, k, w, default_us, bs->exhaustive && !p->capped, p->c[p->w], 1, &W[n++]);
     }
     if (!rc && reg_winners_put(S->R, b->key, W, n)) rc = error("%s", reg_errmsg(S->R));
     for (int i = 0; i < n; i++) {
@@ -1069,8 +1314,12 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
             w = i;
     split *sp = xcalloc(1, sizeof *sp);
     if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, &k, w, sp);
-    if (sp->n) {
-        rc = put_parts(S, t, b, bs, cs, k, sp);
+    if (sp->rc) {
+        /* A tool failed (said), or Ctrl-C cut a part's search: the resume
+        ** decides the bucket, its measurements kept. */
+        rc = sp->rc < 0 ? -1 : 0;
+    } else if (sp->n) {
+        rc = put_parts(S, t, b, bs, sp);
     } else {
         winner W;
         rc = winner_row(S, t, b, bs->f, k, w, bs->default_us, bs->exhaustive, cs, k, &W);
@@ -1079,7 +1328,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         say_winner(S, t, &W);
         winner_row_free(&W);
     }
-    free(sp);
+    split_free(sp);
     for (int i = 0; i < 16; i++) cand_free(&cs[i]);
     return rc;
 }
@@ -1809,12 +2058,16 @@ static void summary(sw *S)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed; the worst loss "
                 "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
                 S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", 100 * S->hold_before, 100 * S->hold_after);
-    else if (S->held)
+    char searched[96] = "";
+    if (S->searched)
+        snprintf(searched, sizeof searched, ", %d searched at %s own size (%d candidate%s)", S->searched,
+                 S->searched == 1 ? "its" : "their", S->searched_evals, S->searched_evals == 1 ? "" : "s");
+    if (S->held && S->split)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
-                "in %d parts; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% after "
-                "hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s",
-                S->split, S->split == 1 ? "" : "s", S->parts, 100 * S->hold_before, 100 * S->hold_after,
-                100 * S->hold_final);
+                "in %d parts%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "
+                "after hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved,
+                S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, searched,
+                100 * S->hold_before, 100 * S->hold_after, 100 * S->hold_final);
     if (S->broken_before || S->broken_after)
         fprintf(stderr, "hold: winners wrong or failing at a probed shape: %d before, %d after\n", S->broken_before,
                 S->broken_after);
@@ -2140,6 +2393,7 @@ static void sweep_slot(sw *S, const slot *q)
     double t_task = now_s();
     S->hold = st->hold && !o->retune && !o->check && !o->compile_only;
     S->split_at = st->split_at;
+    S->task = st;
     if (send_task(S, &t)) { S->code = EXIT_FAIL; return; }
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
          : st->joint && !o->compile_only ? tune_bucket_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
@@ -2229,6 +2483,8 @@ static void add_counts(sw *S, const sw *L)
     S->moved += L->moved;
     S->split += L->split;
     S->parts += L->parts;
+    S->searched += L->searched;
+    S->searched_evals += L->searched_evals;
     if (L->hold_final > S->hold_final) S->hold_final = L->hold_final;
     if (L->hold_before > S->hold_before) S->hold_before = L->hold_before;
     if (L->hold_after > S->hold_after) S->hold_after = L->hold_after;

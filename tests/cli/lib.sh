@@ -150,5 +150,41 @@ fake_sweep() {
         "$AITUNE" sweep "$sp" --db "$db" --quiet "$@"
 }
 
+# The same sweep in the background: bg_fake_sweep MODE DB SPEC [args...].
+# Its pid in $BG (killed at exit if it still runs), its output in $T/bg.out
+# and $T/bg.err.
+bg_fake_sweep() {
+    local mode=$1 db=$2 sp=$3
+    shift 3
+    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+    env AITUNE_WORKER="$FAKE" FAKE_MODE="$mode" FAKE_STATE="$T/fake-state" \
+        "$AITUNE" sweep "$sp" --db "$db" --quiet "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+    BG=$!
+    BG_PIDS="${BG_PIDS:-} $BG"
+}
+
+# wait_count DB QUERY N: wait until QUERY answers N or more (at most 30 s).
+wait_count() {
+    local i
+    for i in $(seq 1 300); do
+        [ "$(sqlite3 "$1" "$2" 2>/dev/null)" -ge "$3" ] 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# expect_resumed MODE DB SPEC QUERY: the same sweep again exits 0, measures
+# nothing again, and QUERY (the winners) answers as before.
+expect_resumed() {
+    local before n
+    before=$(sql "$2" "$4")
+    n=$(sql "$2" "select count(*) from measurements")
+    fake_sweep "$1" "$2" "$3"
+    expect_eq "the sweep again exits 0" "$RC" 0 || show_last
+    expect_stderr "^sweep: 0 candidates evaluated \([0-9]+ already in the registry\)" "it measures nothing again"
+    expect_eq "no measurement added" "$(sql "$2" "select count(*) from measurements")" "$n"
+    expect_eq "the same winners" "$(sql "$2" "$4")" "$before"
+}
+
 # Finish: the script's exit code says whether anything failed.
 done_testing() { [ "$NFAIL" -eq 0 ]; }

@@ -8,26 +8,15 @@
 small_spec
 seed_db "$T/seed.db" || { fail "seed the cubin cache"; exit 1; }
 
-# Start a slow fake sweep in the background; its pid in $BG.
+# Start a slow fake sweep of small.yaml in the background; its pid in $BG.
 bg_sweep() {
     local mode=$1 db=$2
     shift 2
-    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
-    env AITUNE_WORKER="$FAKE" FAKE_MODE="$mode" FAKE_STATE="$T/fake-state" \
-        "$AITUNE" sweep "$T/small.yaml" --db "$db" --quiet "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
-    BG=$!
-    BG_PIDS="${BG_PIDS:-} $BG"
+    bg_fake_sweep "$mode" "$db" "$T/small.yaml" "$@"
 }
 
-# Wait until the registry has at least N measurements (at most 20 s).
-wait_rows() {
-    local i
-    for i in $(seq 1 200); do
-        [ "$(sqlite3 "$1" "select count(*) from measurements" 2>/dev/null)" -ge "$2" ] 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# Wait until the registry has at least N measurements.
+wait_rows() { wait_count "$1" "select count(*) from measurements" "$2"; }
 
 dup_ok() { sql "$1" "select count(*) from (select bucket, config_hash from measurements where status = 'ok' group by bucket, config_hash having count(*) > 1)"; }
 
@@ -95,15 +84,8 @@ tasks:
 EOF
 DB=$T/two.db
 cp "$T/seed.db" "$DB"
-rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
-env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:60 FAKE_STATE="$T/fake-state" \
-    "$AITUNE" sweep "$T/two.yaml" --db "$DB" --quiet >"$T/bg.out" 2>"$T/bg.err" </dev/null &
-BG=$!
-BG_PIDS="$BG_PIDS $BG"
-for i in $(seq 1 300); do
-    [ "$(sqlite3 "$DB" "select count(*) from measurements where bucket = 'n=2^7'" 2>/dev/null)" -ge 3 ] 2>/dev/null && break
-    sleep 0.1
-done
+bg_fake_sweep slow_time:60 "$DB" "$T/two.yaml"
+wait_count "$DB" "select count(*) from measurements where bucket = 'n=2^7'" 3
 kill -INT "$BG"
 wait "$BG"
 code=$?

@@ -188,6 +188,18 @@ static void test_split(void)
     path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [12, 12]}\n");
     if (!spec_load(path, &s, err, sizeof err)) {
         CHECK(s.tasks[0].split_at == 0.05, "split_at defaults to 0.05 (%g)", s.tasks[0].split_at);
+        CHECK(s.split_evals == -1 && s.tasks[0].split_evals == -1, "split_evals defaults to -1, the sweep's choice (%d)",
+              s.tasks[0].split_evals);
+        spec_free(&s);
+    }
+    /* split_evals: the spec's default for its tasks, a task's own, 0. */
+    path = yaml("split_evals: 12\ntasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [12, 12]}\n"
+                "  - op: axpy\n    dtypes: [bf16]\n    split_evals: 0\n    shapes:\n      n: {log2: [12, 12]}\n");
+    rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0, "a spec with split_evals loads (%s)", err);
+    if (!rc) {
+        CHECK(s.tasks[0].split_evals == 12 && s.tasks[1].split_evals == 0, "split_evals reaches the tasks, a task's 0 overrides "
+              "(%d, %d)", s.tasks[0].split_evals, s.tasks[1].split_evals);
         spec_free(&s);
     }
 
@@ -297,6 +309,9 @@ static void test_errors(void)
     expect_error("split_at negative", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    split_at: -0.1\n    shapes:\n"
                  "      n: {log2: [10, 12]}\n", 4, "'split_at'", "-0.1");
     expect_error("split_at nan", "split_at: nan\n" TASK, 1, "'split_at'", "nan");
+    expect_error("split_evals negative", "split_evals: -1\n" TASK, 1, "'split_evals'", "out of range");
+    expect_error("split_evals not a number", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    split_evals: many\n    shapes:\n"
+                 "      n: {log2: [10, 12]}\n", 4, "'split_evals'", "many");
     expect_error("empty templates",
                  "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: []\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
                  "templates", "empty");

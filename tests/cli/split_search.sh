@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# A split part whose winner among the bucket's finalists still loses more
+# than split_at gets a search of its own at its size (spec split_evals).
+# The fake worker's modes: shape_time (rankings differ at every size, so
+# n=2^12 splits at 5760 and its parts' winners lose something) and late:5760
+# (a third of the kernels are the slowest below n = 5760 and the fastest
+# from it on: the bucket's search at 4096 keeps none of them as finalists,
+# and only a search at the upper part's size, 5760, finds one).
+. "$(dirname "$0")/lib.sh"
+
+spec parts.yaml <<'YAML'
+name: parts
+search: random
+max_evals: 16
+top_k: 4
+hold: true
+split_evals: 12
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [12, 12]}
+YAML
+MODE=shape_time,late:5760
+DB=$T/parts.db
+fake_sweep "$MODE" "$DB" "$T/parts.yaml"
+expect_eq "a sweep with split_evals exits 0" "$RC" 0 || show_last
+cp "$T/out" "$T/parts.out"
+cp "$T/err" "$T/parts.err"
+key="select bucket, lo, hi, template, config from winners order by bucket"
+winners=$(sql "$DB" "$key")
+
+expect_eq "n=2^12 is stored as its two parts" "$(sql "$DB" "select group_concat(bucket, ' ') from (select bucket from winners order by bucket)")" \
+    "n=2^12/2^12 n=2^12/5760"
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at [0-9]+\): searched at 5760, 12 candidates; [1-4] new finalists? raced$" \
+    "the upper part, its winner losing more than 5%, is searched at its size: one line"
+expect_eq "one line per part searched: the lower part, tuned at the bucket's size, had the bucket's search" \
+    "$(grep -c 'searched at' "$T/out")" 1
+expect_eq "the part's search took split_evals candidates, stored at its size under its key" \
+    "$(sql "$DB" "select count(*) || ' ' || count(distinct config_hash) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/5760'")" \
+    '12 12 {"n":5760}'
+expect_eq "its search is seeded by the part's key: it tries configs the bucket's search did not" \
+    "$(sql "$DB" "select count(*) > 0 from measurements p where p.bucket = 'n=2^12/5760' and not exists
+                  (select 1 from measurements m where m.bucket = 'n=2^12' and m.config_hash = p.config_hash)")" 1
+expect_eq "the bucket's own measurements stay at its size" \
+    "$(sql "$DB" "select group_concat(distinct shape) from measurements where bucket = 'n=2^12'")" '{"n":4096}'
+# The upper part's winner is a kernel only its search found: at the
+# bucket's size it is not among the 8 fastest (the hold race's finalists).
+win=$(sql "$DB" "select template || ' ' || config from winners where bucket = 'n=2^12/5760'")
+expect_eq "the upper part's winner comes from its own search" \
+    "$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760' and template || ' ' || config = '$win'")" 1
+expect_eq "and is not one of the bucket's finalists" \
+    "$(sql "$DB" "select count(*) from (select template || ' ' || config as c from measurements where bucket = 'n=2^12'
+                  and status = 'ok' order by median_us limit 8) where c = '$win'")" 0
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): $(printf '%s' "$win" | sed 's/[]{}[]/\\&/g'), worst loss 0\.0% " \
+    "the part's line names that winner: it holds the part"
+expect_eq "the part's runners-up are its race's: the new finalists and the bucket's" \
+    "$(sql "$DB" "select json_array_length(runners_up) > 4 from winners where bucket = 'n=2^12/5760'")" 1
+# The cubin cache keeps the parts' finalists (retune races them without
+# compiling) and drops the kernels of the part's search that lost.
+finals="select w.template || ' ' || w.config from winners w union select json_extract(f.value, '$.template') || ' ' ||
+        json(json_extract(f.value, '$.config')) from winners w, json_each(w.runners_up) f"
+expect_eq "the part's search's losers' cubins are dropped" \
+    "$(sql "$DB" "select count(*) from measurements m join cubins c on c.hash = m.cubin where m.bucket = 'n=2^12/5760'
+                  and m.template || ' ' || m.config not in ($finals)")" 0
+expect_eq "its finalists' cubins are kept" \
+    "$(sql "$DB" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where m.bucket = 'n=2^12/5760'
+                  and m.template || ' ' || m.config in ($finals) and c.hash is null")" 0
+cat "$T/parts.err" >"$T/err"
+expect_stderr "^hold: 1 bucket probed .*, 1 bucket split in 2 parts, 1 searched at its own size \(12 candidates\); .* after splitting$" \
+    "the hold summary counts the part searched and its candidates"
+after=$(sed -n 's/^hold: .* \([0-9.]*\)% after splitting$/\1/p' "$T/err")
+
+# split_evals: 0: today's split, the parts choose among the bucket's finalists.
+sed 's/^split_evals: 12/split_evals: 0/' "$T/parts.yaml" >"$T/none.yaml"
+fake_sweep "$MODE" "$T/none.db" "$T/none.yaml"
+expect_eq "split_evals: 0 exits 0" "$RC" 0 || show_last
+expect_eq "split_evals: 0 searches no part" "$(grep -c 'searched' "$T/out" "$T/err" | awk -F: '{ n += $2 } END { print n }')" 0
+expect_eq "split_evals: 0 measures nothing at a part's size" "$(sql "$T/none.db" "select count(*) from measurements where bucket like '%/%'")" 0
+expect_eq "split_evals: 0 splits the same way" \
+    "$(sql "$T/none.db" "select group_concat(bucket, ' ') from (select bucket from winners order by bucket)")" "n=2^12/2^12 n=2^12/5760"
+expect_eq "split_evals: 0: each part's winner is one of the bucket's measured configs" \
+    "$(sql "$T/none.db" "select count(*) from winners w where exists (select 1 from measurements m where m.bucket = 'n=2^12'
+                         and m.template = w.template and m.config = w.config)")" 2
+expect_eq "the lower part is the same either way" "$(sql "$T/none.db" "select config from winners where bucket = 'n=2^12/2^12'")" \
+    "$(sql "$DB" "select config from winners where bucket = 'n=2^12/2^12'")"
+us_none=$(sql "$T/none.db" "select median_us from winners where bucket = 'n=2^12/5760'")
+us_own=$(sql "$DB" "select median_us from winners where bucket = 'n=2^12/5760'")
+awk -v a="$us_own" -v b="$us_none" 'BEGIN { exit !(a > 0 && 2 * a < b) }' &&
+    ok "the part's own search finds a faster winner ($us_own us, $us_none us without)" ||
+    fail "the part's search does not find a faster winner: $us_own us, $us_none us without"
+after_none=$(sed -n 's/^hold: .* \([0-9.]*\)% after splitting$/\1/p' "$T/err")
+awk -v a="$after" -v b="$after_none" 'BEGIN { exit !(a != "" && a < b) }' &&
+    ok "the worst loss after splitting shrinks with the part's search ($after% against $after_none%)" ||
+    fail "the worst loss after splitting: $after% with the part's search, $after_none% without"
+
+# Resume: the same sweep again measures nothing and reaches the same winners.
+expect_resumed "$MODE" "$DB" "$T/parts.yaml" "$key"
+expect_stdout "searched at 5760, 12 candidates" "the part's search is found in the registry"
+
+# The budget of a part's search.
+for c in "max_evals: 16|8|the default: a quarter of max_evals, at least 8" \
+         "max_evals: 48|12|the default: a quarter of max_evals" \
+         "split_evals: 100|16|never more than max_evals"; do
+    IFS='|' read -r line want what <<<"$c"
+    case $line in
+    max_evals*) sed -e "s/^max_evals: 16/$line/" -e '/^split_evals/d' "$T/parts.yaml" >"$T/b.yaml" ;;
+    *) sed "s/^split_evals: 12/$line/" "$T/parts.yaml" >"$T/b.yaml" ;;
+    esac
+    rm -f "$T/b.db"
+    fake_sweep "$MODE" "$T/b.db" "$T/b.yaml"
+    got=$(sql "$T/b.db" "select count(*) from measurements where bucket = 'n=2^12/5760'")
+    expect_eq "$line: the part's search takes $want candidates ($what)" "$RC $got" "0 $want"
+done
+rm -f "$T/b.db"
+fake_sweep "$MODE" "$T/b.db" "$T/b.yaml" --max-evals 10
+expect_eq "--max-evals 10 caps the part's search too (split_evals: 100)" \
+    "$RC $(sql "$T/b.db" "select count(*) from measurements where bucket = 'n=2^12/5760'")" "0 10"
+expect_eq "a capped part is marked not exhaustive" "$(sql "$T/b.db" "select exhaustive from winners where bucket = 'n=2^12/5760'")" 0
+
+# --budget spent in the bucket's search: no part is searched.
+rm -f "$T/b.db"
+fake_sweep "$MODE,slow_time:200" "$T/b.db" "$T/parts.yaml" --budget 1s
+expect_eq "a sweep whose budget ran out exits 0" "$RC" 0 || show_last
+expect_stderr "budget ran out" "the budget ran out"
+expect_eq "no part's search starts after the budget ran out" \
+    "$(sql "$T/b.db" "select count(*) from measurements where bucket like '%/%'")" 0
+if grep -q 'searched' "$T/out" "$T/err"; then fail "no part searched over budget"; else ok "no part searched over budget"; fi
+
+# A joint search: one search over the op's templates, split_evals for the part.
+sed 's/^split_evals: 12/split_evals: 12\njoint: true/' "$T/parts.yaml" >"$T/joint.yaml"
+fake_sweep "$MODE" "$T/joint.db" "$T/joint.yaml"
+expect_eq "a joint sweep with split_evals exits 0" "$RC" 0 || show_last
+expect_stdout "^split      axpy f32 n=2\^12/5760: .*: searched at 5760, 12 candidates; " "its part is searched jointly"
+expect_eq "the joint part search took 12 candidates" "$(sql "$T/joint.db" "select count(*) from measurements where bucket = 'n=2^12/5760'")" 12
+
+# Bad values: exit 3, one line naming the file, line and field.
+for bad in "-1" "lots" "1.5"; do
+    sed "s/^split_evals: 12/split_evals: $bad/" "$T/parts.yaml" >"$T/bad.yaml"
+    fake_sweep "$MODE" "$T/bad.db" "$T/bad.yaml"
+    expect_eq "split_evals: $bad is a bad spec (exit 3)" "$RC" 3
+    expect_stderr "^aitune: error: spec '.*bad.yaml' line 6: 'split_evals' (must be an integer|= -1 is out of range)" \
+        "split_evals: $bad: the error names file, line and field"
+    expect_stderr_lines 1 "split_evals: $bad: one line"
+done
+[ -e "$T/bad.db" ] && fail "a bad spec leaves no registry" || ok "a bad spec leaves no registry"
+
+# gc keeps the searched part's winner's measurement (its part's, not its
+# home's) and retune races its stored finalists again: the same winners,
+# nothing searched, nothing measured at the part's size.
+cp "$DB" "$T/gc.db"
+expect_exit 0 "gc" "$AITUNE" gc --db "$T/gc.db"
+expect_eq "gc keeps the part's winner's measurement at its size" \
+    "$(sql "$T/gc.db" "select count(*) from winners w join measurements m on m.bucket = w.bucket and m.config = w.config
+                       and m.template = w.template where w.bucket = 'n=2^12/5760'")" 1
+sqlite3 "$DB" "update devices set driver = '550.1' where driver = 'fake'"
+npart=$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")
+run env AITUNE_WORKER="$FAKE" FAKE_MODE="$MODE" "$AITUNE" retune "$T/parts.yaml" --db "$DB" --quiet
+expect_eq "retune exits 0" "$RC" 0 || show_last
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at [0-9]+\): [1-4] of its stored finalists raced again$" \
+    "retune races the part's stored finalists instead of searching it"
+expect_stdout "^retune axpy f32 n=2\^12: split in 2 parts, [0-9]+ finalists raced again: now 2 parts, 2 winners kept" \
+    "and keeps both parts' winners"
+expect_eq "the same winners after retune" "$(sql "$DB" "$key")" "$winners"
+expect_stderr "; 0 compiled, " "retune compiles nothing: the cache kept every finalist"
+expect_eq "retune measures nothing at the part's size" "$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")" "$npart"
+
+# Ctrl-C in the part's search: exit 130, nothing stored for the bucket; the
+# resume measures nothing twice and reaches the same winners.
+DB=$T/int.db
+bg_fake_sweep "$MODE,slow_time:100" "$DB" "$T/parts.yaml"
+wait_count "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'" 3 || fail "the part's search never began"
+kill -INT "$BG"
+wait "$BG"
+expect_eq "SIGINT in a part's search exits 130" "$?" 130
+n=$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")
+[ "$n" -ge 3 ] && [ "$n" -lt 12 ] && ok "the part's search stopped after the candidate in flight ($n of 12)" ||
+    fail "measurements of the part's search after SIGINT: $n"
+expect_eq "no winner stored for the interrupted bucket" "$(sql "$DB" "select count(*) from winners")" 0
+fake_sweep "$MODE" "$DB" "$T/parts.yaml"
+expect_eq "the resume exits 0" "$RC" 0 || show_last
+expect_eq "the resume measures nothing twice" \
+    "$(sql "$DB" "select count(*) from (select bucket, config_hash from measurements group by 1, 2 having count(*) > 1)")" 0
+expect_eq "the part's search is whole after the resume" "$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")" 12
+expect_eq "the resume reaches the winners of the uninterrupted sweep" "$(sql "$DB" "$key")" "$winners"
+done_testing
