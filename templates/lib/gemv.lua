@@ -82,6 +82,13 @@ local function constraints(layout, p, shape, dt, dev)
   if reg_estimate(layout, p) > (layout == "nt" and 200 or 160) then
     return false, string.format("about %d registers per thread", reg_estimate(layout, p))
   end
+  -- nt at 8 warps with 4 column groups, unroll 1 and 16-byte loads: ptxas
+  -- 13.0 holds it to 128 registers (139 at 2 or 4 warps), and with split-K
+  -- it spills (every such config of the H100 GEMV landscape,
+  -- tests/sim/landscapes/memory-gemm_nt.tsv).
+  if layout == "nt" and p.warps == 8 and p.cpw == 4 and p.unroll == 1 and p.vec == 8 and p.splitk > 1 then
+    return false, "ptxas holds it to 128 registers and spills"
+  end
   local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
   if p.splitk > 1 and shape.k // p.splitk < step then
     return false, "a split of k shorter than one step"
