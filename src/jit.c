@@ -362,6 +362,9 @@ int jit_cancel(jit_pool *p, jit_job *j)
         *at = j->next;
         mark_cancelled(j);
         cancelled = 1;
+    } else if (j->state == JOB_IDLE && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE)) {
+        mark_cancelled(j);      /* never submitted: nothing to wait for */
+        cancelled = 1;
     } else if (j->state == JOB_QUEUED) {
         int i = p->head;
         while (p->queue[i % p->cap] != j) i++;

@@ -50,9 +50,10 @@ void jit_wait(jit_pool *p, jit_job *j);
 /* Drop the queued jobs no thread has started (Ctrl-C): each becomes done,
 ** not ok, with the error "cancelled". Jobs being compiled finish. */
 void jit_pool_cancel(jit_pool *p);
-/* Drop job j if no thread has started it: it becomes done, not ok, with
-** the error "cancelled", and 1 is returned; 0: it is compiling (wait for
-** it) or done. A job of the same key waiting on j is compiled in its place. */
+/* Drop job j if no thread has started it (or it was never submitted): it
+** becomes done, not ok, with the error "cancelled", and 1 is returned; 0:
+** it is compiling (wait for it) or done. A job of the same key waiting on
+** j is compiled in its place. */
 int jit_cancel(jit_pool *p, jit_job *j);
 /* Compile in the calling thread. */
 void jit_compile(jit_job *j);
