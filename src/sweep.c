@@ -435,12 +435,17 @@ static void instantiate(sw *S, cand *c, const char *tname, const char *config, c
     if (tmpl_instantiate(S->T, tname, config, t, &S->dev, kname, &c->k)) c->error = xstrdup(tmpl_errmsg(S->T));
 }
 
-/* Wait for c's compile if it is in the pool, or drop it there if no
-** thread has started it: a search stops early on a budget or Ctrl-C, and
-** the pool must not write into a candidate after it is freed. */
-static void drain(sw *S, cand *c)
+/* Before cs[0, n) are freed: their compiles no thread has started leave
+** the pool, and those running are waited for, so the pool writes into no
+** freed candidate (a search stops early on a budget or Ctrl-C). Dropped
+** from the back: the pool takes from the front, and would start the next
+** one each time one ended. */
+static void drain(sw *S, cand *const *cs, int n)
 {
-    if (c->job.source && c->cached == 0 && !jit_cancel(S->pool, &c->job)) jit_wait(S->pool, &c->job);
+    for (int i = n - 1; i >= 0; i--)
+        if (cs[i]->job.source && cs[i]->cached == 0) jit_cancel(S->pool, &cs[i]->job);
+    for (int i = 0; i < n; i++)
+        if (cs[i]->job.source && cs[i]->cached == 0) jit_wait(S->pool, &cs[i]->job);
 }
 
 /* A candidate sets off: the registry's measurement when it has one (resume:
@@ -529,7 +534,10 @@ static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, 
     int rc = 0, started = 0;
     while (started < n && !rc) rc = cand_start(S, &cs[started++], t, b);
     for (int i = 0; i < started && !rc && !out_of_budget(S); i++) rc = cand_land(S, &cs[i], t, b, se, bs, default_cfg, 0);
-    for (int i = 0; i < started; i++) drain(S, &cs[i]);
+    cand **on = xcalloc((size_t)started + 1, sizeof *on);
+    for (int i = 0; i < started; i++) on[i] = &cs[i];
+    drain(S, on, started);
+    free(on);
     return rc;
 }
 
@@ -694,8 +702,9 @@ static int flow_run(flow *f, char *const *names, char *const *defaults, int nd)
         if (rc || !f->n || out_of_budget(S)) break;
         rc = flow_land(f);
     }
+    if (f->n) trace(S, "stop search=%d on_their_way=%d", f->id, f->n);
+    drain(S, f->q, f->n);
     for (int i = 0; i < f->n; i++) {
-        drain(S, f->q[i]);
         cand_free(f->q[i]);
         free(f->q[i]);
     }
