@@ -6,6 +6,13 @@
 ** interleaved and the winner is stored. A killed sweep resumes: configs the
 ** registry already has for this device are not measured again.
 **
+** Compiles keep ahead of the GPU: before a candidate is timed, its search
+** is asked for more batches until sweep_opts.ahead candidates compile behind
+** it, across batch boundaries (a strategy is asked while some of its
+** configs are untold). Candidates land in the order asked; a budget or
+** Ctrl-C stops after the one in hand, and what was asked ahead is neither
+** recorded nor told. AITUNE_TRACE=FILE logs the asks, compiles and timings.
+**
 ** On several GPUs (sweep_opts.gpus) each GPU is a lane: its own worker and
 ** thread, taking the spec's buckets one at a time from one queue, so every
 ** bucket is measured and raced on one GPU and no two workers time on the

@@ -36,6 +36,8 @@ overlapped() {
            if ($3 == "compiled" && (!(b in first) || s < first[b])) first[b] = s }
          END { n = 0; for (b in last) if ((b + 1) in first && first[b + 1] < last[b]) n++; print n }' "$T/trace"
 }
+# Seconds since t0 (date +%s.%N).
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 # Batches that asked for something.
 batches() { grep " ask " "$T/trace" | field n | grep -vc '^0$'; }
 
@@ -61,6 +63,38 @@ sql "$T/cold0.db" "$meas" >"$T/off.meas"
 if cmp -s "$T/on.meas" "$T/off.meas"; then ok "and so is every measurement ($(wc -l <"$T/on.meas"))"
 else fail "the measurements differ with the look-ahead"; diff "$T/on.meas" "$T/off.meas" | head -5; fi
 expect_eq "each config is measured once" "$(sql "$T/cold.db" "select count(*) - count(distinct config_hash) from measurements")" 0
+
+# ---- the wall time drops: slow compiles (slow_nvrtc.so: each takes 800 ms
+# more without using a core, as on a host with a core per compile thread)
+# on 16 threads, 100 ms of GPU per candidate ----
+SLOW=${AITUNE_SLOW_NVRTC:-$ROOT/build/tests/slow_nvrtc.so}
+if [ -f "$SLOW" ]; then
+    for a in 0 32; do
+        rm -f "$T/wall$a.db"
+        t0=$(date +%s.%N)
+        run env LD_PRELOAD="$SLOW" SLOW_NVRTC_MS=800 AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:100 \
+            "$AITUNE" sweep "$T/small.yaml" --db "$T/wall$a.db" --quiet -j 16 --ahead "$a"
+        expect_eq "a sweep with slow compiles, --ahead $a" "$RC" 0 || show_last
+        wall[$a]=$(since "$t0")
+    done
+    awk -v a="${wall[0]}" -v b="${wall[32]}" 'BEGIN { exit !(b < 0.85 * a) }' &&
+        ok "the look-ahead cuts the wall time: ${wall[0]} s with --ahead 0, ${wall[32]} s with --ahead 32" ||
+        fail "the wall time did not drop: ${wall[0]} s with --ahead 0, ${wall[32]} s with --ahead 32"
+    expect_eq "the same winner either way" "$(sql "$T/wall32.db" "select config from winners")" \
+        "$(sql "$T/wall0.db" "select config from winners")"
+else
+    skip "the wall time with slow compiles: no $SLOW"
+fi
+
+# ---- the option ----
+for bad in -1 x 5000; do
+    run "$AITUNE" sweep "$T/small.yaml" --db "$T/bad.db" --ahead "$bad"
+    [ "$RC" = 2 ] && grep -q "^aitune: error: --ahead '$bad' must be an integer in \[0, 4096\]" "$T/err" &&
+        ok "--ahead $bad: exit 2, and says what it takes" || { fail "--ahead $bad: exit $RC"; show_last; }
+done
+expect_exit 2 "--ahead is for sweep, not compile" "$AITUNE" compile "$T/small.yaml" --db "$T/bad.db" --ahead 8
+run "$AITUNE" help sweep
+expect_stdout "--ahead N" "sweep --help documents --ahead"
 
 # ---- a deep look-ahead: the whole space is asked before the default lands ----
 cp "$T/seed.db" "$T/deep.db"
@@ -163,7 +197,7 @@ t0=$(date +%s.%N)
 kill -INT "$BG"
 wait "$BG"
 code=$?
-took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+took=$(since "$t0")
 expect_eq "SIGINT with compiles queued exits 130" "$code" 130
 queued=$(grep " stop " "$T/trace" | field on_their_way)
 [ "${queued:-0}" -ge 20 ] && ok "$queued candidates were on their way" || fail "on their way at SIGINT: ${queued:-none}"
