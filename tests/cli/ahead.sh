@@ -240,4 +240,15 @@ expect_eq "every ok measurement's kernel is in the cache" \
     "$(sql "$T/gpus.db" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where m.status = 'ok' and c.hash is null")" 0
 expect_eq "two winners" "$(sql "$T/gpus.db" "select count(*) from winners")" 2
 
+# ---- replay: strategies scored as a sweep with a look-ahead asks them ----
+L=$ROOT/tests/sim/landscapes/memory-softmax.tsv
+run "$AITUNE" replay "$L" --strategy model --seeds 2 --budget 0.2 --tsv
+base=$(md5sum <"$T/out")
+run "$AITUNE" replay "$L" --strategy model --seeds 2 --budget 0.2 --tsv --ahead 0
+expect_eq "replay --ahead 0 is replay as before" "$(md5sum <"$T/out")" "$base"
+run "$AITUNE" replay "$L" --strategy model,random --seeds 2 --budget 0.2 --ahead 16 --trace
+expect_eq "replay --ahead 16 exits 0" "$RC" 0 || show_last
+evals() { awk -F'\t' -v s="$1" '$1 == "trace" && $2 == s && $3 == 1' "$T/out" | wc -l; }
+expect_eq "and evaluates each landscape's budget (model as many as random, seed 1)" "$(evals model)" "$(evals random)"
+
 done_testing
