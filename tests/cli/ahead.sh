@@ -109,16 +109,7 @@ expect_eq "the progress count ends at what was planned" "${last%/*}" "${last#*/}
 expect_eq "the winner is the same" "$(sql "$T/deep.db" "select template || ' ' || config from winners")" "$win_on"
 
 # ---- a model-guided search: repeatable for a seed and a depth; max_evals exact ----
-spec model.yaml <<'EOF'
-name: model
-search: model
-max_evals: 12
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 6]}
-EOF
+axpy_spec model.yaml 6 6 "search: model" "max_evals: 12"
 for k in 1 2; do
     cp "$T/seed.db" "$T/model$k.db"
     traced ok "$T/model$k.db" "$T/model.yaml" --ahead 16
@@ -138,19 +129,7 @@ n=$(sql "$T/model0.db" "select count(*) from measurements")
 [ "$n" -ge 12 ] && [ "$n" -le 13 ] && ok "--ahead 0 measures as many ($n)" || fail "--ahead 0 measured $n"
 
 # ---- a joint search asks ahead across templates ----
-cat >"$T/joint.yaml" <<'YAML'
-name: joint
-arch: sm_90a
-search: random
-max_evals: 9
-joint: true
-tasks:
-  - op: softmax
-    dtypes: [bf16]
-    shapes:
-      rows: {values: [16384]}
-      cols: {values: [4096]}
-YAML
+joint_spec
 traced ok "$T/joint.db" "$T/joint.yaml" --ahead 32
 expect_eq "a joint sweep with --ahead 32 exits 0" "$RC" 0 || show_last
 traced ok "$T/joint0.db" "$T/joint.yaml" --ahead 0
@@ -159,14 +138,7 @@ expect_eq "the joint search measures what it does with --ahead 0" "$(sql "$T/joi
 expect_eq "each config once" "$(sql "$T/joint.db" "select count(*) - count(distinct template || config) from measurements")" 0
 
 # ---- --budget: what was asked ahead and not timed is not recorded ----
-spec bigger.yaml <<'EOF'
-name: bigger
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 8]}
-EOF
+axpy_spec bigger.yaml 6 8
 cp "$T/seed.db" "$T/budget.db"
 traced slow_time:100 "$T/budget.db" "$T/bigger.yaml" --budget 2s --ahead 32
 expect_eq "a sweep over budget exits 0" "$RC" 0 || show_last
@@ -185,14 +157,9 @@ expect_stderr "sweep: $n candidates evaluated" "the summary counts what was meas
 # dropped (waiting for them would take over 10 s).
 sed 's/^max_evals: 9/max_evals: 40/' "$T/joint.yaml" >"$T/joint40.yaml"
 rm -f "$T/int.db" "$T/trace"
-env AITUNE_TRACE="$T/trace" AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:100 \
-    "$AITUNE" sweep "$T/joint40.yaml" --db "$T/int.db" --quiet --ahead 128 -j 1 >"$T/bg.out" 2>"$T/bg.err" </dev/null &
-BG=$!
-BG_PIDS="${BG_PIDS:-} $BG"
-for i in $(seq 1 300); do
-    [ "$(sqlite3 "$T/int.db" "select count(*) from measurements where status != 'constraint'" 2>/dev/null)" -ge 3 ] 2>/dev/null && break
-    sleep 0.1
-done
+start_bg env AITUNE_TRACE="$T/trace" AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:100 \
+    "$AITUNE" sweep "$T/joint40.yaml" --db "$T/int.db" --quiet --ahead 128 -j 1
+wait_for "$T/int.db" "select count(*) from measurements where status != 'constraint'" 3
 t0=$(date +%s.%N)
 kill -INT "$BG"
 wait "$BG"
@@ -217,15 +184,7 @@ n=$(sql "$T/int.db" "select count(*) from measurements where status != 'constrai
 [ "$n" -ge 40 ] && [ "$n" -le 43 ] && ok "40 searched and the defaults, in all ($n_int before Ctrl-C, $n after)" || fail "measured $n"
 
 # ---- two GPUs sharing one pool on a cold cache: one kernel, one compile ----
-spec two.yaml <<'EOF'
-name: two
-max_evals: 10
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7 "max_evals: 10"
 rm -f "$T/fake-state" "$T/fake-state.log"
 run env AITUNE_WORKER="$FAKE" FAKE_GPUS=2 FAKE_MODE=slow_time:50 "$AITUNE" sweep "$T/two.yaml" --db "$T/gpus.db" --quiet -j 2 --keep-cubins
 expect_eq "a cold sweep on two fake GPUs exits 0" "$RC" 0 || show_last

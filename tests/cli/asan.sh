@@ -101,28 +101,17 @@ for b in 0.4 0.8; do
     FAKE_GPUS=2 fake_sweep ok "$T/two-$b.db" "$T/small.yaml" --budget "${b}s" -j 1
     check 0 "asan: cold sweep on two GPUs stopped by --budget ${b}s"
 done
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 FAKE_GPUS=2 fake_sweep slow_time:5 "$T/two.db" "$T/two.yaml" -j 1
 check 0 "asan: cold sweep on two GPUs, both lanes compiling the same kernels"
 # Ctrl-C with compiles queued.
-env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:100 "$AITUNE" sweep "$T/small.yaml" --db "$T/int.db" --quiet --ahead 64 -j 1 \
-    >"$T/out" 2>"$T/err" </dev/null &
-BG=$!
-BG_PIDS="${BG_PIDS:-} $BG"
-for i in $(seq 1 600); do
-    [ "$(sqlite3 "$T/int.db" "select count(*) from measurements" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
-    sleep 0.1
-done
+start_bg env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:100 "$AITUNE" sweep "$T/small.yaml" --db "$T/int.db" --quiet \
+    --ahead 64 -j 1
+wait_for "$T/int.db" "select count(*) from measurements" 2
 kill -INT "$BG"
 wait "$BG"
 RC=$?
+mv "$T/bg.err" "$T/err"
 check 130 "asan: Ctrl-C with compiles queued (--ahead 64)"
 
 done_testing

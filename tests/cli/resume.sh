@@ -85,14 +85,7 @@ expect_eq "the registry is intact after SIGTERM" "$(sql "$DB" "PRAGMA integrity_
 # ---- SIGINT in a second bucket: the first bucket's kernels stay while its
 # (op, dtype) is unfinished (the second shares them), the resume compiles
 # nothing, and once both buckets are decided the losers' cubins go ----
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 DB=$T/two.db
 cp "$T/seed.db" "$DB"
 rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
@@ -180,14 +173,7 @@ expect_eq "one winner for the shared bucket" "$(sql "$DB" "select count(*) from 
 expect_eq "two runs recorded, both ok" "$(sql "$DB" "select group_concat(outcome) from runs")" "ok,ok"
 
 # ---- --budget stops early; winners are marked not exhaustive ----
-spec bigger.yaml <<'EOF'
-name: bigger
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 8]}
-EOF
+axpy_spec bigger.yaml 6 8
 DB=$T/budget.db
 cp "$T/seed.db" "$DB"
 start=$(date +%s)
