@@ -566,6 +566,7 @@ typedef struct flow {
     const char *default_cfg;    /* the bucket's default, for the race (cand_land) */
     const char *store_tmpl, *store_cfg;   /* a default whose kernel goes to the registry once compiled, or NULL */
     int batch, ahead;           /* configs per ask; candidates kept on their way behind the one being timed */
+    int evals;                  /* the most configs the search will ask for (its budget) */
     int nasked, done;           /* batches asked; the strategy has no more */
     int id;                     /* the lane's search number (the trace's) */
     cand **q;                   /* on their way: q[0] lands next */
@@ -576,14 +577,19 @@ typedef struct flow {
 
 /* How many candidates a search keeps on its way behind the one being
 ** timed: --ahead, else twice the pool's threads shared by the lanes (the
-** pool stays busy while the GPU works through what it compiled), and at
-** least a batch. */
-static int ahead_depth(sw *S, int batch)
+** pool stays busy while the GPU works through what it compiled), but no
+** more than an eighth of the search's budget, and at least a batch. The
+** cap: a model-guided strategy picks the configs asked ahead without their
+** results, and replayed GEMM landscapes (bench/RESULTS.md) lose little at
+** depths up to an eighth of the budget and much beyond (32 ahead of 68
+** evaluations: the gap closed at the budget's end 0.86-0.98 -> 0.71-0.75). */
+static int ahead_depth(sw *S, int batch, int evals)
 {
     if (S->o->ahead < 0) return 0;
     if (S->o->ahead > 0) return S->o->ahead;
     int lanes = S->hub && S->hub->nlanes > 1 ? S->hub->nlanes : 1;
     int d = 2 * jit_pool_threads(S->pool) / lanes;
+    if (d > evals / 8) d = evals / 8;
     return d < batch ? batch : d;
 }
 
@@ -687,7 +693,7 @@ static int flow_run(flow *f, char *const *names, char *const *defaults, int nd)
 {
     sw *S = f->S;
     int rc = 0;
-    f->ahead = ahead_depth(S, f->batch);
+    f->ahead = ahead_depth(S, f->batch, f->evals);
     f->id = ++S->searches;
     for (int i = 0; i < nd && !rc; i++) {
         int valid = 0;
@@ -1110,6 +1116,12 @@ static int template_usable(sw *S, const spec_task *st, const char *tname, const 
     return ok;
 }
 
+/* The most configs se will ask for: max_evals (> 0), or its whole space. */
+static int search_budget(search *se, int max_evals)
+{
+    return max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se);
+}
+
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
@@ -1140,11 +1152,13 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
             break;
         }
         S->rejected += search_nrejected(se);
-        progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + (dflt != NULL));
+        int evals = search_budget(se, max_evals);
+        progress_plan(S->P, evals + (dflt != NULL));
         record_rejected(S, se, tn[ti], t, b);
-        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+        if (evals < search_size(se)) bs.exhaustive = 0;
         /* The default first: every bucket reports how far tuning got from it. */
-        flow f = { .S = S, .t = t, .b = b, .se = se, .bs = &bs, .tname = tn[ti], .default_cfg = dflt, .batch = batch };
+        flow f = { .S = S, .t = t, .b = b, .se = se, .bs = &bs, .tname = tn[ti], .default_cfg = dflt, .batch = batch,
+                   .evals = evals };
         if (default_kernel) {
             f.store_tmpl = tn[ti];
             f.store_cfg = dflt;
@@ -1186,9 +1200,9 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
     snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
     progress_bucket(S->P, label);
     search *se = NULL;
+    int max_evals = S->o->max_evals > 0 ? S->o->max_evals : st->max_evals;
     if (nuse) {
         bs.default_tmpl = use[0];
-        int max_evals = S->o->max_evals > 0 ? S->o->max_evals : st->max_evals;
         se = search_new_bucket(S->T, st->search, use, nuse, t, &S->dev, S->sp.seed, max_evals, NULL, 0);
         if (!se) rc = error("%s", tmpl_errmsg(S->T));
         else {
@@ -1196,14 +1210,14 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
             record_rejected(S, se, NULL, t, b);
             int ndefaults = 0;
             for (int i = 0; i < nuse; i++) ndefaults += dflt[i] != NULL;
-            progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_size(se)) + ndefaults);
-            if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+            progress_plan(S->P, search_budget(se, max_evals) + ndefaults);
+            if (search_budget(se, max_evals) < search_size(se)) bs.exhaustive = 0;
         }
         if (!rc && dflt[0]) rc = put_default(S, t, use[0], dflt[0], NULL);
     }
     if (se && !rc && !out_of_budget(S)) {
         flow f = { .S = S, .t = t, .b = b, .se = se, .bs = &bs, .default_cfg = dflt[0], .batch = 8,
-                   .store_tmpl = use[0], .store_cfg = dflt[0] };
+                   .evals = search_budget(se, max_evals), .store_tmpl = use[0], .store_cfg = dflt[0] };
         rc = flow_run(&f, use, dflt, nuse);
     }
     if (S->budget_hit || interrupted) bs.exhaustive = 0;

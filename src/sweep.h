@@ -51,8 +51,9 @@ typedef struct sweep_opts {
     double kernel_timeout;      /* seconds a verification run may take */
     int threads;                /* compile threads; <= 0: one per core */
     int ahead;                  /* candidates a search keeps compiling behind the one being timed
-                                ** (--ahead); 0: twice the threads, shared by the GPUs, at least a
-                                ** batch of 8; < 0: none, a batch asked when the last one is done */
+                                ** (--ahead); 0: twice the threads, shared by the GPUs, at most an
+                                ** eighth of the search's budget, at least a batch of 8; < 0: none,
+                                ** a batch asked when the last one is done */
     int gpu;                    /* the one GPU, when gpus is all zero */
     sweep_gpus gpus;            /* sweep: one lane (worker, thread) per GPU */
     int quiet;                  /* no progress lines */
