@@ -580,9 +580,9 @@ typedef struct flow {
 ** pool stays busy while the GPU works through what it compiled), but no
 ** more than an eighth of the search's budget, and at least a batch. The
 ** cap: a model-guided strategy picks the configs asked ahead without their
-** results, and replayed GEMM landscapes (bench/RESULTS.md) lose little at
-** depths up to an eighth of the budget and much beyond (32 ahead of 68
-** evaluations: the gap closed at the budget's end 0.86-0.98 -> 0.71-0.75). */
+** results, and on replayed GEMM landscapes (bench/RESULTS.md) it loses
+** little at depths up to an eighth of its budget and much beyond (32 ahead
+** of 68 evaluations: the gap it closes by the end, 0.61-0.98 -> 0.40-0.75). */
 static int ahead_depth(sw *S, int batch, int evals)
 {
     if (S->o->ahead < 0) return 0;
