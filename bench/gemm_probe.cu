@@ -53,7 +53,7 @@ static __global__ void compare(const __nv_bfloat16* got, const __nv_bfloat16* wa
 
 struct Variant {
     std::string cubin, kernel, layout;
-    int bm, bn, threads, smem, persistent, share, abox, bbox, epi;
+    int bm, bn, threads, smem, persistent, share, abox, bbox, epi, streamk;
 };
 
 typedef CUresult (*encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
@@ -81,8 +81,8 @@ int main(int argc, char** argv)
     if (!f) { perror(argv[1]); return 1; }
     char c[512], k[128], l[8];
     Variant v;
-    while (fscanf(f, "%511s %127s %7s %d %d %d %d %d %d %d %d %d", c, k, l, &v.bm, &v.bn, &v.threads, &v.smem, &v.persistent,
-                  &v.share, &v.abox, &v.bbox, &v.epi) == 12) {
+    while (fscanf(f, "%511s %127s %7s %d %d %d %d %d %d %d %d %d %d", c, k, l, &v.bm, &v.bn, &v.threads, &v.smem, &v.persistent,
+                  &v.share, &v.abox, &v.bbox, &v.epi, &v.streamk) == 13) {
         v.cubin = c, v.kernel = k, v.layout = l;
         vs.push_back(v);
     }
@@ -107,6 +107,9 @@ int main(int argc, char** argv)
     CK(cublasCreate(&h));
     void* ws;
     CK(cudaMalloc(&ws, 32 << 20));
+    void* skws;
+    CK(cudaMalloc(&skws, 64 << 20));
+    CK(cudaMemset(skws, 0, 64 << 20));
     CK(cublasSetWorkspace(h, ws, 32 << 20));
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
@@ -161,10 +164,12 @@ int main(int argc, char** argv)
         if (x.share == 1) um = (um + 1) / 2;
         if (x.share == 2) un = (un + 1) / 2;
         const int per = x.share ? 2 : 1;
-        unsigned grid = (unsigned)(x.persistent ? std::min<long long>(um * un, sms / per) * per : um * un * per);
+        unsigned grid = (unsigned)(x.streamk ? sms / per * per
+                                   : x.persistent ? std::min<long long>(um * un, sms / per) * per : um * un * per);
         CUtensorMap td = tmap2d(D, N, M, 64, 64);
-        void* args_direct[] = { &ta, &tb, &D, &M, &N, &K };
-        void* args_tma[] = { &ta, &tb, &td, &D, &M, &N, &K };
+        // Stream-K: the workspace (tickets zeroed once: the kernel leaves them zero).
+        void* args_direct[] = { &ta, &tb, &D, &M, &N, &K, &skws };
+        void* args_tma[] = { &ta, &tb, &td, &D, &M, &N, &K, &skws };
         void** args = x.epi ? args_tma : args_direct;
         CUlaunchAttribute at;
         at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;

@@ -25,7 +25,7 @@ build)
     echo "$VARIANTS" | while read -r layout kv; do
         [ -n "$layout" ] || continue
         i=$((i + 1))
-        name="g${i}_${layout}_$(echo "$kv" | tr -d ' =' | sed 's/consumers/c/;s/stages/s/;s/persistent/p/;s/group/g/;s/raster/r/;s/cluster/x/;s/producer_regs/pr/;s/schedule//;s/epilogue/e/')"
+        name="g${i}_${layout}_$(echo "$kv" | tr -d ' =' | sed 's/consumers/c/;s/stages/s/;s/persistent/p/;s/group/g/;s/raster/r/;s/cluster/x/;s/producer_regs/pr/;s/schedule//;s/epilogue/e/;s/streamk/sk/')"
         name=${name:0:60}
         # "nostore" (a probe switch, not a config): skip the epilogue's
         # stores, to measure what the epilogue costs.
@@ -41,9 +41,10 @@ build)
         abox=$(sed -n 's/.*abox=\([0-9]*\).*/\1/p' $P/$name.facts)
         bbox=$(sed -n 's/.*bbox=\([0-9]*\).*/\1/p' $P/$name.facts)
         epi=$(sed -n 's/.*epi=\([0-9]*\).*/\1/p' $P/$name.facts)
+        sk=$(sed -n 's/.*streamk=\([0-9]*\).*/\1/p' $P/$name.facts)
         nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -o $P/$name.cubin $P/$name.cu 2> $P/$name.ptxas
         grep -E "registers|spill|warning" $P/$name.ptxas | tr '\n' ' ' | sed "s/^/$name: /"; echo
-        echo "$P/$name.cubin $name $layout $bm $bn $threads $smem $pers $share $abox $bbox $epi" >> $P/variants.txt
+        echo "$P/$name.cubin $name $layout $bm $bn $threads $smem $pers $share $abox $bbox $epi $sk" >> $P/variants.txt
     done
     nvcc -O2 -std=c++17 -arch=sm_90a -o $P/gemm_probe bench/gemm_probe.cu -lcublas -lcuda -Xlinker -rpath,/usr/local/cuda/lib64
     ;;

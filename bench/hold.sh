@@ -2,7 +2,8 @@
 # Buckets that hold (issue 12): sweep SPEC (a spec with `hold: true`) on the
 # GPU, then report per op the worst loss of a bucket's race winner at the
 # bucket's middle and upper edge against the fastest finalist there, before
-# (the race's winner) and after (the finalist hold chose). Logs to OUTDIR.
+# (the race's winner), after hold (the finalist hold chose) and after
+# splitting (the worst part of a bucket that split_at split). Logs to OUTDIR.
 #   bench/hold.sh OUTDIR [SPEC] [--budget D]
 set -u
 out=${1:?usage: bench/hold.sh OUTDIR [SPEC] [--budget D]}
@@ -16,25 +17,40 @@ echo "sweep exit $? after $(( $(date +%s) - start )) s"
 grep '^hold:' "$out/hold-sweep.err"
 python3 - "$out/hold-sweep.txt" <<'PY' | tee "$out/hold-table.txt"
 import re, sys
-before, after, n, moved, broken = {}, {}, {}, {}, {}
+inf = float("inf")
+before, hold_after, parts, ops = {}, {}, {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r"hold +(\S+) (\S+) (\S+): the race's winner loses (everything )?([0-9.]+)% .*; (it stays|another finalist)", line)
     if m:
-        op = m.group(1)
-        loss = float("inf") if m.group(4) else float(m.group(5))
-        n[op] = n.get(op, 0) + 1
-        before[op] = max(before.get(op, 0.0), loss)
+        key = (m.group(1), m.group(2), m.group(3))
+        loss = inf if m.group(4) else float(m.group(5))
+        before[key] = loss
         if m.group(6) == "it stays":
-            after[op] = max(after.get(op, 0.0), loss)
+            hold_after[key] = loss
         continue
     m = re.match(r"hold +(\S+) (\S+) (\S+): .* worst loss ([0-9.]+)%", line)
     if m:
-        op = m.group(1)
-        moved[op] = moved.get(op, 0) + 1
-        after[op] = max(after.get(op, 0.0), float(m.group(4)))
-print("| op | buckets probed | winners changed | worst loss before | worst loss after |")
-print("| --- | --- | --- | --- | --- |")
-for op in n:
-    f = lambda v: "fails" if v == float("inf") else "%.1f%%" % v
-    print("| %s | %d | %d | %s | %s |" % (op, n[op], moved.get(op, 0), f(before[op]), f(after.get(op, 0.0))))
+        hold_after[(m.group(1), m.group(2), m.group(3))] = float(m.group(4))
+        continue
+    # A part of a split bucket: "split OP DT PARENT/CORNER: edges: tmpl config, worst loss X% (at ...)"
+    m = re.match(r"split +(\S+) (\S+) ([^/ ]+)/\S+: .* worst loss (everything )?([0-9.]+)%", line)
+    if m:
+        key = (m.group(1), m.group(2), m.group(3))
+        parts.setdefault(key, []).append(inf if m.group(4) else float(m.group(5)))
+rows = {}
+for key in before:
+    op = key[0]
+    r = rows.setdefault(op, {"n": 0, "moved": 0, "split": 0, "before": 0.0, "hold": 0.0, "final": 0.0})
+    r["n"] += 1
+    r["moved"] += hold_after.get(key) is not None and hold_after[key] != before[key]
+    r["before"] = max(r["before"], before[key])
+    r["hold"] = max(r["hold"], hold_after.get(key, before[key]))
+    final = max(parts[key]) if key in parts else hold_after.get(key, before[key])
+    r["split"] += key in parts
+    r["final"] = max(r["final"], final)
+f = lambda v: "fails" if v == inf else "%.1f%%" % v
+print("| op | buckets probed | winners changed | buckets split | worst loss before | after hold | after splitting |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for op, r in rows.items():
+    print("| %s | %d | %d | %d | %s | %s | %s |" % (op, r["n"], r["moved"], r["split"], f(r["before"]), f(r["hold"]), f(r["final"])))
 PY

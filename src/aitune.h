@@ -60,11 +60,22 @@
 **   takes the one measured on the context's GPU (same name, SM count,
 **   memory and L2), else the first in a fixed order; aitune_lookup, which
 **   knows no GPU, answers with that fixed order.
+** - A bucket one config could not hold (a sweep with `hold: true` and
+**   `split_at`) is stored as its parts: buckets that partition it, each
+**   with its own winner, keyed "n=2^12/5760" (the bucket's key, '/', the
+**   part's lower corner). A shape in a part is answered by that part, at
+**   AITUNE_EXACT. Where buckets overlap (a registry merged from a GPU that
+**   split a bucket and one that did not), the one measured on the
+**   context's GPU answers; knowing no GPU, the smaller lo, then the
+**   narrower bucket.
 ** - args: one entry per op argument in the op's order (op.lua): buffers as
 **   device addresses in .ptr, scalars in .f32; entries for dims are ignored
 **   (the shape gives them). When aitune_kernel_workspace reports a non-zero
 **   size, one more entry follows: a device buffer of at least that many
-**   bytes, which aitune_launch zeroes on the stream before the kernel.
+**   bytes. aitune_launch zeroes, on the stream before the kernel, the part
+**   the kernel needs zero (the launch plan's workspace "zero": e.g. a
+**   stream-K GEMM's 4 KB of tickets, not its tens of MB of partial tiles,
+**   which it writes before it reads); the rest may hold anything.
 ** - Buffers of kernels that use TMA must be 16-byte aligned (PyTorch's and
 **   cudaMalloc's always are).
 ** - Lookups and kernel_gets that were not answered by an exact bucket are
@@ -101,7 +112,7 @@ typedef struct aitune_choice {
     int level;                 /* AITUNE_EXACT, AITUNE_NEAREST or AITUNE_DEFAULT */
     const char *template_name; /* "axpy/vec" */
     const char *config;        /* canonical JSON: {"block":256,"ilp":4,...} */
-    const char *bucket;        /* "n=2^26"; NULL at AITUNE_DEFAULT */
+    const char *bucket;        /* "n=2^26" (a split bucket's part: "n=2^12/5760"); NULL at AITUNE_DEFAULT */
     double median_us;          /* measured median at the tuned shape; 0 at AITUNE_DEFAULT */
     double distance;           /* log2 distance from the shape to that bucket; 0 if exact */
 } aitune_choice;
@@ -123,7 +134,8 @@ int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype
 /* aitune_lookup for a given GPU: gpu (NULL or "" for none) is a hardware
 ** identity as the registry stores it ("NVIDIA H100 80GB HBM3|sm_90|132
 ** SMs|85045231616 B|L2 52428800 B"; `aitune devices` and `aitune show`
-** print it). Among winners of one bucket measured on several GPUs, the one
+** print it). Among winners of one bucket measured on several GPUs (or of
+** overlapping buckets: a split bucket's part and the whole bucket), the one
 ** measured on gpu answers. *measured_on (when not NULL) is set to the
 ** answering winner's hardware identity ("" for registries older than
 ** schema 3; NULL at AITUNE_DEFAULT), a string that lives until

@@ -91,7 +91,7 @@ typedef struct slot {
     CUmodule mod;
     CUfunction fn;
     CUdeviceptr ws;
-    size_t ws_bytes;
+    size_t ws_bytes, ws_zero;   /* the workspace, and its first bytes zeroed before each run */
     plan_launch L;          /* bound once at load: the task's buffers stay put */
 } slot;
 
@@ -450,6 +450,7 @@ int bench_load(bench *b, const msg *m)
     if (!st && plan_geometry(p, b->shape, &s->L.g, err, sizeof err)) st = fail(b, CUDA_SUCCESS, "%s", err);
     if (!st) st = allow_smem(b, s->fn, s->L.g.smem);
     s->ws_bytes = (size_t)s->L.g.ws_bytes;
+    s->ws_zero = (size_t)s->L.g.ws_zero;
     if (!st && s->ws_bytes && (rc = b->cu->MemAlloc(&s->ws, s->ws_bytes)))
         st = fail(b, rc, "allocate the workspace (%zu bytes)", s->ws_bytes);
     if (!st) st = bind(b, p, 0, s->ws, &s->L);
@@ -473,7 +474,7 @@ static int prepare(bench *b, slot *s)
     for (int i = 0; i < b->ntask; i++)
         if (b->args[i].role == ROLE_INOUT)
             CK(b->cu->MemcpyDtoDAsync(b->bufs[i].live, b->bufs[i].pristine, b->bufs[i].bytes, b->stream), "restore");
-    if (s->ws) CK(b->cu->MemsetD8Async(s->ws, 0, s->ws_bytes, b->stream), "zero the workspace");
+    if (s->ws && s->ws_zero) CK(b->cu->MemsetD8Async(s->ws, 0, s->ws_zero, b->stream), "zero the workspace");
     return BENCH_OK;
 }
 

@@ -437,7 +437,9 @@ static const char encoder[] =
     "}\n\n";
 
 /* The dispatcher: aitune_lookup's choice (exact bucket, else the nearest
-** by log2 distance, ties to the smaller lo) over the file's buckets. */
+** by log2 distance, ties to the smaller lo, then the smaller hi: a split
+** bucket's part before the whole bucket another GPU kept) over the file's
+** buckets. */
 static void dispatcher(emitter *E, strbuf *out, int with_ws)
 {
     int nd = E->task.ndims;
@@ -469,11 +471,16 @@ static void dispatcher(emitter *E, strbuf *out, int with_ws)
                    "        if (!better && exact != best_exact) better = exact;\n"
                    "        else if (!better && fabs(dist - best_dist) > 1e-9) better = dist < best_dist;\n"
                    "        else if (!better) {\n"
-                   "            for (int i = 0; i < %d; i++)\n"
-                   "                if (aitune_lo[k][i] != aitune_lo[best][i]) { better = aitune_lo[k][i] < aitune_lo[best][i]; break; }\n"
+                   "            int i = 0;\n"
+                   "            while (i < %d && aitune_lo[k][i] == aitune_lo[best][i]) i++;\n"
+                   "            if (i < %d) better = aitune_lo[k][i] < aitune_lo[best][i];\n"
+                   "            else {\n"
+                   "                for (i = 0; i < %d && aitune_hi[k][i] == aitune_hi[best][i]; i++) {}\n"
+                   "                better = i < %d && aitune_hi[k][i] < aitune_hi[best][i];\n"
+                   "            }\n"
                    "        }\n"
                    "        if (better) { best = k; best_exact = exact; best_dist = dist; }\n"
-                   "    }\n    return best;\n}\n\n", nd, E->nk, nd, nd);
+                   "    }\n    return best;\n}\n\n", nd, E->nk, nd, nd, nd, nd, nd);
     sb_printf(out, "// Workspace bytes the kernel chosen for this shape needs (0: none).\nextern \"C\" size_t %s_workspace_bytes(", E->fn);
     dims_params(E, out);
     sb_puts(out, ")\n{\n    const long long aitune_s[] = { ");

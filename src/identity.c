@@ -3,6 +3,7 @@
 #include "identity.h"
 #include "cu.h"
 #include "registry.h"
+#include "spec.h"
 #include "util.h"
 #include <stdarg.h>
 #include <dirent.h>
@@ -157,7 +158,8 @@ int winner_stamps_find(const winner_stamps *s, const char *op, const char *arch,
     *any = 0;
     for (int i = 0; i < s->n; i++) {
         const winner_stamp *w = &s->w[i];
-        if (strcmp(w->op, op) || strcmp(w->arch, arch) || strcmp(w->dtype, dtype) || strcmp(w->bucket, bucket)) continue;
+        if (strcmp(w->op, op) || strcmp(w->arch, arch) || strcmp(w->dtype, dtype) || !bucket_in_home(w->bucket, bucket))
+            continue;
         *any = 1;
         if (!strcmp(w->hw, hw)) mine = i;
     }

@@ -43,8 +43,10 @@ typedef struct winner_stamps {
 /* A reg_winner_identities callback: appends a copy to the stamps at ctx. */
 int winner_stamps_add(const struct reg_winner_identity *w, void *ctx);
 void winner_stamps_free(winner_stamps *s);
-/* The bucket's stamps: *any says whether it has a winner at all; returns
-** the index of the one measured on hardware hw, or -1. */
+/* The bucket's stamps, its parts' when it is split (spec.h: bucket_split):
+** *any says whether it has a winner at all; returns the index of one
+** measured on hardware hw, or -1 (a split bucket's parts are written by one
+** run, so any of them stands for all). */
 int winner_stamps_find(const winner_stamps *s, const char *op, const char *arch, const char *dtype,
                        const char *bucket, const char *hw, int *any);
 /* identity_stale for a stamp, with why discarded: whether it is stale on dev. */

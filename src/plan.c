@@ -46,6 +46,7 @@ plan *plan_new(void)
 static void free_param(plan_param *q)
 {
     free(q->expr);
+    free(q->zero);
     for (int i = 0; i < 5; i++) free(q->tm.dims[i]);
     for (int i = 0; i < 4; i++) free(q->tm.strides[i]);
     memset(q, 0, sizeof *q);
@@ -214,6 +215,10 @@ int plan_check(const plan *p, char *err, int errcap)
             if (check_expr(p, q->expr, what, err, errcap)) return -1;
         }
         if (q->kind == PLAN_WORKSPACE && ++nws > 1) return perr(err, errcap, "launch plan: more than one workspace");
+        if (q->kind == PLAN_WORKSPACE && q->zero) {
+            snprintf(what, sizeof what, "param %d (workspace) zero", i);
+            if (check_expr(p, q->zero, what, err, errcap)) return -1;
+        }
         if (q->kind == PLAN_TMAP && check_tmap(p, i, q, err, errcap)) return -1;
     }
     return 0;
@@ -330,6 +335,10 @@ char *plan_encode(const plan *p, char *err, int errcap)
         case PLAN_WORKSPACE:
             puts_(&o, ",\"size\":");
             jstr(&o, q->expr);
+            if (q->zero) {
+                puts_(&o, ",\"zero\":");
+                jstr(&o, q->zero);
+            }
             break;
         case PLAN_TMAP:
             puts_(&o, ",\"arg\":");
@@ -420,6 +429,8 @@ static int decode_param(plan *p, const json *j, int i, char *err, int errcap)
     }
     if (q->kind == PLAN_WORKSPACE) {
         if (take_expr(json_get(j, "size"), &q->expr)) return perr(err, errcap, "launch plan: param %d (workspace) needs \"size\"", i);
+        if (json_get(j, "zero") && take_expr(json_get(j, "zero"), &q->zero))
+            return perr(err, errcap, "launch plan: param %d (workspace): \"zero\" must be an expression", i);
     }
     if (q->kind == PLAN_TMAP) {
         const json *dims = json_get(j, "dims"), *strides = json_get(j, "strides"), *box = json_get(j, "box");
@@ -633,7 +644,13 @@ int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err
         if (p->params[i].kind == PLAN_WORKSPACE) {
             if (eval(p, p->params[i].expr, shape, &v, why, sizeof why)) return perr(err, errcap, "workspace: %s", why);
             if (v < 0) return perr(err, errcap, "workspace = %lld bytes from '%s'", v, p->params[i].expr);
-            g->ws_bytes = (unsigned long long)v;
+            g->ws_bytes = g->ws_zero = (unsigned long long)v;
+            if (p->params[i].zero) {
+                if (eval(p, p->params[i].zero, shape, &v, why, sizeof why)) return perr(err, errcap, "workspace zero: %s", why);
+                if (v < 0 || (unsigned long long)v > g->ws_bytes)
+                    return perr(err, errcap, "workspace zero = %lld bytes from '%s' (0 to the size)", v, p->params[i].zero);
+                g->ws_zero = (unsigned long long)v;
+            }
         }
     return 0;
 }

@@ -20,8 +20,12 @@
 **     dim        an i64 value of expression `expr`
 **     i32        an i32 value of expression `expr` (checked to fit)
 **     f32        the value of op scalar argument `arg`
-**     workspace  a device pointer to a zeroed workspace of `size` bytes (an
-**                expression); at most one per plan
+**     workspace  a device pointer to a workspace of `size` bytes (an
+**                expression), its first `zero` bytes (an expression, at most
+**                size; default: all of it) zeroed before every launch (a
+**                kernel that keeps counters there and leaves its partial sums
+**                to be overwritten asks for the counters only); at most one
+**                per plan
 **     tmap       a CUtensorMap (TMA descriptor) of op buffer `arg`, encoded
 **                on the host with cuTensorMapEncodeTiled and passed by value
 **                (the kernel declares it `const __grid_constant__ CUtensorMap`):
@@ -98,6 +102,7 @@ typedef struct plan_param {
     int kind;               /* enum plan_kind */
     int arg;                /* ptr, f32, tmap: index into args; else -1 */
     char *expr;             /* dim, i32: the value; workspace: the size */
+    char *zero;             /* workspace: bytes zeroed before a launch; NULL: all */
     plan_tmap tm;           /* tmap */
 } plan_param;
 
@@ -144,6 +149,7 @@ typedef struct plan_geom {
     unsigned grid[3], block[3], cluster[3];
     unsigned smem;                  /* dynamic shared memory, bytes */
     unsigned long long ws_bytes;    /* 0: no workspace */
+    unsigned long long ws_zero;     /* its first bytes to zero before a launch (<= ws_bytes) */
 } plan_geom;
 
 int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err, int errcap);

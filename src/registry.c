@@ -102,6 +102,12 @@ static void bind_bucket(sqlite3_stmt *st, const char *op, const char *arch, cons
     bind_text(st, 4, bucket);
 }
 
+/* The home of a winner's bucket in SQL (spec.h: a part's key is its home's,
+** '/', and its lower corner): a part's measurements are its home's. */
+#define HOME(col) "CASE WHEN instr(" col ", '/') > 0 THEN substr(" col ", 1, instr(" col ", '/') - 1) ELSE " col " END"
+/* Whether the bucket column is home ?n or one of its parts. */
+#define IN_HOME(col, n) "(" col " = " n " OR substr(" col ", 1, length(" n ") + 1) = " n " || '/')"
+
 static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
@@ -444,28 +450,30 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
 
 /* The kernels a registry keeps whatever else goes: each winner's and each
 ** default's, and those of every winner's finalists (its runners_up, found
-** through their measurements in the winner's bucket), which retune races
-** again without compiling. */
+** through their measurements in the winner's bucket, a part's in its
+** home's), which retune races again without compiling. */
 #define KEPT_CUBINS \
     "SELECT cubin FROM winners WHERE cubin IS NOT NULL " \
     "UNION SELECT cubin FROM defaults WHERE cubin IS NOT NULL " \
     "UNION SELECT m.cubin FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) " \
     "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON m.op = w.op AND m.arch = w.arch " \
-    "AND m.dtype = w.dtype AND m.bucket = w.bucket AND m.template = json_extract(f.value, '$.template') " \
+    "AND m.dtype = w.dtype AND m.bucket = " HOME("w.bucket") " AND m.template = json_extract(f.value, '$.template') " \
     "AND m.config = json(json_extract(f.value, '$.config')) WHERE m.cubin IS NOT NULL"
 
 int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st)
 {
     /* One statement, so a kill leaves the cache as it was or trimmed. The
     ** kernels of buckets with no winner (one being tuned, here or by
-    ** another process) are the resume's and stay. */
+    ** another process) are the resume's and stay; a split bucket's winners
+    ** are its parts'. */
     sqlite3_stmt *s = prep(r,
         "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
-        "  AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket "
+        "  AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = " HOME("w.bucket") " "
         "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
         "AND hash NOT IN (" KEPT_CUBINS ") "
         "AND hash NOT IN (SELECT m.cubin FROM measurements m WHERE m.cubin IS NOT NULL AND NOT EXISTS "
-        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket)) "
+        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
+        "   AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") "))) "
         "RETURNING length(cubin) + length(source) + coalesce(length(log), 0)");
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run);
@@ -623,7 +631,7 @@ void measurement_free(measurement *m)
     m->config = m->error = NULL;
 }
 
-int reg_winner_put(reg *r, const winner *w)
+static int winner_insert(reg *r, const winner *w)
 {
     sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, "
         "template, config, median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, "
@@ -651,6 +659,29 @@ int reg_winner_put(reg *r, const winner *w)
     if (w->device > 0) sqlite3_bind_int64(st, 20, w->device);
     if (w->run > 0) sqlite3_bind_int64(st, 21, w->run);
     return done(r, st, "cannot store a winner");
+}
+
+int reg_winners_put(reg *r, const char *home, const winner *w, int n)
+{
+    if (n < 1) return 0;
+    if (exec(r, "BEGIN IMMEDIATE", "cannot store winners")) return -1;
+    sqlite3_stmt *st = prep(r, "DELETE FROM winners WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " IN_HOME("bucket", "?4")
+                               " AND hw = coalesce((SELECT hw FROM devices WHERE id = ?5), '')");
+    int rc = -1;
+    if (st) {
+        bind_bucket(st, w[0].op, w[0].arch, w[0].dtype, home);
+        sqlite3_bind_int64(st, 5, w[0].device);
+        rc = done(r, st, "cannot replace a bucket's winners");
+    }
+    for (int i = 0; i < n && !rc; i++) rc = winner_insert(r, &w[i]);
+    if (!rc) rc = exec(r, "COMMIT", "cannot store winners");
+    if (rc) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int reg_winner_put(reg *r, const winner *w)
+{
+    return reg_winners_put(r, w->bucket, w, 1);
 }
 
 #define WINNER_COLS "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, " \
@@ -712,15 +743,9 @@ int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
     return 0;
 }
 
-int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
+/* Every row of st (WINNER_COLS) into *out, *n; st finalized. */
+static int read_winners(reg *r, sqlite3_stmt *st, winner **out, int *n)
 {
-    *out = NULL;
-    *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         *out = xrealloc(*out, sizeof **out * (size_t)(*n + 1));
@@ -735,6 +760,33 @@ int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, 
         return dbfail(r, "cannot read winners");
     }
     return 0;
+}
+
+int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
+    if (!st) return -1;
+    bind_text(st, 1, op);
+    bind_text(st, 2, arch);
+    bind_text(st, 3, dtype);
+    return read_winners(r, st, out, n);
+}
+
+int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtype, const char *home, const char *hw,
+                      winner **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners w WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND "
+                               IN_HOME("bucket", "?4") " AND (?5 IS NULL OR hw = ?5 OR NOT EXISTS (SELECT 1 FROM winners "
+                               "WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " IN_HOME("bucket", "?4") " AND hw = ?5)) "
+                               "ORDER BY hw, rowid");
+    if (!st) return -1;
+    bind_bucket(st, op, arch, dtype, home);
+    bind_text(st, 5, hw);
+    return read_winners(r, st, out, n);
 }
 
 void winner_free(winner *w)
@@ -878,7 +930,8 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
 {
     sqlite3_stmt *st = prep(r, "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
                                "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
-                               "error, device, run FROM measurements WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
+                               "error, device, run FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
+                               HOME("?4") " "
                                "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
@@ -920,8 +973,8 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
 int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                        int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-                               "AND bucket = ? ORDER BY id");
+    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+                               "AND bucket = " HOME("?4") " ORDER BY id");
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
     int rc;
@@ -1138,7 +1191,7 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
     /* A measurement is kept when it is a winner's config in the winner's
     ** bucket (or, with keep_finalists, one named in its runners_up); a cubin
     ** when a winner, a default or a kept measurement names it. */
-    const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = w.bucket";
+    const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND m.bucket = " HOME("w.bucket");
     char *keep = xstrfmt(
         "CREATE TEMP TABLE gc_keep AS SELECT m.id AS id FROM measurements m JOIN winners w ON %s "
         "AND m.template = w.template AND m.config = w.config%s%s%s",
@@ -1402,6 +1455,12 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
           "AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.hw = s.hw AND (m.median_us < s.median_us "
           "OR (m.median_us = s.median_us AND m.config <= s.config)))",
           "winners" },
+        /* A split bucket's parts beat its unsplit winner of the same
+        ** hardware, whichever registry had which: never both. */
+        { "DELETE FROM main.winners AS p WHERE instr(p.bucket, '/') = 0 AND EXISTS (SELECT 1 FROM main.winners c "
+          "WHERE c.op = p.op AND c.arch = p.arch AND c.dtype = p.dtype AND c.hw = p.hw "
+          "AND substr(c.bucket, 1, length(p.bucket) + 1) = p.bucket || '/')",
+          "split buckets" },
         { "INSERT OR IGNORE INTO main.defaults (op, arch, dtype, template, config, cubin, launch) "
           "SELECT op, arch, dtype, template, config, cubin, launch FROM src.defaults", "defaults" },
         { "INSERT INTO main.misses (op, arch, dtype, shape, count) SELECT op, arch, dtype, shape, count FROM src.misses "
@@ -1414,7 +1473,7 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     };
     /* Devices are counted by rows: their trigger's update counts as a change. */
     long long *counts[] = { NULL, NULL, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
-                            NULL, &st->misses, NULL, NULL, NULL };
+                            NULL, NULL, &st->misses, NULL, NULL, NULL };
     long long ndev0 = count_rows(r, "main.devices");
     int rc = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !rc; i++) {

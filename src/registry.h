@@ -121,12 +121,24 @@ typedef struct winner {
     long long device, run;
 } winner;
 
+/* Store w: the winner of w->bucket, in place of that bucket's and its
+** parts' (spec.h: bucket_split) winners of the same hardware. */
 int reg_winner_put(reg *r, const winner *w);
+/* Store the n winners of home's bucket (n > 1: its parts, keys home/...,
+** edges partitioning home's) in one transaction, in place of every winner
+** of home and its parts on the same hardware (w[0]'s device): a registry
+** never holds a split bucket's winner next to its parts'. */
+int reg_winners_put(reg *r, const char *home, const winner *w, int n);
 /* The winner of (op, arch, dtype, bucket): 1 found, 0 none. arch is the base
 ** ("sm_90"); a row stored as "sm_90a" or "sm_90f" matches it, as in libaitune. */
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w);
 /* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
+/* The winners of bucket home and its parts (a split bucket's) of (op, arch,
+** dtype): those measured on hw when it has any (hw NULL: every one), else
+** every hardware's; in the order they were written. */
+int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtype, const char *home, const char *hw,
+                      winner **out, int *n);
 void winner_free(winner *w);
 /* Every winner of (op, arch, dtype), ordered by bucket: *out is malloc'd
 ** (free each with winner_free, then the array). */
@@ -158,12 +170,15 @@ int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
                 int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx);
 
 /* Every measurement of one bucket on any device: ok ones fastest first, then
-** the failures by status. m's strings live only during the call. */
+** the failures by status (a split bucket's part: its bucket's, where the
+** search measured; spec.h: bucket_split). m's strings live only during the
+** call. */
 int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                             int (*cb)(const measurement *m, void *ctx), void *ctx);
 
 /* A bucket's measurements in the order they were made (each run's search,
-** then the next run's): status and time, for convergence plots. */
+** then the next run's): status and time, for convergence plots (a part's:
+** its bucket's). */
 int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                        int (*cb)(const char *status, double median_us, void *ctx), void *ctx);
 
@@ -219,7 +234,8 @@ int reg_text_rows(reg *r, const char *table, const char *op,
                   int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
 
 /* Drop what no winner needs: measurements but the winners' own (and, with
-** keep_finalists, the finalists' in each winner's runners_up) and the
+** keep_finalists, the finalists' in each winner's runners_up; a split
+** bucket's parts keep theirs in the bucket's measurements) and the
 ** cubins none of those, nor a winner or a default, name; then VACUUM
 ** (turning on incremental auto-vacuum) and truncate the WAL. */
 typedef struct reg_gc_stats {
@@ -255,7 +271,8 @@ int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const c
 ** matched by content (their ids are local), measurements and cubins that r
 ** lacks, the winner of each (op, arch, dtype, bucket, hardware) with the
 ** lower time (ties: the smaller config text, so the order of inputs does not
-** matter), defaults r lacks, and misses with the larger count. Merging the
+** matter; a split bucket's parts replace its unsplit winner of the same
+** hardware), defaults r lacks, and misses with the larger count. Merging the
 ** same input again adds nothing. The input is opened for writing, so an
 ** older one is migrated first. */
 typedef struct reg_merge_stats {

@@ -74,9 +74,15 @@ struct rt_group {
     int disjoint;             /* the runs' dim-0 ranges do not overlap */
 };
 
-/* Winners of a group that share one dim-0 range [lo0, hi0). sorted1: their
+/* Winners of a group that share one dim-0 range [lo0, hi0): slots
+** [first, first + count) of the set, each a winner's index. sorted1: their
 ** dim-1 ranges are sorted and each is equal to or apart from the next, so
-** the ones holding a size are found by binary search too. */
+** the ones holding a size are found by binary search too.
+**
+** A group whose dim-0 ranges nest (a split bucket's parts beside buckets
+** left whole, spec.h: bucket_split) is cut into elementary ranges, between
+** consecutive edges of any of its ranges; a run then lists every winner
+** whose range covers its own, and the runs are disjoint again (rt_refine). */
 struct rt_run {
     size_t first, count;
     long long lo0, hi0;
@@ -99,7 +105,9 @@ struct rt_set {
     struct rt_group *groups;  /* one per number of dims */
     size_t ngroups;
     struct rt_run *runs;
-    size_t nruns;
+    size_t nruns, runs_cap;
+    size_t *slots;            /* the runs' winners, by index */
+    size_t nslots, slots_cap;
 };
 
 /* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
@@ -423,6 +431,114 @@ static int rt_cmp_winner(const void *a, const void *b, void *ctx)
     return x->hw == y->hw ? 0 : strcmp(s->pool.s + x->hw, s->pool.s + y->hw);
 }
 
+/* Whether dim-1 ranges of slots [first, first + n) are sorted and each
+** equal to or apart from the next (struct rt_run). */
+static int rt_sorted1(const struct rt_set *s, size_t first, size_t n, int ndims)
+{
+    if (ndims < 2)
+        return 0;
+    for (size_t k = first + 1; k < first + n; k++) {
+        const long long *p = s->edges + s->winners[s->slots[k - 1]].edges;
+        const long long *c = s->edges + s->winners[s->slots[k]].edges;
+        if (!((p[1] == c[1] && p[ndims + 1] == c[ndims + 1]) || p[ndims + 1] <= c[1]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Order of slots within an elementary run: dims 1.. first (for sorted1),
+** then the set's order. */
+static int rt_cmp_slot(const void *a, const void *b, void *ctx)
+{
+    const struct rt_set *s = ctx;
+    const struct rt_winner *x = &s->winners[*(const size_t *)a], *y = &s->winners[*(const size_t *)b];
+    const long long *lx = s->edges + x->edges, *ly = s->edges + y->edges;
+    int n = x->ndims;
+    for (int i = 1; i < n; i++) {
+        if (lx[i] != ly[i])
+            return lx[i] < ly[i] ? -1 : 1;
+        if (lx[n + i] != ly[n + i])
+            return lx[n + i] < ly[n + i] ? -1 : 1;
+    }
+    return rt_cmp_winner(x, y, ctx);
+}
+
+static int rt_cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Make group g's runs disjoint (struct rt_run): its runs are replaced by
+** elementary ones. Left as it is (the lookup then scans by span0) when
+** that would cost more than a few times the group's size. Only out of
+** memory fails. */
+static int rt_refine(struct rt_set *s, struct rt_group *g)
+{
+    size_t nb = 0, total = 0;
+    long long *B = malloc(2 * g->nruns * sizeof *B);
+    if (!B)
+        return -1;
+    for (size_t i = 0; i < g->nruns; i++) {
+        B[nb++] = s->runs[g->run + i].lo0;
+        B[nb++] = s->runs[g->run + i].hi0;
+    }
+    qsort(B, nb, sizeof *B, rt_cmp_ll);
+    size_t u = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (!u || B[i] != B[u - 1])
+            B[u++] = B[i];
+    nb = u;
+    /* What it would cost: a run's winners once per elementary range it covers. */
+    for (size_t i = 0, j = 0; i < g->nruns; i++) {
+        const struct rt_run *r = &s->runs[g->run + i];
+        while (B[j] < r->lo0)
+            j++;
+        size_t k = j;
+        while (B[k] < r->hi0)
+            k++;
+        total += (k - j) * r->count;
+        if (total > 4 * g->count + 64 || g->nruns * nb > ((size_t)1 << 22)) {
+            free(B);
+            return 0;
+        }
+    }
+    size_t run0 = s->nruns, nruns = 0;
+    if (rt_grow((void **)&s->runs, &s->runs_cap, s->nruns + nb, sizeof *s->runs) ||
+        rt_grow((void **)&s->slots, &s->slots_cap, s->nslots + total, sizeof *s->slots)) {
+        free(B);
+        return -1;
+    }
+    for (size_t j = 0; j + 1 < nb; j++) {
+        struct rt_run *e = &s->runs[run0 + nruns];
+        memset(e, 0, sizeof *e);
+        e->first = s->nslots;
+        e->lo0 = B[j];
+        e->hi0 = B[j + 1];
+        for (size_t i = 0; i < g->nruns; i++) {
+            const struct rt_run *r = &s->runs[g->run + i];
+            if (r->lo0 > B[j])
+                break;         /* runs come by lo0 */
+            if (r->hi0 < B[j + 1])
+                continue;
+            for (size_t k = 0; k < r->count; k++)
+                s->slots[s->nslots++] = s->slots[r->first + k];
+        }
+        e->count = s->nslots - e->first;
+        if (!e->count)
+            continue;          /* a gap between buckets */
+        qsort_r(s->slots + e->first, e->count, sizeof *s->slots, rt_cmp_slot, s);
+        e->sorted1 = rt_sorted1(s, e->first, e->count, g->ndims);
+        nruns++;
+    }
+    free(B);
+    s->nruns = run0 + nruns;
+    g->run = run0;
+    g->nruns = nruns;
+    g->disjoint = 1;
+    return 0;
+}
+
 /* Sort the set's winners into groups (one per ndims) and runs. */
 static int rt_index(aitune *h, struct rt_set *s)
 {
@@ -436,8 +552,12 @@ static int rt_index(aitune *h, struct rt_set *s)
         qsort_r(s->winners, s->nwinners, sizeof *s->winners, rt_cmp_winner, s);
     s->groups = calloc(s->nwinners, sizeof *s->groups);
     s->runs = calloc(s->nwinners, sizeof *s->runs);
-    if (!s->groups || !s->runs)
+    s->slots = malloc(s->nwinners * sizeof *s->slots);
+    if (!s->groups || !s->runs || !s->slots)
         return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory indexing the registry");
+    s->runs_cap = s->nslots = s->slots_cap = s->nwinners;
+    for (size_t k = 0; k < s->nwinners; k++)
+        s->slots[k] = k;
     for (size_t k = 0; k < s->nwinners; k++) {
         const struct rt_winner *w = &s->winners[k];
         struct rt_group *g = s->ngroups ? &s->groups[s->ngroups - 1] : NULL;
@@ -472,6 +592,9 @@ static int rt_index(aitune *h, struct rt_set *s)
         if (lo[n] - lo[0] > g->span0)
             g->span0 = lo[n] - lo[0];
     }
+    for (size_t i = 0; i < s->ngroups; i++)
+        if (!s->groups[i].disjoint && rt_refine(s, &s->groups[i]))
+            return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory indexing the registry");
     return AITUNE_OK;
 }
 
@@ -524,6 +647,7 @@ static void rt_free_set(struct rt_set *s)
     free(s->pool.s);
     free(s->groups);
     free(s->runs);
+    free(s->slots);
     free(s);
 }
 
@@ -782,6 +906,26 @@ static int rt_better(int exact, double dist, const long long *lo, int bexact, do
     return 0;
 }
 
+/* Of two buckets that both hold a shape, is w's the answer rather than
+** best's? The one measured on hw, when hw is given (a registry merged from
+** several GPUs: one may have split a bucket another left whole); then the
+** smaller lo; then the set's fixed order (the narrower range first), so
+** the answer never depends on the order the buckets are visited in. */
+static int rt_exact_better(const struct rt_set *s, const struct rt_winner *w, const struct rt_winner *best,
+                           const char *hw, int ndims)
+{
+    if (hw) {
+        int a = !strcmp(s->pool.s + w->hw, hw), b = !strcmp(s->pool.s + best->hw, hw);
+        if (a != b)
+            return a;
+    }
+    const long long *lo = s->edges + w->edges, *blo = s->edges + best->edges;
+    for (int i = 0; i < ndims; i++)
+        if (lo[i] != blo[i])
+            return lo[i] < blo[i];
+    return rt_cmp_winner(w, best, (void *)s) < 0;
+}
+
 /* Among winners of one bucket (same lo and hi) measured on several GPUs,
 ** prefer the one measured on hw: is w (not best) that one? */
 static int rt_prefer_hw(const struct rt_set *s, const struct rt_winner *w, const struct rt_winner *best,
@@ -839,6 +983,7 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
         ** binary search, and within it (sorted1) the dim-1 range by another;
         ** else those with lo[0] in (shape[0] - span0, shape[0]]. */
         size_t lo_i = 0, b = 0;
+        const size_t *slot = g->disjoint ? s->slots : NULL;   /* runs list winners through slots */
         if (g->disjoint) {
             size_t x = g->run, y = g->run + g->nruns;
             while (x < y) {   /* the first run with hi0 > shape[0] */
@@ -853,11 +998,11 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
                     size_t p = lo_i, q = b;
                     while (p < q) {   /* the first with hi1 > shape[1] */
                         size_t m = p + (q - p) / 2;
-                        if (E[s->winners[m].edges + ndims + 1] > shape[1]) q = m; else p = m + 1;
+                        if (E[s->winners[slot[m]].edges + ndims + 1] > shape[1]) q = m; else p = m + 1;
                     }
                     lo_i = p;
                     q = p;
-                    while (q < b && E[s->winners[q].edges + 1] <= shape[1])
+                    while (q < b && E[s->winners[slot[q]].edges + 1] <= shape[1])
                         q++;        /* those whose dim-1 range starts at or before it */
                     b = q;
                 }
@@ -878,13 +1023,12 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
             lo_i = x;
         }
         for (size_t k = lo_i; k < b; k++) {
-            const struct rt_winner *w = &s->winners[k];
+            const struct rt_winner *w = &s->winners[slot ? slot[k] : k];
             const long long *lo = E + w->edges, *hi = lo + ndims;
             int exact = 1;
             for (int i = 0; i < ndims && exact; i++)
                 exact = shape[i] >= (lo[i] > 1 ? lo[i] : 1) && shape[i] <= hi[i] - 1;
-            if (exact && (!best || rt_better(1, 0, lo, 1, 0, E + best->edges, ndims) ||
-                          rt_prefer_hw(s, w, best, hw, ndims))) {
+            if (exact && (!best || rt_exact_better(s, w, best, hw, ndims))) {
                 best = w;
                 best_exact = 1;
             }
@@ -1241,7 +1385,7 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             ;
     }
-    if (L.g.ws_bytes && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_bytes, s)) != CUDA_SUCCESS)
+    if (L.g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_zero, s)) != CUDA_SUCCESS)
         return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
     cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, &L);
     if (cr != CUDA_SUCCESS)

@@ -3,6 +3,7 @@
 #include "spec.h"
 #include "util.h"
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,21 @@ static int get_bool(ctx *c, yaml_node_t *map, const char *key, int dflt, int *ou
     return 0;
 }
 
+/* A fraction in [0, 1] (split_at: 0.05 is 5%); dflt when absent. */
+static int get_fraction(ctx *c, yaml_node_t *map, const char *key, double dflt, double *out)
+{
+    yaml_node_t *n = get(c, map, key);
+    if (!n) { *out = dflt; return 0; }
+    const char *s = scalar(n);
+    char *end = NULL;
+    errno = 0;
+    double v = s && *s ? strtod(s, &end) : NAN;
+    if (!s || !*s || *end || errno || !isfinite(v) || v < 0 || v > 1)
+        return fail(c, n, "'%s' must be a fraction in [0, 1] (0.05: 5%%; 0: never), not '%s'", key, s ? s : "(not a scalar)");
+    *out = v;
+    return 0;
+}
+
 static int parse_int(ctx *c, yaml_node_t *n, const char *what, long long lo, long long hi, long long *out)
 {
     const char *s = scalar(n);
@@ -174,7 +190,8 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
 
 static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
 {
-    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "joint", "hold", "templates", NULL };
+    static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "joint", "hold", "split_at",
+                                          "templates", NULL };
     if (want_map(c, t, "a task") || known_keys(c, t, "a task", fields)) return -1;
     task->line = (int)t->start_mark.line + 1;
     yaml_node_t *op = get(c, t, "op");
@@ -185,7 +202,9 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
     long long me;
     if (get_int(c, t, "max_evals", 0, 1000000, s->max_evals, &me)) return -1;
     task->max_evals = (int)me;
-    if (get_bool(c, t, "joint", s->joint, &task->joint) || get_bool(c, t, "hold", s->hold, &task->hold)) return -1;
+    if (get_bool(c, t, "joint", s->joint, &task->joint) || get_bool(c, t, "hold", s->hold, &task->hold) ||
+        get_fraction(c, t, "split_at", s->split_at, &task->split_at))
+        return -1;
     yaml_node_t *tl = get(c, t, "templates");
     if (tl) {
         if (tl->type != YAML_SEQUENCE_NODE) return fail(c, tl, "task '%s': templates must be a list of names", task->op);
@@ -329,7 +348,8 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     int rc = -1;
     if (more) { fail(&c, NULL, "more than one YAML document"); goto out; }
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
-    static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "hold", "budget", "top_k", "tasks", NULL };
+    static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "hold", "split_at", "budget",
+                                          "top_k", "tasks", NULL };
     if (!root) { fail(&c, NULL, "empty file"); goto out; }
     if (want_map(&c, root, "the spec") || known_keys(&c, root, "the spec", fields)) goto out;
     long long v;
@@ -348,7 +368,9 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     if (get_int(&c, root, "max_evals", 0, 1000000, 0, &v)) goto out;
     s->max_evals = (int)v;
     if (get_int(&c, root, "top_k", 1, 16, 5, &v)) goto out;
-    if (get_bool(&c, root, "joint", 0, &s->joint) || get_bool(&c, root, "hold", 0, &s->hold)) goto out;
+    if (get_bool(&c, root, "joint", 0, &s->joint) || get_bool(&c, root, "hold", 0, &s->hold) ||
+        get_fraction(&c, root, "split_at", 0.05, &s->split_at))
+        goto out;
     s->top_k = (int)v;
     yaml_node_t *b = get(&c, root, "budget");
     if (b) {
@@ -415,4 +437,54 @@ int spec_buckets(const spec_task *t, bucket **out)
     }
     *out = b;
     return total;
+}
+
+int bucket_split_point(long long lo, long long hi, long long *at)
+{
+    double mid = sqrt((double)(lo > 1 ? lo : 1) * (double)hi);
+    long long v = (long long)mid / 64 * 64;
+    if (v <= lo || v >= hi) v = (long long)mid;
+    if (v <= lo || v >= hi) return 0;
+    *at = v;
+    return 1;
+}
+
+int bucket_split(const bucket *b, unsigned mask, bucket *parts)
+{
+    long long at[SPEC_MAXDIMS];
+    int dims[SPEC_MAXDIMS], k = 0;
+    for (int d = 0; d < b->ndims; d++)
+        if ((mask >> d & 1) && bucket_split_point(b->lo[d], b->hi[d], &at[d])) dims[k++] = d;
+    int n = 1 << k;
+    char home[96];
+    bucket_home(b->key, home, sizeof home);
+    for (int i = 0; i < n; i++) {
+        bucket *p = &parts[i];
+        *p = *b;
+        for (int j = 0; j < k; j++) {
+            int d = dims[j], upper = i >> (k - 1 - j) & 1;   /* dim 0 varies slowest */
+            if (upper) p->lo[d] = at[d];
+            else p->hi[d] = at[d];
+            p->rep[d] = b->rep[d] >= p->lo[d] && b->rep[d] < p->hi[d] ? b->rep[d] : p->lo[d];
+        }
+        int len = snprintf(p->key, sizeof p->key, "%s%c", home, BUCKET_PART);
+        for (int d = 0; d < b->ndims && len < (int)sizeof p->key; d++) {
+            char sz[32];
+            fmt_size(sz, sizeof sz, p->lo[d]);
+            len += snprintf(p->key + len, sizeof p->key - (size_t)len, "%s%s", d ? "," : "", sz);
+        }
+        if (len >= (int)sizeof p->key) return -1;
+    }
+    return n;
+}
+
+void bucket_home(const char *key, char *out, size_t cap)
+{
+    snprintf(out, cap, "%.*s", (int)strcspn(key, (char[]){ BUCKET_PART, 0 }), key);
+}
+
+int bucket_in_home(const char *key, const char *home)
+{
+    size_t n = strlen(home);
+    return !strncmp(key, home, n) && (key[n] == 0 || key[n] == BUCKET_PART);
 }

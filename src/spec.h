@@ -12,10 +12,12 @@
 **                           # (max_evals then caps the bucket, not each template)
 **   hold: false             # true: finalists raced again at the bucket's middle and
 **                           # upper edge; the smallest worst loss wins
+**   split_at: 0.05          # hold: a bucket whose winner still loses more than this
+**                           # fraction somewhere is split (bucket_split); 0 never
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
-**       search: random      # search, max_evals, joint and hold may be set per task
+**       search: random      # search, max_evals, joint, hold and split_at may be set per task
 **       templates: [tma]    # only these of the op's templates; default all
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
@@ -53,6 +55,7 @@ typedef struct spec_task {
     int max_evals;
     int joint;                  /* one search per bucket across templates */
     int hold;                   /* winners chosen for the whole bucket (sweep.c: hold_probe) */
+    double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;
@@ -67,6 +70,7 @@ typedef struct spec {
     char search[32];
     int max_evals;
     int joint, hold;
+    double split_at;        /* tasks' default */
     double budget_s;        /* 0: none */
     int top_k;
     int ntasks;
@@ -100,5 +104,36 @@ void bucket_of(long long v, long long *lo, long long *hi);
 int spec_buckets(const spec_task *t, bucket **out);
 /* Key of a bucket: "n=2^26,..." from dims and lo edges. */
 void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int cap);
+
+/* Split buckets (spec `hold: true` with `split_at`). One level only: a
+** bucket's winner that loses more than split_at somewhere in it is replaced
+** by the winners of its parts, and a part is never split again.
+**
+** The rule, per dim: the split point is the geometric middle of [lo, hi),
+** rounded down to a multiple of 64 (kernels' fast paths and real workloads
+** like aligned sizes), else not rounded when that leaves it outside; a dim
+** whose middle still falls on lo (one value, as [1, 2) or [2, 4)) is not
+** split. Splitting the dims of mask (bit d: dim d) gives 2^k parts, k the
+** dims split: each dim's lower part [lo, at) and upper part [at, hi), the
+** other dims whole. A part is tuned at the parent's size where that falls in
+** it, else at its lower edge. Which dims are split is the sweep's choice
+** (sweep.c: split_bucket): those along which the best config changes.
+**
+** A part's key is its parent's, '/', and its lower corner in the dims' order
+** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760"): the parent's key is the
+** part's home, which keeps the measurements (taken at the parent's size),
+** and the registry stores no winner for a parent next to its parts. */
+#define BUCKET_PART '/'
+/* The split point of [lo, hi): 1 with *at, or 0 when it cannot be split. */
+int bucket_split_point(long long lo, long long hi, long long *at);
+/* The parts of b when the dims of mask are split (dims that cannot be are
+** left whole): their count, up to 2^SPEC_MAXDIMS, into parts, in order of
+** their lower corners (dim 0 slowest). Returns -1 when a key would not fit. */
+int bucket_split(const bucket *b, unsigned mask, bucket *parts);
+/* The home of a bucket key: the key up to BUCKET_PART (the key itself for a
+** bucket that is not a part). */
+void bucket_home(const char *key, char *out, size_t cap);
+/* Whether key is home, or one of home's parts. */
+int bucket_in_home(const char *key, const char *home);
 
 #endif

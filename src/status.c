@@ -5,6 +5,7 @@
 ** from what measured it. The exit code makes it an alert for cron or CI. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "spec.h"
 #include "identity.h"
 #include "jit.h"
 #include "registry.h"
@@ -66,7 +67,16 @@ static int collect(const reg_winner_identity *w, void *vctx)
 }
 
 /* A winner measured on other hardware is not stale when this GPU has its
-** own winner for the same bucket, fresh or not: it is another GPU's. */
+** own winner for the same bucket (or a part of it, or the bucket a part is
+** of), fresh or not: it is another GPU's. */
+static int same_home(const char *a, const char *b)
+{
+    char ha[96], hb[96];
+    bucket_home(a, ha, sizeof ha);
+    bucket_home(b, hb, sizeof hb);
+    return !strcmp(ha, hb);
+}
+
 static void mark_other(status_ctx *c)
 {
     if (!c->cur->gpu_known) return;
@@ -76,7 +86,7 @@ static void mark_other(status_ctx *c)
         for (int j = 0; j < c->n; j++) {
             winner_row *m = &c->rows[j];
             if (!strcmp(m->hw, c->cur->hw) && !strcmp(m->op, w->op) && !strcmp(m->arch, w->arch) &&
-                !strcmp(m->dtype, w->dtype) && !strcmp(m->bucket, w->bucket)) {
+                !strcmp(m->dtype, w->dtype) && same_home(m->bucket, w->bucket)) {
                 w->state = "other";
                 break;
             }

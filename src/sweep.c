@@ -4,6 +4,7 @@
 #include "peers.h"
 #include "identity.h"
 #include "jit.h"
+#include "json.h"
 #include "progress.h"
 #include "registry.h"
 #include "search.h"
@@ -77,6 +78,9 @@ typedef struct sw {
     int hold;               /* the task in hand asks for buckets that hold (spec `hold: true`) */
     int held, moved;        /* hold: buckets probed, and whose winner changed */
     double hold_before, hold_after;   /* hold: the worst loss over the probed buckets, before and after */
+    double split_at;        /* the task in hand's (spec `split_at`); 0: no splits */
+    int split, parts;       /* hold: buckets split, and their parts */
+    double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
     /* wall time per op, for the summary */
@@ -775,15 +779,231 @@ static int send_task(sw *S, const op_task *t);
 ** minus one (a finalist wrong or failing there loses everything). The
 ** winner becomes the finalist with the smallest worst loss, the race's
 ** winner when it is within the noise margin of that. The finalists' stored
-** times become those of the race at the representative. Returns the
-** winner's index in bs->f. */
+** times become those of the race at the representative.
+**
+** A bucket whose winner still loses more than the task's split_at somewhere
+** is split (split_bucket): its parts (spec.h: bucket_split) get winners of
+** their own from the same finalists, raced at each part's size and upper
+** edge too. */
 #define HOLD_FINALISTS 8
-static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w)
+#define HOLD_PROBES 48
+
+/* The sizes a bucket's finalists were raced at: slot i's time there, 0
+** when it failed (load, verification) or had no time. */
+typedef struct probe {
+    long long shape[TMPL_MAXDIMS];
+    double us[16], spread[16];
+} probe;
+
+typedef struct probes {
+    probe p[HOLD_PROBES];
+    int n;
+    int m;                  /* slots raced: cs[0, m) */
+} probes;
+
+/* A part of a split bucket: its winner (a slot of the hold race), each
+** slot's time at the part's size, and the winner's worst loss in it. */
+typedef struct part {
+    bucket b;
+    int w;
+    double us[16];
+    double worst;
+    char where[96];
+} part;
+
+/* What hold_probe decided beyond the winner: n > 0 parts when the bucket
+** is split; fi maps the race's slots to bs->f. */
+typedef struct split {
+    int n;
+    part p[1 << SPEC_MAXDIMS];
+    int fi[16];
+} split;
+
+static void shape_text(const long long *shape, int ndims, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int d = 0; d < ndims && n < cap; d++) n += (size_t)snprintf(out + n, cap - n, "%s%lld", d ? "x" : "", shape[d]);
+}
+
+/* The probe at shape, or -1. */
+static int probe_find(const probes *P, const long long *shape, int ndims)
+{
+    for (int i = 0; i < P->n; i++)
+        if (!memcmp(P->p[i].shape, shape, sizeof *shape * (size_t)ndims)) return i;
+    return -1;
+}
+
+/* Race slots cs[0, P->m) (fi[i] < 0: out of the race) at shape, each
+** verified there first, but at the task's own shape (verified by the
+** search); their times become a probe of P. Returns 1 raced (or raced
+** already), 0 skipped (no such task, too large for the GPU, none
+** verified), -1 a tool failure. */
+static int probe_race(sw *S, const op_task *t, cand *cs, const int *fi, const long long *shape, probes *P)
+{
+    if (probe_find(P, shape, t->ndims) >= 0) return 1;
+    if (P->n == HOLD_PROBES) return 0;
+    int rep = !memcmp(shape, t->shape, sizeof *shape * (size_t)t->ndims), m = P->m;
+    op_task tp;
+    if (tmpl_task(S->T, t->op, t->dtype, shape, &tp)) return 0;
+    if (!rep && S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) return 0;
+    if (send_task(S, &tp)) return -1;
+    int ok[16];
+    for (int i = 0; i < m; i++) {
+        ok[i] = 0;
+        if (fi[i] < 0 || !load_slot(S, &cs[i], &tp, i)) continue;
+        ok[i] = rep || verify_slot(S, &cs[i], i);
+    }
+    /* The race wants every slot loaded: a failed one is raced with a
+    ** verified stand-in and its time ignored. */
+    int stand = -1;
+    for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
+    if (stand < 0) return 0;
+    for (int i = 0; i < m; i++) if (!ok[i]) load_slot(S, &cs[stand], &tp, i);
+    final pf[16];
+    memset(pf, 0, sizeof pf);
+    race(S, cs, m, pf);
+    probe *p = &P->p[P->n++];
+    memset(p, 0, sizeof *p);
+    memcpy(p->shape, shape, sizeof *shape * (size_t)t->ndims);
+    for (int i = 0; i < m; i++)
+        if (ok[i] && pf[i].median_us > 0) {
+            p->us[i] = pf[i].median_us;
+            p->spread[i] = pf[i].spread;
+        }
+    return 1;
+}
+
+/* Slot i's loss at probe p: its time over the fastest's, minus one. */
+static double probe_loss(const probe *p, int i, int m)
+{
+    double best = INFINITY;
+    for (int j = 0; j < m; j++) if (p->us[j] > 0 && p->us[j] < best) best = p->us[j];
+    return p->us[i] > 0 && isfinite(best) ? p->us[i] / best - 1 : INFINITY;
+}
+
+/* Slot i's worst loss over the probes inside box (0 with none), and the
+** first probe where it is that (-1: none). */
+static double worst_in(const probes *P, const bucket *box, int i, int *at)
+{
+    double worst = 0;
+    *at = -1;
+    for (int k = 0; k < P->n; k++) {
+        int in = 1;
+        for (int d = 0; d < box->ndims && in; d++) in = P->p[k].shape[d] >= box->lo[d] && P->p[k].shape[d] < box->hi[d];
+        if (!in) continue;
+        double loss = probe_loss(&P->p[k], i, P->m);
+        if (*at < 0 || loss > worst) {
+            *at = k;
+            worst = loss;
+        }
+    }
+    return worst;
+}
+
+/* The upper edge of a bucket: each dim's last size rounded down to a
+** multiple of 64, its representative where that leaves the bucket. */
+static void upper_edge(const bucket *b, long long *shape)
+{
+    for (int d = 0; d < b->ndims; d++) {
+        long long v = (b->hi[d] - 1) / 64 * 64;
+        shape[d] = v < b->lo[d] || v < 1 ? b->rep[d] : v;
+    }
+}
+
+/* The winner of box among slots [0, P->m): the smallest worst loss over
+** the probes inside it, the preferred slot when within the noise margin
+** of that. */
+static int box_winner(sw *S, const probes *P, const bucket *box, int prefer, double *worst, int *at)
+{
+    int best = -1, ab = -1, ap = -1;
+    double wb = INFINITY, wp = INFINITY;
+    for (int i = 0; i < P->m; i++) {
+        int a;
+        double x = worst_in(P, box, i, &a);
+        if (best < 0 || x < wb) { best = i; wb = x; ab = a; }
+        if (i == prefer) { wp = x; ap = a; }
+    }
+    if (prefer >= 0 && !(wb < wp - S->o->noise)) { best = prefer; wb = wp; ab = ap; }
+    *worst = wb;
+    *at = ab;
+    return best;
+}
+
+/* Split bucket b, whose winner (slot cw) loses more than the task's
+** split_at: its parts along every dim that can be split are raced at their
+** sizes and upper edges, and each part's winner chosen among the slots as
+** box_winner does. A dim whose halves keep the same winners in every part
+** is joined again, until each split dim changes a winner somewhere; split
+** along none, the bucket stays whole. One level: a part is not split again.
+** sp->n: the parts; 0 when not split, with the reason in *why. */
+static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *cs, int cw, probes *P, split *sp, const char **why)
+{
+    sp->n = 0;
+    *why = "it cannot be split (one size per dim)";
+    unsigned mask = 0;
+    long long at;
+    for (int d = 0; d < b->ndims; d++)
+        if (bucket_split_point(b->lo[d], b->hi[d], &at)) mask |= 1u << d;
+    bucket parts[1 << SPEC_MAXDIMS];
+    int n = mask ? bucket_split(b, mask, parts) : 0;
+    if (n <= 1) return;
+    for (int i = 0; i < n; i++) {
+        long long up[TMPL_MAXDIMS];
+        upper_edge(&parts[i], up);
+        if (probe_race(S, t, cs, sp->fi, parts[i].rep, P) < 0 || probe_race(S, t, cs, sp->fi, up, P) < 0) {
+            *why = "the worker could not take a part's size";
+            return;
+        }
+    }
+    *why = "no part would change it";
+    int w[1 << SPEC_MAXDIMS];
+    for (;;) {
+        n = mask ? bucket_split(b, mask, parts) : 0;
+        if (n <= 1) return;
+        for (int i = 0; i < n; i++) {
+            double worst;
+            int a;
+            w[i] = box_winner(S, P, &parts[i], cw, &worst, &a);
+        }
+        /* A dim is kept when some pair of parts that differ in it alone
+        ** differ in their winners. */
+        unsigned keep = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                int differ = -1, many = 0;
+                for (int d = 0; d < b->ndims; d++)
+                    if (parts[i].lo[d] != parts[j].lo[d]) many += differ >= 0, differ = d;
+                if (differ >= 0 && !many && w[i] != w[j]) keep |= 1u << differ;
+            }
+        if (keep == mask) break;
+        mask = keep;
+    }
+    for (int i = 0; i < n; i++) {
+        part *p = &sp->p[i];
+        memset(p, 0, sizeof *p);
+        p->b = parts[i];
+        int a, k = probe_find(P, parts[i].rep, b->ndims);
+        p->w = box_winner(S, P, &parts[i], cw, &p->worst, &a);
+        if (k < 0 || !(P->p[k].us[p->w] > 0)) {   /* every part needs its winner's time at its size */
+            *why = "a part's winner has no time at its size";
+            return;
+        }
+        memcpy(p->us, P->p[k].us, sizeof p->us);
+        if (a >= 0) shape_text(P->p[a].shape, b->ndims, p->where, sizeof p->where);
+    }
+    sp->n = n;
+}
+
+/* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split.
+** A worker that cannot be given a probe's task (said already) ends the
+** probes: the winner is chosen from those raced. */
+static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w, split *sp)
 {
     int k = *kp, m = bs->nf < HOLD_FINALISTS ? bs->nf : HOLD_FINALISTS;
     if (m < k) m = k;
-    double worst[16];
-    int fi[16];               /* cs[i]'s index in bs->f */
+    int *fi = sp->fi;         /* cs[i]'s index in bs->f */
+    sp->n = 0;
     for (int i = 0; i < k; i++) {
         fi[i] = -1;
         for (int j = 0; j < k; j++)
@@ -795,11 +1015,10 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         if (cs[i].error || start_compile(S, &cs[i], S->sp.arch) || finish_compile(S, &cs[i]) || !cs[i].job.ok) fi[i] = -1;
     }
     *kp = m;
-    for (int i = 0; i < m; i++) worst[i] = fi[i] >= 0 ? 0 : INFINITY;
-    char where[16][96];
-    for (int i = 0; i < m; i++) snprintf(where[i], sizeof where[i], "the representative");
-    int probed = 0;
-    for (int pass = 0; pass < 3; pass++) {
+    probes *P = xcalloc(1, sizeof *P);
+    P->m = m;
+    int probed = 0, failed = 0;
+    for (int pass = 0; pass < 3 && !failed; pass++) {
         long long shape[TMPL_MAXDIMS];
         int same = 1;
         for (int d = 0; d < b->ndims; d++) {
@@ -810,52 +1029,36 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
             same &= v == t->shape[d];
         }
         if (pass > 0 && same) continue;
-        op_task tp;
-        if (tmpl_task(S->T, t->op, t->dtype, shape, &tp)) continue;
-        if (pass > 0 && S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) continue;
-        if (send_task(S, &tp)) break;
-        char at[96];
-        int n = 0;
-        for (int d = 0; d < tp.ndims; d++) n += snprintf(at + n, sizeof at - (size_t)n, "%s%lld", d ? "x" : "", shape[d]);
-        int ok[16];
-        for (int i = 0; i < m; i++) {
-            ok[i] = 0;
-            if (fi[i] < 0 || !load_slot(S, &cs[i], &tp, i)) continue;
-            ok[i] = pass == 0 || verify_slot(S, &cs[i], i);   /* at the representative: verified by the search */
-        }
-        /* The race wants every slot loaded: a failed one is raced with a
-        ** verified stand-in and its time ignored. */
-        int stand = -1;
-        for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
-        if (stand < 0) continue;
-        for (int i = 0; i < m; i++) if (!ok[i]) load_slot(S, &cs[stand], &tp, i);
-        final pf[16];
-        memset(pf, 0, sizeof pf);
-        race(S, cs, m, pf);
-        double best = INFINITY;
-        for (int i = 0; i < m; i++) if (ok[i] && pf[i].median_us > 0 && pf[i].median_us < best) best = pf[i].median_us;
-        for (int i = 0; i < m; i++) {
-            double loss = ok[i] && pf[i].median_us > 0 && isfinite(best) ? pf[i].median_us / best - 1 : INFINITY;
-            if (pass == 0 && ok[i] && pf[i].median_us > 0) {
-                bs->f[fi[i]].median_us = pf[i].median_us;
-                bs->f[fi[i]].spread = pf[i].spread;
+        int n0 = P->n, rc = probe_race(S, t, cs, fi, shape, P);
+        if (rc < 0) failed = 1;
+        if (rc <= 0 || P->n == n0) continue;
+        /* The finalists' stored times: the race at the representative. */
+        for (int i = 0; i < m && pass == 0; i++)
+            if (P->p[n0].us[i] > 0) {
+                bs->f[fi[i]].median_us = P->p[n0].us[i];
+                bs->f[fi[i]].spread = P->p[n0].spread[i];
             }
-            if (loss > worst[i]) {
-                worst[i] = loss;
-                snprintf(where[i], sizeof where[i], "%s", pass ? at : "the representative");
-            }
-        }
         probed |= pass > 0;
     }
-    /* The worker's task goes back to the bucket's own shape. */
-    send_task(S, t);
-    if (!probed) return w;
     int cw = -1, cb = 0;
+    double worst[16];
+    char where[16][96];
     for (int i = 0; i < m; i++) {
+        int a;
+        worst[i] = fi[i] >= 0 ? worst_in(P, b, i, &a) : INFINITY;
+        if (fi[i] < 0 || a < 0 || !memcmp(P->p[a].shape, t->shape, sizeof *t->shape * (size_t)b->ndims))
+            snprintf(where[i], sizeof where[i], "the representative");
+        else
+            shape_text(P->p[a].shape, b->ndims, where[i], sizeof where[i]);
         if (fi[i] == w) cw = i;
         if (worst[i] < worst[cb]) cb = i;
     }
-    if (cw < 0 || fi[cb] < 0) return w;
+    if (!probed || cw < 0 || fi[cb] < 0) {
+        /* The worker's task goes back to the bucket's own shape. */
+        send_task(S, t);
+        free(P);
+        return w;
+    }
     int nw = worst[cb] < worst[cw] - S->o->noise ? fi[cb] : w;
     S->held++;
     S->moved += nw != w;
@@ -863,14 +1066,187 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
     if (isfinite(worst[cw]) && worst[cw] > S->hold_before) S->hold_before = worst[cw];
     if (isfinite(after) && after > S->hold_after) S->hold_after = after;
     S->broken_before += !isfinite(worst[cw]);
-    S->broken_after += !isfinite(after);
     say(S, "hold       %s %s %s: the race's winner loses %s%.1f%% (at %s); %s\n", t->op, t->dtype, b->key,
         isfinite(worst[cw]) ? "" : "everything ", isfinite(worst[cw]) ? 100 * worst[cw] : 100.0, where[cw],
         nw != w ? "another finalist, worst loss smaller, wins" : "it stays");
     if (nw != w)
         say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, b->key, bs->f[nw].tmpl,
             bs->f[nw].config, 100 * worst[cb], where[cb]);
+    int hw = nw != w ? cb : cw;   /* the hold winner's slot */
+    if (S->split_at > 0 && after > S->split_at && !failed) {
+        const char *why;
+        split_bucket(S, t, b, cs, hw, P, sp, &why);
+        if (!sp->n)
+            say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but %s; not split\n", t->op, t->dtype,
+                b->key, 100 * after, 100 * S->split_at, why);
+    }
+    double final_worst = after;
+    int broken = !isfinite(after);
+    if (sp->n) {
+        strbuf along = STRBUF_INIT;
+        for (int d = 0; d < b->ndims; d++)
+            if (sp->p[sp->n - 1].b.lo[d] != b->lo[d]) sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d],
+                                                                   sp->p[sp->n - 1].b.lo[d]);
+        say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op,
+            t->dtype, b->key, 100 * after, 100 * S->split_at, sp->n, sb_str(&along));
+        sb_free(&along);
+        final_worst = 0;
+        broken = 0;
+        for (int i = 0; i < sp->n; i++) {
+            const part *p = &sp->p[i];
+            if (p->worst > final_worst) final_worst = p->worst;
+            broken += !isfinite(p->worst);
+            char edges[160];
+            size_t at = 0;
+            for (int d = 0; d < b->ndims; d++)
+                at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d],
+                                       p->b.lo[d], p->b.hi[d]);
+            say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
+                bs->f[fi[p->w]].tmpl, bs->f[fi[p->w]].config, isfinite(p->worst) ? "" : "everything ",
+                isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
+        }
+        S->split++;
+        S->parts += sp->n;
+    }
+    S->broken_after += broken;
+    if (isfinite(final_worst) && final_worst > S->hold_final) S->hold_final = final_worst;
+    send_task(S, t);
+    free(P);
     return nw;
+}
+
+/* The winner row of bucket b (timed at t's shape): f[w] of the finalists
+** f[0, k), its kernel that of the candidate in cs[0, ncs) with its template
+** and config. W's runners_up and launch are malloc'd (winner_row_free). */
+static int winner_row(sw *S, const op_task *t, const bucket *b, const final *f, int k, int w, double default_us,
+                      int exhaustive, cand *cs, int ncs, winner *W)
+{
+    const final *win = &f[w];
+    int rc = 0;
+    memset(W, 0, sizeof *W);
+    snprintf(W->op, sizeof W->op, "%s", t->op);
+    snprintf(W->arch, sizeof W->arch, "%s", S->arch);
+    snprintf(W->dtype, sizeof W->dtype, "%s", t->dtype);
+    snprintf(W->bucket, sizeof W->bucket, "%s", b->key);
+    int at = 0, al = 0, ah = 0;
+    for (int d = 0; d < b->ndims; d++) {
+        at += snprintf(W->dims + at, sizeof W->dims - (size_t)at, "%s%s", d ? "," : "", t->dims[d]);
+        al += snprintf(W->lo + al, sizeof W->lo - (size_t)al, "%s%lld", d ? "," : "", b->lo[d]);
+        ah += snprintf(W->hi + ah, sizeof W->hi - (size_t)ah, "%s%lld", d ? "," : "", b->hi[d]);
+    }
+    shape_json(t, W->shape, sizeof W->shape);
+    snprintf(W->tmpl, sizeof W->tmpl, "%s", win->tmpl);
+    W->config = win->config;
+    W->median_us = win->median_us;
+    W->gbps = t->bytes / win->median_us / 1e3;
+    W->tflops = t->flops / win->median_us / 1e6;
+    W->default_us = default_us;
+    double second = 0;
+    for (int i = 0; i < k; i++)
+        if (i != w && (!second || f[i].median_us < second)) second = f[i].median_us;
+    W->margin = second > 0 ? second / win->median_us - 1 : -1;
+    W->exhaustive = exhaustive;
+    strbuf ru = STRBUF_INIT;
+    sb_puts(&ru, "[");
+    for (int i = 0, n = 0; i < k; i++) {
+        if (i == w) continue;
+        sb_printf(&ru, "%s{\"template\":", n++ ? "," : "");
+        sb_json_str(&ru, f[i].tmpl);
+        sb_printf(&ru, ",\"config\":%s,\"median_us\":%.3f}", f[i].config, f[i].median_us);
+    }
+    sb_puts(&ru, "]");
+    W->runners_up = ru.buf;
+    /* The winner's kernel: find its candidate to get the cubin and launch. */
+    cand *wc = NULL;
+    for (int i = 0; i < ncs; i++)
+        if (!strcmp(cs[i].tmpl, win->tmpl) && cs[i].config && !strcmp(cs[i].config, win->config)) wc = &cs[i];
+    char *pj = NULL;
+    if (wc) {
+        char perr_[512];
+        snprintf(W->cubin, sizeof W->cubin, "%s", wc->key);
+        if (!(pj = plan_json(&wc->k, perr_, sizeof perr_))) rc = error("%s %s %s: %s", t->op, t->dtype, b->key, perr_);
+    }
+    /* A winner with no plan is still a lookup answer; it cannot be launched. */
+    W->launch = pj ? pj : xstrdup("{}");
+    W->device = S->dev_id;
+    W->run = S->run_id;
+    return rc;
+}
+
+static void winner_row_free(winner *W)
+{
+    free(W->runners_up);
+    free(W->launch);
+    W->runners_up = W->launch = NULL;
+}
+
+/* A stored winner's line. */
+static void say_winner(sw *S, const op_task *t, const winner *W)
+{
+    /* Compute-bound ops (matrix products: well over 100 flops per byte that
+    ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
+    ** ceiling. */
+    char rate[48], pct[64] = "";
+    if (t->flops > 100 * t->bytes) {
+        snprintf(rate, sizeof rate, "%8.1f TFLOP/s", W->tflops);
+    } else {
+        snprintf(rate, sizeof rate, "%8.1f GB/s", W->gbps);
+        if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W->gbps / S->copy_gbps);
+    }
+    char vs[48] = "   (default not timed)";
+    if (W->default_us > 0) snprintf(vs, sizeof vs, "%6.2fx vs default %.1f us", W->default_us / W->median_us, W->default_us);
+    /* A peer figure in the bucket (--peers): the ratio on the same metric. */
+    int tf = t->flops > 100 * t->bytes;
+    const peer *pr = peers_find(&S->peers, t->op, t->dtype, W->lo, W->hi, tf);
+    if (pr) {
+        size_t at = strlen(pct);
+        snprintf(pct + at, sizeof pct - at, "%s%.3fx %s", at ? " " : "", (tf ? W->tflops : W->gbps) / pr->value, pr->name);
+    }
+    say(S, "%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, W->bucket, W->median_us, rate, pct, vs,
+        W->tmpl, W->config, W->exhaustive ? "" : " (not exhaustive)");
+}
+
+/* The parts of a split bucket as winner rows, stored in one transaction in
+** place of the bucket's: each part's finalists are the hold race's slots
+** that ran at its size, timed there. */
+static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_state *bs, cand *cs, int ncs, const split *sp)
+{
+    winner W[1 << SPEC_MAXDIMS];
+    op_task tp[1 << SPEC_MAXDIMS];
+    int rc = 0, n = 0;
+    for (int i = 0; i < sp->n && !rc; i++) {
+        const part *p = &sp->p[i];
+        if (tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp[i])) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+        final f[16];
+        int k = 0, w = -1;
+        double default_us = 0;
+        for (int j = 0; j < ncs && j < 16; j++) {
+            if (sp->fi[j] < 0 || !(p->us[j] > 0)) continue;
+            f[k] = bs->f[sp->fi[j]];
+            f[k].median_us = p->us[j];
+            if (f[k].is_default) default_us = p->us[j];
+            if (j == p->w) w = k;
+            k++;
+        }
+        if (w < 0) { rc = error("%s %s %s: its winner has no time there", t->op, t->dtype, p->b.key); break; }
+        for (int x = 1; x < k; x++)     /* fastest first, as a race leaves them */
+            for (int y = x; y > 0 && f[y].median_us < f[y - 1].median_us; y--) {
+                final tmp = f[y];
+                f[y] = f[y - 1];
+                f[y - 1] = tmp;
+                w = w == y ? y - 1 : w == y - 1 ? y : w;
+            }
+        rc = winner_row(S, &tp[i], &p->b, f, k, w, default_us, bs->exhaustive, cs, ncs, &W[n++]);
+    }
+    if (!rc && reg_winners_put(S->R, b->key, W, n)) rc = error("%s", reg_errmsg(S->R));
+    for (int i = 0; i < n; i++) {
+        if (!rc) {
+            S->winners++;
+            say_winner(S, &tp[i], &W[i]);
+        }
+        winner_row_free(&W[i]);
+    }
+    return rc;
 }
 
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
@@ -933,81 +1309,19 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         if (!strcmp(bs->f[i].tmpl, bs->keep_tmpl) && !strcmp(bs->f[i].config, bs->keep_config) &&
             bs->f[i].median_us <= bs->f[0].median_us * (1 + S->o->noise))
             w = i;
-    if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, &k, w);
-    final *win = &bs->f[w];
-    /* The winner's kernel: find its candidate to get the cubin and launch. */
-    cand *wc = NULL;
-    for (int i = 0; i < k; i++)
-        if (!strcmp(cs[i].tmpl, win->tmpl) && cs[i].config && !strcmp(cs[i].config, win->config)) wc = &cs[i];
-    winner W;
-    memset(&W, 0, sizeof W);
-    snprintf(W.op, sizeof W.op, "%s", t->op);
-    snprintf(W.arch, sizeof W.arch, "%s", S->arch);
-    snprintf(W.dtype, sizeof W.dtype, "%s", t->dtype);
-    snprintf(W.bucket, sizeof W.bucket, "%s", b->key);
-    int at = 0, al = 0, ah = 0;
-    for (int d = 0; d < b->ndims; d++) {
-        at += snprintf(W.dims + at, sizeof W.dims - (size_t)at, "%s%s", d ? "," : "", t->dims[d]);
-        al += snprintf(W.lo + al, sizeof W.lo - (size_t)al, "%s%lld", d ? "," : "", b->lo[d]);
-        ah += snprintf(W.hi + ah, sizeof W.hi - (size_t)ah, "%s%lld", d ? "," : "", b->hi[d]);
-    }
-    shape_json(t, W.shape, sizeof W.shape);
-    snprintf(W.tmpl, sizeof W.tmpl, "%s", win->tmpl);
-    W.config = win->config;
-    W.median_us = win->median_us;
-    W.gbps = t->bytes / win->median_us / 1e3;
-    W.tflops = t->flops / win->median_us / 1e6;
-    W.default_us = bs->default_us;
-    double second = 0;
-    for (int i = 0; i < k; i++)
-        if (i != w && (!second || bs->f[i].median_us < second)) second = bs->f[i].median_us;
-    W.margin = second > 0 ? second / win->median_us - 1 : -1;
-    W.exhaustive = bs->exhaustive;
-    strbuf ru = STRBUF_INIT;
-    sb_puts(&ru, "[");
-    for (int i = 0, n = 0; i < k; i++) {
-        if (i == w) continue;
-        sb_printf(&ru, "%s{\"template\":", n++ ? "," : "");
-        sb_json_str(&ru, bs->f[i].tmpl);
-        sb_printf(&ru, ",\"config\":%s,\"median_us\":%.3f}", bs->f[i].config, bs->f[i].median_us);
-    }
-    sb_puts(&ru, "]");
-    W.runners_up = ru.buf;
-    char *pj = NULL;
-    if (wc) {
-        char perr_[512];
-        snprintf(W.cubin, sizeof W.cubin, "%s", wc->key);
-        if (!(pj = plan_json(&wc->k, perr_, sizeof perr_))) rc = error("%s %s %s: %s", t->op, t->dtype, b->key, perr_);
-    }
-    /* A winner with no plan is still a lookup answer; it cannot be launched. */
-    W.launch = pj ? pj : "{}";
-    W.device = S->dev_id;
-    W.run = S->run_id;
-    if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
-    else S->winners++;
-    /* Compute-bound ops (matrix products: well over 100 flops per byte that
-    ** must move) are judged in TFLOP/s; the rest in GB/s against the copy
-    ** ceiling. */
-    char rate[48], pct[64] = "";
-    if (t->flops > 100 * t->bytes) {
-        snprintf(rate, sizeof rate, "%8.1f TFLOP/s", W.tflops);
+    split *sp = xcalloc(1, sizeof *sp);
+    if (S->hold && k > 1) w = hold_probe(S, t, b, bs, cs, &k, w, sp);
+    if (sp->n) {
+        rc = put_parts(S, t, b, bs, cs, k, sp);
     } else {
-        snprintf(rate, sizeof rate, "%8.1f GB/s", W.gbps);
-        if (S->copy_gbps > 0) snprintf(pct, sizeof pct, "%5.1f%%", 100 * W.gbps / S->copy_gbps);
+        winner W;
+        rc = winner_row(S, t, b, bs->f, k, w, bs->default_us, bs->exhaustive, cs, k, &W);
+        if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
+        else S->winners++;
+        say_winner(S, t, &W);
+        winner_row_free(&W);
     }
-    char vs[48] = "   (default not timed)";
-    if (bs->default_us > 0) snprintf(vs, sizeof vs, "%6.2fx vs default %.1f us", bs->default_us / win->median_us, bs->default_us);
-    /* A peer figure in the bucket (--peers): the ratio on the same metric. */
-    int tf = t->flops > 100 * t->bytes;
-    const peer *pr = peers_find(&S->peers, t->op, t->dtype, W.lo, W.hi, tf);
-    if (pr) {
-        size_t at = strlen(pct);
-        snprintf(pct + at, sizeof pct - at, "%s%.3fx %s", at ? " " : "", (tf ? W.tflops : W.gbps) / pr->value, pr->name);
-    }
-    say(S, "%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, b->key, win->median_us, rate,
-        pct, vs, win->tmpl, win->config, bs->exhaustive ? "" : " (not exhaustive)");
-    sb_free(&ru);
-    free(pj);
+    free(sp);
     for (int i = 0; i < 16; i++) cand_free(&cs[i]);
     return rc;
 }
@@ -1239,11 +1553,16 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
 ** each verified and timed, then raced. The winner stays when it is still
 ** the fastest within the noise margin; when another finalist now beats it by
 ** more, or a finalist fails (compile, verify, fault), the bucket is searched
-** again as a sweep would. */
+** again as a sweep would. A split bucket (its parts' winners stored, spec.h:
+** bucket_split) races its parts' finalists, each once, at its own size and,
+** when they all still pass, holds and splits again as a sweep with hold
+** would (retune_split); a finalist that fails sends it to a search. */
 static int add_stored(const char *tmpl, const char *config, double median_us, void *ctx)
 {
     retune_final *rf = ctx;
     if (rf->n == (int)(sizeof rf->f / sizeof rf->f[0])) return 0;
+    for (int i = 0; i < rf->n; i++)      /* a split bucket's parts share their finalists */
+        if (!strcmp(rf->f[i].tmpl, tmpl) && !strcmp(rf->f[i].config, config)) return 0;
     snprintf(rf->f[rf->n].tmpl, sizeof rf->f[rf->n].tmpl, "%s", tmpl);
     rf->f[rf->n].config = xstrdup(config);
     rf->f[rf->n].median_us = median_us;
@@ -1251,26 +1570,101 @@ static int add_stored(const char *tmpl, const char *config, double median_us, vo
     return 0;
 }
 
+/* The stored winners of b and its parts (this GPU's when it has any), and
+** whether b is split: some are its parts'. */
+static int stored_family(sw *S, const op_task *t, const bucket *b, const char *hw, winner **fam, int *n, int *split)
+{
+    if (reg_winner_family(S->R, t->op, S->arch, t->dtype, b->key, hw, fam, n)) return error("%s", reg_errmsg(S->R));
+    *split = 0;
+    for (int i = 0; i < *n; i++) *split |= strcmp((*fam)[i].bucket, b->key) != 0;
+    return 0;
+}
+
+static void family_free(winner *fam, int n)
+{
+    for (int i = 0; i < n; i++) winner_free(&fam[i]);
+    free(fam);
+}
+
+/* retune: the stored finalists rf, measured again at b's size into bs;
+** *failed counts those that no longer pass. */
+static int remeasure(sw *S, const op_task *t, const bucket *b, const retune_final *rf, bucket_state *bs, int *failed)
+{
+    char label[160];
+    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
+    progress_bucket(S->P, label);
+    progress_plan(S->P, rf->n);
+    cand cs[16];
+    memset(cs, 0, sizeof cs);
+    for (int i = 0; i < rf->n; i++) instantiate(S, &cs[i], rf->f[i].tmpl, rf->f[i].config, t);
+    int rc = run_batch(S, cs, rf->n, t, b, NULL, bs, NULL);
+    *failed = 0;
+    for (int i = 0; i < rf->n; i++) *failed += strcmp(cs[i].m.status, "ok") != 0;
+    for (int i = 0; i < rf->n; i++) cand_free(&cs[i]);
+    return rc;
+}
+
+static int retune_split(sw *S, const spec_task *st, const op_task *t, const bucket *b, const char *hw, winner *fam, int nfam)
+{
+    retune_final rf = { 0 };
+    int rc = 0;
+    for (int i = 0; i < nfam && !rc; i++)
+        if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, fam[i].bucket, hw, add_stored, &rf))
+            rc = error("%s", reg_errmsg(S->R));
+    bucket_state bs = { .exhaustive = 1 };
+    int failed = 0;
+    if (!rc) rc = remeasure(S, t, b, &rf, &bs, &failed);
+    /* Held and split as the sweep did, whatever retune does elsewhere. */
+    int hold = S->hold;
+    S->hold = 1;
+    if (!rc && !failed) rc = confirm(S, t, b, &bs);
+    winner *now = NULL;
+    int nnow = 0, kept = 0, split;
+    if (!rc && !failed && !stored_family(S, t, b, hw, &now, &nnow, &split))
+        for (int i = 0; i < nnow; i++)
+            for (int j = 0; j < nfam; j++)
+                kept += !strcmp(now[i].bucket, fam[j].bucket) && !strcmp(now[i].tmpl, fam[j].tmpl) &&
+                        !strcmp(now[i].config, fam[j].config);
+    note(S, "%s", "");
+    if (!rc && !failed)
+        printf("retune %s %s %s: split in %d parts, %d finalists raced again: now %d part%s, %d winner%s kept\n", t->op,
+               t->dtype, b->key, nfam, rf.n, nnow, nnow == 1 ? "" : "s", kept, kept == 1 ? "" : "s");
+    else if (!rc)
+        printf("retune %s %s %s: split in %d parts: a finalist failed; searching the bucket again\n", t->op, t->dtype, b->key,
+               nfam);
+    fflush(stdout);
+    S->retuned++;
+    if (!rc && failed) {
+        S->escalated++;
+        rc = tune_bucket(S, st, t, b);
+    }
+    S->hold = hold;
+    family_free(now, nnow);
+    bucket_state_free(&bs);
+    for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+    return rc;
+}
+
 static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     retune_final rf = { 0 };
     char hw[256];
     identity_hw(&S->dev, hw, sizeof hw);
+    winner *fam;
+    int nfam, split;
+    if (stored_family(S, t, b, hw, &fam, &nfam, &split)) return -1;
+    if (split) {
+        int rc = retune_split(S, st, t, b, hw, fam, nfam);
+        family_free(fam, nfam);
+        return rc;
+    }
+    family_free(fam, nfam);
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
-    char label[160];
-    snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
-    progress_bucket(S->P, label);
-    progress_plan(S->P, rf.n);
-    cand cs[16];
-    memset(cs, 0, sizeof cs);
-    for (int i = 0; i < rf.n; i++) instantiate(S, &cs[i], rf.f[i].tmpl, rf.f[i].config, t);
     bucket_state bs = { .exhaustive = 1 };
-    int rc = run_batch(S, cs, rf.n, t, b, NULL, &bs, NULL);
-    int failed = 0;
-    for (int i = 0; i < rf.n; i++) failed += strcmp(cs[i].m.status, "ok") != 0;
-    for (int i = 0; i < rf.n; i++) cand_free(&cs[i]);
+    int failed;
+    int rc = remeasure(S, t, b, &rf, &bs, &failed);
     double old_us = rf.f[0].median_us;     /* the stored winner comes first */
     bs.keep_tmpl = rf.f[0].tmpl;
     bs.keep_config = rf.f[0].config;
@@ -1299,12 +1693,11 @@ static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const buc
 }
 
 /* check: the winner of this GPU, verified and timed again, against the time
-** it was recorded with. Nothing is stored but the measurement. */
-static int check_bucket(sw *S, const op_task *t, const bucket *b)
+** it was recorded with. Nothing is stored but the measurement. A split
+** bucket's parts are checked each at its own size (check_bucket). */
+static int check_winner(sw *S, const op_task *t, const bucket *b, const char *hw)
 {
     retune_final rf = { 0 };
-    char hw[256];
-    identity_hw(&S->dev, hw, sizeof hw);
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
@@ -1362,6 +1755,55 @@ static int check_bucket(sw *S, const op_task *t, const bucket *b)
     cand_free(&c);
     bucket_state_free(&bs);
     for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+    return rc;
+}
+
+/* A stored part as a bucket: edges from the row, its size from the row's
+** shape (JSON, dim -> size). */
+static int part_of_row(const winner *w, const op_task *t, bucket *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->ndims = t->ndims;
+    snprintf(pb->key, sizeof pb->key, "%s", w->bucket);
+    const char *lo = w->lo, *hi = w->hi;
+    json *sh = NULL;
+    char err[128];
+    if (json_parse(w->shape, &sh, err, sizeof err)) return -1;
+    int bad = 0;
+    for (int d = 0; d < t->ndims && !bad; d++) {
+        char *e1, *e2;
+        pb->lo[d] = strtoll(lo, &e1, 10);
+        pb->hi[d] = strtoll(hi, &e2, 10);
+        const json *v = json_get(sh, t->dims[d]);
+        bad = e1 == lo || e2 == hi || !v || v->type != JSON_NUM || !v->is_int;
+        if (!bad) pb->rep[d] = v->i;
+        bad = bad || pb->rep[d] < pb->lo[d] || pb->rep[d] >= pb->hi[d] || pb->rep[d] < 1;
+        lo = *e1 ? e1 + 1 : e1;
+        hi = *e2 ? e2 + 1 : e2;
+    }
+    json_free(sh);
+    return bad ? -1 : 0;
+}
+
+static int check_bucket(sw *S, const op_task *t, const bucket *b)
+{
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    winner *fam;
+    int nfam, split, rc = 0;
+    if (stored_family(S, t, b, hw, &fam, &nfam, &split)) return -1;
+    if (!split) rc = check_winner(S, t, b, hw);
+    for (int i = 0; i < nfam && split && !rc; i++) {
+        bucket pb;
+        op_task tp;
+        if (part_of_row(&fam[i], t, &pb)) {
+            warning("%s %s %s: the stored part's edges or size do not parse; not checked", t->op, t->dtype, fam[i].bucket);
+            continue;
+        }
+        if (tmpl_task(S->T, t->op, t->dtype, pb.rep, &tp)) rc = error("%s", tmpl_errmsg(S->T));
+        else if (!(rc = send_task(S, &tp))) rc = check_winner(S, &tp, &pb, hw);
+    }
+    family_free(fam, nfam);
     return rc;
 }
 
@@ -1535,10 +1977,16 @@ static void summary(sw *S)
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
         fprintf(stderr, "\n");
     }
-    if (S->held)
+    if (S->held && !S->split)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed; the worst loss "
                 "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
                 S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", 100 * S->hold_before, 100 * S->hold_after);
+    else if (S->held)
+        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
+                "in %d parts; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% after "
+                "hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s",
+                S->split, S->split == 1 ? "" : "s", S->parts, 100 * S->hold_before, 100 * S->hold_after,
+                100 * S->hold_final);
     if (S->broken_before || S->broken_after)
         fprintf(stderr, "hold: winners wrong or failing at a probed shape: %d before, %d after\n", S->broken_before,
                 S->broken_after);
@@ -1863,6 +2311,7 @@ static void sweep_slot(sw *S, const slot *q)
     }
     double t_task = now_s();
     S->hold = st->hold && !o->retune && !o->check && !o->compile_only;
+    S->split_at = st->split_at;
     if (send_task(S, &t)) { S->code = EXIT_FAIL; return; }
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
          : st->joint && !o->compile_only ? tune_bucket_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
@@ -1950,6 +2399,9 @@ static void add_counts(sw *S, const sw *L)
     S->regressed += L->regressed;
     S->held += L->held;
     S->moved += L->moved;
+    S->split += L->split;
+    S->parts += L->parts;
+    if (L->hold_final > S->hold_final) S->hold_final = L->hold_final;
     if (L->hold_before > S->hold_before) S->hold_before = L->hold_before;
     if (L->hold_after > S->hold_after) S->hold_after = L->hold_after;
     S->broken_before += L->broken_before;

@@ -881,6 +881,10 @@ static int read_params(tmpl *T, const char *what, plan *P)
             lua_getfield(L, -1, q->kind == PLAN_WORKSPACE ? "size" : "expr");
             rc = launch_expr(T, what, q->kind == PLAN_WORKSPACE ? "size" : "expr", -1, NULL, &q->expr);
             lua_pop(L, 1);
+            /* workspace: the bytes zeroed before each launch (optional) */
+            if (!rc && q->kind == PLAN_WORKSPACE && lua_getfield(L, -1, "zero") != LUA_TNIL)
+                rc = launch_expr(T, what, "zero", -1, NULL, &q->zero);
+            if (q->kind == PLAN_WORKSPACE) lua_pop(L, 1);
         }
         if (!rc && q->kind == PLAN_TMAP) {
             plan_tmap *t = &q->tm;

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "registry.h"
+#include "spec.h"
 #include "tmpl.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,11 @@ const char why_summary[] =
     "candidates, every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
     "the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), and the recorded\n"
     "environment (GPU, driver, NVRTC, clocks, command, seed). The bucket is the one that holds\n"
-    "--shape, or --bucket as `aitune show` prints it.\n\n"
+    "--shape, or --bucket as `aitune show` prints it. A bucket split in parts (spec split_at) shows the\n"
+    "winner of the part that holds --shape (every part's for --bucket); its measurements are the bucket's.\n\n"
     "  --dtype T      the dtype (required)\n"
     "  --shape S      a shape in the op's dims (4096 or 4096,1024), or\n"
-    "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12)\n"
+    "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12; a part: n=2^12/5760)\n"
     "  --arch A       only this arch (default: every arch with that bucket)\n"
     "  --all          every ok candidate, not only the fastest 10\n"
     "  --db PATH      the registry\n\n"
@@ -55,13 +57,19 @@ typedef struct want {
     char arch[8][16], key[8][96];
 } want;
 
+/* A shape's bucket is a home bucket: a split one's parts are explained
+** under it (explain), a part alone only when --bucket names it. */
 static int pick_bucket(const char *arch, const char *bucket, void *ctx)
 {
     want *w = ctx;
-    int hit = w->bucket ? !strcmp(w->bucket, bucket) : key_holds(bucket, w->nd, w->dims, w->shape);
+    char home[96];
+    bucket_home(bucket, home, sizeof home);
+    const char *key = w->bucket ? bucket : home;
+    int hit = w->bucket ? !strcmp(w->bucket, bucket) : key_holds(home, w->nd, w->dims, w->shape);
+    for (int i = 0; i < w->n && hit; i++) hit = strcmp(w->arch[i], arch) || strcmp(w->key[i], key);
     if (hit && w->n < 8) {
         snprintf(w->arch[w->n], sizeof w->arch[0], "%s", arch);
-        snprintf(w->key[w->n], sizeof w->key[0], "%s", bucket);
+        snprintf(w->key[w->n], sizeof w->key[0], "%s", key);
         w->n++;
     }
     return 0;
@@ -137,27 +145,56 @@ static int race_row(const char *tmpl, const char *config, double median_us, void
     return 0;
 }
 
-static int explain(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, int all)
+/* Whether the stored part w holds the shape of q (no shape: every part does). */
+static int part_holds(const winner *w, const want *q)
+{
+    if (!q || q->bucket) return 1;
+    const char *lo = w->lo, *hi = w->hi;
+    for (int d = 0; d < q->nd; d++) {
+        char *e1, *e2;
+        long long l = strtoll(lo, &e1, 10), h = strtoll(hi, &e2, 10);
+        if (e1 == lo || e2 == hi || q->shape[d] < l || q->shape[d] >= h) return 0;
+        lo = *e1 ? e1 + 1 : e1;
+        hi = *e2 ? e2 + 1 : e2;
+    }
+    return 1;
+}
+
+static int show_winner(reg *r, const winner *w);
+
+/* A split bucket (spec split_at): its parts' winners, those that hold the
+** shape asked about. Returns how many parts it has, or -1. */
+static int explain_parts(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const want *q)
+{
+    winner *ws;
+    int n;
+    if (reg_winner_family(r, op, arch, dtype, bucket, NULL, &ws, &n)) return error("%s", reg_errmsg(r));
+    int parts = 0, rc = 0;
+    for (int i = 0; i < n; i++) parts += strcmp(ws[i].bucket, bucket) != 0;
+    if (parts) printf("split in %d parts (spec split_at: one config did not hold across the bucket)\n", parts);
+    for (int i = 0; i < n && !rc; i++) {
+        if (!strcmp(ws[i].bucket, bucket) || !part_holds(&ws[i], q)) continue;
+        printf("part %s:\n", cli_shown(ws[i].bucket));
+        rc = show_winner(r, &ws[i]);
+    }
+    for (int i = 0; i < n; i++) winner_free(&ws[i]);
+    free(ws);
+    return rc ? rc : parts;
+}
+
+static int explain(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, int all, const want *q)
 {
     printf("%s %s %s on %s\n", cli_shown(op), cli_shown(dtype), cli_shown(bucket), cli_shown(arch));
     winner w;
     int has = reg_winner_get(r, op, arch, dtype, bucket, &w);
     if (has < 0) return error("%s", reg_errmsg(r));
+    int parts = has ? 0 : explain_parts(r, op, arch, dtype, bucket, q);
+    if (parts < 0) return -1;
     if (has) {
-        printf("winner: %s %s: %.2f us, %.1f GB/s, %.3f TFLOP/s%s\n", cli_shown(w.tmpl), cli_shown(w.config), w.median_us,
-               w.gbps, w.tflops,
-               w.exhaustive ? "" : " (not exhaustive: a budget or --max-evals cut the search)");
-        if (w.default_us > 0)
-            printf("  %.2fx the template default (%.2f us in the same race)\n", w.default_us / w.median_us, w.default_us);
-        if (w.margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w.margin);
-        printf("  tuned at shape %s (bucket %s..%s of %s)\n", cli_shown(w.shape), cli_shown(w.lo), cli_shown(w.hi),
-               cli_shown(w.dims));
-        printf("the race (finalists re-timed interleaved; times from it):\n");
-        race_ctx rc = { 0, w.median_us };
-        race_row(w.tmpl, w.config, w.median_us, &rc);
+        int bad = show_winner(r, &w);
         winner_free(&w);
-        if (reg_winner_race(r, op, arch, dtype, bucket, race_row, &rc)) return error("%s", reg_errmsg(r));
-    } else {
+        if (bad) return -1;
+    } else if (!parts) {
         printf("no winner: no candidate verified correct, or the sweep stopped before the race\n");
     }
     tally t = { .all = all, .fails = STRBUF_INIT };
@@ -175,6 +212,23 @@ static int explain(reg *r, const char *op, const char *arch, const char *dtype, 
     if (t.fails.len) printf("failed:\n%s", sb_str(&t.fails));
     sb_free(&t.fails);
     for (int i = 0; i < t.nruns; i++) show_env(r, t.runs[i]);
+    return 0;
+}
+
+/* A winner and the race it won. */
+static int show_winner(reg *r, const winner *w)
+{
+    printf("winner: %s %s: %.2f us, %.1f GB/s, %.3f TFLOP/s%s\n", cli_shown(w->tmpl), cli_shown(w->config), w->median_us,
+           w->gbps, w->tflops, w->exhaustive ? "" : " (not exhaustive: a budget or --max-evals cut the search)");
+    if (w->default_us > 0)
+        printf("  %.2fx the template default (%.2f us in the same race)\n", w->default_us / w->median_us, w->default_us);
+    if (w->margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w->margin);
+    printf("  tuned at shape %s (bucket %s..%s of %s)\n", cli_shown(w->shape), cli_shown(w->lo), cli_shown(w->hi),
+           cli_shown(w->dims));
+    printf("the race (finalists re-timed interleaved; times from it):\n");
+    race_ctx rc = { 0, w->median_us };
+    race_row(w->tmpl, w->config, w->median_us, &rc);
+    if (reg_winner_race(r, w->op, w->arch, w->dtype, w->bucket, race_row, &rc)) return error("%s", reg_errmsg(r));
     return 0;
 }
 
@@ -238,7 +292,7 @@ int cmd_why(int argc, char **argv)
     }
     for (int i = 0; i < w.n && !rc; i++) {
         if (i) printf("\n");
-        if (explain(r, w.op, w.arch[i], w.dtype, w.key[i], opts[5].set)) rc = EXIT_INPUT;
+        if (explain(r, w.op, w.arch[i], w.dtype, w.key[i], opts[5].set, &w)) rc = EXIT_INPUT;
     }
     reg_close(r);
     return rc;

@@ -9,16 +9,22 @@ function lib(n)
 end
 OP = lib("gemm").op(layout)
 local fam = dofile(root .. "/templates/gemm_" .. layout .. "/wgmma.lua")
-local p = fam.default()
+-- shape=MxNxK (default 4096^3) is the shape constraints are checked at.
+local shape = { m = 4096, n = 4096, k = 4096 }
+for i = 5, #arg do
+  local m, n, k = arg[i]:match("^shape=(%d+)x(%d+)x(%d+)$")
+  if m then shape = { m = tonumber(m), n = tonumber(n), k = tonumber(k) } end
+end
+local p = fam.default(shape)
 for i = 5, #arg do
   local k, v = arg[i]:match("^([%w_]+)=(.*)$")
-  p[k] = tonumber(v) or v
+  if k ~= "shape" then p[k] = tonumber(v) or v end
 end
 local dev = { cc = 90, sms = 132, smem_optin = 232448 }
-local ok, why = fam.constraints(p, {m=4096,n=4096,k=4096}, dt, dev)
+local ok, why = fam.constraints(p, shape, dt, dev)
 if not ok then io.stderr:write("invalid: " .. why .. "\n") os.exit(1) end
 io.write(fam.source(p, dt, dev, name))
 local L = fam.launch(p, dt, dev)
 local share = (p.cluster == "2x1" and 1) or (p.cluster == "1x2" and 2) or 0
-io.stderr:write(string.format("smem=%d block=%d share=%d abox=%d bbox=%d epi=%d grid=%s\n", L.smem, L.block[1], share,
-  L.params[1].box[2], L.params[2].box[2], p.epilogue == "tma" and 1 or 0, L.grid[1]))
+io.stderr:write(string.format("smem=%d block=%d share=%d abox=%d bbox=%d epi=%d streamk=%d grid=%s\n", L.smem, L.block[1], share,
+  L.params[1].box[2], L.params[2].box[2], p.epilogue == "tma" and 1 or 0, p.streamk or 0, L.grid[1]))

@@ -29,6 +29,22 @@
 -- shared-memory buffers per consumer that TMA stores to D (the tensor map
 -- clips the edges): full 128-byte lines instead of 4-byte scattered stores.
 --
+-- Stream-K (persistent grids): when the units do not divide evenly among the
+-- G resident workers, the last sk = `units mod G` units are not given whole
+-- to a few workers (a mostly empty last wave): their k loops are split into
+-- s = G / sk pieces (when s >= 2) over the idle workers, worker p * sk + u
+-- taking piece p of unit u. Pieces are aligned in k across units, so the
+-- workers that run together read the same k-slices of shared A and B panels,
+-- as a data-parallel wave does. (A first version gave each worker an equal
+-- contiguous range of the units' k-iterations, true stream-K: measured on
+-- the H100 it lost up to 45% against data-parallel when every unit was
+-- split, since workers at unrelated k positions share no panel slices in
+-- L2.) Each piece's fp32 accumulators go to the workspace (one slot per
+-- worker) with a ticket; the last piece of a unit to arrive adds the pieces
+-- in k order (so the sum never depends on who came last) and stores D, then
+-- resets the ticket for the next launch. No spinning, no float atomics:
+-- deterministic.
+--
 -- Leading dimensions must be multiples of 8 elements (TMA needs 16-byte
 -- strides); supports() sends other shapes to the other families.
 local gemm = lib("gemm")
@@ -65,6 +81,7 @@ M.params = {
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
   { "epilogue", { "direct", "tma" } },
+  { "streamk", { 0, 1 } },
 }
 
 -- Rows of the CTA tile one consumer warpgroup computes.
@@ -77,7 +94,33 @@ local function share(p)
   return (p.cluster == "2x1" and 1) or (p.cluster == "1x2" and 2) or 0
 end
 
+-- Workers of a persistent grid, and the units a grid would have at shape.
+local function workers(p, dev) return (dev.sms or 132) // (share(p) > 0 and 2 or 1) end
+local function units(p, shape)
+  local sh = share(p)
+  local tm = (shape.m + p.bm - 1) // p.bm
+  local tn = (shape.n + p.bn - 1) // p.bn
+  if sh == 1 then tm = (tm + 1) // 2 end
+  if sh == 2 then tn = (tn + 1) // 2 end
+  return tm * tn
+end
+
+-- Stream-K workspace: a page of tickets, then one accumulator slot per
+-- worker (CTA), the CTA's BM x BN fp32 tile.
+local TICKET_BYTES = 4096
+local function streamk_bytes(p, dev)
+  return TICKET_BYTES + (dev.sms or 132) * p.bm * p.bn * 4
+end
+
 function M.constraints(layout, p, shape, dt, dev)
+  if p.streamk == 1 then
+    if p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
+    local u, g = units(p, shape), workers(p, dev)
+    local kiters = (shape.k + 63) // 64
+    if u % g == 0 or math.min(g // (u % g), kiters) < 2 then
+      return false, "no partial wave that fits twice into the idle workers: nothing for stream-K to split"
+    end
+  end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
   if wm % 64 ~= 0 then return false, "each consumer warpgroup needs a multiple of 64 rows" end
@@ -97,6 +140,11 @@ function M.constraints(layout, p, shape, dt, dev)
   -- Measured with ptxas 13.0: 192 accumulators plus the multicast of B's
   -- 64-column chunks spill 8 bytes in the nn layout.
   if layout == "nn" and acc > 128 and share(p) == 1 then return false, "spills (192 accumulators, shared B chunks)" end
+  -- Measured with ptxas 13.0: stream-K's fix-up next to 192 accumulators
+  -- spills 16-120 bytes, and next to 128 with one consumer 8.
+  if p.streamk == 1 and (acc > 128 or (acc == 128 and p.consumers == 1)) then
+    return false, "spills (stream-K's fix-up next to the accumulators)"
+  end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
@@ -206,10 +254,14 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define CW %d
 #define EPI_F32 %d
 #define EPI_CVT "%s"
+#define STREAMK %d
+#define NPARTS %d
+#define TICKET_BYTES %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       p.epilogue == "tma" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
-      t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2"),
+      t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
+      p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
 
@@ -292,6 +344,35 @@ AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
   tm = first + r % rows; tn = r / rows;
 #endif
 }
+
+// This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
+// cluster counting once) takes the data-parallel units w, w + G, ... below
+// dp, then (STREAMK, w < s * sk) piece w / sk of the k loop of unit
+// dp + w mod sk, one of s equal pieces.
+struct sched_t {
+  int G, w, dp, ndp, kiters, sk, s;
+};
+AIT_DEV void sched_init(sched_t& S, int nunits, int kiters) {
+  S.G = gridDim.x / CLUSTER; S.w = blockIdx.x / CLUSTER; S.kiters = kiters;
+  S.sk = STREAMK ? nunits % S.G : 0;
+  S.s = S.sk ? min(S.G / S.sk, kiters) : 0;
+  if (S.s < 2) S.sk = S.s = 0;    // nothing to split: the tail stays data-parallel
+  S.dp = nunits - S.sk;
+  S.ndp = S.w < S.dp ? (S.dp - S.w + S.G - 1) / S.G : 0;
+}
+AIT_DEV bool item_at(const sched_t& S, int it, int& u, int& k0, int& k1) {
+  if (it < S.ndp) { u = S.w + it * S.G; k0 = 0; k1 = S.kiters; return true; }
+  if (!STREAMK || it > S.ndp || S.w >= S.s * S.sk) return false;
+  const int p = S.w / S.sk;
+  u = S.dp + S.w % S.sk;
+  k0 = (int)((long long)p * S.kiters / S.s);
+  k1 = (int)((long long)(p + 1) * S.kiters / S.s);
+  return true;
+}
+// Worker w's accumulator slot (a worker has at most one piece).
+AIT_DEV float* sk_slot(unsigned char* ws, int w, int rank, int part) {
+  return (float*)(ws + TICKET_BYTES) + (((long long)w * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
+}
 ]],
     store,
     string.format([[
@@ -306,7 +387,7 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 %s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,
-   long long m, long long n, long long k)
+   long long m, long long n, long long k%s)
 {
   extern __shared__ unsigned char smem_raw[];
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -319,6 +400,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const int units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m, units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
   const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
   const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
+  sched_t S;
+  sched_init(S, nunits, kiters);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER); }
     if (PINGPONG) { mbar_init(order, 4); mbar_init(order + 8, 4); }
@@ -329,12 +412,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
     if (threadIdx.x == 0) {
       int s = 0; unsigned ph = 0;
-      for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER) {
+      int u, k0, k1;
+      for (int it = 0; item_at(S, it, u, k0, k1); it++) {
         int tm, tn;
         tile_at(u, units_m, units_n, tm, tn);
         if (SHARE == 1) tm = 2 * tm + rank;
         if (SHARE == 2) tn = 2 * tn + rank;
-        for (int kb = 0; kb < kiters; kb++) {
+        for (int kb = k0; kb < k1; kb++) {
           mbar_wait(empty + 8 * s, ph ^ 1);
           const unsigned bar = full + 8 * s;
           mbar_expect(bar, A_BYTES + B_BYTES);
@@ -352,10 +436,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if EPI_TMA
     unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
 #endif
-    for (int u = blockIdx.x / CLUSTER; u < nunits; u += gridDim.x / CLUSTER, mine++) {
+    int u, k0, k1;
+#if STREAMK
+    __shared__ unsigned sk_last[2];
+#endif
+    for (int it = 0; item_at(S, it, u, k0, k1); it++, mine++) {
       if (PINGPONG && (int)(mine & 1) != c) {
         // The other consumer's tile: skip its slots in the ring.
-        const int to = s + kiters;
+        const int to = s + (k1 - k0);
         ph ^= (unsigned)((to / STAGES) & 1);
         s = to %% STAGES;
         continue;
@@ -373,7 +461,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
       int prev = -1;
-      for (int kb = 0; kb < kiters; kb++) {
+      for (int kb = k0; kb < k1; kb++) {
         mbar_wait(full + 8 * s, ph);
         const unsigned sA = base + s * A_BYTES + (PINGPONG ? 0 : c * WM * 128);
         const unsigned sB = base + STAGES * A_BYTES + s * B_BYTES;
@@ -397,6 +485,44 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (PINGPONG && lane == 0) mbar_arrive(order + 8 * (c ^ 1));
       wg_wait<0>();
       if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
+#if STREAMK
+      if (u >= S.dp) {
+        // Part of a stream-K unit: its pieces meet in the workspace.
+        const int u0 = u - S.dp, part = PINGPONG ? 0 : c, tid = threadIdx.x %% 128;
+        {
+          float4* mine4 = (float4*)sk_slot(ws, S.w, rank, part);
+#pragma unroll
+          for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+              __stcg(mine4 + (i * (BN / 8) + j) * 128 + tid,
+                     make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]));
+          __threadfence();
+          wg_sync(1 + c);
+          unsigned* ticket = (unsigned*)ws + (u0 * CLUSTER + rank) * NPARTS + part;
+          if (tid == 0) sk_last[c] = atomicAdd(ticket, 1u) == (unsigned)(S.s - 1);
+          wg_sync(1 + c);
+          if (!sk_last[c]) continue;
+          __threadfence();
+          // The last piece in: add all of them in k order.
+#pragma unroll
+          for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
+          for (int pc = 0; pc < S.s; pc++) {
+            const float4* q = (const float4*)sk_slot(ws, pc * S.sk + u0, rank, part);
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+              for (int j = 0; j < BN / 8; j++) {
+                const float4 v = __ldcg(q + (i * (BN / 8) + j) * 128 + tid);
+                acc[i][4 * j] += v.x; acc[i][4 * j + 1] += v.y; acc[i][4 * j + 2] += v.z; acc[i][4 * j + 3] += v.w;
+              }
+          }
+          if (tid == 0) *ticket = 0u;   // ready for the next launch
+        }
+      }
+#endif
       // Epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8) and
       // column pairs 8*j + 2*(lane%%4) of each 64-row slab.
 #if EPI_TMA
@@ -465,7 +591,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // No CTA of a pair leaves while its peer may still arrive on its barriers.
   if (CLUSTER > 1) cluster_sync();
 }
-]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct, p.producer_regs,
+]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct,
+    p.streamk == 1 and ", unsigned char* __restrict__ ws" or "", p.producer_regs,
     a_load, b_load, consumer_regs(p), b_desc),
   }
   return table.concat(src, "\n")
@@ -478,7 +605,10 @@ function M.launch(layout, p, dt, dev)
   local sh = share(p)
   local units = string.format("cdiv(m, %d) * cdiv(n, %d)", sh == 1 and 2 * p.bm or p.bm, sh == 2 and 2 * p.bn or p.bn)
   local per = sh > 0 and 2 or 1
-  local grid = p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
+  -- Stream-K keeps every worker even when there are fewer units than SMs:
+  -- the idle ones are what it splits the k-iterations over.
+  local grid = p.streamk == 1 and tostring((dev.sms or 132) // per * per)
+               or p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
                or string.format("%s * %d", units, per)
   local tmB
   if layout == "nt" then
@@ -502,6 +632,11 @@ function M.launch(layout, p, dt, dev)
   for _, x in ipairs({ { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
                        { kind = "dim", expr = "k" } }) do
     params[#params + 1] = x
+  end
+  -- Only the tickets must be zero at a launch (the kernel leaves them zero
+  -- again); the partial tiles are written before they are read.
+  if p.streamk == 1 then
+    params[#params + 1] = { kind = "workspace", size = tostring(streamk_bytes(p, dev)), zero = tostring(TICKET_BYTES) }
   end
   return {
     grid = { grid, 1, 1 },
@@ -530,7 +665,7 @@ function M.family(op)
     default = function(shape, dt, dev)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
-               epilogue = shape.n % 8 == 0 and "tma" or "direct" }
+               epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0 }
     end,
   }
 end

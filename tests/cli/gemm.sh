@@ -42,6 +42,26 @@ run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 3
 expect_true "gemm_nt with n = 4097 is compiled by the wgmma family" grep -q 'gemm_nt/wgmma' "$T/out"
 expect_true "... and only with direct stores" sh -c "! grep 'gemm_nt/wgmma' '$T/out' | grep -q '\"epilogue\":\"tma\"'"
 
+# Stream-K (persistent grids whose units leave a wave part empty: 1152^2 is
+# 81 tiles of 128x128 on 132 SMs): sampled configs with and without it
+# compile without spills, and the stream-K kernels take the workspace.
+cat > "$T/sk.yaml" <<'YAML'
+name: sk
+search: random
+seed: 1
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [1152]}, n: {values: [1152]}, k: {values: [4096]}}
+YAML
+expect_exit 0 "compile a sample of the wgmma space at a ragged shape" "$AITUNE" compile -v "$T/sk.yaml" --db "$T/sk.db" --max-evals 6
+nsk=$(grep -c '"streamk":1' "$T/out")
+expect_true "the sample has stream-K configs ($nsk)" test "$nsk" -ge 1
+expect_eq "no stream-K config spills" "$(grep '"streamk":1' "$T/out" | awk '$5 != 0' | wc -l)" 0
+expect_eq "every stream-K kernel takes the workspace" \
+    "$(sql "$T/sk.db" "select count(*) from cubins where source like '%#define STREAMK 1%' and source like '%unsigned char* __restrict__ ws)%'")" "$nsk"
+
 # Winners through the whole pipeline, then emit + nvcc.
 fake_sweep ok "$DB" "$SPEC" --max-evals 2
 expect_eq "fake sweep of the GEMM sample exits 0" "$RC" 0 || show_last

@@ -3,7 +3,8 @@
 # bucket's race its finalists are verified and raced again at the bucket's
 # middle and upper edge, and the finalist with the smallest worst loss
 # becomes the winner. shape_time makes the fake's times depend on the shape,
-# so rankings differ inside a bucket and some winners move.
+# so rankings differ inside a bucket and some winners move. split_at: 0
+# keeps each bucket whole (tests/cli/split.sh splits them).
 . "$(dirname "$0")/lib.sh"
 
 cat >"$T/hold.yaml" <<'YAML'
@@ -13,6 +14,7 @@ search: random
 max_evals: 6
 top_k: 4
 hold: true
+split_at: 0
 tasks:
   - op: axpy
     dtypes: [f32]
@@ -37,6 +39,7 @@ while IFS= read -r line; do
     [ "$got" = "$cfg" ] || { bad=1; echo "    $bucket: stored $got, hold named $cfg"; }
 done < <(grep '^hold  .*axpy/vec {' "$T/out")
 expect_eq "the stored winners are the ones hold chose" "$bad" 0
+if grep -q '^split' "$T/out"; then fail "split_at: 0 splits nothing"; else ok "split_at: 0 splits nothing"; fi
 grep -q 'task=5760/f32' "$T/fake-state.log" && ok "n=2^12 was raced at its middle, 5760" || fail "no race at n=5760"
 grep -q 'task=8128/f32' "$T/fake-state.log" && ok "and at its upper edge, 8128" || fail "no race at n=8128"
 

@@ -17,6 +17,10 @@
 **     slow_time:MS     sleep MS milliseconds in each time request
 **     shape_time       a kernel's time depends on the task's shape too, so
 **                      rankings differ between shapes of one bucket
+**     flip_at:N        rankings flip at size N of dim flip_dim (default 0):
+**                      below it times as in "ok", from N on each kernel's
+**                      time is 120 us minus that, so the fastest is slowest
+**     flip_dim:D       the dim flip_at looks at
 **   K counts verify requests across restarts (1-based); K=0 means every one.
 **   FAKE_GPU_NAME, FAKE_UUID, FAKE_SMS, FAKE_DRIVER, FAKE_NVRTC: what hello
 **               reports instead of the Fake GPU's facts (another GPU, an
@@ -307,6 +311,9 @@ int main(void)
                     uint64_t hv = hash_str(HASH_INIT, name);
                     if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
                     double med = 10 + (double)(hv % 1000) / 10.0;
+                    long flip = mode_arg(mode, "flip_at"), fd = mode_arg(mode, "flip_dim");
+                    if (fd < 0) fd = 0;
+                    if (flip > 0 && fd < task_ndims && task_shape[fd] >= flip) med = 120 - med;
                     char key[16];
                     snprintf(key, sizeof key, "t%d", i);
                     msg_kv(&h, key, "%.4f %.4f %.4f %.5f %d", med, med * 0.98, med * 1.05, 0.01, 20);

@@ -134,6 +134,7 @@ static void test_roundtrip(void)
         CHECK(L.g.grid[0] == 4 && L.g.grid[1] == 8 && L.g.block[0] == 384 && L.g.cluster[0] == 2 && L.g.smem == 4 * 64 * 128 * 2 + 1024,
               "geometry: grid %u,%u block %u cluster %u smem %u", L.g.grid[0], L.g.grid[1], L.g.block[0], L.g.cluster[0], L.g.smem);
         CHECK(L.g.ws_bytes == 8 * 4 * 4, "workspace bytes %llu", L.g.ws_bytes);
+        CHECK(L.g.ws_zero == L.g.ws_bytes, "without \"zero\" the whole workspace is zeroed (%llu)", L.g.ws_zero);
         CHECK(L.nparams == 7 && L.params[2] && *(unsigned long long *)L.params[2] == 0x30000 && *(float *)L.params[3] == 1.5f &&
               *(long long *)L.params[4] == 1000 && *(int *)L.params[5] == 4 && *(unsigned long long *)L.params[6] == 0x40000,
               "ptr, f32, dim, i32 and workspace values");
@@ -172,6 +173,32 @@ static void test_roundtrip(void)
     plan_free(p);
 }
 
+/* A workspace whose kernel needs only its first bytes zero (stream-K's
+** tickets): the plan says how many, geometry carries it, and it can never
+** exceed the workspace. */
+static void test_workspace_zero(void)
+{
+    plan *p;
+    char err[512] = "";
+    int rc = plan_decode(HEAD "\"params\":[{\"kind\":\"ptr\",\"arg\":\"D\"},"
+                         "{\"kind\":\"workspace\",\"size\":\"m*n*4+4096\",\"zero\":\"cdiv(m,128)*4\"}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "a workspace with \"zero\" decodes (%s)", err);
+    if (rc) return;
+    char *j = plan_encode(p, err, sizeof err);
+    CHECK(j && has(j, "\"zero\":\"cdiv(m,128)*4\""), "and encodes it again: %s", j ? j : err);
+    free(j);
+    long long shape[] = { 1000, 512, 200 };
+    plan_geom g;
+    CHECK(plan_geometry(p, shape, &g, err, sizeof err) == 0 && g.ws_bytes == 1000ULL * 512 * 4 + 4096 && g.ws_zero == 32,
+          "geometry: %llu bytes, the first %llu zeroed (%s)", g.ws_bytes, g.ws_zero, err);
+    plan_free(p);
+    rc = plan_decode(HEAD "\"params\":[{\"kind\":\"workspace\",\"size\":\"64\",\"zero\":\"m\"}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "decodes (%s)", err);
+    if (rc) return;
+    CHECK(plan_geometry(p, shape, &g, err, sizeof err) == -1 && has(err, "zero"), "zero beyond the workspace is refused: %s", err);
+    plan_free(p);
+}
+
 static void test_hostile(void)
 {
     struct { const char *text, *want; } cases[] = {
@@ -188,6 +215,8 @@ static void test_hostile(void)
         { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[1,2,3,4,5,6],\"box\":[64]}]}", "1 to 5" },
         { HEAD "\"params\":[{\"kind\":\"workspace\",\"size\":\"1\"},{\"kind\":\"workspace\",\"size\":\"2\"}]}", "more than one workspace" },
         { HEAD "\"params\":[{\"kind\":\"launch_missiles\"}]}", "unknown kind" },
+        { HEAD "\"params\":[{\"kind\":\"workspace\",\"size\":\"64\",\"zero\":\"m; evil()\"}]}", "zero" },
+        { HEAD "\"params\":[{\"kind\":\"workspace\",\"size\":\"64\",\"zero\":[1]}]}", "zero" },
         { "{\"kernel\":\"k\",\"grid\":[\"1\",\"1\",\"1\"],\"block\":[\"1\",\"1\",\"1\"]}", "aitune 0.1" },
         { "{\"v\":3}", "version 3" },
         { "{}", "empty" },
@@ -238,6 +267,7 @@ int main(void)
     test_json();
     test_expr_check();
     test_roundtrip();
+    test_workspace_zero();
     test_hostile();
     test_v1();
     CHECK_DONE();

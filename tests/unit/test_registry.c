@@ -521,6 +521,96 @@ static void test_concurrent_create(int round)
     rm_db(p);
 }
 
+/* A winner of bucket (key, lo, hi) of axpy f32 on device dev. */
+static void split_row(winner *w, const char *key, long long lo, long long hi, const char *config, long long dev)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->op, sizeof w->op, "axpy");
+    snprintf(w->arch, sizeof w->arch, "sm_90");
+    snprintf(w->dtype, sizeof w->dtype, "f32");
+    snprintf(w->bucket, sizeof w->bucket, "%s", key);
+    snprintf(w->dims, sizeof w->dims, "n");
+    snprintf(w->lo, sizeof w->lo, "%lld", lo);
+    snprintf(w->hi, sizeof w->hi, "%lld", hi);
+    snprintf(w->shape, sizeof w->shape, "{\"n\":%lld}", lo);
+    snprintf(w->tmpl, sizeof w->tmpl, "axpy/vec");
+    w->config = (char *)config;
+    w->median_us = 10;
+    w->margin = -1;
+    w->runners_up = "[]";
+    w->launch = "{}";
+    w->device = dev;
+}
+
+static int family_keys(reg *r, const char *home, const char *hw, char *out, size_t cap)
+{
+    winner *ws;
+    int n;
+    out[0] = 0;
+    if (reg_winner_family(r, "axpy", "sm_90", "f32", home, hw, &ws, &n)) return -1;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? " " : "", ws[i].bucket);
+        winner_free(&ws[i]);
+    }
+    free(ws);
+    return n;
+}
+
+/* A split bucket's parts (spec split_at) replace its winner of the same
+** hardware in one transaction, and its winner them; other hardware's and
+** other buckets' rows stay. */
+static void test_split_parts(void)
+{
+    const char *p = path_in("split.db");
+    reg *r;
+    if (reg_open(p, 0, &r)) { CHECK(0, "open %s: %s", p, reg_errmsg(r)); reg_close(r); return; }
+    device a, b;
+    fake_device(&a, "GPU-A");
+    fake_device(&b, "GPU-B");
+    snprintf(b.name, sizeof b.name, "Other GPU");
+    long long da = 0, db = 0;
+    CHECK(reg_device(r, &a, &da) == 0 && reg_device(r, &b, &db) == 0, "two devices");
+    winner w, parts[2];
+    split_row(&w, "n=2^12", 4096, 8192, "{\"v\":0}", da);
+    CHECK(reg_winner_put(r, &w) == 0, "the whole bucket on GPU A");
+    split_row(&w, "n=2^12", 4096, 8192, "{\"v\":9}", db);
+    CHECK(reg_winner_put(r, &w) == 0, "and on GPU B");
+    split_row(&w, "n=2^1", 2, 4, "{\"v\":1}", da);
+    CHECK(reg_winner_put(r, &w) == 0, "a bucket whose key is a prefix of it");
+    split_row(&parts[0], "n=2^12/2^12", 4096, 5760, "{\"v\":2}", da);
+    split_row(&parts[1], "n=2^12/5760", 5760, 8192, "{\"v\":3}", da);
+    CHECK(reg_winners_put(r, "n=2^12", parts, 2) == 0, "GPU A's parts: %s", reg_errmsg(r));
+    char keys[256];
+    int n = family_keys(r, "n=2^12", NULL, keys, sizeof keys);
+    CHECK(n == 3 && strstr(keys, "n=2^12/2^12 n=2^12/5760") && strstr(keys, "n=2^12"), "the family: A's parts and B's whole (%s)", keys);
+    winner g;
+    CHECK(reg_winner_get(r, "axpy", "sm_90", "f32", "n=2^1", &g) == 1, "the prefix bucket stays");
+    winner_free(&g);
+    winner *all;
+    int na;
+    CHECK(reg_winners_of(r, "axpy", "sm_90", "f32", &all, &na) == 0 && na == 4, "4 rows: A's two parts, B's whole, n=2^1 (%d)", na);
+    int whole_a = 0;
+    for (int i = 0; i < na; i++) {
+        whole_a += !strcmp(all[i].bucket, "n=2^12") && all[i].device == da;
+        winner_free(&all[i]);
+    }
+    free(all);
+    CHECK(!whole_a, "GPU A's whole winner is gone");
+    /* Stored whole again: the parts go. */
+    split_row(&w, "n=2^12", 4096, 8192, "{\"v\":4}", da);
+    CHECK(reg_winner_put(r, &w) == 0, "A's whole winner again");
+    n = family_keys(r, "n=2^12", NULL, keys, sizeof keys);
+    CHECK(n == 2 && !strstr(keys, "/"), "the parts are gone, both whole winners left (%s)", keys);
+    /* A failed write leaves the family as it was. */
+    split_row(&parts[1], "n=2^12/5760", 5760, 8192, NULL, da);   /* config NOT NULL: the insert fails */
+    CHECK(reg_winners_put(r, "n=2^12", parts, 2) == -1, "a part that cannot be stored fails the write");
+    n = family_keys(r, "n=2^12", NULL, keys, sizeof keys);
+    CHECK(n == 2 && !strstr(keys, "/"), "and nothing is half-written (%s)", keys);
+    reg_close(r);
+    rm_db(p);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/aitune-test-reg-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -532,6 +622,7 @@ int main(void)
     test_order_defaults_cubins();
     test_bad_files();
     test_two_handles();
+    test_split_parts();
     for (int round = 1; round <= 5; round++) test_concurrent_create(round);
     rm_db(path_in("sub/dir/reg.db"));
     rmdir(path_in("sub/dir"));

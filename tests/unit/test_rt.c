@@ -410,7 +410,7 @@ static void test_readonly_dir(void)
     chmod(sub, 0755);
 }
 
-/* The lookup index: overlapping dim-0 ranges (no binary search by run),
+/* The lookup index: overlapping dim-0 ranges (cut into elementary runs),
 ** many groups, 2-D grids; answers as the plain scan gives them. */
 static void test_index(void)
 {
@@ -503,6 +503,122 @@ static void test_hw_order(void)
         CHECK(aitune_count(h, &n) == AITUNE_OK && n == 3, "hw order %d: count %d", order, n);
         aitune_close(h);
     }
+}
+
+/* Split buckets (spec split_at): a bucket's parts partition it, and the
+** shapes of each part are answered exactly from it, however the set's
+** dim-0 ranges nest (a part of a row of buckets split along rows beside
+** buckets left whole). Checked against a brute-force answer: of the
+** buckets holding the shape, the smallest lo, then the smallest hi. */
+struct box { long long lo[2], hi[2]; char key[96]; };
+
+static const char *brute(const struct box *b, int n, const long long *shape)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (shape[0] < b[i].lo[0] || shape[0] >= b[i].hi[0] || shape[1] < b[i].lo[1] || shape[1] >= b[i].hi[1])
+            continue;
+        if (best < 0) { best = i; continue; }
+        long long x[4] = { b[i].lo[0], b[i].lo[1], b[i].hi[0], b[i].hi[1] };
+        long long y[4] = { b[best].lo[0], b[best].lo[1], b[best].hi[0], b[best].hi[1] };
+        for (int k = 0; k < 4; k++)
+            if (x[k] != y[k]) { if (x[k] < y[k]) best = i; break; }
+    }
+    return best < 0 ? NULL : b[best].key;
+}
+
+static void test_split(void)
+{
+    sqlite3 *db = registry("split.db");
+    const char *path = made[nmade - 1];
+    /* 1-D: n=2^12 in two parts, its neighbours whole. */
+    winner(db, "ax", "sm_90", "f32", "n=2^11", "n", "2048", "4096", "ax/t", "{\"v\":1}", "1");
+    winner(db, "ax", "sm_90", "f32", "n=2^12/5760", "n", "5760", "8192", "ax/t", "{\"v\":3}", "3");
+    winner(db, "ax", "sm_90", "f32", "n=2^12/2^12", "n", "4096", "5760", "ax/t", "{\"v\":2}", "2");
+    winner(db, "ax", "sm_90", "f32", "n=2^13", "n", "8192", "16384", "ax/t", "{\"v\":4}", "4");
+    /* 2-D: a 4 x 4 grid of log2 buckets; rows=2^12,cols=2^12 split along
+    ** rows, rows=2^13,cols=2^13 along both, rows=2^11,cols=2^13 along cols. */
+    struct box b[32];
+    int n = 0;
+    for (int r = 10; r < 14; r++)
+        for (int c = 10; c < 14; c++) {
+            long long rl = 1LL << r, cl = 1LL << c, rm = (long long)(sqrt(2.0) * rl) / 64 * 64, cm = (long long)(sqrt(2.0) * cl) / 64 * 64;
+            int along = r == 12 && c == 12 ? 1 : r == 13 && c == 13 ? 3 : r == 11 && c == 13 ? 2 : 0;
+            for (int pr = 0; pr < (along & 1 ? 2 : 1); pr++)
+                for (int pc = 0; pc < (along & 2 ? 2 : 1); pc++) {
+                    struct box *x = &b[n++];
+                    x->lo[0] = along & 1 ? (pr ? rm : rl) : rl;
+                    x->hi[0] = along & 1 ? (pr ? 2 * rl : rm) : 2 * rl;
+                    x->lo[1] = along & 2 ? (pc ? cm : cl) : cl;
+                    x->hi[1] = along & 2 ? (pc ? 2 * cl : cm) : 2 * cl;
+                    if (along) snprintf(x->key, sizeof x->key, "rows=2^%d,cols=2^%d/%lld,%lld", r, c, x->lo[0], x->lo[1]);
+                    else snprintf(x->key, sizeof x->key, "rows=2^%d,cols=2^%d", r, c);
+                }
+        }
+    /* Inserted in reverse: the order rows come in must not matter. */
+    for (int i = n - 1; i >= 0; i--) {
+        char lo[48], hi[48];
+        snprintf(lo, sizeof lo, "%lld,%lld", b[i].lo[0], b[i].lo[1]);
+        snprintf(hi, sizeof hi, "%lld,%lld", b[i].hi[0], b[i].hi[1]);
+        winner(db, "sm", "sm_90", "f16", b[i].key, "rows,cols", lo, hi, "sm/t", "{}", "1");
+    }
+    close_db(db);
+    aitune *h;
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "open the split registry (%s)", aitune_errmsg(h));
+    aitune_choice c;
+    long long probes[][2] = { { 4096, 2 }, { 5000, 2 }, { 5759, 2 }, { 5760, 3 }, { 8191, 3 }, { 8192, 4 }, { 3000, 1 } };
+    int good = 1;
+    for (int i = 0; i < 7; i++) {
+        int rc = lookup1(h, "ax", "sm_90", "f32", probes[i][0], &c);
+        char want[16];
+        snprintf(want, sizeof want, "{\"v\":%lld}", probes[i][1]);
+        if (rc != AITUNE_OK || c.level != AITUNE_EXACT || strcmp(c.config, want)) {
+            good = 0;
+            printf("    n=%lld: %s %s\n", probes[i][0], c.bucket ? c.bucket : "?", c.config ? c.config : "?");
+        }
+    }
+    CHECK(good, "1-D: each part answers its own sizes exactly, the buckets beside it theirs");
+    CHECK(lookup1(h, "ax", "sm_90", "f32", 5000, &c) == AITUNE_OK && !strcmp(c.bucket, "n=2^12/2^12") && c.median_us == 2,
+          "the part's key and time come back (%s)", c.bucket ? c.bucket : "?");
+    int bad = 0, tried = 0;
+    for (long long r = 900; r < 17000 && bad < 5; r = r * 21 / 20 + 1)
+        for (long long cc = 900; cc < 17000 && bad < 5; cc = cc * 21 / 20 + 1) {
+            long long shape[2] = { r, cc };
+            const char *want = brute(b, n, shape);
+            int rc = aitune_lookup(h, "sm", "sm_90", "f16", shape, 2, &c);
+            tried++;
+            if (want ? rc != AITUNE_OK || c.level != AITUNE_EXACT || strcmp(c.bucket, want)
+                     : rc != AITUNE_OK || c.level != AITUNE_NEAREST) {
+                bad++;
+                printf("    %lldx%lld: got %s (%s), want %s\n", r, cc, c.bucket ? c.bucket : "?",
+                       aitune_level_name(c.level), want ? want : "nearest");
+            }
+        }
+    CHECK(!bad, "2-D, parts along rows, cols and both beside whole buckets: %d shapes answered as by brute force", tried);
+    aitune_close(h);
+
+    /* Merged from two GPUs: one split n=2^12, the other left it whole. */
+    db = registry("split_hw.db");
+    path = made[nmade - 1];
+    exec(db, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '3')", NULL, 0);
+    exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch) VALUES"
+             " ('ax', 'sm_90', 'f32', 'n=2^12', 'gpu A', 'n', '4096', '8192', 'ax/t', '{\"v\":\"A\"}', 1, '{}', '{}'),"
+             " ('ax', 'sm_90', 'f32', 'n=2^12/5760', 'gpu B', 'n', '5760', '8192', 'ax/t', '{\"v\":\"B hi\"}', 1, '{}', '{}'),"
+             " ('ax', 'sm_90', 'f32', 'n=2^12/2^12', 'gpu B', 'n', '4096', '5760', 'ax/t', '{\"v\":\"B lo\"}', 1, '{}', '{}')",
+         NULL, 0);
+    close_db(db);
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "open the merged registry (%s)", aitune_errmsg(h));
+    const char *on;
+    CHECK(aitune_lookup_gpu(h, "ax", "sm_90", "f32", (long long[]){ 6000 }, 1, "gpu B", &c, &on) == AITUNE_OK &&
+          !strcmp(c.config, "{\"v\":\"B hi\"}"), "on the GPU that split it, its part answers (%s)", c.config ? c.config : "?");
+    CHECK(aitune_lookup_gpu(h, "ax", "sm_90", "f32", (long long[]){ 5000 }, 1, "gpu B", &c, &on) == AITUNE_OK &&
+          !strcmp(c.config, "{\"v\":\"B lo\"}"), "and its lower part (%s)", c.config ? c.config : "?");
+    CHECK(aitune_lookup_gpu(h, "ax", "sm_90", "f32", (long long[]){ 6000 }, 1, "gpu A", &c, &on) == AITUNE_OK &&
+          !strcmp(c.config, "{\"v\":\"A\"}"), "on the GPU that left it whole, its own winner (%s)", c.config ? c.config : "?");
+    CHECK(lookup1(h, "ax", "sm_90", "f32", 6000, &c) == AITUNE_OK && !strcmp(c.config, "{\"v\":\"A\"}") &&
+          lookup1(h, "ax", "sm_90", "f32", 5000, &c) == AITUNE_OK && !strcmp(c.config, "{\"v\":\"B lo\"}"),
+          "knowing no GPU: the smaller lo, then the narrower bucket");
+    aitune_close(h);
 }
 
 /* Lookups from many threads on one fresh handle: the first lookups of each
@@ -631,6 +747,7 @@ int main(int argc, char **argv)
     test_layer2(mainp);
     test_index();
     test_hw_order();
+    test_split();
     test_threads();
     test_open_errors();
     test_readonly_dir();

@@ -168,6 +168,65 @@ static void test_good(void)
     }
 }
 
+/* split_at: a fraction, the spec's default for its tasks; and the rule
+** that splits a bucket into parts. */
+static void test_split(void)
+{
+    spec s;
+    char err[1024] = "";
+    const char *path = yaml("hold: true\nsplit_at: 0.1\ntasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n"
+                            "      n: {log2: [12, 12]}\n  - op: axpy\n    dtypes: [bf16]\n    split_at: 0\n    shapes:\n"
+                            "      n: {log2: [12, 12]}\n");
+    int rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0, "a spec with split_at loads (%s)", err);
+    if (!rc) {
+        CHECK(s.split_at == 0.1 && s.tasks[0].split_at == 0.1 && s.tasks[0].hold, "split_at 0.1 reaches the task (%g)",
+              s.tasks[0].split_at);
+        CHECK(s.tasks[1].split_at == 0, "a task's split_at: 0 overrides the spec's");
+        spec_free(&s);
+    }
+    path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [12, 12]}\n");
+    if (!spec_load(path, &s, err, sizeof err)) {
+        CHECK(s.tasks[0].split_at == 0.05, "split_at defaults to 0.05 (%g)", s.tasks[0].split_at);
+        spec_free(&s);
+    }
+
+    long long at;
+    CHECK(bucket_split_point(4096, 8192, &at) && at == 5760, "[4096, 8192) splits at 5760 (%lld)", at);
+    CHECK(bucket_split_point(64, 128, &at) && at == 90, "[64, 128) splits at 90, not rounded (%lld)", at);
+    CHECK(bucket_split_point(4, 8, &at) && at == 5, "[4, 8) splits at 5 (%lld)", at);
+    CHECK(!bucket_split_point(2, 4, &at) && !bucket_split_point(1, 2, &at), "[2, 4) and [1, 2) do not split");
+    bucket b = { .ndims = 1, .lo = { 4096 }, .hi = { 8192 }, .rep = { 4096 }, .key = "n=2^12" }, parts[16];
+    int n = bucket_split(&b, 1, parts);
+    CHECK(n == 2 && parts[0].lo[0] == 4096 && parts[0].hi[0] == 5760 && parts[1].lo[0] == 5760 && parts[1].hi[0] == 8192,
+          "n=2^12 splits into [4096, 5760) and [5760, 8192)");
+    CHECK(n == 2 && parts[0].rep[0] == 4096 && parts[1].rep[0] == 5760, "tuned at 4096 and 5760");
+    CHECK(n == 2 && !strcmp(parts[0].key, "n=2^12/2^12") && !strcmp(parts[1].key, "n=2^12/5760"), "keys %s and %s",
+          parts[0].key, parts[1].key);
+    bucket v = { .ndims = 2, .lo = { 16384, 4096 }, .hi = { 32768, 8192 }, .rep = { 16384, 7000 }, .key = "rows=2^14,cols=2^12" };
+    n = bucket_split(&v, 3, parts);
+    CHECK(n == 4, "two dims split: 4 parts (%d)", n);
+    if (n == 4) {
+        CHECK(parts[0].lo[0] == 16384 && parts[0].hi[0] == 23168 && parts[0].hi[1] == 5760 && parts[1].lo[1] == 5760 &&
+              parts[2].lo[0] == 23168 && parts[3].lo[0] == 23168 && parts[3].lo[1] == 5760, "dim 0 varies slowest");
+        CHECK(parts[0].rep[1] == 4096 && parts[1].rep[1] == 7000 && parts[2].rep[0] == 23168,
+              "a part holding the parent's size is tuned there, another at its lower edge");
+        CHECK_STR(parts[3].key, "rows=2^14,cols=2^12/23168,5760", "a 2-D part's key");
+    }
+    n = bucket_split(&v, 2, parts);
+    CHECK(n == 2 && parts[0].lo[0] == 16384 && parts[0].hi[0] == 32768 && parts[1].lo[1] == 5760, "mask 2 splits cols only");
+    bucket one = { .ndims = 2, .lo = { 1, 4096 }, .hi = { 2, 8192 }, .rep = { 1, 4096 }, .key = "b=2^0,n=2^12" };
+    n = bucket_split(&one, 3, parts);
+    CHECK(n == 2 && parts[0].lo[0] == 1 && parts[0].hi[0] == 2, "a dim of one value is not split (%d parts)", n);
+    char home[96];
+    bucket_home("n=2^12/5760", home, sizeof home);
+    CHECK_STR(home, "n=2^12", "a part's home");
+    bucket_home("n=2^12", home, sizeof home);
+    CHECK_STR(home, "n=2^12", "a bucket is its own home");
+    CHECK(bucket_in_home("n=2^12/5760", "n=2^12") && bucket_in_home("n=2^12", "n=2^12") &&
+          !bucket_in_home("n=2^12/5760", "n=2^1") && !bucket_in_home("n=2^13", "n=2^1"), "bucket_in_home");
+}
+
 /* The spec must fail with one line that names the file, line and words. */
 static void expect_error(const char *what, const char *text, int line, const char *w1, const char *w2)
 {
@@ -233,6 +292,11 @@ static void test_errors(void)
     expect_error("a bad template name",
                  "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: [axpy/vec]\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
                  "axpy/vec", "template");
+    expect_error("split_at not a number", "hold: true\nsplit_at: lots\n" TASK, 2, "'split_at'", "lots");
+    expect_error("split_at above 1", "hold: true\nsplit_at: 5\n" TASK, 2, "'split_at'", "[0, 1]");
+    expect_error("split_at negative", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    split_at: -0.1\n    shapes:\n"
+                 "      n: {log2: [10, 12]}\n", 4, "'split_at'", "-0.1");
+    expect_error("split_at nan", "split_at: nan\n" TASK, 1, "'split_at'", "nan");
     expect_error("empty templates",
                  "tasks:\n  - op: axpy\n    dtypes: [f32]\n    templates: []\n    shapes:\n      n: {log2: [10, 12]}\n", 4,
                  "templates", "empty");
@@ -264,6 +328,7 @@ int main(void)
     }
     test_good();
     test_errors();
+    test_split();
     cleanup();
     CHECK_DONE();
 }
