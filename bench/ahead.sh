@@ -45,8 +45,8 @@ sweep() {
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$w/$name.s"
     log "$name: exit $rc after $(cat "$w/$name.s") s$([ "$rc" = 124 ] && echo " (cut at $limit s)")"
     grep -E "^sweep: " "$out/$name-sweep.err" | sed 's/^/    /' | tee -a "$out/ahead.txt"
-    sqlite3 "$w/$name.db" "select op || ' ' || dtype || ' ' || bucket || ': ' || template || ' ' || config || ' ' ||
-                           printf('%.2f us', median_us) from winners order by 1" >"$out/$name-winners.txt" 2>/dev/null
+    # aitune's own show: GPU hosts may lack the sqlite3 command.
+    "$aitune" show --db "$w/$name.db" 2>/dev/null | awk 'NR > 1 { print $1, $3, $4 ":", $9, $10, $5 " us" }' >"$out/$name-winners.txt"
 }
 
 rm -f "$out"/*.trace
