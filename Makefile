@@ -39,7 +39,7 @@ UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
 .PHONY: all deps test clean check-deps install uninstall
-all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker
+all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so
 
 include mk/rt.mk
 
@@ -82,6 +82,11 @@ $(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUIL
 $(BUILD)/bench/space_start: bench/space_start.c $(LIB_O)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
+
+# NVRTC made slow without using a core (LD_PRELOAD; tests/unit/slow_nvrtc.c).
+$(BUILD)/tests/slow_nvrtc.so: tests/unit/slow_nvrtc.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
 # Debian packages the build needs; the CUDA toolkit (nvcc, NVRTC) is assumed
 # at $(CUDA).

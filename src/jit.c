@@ -104,20 +104,21 @@ char *jit_check_log(jit_job *j)
     return NULL;
 }
 
-void jit_compile(jit_job *j)
+/* Compile j, all but marking it done: the pool hands the result to the
+** jobs of the same key first (their owners may free j once it is done). */
+static void compile_job(jit_job *j)
 {
     double t0 = now_s();
     nvrtcProgram prog;
     j->ok = 0;
+    j->t_start = t0;
     /* The arch is pasted into the options: nothing but a known target. */
     if (!arch_known(j->arch)) {
         j->error = xstrfmt("no cubin for unknown arch '%.32s' (known: %s)", j->arch, arch_list());
-        __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
         return;
     }
     if (nvrtcCreateProgram(&prog, j->source, "candidate.cu", 0, NULL, NULL) != NVRTC_SUCCESS) {
         j->error = xstrdup("nvrtcCreateProgram failed");
-        j->done = 1;
         return;
     }
     /* jit_options(), split into words. */
@@ -148,6 +149,11 @@ void jit_compile(jit_job *j)
     }
     nvrtcDestroyProgram(&prog);
     j->ms = (now_s() - t0) * 1e3;
+}
+
+void jit_compile(jit_job *j)
+{
+    compile_job(j);
     __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 }
 
@@ -162,14 +168,81 @@ void jit_job_clear(jit_job *j)
 
 /* ---- the pool: a FIFO of job pointers served by worker threads ---- */
 
+/* A job is idle (not in the pool, or done), queued, being compiled, or
+** following a queued or compiling job of the same key (its leader). */
+enum { JOB_IDLE, JOB_QUEUED, JOB_RUNNING, JOB_FOLLOWING };
+
 struct jit_pool {
     pthread_mutex_t mu;
     pthread_cond_t work, done;
-    jit_job **queue;
+    jit_job **queue;        /* [head, tail) mod cap; NULL: a cancelled job's place */
     int head, tail, cap;
     int stop, nthreads;
     pthread_t *threads;
+    jit_job **running;      /* the jobs being compiled, a place per thread */
 };
+
+static void mark_done(jit_job *j)
+{
+    j->state = JOB_IDLE;
+    j->leader = j->next = NULL;
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+}
+
+static void mark_cancelled(jit_job *j)
+{
+    j->ok = 0;
+    free(j->error);
+    j->error = xstrdup("cancelled");
+    mark_done(j);
+}
+
+static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+/* Done j's result into its followers (they own copies), then j done: all
+** under the lock, before any owner can see j done and free it. */
+static void finish(jit_job *j)
+{
+    for (jit_job *f = j->followers, *next; f; f = next) {
+        next = f->next;
+        f->ok = j->ok;
+        if (j->cubin) {
+            f->cubin = xmalloc(j->cubin_len);
+            memcpy(f->cubin, j->cubin, j->cubin_len);
+        }
+        f->cubin_len = j->cubin_len;
+        f->log = dup_or_null(j->log);
+        f->error = dup_or_null(j->error);
+        f->registers = j->registers;
+        f->spills = j->spills;
+        f->smem = j->smem;
+        f->stack = j->stack;
+        f->ms = j->ms;
+        f->t_start = j->t_start;
+        f->shared = 1;
+        mark_done(f);
+    }
+    j->followers = NULL;
+    mark_done(j);
+}
+
+static int same_kernel(const jit_job *q, const jit_job *j)
+{
+    /* Same key and text: a hash collision compiles on its own. */
+    return q && !strcmp(q->key, j->key) && !strcmp(q->name, j->name) && !strcmp(q->arch, j->arch) &&
+           !strcmp(q->source, j->source);
+}
+
+/* A queued or compiling job that j can wait on instead of compiling. */
+static jit_job *in_flight(jit_pool *p, const jit_job *j)
+{
+    if (!j->key[0]) return NULL;
+    for (int i = p->head; i < p->tail; i++)
+        if (same_kernel(p->queue[i % p->cap], j)) return p->queue[i % p->cap];
+    for (int i = 0; i < p->nthreads; i++)
+        if (same_kernel(p->running[i], j)) return p->running[i];
+    return NULL;
+}
 
 static void *serve(void *arg)
 {
@@ -179,9 +252,16 @@ static void *serve(void *arg)
         while (p->head == p->tail && !p->stop) pthread_cond_wait(&p->work, &p->mu);
         if (p->head == p->tail) break;
         jit_job *j = p->queue[p->head++ % p->cap];
+        if (!j) continue;
+        int slot = 0;
+        while (p->running[slot]) slot++;
+        p->running[slot] = j;
+        j->state = JOB_RUNNING;
         pthread_mutex_unlock(&p->mu);
-        jit_compile(j);
+        compile_job(j);
         pthread_mutex_lock(&p->mu);
+        p->running[slot] = NULL;
+        finish(j);
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -200,9 +280,12 @@ jit_pool *jit_pool_new(int threads)
     p->queue = xcalloc((size_t)p->cap, sizeof *p->queue);
     p->nthreads = threads;
     p->threads = xcalloc((size_t)threads, sizeof *p->threads);
+    p->running = xcalloc((size_t)threads, sizeof *p->running);
     for (int i = 0; i < threads; i++) pthread_create(&p->threads[i], NULL, serve, p);
     return p;
 }
+
+int jit_pool_threads(const jit_pool *p) { return p->nthreads; }
 
 void jit_pool_free(jit_pool *p)
 {
@@ -216,6 +299,7 @@ void jit_pool_free(jit_pool *p)
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
     free(p->threads);
+    free(p->running);
     free(p->queue);
     free(p);
 }
@@ -223,6 +307,18 @@ void jit_pool_free(jit_pool *p)
 void jit_submit(jit_pool *p, jit_job *j)
 {
     pthread_mutex_lock(&p->mu);
+    j->followers = j->next = j->leader = NULL;
+    jit_job *lead = in_flight(p, j);
+    if (lead) {
+        /* Last in its leader's list: a cancelled leader hands its place to the first. */
+        jit_job **at = &lead->followers;
+        while (*at) at = &(*at)->next;
+        *at = j;
+        j->leader = lead;
+        j->state = JOB_FOLLOWING;
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
     if (p->tail - p->head == p->cap) {
         /* Grow the ring, keeping order. */
         jit_job **q = xcalloc((size_t)p->cap * 2, sizeof *q);
@@ -233,6 +329,7 @@ void jit_submit(jit_pool *p, jit_job *j)
         p->queue = q;
         p->cap *= 2;
     }
+    j->state = JOB_QUEUED;
     p->queue[p->tail++ % p->cap] = j;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
@@ -243,12 +340,50 @@ void jit_pool_cancel(jit_pool *p)
     pthread_mutex_lock(&p->mu);
     while (p->head != p->tail) {
         jit_job *j = p->queue[p->head++ % p->cap];
-        j->ok = 0;
-        j->error = xstrdup("cancelled");
-        __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+        if (!j) continue;
+        for (jit_job *f = j->followers, *next; f; f = next) {
+            next = f->next;
+            mark_cancelled(f);
+        }
+        j->followers = NULL;
+        mark_cancelled(j);
     }
     pthread_cond_broadcast(&p->done);
     pthread_mutex_unlock(&p->mu);
+}
+
+int jit_cancel(jit_pool *p, jit_job *j)
+{
+    int cancelled = 0;
+    pthread_mutex_lock(&p->mu);
+    if (j->state == JOB_FOLLOWING) {
+        jit_job **at = &j->leader->followers;
+        while (*at != j) at = &(*at)->next;
+        *at = j->next;
+        mark_cancelled(j);
+        cancelled = 1;
+    } else if (j->state == JOB_IDLE && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE)) {
+        mark_cancelled(j);      /* never submitted: nothing to wait for */
+        cancelled = 1;
+    } else if (j->state == JOB_QUEUED) {
+        int i = p->head;
+        while (p->queue[i % p->cap] != j) i++;
+        /* Its first follower compiles in its place; the others follow that one. */
+        jit_job *f = j->followers;
+        if (f) {
+            f->followers = f->next;
+            for (jit_job *g = f->followers; g; g = g->next) g->leader = f;
+            f->next = f->leader = NULL;
+            f->state = JOB_QUEUED;
+        }
+        p->queue[i % p->cap] = f;
+        j->followers = NULL;
+        mark_cancelled(j);
+        cancelled = 1;
+    }
+    if (cancelled) pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->mu);
+    return cancelled;
 }
 
 void jit_wait(jit_pool *p, jit_job *j)

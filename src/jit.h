@@ -1,9 +1,12 @@
 /* jit.h: NVRTC compilation on a pool of threads. Jobs are submitted and
 ** waited for one by one, so the caller can time one candidate while the pool
-** compiles the next. Each result carries the ptxas resource report.
+** compiles the next ones. Each result carries the ptxas resource report.
 **
 ** Caching is the caller's: jit_key gives the cache key, a hash of the
-** source, the entry name, the options, the arch and the NVRTC version. */
+** source, the entry name, the options, the arch and the NVRTC version. The
+** pool only keeps a kernel from compiling twice at once: a job submitted
+** with the key of one queued or compiling (several GPUs' lanes tuning
+** buckets of one op) waits for that one and gets a copy of its result. */
 #ifndef JIT_H
 #define JIT_H
 #include <stddef.h>
@@ -13,15 +16,21 @@ typedef struct jit_job {
     char *source;
     char name[64];
     char arch[16];          /* "sm_90a" */
+    char key[17];           /* jit_key, or "": jobs of one key in the pool at once compile once */
     /* out */
     int done;
     int ok;                 /* 0: compile error, or a ptxas warning aitune treats as one */
+    int shared;             /* a copy of another job's result (same key): not compiled for this one */
     unsigned char *cubin;
     size_t cubin_len;
     char *log;              /* NVRTC's log (errors, ptxas -v report) */
     char *error;            /* one line, when !ok */
     int registers, spills, smem, stack;   /* spills: bytes stored + loaded; registers -1: no report */
     double ms;
+    double t_start;         /* now_s() when its compile began; 0: not compiled */
+    /* the pool's */
+    int state;
+    struct jit_job *leader, *followers, *next;   /* jobs of one key in flight */
 } jit_job;
 
 typedef struct jit_pool jit_pool;
@@ -35,11 +44,17 @@ void jit_key(const char *source, const char *name, const char *arch, char out[17
 
 jit_pool *jit_pool_new(int threads);      /* threads <= 0: one per core */
 void jit_pool_free(jit_pool *p);          /* waits for running jobs */
+int jit_pool_threads(const jit_pool *p);
 void jit_submit(jit_pool *p, jit_job *j); /* j must live until waited for */
 void jit_wait(jit_pool *p, jit_job *j);
 /* Drop the queued jobs no thread has started (Ctrl-C): each becomes done,
 ** not ok, with the error "cancelled". Jobs being compiled finish. */
 void jit_pool_cancel(jit_pool *p);
+/* Drop job j if no thread has started it (or it was never submitted): it
+** becomes done, not ok, with the error "cancelled", and 1 is returned; 0:
+** it is compiling (wait for it) or done. A job of the same key waiting on
+** j is compiled in its place. */
+int jit_cancel(jit_pool *p, jit_job *j);
 /* Compile in the calling thread. */
 void jit_compile(jit_job *j);
 void jit_job_clear(jit_job *j);           /* frees outputs and source */

@@ -142,7 +142,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
                    { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { "--gpus", 1, 0, 0 },
-                   { "--keep-cubins", 0, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
@@ -167,6 +167,11 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     if (opts[9].set && (compile_only || sweep_parse_shard(opts[9].value, &o.shard_i, &o.shard_n)))
         return usage_error(c, compile_only ? "--shard is for sweep" : "--shard '%s' is not i/n with 0 <= i < n", opts[9].value);
     if (opts[12].set && compile_only) return usage_error(c, "--keep-cubins is for sweep (compile keeps every cubin)");
+    if (opts[13].set && compile_only) return usage_error(c, "--ahead is for sweep (compile compiles everything at once)");
+    if (opts[13].set) {
+        if ((rc = parse_count(c, "--ahead", opts[13].value, 0, 4096, &v))) return rc;
+        o.ahead = v ? (int)v : -1;
+    }
     void *misses = NULL;
     if (opts[10].set && (compile_only ? (rc = usage_error(c, "--from-misses is for sweep")) : (rc = window_from_misses(&o, &misses)))) {
         window_misses_free(misses);
@@ -463,6 +468,12 @@ static const cmd commands[] = {
       "                   shards 0..N-1 on N machines, then `aitune merge` their registries\n"
       "  --from-misses    only the buckets of SPEC that hold shapes libaitune recorded as misses\n"
       "  -j N             compile threads, for all GPUs together (default: one per core)\n"
+      "  --ahead N        candidates a search keeps compiling behind the one on the GPU: the strategy\n"
+      "                   is asked for its next batch before the current one is timed (default: twice\n"
+      "                   -j, shared by the GPUs, at most an eighth of the search's budget, at least\n"
+      "                   8); 0 asks for a batch only once the last one is timed. A model-guided\n"
+      "                   search picks the configs asked ahead without their results: its choices are\n"
+      "                   repeatable for a seed and a depth, and a deeper look-ahead costs it quality\n"
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
       "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
@@ -472,7 +483,7 @@ static const cmd commands[] = {
       "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
       "130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpus all|N|I,J | --gpu I]\n"
-      "       [-j N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]" },
+      "       [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
       "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",

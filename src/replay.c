@@ -430,6 +430,7 @@ typedef struct run_opts {
     const replay_cost *cost;
     int budget;             /* evaluations */
     int batch;
+    int ahead;              /* configs asked and untold behind the one evaluated (the sweep's --ahead) */
     char **warm;
     int nwarm;
     int trace;              /* print each evaluation */
@@ -461,41 +462,51 @@ static int run_one(tmpl *T, const landscape *l, const double *value, const run_o
     best = 0;   /* nothing found yet: the slowest */
     for (int i = 0; i < l->n; i++)
         if (value[i] > best) best = value[i];
+    /* Asked and not yet told, in order: as a sweep, a batch is asked
+    ** whenever fewer than o->ahead wait behind the one evaluated next. */
+    int *pend = xmalloc(sizeof *pend * (size_t)l->n), np = 0, done = 0;
     while (!rc && tr->n < o->budget) {
-        char **cfgs;
-        int got;
-        if (search_ask(s, o->batch, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(T)); break; }
-        if (!got) { free(cfgs); break; }
-        for (int j = 0; j < got; j++) {
-            int i = rc ? -1 : find_row(l, cfgs[j]);
-            if (!rc && i < 0) rc = error("strategy '%s' asked for %s, which is not in the space", o->strategy, cfgs[j]);
-            else if (!rc && asked[i]) rc = error("strategy '%s' asked for %s twice", o->strategy, cfgs[j]);
-            if (!rc && tr->n < o->budget) {
-                const land_row *r = &l->rows[i];
-                asked[i] = 1;
-                wall += replay_cost_ms(o->cost, r) / 1000;
-                if (value[i] < best && !strcmp(r->status, "ok")) best = value[i];
-                tr->best[tr->n] = best;
-                tr->wall[tr->n] = wall;
-                tr->n++;
-                if (o->trace)
-                    printf("trace\t%s\t%llu\t%s %s %s %s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%s\n", o->strategy, o->seed, l->op,
-                           l->tmpl, l->dtype, l->bucket, tr->n, r->status, r->time_us, best, wall, r->config);
-                measurement m;
-                memset(&m, 0, sizeof m);
-                snprintf(m.status, sizeof m.status, "%s", r->status);
-                m.median_us = r->time_us;
-                m.spread = r->spread;
-                m.registers = r->registers;
-                m.spills = r->spills;
-                m.smem = r->smem;
-                m.compile_ms = r->compile_ms;
-                if (search_tell_measured(s, r->config, &m)) rc = error("%s", tmpl_errmsg(T));
+        while (!rc && !done && (np == 0 || np - 1 < o->ahead)) {
+            char **cfgs;
+            int got;
+            if (search_ask(s, o->batch, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(T)); break; }
+            done = !got;
+            for (int j = 0; j < got; j++) {
+                int i = rc ? -1 : find_row(l, cfgs[j]);
+                if (!rc && i < 0) rc = error("strategy '%s' asked for %s, which is not in the space", o->strategy, cfgs[j]);
+                else if (!rc && asked[i]) rc = error("strategy '%s' asked for %s twice", o->strategy, cfgs[j]);
+                if (!rc) {
+                    asked[i] = 1;
+                    pend[np++] = i;
+                }
+                free(cfgs[j]);
             }
-            free(cfgs[j]);
+            free(cfgs);
         }
-        free(cfgs);
+        if (rc || !np) break;
+        int i = pend[0];
+        memmove(pend, pend + 1, sizeof *pend * (size_t)--np);
+        const land_row *r = &l->rows[i];
+        wall += replay_cost_ms(o->cost, r) / 1000;
+        if (value[i] < best && !strcmp(r->status, "ok")) best = value[i];
+        tr->best[tr->n] = best;
+        tr->wall[tr->n] = wall;
+        tr->n++;
+        if (o->trace)
+            printf("trace\t%s\t%llu\t%s %s %s %s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%s\n", o->strategy, o->seed, l->op,
+                   l->tmpl, l->dtype, l->bucket, tr->n, r->status, r->time_us, best, wall, r->config);
+        measurement m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.status, sizeof m.status, "%s", r->status);
+        m.median_us = r->time_us;
+        m.spread = r->spread;
+        m.registers = r->registers;
+        m.spills = r->spills;
+        m.smem = r->smem;
+        m.compile_ms = r->compile_ms;
+        if (search_tell_measured(s, r->config, &m)) rc = error("%s", tmpl_errmsg(T));
     }
+    free(pend);
     free(asked);
     search_free(s);
     return rc;
@@ -645,7 +656,7 @@ int replay_main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "export")) return cmd_export(argc - 1, argv + 1);
     const char *strategies = "anneal,genetic,model,local,random", *only = NULL;
-    long long seeds = 20, seed0 = 1, batch = 8, warmk = 0;
+    long long seeds = 20, seed0 = 1, batch = 8, warmk = 0, ahead = 0;
     double budget = 0.2;
     int tsv = 0, trace = 0, joint = 0;
     const char **files = xcalloc((size_t)argc, sizeof *files);
@@ -671,10 +682,10 @@ int replay_main(int argc, char **argv)
             if (!*v || *end || !(budget > 0 && budget <= 1)) { free(files); return usage("--budget '%s' must be a share of the space in (0, 1]", v); }
         } else {
             long long *dst = !strcmp(a, "--seeds") ? &seeds : !strcmp(a, "--seed") ? &seed0 : !strcmp(a, "--batch") ? &batch
-                           : !strcmp(a, "--warm") ? &warmk : NULL;
+                           : !strcmp(a, "--warm") ? &warmk : !strcmp(a, "--ahead") ? &ahead : NULL;
             if (!dst) { free(files); return usage("unknown option '%s'", a); }
             *dst = strtoll(v, &end, 10);
-            if (!*v || *end || *dst < (dst == &warmk || dst == &seed0 ? 0 : 1) || *dst > 1000000) {
+            if (!*v || *end || *dst < (dst == &warmk || dst == &seed0 || dst == &ahead ? 0 : 1) || *dst > 1000000) {
                 free(files);
                 return usage("'%s' needs a count, not '%s'", a);
             }
@@ -780,7 +791,7 @@ int replay_main(int argc, char **argv)
         for (int si = 0; si < nstrat && !rc; si++) {
             replay_score *sc = xcalloc((size_t)seeds, sizeof *sc);
             for (long long k = 0; k < seeds && !rc; k++) {
-                run_opts o = { &cost, bud, (int)batch, warm, nwarm, trace, strat[si], (unsigned long long)(seed0 + k) };
+                run_opts o = { &cost, bud, (int)batch, (int)ahead, warm, nwarm, trace, strat[si], (unsigned long long)(seed0 + k) };
                 replay_trace tr;
                 if (run_one(T, l, value, &o, &tr)) rc = EXIT_FAIL;
                 else replay_score_trace(&tr, value, l->n, rexp, rand_t, total_s, &sc[k]);

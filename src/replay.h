@@ -126,6 +126,8 @@ int replay_main(int argc, char **argv);
     "  --seed S          the first seed (default 1)\n" \
     "  --budget F        the share of each space a run may evaluate (default 0.2)\n" \
     "  --batch N         configs asked at a time (default 8, as the sweep)\n" \
+    "  --ahead N         ask a batch whenever fewer than N asked configs are untold behind the one\n" \
+    "                    evaluated next, as a sweep's --ahead (default 0: when all are told)\n" \
     "  --warm K          warm start: the K fastest configs of the neighbouring buckets first\n" \
     "  --only TEXT       only landscapes whose op, template or bucket contains TEXT\n" \
     "  --joint           one landscape per (op, arch, dtype, bucket) across its templates: each\n" \
@@ -140,6 +142,6 @@ int replay_main(int argc, char **argv);
     "  -o FILE           write here (default stdout)"
 #define REPLAY_USAGE                                                                                        \
     "aitune replay LANDSCAPE... [--strategy S,...] [--seeds N] [--seed S] [--budget F] [--batch N] "       \
-    "[--warm K] [--only TEXT] [--joint] [--tsv] [--trace]\n       aitune replay export [--db PATH] [--op OP] [-o FILE]"
+    "[--ahead N] [--warm K] [--only TEXT] [--joint] [--tsv] [--trace]\n       aitune replay export [--db PATH] [--op OP] [-o FILE]"
 
 #endif

@@ -11,6 +11,7 @@
 #include "spec.h"
 #include "tmpl.h"
 #include "worker.h"
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,6 +45,11 @@ typedef struct cand {
     char *error;            /* set when instantiation failed */
     char *joined;           /* a joint search's form of the config (search_new_bucket), or NULL */
     measurement m;          /* the result */
+    /* on its way in a search (flow) */
+    int batch;              /* the search's batch that asked for it (the trace's) */
+    int extra;              /* a template default, measured first, not asked for */
+    char **also;            /* forms of it the search asked for while it was on its way */
+    int nalso;
 } cand;
 
 struct hub;
@@ -91,6 +97,7 @@ typedef struct sw {
     strbuf env;             /* the run's environment, from the worker */
     worker_stats ws;        /* the worker's counts, kept when it is freed */
     int code;               /* the lane's exit code */
+    int searches;           /* searches started by the lane (the trace's numbers) */
 } sw;
 
 /* One bucket of the queue: the spec's task, dtype and bucket. */
@@ -136,6 +143,8 @@ static void count_status(sw *S, const char *st)
 
 static void cand_free(cand *c)
 {
+    for (int i = 0; i < c->nalso; i++) free(c->also[i]);
+    free(c->also);
     free(c->config);
     free(c->joined);
     free(c->error);
@@ -143,6 +152,23 @@ static void cand_free(cand *c)
     jit_job_clear(&c->job);
     measurement_free(&c->m);
     memset(c, 0, sizeof *c);
+}
+
+/* AITUNE_TRACE=FILE: the sweep appends what its searches do as it
+** happens (batches asked, compiles, timings; times in seconds since the
+** run began), for tests and for seeing the compiles run ahead of timing. */
+static FILE *trace_out;
+
+static void trace(sw *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void trace(sw *S, const char *fmt, ...)
+{
+    if (!trace_out) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(trace_out, "%.4f gpu=%d %s\n", now_s() - S->t0, S->gpu, line);
 }
 
 static int out_of_budget(sw *S)
@@ -158,6 +184,9 @@ static int start_compile(sw *S, cand *c, const char *arch)
     snprintf(c->job.name, sizeof c->job.name, "%s", c->k.name);
     snprintf(c->job.arch, sizeof c->job.arch, "%s", arch);
     jit_key(c->job.source, c->job.name, c->job.arch, c->key);
+    /* Lanes on several GPUs may want one kernel at once: the pool compiles
+    ** it once. compile dedups its list itself. */
+    if (!S->o->compile_only) memcpy(c->job.key, c->key, sizeof c->key);
     int hit = reg_cubin_get(S->R, c->key, &c->job);
     if (hit < 0) return error("%s", reg_errmsg(S->R));
     if (hit) {
@@ -187,7 +216,10 @@ static int finish_compile(sw *S, cand *c)
 {
     if (c->cached) return 0;
     jit_wait(S->pool, &c->job);
-    S->compiled++;
+    /* Another lane's compile of the same kernel is a cache hit; it is
+    ** stored here too, as that lane may stop before it stores it. */
+    if (c->job.shared) S->cache_hits++;
+    else S->compiled++;
     if (c->job.ok && reg_cubin_put(S->R, c->key, &c->job)) return error("%s", reg_errmsg(S->R));
     return 0;
 }
@@ -409,82 +441,292 @@ static void instantiate(sw *S, cand *c, const char *tname, const char *config, c
     if (tmpl_instantiate(S->T, tname, config, t, &S->dev, kname, &c->k)) c->error = xstrdup(tmpl_errmsg(S->T));
 }
 
-/* Wait for the compiles of cs[0, n) still in the pool: run_batch stops
-** early on a budget or Ctrl-C, and the pool must not write into candidates
-** after they are freed. */
-static void drain(sw *S, cand *cs, int n)
+/* Before cs[0, n) are freed: their compiles no thread has started leave
+** the pool, and those running are waited for, so the pool writes into no
+** freed candidate (a search stops early on a budget or Ctrl-C). Dropped
+** from the back: the pool takes from the front, and would start the next
+** one each time one ended. */
+static void drain(sw *S, cand *const *cs, int n)
 {
+    for (int i = n - 1; i >= 0; i--)
+        if (cs[i]->job.source && cs[i]->cached == 0) jit_cancel(S->pool, &cs[i]->job);
     for (int i = 0; i < n; i++)
-        if (cs[i].job.source && cs[i].cached == 0) jit_wait(S->pool, &cs[i].job);
+        if (cs[i]->job.source && cs[i]->cached == 0) jit_wait(S->pool, &cs[i]->job);
 }
 
-/* Run candidates [0, n) through compile and (unless compile-only) the GPU.
-** Returns -1 only for tool failures (registry). */
-static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, search *se, bucket_state *bs,
-                     const char *default_cfg)
+/* A candidate sets off: the registry's measurement when it has one (resume:
+** nothing to do), else its compile through the cache. -1: a tool failure. */
+static int cand_start(sw *S, cand *c, const op_task *t, const bucket *b)
 {
-    for (int i = 0; i < n; i++) {
-        cand *c = &cs[i];
-        key_fields(S, c, t, b);
-        /* retune measures again what the registry has: the toolchain or the
-        ** templates may have changed under the same device row. */
-        if (!S->o->compile_only && !S->o->retune && !S->o->check) {
-            measurement old;
-            int found = reg_measure_find(S->R, &c->m, &old);
-            if (found < 0) return error("%s", reg_errmsg(S->R));
-            if (found) {
-                measurement_free(&c->m);
-                c->m = old;
-                c->cached = -1;   /* resumed: nothing to do */
-                continue;
-            }
+    key_fields(S, c, t, b);
+    /* retune measures again what the registry has: the toolchain or the
+    ** templates may have changed under the same device row. */
+    if (!S->o->compile_only && !S->o->retune && !S->o->check) {
+        measurement old;
+        int found = reg_measure_find(S->R, &c->m, &old);
+        if (found < 0) return error("%s", reg_errmsg(S->R));
+        if (found) {
+            measurement_free(&c->m);
+            c->m = old;
+            c->cached = -1;   /* resumed: nothing to do */
+            return 0;
         }
-        if (c->error) continue;
-        if (start_compile(S, c, S->sp.arch)) return -1;
     }
-    for (int i = 0; i < n; i++) {
-        cand *c = &cs[i];
-        int is_default = default_cfg && !strcmp(c->config, default_cfg) && (!c->joined || !strcmp(c->tmpl, bs->default_tmpl));
-        if (c->cached == -1) {
-            S->resumed++;
-            if (se) search_tell_measured(se, c->joined ? c->joined : c->config, &c->m);
-            keep_final(bs, c, is_default);
-            progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
-            continue;
-        }
-        if (c->error) {
-            set_status(c, "compile", c->error);
-        } else {
-            if (finish_compile(S, c)) return -1;
-            c->m.registers = c->job.registers;
-            c->m.spills = c->job.spills;
-            c->m.smem = c->job.smem;
-            c->m.compile_ms = c->job.ms;
-            if (c->job.ok) snprintf(c->m.cubin, sizeof c->m.cubin, "%s", c->key);
-            if (!c->job.ok) {
-                set_status(c, "compile", c->job.error);
-            } else if (c->job.spills > 0 && !S->o->compile_only) {
-                /* The ptxas report prunes: a kernel that spills is not worth GPU time. */
-                char *e = xstrfmt("pruned: %d bytes of register spills", c->job.spills);
-                set_status(c, "compile", e);
-                free(e);
-            } else {
-                if (S->o->compile_only) continue;
-                if (interrupted) return 0;
-                note(S, "%s %s %s: %s %s", t->op, t->dtype, b->key, c->tmpl, c->config);
-                evaluate(S, c, t);
-            }
-        }
-        if (S->o->compile_only) continue;
-        S->evaluated++;
-        count_status(S, c->m.status);
-        if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
+    if (c->error) return 0;
+    return start_compile(S, c, S->sp.arch);
+}
+
+/* A candidate lands: its compile waited for, then (unless compile-only or
+** Ctrl-C came first) verified and timed, recorded, and told to se. Its
+** status stays empty when nothing was recorded. -1: a tool failure. */
+static int cand_land(sw *S, cand *c, const op_task *t, const bucket *b, search *se, bucket_state *bs,
+                     const char *default_cfg, int search_id)
+{
+    int is_default = default_cfg && !strcmp(c->config, default_cfg) && (!c->joined || !strcmp(c->tmpl, bs->default_tmpl));
+    if (c->cached == -1) {
+        S->resumed++;
         if (se) search_tell_measured(se, c->joined ? c->joined : c->config, &c->m);
         keep_final(bs, c, is_default);
         progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
-        if (out_of_budget(S)) return 0;
+        return 0;
     }
+    if (c->error) {
+        set_status(c, "compile", c->error);
+    } else {
+        if (finish_compile(S, c)) return -1;
+        if (!c->cached && trace_out)
+            trace(S, "compiled search=%d batch=%d %s start=%.4f end=%.4f%s", search_id, c->batch, c->k.name,
+                  c->job.t_start - S->t0, c->job.t_start + c->job.ms / 1e3 - S->t0, c->job.shared ? " shared" : "");
+        c->m.registers = c->job.registers;
+        c->m.spills = c->job.spills;
+        c->m.smem = c->job.smem;
+        c->m.compile_ms = c->job.ms;
+        if (c->job.ok) snprintf(c->m.cubin, sizeof c->m.cubin, "%s", c->key);
+        if (!c->job.ok) {
+            set_status(c, "compile", c->job.error);
+        } else if (c->job.spills > 0 && !S->o->compile_only) {
+            /* The ptxas report prunes: a kernel that spills is not worth GPU time. */
+            char *e = xstrfmt("pruned: %d bytes of register spills", c->job.spills);
+            set_status(c, "compile", e);
+            free(e);
+        } else {
+            if (S->o->compile_only || interrupted) return 0;
+            note(S, "%s %s %s: %s %s", t->op, t->dtype, b->key, c->tmpl, c->config);
+            double t0 = now_s();
+            evaluate(S, c, t);
+            trace(S, "timed search=%d batch=%d %s start=%.4f end=%.4f", search_id, c->batch, c->k.name, t0 - S->t0,
+                  now_s() - S->t0);
+        }
+    }
+    if (S->o->compile_only) {
+        c->m.status[0] = 0;
+        return 0;
+    }
+    S->evaluated++;
+    count_status(S, c->m.status);
+    if (reg_measure_put(S->R, &c->m)) return error("%s", reg_errmsg(S->R));
+    if (se) search_tell_measured(se, c->joined ? c->joined : c->config, &c->m);
+    keep_final(bs, c, is_default);
+    progress_done(S->P, strcmp(c->m.status, "ok") ? 0 : c->m.median_us, is_default);
     return 0;
+}
+
+/* Run candidates [0, n) through compile and (unless compile-only) the GPU,
+** all compiles first; stops early on a budget or Ctrl-C. Returns -1 only
+** for tool failures (registry). */
+static int run_batch(sw *S, cand *cs, int n, const op_task *t, const bucket *b, search *se, bucket_state *bs,
+                     const char *default_cfg)
+{
+    int rc = 0, started = 0;
+    while (started < n && !rc) rc = cand_start(S, &cs[started++], t, b);
+    for (int i = 0; i < started && !rc && !out_of_budget(S); i++) rc = cand_land(S, &cs[i], t, b, se, bs, default_cfg, 0);
+    cand **on = xcalloc((size_t)started + 1, sizeof *on);
+    for (int i = 0; i < started; i++) on[i] = &cs[i];
+    drain(S, on, started);
+    free(on);
+    return rc;
+}
+
+static int put_default(sw *S, const op_task *t, const char *tname, const char *config, const cand *c);
+
+/* ---- a search's candidates on their way (issue 12) ----
+**
+** The candidates a search asked for and has not been told about, in the
+** order it asked: the first one is verified and timed while the ones
+** behind it compile. Before the first one is timed the strategy is asked
+** for batches until `ahead` candidates wait behind it, so NVRTC's pool
+** keeps compiling across batch boundaries rather than idling while the
+** GPU waits for the first compile of the next batch; ahead 0 asks for a
+** batch only when the last one has landed, as sweeps did before. A
+** strategy asking ahead knows fewer results when it asks: the configs a
+** model-guided one picks depend on the depth (deterministic for a seed and
+** a depth). Candidates asked ahead that a budget or Ctrl-C leaves untimed
+** are not recorded or told; their compiles not yet started are dropped. */
+typedef struct flow {
+    sw *S;
+    const op_task *t;
+    const bucket *b;
+    search *se;
+    bucket_state *bs;
+    const char *tname;          /* the search's template; NULL: a joint search (its configs name theirs) */
+    const char *default_cfg;    /* the bucket's default, for the race (cand_land) */
+    const char *store_tmpl, *store_cfg;   /* a default whose kernel goes to the registry once compiled, or NULL */
+    int batch, ahead;           /* configs per ask; candidates kept on their way behind the one being timed */
+    int evals;                  /* the most configs the search will ask for (its budget) */
+    int nasked, done;           /* batches asked; the strategy has no more */
+    int id;                     /* the lane's search number (the trace's) */
+    cand **q;                   /* on their way: q[0] lands next */
+    int n, cap;
+    cand **kept;                /* defaults that landed: a search that asks for one is told its result */
+    int nkept;
+} flow;
+
+/* How many candidates a search keeps on its way behind the one being
+** timed: --ahead, else twice the pool's threads shared by the lanes (the
+** pool stays busy while the GPU works through what it compiled), but no
+** more than an eighth of the search's budget, and at least a batch. The
+** cap: a model-guided strategy picks the configs asked ahead without their
+** results, and on replayed GEMM landscapes (bench/RESULTS.md) it loses
+** little at depths up to an eighth of its budget and much beyond (32 ahead
+** of 68 evaluations: the gap it closes by the end, 0.61-0.98 -> 0.40-0.75). */
+static int ahead_depth(sw *S, int batch, int evals)
+{
+    if (S->o->ahead < 0) return 0;
+    if (S->o->ahead > 0) return S->o->ahead;
+    int lanes = S->hub && S->hub->nlanes > 1 ? S->hub->nlanes : 1;
+    int d = 2 * jit_pool_threads(S->pool) / lanes;
+    if (d > evals / 8) d = evals / 8;
+    return d < batch ? batch : d;
+}
+
+/* Tell the search the result of c, which it asked for as form. */
+static void tell_also(flow *f, const cand *c, const char *form)
+{
+    if (f->se) search_tell_measured(f->se, form, &c->m);
+    progress_done(f->S->P, 0, 0);
+}
+
+/* Config of template tname sets off (config and joined are taken). A
+** config on its way already (a default the search asks for) is measured
+** once: the search is told its result as it lands, or now if it has. */
+static int flow_put(flow *f, const char *tname, char *config, char *joined, int extra)
+{
+    char h[17];
+    hash_hex(hash_str(hash_str(HASH_INIT, tname), config), h);
+    const char *form = joined ? joined : config;
+    cand *same = NULL;
+    for (int i = 0; i < f->n && !same; i++) if (!strcmp(f->q[i]->config_hash, h)) same = f->q[i];
+    for (int i = 0; i < f->nkept && !same; i++) if (!strcmp(f->kept[i]->config_hash, h)) same = f->kept[i];
+    if (same) {
+        if (same->m.status[0]) {
+            tell_also(f, same, form);
+        } else {
+            same->also = xrealloc(same->also, sizeof *same->also * (size_t)(same->nalso + 1));
+            same->also[same->nalso++] = xstrdup(form);
+        }
+        free(config);
+        free(joined);
+        return 0;
+    }
+    cand *c = xcalloc(1, sizeof *c);
+    instantiate(f->S, c, tname, config, f->t);
+    free(config);
+    c->joined = joined;
+    c->extra = extra;
+    c->batch = f->nasked + extra;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 64;
+        f->q = xrealloc(f->q, sizeof *f->q * (size_t)f->cap);
+    }
+    f->q[f->n++] = c;
+    return cand_start(f->S, c, f->t, f->b);
+}
+
+/* One batch from the strategy, set off. */
+static int flow_ask(flow *f)
+{
+    sw *S = f->S;
+    char **cfgs = NULL;
+    int got = 0, rc = 0;
+    if (search_ask(f->se, f->batch, &cfgs, &got)) return error("%s", tmpl_errmsg(S->T));
+    f->nasked++;
+    f->done = !got;
+    trace(S, "ask search=%d batch=%d n=%d", f->id, f->nasked, got);
+    for (int i = 0; i < got; i++) {
+        char tname[64], *own;
+        if (rc) {
+            free(cfgs[i]);
+        } else if (f->tname) {
+            rc = flow_put(f, f->tname, cfgs[i], NULL, 0);
+        } else if (search_split(S->T, cfgs[i], tname, sizeof tname, &own)) {
+            rc = error("%s", tmpl_errmsg(S->T));
+            free(cfgs[i]);
+        } else {
+            rc = flow_put(f, tname, own, cfgs[i], 0);
+        }
+    }
+    free(cfgs);
+    return rc;
+}
+
+/* The first candidate lands; the search learns it under every form it
+** asked for it, and a default's kernel is stored once it has one. */
+static int flow_land(flow *f)
+{
+    sw *S = f->S;
+    cand *c = f->q[0];
+    memmove(f->q, f->q + 1, sizeof *f->q * (size_t)--f->n);
+    int rc = cand_land(S, c, f->t, f->b, f->se, f->bs, f->default_cfg, f->id);
+    for (int i = 0; i < c->nalso && !rc && c->m.status[0]; i++) tell_also(f, c, c->also[i]);
+    if (!rc && f->store_cfg && c->m.status[0] && c->job.cubin && !strcmp(c->tmpl, f->store_tmpl) &&
+        !strcmp(c->config, f->store_cfg)) {
+        rc = put_default(S, f->t, f->store_tmpl, f->store_cfg, c);
+        f->store_cfg = NULL;
+    }
+    if (c->extra) {
+        f->kept = xrealloc(f->kept, sizeof *f->kept * (size_t)(f->nkept + 1));
+        f->kept[f->nkept++] = c;
+    } else {
+        cand_free(c);
+        free(c);
+    }
+    return rc;
+}
+
+/* A search from its defaults (defaults[i] of template names[i], measured
+** first, those valid; NULL: none) to its end, a budget or Ctrl-C. */
+static int flow_run(flow *f, char *const *names, char *const *defaults, int nd)
+{
+    sw *S = f->S;
+    int rc = 0;
+    f->ahead = ahead_depth(S, f->batch, f->evals);
+    f->id = ++S->searches;
+    for (int i = 0; i < nd && !rc; i++) {
+        int valid = 0;
+        char why[256];
+        if (defaults[i] && !tmpl_valid(S->T, names[i], defaults[i], f->t, &S->dev, &valid, why, sizeof why) && valid)
+            rc = flow_put(f, names[i], xstrdup(defaults[i]), NULL, 1);
+    }
+    /* The defaults go with the first batch. */
+    if (!rc) rc = flow_ask(f);
+    while (!rc) {
+        while (!rc && !f->done && (f->n == 0 || f->n - 1 < f->ahead) && !out_of_budget(S)) rc = flow_ask(f);
+        if (rc || !f->n || out_of_budget(S)) break;
+        rc = flow_land(f);
+    }
+    if (f->n) trace(S, "stop search=%d on_their_way=%d", f->id, f->n);
+    drain(S, f->q, f->n);
+    for (int i = 0; i < f->n; i++) {
+        cand_free(f->q[i]);
+        free(f->q[i]);
+    }
+    for (int i = 0; i < f->nkept; i++) {
+        cand_free(f->kept[i]);
+        free(f->kept[i]);
+    }
+    free(f->q);
+    free(f->kept);
+    return rc;
 }
 
 static int cmp_final(const void *a, const void *b)
@@ -1437,6 +1679,14 @@ static int template_usable(sw *S, const spec_task *st, const char *tname, const 
     return ok;
 }
 
+/* The most configs se will ask for: max_evals (> 0), or its whole space. */
+/* The candidates a search will ask for: its cap, or the whole (lazy) space's
+** valid configs when uncapped. */
+static int search_budget(search *se, int max_evals)
+{
+    return max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se);
+}
+
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
@@ -1466,49 +1716,16 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
             free(dflt);
             break;
         }
-        progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se)) + (dflt != NULL));
+        int evals = search_budget(se, max_evals);
+        progress_plan(S->P, evals + (dflt != NULL));
         /* The default first: every bucket reports how far tuning got from it. */
-        int first = 1;
-        double default_time = -1;
-        char default_status[12] = "";   /* set once the default has a result */
-        while (!rc && !out_of_budget(S)) {
-            char **cfgs = NULL;
-            int got = 0;
-            cand cs[64];
-            int n = 0;
-            memset(cs, 0, sizeof cs);
-            if (first && dflt && !S->o->compile_only) {
-                int valid = 0;
-                char whyd[256];
-                tmpl_valid(S->T, tn[ti], dflt, t, &S->dev, &valid, whyd, sizeof whyd);
-                if (valid) instantiate(S, &cs[n++], tn[ti], dflt, t);
-            }
-            first = 0;
-            if (search_ask(se, batch, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
-            /* The default was measured first; the strategy still learns its time. */
-            for (int i = 0; i < got; i++) {
-                if (dflt && !strcmp(cfgs[i], dflt) && !S->o->compile_only && default_status[0])
-                    search_tell(se, cfgs[i], default_status, default_time);
-                else
-                    instantiate(S, &cs[n++], tn[ti], cfgs[i], t);
-                free(cfgs[i]);
-            }
-            free(cfgs);
-            if (!n && !got) break;
-            rc = run_batch(S, cs, n, t, b, se, &bs, dflt);
-            drain(S, cs, n);
-            for (int i = 0; i < n; i++) {
-                if (dflt && cs[i].config && !strcmp(cs[i].config, dflt) && cs[i].m.status[0]) {
-                    snprintf(default_status, sizeof default_status, "%s", cs[i].m.status);
-                    default_time = cs[i].m.median_us;
-                    if (default_kernel && !rc && cs[i].job.cubin) {
-                        rc = put_default(S, t, tn[ti], dflt, &cs[i]);
-                        default_kernel = 0;
-                    }
-                }
-                cand_free(&cs[i]);
-            }
+        flow f = { .S = S, .t = t, .b = b, .se = se, .bs = &bs, .tname = tn[ti], .default_cfg = dflt, .batch = batch,
+                   .evals = evals };
+        if (default_kernel) {
+            f.store_tmpl = tn[ti];
+            f.store_cfg = dflt;
         }
+        if (!rc && !out_of_budget(S)) rc = flow_run(&f, &tn[ti], &dflt, S->o->compile_only ? 0 : 1);
         /* The space is lazy: what it rejected, and whether the cap left some of it, are known now. */
         S->rejected += search_nrejected(se);
         record_rejected(S, se, tn[ti], t, b);
@@ -1530,8 +1747,8 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
 ** bucket's templates' spaces, so its budget (max_evals for the bucket, not
 ** per template) goes to the family that pays. Each template's default is
 ** measured first; the first template's is the bucket's default. The
-** search learns the defaults' results when it asks for them: the registry
-** answers those without a second run. */
+** search learns the defaults' results when it asks for them, without a
+** second run (flow_put). */
 static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
@@ -1557,52 +1774,14 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
         else {
             int ndefaults = 0;
             for (int i = 0; i < nuse; i++) ndefaults += dflt[i] != NULL;
-            progress_plan(S->P, (max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se)) + ndefaults);
+            progress_plan(S->P, search_budget(se, max_evals) + ndefaults);
         }
         if (!rc && dflt[0]) rc = put_default(S, t, use[0], dflt[0], NULL);
     }
-    int first = 1, default_kernel = dflt[0] != NULL;
-    while (se && !rc && !out_of_budget(S)) {
-        cand cs[64];
-        int n = 0;
-        memset(cs, 0, sizeof cs);
-        if (first)
-            for (int i = 0; i < nuse; i++) {
-                int valid = 0;
-                char whyd[256];
-                if (dflt[i] && !tmpl_valid(S->T, use[i], dflt[i], t, &S->dev, &valid, whyd, sizeof whyd) && valid)
-                    instantiate(S, &cs[n++], use[i], dflt[i], t);
-            }
-        first = 0;
-        char **cfgs = NULL;
-        int got = 0;
-        if (search_ask(se, 8, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
-        for (int i = 0; i < got; i++) {
-            char tname[64], *own;
-            if (search_split(S->T, cfgs[i], tname, sizeof tname, &own)) {
-                rc = error("%s", tmpl_errmsg(S->T));
-                free(cfgs[i]);
-                continue;
-            }
-            instantiate(S, &cs[n], tname, own, t);
-            cs[n++].joined = cfgs[i];
-            free(own);
-        }
-        free(cfgs);
-        if (rc || (!n && !got)) {
-            for (int i = 0; i < n; i++) cand_free(&cs[i]);
-            break;
-        }
-        rc = run_batch(S, cs, n, t, b, se, &bs, dflt[0]);
-        drain(S, cs, n);
-        for (int i = 0; i < n; i++) {
-            if (default_kernel && !rc && !strcmp(cs[i].tmpl, use[0]) && cs[i].config && !strcmp(cs[i].config, dflt[0]) &&
-                cs[i].job.cubin) {
-                rc = put_default(S, t, use[0], dflt[0], &cs[i]);
-                default_kernel = 0;
-            }
-            cand_free(&cs[i]);
-        }
+    if (se && !rc && !out_of_budget(S)) {
+        flow f = { .S = S, .t = t, .b = b, .se = se, .bs = &bs, .default_cfg = dflt[0], .batch = 8,
+                   .evals = search_budget(se, max_evals), .store_tmpl = use[0], .store_cfg = dflt[0] };
+        rc = flow_run(&f, use, dflt, nuse);
     }
     if (se) {   /* the space is lazy: see tune_bucket */
         S->rejected += search_nrejected(se);
@@ -1675,7 +1854,6 @@ static int remeasure(sw *S, const op_task *t, const bucket *b, const retune_fina
     int rc = run_batch(S, cs, rf->n, t, b, NULL, bs, NULL);
     *failed = 0;
     for (int i = 0; i < rf->n; i++) *failed += strcmp(cs[i].m.status, "ok") != 0;
-    drain(S, cs, rf->n);
     for (int i = 0; i < rf->n; i++) cand_free(&cs[i]);
     return rc;
 }
@@ -1782,7 +1960,6 @@ static int check_winner(sw *S, const op_task *t, const bucket *b, const char *hw
     instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);
     bucket_state bs = { .exhaustive = 1 };
     int rc = run_batch(S, &c, 1, t, b, NULL, &bs, NULL);
-    drain(S, &c, 1);
     double was = rf.f[0].median_us, now = c.m.median_us;
     /* The recorded time is the winner's in the race of its bucket's
     ** finalists (confirm): a kernel timed alone may run a few percent off
@@ -2632,6 +2809,9 @@ int sweep_run(const sweep_opts *o)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    const char *tp = getenv("AITUNE_TRACE");
+    if (tp && *tp && !(trace_out = fopen(tp, "a"))) warning("AITUNE_TRACE '%s': %s", tp, strerror(errno));
+    if (trace_out) setvbuf(trace_out, NULL, _IOLBF, 0);
     if (o->compile_only) {
         if (device_assume(S->arch, &S->dev)) {
             error("spec '%s': no device facts for arch '%s' (known: sm_80, sm_90)", o->spec_path, S->sp.arch);
@@ -2692,6 +2872,8 @@ int sweep_run(const sweep_opts *o)
         code = 130;
     }
 out:
+    if (trace_out) fclose(trace_out);
+    trace_out = NULL;
     progress_free(P);
     for (int i = 1; i < H->nlanes; i++) lane_free(H->lanes[i]);
     free(H->q);

@@ -6,6 +6,13 @@
 ** interleaved and the winner is stored. A killed sweep resumes: configs the
 ** registry already has for this device are not measured again.
 **
+** Compiles keep ahead of the GPU: before a candidate is timed, its search
+** is asked for more batches until sweep_opts.ahead candidates compile behind
+** it, across batch boundaries (a strategy is asked while some of its
+** configs are untold). Candidates land in the order asked; a budget or
+** Ctrl-C stops after the one in hand, and what was asked ahead is neither
+** recorded nor told. AITUNE_TRACE=FILE logs the asks, compiles and timings.
+**
 ** On several GPUs (sweep_opts.gpus) each GPU is a lane: its own worker and
 ** thread, taking the spec's buckets one at a time from one queue, so every
 ** bucket is measured and raced on one GPU and no two workers time on the
@@ -43,6 +50,10 @@ typedef struct sweep_opts {
     int max_evals;              /* > 0 overrides the spec */
     double kernel_timeout;      /* seconds a verification run may take */
     int threads;                /* compile threads; <= 0: one per core */
+    int ahead;                  /* candidates a search keeps compiling behind the one being timed
+                                ** (--ahead); 0: twice the threads, shared by the GPUs, at most an
+                                ** eighth of the search's budget, at least a batch of 8; < 0: none,
+                                ** a batch asked when the last one is done */
     int gpu;                    /* the one GPU, when gpus is all zero */
     sweep_gpus gpus;            /* sweep: one lane (worker, thread) per GPU */
     int quiet;                  /* no progress lines */

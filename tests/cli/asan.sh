@@ -91,5 +91,27 @@ for b in 0.5 0.6 0.7 0.8 0.9 1.0; do
     fake_sweep ok "$T/cold-$b.db" "$T/small.yaml" --budget "${b}s"
     check 0 "asan: cold sweep stopped by --budget ${b}s"
 done
+# The same with a deep look-ahead (the whole space asked and queued at
+# once), and on two fake GPUs whose lanes share the pool's compiles of one
+# kernel: a lane that stops drops its queued compiles, another lane's
+# waiting on one of them compiles it instead.
+for b in 0.4 0.8; do
+    fake_sweep ok "$T/deep-$b.db" "$T/small.yaml" --budget "${b}s" --ahead 64 -j 1
+    check 0 "asan: cold sweep, --ahead 64, stopped by --budget ${b}s"
+    FAKE_GPUS=2 fake_sweep ok "$T/two-$b.db" "$T/small.yaml" --budget "${b}s" -j 1
+    check 0 "asan: cold sweep on two GPUs stopped by --budget ${b}s"
+done
+axpy_spec two.yaml 6 7
+FAKE_GPUS=2 fake_sweep slow_time:5 "$T/two.db" "$T/two.yaml" -j 1
+check 0 "asan: cold sweep on two GPUs, both lanes compiling the same kernels"
+# Ctrl-C with compiles queued.
+start_bg env AITUNE_WORKER="$FAKE" FAKE_MODE=slow_time:100 "$AITUNE" sweep "$T/small.yaml" --db "$T/int.db" --quiet \
+    --ahead 64 -j 1
+wait_for "$T/int.db" "select count(*) from measurements" 2
+kill -INT "$BG"
+wait "$BG"
+RC=$?
+mv "$T/bg.err" "$T/err"
+check 130 "asan: Ctrl-C with compiles queued (--ahead 64)"
 
 done_testing

@@ -43,14 +43,7 @@ expect_stdout "^slowest compiles:" "a summary of fresh compiles lists the slowes
 expect_eq "five slowest compiles" "$(grep -c '^ *[0-9.]* ms  f32 axpy/vec' "$T/out")" 5
 
 # Two buckets share the same kernels: one compile each, not two.
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 expect_exit 0 "compile a two-bucket spec on the same registry" "$AITUNE" compile "$T/two.yaml" --db "$T/c.db" -v
 dups=$(grep '^f32 axpy/vec' "$T/out" | awk '{print $3}' | sort | uniq -d | wc -l)
 expect_eq "a kernel shared by two buckets is listed once" "$dups" 0

@@ -8,14 +8,7 @@
 # the finalists again without compiling.
 . "$(dirname "$0")/lib.sh"
 
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 # The kernels of the finalists (runners_up) through their measurements,
 # and the cubins of the candidates that neither won nor raced.
 FINALISTS="select m.cubin from winners w join json_each(w.runners_up) f join measurements m

@@ -6,19 +6,7 @@
 # over the joined landscapes; a bad `joint:` value is one clear line.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$T/joint.yaml" <<'YAML'
-name: joint
-arch: sm_90a
-search: random
-max_evals: 9
-joint: true
-tasks:
-  - op: softmax
-    dtypes: [bf16]
-    shapes:
-      rows: {values: [16384]}
-      cols: {values: [4096]}
-YAML
+joint_spec
 DB=$T/joint.db
 fake_sweep ok "$DB" "$T/joint.yaml"
 expect_eq "a joint sweep exits 0" "$RC" 0 || show_last

@@ -128,6 +128,37 @@ tasks:
 EOF
 }
 
+# An axpy f32 spec with buckets n = 2^LO .. 2^HI, named after its file, with
+# more top-level lines if given: axpy_spec FILE LO HI [LINE...]
+# (axpy_spec two.yaml 6 7 "max_evals: 10").
+axpy_spec() {
+    local file=$1 lo=$2 hi=$3 line
+    shift 3
+    {
+        echo "name: ${file%.yaml}"
+        for line in "$@"; do echo "$line"; done
+        printf 'tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [%s, %s]}\n' "$lo" "$hi"
+    } >"$T/$file"
+}
+
+# The joint search the tests share: softmax's three templates searched
+# together for one bucket, 9 configs chosen at random (joint_spec [FILE]).
+joint_spec() {
+    spec "${1:-joint.yaml}" <<'EOF'
+name: joint
+arch: sm_90a
+search: random
+max_evals: 9
+joint: true
+tasks:
+  - op: softmax
+    dtypes: [bf16]
+    shapes:
+      rows: {values: [16384]}
+      cols: {values: [4096]}
+EOF
+}
+
 # A registry whose cubin cache holds every kernel of small.yaml, so fake
 # sweeps do not wait for NVRTC: seed_db PATH.
 seed_db() {
@@ -150,21 +181,16 @@ fake_sweep() {
         "$AITUNE" sweep "$sp" --db "$db" --quiet "$@"
 }
 
-# The same sweep in the background: bg_fake_sweep MODE DB SPEC [args...].
-# Its pid in $BG (killed at exit if it still runs), its output in $T/bg.out
-# and $T/bg.err.
-bg_fake_sweep() {
-    local mode=$1 db=$2 sp=$3
-    shift 3
-    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
-    env AITUNE_WORKER="$FAKE" FAKE_MODE="$mode" FAKE_STATE="$T/fake-state" \
-        "$AITUNE" sweep "$sp" --db "$db" --quiet "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+# start_bg CMD...: CMD in the background, its output in $T/bg.out and
+# $T/bg.err, its pid in $BG (killed when the script ends).
+start_bg() {
+    "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
     BG=$!
     BG_PIDS="${BG_PIDS:-} $BG"
 }
 
-# wait_count DB QUERY N: wait until QUERY answers N or more (at most 30 s).
-wait_count() {
+# wait_for DB QUERY N: until QUERY's answer on DB is at least N (at most 30 s).
+wait_for() {
     local i
     for i in $(seq 1 300); do
         [ "$(sqlite3 "$1" "$2" 2>/dev/null)" -ge "$3" ] 2>/dev/null && return 0
@@ -184,6 +210,14 @@ expect_resumed() {
     expect_stderr "^sweep: 0 candidates evaluated \([0-9]+ already in the registry\)" "it measures nothing again"
     expect_eq "no measurement added" "$(sql "$2" "select count(*) from measurements")" "$n"
     expect_eq "the same winners" "$(sql "$2" "$4")" "$before"
+}
+
+# The fake sweep in the background: bg_fake_sweep MODE DB SPEC [args...].
+bg_fake_sweep() {
+    local mode=$1 db=$2 sp=$3
+    shift 3
+    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+    start_bg env AITUNE_WORKER="$FAKE" FAKE_MODE="$mode" FAKE_STATE="$T/fake-state" "$AITUNE" sweep "$sp" --db "$db" --quiet "$@"
 }
 
 # Finish: the script's exit code says whether anything failed.

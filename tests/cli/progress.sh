@@ -5,14 +5,7 @@
 # nothing with --quiet; stdout keeps only the results.
 . "$(dirname "$0")/lib.sh"
 
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 seed_db "$T/a.db" || { fail "seed the cubin cache"; exit 1; }
 cp "$T/a.db" "$T/b.db"
 cp "$T/a.db" "$T/c.db"

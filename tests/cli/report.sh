@@ -5,14 +5,7 @@
 # and the convergence lines, found by their colors in the PNG.
 . "$(dirname "$0")/lib.sh"
 
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 DB=$T/r.db
 seed_db "$DB" || { fail "seed the cubin cache"; exit 1; }
 fake_sweep ok "$DB" "$T/two.yaml"

@@ -16,7 +16,7 @@ bg_sweep() {
 }
 
 # Wait until the registry has at least N measurements.
-wait_rows() { wait_count "$1" "select count(*) from measurements" "$2"; }
+wait_rows() { wait_for "$1" "select count(*) from measurements" "$2"; }
 
 dup_ok() { sql "$1" "select count(*) from (select bucket, config_hash from measurements where status = 'ok' group by bucket, config_hash having count(*) > 1)"; }
 
@@ -74,18 +74,11 @@ expect_eq "the registry is intact after SIGTERM" "$(sql "$DB" "PRAGMA integrity_
 # ---- SIGINT in a second bucket: the first bucket's kernels stay while its
 # (op, dtype) is unfinished (the second shares them), the resume compiles
 # nothing, and once both buckets are decided the losers' cubins go ----
-spec two.yaml <<'EOF'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF
+axpy_spec two.yaml 6 7
 DB=$T/two.db
 cp "$T/seed.db" "$DB"
 bg_fake_sweep slow_time:60 "$DB" "$T/two.yaml"
-wait_count "$DB" "select count(*) from measurements where bucket = 'n=2^7'" 3
+wait_for "$DB" "select count(*) from measurements where bucket = 'n=2^7'" 3
 kill -INT "$BG"
 wait "$BG"
 code=$?
@@ -162,14 +155,7 @@ expect_eq "one winner for the shared bucket" "$(sql "$DB" "select count(*) from 
 expect_eq "two runs recorded, both ok" "$(sql "$DB" "select group_concat(outcome) from runs")" "ok,ok"
 
 # ---- --budget stops early; winners are marked not exhaustive ----
-spec bigger.yaml <<'EOF'
-name: bigger
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 8]}
-EOF
+axpy_spec bigger.yaml 6 8
 DB=$T/budget.db
 cp "$T/seed.db" "$DB"
 start=$(date +%s)

@@ -169,7 +169,7 @@ expect_eq "retune measures nothing at the part's size" "$(sql "$DB" "select coun
 # resume measures nothing twice and reaches the same winners.
 DB=$T/int.db
 bg_fake_sweep "$MODE,slow_time:100" "$DB" "$T/parts.yaml"
-wait_count "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'" 3 || fail "the part's search never began"
+wait_for "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'" 3 || fail "the part's search never began"
 kill -INT "$BG"
 wait "$BG"
 expect_eq "SIGINT in a part's search exits 130" "$?" 130

@@ -6,14 +6,7 @@
 # the migration of a registry written by aitune 0.1 (schema 1).
 . "$(dirname "$0")/lib.sh"
 
-spec two.yaml <<'EOF2'
-name: two
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 7]}
-EOF2
+axpy_spec two.yaml 6 7
 DB=$T/s.db
 seed_db "$DB" || { fail "seed the cubin cache"; exit 1; }
 fake_sweep ok "$DB" "$T/two.yaml"

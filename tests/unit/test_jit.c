@@ -219,6 +219,77 @@ static void test_pool(void)
     jit_pool_free(p);
 }
 
+/* A kernel that takes NVRTC a while (a long unrolled loop), so jobs
+** submitted behind it on a one-thread pool stay queued. */
+static const char *slow =
+    "extern \"C\" __global__ void slow(float* y, long long n) {\n"
+    "  float a = y[threadIdx.x];\n"
+    "  #pragma unroll\n"
+    "  for (int i = 0; i < 512; i++) a = a * 1.0001f + (float)(i % 7) * y[(threadIdx.x + i) % 32];\n"
+    "  y[threadIdx.x] = a;\n"
+    "}\n";
+
+static void keyed(jit_job *j, const char *src, const char *name)
+{
+    job(j, src, name, "sm_90a");
+    jit_key(src, name, "sm_90a", j->key);
+}
+
+/* Jobs of one key in the pool at once compile once; queued jobs can be
+** cancelled one by one, and a job waiting on a cancelled one compiles in
+** its place. */
+static void test_pool_keys(void)
+{
+    jit_pool *p = jit_pool_new(1);
+    CHECK(jit_pool_threads(p) == 1, "jit_pool_threads says how many threads (%d)", jit_pool_threads(p));
+    jit_job blocker, a, b, c, solo, d;
+    keyed(&blocker, slow, "slow");
+    jit_submit(p, &blocker);
+    keyed(&a, tiny, "tiny");
+    keyed(&b, tiny, "tiny");
+    keyed(&c, tiny, "tiny");
+    jit_submit(p, &a);
+    jit_submit(p, &b);
+    jit_submit(p, &c);
+    job(&solo, tiny, "tiny", "sm_90a");     /* no key: compiles on its own */
+    jit_submit(p, &solo);
+    keyed(&d, tiny, "tiny");
+    jit_submit(p, &d);
+    /* a is queued behind the blocker: cancelling it hands its place to b. */
+    CHECK(jit_cancel(p, &a) == 1 && a.done && !a.ok && a.error && !strcmp(a.error, "cancelled"),
+          "a queued job is cancelled (%s)", a.error ? a.error : "no error");
+    CHECK(jit_cancel(p, &d) == 1 && d.done && !d.ok, "a job waiting on another of its key is cancelled");
+    jit_wait(p, &c);
+    jit_wait(p, &b);
+    jit_wait(p, &solo);
+    CHECK(b.ok && !b.shared && b.cubin_len > 0, "the first job waiting on a cancelled one compiled in its place");
+    CHECK(c.ok && c.shared && c.cubin_len == b.cubin_len && !memcmp(c.cubin, b.cubin, b.cubin_len) && c.cubin != b.cubin,
+          "a job of the same key gets a copy of the result, not a compile of its own");
+    CHECK(c.registers == b.registers && c.ms == b.ms && c.log && c.log != b.log, "the copy has the ptxas report and log");
+    CHECK(solo.ok && !solo.shared, "a job without a key compiles on its own");
+    jit_wait(p, &blocker);
+    CHECK(blocker.ok && blocker.t_start > 0, "the slow job compiled (%.0f ms)", blocker.ms);
+    CHECK(jit_cancel(p, &blocker) == 0, "a done job is not cancelled");
+    jit_job_clear(&b);   /* a result's owner may free it at once: the copy is c's own */
+    CHECK(c.cubin && c.log, "the copy outlives the job it came from");
+    jit_job *all[] = { &blocker, &a, &c, &solo, &d };
+    for (int i = 0; i < 5; i++) jit_job_clear(all[i]);
+    /* Same key, different text (a hash collision): compiled apart. */
+    jit_job x, y;
+    keyed(&x, tiny, "tiny");
+    keyed(&y, tiny, "tiny");
+    free(y.source);
+    y.source = xstrfmt("// another\n%s", tiny);
+    jit_submit(p, &x);
+    jit_submit(p, &y);
+    jit_wait(p, &x);
+    jit_wait(p, &y);
+    CHECK(x.ok && y.ok && !x.shared && !y.shared, "a key with another text compiles on its own");
+    jit_job_clear(&x);
+    jit_job_clear(&y);
+    jit_pool_free(p);
+}
+
 static int is_hex16(const char *s)
 {
     if (strlen(s) != 16) return 0;
@@ -252,6 +323,7 @@ int main(void)
     test_compile();
     test_report();
     test_pool();
+    test_pool_keys();
     test_key();
     CHECK_DONE();
 }
