@@ -1031,6 +1031,13 @@ static void record_rejected(sw *S, search *se, const char *tname, const op_task 
 static int add_stored(const char *tmpl, const char *config, double median_us, void *ctx);
 static void bucket_state_free(bucket_state *bs);
 
+/* The candidates a search will ask for: its cap, or the whole (lazy) space's
+** valid configs when uncapped. */
+static int search_budget(search *se, int max_evals)
+{
+    return max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se);
+}
+
 /* The candidates a part's own search may take (spec split_evals; 0 there:
 ** none): by default a quarter of the bucket's cap, at least 8, and never
 ** more than that cap. 0: no cap (the bucket had none either). */
@@ -1068,38 +1075,15 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state 
             rc = error("%s", tmpl_errmsg(S->T));
             break;
         }
+        int size = search_size(se), before = S->evaluated + S->resumed;
+        progress_plan(S->P, search_budget(se, max_evals));
+        flow f = { .S = S, .t = tp, .b = pb, .se = se, .bs = pbs, .tname = tname, .batch = 8,
+                   .evals = search_budget(se, max_evals) };
+        rc = flow_run(&f, NULL, NULL, 0);
+        *evals += S->evaluated + S->resumed - before;
+        /* The space is lazy: what it rejected is known once the search ends. */
         record_rejected(S, se, tname, tp, pb);
-        int size = search_size(se);
-        progress_plan(S->P, max_evals > 0 && max_evals < size ? max_evals : size);
         *capped |= max_evals > 0 && max_evals < size;
-        for (int got = 1; got && !rc && !out_of_budget(S);) {
-            char **cfgs = NULL;
-            cand cs[8];
-            int n = 0;
-            memset(cs, 0, sizeof cs);
-            if (search_ask(se, 8, &cfgs, &got)) { rc = error("%s", tmpl_errmsg(S->T)); break; }
-            for (int i = 0; i < got; i++) {
-                char tj[64], *own = NULL;
-                if (tname) {
-                    instantiate(S, &cs[n++], tname, cfgs[i], tp);
-                    free(cfgs[i]);
-                } else if (search_split(S->T, cfgs[i], tj, sizeof tj, &own)) {
-                    rc = error("%s", tmpl_errmsg(S->T));
-                    free(cfgs[i]);
-                } else {
-                    instantiate(S, &cs[n], tj, own, tp);
-                    cs[n++].joined = cfgs[i];
-                    free(own);
-                }
-            }
-            free(cfgs);
-            if (!rc) rc = run_batch(S, cs, n, tp, pb, se, pbs, NULL);
-            drain(S, cs, n);
-            for (int i = 0; i < n; i++) {
-                *evals += cs[i].m.status[0] != 0;
-                cand_free(&cs[i]);
-            }
-        }
         search_free(se);
     }
     *capped |= S->budget_hit || interrupted;
@@ -1680,13 +1664,6 @@ static int template_usable(sw *S, const spec_task *st, const char *tname, const 
 }
 
 /* The most configs se will ask for: max_evals (> 0), or its whole space. */
-/* The candidates a search will ask for: its cap, or the whole (lazy) space's
-** valid configs when uncapped. */
-static int search_budget(search *se, int max_evals)
-{
-    return max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se);
-}
-
 static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
