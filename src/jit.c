@@ -199,7 +199,7 @@ static void mark_cancelled(jit_job *j)
 
 static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
-/* Done j's result into its followers (they own copies), then j done: all
+/* j's result into its followers (copies they own), then j done: all
 ** under the lock, before any owner can see j done and free it. */
 static void finish(jit_job *j)
 {
