@@ -49,8 +49,9 @@
 -- legal but probably slow. Such a config stays in the space with its
 -- weight: sample draws it with probability proportional to the weight,
 -- walk tries the configs of weight 1 first and the others after, heaviest
--- first, and model learns how much the weight says (log weight is one of
--- its features). A template without prior weighs every config 1.
+-- first, and model learns how much the weight says (the weight, rounded to
+-- a power of two, is one more one-hot param of its fit). A template
+-- without prior weighs every config 1.
 --
 -- A strategy is new(space, opts) with ask(n) and tell(cfg, result).
 -- opts: rng (Space.rng), seed, max_evals (nil: the whole space), warm (a
