@@ -1075,7 +1075,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state 
             rc = error("%s", tmpl_errmsg(S->T));
             break;
         }
-        int size = search_size(se), before = S->evaluated + S->resumed;
+        int before = S->evaluated + S->resumed;
         progress_plan(S->P, search_budget(se, max_evals));
         flow f = { .S = S, .t = tp, .b = pb, .se = se, .bs = pbs, .tname = tname, .batch = 8,
                    .evals = search_budget(se, max_evals) };
@@ -1083,7 +1083,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state 
         *evals += S->evaluated + S->resumed - before;
         /* The space is lazy: what it rejected is known once the search ends. */
         record_rejected(S, se, tname, tp, pb);
-        *capped |= max_evals > 0 && max_evals < size;
+        *capped |= max_evals > 0 && max_evals < search_size(se);   /* a bound until the walk is complete */
         search_free(se);
     }
     *capped |= S->budget_hit || interrupted;
