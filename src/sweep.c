@@ -1033,9 +1033,14 @@ static void bucket_state_free(bucket_state *bs);
 
 /* The candidates a search will ask for: its cap, or the whole (lazy) space's
 ** valid configs when uncapped. */
+static int search_capped(search *se, int max_evals)
+{
+    return max_evals > 0 && max_evals < search_size(se);   /* size: a bound until the walk is complete */
+}
+
 static int search_budget(search *se, int max_evals)
 {
-    return max_evals > 0 && max_evals < search_size(se) ? max_evals : search_count(se);
+    return search_capped(se, max_evals) ? max_evals : search_count(se);
 }
 
 /* The candidates a part's own search may take (spec split_evals; 0 there:
@@ -1083,7 +1088,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state 
         *evals += S->evaluated + S->resumed - before;
         /* The space is lazy: what it rejected is known once the search ends. */
         record_rejected(S, se, tname, tp, pb);
-        *capped |= max_evals > 0 && max_evals < search_size(se);   /* a bound until the walk is complete */
+        *capped |= search_capped(se, max_evals);
         search_free(se);
     }
     *capped |= S->budget_hit || interrupted;
@@ -1706,7 +1711,7 @@ static int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucke
         /* The space is lazy: what it rejected, and whether the cap left some of it, are known now. */
         S->rejected += search_nrejected(se);
         record_rejected(S, se, tn[ti], t, b);
-        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+        if (search_capped(se, max_evals)) bs.exhaustive = 0;
         if (S->budget_hit || interrupted) bs.exhaustive = 0;
         search_free(se);
         free(dflt);
@@ -1763,7 +1768,7 @@ static int tune_bucket_joint(sw *S, const spec_task *st, const op_task *t, const
     if (se) {   /* the space is lazy: see tune_bucket */
         S->rejected += search_nrejected(se);
         record_rejected(S, se, NULL, t, b);
-        if (max_evals > 0 && max_evals < search_size(se)) bs.exhaustive = 0;
+        if (search_capped(se, max_evals)) bs.exhaustive = 0;
     }
     if (S->budget_hit || interrupted) bs.exhaustive = 0;
     search_free(se);

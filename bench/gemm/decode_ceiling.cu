@@ -172,6 +172,17 @@ static void run_slab(const u16* x, const u16* w, __nv_bfloat16* d, float* ref, i
          (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
 }
 
+// Every slab layout tried, for MX rows of x.
+template<int MX>
+static void run_layouts(const u16* x, const u16* w, __nv_bfloat16* d, float* ref, int m, int n, int k) {
+  run_slab<1, 4, 2, MX>(x, w, d, ref, m, n, k); run_slab<1, 8, 2, MX>(x, w, d, ref, m, n, k);
+  run_slab<2, 4, 2, MX>(x, w, d, ref, m, n, k); run_slab<2, 8, 2, MX>(x, w, d, ref, m, n, k);
+  run_slab<2, 8, 4, MX>(x, w, d, ref, m, n, k); run_slab<4, 4, 2, MX>(x, w, d, ref, m, n, k);
+  run_slab<4, 8, 2, MX>(x, w, d, ref, m, n, k); run_slab<1, 8, 4, MX>(x, w, d, ref, m, n, k);
+  run_slab<2, 4, 4, MX>(x, w, d, ref, m, n, k); run_slab<4, 4, 4, MX>(x, w, d, ref, m, n, k);
+  run_slab<1, 16, 2, MX>(x, w, d, ref, m, n, k); run_slab<2, 16, 2, MX>(x, w, d, ref, m, n, k);
+}
+
 int main() {
   CK(cudaMalloc(&flushbuf, flushn));
   u32* o; CK(cudaMalloc(&o, 64));
@@ -210,21 +221,8 @@ int main() {
     std::vector<u16*> extra;
     g_wcopies[0] = w;
     for (int i = 1; i < g_R; i++) { u16* q; CK(cudaMalloc(&q, (size_t)n * k * 2)); CK(cudaMemcpy(q, w, (size_t)n * k * 2, cudaMemcpyDeviceToDevice)); g_wcopies[i] = q; extra.push_back(q); }
-    if (m == 1) {
-      run_slab<1, 4, 2, 1>(x, w, d, ref, m, n, k); run_slab<1, 8, 2, 1>(x, w, d, ref, m, n, k);
-      run_slab<2, 4, 2, 1>(x, w, d, ref, m, n, k); run_slab<2, 8, 2, 1>(x, w, d, ref, m, n, k);
-      run_slab<2, 8, 4, 1>(x, w, d, ref, m, n, k); run_slab<4, 4, 2, 1>(x, w, d, ref, m, n, k);
-      run_slab<4, 8, 2, 1>(x, w, d, ref, m, n, k); run_slab<1, 8, 4, 1>(x, w, d, ref, m, n, k);
-      run_slab<2, 4, 4, 1>(x, w, d, ref, m, n, k); run_slab<4, 4, 4, 1>(x, w, d, ref, m, n, k);
-      run_slab<1, 16, 2, 1>(x, w, d, ref, m, n, k); run_slab<2, 16, 2, 1>(x, w, d, ref, m, n, k);
-    } else {
-      run_slab<1, 4, 2, 16>(x, w, d, ref, m, n, k); run_slab<1, 8, 2, 16>(x, w, d, ref, m, n, k);
-      run_slab<2, 4, 2, 16>(x, w, d, ref, m, n, k); run_slab<2, 8, 2, 16>(x, w, d, ref, m, n, k);
-      run_slab<2, 8, 4, 16>(x, w, d, ref, m, n, k); run_slab<4, 4, 2, 16>(x, w, d, ref, m, n, k);
-      run_slab<4, 8, 2, 16>(x, w, d, ref, m, n, k); run_slab<1, 8, 4, 16>(x, w, d, ref, m, n, k);
-      run_slab<2, 4, 4, 16>(x, w, d, ref, m, n, k); run_slab<4, 4, 4, 16>(x, w, d, ref, m, n, k);
-      run_slab<1, 16, 2, 16>(x, w, d, ref, m, n, k); run_slab<2, 16, 2, 16>(x, w, d, ref, m, n, k);
-    }
+    if (m == 1) run_layouts<1>(x, w, d, ref, m, n, k);
+    else run_layouts<16>(x, w, d, ref, m, n, k);
     for (auto q : extra) cudaFree(q);
     cudaFree(x); cudaFree(w); cudaFree(d); cudaFree(ref);
   }

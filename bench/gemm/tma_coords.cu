@@ -10,7 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 struct __align__(64) tmap_t { unsigned long long v[16]; };
-__global__ void k(const __grid_constant__ tmap_t tm, int x, unsigned short* out) {
+// One box from map tm at (x, 0) into shared memory, copied out.
+__device__ void load_box(const tmap_t* tm, int x, unsigned short* out) {
   __shared__ __align__(1024) unsigned char buf[8 * 128];
   __shared__ __align__(8) unsigned long long bar;
   unsigned b = (unsigned)__cvta_generic_to_shared(&bar), d = (unsigned)__cvta_generic_to_shared(buf);
@@ -19,28 +20,17 @@ __global__ void k(const __grid_constant__ tmap_t tm, int x, unsigned short* out)
     asm volatile("fence.mbarrier_init.release.cluster;");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(1024));
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 :: "r"(d), "l"((unsigned long long)&tm), "r"(x), "r"(0), "r"(b) : "memory");
+                 :: "r"(d), "l"((unsigned long long)tm), "r"(x), "r"(0), "r"(b) : "memory");
     unsigned ok = 0;
     while (!ok) asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }" : "=r"(ok) : "r"(b));
   }
   __syncthreads();
   for (int i = threadIdx.x; i < 512; i += blockDim.x) out[i] = ((unsigned short*)buf)[i];
 }
+__global__ void k(const __grid_constant__ tmap_t tm, int x, unsigned short* out) { load_box(&tm, x, out); }
+// The map as the 10th of 16 tensor-map parameters.
 __global__ void k16(const __grid_constant__ tmap_t t0, const __grid_constant__ tmap_t t1, const __grid_constant__ tmap_t t2, const __grid_constant__ tmap_t t3, const __grid_constant__ tmap_t t4, const __grid_constant__ tmap_t t5, const __grid_constant__ tmap_t t6, const __grid_constant__ tmap_t t7, const __grid_constant__ tmap_t t8, const __grid_constant__ tmap_t t9, const __grid_constant__ tmap_t t10, const __grid_constant__ tmap_t t11, const __grid_constant__ tmap_t t12, const __grid_constant__ tmap_t t13, const __grid_constant__ tmap_t t14, const __grid_constant__ tmap_t t15, int x, unsigned short* out) {
-  __shared__ __align__(1024) unsigned char buf[8 * 128];
-  __shared__ __align__(8) unsigned long long bar;
-  unsigned b = (unsigned)__cvta_generic_to_shared(&bar), d = (unsigned)__cvta_generic_to_shared(buf);
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
-    asm volatile("fence.mbarrier_init.release.cluster;");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(1024));
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 :: "r"(d), "l"((unsigned long long)&t9), "r"(x), "r"(0), "r"(b) : "memory");
-    unsigned ok = 0;
-    while (!ok) asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }" : "=r"(ok) : "r"(b));
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < 512; i += blockDim.x) out[i] = ((unsigned short*)buf)[i];
+  load_box(&t9, x, out);
 }
 int main(int argc, char** argv) {
   long long dims0 = atoll(argv[1]); int x = atoi(argv[2]); long long stride = atoll(argv[3]); long long off = atoll(argv[4]);
