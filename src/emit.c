@@ -368,10 +368,19 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
             if (t->rank == 1) sb_puts(out, "16");
             sb_printf(out, " };\n        const cuuint32_t aitune_box[%d] = { ", t->rank);
             for (int d = 0; d < t->rank; d++) sb_printf(out, "%s%uu", d ? ", " : "", t->box[d]);
-            sb_printf(out, " };\n        if (aitune_encode(&aitune_p%d, %s, %d, (const void*)%s, aitune_d, aitune_s, aitune_box, %s, %s, %s))\n"
+            /* A map with `at` reads the workspace from that byte on. */
+            sb_puts(out, " };\n        const void* aitune_base = ");
+            if (pp->at) {
+                sb_puts(out, "(const void*)((char*)ws + (");
+                c_expr(out, pp->at);
+                sb_puts(out, "))");
+            } else {
+                sb_printf(out, "(const void*)%s", a->name);
+            }
+            sb_printf(out, ";\n        if (aitune_encode(&aitune_p%d, %s, %d, aitune_base, aitune_d, aitune_s, aitune_box, %s, %s, %s))\n"
                            "            return cudaErrorInvalidValue;\n    }\n",
                       j, !strcmp(a->dtype, "bf16") ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : !strcmp(a->dtype, "f16") ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
-                      t->rank, a->name,
+                      t->rank,
                       t->swizzle == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B" : t->swizzle == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
                       t->l2 == 256 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_256B" : t->l2 == 128 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_128B" : t->l2 == 64 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_64B" : "CU_TENSOR_MAP_L2_PROMOTION_NONE",
                       t->oob_nan ? "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA" : "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE");

@@ -47,6 +47,7 @@ static void free_param(plan_param *q)
 {
     free(q->expr);
     free(q->zero);
+    free(q->at);
     for (int i = 0; i < 5; i++) free(q->tm.dims[i]);
     for (int i = 0; i < 4; i++) free(q->tm.strides[i]);
     memset(q, 0, sizeof *q);
@@ -139,6 +140,10 @@ static int check_tmap(const plan *p, int i, const plan_param *q, char *err, int 
         snprintf(what, sizeof what, "param %d (tmap) strides[%d]", i, d);
         if (check_expr(p, t->strides[d], what, err, errcap)) return -1;
     }
+    if (q->at) {
+        snprintf(what, sizeof what, "param %d (tmap) at", i);
+        if (check_expr(p, q->at, what, err, errcap)) return -1;
+    }
     if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128)
         return perr(err, errcap, "launch plan: param %d (tmap of '%s'): swizzle %d (0, 32, 64 or 128)", i, a->name, t->swizzle);
     if (t->l2 != 0 && t->l2 != 64 && t->l2 != 128 && t->l2 != 256)
@@ -221,6 +226,10 @@ int plan_check(const plan *p, char *err, int errcap)
         }
         if (q->kind == PLAN_TMAP && check_tmap(p, i, q, err, errcap)) return -1;
     }
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].kind == PLAN_TMAP && p->params[i].at && !nws)
+            return perr(err, errcap, "launch plan: param %d (tmap of '%s') reads the workspace at '%s', but the plan has none",
+                        i, p->args[p->params[i].arg].name, p->params[i].at);
     return 0;
 }
 
@@ -343,6 +352,10 @@ char *plan_encode(const plan *p, char *err, int errcap)
         case PLAN_TMAP:
             puts_(&o, ",\"arg\":");
             jstr(&o, p->args[q->arg].name);
+            if (q->at) {
+                puts_(&o, ",\"at\":");
+                jstr(&o, q->at);
+            }
             puts_(&o, ",\"dims\":");
             jstr3(&o, q->tm.dims, q->tm.rank);
             puts_(&o, ",\"strides\":");
@@ -433,6 +446,8 @@ static int decode_param(plan *p, const json *j, int i, char *err, int errcap)
             return perr(err, errcap, "launch plan: param %d (workspace): \"zero\" must be an expression", i);
     }
     if (q->kind == PLAN_TMAP) {
+        if (json_get(j, "at") && take_expr(json_get(j, "at"), &q->at))
+            return perr(err, errcap, "launch plan: param %d (tmap): \"at\" must be an expression", i);
         const json *dims = json_get(j, "dims"), *strides = json_get(j, "strides"), *box = json_get(j, "box");
         if (!dims || dims->type != JSON_ARR || dims->n < 1 || dims->n > 5)
             return perr(err, errcap, "launch plan: param %d (tmap): \"dims\" must list 1 to 5 sizes", i);
@@ -662,8 +677,10 @@ int plan_has_tmap(const plan *p)
     return 0;
 }
 
-static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long long addr, plan_tmap_encoder encode,
-                     CUtensorMap *tm, char *err, int errcap)
+/* addr: buffer arg's address, or (the map has `at`) the workspace's of
+** ws_bytes bytes. */
+static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long long addr, unsigned long long ws_bytes,
+                     plan_tmap_encoder encode, CUtensorMap *tm, char *err, int errcap)
 {
     const plan_tmap *t = &p->params[i].tm;
     const plan_arg *a = &p->args[p->params[i].arg];
@@ -671,6 +688,16 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
     cuuint32_t box[5], estride[5];
     char why[384];
     if (!encode) return perr(err, errcap, "param %d (tmap of '%s'): no tensor-map encoder (libcuda)", i, a->name);
+    unsigned long long at = 0;
+    if (p->params[i].at) {
+        long long v;
+        if (eval(p, p->params[i].at, shape, &v, why, sizeof why))
+            return perr(err, errcap, "param %d (tmap of '%s') at: %s", i, a->name, why);
+        if (v < 0 || (unsigned long long)v >= ws_bytes)
+            return perr(err, errcap, "param %d (tmap of '%s') at = %lld: outside the workspace of %llu bytes", i, a->name, v, ws_bytes);
+        at = (unsigned long long)v;
+        addr += at;
+    }
     if (!addr || addr % 16) return perr(err, errcap, "param %d (tmap of '%s'): the address must be 16-byte aligned", i, a->name);
     for (int d = 0; d < t->rank; d++) {
         long long v;
@@ -689,6 +716,13 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
             return perr(err, errcap, "param %d (tmap of '%s') strides[%d] = %lld bytes: must be a multiple of 16 below 2^40",
                         i, a->name, d, v);
         gstride[d] = (cuuint64_t)v;
+    }
+    if (p->params[i].at) {
+        /* What the map can reach: the outermost stride times the outermost
+        ** dim (or the row's bytes), from `at` on. */
+        unsigned long long span = t->rank > 1 ? gstride[t->rank - 2] : (unsigned long long)a->esize;
+        if (span > (ws_bytes - at) / gdim[t->rank - 1])
+            return perr(err, errcap, "param %d (tmap of '%s'): the map reaches past the workspace of %llu bytes", i, a->name, ws_bytes);
     }
     CUtensorMapDataType dt = !strcmp(a->dtype, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                            : !strcmp(a->dtype, "f16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -742,7 +776,9 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
             L->storage[i].u64 = ws;
             break;
         case PLAN_TMAP:
-            if (bind_tmap(p, i, shape, args[q->arg].ptr, encode, &L->storage[i].tmap, err, errcap)) return -1;
+            if (q->at && !ws) return perr(err, errcap, "the kernel needs a workspace of %llu bytes", L->g.ws_bytes);
+            if (bind_tmap(p, i, shape, q->at ? ws : args[q->arg].ptr, L->g.ws_bytes, encode, &L->storage[i].tmap, err, errcap))
+                return -1;
             break;
         }
     }

@@ -36,7 +36,14 @@
 **                swizzle span); element type from the argument's dtype;
 **                element strides 1; no interleave; `swizzle` 0/32/64/128;
 **                `oob` "zero" (FILL_NONE) or "nan" (NAN_REQUEST_ZERO_FMA);
-**                `l2` promotion 0/64/128/256.
+**                `l2` promotion 0/64/128/256;
+**                optional `at` (an expression, bytes): the map reads the plan's
+**                workspace from byte `at` on instead of buffer `arg`, which then
+**                gives only the element type: a kernel that stages a copy of
+**                `arg` there (rows padded to 16-byte strides TMA can take)
+**                before it loads it. Bind checks that the map's extent (the
+**                outermost stride times the outermost dim) lies inside the
+**                workspace.
 **   A template that gives no `params` gets the op's arguments in order
 **   (buffers as ptr, scalars as f32, dims as dim) plus a workspace when it
 **   has one: plan_default_params.
@@ -103,6 +110,7 @@ typedef struct plan_param {
     int arg;                /* ptr, f32, tmap: index into args; else -1 */
     char *expr;             /* dim, i32: the value; workspace: the size */
     char *zero;             /* workspace: bytes zeroed before a launch; NULL: all */
+    char *at;               /* tmap: byte offset in the workspace it reads; NULL: buffer arg */
     plan_tmap tm;           /* tmap */
 } plan_param;
 

@@ -894,6 +894,11 @@ static int read_params(tmpl *T, const char *what, plan *P)
             if (t->rank < 1 || t->rank > 5) rc = fail(T, "%s: params[%d].dims must list 1 to 5 sizes", what, i + 1);
             if (!rc) rc = param_exprs(T, what, i, "dims", t->rank, t->dims);
             if (!rc && t->rank > 1) rc = param_exprs(T, what, i, "strides", t->rank - 1, t->strides);
+            /* the byte in the workspace the map reads from (optional) */
+            if (!rc) {
+                if (lua_getfield(L, -1, "at") != LUA_TNIL) rc = launch_expr(T, what, "at", -1, NULL, &q->at);
+                lua_pop(L, 1);
+            }
             if (!rc) {
                 if (lua_getfield(L, -1, "box") != LUA_TTABLE || (int)lua_rawlen(L, -1) != t->rank) {
                     rc = fail(T, "%s: params[%d].box must list %d integers", what, i + 1, t->rank);

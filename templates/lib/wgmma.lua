@@ -45,8 +45,18 @@
 -- resets the ticket for the next launch. No spinning, no float atomics:
 -- deterministic.
 --
--- Leading dimensions must be multiples of 8 elements (TMA needs 16-byte
--- strides); supports() sends other shapes to the other families.
+-- Staging (`stage`): TMA needs 16-byte strides, so an operand whose rows
+-- are not (k, or n for nn's B, not a multiple of 8 elements) is first copied
+-- by the whole grid into the workspace with rows padded to 128 bytes, and
+-- the tensor map reads the copy (the plan's `at`). Copy work is handed out
+-- in claims of rows through a counter, and every CTA waits until all claims
+-- are done before its first load: a CTA that is not yet resident never holds
+-- a claim, so the wait cannot deadlock whatever the grid. Each thread builds
+-- a 16-byte chunk of a padded row from two aligned 16-byte loads and funnel
+-- shifts; the last CTA through resets the counters for the next launch. The
+-- copy costs a read and a write of the operand; the product then runs at
+-- the aligned speed (a TMA box cannot start at an unaligned row: see
+-- bench/gemm/tma_coords.cu).
 local gemm = lib("gemm")
 local dtype = lib("dtype")
 local M = {}
@@ -82,6 +92,7 @@ M.params = {
   { "inflight", { 0, 1 } },
   { "epilogue", { "direct", "tma" } },
   { "streamk", { 0, 1 } },
+  { "stage", { "none", "a", "b", "ab" } },
 }
 
 -- Rows of the CTA tile one consumer warpgroup computes.
@@ -112,7 +123,32 @@ local function streamk_bytes(p, dev)
   return TICKET_BYTES + (dev.sms or 132) * p.bm * p.bn * 4
 end
 
+-- The operands whose rows TMA cannot read in place: A's are k long, B's k
+-- (nt) or n (nn).
+local function unaligned(layout, shape)
+  local a = shape.k % 8 ~= 0
+  local b = (layout == "nt" and shape.k or shape.n) % 8 ~= 0
+  return (a and "a" or "") .. (b and "b" or "")
+end
+
+-- The workspace, in order: stream-K's tickets, staging's counters (both
+-- zeroed at a launch, both left zero by the kernel), stream-K's partial
+-- tiles, then the staged A and B: rows padded to 64 elements (128 bytes).
+local STAGE_CTL = 128
+local function ws_layout(p, dev)
+  local L = { ctl = p.streamk == 1 and TICKET_BYTES or 0 }
+  L.zero = L.ctl + (p.stage ~= "none" and STAGE_CTL or 0)
+  L.slots = L.zero
+  L.sa = L.slots + (p.streamk == 1 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
+  return L
+end
+
 function M.constraints(layout, p, shape, dt, dev)
+  local need = unaligned(layout, shape)
+  if p.stage ~= (need == "" and "none" or need) then
+    if need == "" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
+    return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
+  end
   if p.streamk == 1 then
     if p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
     local u, g = units(p, shape), workers(p, dev)
@@ -154,14 +190,12 @@ function M.constraints(layout, p, shape, dt, dev)
   return true
 end
 
--- TMA needs 16-byte strides for what it loads: A (k), and B (k for nt, n
--- for nn). D is TMA-stored only when n allows; an nt product with any n is
--- still taken with direct stores (constraints).
+-- Any shape: TMA needs 16-byte strides for what it loads, A (k) and B (k
+-- for nt, n for nn), and an operand without them is staged (constraints
+-- ask for exactly those). D is TMA-stored only when n allows; other n take
+-- direct stores (constraints).
 function M.supports(layout, shape, dt, dev)
   if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
-  if shape.k % 8 ~= 0 or (layout == "nn" and shape.n % 8 ~= 0) then
-    return false, "TMA needs leading dimensions that are multiples of 8 elements"
-  end
   return true
 end
 
@@ -191,6 +225,7 @@ function M.source(layout, p, dt, dev, name)
   local a_bytes, b_bytes, smem = sizes(p)
   local wm = rows_per_consumer(p)
   local mi = wm // 64
+  local wl = ws_layout(p, dev)
   local out_ct = dtype.ctype(t.Out)
   local store
   if t.Out == "f32" then
@@ -257,11 +292,19 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define STREAMK %d
 #define NPARTS %d
 #define TICKET_BYTES %d
+#define STAGE_A %d
+#define STAGE_B %d
+#define NT %d
+#define CTL_OFF %d
+#define SLOT_OFF %d
+#define SA_OFF %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       p.epilogue == "tma" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
-      p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES),
+      p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
+      p.stage:find("a") and 1 or 0, p.stage:find("b") and 1 or 0, layout == "nt" and 1 or 0,
+      wl.ctl, wl.slots, wl.sa),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
 
@@ -345,6 +388,104 @@ AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
 #endif
 }
 
+#if STAGE_A || STAGE_B
+// 16 bytes from two aligned 16-byte pieces lo:hi, starting sh bytes into lo.
+AIT_DEV uint4 funnel(const uint4& lo, const uint4& hi, unsigned sh) {
+  const unsigned w[8] = { lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w };
+  const unsigned q = sh >> 2, b = 8 * (sh & 3);
+  unsigned t[5];
+#pragma unroll
+  for (int i = 0; i < 5; i++) t[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[min(i + 3, 7)];
+  return make_uint4(__funnelshift_r(t[0], t[1], b), __funnelshift_r(t[1], t[2], b),
+                    __funnelshift_r(t[2], t[3], b), __funnelshift_r(t[3], t[4], b));
+}
+// Rows [r0, r0 + nr) of a rows x cols matrix into rows padded to pad
+// elements at dst, by one warp: the 16-byte chunks that hold the cols valid
+// elements (the padding past them is never read: the tensor map's dims stop
+// at cols). A chunk is two aligned 16-byte loads and funnel shifts (a row
+// has one shift), all STAGE_UNROLL chunks' loads of a lane issued before
+// any is used; at the buffer's ends, element by element (nothing outside
+// it is read). Measured on the H100 (bench/stage_copy.sh): 1.8 TB/s read +
+// written at 4001 x 4001; taking the second piece from the neighbouring
+// lane instead, 16 chunks in flight, was slower (1.5 TB/s).
+#define STAGE_UNROLL 8
+AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols, unsigned char* dst, long long pad,
+                        long long r0, long long nr) {
+  const int qc = (int)((cols + 7) / 8), lane = threadIdx.x % 32;
+  const unsigned long long lo_end = (unsigned long long)src, hi_end = lo_end + (unsigned long long)rows * cols * 2;
+  for (long long r = r0; r < r0 + nr; r++) {
+    const unsigned long long at = lo_end + (unsigned long long)r * cols * 2;
+    const unsigned sh = (unsigned)(at & 15ull);
+    const unsigned long long al = at - sh, need = sh ? 32ull : 16ull;
+    uint4* to = (uint4*)(dst + r * pad * 2);
+    for (int q0 = lane; q0 < qc; q0 += 32 * STAGE_UNROLL) {
+      uint4 lo[STAGE_UNROLL], hi[STAGE_UNROLL];
+#pragma unroll
+      for (int u = 0; u < STAGE_UNROLL; u++) {
+        const unsigned long long p = al + 16ull * (q0 + 32 * u);
+        lo[u] = hi[u] = make_uint4(0, 0, 0, 0);
+        if (q0 + 32 * u < qc && p >= lo_end && p + need <= hi_end) {
+          lo[u] = __ldg((const uint4*)p);
+          if (sh) hi[u] = __ldg((const uint4*)p + 1);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < STAGE_UNROLL; u++) {
+        const int q = q0 + 32 * u;
+        if (q >= qc) continue;
+        const unsigned long long p = al + 16ull * q;
+        if (p >= lo_end && p + need <= hi_end) {
+          to[q] = funnel(lo[u], hi[u], sh);
+        } else {
+          union { uint4 v; unsigned short e[8]; } x;
+          const unsigned short* e = (const unsigned short*)(at + 16ull * q);
+#pragma unroll
+          for (int j = 0; j < 8; j++) x.e[j] = (unsigned long long)(e + j) + 2 <= hi_end ? e[j] : (unsigned short)0;
+          to[q] = x.v;
+        }
+      }
+    }
+  }
+}
+AIT_DEV unsigned ld_acquire(const unsigned* p) {
+  unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
+}
+// Stage the operands TMA cannot read in place, then wait until every claim
+// of the grid is copied. Each warp claims rows on its own: claims of at
+// least 4 KB of A's rows (m of k), then of B's (nt: n of k; nn: k of n).
+// Counters: ctl[0] claims handed out, ctl[1] claims done, ctl[2] CTAs
+// through (the last one resets all three for the next launch).
+AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k) {
+  unsigned* ctl = (unsigned*)(ws + CTL_OFF);
+  const long long ar = STAGE_A ? m : 0, br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
+  const long long ap = (k + 63) / 64 * 64, bp = (bc + 63) / 64 * 64;
+  unsigned char* sa = ws + SA_OFF;
+  unsigned char* sb = sa + (STAGE_A ? m * ap * 2 : 0);
+  const long long acr = max(1ll, 2048 / max(k, 1ll)), bcr = max(1ll, 2048 / max(bc, 1ll));
+  const unsigned ca = (unsigned)((ar + acr - 1) / acr), total = ca + (unsigned)((br + bcr - 1) / bcr);
+  const int lane = threadIdx.x % 32;
+  unsigned mine = 0, c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
+  while (c < total) {
+    const unsigned next = lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u;   // lands while this claim is copied
+    if (c < ca) stage_rows(As, m, k, sa, ap, c * acr, min(acr, ar - c * acr));
+    else stage_rows(Bs, br, bc, sb, bp, (c - ca) * bcr, min(bcr, br - (c - ca) * bcr));
+    mine++;
+    c = __shfl_sync(~0u, next, 0);
+  }
+  // The copies are read by TMA (the async proxy), in other CTAs.
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  __syncwarp();
+  if (lane == 0 && mine) { __threadfence(); atomicAdd(&ctl[1], mine); }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    while (ld_acquire(&ctl[1]) < total) __nanosleep(128);
+    if (atomicAdd(&ctl[2], 1u) == gridDim.x - 1) { ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; }
+  }
+  __syncthreads();
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+#endif
+
 // This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
 // cluster counting once) takes the data-parallel units w, w + G, ... below
 // dp, then (STREAMK, w < s * sk) piece w / sk of the k loop of unit
@@ -371,15 +512,16 @@ AIT_DEV bool item_at(const sched_t& S, int it, int& u, int& k0, int& k1) {
 }
 // Worker w's accumulator slot (a worker has at most one piece).
 AIT_DEV float* sk_slot(unsigned char* ws, int w, int rank, int part) {
-  return (float*)(ws + TICKET_BYTES) + (((long long)w * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
+  return (float*)(ws + SLOT_OFF) + (((long long)w * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
 }
 ]],
     store,
     string.format([[
-// A masked pair at (row, col < n): one 2-element store when n is even (the
-// pair is then aligned), else element by element.
+// A masked pair at (row, col < n): one 2-element store where the pair is
+// aligned (always for an even n; every other row for an odd one, col being
+// even), else element by element.
 AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, float y) {
-  if ((n & 1) == 0) { store2(D, row * n + col, x, y); return; }
+  if (((row * n + col) & 1) == 0 && col + 1 < n) { store2(D, row * n + col, x, y); return; }
   D[row * n + col] = st_%s(x);
   if (col + 1 < n) D[row * n + col + 1] = st_%s(y);
 }]], out_ct, t.Out, t.Out),
@@ -387,9 +529,12 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 %s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,
-   long long m, long long n, long long k%s)
+   long long m, long long n, long long k%s%s)
 {
   extern __shared__ unsigned char smem_raw[];
+#if STAGE_A || STAGE_B
+  stage_all(As, Bs, ws, m, n, k);
+#endif
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
   const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
@@ -592,7 +737,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (CLUSTER > 1) cluster_sync();
 }
 ]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct,
-    p.streamk == 1 and ", unsigned char* __restrict__ ws" or "", p.producer_regs,
+    (p.streamk == 1 or p.stage ~= "none") and ", unsigned char* __restrict__ ws" or "",
+    p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", p.producer_regs,
     a_load, b_load, consumer_regs(p), b_desc),
   }
   return table.concat(src, "\n")
@@ -610,17 +756,23 @@ function M.launch(layout, p, dt, dev)
   local grid = p.streamk == 1 and tostring((dev.sms or 132) // per * per)
                or p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
                or string.format("%s * %d", units, per)
+  local wl = ws_layout(p, dev)
+  local sa, sb = p.stage:find("a") ~= nil, p.stage:find("b") ~= nil
+  -- A staged operand's map reads its padded copy in the workspace.
+  local a_stride = sa and "cdiv(k, 64) * 128" or "k*" .. esize
+  local a_at = sa and tostring(wl.sa) or nil
+  local b_at = sb and (sa and string.format("%d + m * cdiv(k, 64) * 128", wl.sa) or tostring(wl.sa)) or nil
   local tmB
   if layout == "nt" then
-    tmB = { kind = "tmap", arg = "B", dims = { "k", "n" }, strides = { "k*" .. esize },
+    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "k", "n" }, strides = { sb and "cdiv(k, 64) * 128" or "k*" .. esize },
             box = { BK, sh == 1 and p.bn // 2 or p.bn },
             swizzle = 128, oob = "zero", l2 = 256 }
   else
-    tmB = { kind = "tmap", arg = "B", dims = { "n", "k" }, strides = { "n*" .. esize }, box = { 64, BK },
-            swizzle = 128, oob = "zero", l2 = 256 }
+    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "n", "k" }, strides = { sb and "cdiv(n, 64) * 128" or "n*" .. esize },
+            box = { 64, BK }, swizzle = 128, oob = "zero", l2 = 256 }
   end
   local params = {
-    { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize },
+    { kind = "tmap", arg = "A", at = a_at, dims = { "k", "m" }, strides = { a_stride },
       box = { BK, sh == 2 and p.bm // 2 or p.bm }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
@@ -635,8 +787,15 @@ function M.launch(layout, p, dt, dev)
   end
   -- Only the tickets must be zero at a launch (the kernel leaves them zero
   -- again); the partial tiles are written before they are read.
-  if p.streamk == 1 then
-    params[#params + 1] = { kind = "workspace", size = tostring(streamk_bytes(p, dev)), zero = tostring(TICKET_BYTES) }
+  if p.streamk == 1 or p.stage ~= "none" then
+    local size = tostring(wl.sa)
+    if sa then size = size .. " + m * cdiv(k, 64) * 128" end
+    if sb then size = size .. (layout == "nt" and " + n * cdiv(k, 64) * 128" or " + k * cdiv(n, 64) * 128") end
+    params[#params + 1] = { kind = "workspace", size = size, zero = tostring(wl.zero) }
+  end
+  if p.stage ~= "none" then
+    params[#params + 1] = { kind = "ptr", arg = "A" }
+    params[#params + 1] = { kind = "ptr", arg = "B" }
   end
   return {
     grid = { grid, 1, 1 },
@@ -665,7 +824,8 @@ function M.family(op)
     default = function(shape, dt, dev)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
-               epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0 }
+               epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0,
+               stage = unaligned(layout, shape) == "" and "none" or unaligned(layout, shape) }
     end,
   }
 end

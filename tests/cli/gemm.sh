@@ -6,7 +6,8 @@
 # local memory, no ignored setmaxnreg or serialized wgmma: those warnings fail
 # the compile); the template defaults are among them; a fake sweep's GEMM
 # winners are emitted (tensor maps encoded in the emitted host code) and
-# built by nvcc; shapes TMA cannot take are refused by the wgmma family.
+# built by nvcc; the wgmma family stages exactly the operands TMA cannot
+# read in place.
 . "$(dirname "$0")/lib.sh"
 
 SPEC=$ROOT/tests/fixtures/gemm/sample.yaml
@@ -26,16 +27,23 @@ nk=$(sql "$DB" "select count(*) from cubins where kernel like 'aitune_%'")
 local_arrays=$(sql "$DB" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")
 expect_eq "no GEMM kernel uses local memory ($nk compiled)" "$local_arrays" 0
 
-# The wgmma family refuses leading dimensions TMA cannot take, by name.
+# The wgmma family stages the operand TMA cannot read in place (nn with
+# n = 4097: B's rows), and only that one; at aligned shapes it stages none.
 cat > "$T/odd.yaml" <<'YAML'
 name: odd
 tasks:
   - op: gemm_nn
     dtypes: [bf16]
+    templates: [wgmma]
     shapes: {m: {values: [64]}, n: {values: [4097]}, k: {values: [64]}}
 YAML
 run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 2
-expect_true "n = 4097 is not compiled by the wgmma family" sh -c "! grep -q 'gemm_nn/wgmma' '$T/out'"
+expect_eq "n = 4097 compiles with wgmma" "$RC" 0 || show_last
+nw=$(grep -c 'gemm_nn/wgmma' "$T/out")
+expect_true "wgmma candidates at n = 4097 ($nw)" test "$nw" -ge 2
+expect_eq "every one stages B, and only B" "$(grep 'gemm_nn/wgmma' "$T/out" | grep -c '"stage":"b"')" "$nw"
+expect_eq "no wgmma candidate at an aligned shape stages anything" \
+    "$(sql "$DB" "select count(*) from cubins where source like '%#define STAGE_A 1%' or source like '%#define STAGE_B 1%'")" 0
 # nt loads only k-long rows with TMA: an odd n is taken, with direct stores.
 sed -i 's/op: gemm_nn/op: gemm_nt/' "$T/odd.yaml"
 run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 3

@@ -3,9 +3,9 @@
 # a seeded sample of the gemv and mma spaces, both layouts, several dtypes,
 # at shapes with m = 1 and m = 16, odd k (4097, 4001) and odd n (4001, 4097),
 # is instantiated and compiled for sm_90a. Every kernel compiles, none spills
-# or keeps a stack frame; supports() keeps wgmma off leading dimensions TMA
-# cannot take and gemv off m > 16; a winner of each family is emitted and
-# built by nvcc; the families' index maps are checked against numpy
+# or keeps a stack frame; wgmma stages the operands TMA cannot read in place
+# and supports() keeps gemv off m > 16; a winner of each family is emitted
+# and built by nvcc (wgmma's tensor maps over its staged copies included); the families' index maps are checked against numpy
 # (tests/sim/gemm_fragments.py). About 20 kernels, ~20 s of CPU.
 . "$(dirname "$0")/lib.sh"
 
@@ -52,7 +52,10 @@ done
 # estimate at 240 (mma) and 200 (gemv).
 over=$(awk '($2 ~ /gemv|mma/) && $4 > 250' "$T/table" | wc -l)
 expect_eq "no gemv or mma kernel is at the register cap" "$over" 0
-expect_eq "wgmma is not offered odd leading dimensions" "$(awk '$2 == "gemm_nt/wgmma"' "$T/table" | wc -l)" 0
+# nt with k = 4097: A's and B's rows both start unaligned, so both are staged.
+nw=$(awk '$2 == "gemm_nt/wgmma"' "$T/table" | wc -l)
+expect_true "wgmma takes k = 4097 ($nw configs)" test "$nw" -ge 2
+expect_eq "every wgmma config there stages A and B" "$(awk '$2 == "gemm_nt/wgmma"' "$T/table" | grep -c '"stage":"ab"')" "$nw"
 nk=$(sql "$DB" "select count(*) from cubins where kernel like 'aitune_%'")
 stack=$(sql "$DB" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")
 expect_eq "no local memory in any of the $nk kernels" "$stack" 0
@@ -88,19 +91,26 @@ tasks:
     dtypes: [bf16]
     templates: [mma]
     shapes: {m: {values: [4001]}, n: {values: [4001]}, k: {values: [4001]}}
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [4096]}, n: {values: [4097]}, k: {values: [4096]}}
 EOF
 fake_sweep ok "$T/emit.db" "$T/emit.yaml"
-expect_eq "a fake sweep of one gemv and one mma bucket exits 0" "$RC" 0 || show_last
+expect_eq "a fake sweep of one gemv, one mma and one wgmma bucket exits 0" "$RC" 0 || show_last
 if command -v nvcc >/dev/null 2>&1; then
-    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nn 4001,4001,4001 mma"; do
+    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma"; do
         set -- $q
-        run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1.cu"
+        run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1-$3.cu"
         expect_eq "emit the $3 winner of $1 at $2" "$RC" 0 || { show_last; continue; }
-        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1-$3.cu" -o "$T/$1-$3.o"
         expect_eq "nvcc -c builds the emitted $3 kernel" "$RC" 0 || show_last
     done
+    # The staged B's tensor map reads the workspace, past stage's counters.
+    expect_true "the emitted wgmma launch encodes B's map over the workspace" \
+        grep -q 'aitune_base = (const void\*)((char\*)ws + ((128LL)))' "$T/gemm_nn-wgmma.cu"
 else
-    skip "nvcc builds the emitted gemv and mma kernels: no nvcc"
+    skip "nvcc builds the emitted gemv, mma and wgmma kernels: no nvcc"
 fi
 
 # The index algebra of both families (fragment layouts, swizzle, chunk maps,

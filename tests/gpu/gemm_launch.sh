@@ -33,7 +33,7 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32"; do
         tests/gpu/gemm_launch_check.cu "$out/$op.cu" -Lbuild -laitune -Xlinker -rpath -Xlinker "$PWD/build" -lcuda \
         -o "$out/$op.check" 2>> "$out/nvcc.err"
     check "nvcc builds the $op checker" $? "$(tail -1 "$out/nvcc.err")"
-    for shape in "256 512 512" "1024 512 512" "700 512 512" "3000 520 1000" "1 8 8" "129 136 72"; do
+    for shape in "256 512 512" "1024 512 512" "700 512 512" "3000 520 1000" "1 8 8" "129 136 72" "2048 1001 520" "2100 1000 600"; do
         line=$("$out/$op.check" "$db" "$op" "$arch" "$dt" $shape 2>&1 | tail -1)
         case $line in ok*) rc=0 ;; *) rc=1 ;; esac
         check "$op $dt ${shape// /x}: aitune_launch == emitted == reference" $rc "$line"

@@ -199,6 +199,55 @@ static void test_workspace_zero(void)
     plan_free(p);
 }
 
+/* A tensor map over a copy the kernel stages in its workspace ("at"): the
+** encoder gets the workspace's address plus the offset, the map's extent
+** must fit the workspace, and a plan with such a map but no workspace is
+** refused. */
+static void test_tmap_at(void)
+{
+    plan *p;
+    char err[512] = "";
+    int rc = plan_decode(HEAD "\"params\":[{\"kind\":\"ptr\",\"arg\":\"A\"},"
+                         "{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":\"256\",\"dims\":[\"k\",\"m\"],\"strides\":[\"cdiv(k,64)*128\"],"
+                         "\"box\":[64,128],\"swizzle\":128},"
+                         "{\"kind\":\"workspace\",\"size\":\"256+m*cdiv(k,64)*128\",\"zero\":\"256\"}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "a tmap with \"at\" decodes (%s)", err);
+    if (rc) return;
+    char *j = plan_encode(p, err, sizeof err);
+    CHECK(j && has(j, "\"at\":\"256\""), "and encodes it again: %s", j ? j : err);
+    free(j);
+    long long shape[] = { 4001, 512, 4001 };
+    plan_value v[7] = { { 0x10000, 0 } };
+    plan_launch L;
+    memset(&rec, 0, sizeof rec);
+    rc = plan_bind(p, shape, v, 0x800000, record, &L, err, sizeof err);
+    CHECK(rc == 0 && rec.calls == 1 && rec.addr == (void *)(uintptr_t)(0x800000 + 256) && rec.dims[0] == 4001 &&
+          rec.strides[0] == 63 * 128, "bound over the workspace from byte 256 (addr %p, stride %llu): %s", rec.addr,
+          (unsigned long long)rec.strides[0], err);
+    CHECK(L.storage[0].u64 == 0x10000, "the buffer itself still goes to the ptr param");
+    rc = plan_bind(p, shape, v, 0, record, &L, err, sizeof err);
+    CHECK(rc == -1 && has(err, "workspace"), "no workspace address: refused (%s)", err);
+    plan_free(p);
+    /* The map reaches one row past the workspace. */
+    rc = plan_decode(HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":\"256\",\"dims\":[\"k\",\"m+1\"],"
+                     "\"strides\":[\"cdiv(k,64)*128\"],\"box\":[64,128]},"
+                     "{\"kind\":\"workspace\",\"size\":\"256+m*cdiv(k,64)*128\"}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "decodes (%s)", err);
+    if (!rc) {
+        rc = plan_bind(p, shape, v, 0x800000, record, &L, err, sizeof err);
+        CHECK(rc == -1 && has(err, "reaches past the workspace"), "a map past the workspace is refused: %s", err);
+        plan_free(p);
+    }
+    rc = plan_decode(HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":\"m*k*2\",\"dims\":[\"k\"],\"box\":[64]},"
+                     "{\"kind\":\"workspace\",\"size\":\"m*k*2\"}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "decodes (%s)", err);
+    if (!rc) {
+        rc = plan_bind(p, shape, v, 0x800000, record, &L, err, sizeof err);
+        CHECK(rc == -1 && has(err, "outside the workspace"), "an offset at the workspace's end is refused: %s", err);
+        plan_free(p);
+    }
+}
+
 static void test_hostile(void)
 {
     struct { const char *text, *want; } cases[] = {
@@ -217,6 +266,9 @@ static void test_hostile(void)
         { HEAD "\"params\":[{\"kind\":\"launch_missiles\"}]}", "unknown kind" },
         { HEAD "\"params\":[{\"kind\":\"workspace\",\"size\":\"64\",\"zero\":\"m; evil()\"}]}", "zero" },
         { HEAD "\"params\":[{\"kind\":\"workspace\",\"size\":\"64\",\"zero\":[1]}]}", "zero" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":\"0\",\"dims\":[\"k\"],\"box\":[64]}]}", "has none" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":\"ws+1\",\"dims\":[\"k\"],\"box\":[64]},{\"kind\":\"workspace\",\"size\":\"64\"}]}", "at" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":[7],\"dims\":[\"k\"],\"box\":[64]},{\"kind\":\"workspace\",\"size\":\"64\"}]}", "at" },
         { "{\"kernel\":\"k\",\"grid\":[\"1\",\"1\",\"1\"],\"block\":[\"1\",\"1\",\"1\"]}", "aitune 0.1" },
         { "{\"v\":3}", "version 3" },
         { "{}", "empty" },
@@ -268,6 +320,7 @@ int main(void)
     test_expr_check();
     test_roundtrip();
     test_workspace_zero();
+    test_tmap_at();
     test_hostile();
     test_v1();
     CHECK_DONE();
