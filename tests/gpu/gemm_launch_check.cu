@@ -23,8 +23,18 @@ typedef float out_t;
 #else
 typedef unsigned short out_t;
 #endif
+// -DWITH_WS: the emitted op takes a workspace (one of its kernels has one)
+// and says its size through FN_workspace_bytes.
+#define PASTE2(a, b) a##b
+#define PASTE(a, b) PASTE2(a, b)
+#ifdef WITH_WS
+extern "C" size_t PASTE(FN, _workspace_bytes)(long long, long long, long long);
+extern "C" cudaError_t FN(const unsigned short*, const unsigned short*, out_t*, long long, long long, long long, void*,
+                          cudaStream_t);
+#else
 extern "C" cudaError_t FN(const unsigned short*, const unsigned short*, out_t*, long long, long long, long long,
                           cudaStream_t);
+#endif
 
 #define CK(x) do { int e_ = (int)(x); if (e_) { printf("FAIL %s: error %d\n", #x, e_); exit(1); } } while (0)
 
@@ -104,12 +114,34 @@ int main(int argc, char** argv)
     args[0].ptr = (unsigned long long)a;
     args[1].ptr = (unsigned long long)b;
     args[2].ptr = (unsigned long long)d1;
+    // A kernel with a workspace takes it as the entry after the op's
+    // arguments (A, B, D, m, n, k); aitune_launch zeroes what must be.
+    unsigned long long wsb = 0;
+    void *ws1 = nullptr, *ws2 = nullptr;
+    if (aitune_kernel_workspace(h, k, shape, &wsb) != AITUNE_OK) {
+        printf("FAIL %s %s %lldx%lldx%lld: aitune_kernel_workspace: %s\n", op, dtype, M, N, K, aitune_errmsg(h));
+        return 1;
+    }
+    if (wsb) {
+        CK(cudaMalloc(&ws1, wsb));
+        CK(cudaMemset(ws1, 0xff, wsb));   // garbage: only what the plan says is zeroed may be relied on
+        args[6].ptr = (unsigned long long)ws1;
+    }
     if (aitune_launch(h, k, args, shape, nullptr) != AITUNE_OK) {
         printf("FAIL %s %s %lldx%lldx%lld: aitune_launch: %s\n", op, dtype, M, N, K, aitune_errmsg(h));
         return 1;
     }
     CK(cudaDeviceSynchronize());
+#ifdef WITH_WS
+    const size_t wsb2 = PASTE(FN, _workspace_bytes)(M, N, K);
+    if (wsb2) {
+        CK(cudaMalloc(&ws2, wsb2));
+        CK(cudaMemset(ws2, 0, wsb2));     // the emitted file asks for a zeroed workspace
+    }
+    cudaError_t e = FN(a, b, d2, M, N, K, ws2, 0);
+#else
     cudaError_t e = FN(a, b, d2, M, N, K, 0);
+#endif
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         printf("FAIL %s %s %lldx%lldx%lld: the emitted launch: %s\n", op, dtype, M, N, K, cudaGetErrorString(e));
