@@ -405,10 +405,11 @@ AIT_DEV uint4 funnel(const uint4& lo, const uint4& hi, unsigned sh) {
 // at cols). A chunk is two aligned 16-byte loads and funnel shifts (a row
 // has one shift), all STAGE_UNROLL chunks' loads of a lane issued before
 // any is used; at the buffer's ends, element by element (nothing outside
-// it is read). Measured on the H100 (bench/stage_copy.sh): 1.8 TB/s read +
-// written at 4001 x 4001; taking the second piece from the neighbouring
-// lane instead, 16 chunks in flight, was slower (1.5 TB/s).
-#define STAGE_UNROLL 8
+// it is read). Measured on the H100 (bench/stage_copy.sh, A and B of
+// 4001 x 4001): 2.5 TB/s read + written with 16 chunks in flight, 1.8 with
+// 8 (cudaMemcpy2DAsync: 1.35); taking the second piece from the
+// neighbouring lane instead was slower (1.5).
+#define STAGE_UNROLL 16
 AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols, unsigned char* dst, long long pad,
                         long long r0, long long nr) {
   const int qc = (int)((cols + 7) / 8), lane = threadIdx.x % 32;
