@@ -561,7 +561,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
 {
     sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
         "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " ORDER BY id DESC LIMIT 1");
+        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 ORDER BY id DESC LIMIT 1");
     if (!st) return -1;
     bind_text(st, 1, k->op);
     bind_text(st, 2, k->arch);
@@ -570,6 +570,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
     bind_text(st, 5, k->config_hash);
     bind_text(st, 6, k->tmpl);
     if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
+    bind_text(st, 8, k->shape);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *m = *k;

@@ -95,7 +95,9 @@ typedef struct measurement {
 int reg_measure_put(reg *r, const measurement *m);
 /* The newest measurement of this config for the task on this device, or on
 ** a GPU with the same hardware and toolchain identity (its twin on the same
-** host): 1 found (m filled; free m->config and m->error), 0 none. */
+** host), at the key's shape (a bucket's part may be searched at another size
+** than its own, and its measurements at one size are no answer at another):
+** 1 found (m filled; free m->config and m->error), 0 none. */
 int reg_measure_find(reg *r, const measurement *key, measurement *m);
 void measurement_free(measurement *m);
 /* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on
