@@ -81,7 +81,7 @@ typedef struct sw {
     double split_at;        /* the task in hand's (spec `split_at`); 0: no splits */
     const spec_task *task;  /* the task in hand: a part's own search is the bucket's (search_part) */
     int split, parts;       /* hold: buckets split, and their parts */
-    int searched, searched_evals;     /* hold: parts searched at their own size, and their candidates */
+    int searched, searched_evals;     /* hold: parts searched (research_part), and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
@@ -412,6 +412,8 @@ typedef struct bucket_state {
     double default_us;
     int exhaustive;
     const char *keep_tmpl, *keep_config;   /* retune: the standing winner */
+    const winner *parts;                    /* retune: a split bucket's stored winners (its parts'), */
+    int nparts;                             /* each raced by hold whatever its time at the bucket's size */
     const char *default_tmpl;               /* a joint search: the template whose default is the bucket's */
 } bucket_state;
 
@@ -787,7 +789,7 @@ static int send_task(sw *S, const op_task *t);
 ** is split (split_bucket): its parts (spec.h: bucket_split) get winners of
 ** their own from the same finalists, raced at each part's size and upper
 ** edge too. A part whose winner still loses more than split_at gets a
-** search of its own at its size (research_part). */
+** search of its own where it loses most (research_part). */
 #define HOLD_FINALISTS 8
 #define HOLD_PROBES 48
 
@@ -854,11 +856,12 @@ static int probe_find(const probes *P, const long long *shape, int ndims)
     return -1;
 }
 
-/* Race slots cs[0, P->m) (fi[i] < 0: out of the race) at shape, each
-** verified there first, but at the task's own shape (verified by the
-** search); their times become a probe of P. Returns 1 raced (or raced
-** already), 0 skipped (no such task, too large for the GPU, none
-** verified), -1 a tool failure. */
+/* Race slots cs[0, P->m) (fi[i] == -1: out of the race) at shape, each
+** verified there first, but at the task's own shape where the bucket's
+** search verified it (every slot but a part's own finalist, PART_OWN: its
+** search ran at another size); their times become a probe of P. Returns 1
+** raced (or raced already), 0 skipped (no such task, too large for the
+** GPU, none verified), -1 a tool failure. */
 static int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P)
 {
     if (probe_find(P, shape, t->ndims) >= 0) return 1;
@@ -871,8 +874,8 @@ static int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, c
     int ok[16];
     for (int i = 0; i < m; i++) {
         ok[i] = 0;
-        if (fi[i] < 0 || !load_slot(S, cs[i], &tp, i)) continue;
-        ok[i] = rep || verify_slot(S, cs[i], i);
+        if (fi[i] == -1 || !load_slot(S, cs[i], &tp, i)) continue;
+        ok[i] = (rep && fi[i] != PART_OWN) || verify_slot(S, cs[i], i);
     }
     /* The race wants every slot loaded: a failed one is raced with a
     ** verified stand-in and its time ignored. */
@@ -1119,23 +1122,62 @@ static int stored_part(sw *S, const op_task *t, const bucket *pb, bucket_state *
     return rc;
 }
 
+/* Where part p is searched (research_part): the probe inside it where its
+** winner loses most, leaving out the bucket's own size (the bucket's search
+** ran there). Ties go to the probe where the slot fastest at the bucket's
+** size loses most (the other side of the trade-off when the winner loses
+** most at the bucket's size), then to the part's own size. -1: none (the
+** part holds no other probe). */
+static int search_probe(const op_task *t, const probes *P, const part *p)
+{
+    size_t sz = sizeof *t->shape * (size_t)t->ndims;
+    int home = in_box(&p->b, t->shape) ? probe_find(P, t->shape, t->ndims) : -1, f = -1, at = -1;
+    for (int i = 0; home >= 0 && i < P->m; i++)
+        if (P->p[home].us[i] > 0 && (f < 0 || P->p[home].us[i] < P->p[home].us[f])) f = i;
+    double lw = 0, lf = 0;
+    for (int k = 0; k < P->n; k++) {
+        if (!in_box(&p->b, P->p[k].shape) || !memcmp(P->p[k].shape, t->shape, sz)) continue;
+        double w = probe_loss(&P->p[k], p->w, P->m), x = f >= 0 ? probe_loss(&P->p[k], f, P->m) : 0;
+        int own = !memcmp(P->p[k].shape, p->b.rep, sz);
+        if (at < 0 || w > lw || (w == lw && (x > lf || (x == lf && own)))) {
+            at = k;
+            lw = w;
+            lf = x;
+        }
+    }
+    return at;
+}
+
 /* A part whose winner among the hold race's slots still loses more than
 ** split_at: its best config is not among the bucket's finalists, all found
-** by a search at the bucket's size. So it gets a search of its own at its
-** size (search_part; retune races the part's stored finalists instead:
-** stored_part), and the fastest finalists of that search that are not
-** slots already (top_k of them) race with the slots at every probe inside
-** the part (the slots that lose most there make room when the worker's
-** slots run short): the smallest worst loss wins, the slots' winner when
-** within the noise margin of that. A part tuned at the bucket's size had
-** its search. Returns 1 when Ctrl-C cut the search (the part is not
-** decided), -1 for a tool failure. */
+** by a search at the bucket's size. So it gets a search of its own
+** (search_part; retune races the part's stored finalists instead:
+** stored_part) where it loses: at the probe inside the part where its
+** winner loses most, among the sizes no search has covered (search_probe).
+** A search finds the configs that are fast where it runs, and those are
+** what the slots lack where the part loses; often that is the part's own
+** size, but a part may lose most at its upper edge or at the bucket's
+** middle, and a search at its own size would look where it has no loss.
+** The part that holds the bucket's own size is not searched there again
+** (its best configs are slots already): it is searched at its worst probe
+** elsewhere, and when its winner loses most at the bucket's size (a trade:
+** the slots fastest there lose more at another probe), at the probe where
+** the slot fastest at the bucket's size loses most, usually the part's
+** upper edge. The fastest finalists of that search that are not slots
+** already (top_k of them) race with the slots at every probe inside the
+** part, each verified there first (the search verified them at its size
+** only; the slots that lose most there make room when the worker's slots
+** run short): the smallest worst loss wins, the slots' winner when within
+** the noise margin of that. The part's winner is stored with its time at
+** the part's own size, wherever its search ran; the search's measurements
+** are the part's, under its key, at the size they were taken (a resumed
+** sweep finds them only there). Returns 1 when Ctrl-C cut the search (the
+** part is not decided), -1 for a tool failure. */
 static int research_part(sw *S, const op_task *t, const probes *P, part *p)
 {
     op_task tp;
-    if (!S->task || !S->task->split_evals || out_of_budget(S) ||
-        !memcmp(p->b.rep, t->shape, sizeof *t->shape * (size_t)t->ndims) || tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp))
-        return 0;
+    int at = S->task && S->task->split_evals && !out_of_budget(S) ? search_probe(t, P, p) : -1;
+    if (at < 0 || tmpl_task(S->T, t->op, t->dtype, P->p[at].shape, &tp)) return 0;
     if (send_task(S, &tp)) return -1;
     bucket_state pbs = { .exhaustive = 1 };
     int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs) : search_part(S, &tp, &p->b, &pbs, &evals, &p->capped);
@@ -1162,7 +1204,7 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     bucket_state_free(&pbs);
     if (S->o->retune && !p->nown) return 0;
     char size[96], what[160];
-    shape_text(p->b.rep, t->ndims, size, sizeof size);
+    shape_text(P->p[at].shape, t->ndims, size, sizeof size);
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
     else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
                                evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
@@ -1187,7 +1229,7 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
         drop[x] = 1;
     }
     cand *c[16];
-    int fi[16], n = 0, w = 0, in[16] = { 0 };
+    int fi[16], n = 0, w = 0;
     for (int j = 0; j < p->n; j++) {
         if (p->fi[j] < 0 || drop[j]) continue;
         if (j == p->w) w = n;
@@ -1201,7 +1243,7 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     probes *Q = xcalloc(1, sizeof *Q);
     Q->m = n;
     for (int k = 0; k < P->n && !rc; k++)
-        if (in_box(&p->b, P->p[k].shape) && probe_race(S, t, c, in, P->p[k].shape, Q) < 0) rc = -1;
+        if (in_box(&p->b, P->p[k].shape) && probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
     int a, k = probe_find(Q, p->b.rep, t->ndims);
     double worst;
     w = box_winner(S, Q, &p->b, w, &worst, &a);
@@ -1226,6 +1268,19 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
 {
     int k = *kp, m = bs->nf < HOLD_FINALISTS ? bs->nf : HOLD_FINALISTS;
     if (m < k) m = k;
+    /* retune: the stored parts' winners are slots, next after the race's:
+    ** a part's winner may be slow at the bucket's size (a config fast only
+    ** in its part, found by the part's own search), and a bucket raced
+    ** without it would seem to hold, or its part would lose it. */
+    for (int i = 0, at = k; i < bs->nparts && at < 16; i++)
+        for (int j = at; j < bs->nf; j++)
+            if (!strcmp(bs->f[j].tmpl, bs->parts[i].tmpl) && !strcmp(bs->f[j].config, bs->parts[i].config)) {
+                final x = bs->f[j];
+                memmove(&bs->f[at + 1], &bs->f[at], sizeof *bs->f * (size_t)(j - at));
+                bs->f[at++] = x;
+                if (m < at) m = at;
+                break;
+            }
     int *fi = sp->fi;         /* cs[i]'s index in bs->f */
     sp->n = 0;
     for (int i = 0; i < k; i++) {
@@ -1847,7 +1902,7 @@ static int retune_split(sw *S, const spec_task *st, const op_task *t, const buck
     for (int i = 0; i < nfam && !rc; i++)
         if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, fam[i].bucket, hw, add_stored, &rf))
             rc = error("%s", reg_errmsg(S->R));
-    bucket_state bs = { .exhaustive = 1 };
+    bucket_state bs = { .exhaustive = 1, .parts = fam, .nparts = nfam };
     int failed = 0;
     if (!rc) rc = remeasure(S, t, b, &rf, &bs, &failed);
     /* Held and split as the sweep did, whatever retune does elsewhere. */
@@ -2219,8 +2274,8 @@ static void summary(sw *S)
                 S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", 100 * S->hold_before, 100 * S->hold_after);
     char searched[96] = "";
     if (S->searched)
-        snprintf(searched, sizeof searched, ", %d searched at %s own size (%d candidate%s)", S->searched,
-                 S->searched == 1 ? "its" : "their", S->searched_evals, S->searched_evals == 1 ? "" : "s");
+        snprintf(searched, sizeof searched, ", %d part%s searched (%d candidate%s)", S->searched,
+                 S->searched == 1 ? "" : "s", S->searched_evals, S->searched_evals == 1 ? "" : "s");
     if (S->held && S->split)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
                 "in %d parts%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "
