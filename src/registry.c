@@ -467,16 +467,18 @@ int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *exc
     /* One statement, so a kill leaves the cache as it was or trimmed. The
     ** kernels of buckets with no winner (one being tuned, here or by
     ** another process) are the resume's and stay; a split bucket's winners
-    ** are its parts'. */
+    ** are its parts', and a part searched for a bucket that stayed whole
+    ** (a split on trial: sweep.c, split_bucket) has its home's. */
+#define DECIDES "(m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") " OR " HOME("m.bucket") " = w.bucket)"
     sqlite3_stmt *s = prep(r,
         "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
-        "  AND m.arch = w.arch AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ") "
+        "  AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES " "
         "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
         "AND hash NOT IN (" KEPT_CUBINS ") "
         "AND hash NOT IN (SELECT m.cubin FROM measurements m WHERE m.cubin IS NOT NULL AND NOT EXISTS "
-        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
-        "   AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") "))) "
+        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES ")) "
         "RETURNING length(cubin) + length(source) + coalesce(length(log), 0)");
+#undef DECIDES
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run);
     bind_text(s, 2, except_op);

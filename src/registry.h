@@ -63,8 +63,9 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
 ** them may compile the same kernels again for its next bucket). Kept
 ** always: winners', defaults' and finalists' kernels (retune races the
 ** finalists without compiling), and every kernel measured in a bucket
-** with no winner yet (what a resume needs). One statement: atomic. Adds
-** to st what it dropped. */
+** with no winner yet (what a resume needs; a bucket's part is decided by
+** its home's winner too, a part searched for a bucket that stayed whole).
+** One statement: atomic. Adds to st what it dropped. */
 typedef struct reg_trim_stats {
     long long cubins, bytes;
 } reg_trim_stats;

@@ -789,7 +789,9 @@ static int send_task(sw *S, const op_task *t);
 ** is split (split_bucket): its parts (spec.h: bucket_split) get winners of
 ** their own from the same finalists, raced at each part's size and upper
 ** edge too. A part whose winner still loses more than split_at gets a
-** search of its own where it loses most (research_part). */
+** search of its own where it loses most (research_part), and a bucket that
+** no part's winner among the finalists would change is split on trial, kept
+** only if such a search changes a part's winner. */
 #define HOLD_FINALISTS 8
 #define HOLD_PROBES 48
 
@@ -827,6 +829,7 @@ typedef struct part {
 ** is split; fi maps the race's slots to bs->f. */
 typedef struct split {
     int n;
+    int trial;              /* no part changes the winner among the slots: split only if a part's search does */
     part p[1 << SPEC_MAXDIMS];
     int fi[16];
     int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
@@ -958,13 +961,26 @@ static int box_winner(sw *S, const probes *P, const bucket *box, int prefer, dou
     return best;
 }
 
+/* Whether a part that still loses more than split_at may get a search of
+** its own (research_part): spec split_evals, and budget left. */
+static int part_searched(sw *S)
+{
+    return S->task && S->task->split_evals && !out_of_budget(S);
+}
+
 /* Split bucket b, whose winner (slot cw) loses more than the task's
 ** split_at: its parts along every dim that can be split are raced at their
 ** sizes and upper edges, and each part's winner chosen among the slots as
 ** box_winner does. A dim whose halves keep the same winners in every part
 ** is joined again, until each split dim changes a winner somewhere; split
-** along none, the bucket stays whole. One level: a part is not split again.
-** sp->n: the parts; 0 when not split, with the reason in *why. */
+** along none, the bucket stays whole, unless a part may get a search of
+** its own (part_searched): the slots' winner still loses more than split_at
+** somewhere, and only a config that is not a slot can change that. Then the
+** parts of the last split tried are kept on trial (sp->trial): hold_probe
+** searches those that lose more than split_at (research_part) and keeps the
+** bucket whole after all when no search changed a part's winner. One
+** level: a part is not split again. sp->n: the parts; 0 when not split,
+** with the reason in *why. */
 static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *cs, int cw, probes *P, split *sp,
                          const char **why)
 {
@@ -986,7 +1002,7 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
         }
     }
     *why = "no part would change it";
-    int w[1 << SPEC_MAXDIMS];
+    int w[1 << SPEC_MAXDIMS], trial = 0;
     for (;;) {
         n = mask ? bucket_split(b, mask, parts) : 0;
         if (n <= 1) return;
@@ -1006,6 +1022,11 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
                 if (differ >= 0 && !many && w[i] != w[j]) keep |= 1u << differ;
             }
         if (keep == mask) break;
+        if (!keep) {
+            if (!part_searched(S)) return;
+            trial = 1;
+            break;
+        }
         mask = keep;
     }
     for (int i = 0; i < n; i++) {
@@ -1027,6 +1048,7 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
         }
     }
     sp->n = n;
+    sp->trial = trial;
 }
 
 static int template_usable(sw *S, const spec_task *st, const char *tname, const op_task *t);
@@ -1176,7 +1198,7 @@ static int search_probe(const op_task *t, const probes *P, const part *p)
 static int research_part(sw *S, const op_task *t, const probes *P, part *p)
 {
     op_task tp;
-    int at = S->task && S->task->split_evals && !out_of_budget(S) ? search_probe(t, P, p) : -1;
+    int at = part_searched(S) ? search_probe(t, P, p) : -1;
     if (at < 0 || tmpl_task(S->T, t->op, t->dtype, P->p[at].shape, &tp)) return 0;
     if (send_task(S, &tp)) return -1;
     bucket_state pbs = { .exhaustive = 1 };
@@ -1259,6 +1281,31 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     }
     free(Q);
     return rc;
+}
+
+/* The line of a split bucket: where it is split, and why. */
+static void say_split(sw *S, const op_task *t, const bucket *b, const split *sp, double after)
+{
+    strbuf along = STRBUF_INIT;
+    for (int d = 0; d < b->ndims; d++)
+        if (sp->p[sp->n - 1].b.lo[d] != b->lo[d])
+            sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d], sp->p[sp->n - 1].b.lo[d]);
+    say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op, t->dtype,
+        b->key, 100 * after, 100 * S->split_at, sp->n, sb_str(&along));
+    sb_free(&along);
+}
+
+/* The line of a part: its edges, its winner and the winner's worst loss. */
+static void say_part(sw *S, const op_task *t, const bucket *b, const part *p)
+{
+    char edges[160];
+    size_t at = 0;
+    for (int d = 0; d < b->ndims; d++)
+        at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d], p->b.lo[d],
+                               p->b.hi[d]);
+    say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
+        p->c[p->w]->tmpl, p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ",
+        isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
 }
 
 /* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split.
@@ -1354,6 +1401,7 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, b->key, bs->f[nw].tmpl,
             bs->f[nw].config, 100 * worst[cb], where[cb]);
     int hw = nw != w ? cb : cw;   /* the hold winner's slot */
+    int nheld = P->n;             /* the probes hold raced; splitting adds the parts' */
     if (S->split_at > 0 && after > S->split_at && !failed) {
         const char *why;
         split_bucket(S, t, b, ps, hw, P, sp, &why);
@@ -1363,29 +1411,53 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
     }
     double final_worst = after;
     int broken = !isfinite(after);
-    if (sp->n) {
-        strbuf along = STRBUF_INIT;
-        for (int d = 0; d < b->ndims; d++)
-            if (sp->p[sp->n - 1].b.lo[d] != b->lo[d]) sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d],
-                                                                   sp->p[sp->n - 1].b.lo[d]);
-        say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op,
-            t->dtype, b->key, 100 * after, 100 * S->split_at, sp->n, sb_str(&along));
-        sb_free(&along);
+    const cand *was[1 << SPEC_MAXDIMS];
+    if (sp->n && !sp->trial) say_split(S, t, b, sp, after);
+    for (int i = 0; i < sp->n; i++) {
+        part *p = &sp->p[i];
+        was[i] = p->c[p->w];
+        if (p->worst > S->split_at && (sp->rc = research_part(S, t, P, p))) break;
+        if (!sp->trial) say_part(S, t, b, p);
+    }
+    if (sp->n && sp->trial && !sp->rc) {
+        /* On trial: split only where a part's own search changed its winner. */
+        int changed = 0;
+        for (int i = 0; i < sp->n; i++) changed |= sp->p[i].c[sp->p[i].w] != was[i];
+        if (changed) {
+            say_split(S, t, b, sp, after);
+            for (int i = 0; i < sp->n; i++) say_part(S, t, b, &sp->p[i]);
+        } else {
+            say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but no part would change it, "
+                "nor did a part's own search; not split\n", t->op, t->dtype, b->key, 100 * after, 100 * S->split_at);
+            sp->n = 0;
+        }
+    }
+    if (!sp->n && !sp->rc && P->n > nheld) {
+        /* Whole after its parts' sizes were raced too: its winner is the slot
+        ** with the smallest worst loss over all of them (the parts all agree
+        ** on one, which may not be hold's: hold saw three sizes), and the
+        ** line gives that loss. */
+        double bw_worst;
+        int a, bw = box_winner(S, P, b, hw, &bw_worst, &a);
+        if (bw != hw && fi[bw] >= 0) {
+            S->moved += (fi[bw] != w) - (nw != w);
+            nw = fi[bw];
+        }
+        char at[96] = "the representative";
+        if (a >= 0 && memcmp(P->p[a].shape, t->shape, sizeof *t->shape * (size_t)b->ndims))
+            shape_text(P->p[a].shape, b->ndims, at, sizeof at);
+        say(S, "hold       %s %s %s: %s %s, worst loss %s%.1f%% (at %s), the parts' sizes raced too\n", t->op, t->dtype,
+            b->key, bs->f[nw].tmpl, bs->f[nw].config, isfinite(bw_worst) ? "" : "everything ",
+            isfinite(bw_worst) ? 100 * bw_worst : 100.0, at);
+        final_worst = bw_worst;
+        broken = !isfinite(bw_worst);
+    }
+    if (sp->n && !(sp->trial && sp->rc)) {   /* a split on trial that Ctrl-C cut is not decided */
         final_worst = 0;
         broken = 0;
         for (int i = 0; i < sp->n; i++) {
-            part *p = &sp->p[i];
-            if (p->worst > S->split_at && (sp->rc = research_part(S, t, P, p))) break;
-            if (p->worst > final_worst) final_worst = p->worst;
-            broken += !isfinite(p->worst);
-            char edges[160];
-            size_t at = 0;
-            for (int d = 0; d < b->ndims; d++)
-                at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d],
-                                       p->b.lo[d], p->b.hi[d]);
-            say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
-                p->c[p->w]->tmpl, p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ",
-                isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
+            if (sp->p[i].worst > final_worst) final_worst = sp->p[i].worst;
+            broken += !isfinite(sp->p[i].worst);
         }
         S->split++;
         S->parts += sp->n;
@@ -2268,14 +2340,18 @@ static void summary(sw *S)
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
         fprintf(stderr, "\n");
     }
-    if (S->held && !S->split)
-        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed; the worst loss "
-                "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
-                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", 100 * S->hold_before, 100 * S->hold_after);
+    /* A part's own search may run for a bucket that stays whole (a split on
+    ** trial); the worst loss after is the stored winners' over every size
+    ** raced, the parts' included. */
     char searched[96] = "";
     if (S->searched)
         snprintf(searched, sizeof searched, ", %d part%s searched (%d candidate%s)", S->searched,
                  S->searched == 1 ? "" : "s", S->searched_evals, S->searched_evals == 1 ? "" : "s");
+    if (S->held && !S->split)
+        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed%s; the worst loss "
+                "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
+                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", searched, 100 * S->hold_before,
+                100 * S->hold_final);
     if (S->held && S->split)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
                 "in %d parts%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "

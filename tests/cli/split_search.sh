@@ -220,6 +220,66 @@ expect_stdout "^retune axpy f32 n=2\^12: split in 2 parts, [0-9]+ finalists race
 expect_eq "the same winners after retune" "$(sql "$ADB" "$key")" "$abefore"
 expect_no_stdout "searched at" "retune searches no part"
 
+# No part would change the winner among the finalists, yet it loses more
+# than split_at (shape_time, seeds 5, 11 and 24: in each part the bucket's
+# finalists rank so that one of them is the best of both). Only a config
+# the bucket's search did not keep can help, so the parts that lose more
+# than split_at are searched on trial: split where a search changed a
+# part's winner (seeds 5 and 11), else the bucket stays whole (seed 24).
+for seed in 5 11 24; do
+    sed "s/^name: parts/name: parts\nseed: $seed/" "$T/parts.yaml" >"$T/trial$seed.yaml"
+    fake_sweep shape_time "$T/trial$seed.db" "$T/trial$seed.yaml"
+    expect_eq "seed $seed: the sweep exits 0" "$RC" 0 || show_last
+    cp "$T/out" "$T/trial$seed.out"
+    cp "$T/err" "$T/trial$seed.err"
+done
+TDB=$T/trial5.db
+cat "$T/trial5.out" >"$T/out"
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at [0-9]+\): searched at [0-9]+, 12 candidates; [1-4] new finalists? raced$" \
+    "seed 5: the parts are searched on trial"
+first_search=$(grep -n 'searched at' "$T/out" | head -1 | cut -d: -f1)
+split_line=$(grep -n '^split      axpy f32 n=2^12: .*: 2 parts, split along n at 5760$' "$T/out" | cut -d: -f1)
+[ -n "$first_search" ] && [ -n "$split_line" ] && [ "$first_search" -lt "$split_line" ] &&
+    ok "seed 5: the bucket is split after its parts' searches, which decide it" ||
+    fail "seed 5: no split line after the parts' searches (search line ${first_search:-none}, split line ${split_line:-none})"
+expect_eq "seed 5: stored as its two parts" "$(sql "$TDB" "select group_concat(bucket, ' ') from (select bucket from winners order by bucket)")" \
+    "n=2^12/2^12 n=2^12/5760"
+expect_eq "seed 5: the upper part's winner comes from its own search, not from the bucket's finalists" \
+    "$(sql "$TDB" "select group_concat(m.bucket) from winners w join measurements m on m.template = w.template and m.config = w.config
+                   where w.bucket = 'n=2^12/5760'")" "n=2^12/5760"
+# Seed 11: the upper part's winner loses most at its upper edge, 8128, not
+# at its own size: it is searched there, and stored at its own size.
+TDB=$T/trial11.db
+cat "$T/trial11.out" >"$T/out"
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at 8128\): searched at 8128, 12 candidates; " \
+    "seed 11: a part that loses most at its upper edge is searched there"
+expect_eq "seed 11: its search's measurements are at 8128, its winner stored at its own size" \
+    "$(sql "$TDB" "select group_concat(distinct shape) || ' ' || (select shape from winners where bucket = 'n=2^12/5760')
+                   from measurements where bucket = 'n=2^12/5760'")" '{"n":8128} {"n":5760}'
+TDB=$T/trial24.db
+cat "$T/trial24.out" >"$T/out"
+cat "$T/trial24.err" >"$T/err"
+expect_stdout "^split      axpy f32 n=2\^12: the winner loses [0-9.]+%, more than 5\.0%, but no part would change it, nor did a part's own search; not split$" \
+    "seed 24: no part's search changed its winner: not split, and the line says why"
+expect_eq "seed 24: stored whole" "$(sql "$TDB" "select group_concat(bucket, ' ') from winners")" "n=2^12"
+expect_eq "seed 24: each part's search is kept under its key, at the size it searched" \
+    "$(sql "$TDB" "select bucket || ' ' || shape || ' ' || count(*) from measurements where bucket like '%/%' group by bucket, shape
+                   order by bucket" | tr '\n' ';')" \
+    'n=2^12/2^12 {"n":5696} 12;n=2^12/5760 {"n":5760} 12;'
+expect_eq "seed 24: those searches' cubins are dropped (but those the bucket's finalists share)" \
+    "$(sql "$TDB" "select count(*) from measurements m join cubins c on c.hash = m.cubin where m.bucket like 'n=2^12/%'
+                   and m.cubin not in (select cubin from measurements where bucket = 'n=2^12' and cubin is not null)")" 0
+wwin=$(sql "$TDB" "select template || ' ' || config from winners")
+expect_stdout "^hold       axpy f32 n=2\^12: $(printf '%s' "$wwin" | sed 's/[]{}[]/\\&/g'), worst loss [0-9.]+% \(at .*\), the parts' sizes raced too$" \
+    "seed 24: the whole bucket's winner is the finalist every part chose, over the parts' sizes too"
+expect_stderr "^hold: 1 bucket probed .*, 2 parts searched \(24 candidates\); .* after$" "seed 24: the summary counts the searches"
+expect_resumed shape_time "$TDB" "$T/trial24.yaml" "$akey"
+sed 's/^split_evals: 12/split_evals: 0/' "$T/trial24.yaml" >"$T/trial0.yaml"
+fake_sweep shape_time "$T/trial0.db" "$T/trial0.yaml"
+expect_stdout "^split      axpy f32 n=2\^12: the winner loses [0-9.]+%, more than 5\.0%, but no part would change it; not split$" \
+    "split_evals: 0: nothing on trial, no part searched"
+expect_eq "split_evals: 0: the same whole winner" "$(sql "$T/trial0.db" "select template || ' ' || config from winners")" "$wwin"
+
 # gc keeps the searched part's winner's measurement (its part's, not its
 # home's) and retune races its stored finalists again: the same winners,
 # nothing searched, nothing measured at the part's size.
