@@ -4,8 +4,8 @@
 # bucket's middle and upper edge against the fastest finalist there, before
 # (the race's winner), after hold (the finalist hold chose) and after
 # splitting (the worst part of a bucket that split_at split, parts searched
-# at their own size included: spec split_evals), and the parts searched with
-# their candidates. Logs to OUTDIR.
+# where they lose most included: spec split_evals), and the parts searched
+# with their candidates. Logs to OUTDIR.
 #   bench/hold.sh OUTDIR [SPEC] [--budget D]
 set -u
 out=${1:?usage: bench/hold.sh OUTDIR [SPEC] [--budget D]}
@@ -34,7 +34,8 @@ for line in open(sys.argv[1]):
     if m:
         hold_after[(m.group(1), m.group(2), m.group(3))] = float(m.group(4))
         continue
-    # A part searched at its own size: "split OP DT PARENT/CORNER: its winner loses X% (at ...): searched at S, N candidates; ..."
+    # A part's own search (at S, where it loses most; its bucket may stay whole):
+    # "split OP DT PARENT/CORNER: its winner loses X% (at ...): searched at S, N candidates; ..."
     m = re.match(r"split +(\S+) \S+ [^/ ]+/\S+: its winner loses .*: searched at \S+, ([0-9]+) candidates?", line)
     if m:
         s = searched.setdefault(m.group(1), [0, 0])

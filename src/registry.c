@@ -467,16 +467,18 @@ int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *exc
     /* One statement, so a kill leaves the cache as it was or trimmed. The
     ** kernels of buckets with no winner (one being tuned, here or by
     ** another process) are the resume's and stay; a split bucket's winners
-    ** are its parts'. */
+    ** are its parts', and a part searched for a bucket that stayed whole
+    ** (a split on trial: sweep.c, split_bucket) has its home's. */
+#define DECIDES "(m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") " OR " HOME("m.bucket") " = w.bucket)"
     sqlite3_stmt *s = prep(r,
         "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
-        "  AND m.arch = w.arch AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ") "
+        "  AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES " "
         "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
         "AND hash NOT IN (" KEPT_CUBINS ") "
         "AND hash NOT IN (SELECT m.cubin FROM measurements m WHERE m.cubin IS NOT NULL AND NOT EXISTS "
-        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
-        "   AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") "))) "
+        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES ")) "
         "RETURNING length(cubin) + length(source) + coalesce(length(log), 0)");
+#undef DECIDES
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run);
     bind_text(s, 2, except_op);
@@ -561,7 +563,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
 {
     sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
         "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " ORDER BY id DESC LIMIT 1");
+        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 ORDER BY id DESC LIMIT 1");
     if (!st) return -1;
     bind_text(st, 1, k->op);
     bind_text(st, 2, k->arch);
@@ -570,6 +572,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
     bind_text(st, 5, k->config_hash);
     bind_text(st, 6, k->tmpl);
     if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
+    bind_text(st, 8, k->shape);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *m = *k;

@@ -63,8 +63,9 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
 ** them may compile the same kernels again for its next bucket). Kept
 ** always: winners', defaults' and finalists' kernels (retune races the
 ** finalists without compiling), and every kernel measured in a bucket
-** with no winner yet (what a resume needs). One statement: atomic. Adds
-** to st what it dropped. */
+** with no winner yet (what a resume needs; a bucket's part is decided by
+** its home's winner too, a part searched for a bucket that stayed whole).
+** One statement: atomic. Adds to st what it dropped. */
 typedef struct reg_trim_stats {
     long long cubins, bytes;
 } reg_trim_stats;
@@ -95,7 +96,9 @@ typedef struct measurement {
 int reg_measure_put(reg *r, const measurement *m);
 /* The newest measurement of this config for the task on this device, or on
 ** a GPU with the same hardware and toolchain identity (its twin on the same
-** host): 1 found (m filled; free m->config and m->error), 0 none. */
+** host), at the key's shape (a bucket's part may be searched at another size
+** than its own, and its measurements at one size are no answer at another):
+** 1 found (m filled; free m->config and m->error), 0 none. */
 int reg_measure_find(reg *r, const measurement *key, measurement *m);
 void measurement_free(measurement *m);
 /* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on

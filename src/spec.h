@@ -14,11 +14,12 @@
 **                           # upper edge; the smallest worst loss wins
 **   split_at: 0.05          # hold: a bucket whose winner still loses more than this
 **                           # fraction somewhere is split (bucket_split); 0 never
-**   split_evals: 16         # hold: candidates of a part's own search at its size, when
-**                           # its winner among the bucket's finalists still loses more
-**                           # than split_at (as max_evals: per template, or per bucket
-**                           # with joint); default max(8, max_evals/4), the whole
-**                           # space with no max_evals; 0: parts are never searched
+**   split_evals: 16         # hold: candidates of a part's own search where it loses
+**                           # most (sweep.c: research_part), when its winner among the
+**                           # bucket's finalists still loses more than split_at (as
+**                           # max_evals: per template, or per bucket with joint);
+**                           # default max(8, max_evals/4), the whole space with no
+**                           # max_evals; 0: parts are never searched
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
@@ -62,7 +63,7 @@ typedef struct spec_task {
     int joint;                  /* one search per bucket across templates */
     int hold;                   /* winners chosen for the whole bucket (sweep.c: hold_probe) */
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
-    int split_evals;            /* hold: a part's own search (sweep.c: search_part); -1 the default, 0 none */
+    int split_evals;            /* hold: a part's own search (sweep.c: research_part); -1 the default, 0 none */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;

@@ -81,7 +81,7 @@ typedef struct sw {
     double split_at;        /* the task in hand's (spec `split_at`); 0: no splits */
     const spec_task *task;  /* the task in hand: a part's own search is the bucket's (search_part) */
     int split, parts;       /* hold: buckets split, and their parts */
-    int searched, searched_evals;     /* hold: parts searched at their own size, and their candidates */
+    int searched, searched_evals;     /* hold: parts searched (research_part), and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
@@ -412,6 +412,8 @@ typedef struct bucket_state {
     double default_us;
     int exhaustive;
     const char *keep_tmpl, *keep_config;   /* retune: the standing winner */
+    const winner *parts;                    /* retune: a split bucket's stored winners (its parts'), */
+    int nparts;                             /* each raced by hold whatever its time at the bucket's size */
     const char *default_tmpl;               /* a joint search: the template whose default is the bucket's */
 } bucket_state;
 
@@ -787,7 +789,9 @@ static int send_task(sw *S, const op_task *t);
 ** is split (split_bucket): its parts (spec.h: bucket_split) get winners of
 ** their own from the same finalists, raced at each part's size and upper
 ** edge too. A part whose winner still loses more than split_at gets a
-** search of its own at its size (research_part). */
+** search of its own where it loses most (research_part), and a bucket that
+** no part's winner among the finalists would change is split on trial, kept
+** only if such a search changes a part's winner. */
 #define HOLD_FINALISTS 8
 #define HOLD_PROBES 48
 
@@ -825,6 +829,7 @@ typedef struct part {
 ** is split; fi maps the race's slots to bs->f. */
 typedef struct split {
     int n;
+    int trial;              /* no part changes the winner among the slots: split only if a part's search does */
     part p[1 << SPEC_MAXDIMS];
     int fi[16];
     int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
@@ -854,11 +859,12 @@ static int probe_find(const probes *P, const long long *shape, int ndims)
     return -1;
 }
 
-/* Race slots cs[0, P->m) (fi[i] < 0: out of the race) at shape, each
-** verified there first, but at the task's own shape (verified by the
-** search); their times become a probe of P. Returns 1 raced (or raced
-** already), 0 skipped (no such task, too large for the GPU, none
-** verified), -1 a tool failure. */
+/* Race slots cs[0, P->m) (fi[i] == -1: out of the race) at shape, each
+** verified there first, but at the task's own shape where the bucket's
+** search verified it (every slot but a part's own finalist, PART_OWN: its
+** search ran at another size); their times become a probe of P. Returns 1
+** raced (or raced already), 0 skipped (no such task, too large for the
+** GPU, none verified), -1 a tool failure. */
 static int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P)
 {
     if (probe_find(P, shape, t->ndims) >= 0) return 1;
@@ -871,8 +877,8 @@ static int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, c
     int ok[16];
     for (int i = 0; i < m; i++) {
         ok[i] = 0;
-        if (fi[i] < 0 || !load_slot(S, cs[i], &tp, i)) continue;
-        ok[i] = rep || verify_slot(S, cs[i], i);
+        if (fi[i] == -1 || !load_slot(S, cs[i], &tp, i)) continue;
+        ok[i] = (rep && fi[i] != PART_OWN) || verify_slot(S, cs[i], i);
     }
     /* The race wants every slot loaded: a failed one is raced with a
     ** verified stand-in and its time ignored. */
@@ -955,13 +961,26 @@ static int box_winner(sw *S, const probes *P, const bucket *box, int prefer, dou
     return best;
 }
 
+/* Whether a part that still loses more than split_at may get a search of
+** its own (research_part): spec split_evals, and budget left. */
+static int part_searched(sw *S)
+{
+    return S->task && S->task->split_evals && !out_of_budget(S);
+}
+
 /* Split bucket b, whose winner (slot cw) loses more than the task's
 ** split_at: its parts along every dim that can be split are raced at their
 ** sizes and upper edges, and each part's winner chosen among the slots as
 ** box_winner does. A dim whose halves keep the same winners in every part
 ** is joined again, until each split dim changes a winner somewhere; split
-** along none, the bucket stays whole. One level: a part is not split again.
-** sp->n: the parts; 0 when not split, with the reason in *why. */
+** along none, the bucket stays whole, unless a part may get a search of
+** its own (part_searched): the slots' winner still loses more than split_at
+** somewhere, and only a config that is not a slot can change that. Then the
+** parts of the last split tried are kept on trial (sp->trial): hold_probe
+** searches those that lose more than split_at (research_part) and keeps the
+** bucket whole after all when no search changed a part's winner. One
+** level: a part is not split again. sp->n: the parts; 0 when not split,
+** with the reason in *why. */
 static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *cs, int cw, probes *P, split *sp,
                          const char **why)
 {
@@ -983,7 +1002,7 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
         }
     }
     *why = "no part would change it";
-    int w[1 << SPEC_MAXDIMS];
+    int w[1 << SPEC_MAXDIMS], trial = 0;
     for (;;) {
         n = mask ? bucket_split(b, mask, parts) : 0;
         if (n <= 1) return;
@@ -1003,6 +1022,11 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
                 if (differ >= 0 && !many && w[i] != w[j]) keep |= 1u << differ;
             }
         if (keep == mask) break;
+        if (!keep) {
+            if (!part_searched(S)) return;
+            trial = 1;
+            break;
+        }
         mask = keep;
     }
     for (int i = 0; i < n; i++) {
@@ -1024,6 +1048,7 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
         }
     }
     sp->n = n;
+    sp->trial = trial;
 }
 
 static int template_usable(sw *S, const spec_task *st, const char *tname, const op_task *t);
@@ -1119,23 +1144,62 @@ static int stored_part(sw *S, const op_task *t, const bucket *pb, bucket_state *
     return rc;
 }
 
+/* Where part p is searched (research_part): the probe inside it where its
+** winner loses most, leaving out the bucket's own size (the bucket's search
+** ran there). Ties go to the probe where the slot fastest at the bucket's
+** size loses most (the other side of the trade-off when the winner loses
+** most at the bucket's size), then to the part's own size. -1: none (the
+** part holds no other probe). */
+static int search_probe(const op_task *t, const probes *P, const part *p)
+{
+    size_t sz = sizeof *t->shape * (size_t)t->ndims;
+    int home = in_box(&p->b, t->shape) ? probe_find(P, t->shape, t->ndims) : -1, f = -1, at = -1;
+    for (int i = 0; home >= 0 && i < P->m; i++)
+        if (P->p[home].us[i] > 0 && (f < 0 || P->p[home].us[i] < P->p[home].us[f])) f = i;
+    double lw = 0, lf = 0;
+    for (int k = 0; k < P->n; k++) {
+        if (!in_box(&p->b, P->p[k].shape) || !memcmp(P->p[k].shape, t->shape, sz)) continue;
+        double w = probe_loss(&P->p[k], p->w, P->m), x = f >= 0 ? probe_loss(&P->p[k], f, P->m) : 0;
+        int own = !memcmp(P->p[k].shape, p->b.rep, sz);
+        if (at < 0 || w > lw || (w == lw && (x > lf || (x == lf && own)))) {
+            at = k;
+            lw = w;
+            lf = x;
+        }
+    }
+    return at;
+}
+
 /* A part whose winner among the hold race's slots still loses more than
 ** split_at: its best config is not among the bucket's finalists, all found
-** by a search at the bucket's size. So it gets a search of its own at its
-** size (search_part; retune races the part's stored finalists instead:
-** stored_part), and the fastest finalists of that search that are not
-** slots already (top_k of them) race with the slots at every probe inside
-** the part (the slots that lose most there make room when the worker's
-** slots run short): the smallest worst loss wins, the slots' winner when
-** within the noise margin of that. A part tuned at the bucket's size had
-** its search. Returns 1 when Ctrl-C cut the search (the part is not
-** decided), -1 for a tool failure. */
+** by a search at the bucket's size. So it gets a search of its own
+** (search_part; retune races the part's stored finalists instead:
+** stored_part) where it loses: at the probe inside the part where its
+** winner loses most, among the sizes no search has covered (search_probe).
+** A search finds the configs that are fast where it runs, and those are
+** what the slots lack where the part loses; often that is the part's own
+** size, but a part may lose most at its upper edge or at the bucket's
+** middle, and a search at its own size would look where it has no loss.
+** The part that holds the bucket's own size is not searched there again
+** (its best configs are slots already): it is searched at its worst probe
+** elsewhere, and when its winner loses most at the bucket's size (a trade:
+** the slots fastest there lose more at another probe), at the probe where
+** the slot fastest at the bucket's size loses most, usually the part's
+** upper edge. The fastest finalists of that search that are not slots
+** already (top_k of them) race with the slots at every probe inside the
+** part, each verified there first (the search verified them at its size
+** only; the slots that lose most there make room when the worker's slots
+** run short): the smallest worst loss wins, the slots' winner when within
+** the noise margin of that. The part's winner is stored with its time at
+** the part's own size, wherever its search ran; the search's measurements
+** are the part's, under its key, at the size they were taken (a resumed
+** sweep finds them only there). Returns 1 when Ctrl-C cut the search (the
+** part is not decided), -1 for a tool failure. */
 static int research_part(sw *S, const op_task *t, const probes *P, part *p)
 {
     op_task tp;
-    if (!S->task || !S->task->split_evals || out_of_budget(S) ||
-        !memcmp(p->b.rep, t->shape, sizeof *t->shape * (size_t)t->ndims) || tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp))
-        return 0;
+    int at = part_searched(S) ? search_probe(t, P, p) : -1;
+    if (at < 0 || tmpl_task(S->T, t->op, t->dtype, P->p[at].shape, &tp)) return 0;
     if (send_task(S, &tp)) return -1;
     bucket_state pbs = { .exhaustive = 1 };
     int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs) : search_part(S, &tp, &p->b, &pbs, &evals, &p->capped);
@@ -1162,7 +1226,7 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     bucket_state_free(&pbs);
     if (S->o->retune && !p->nown) return 0;
     char size[96], what[160];
-    shape_text(p->b.rep, t->ndims, size, sizeof size);
+    shape_text(P->p[at].shape, t->ndims, size, sizeof size);
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
     else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
                                evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
@@ -1187,7 +1251,7 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
         drop[x] = 1;
     }
     cand *c[16];
-    int fi[16], n = 0, w = 0, in[16] = { 0 };
+    int fi[16], n = 0, w = 0;
     for (int j = 0; j < p->n; j++) {
         if (p->fi[j] < 0 || drop[j]) continue;
         if (j == p->w) w = n;
@@ -1201,7 +1265,7 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     probes *Q = xcalloc(1, sizeof *Q);
     Q->m = n;
     for (int k = 0; k < P->n && !rc; k++)
-        if (in_box(&p->b, P->p[k].shape) && probe_race(S, t, c, in, P->p[k].shape, Q) < 0) rc = -1;
+        if (in_box(&p->b, P->p[k].shape) && probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
     int a, k = probe_find(Q, p->b.rep, t->ndims);
     double worst;
     w = box_winner(S, Q, &p->b, w, &worst, &a);
@@ -1219,6 +1283,31 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     return rc;
 }
 
+/* The line of a split bucket: where it is split, and why. */
+static void say_split(sw *S, const op_task *t, const bucket *b, const split *sp, double after)
+{
+    strbuf along = STRBUF_INIT;
+    for (int d = 0; d < b->ndims; d++)
+        if (sp->p[sp->n - 1].b.lo[d] != b->lo[d])
+            sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d], sp->p[sp->n - 1].b.lo[d]);
+    say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op, t->dtype,
+        b->key, 100 * after, 100 * S->split_at, sp->n, sb_str(&along));
+    sb_free(&along);
+}
+
+/* The line of a part: its edges, its winner and the winner's worst loss. */
+static void say_part(sw *S, const op_task *t, const bucket *b, const part *p)
+{
+    char edges[160];
+    size_t at = 0;
+    for (int d = 0; d < b->ndims; d++)
+        at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d], p->b.lo[d],
+                               p->b.hi[d]);
+    say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
+        p->c[p->w]->tmpl, p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ",
+        isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
+}
+
 /* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split.
 ** A worker that cannot be given a probe's task (said already) ends the
 ** probes: the winner is chosen from those raced. */
@@ -1226,6 +1315,19 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
 {
     int k = *kp, m = bs->nf < HOLD_FINALISTS ? bs->nf : HOLD_FINALISTS;
     if (m < k) m = k;
+    /* retune: the stored parts' winners are slots, next after the race's:
+    ** a part's winner may be slow at the bucket's size (a config fast only
+    ** in its part, found by the part's own search), and a bucket raced
+    ** without it would seem to hold, or its part would lose it. */
+    for (int i = 0, at = k; i < bs->nparts && at < 16; i++)
+        for (int j = at; j < bs->nf; j++)
+            if (!strcmp(bs->f[j].tmpl, bs->parts[i].tmpl) && !strcmp(bs->f[j].config, bs->parts[i].config)) {
+                final x = bs->f[j];
+                memmove(&bs->f[at + 1], &bs->f[at], sizeof *bs->f * (size_t)(j - at));
+                bs->f[at++] = x;
+                if (m < at) m = at;
+                break;
+            }
     int *fi = sp->fi;         /* cs[i]'s index in bs->f */
     sp->n = 0;
     for (int i = 0; i < k; i++) {
@@ -1299,6 +1401,7 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, b->key, bs->f[nw].tmpl,
             bs->f[nw].config, 100 * worst[cb], where[cb]);
     int hw = nw != w ? cb : cw;   /* the hold winner's slot */
+    int nheld = P->n;             /* the probes hold raced; splitting adds the parts' */
     if (S->split_at > 0 && after > S->split_at && !failed) {
         const char *why;
         split_bucket(S, t, b, ps, hw, P, sp, &why);
@@ -1308,29 +1411,53 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
     }
     double final_worst = after;
     int broken = !isfinite(after);
-    if (sp->n) {
-        strbuf along = STRBUF_INIT;
-        for (int d = 0; d < b->ndims; d++)
-            if (sp->p[sp->n - 1].b.lo[d] != b->lo[d]) sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d],
-                                                                   sp->p[sp->n - 1].b.lo[d]);
-        say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op,
-            t->dtype, b->key, 100 * after, 100 * S->split_at, sp->n, sb_str(&along));
-        sb_free(&along);
+    const cand *was[1 << SPEC_MAXDIMS];
+    if (sp->n && !sp->trial) say_split(S, t, b, sp, after);
+    for (int i = 0; i < sp->n; i++) {
+        part *p = &sp->p[i];
+        was[i] = p->c[p->w];
+        if (p->worst > S->split_at && (sp->rc = research_part(S, t, P, p))) break;
+        if (!sp->trial) say_part(S, t, b, p);
+    }
+    if (sp->n && sp->trial && !sp->rc) {
+        /* On trial: split only where a part's own search changed its winner. */
+        int changed = 0;
+        for (int i = 0; i < sp->n; i++) changed |= sp->p[i].c[sp->p[i].w] != was[i];
+        if (changed) {
+            say_split(S, t, b, sp, after);
+            for (int i = 0; i < sp->n; i++) say_part(S, t, b, &sp->p[i]);
+        } else {
+            say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but no part would change it, "
+                "nor did a part's own search; not split\n", t->op, t->dtype, b->key, 100 * after, 100 * S->split_at);
+            sp->n = 0;
+        }
+    }
+    if (!sp->n && !sp->rc && P->n > nheld) {
+        /* Whole after its parts' sizes were raced too: its winner is the slot
+        ** with the smallest worst loss over all of them (the parts all agree
+        ** on one, which may not be hold's: hold saw three sizes), and the
+        ** line gives that loss. */
+        double bw_worst;
+        int a, bw = box_winner(S, P, b, hw, &bw_worst, &a);
+        if (bw != hw && fi[bw] >= 0) {
+            S->moved += (fi[bw] != w) - (nw != w);
+            nw = fi[bw];
+        }
+        char at[96] = "the representative";
+        if (a >= 0 && memcmp(P->p[a].shape, t->shape, sizeof *t->shape * (size_t)b->ndims))
+            shape_text(P->p[a].shape, b->ndims, at, sizeof at);
+        say(S, "hold       %s %s %s: %s %s, worst loss %s%.1f%% (at %s), the parts' sizes raced too\n", t->op, t->dtype,
+            b->key, bs->f[nw].tmpl, bs->f[nw].config, isfinite(bw_worst) ? "" : "everything ",
+            isfinite(bw_worst) ? 100 * bw_worst : 100.0, at);
+        final_worst = bw_worst;
+        broken = !isfinite(bw_worst);
+    }
+    if (sp->n && !(sp->trial && sp->rc)) {   /* a split on trial that Ctrl-C cut is not decided */
         final_worst = 0;
         broken = 0;
         for (int i = 0; i < sp->n; i++) {
-            part *p = &sp->p[i];
-            if (p->worst > S->split_at && (sp->rc = research_part(S, t, P, p))) break;
-            if (p->worst > final_worst) final_worst = p->worst;
-            broken += !isfinite(p->worst);
-            char edges[160];
-            size_t at = 0;
-            for (int d = 0; d < b->ndims; d++)
-                at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d],
-                                       p->b.lo[d], p->b.hi[d]);
-            say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
-                p->c[p->w]->tmpl, p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ",
-                isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
+            if (sp->p[i].worst > final_worst) final_worst = sp->p[i].worst;
+            broken += !isfinite(sp->p[i].worst);
         }
         S->split++;
         S->parts += sp->n;
@@ -1847,7 +1974,7 @@ static int retune_split(sw *S, const spec_task *st, const op_task *t, const buck
     for (int i = 0; i < nfam && !rc; i++)
         if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, fam[i].bucket, hw, add_stored, &rf))
             rc = error("%s", reg_errmsg(S->R));
-    bucket_state bs = { .exhaustive = 1 };
+    bucket_state bs = { .exhaustive = 1, .parts = fam, .nparts = nfam };
     int failed = 0;
     if (!rc) rc = remeasure(S, t, b, &rf, &bs, &failed);
     /* Held and split as the sweep did, whatever retune does elsewhere. */
@@ -2213,14 +2340,18 @@ static void summary(sw *S)
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
         fprintf(stderr, "\n");
     }
-    if (S->held && !S->split)
-        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed; the worst loss "
-                "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
-                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", 100 * S->hold_before, 100 * S->hold_after);
+    /* A part's own search may run for a bucket that stays whole (a split on
+    ** trial); the worst loss after is the stored winners' over every size
+    ** raced, the parts' included. */
     char searched[96] = "";
     if (S->searched)
-        snprintf(searched, sizeof searched, ", %d searched at %s own size (%d candidate%s)", S->searched,
-                 S->searched == 1 ? "its" : "their", S->searched_evals, S->searched_evals == 1 ? "" : "s");
+        snprintf(searched, sizeof searched, ", %d part%s searched (%d candidate%s)", S->searched,
+                 S->searched == 1 ? "" : "s", S->searched_evals, S->searched_evals == 1 ? "" : "s");
+    if (S->held && !S->split)
+        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed%s; the worst loss "
+                "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
+                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", searched, 100 * S->hold_before,
+                100 * S->hold_final);
     if (S->held && S->split)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
                 "in %d parts%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # A split part whose winner among the bucket's finalists still loses more
-# than split_at gets a search of its own at its size (spec split_evals).
+# than split_at gets a search of its own (spec split_evals), at the probe
+# inside it where its winner loses most, among the sizes no search has
+# covered: the part that holds the bucket's own size (4096, searched by the
+# bucket's search) is searched at its upper edge, 5696.
 # The fake worker's modes: shape_time (rankings differ at every size, so
 # n=2^12 splits at 5760 and its parts' winners lose something) and late:5760
 # (a third of the kernels are the slowest below n = 5760 and the fastest
@@ -32,10 +35,14 @@ winners=$(sql "$DB" "$key")
 
 expect_eq "n=2^12 is stored as its two parts" "$(sql "$DB" "select group_concat(bucket, ' ') from (select bucket from winners order by bucket)")" \
     "n=2^12/2^12 n=2^12/5760"
-expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at [0-9]+\): searched at 5760, 12 candidates; [1-4] new finalists? raced$" \
-    "the upper part, its winner losing more than 5%, is searched at its size: one line"
-expect_eq "one line per part searched: the lower part, tuned at the bucket's size, had the bucket's search" \
-    "$(grep -c 'searched at' "$T/out")" 1
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at 5760\): searched at 5760, 12 candidates; [1-4] new finalists? raced$" \
+    "the upper part, its winner losing most at its own size, is searched there: one line"
+expect_stdout "^split      axpy f32 n=2\^12/2\^12: its winner loses [0-9.]+% \(at 4096\): searched at 5696, 12 candidates; ([1-4] new finalists? raced|none new)$" \
+    "the lower part, losing at the bucket's size where the bucket's search ran, is searched at its upper edge, 5696"
+expect_eq "one line per part searched" "$(grep -c 'searched at' "$T/out")" 2
+expect_eq "the lower part's search: split_evals candidates at its upper edge, none at the bucket's size again" \
+    "$(sql "$DB" "select count(*) || ' ' || count(distinct config_hash) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/2^12'")" \
+    '12 12 {"n":5696}'
 expect_eq "the part's search took split_evals candidates, stored at its size under its key" \
     "$(sql "$DB" "select count(*) || ' ' || count(distinct config_hash) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/5760'")" \
     '12 12 {"n":5760}'
@@ -60,15 +67,15 @@ expect_eq "the part's runners-up are its race's: the new finalists and the bucke
 # compiling) and drops the kernels of the part's search that lost.
 finals="select w.template || ' ' || w.config from winners w union select json_extract(f.value, '$.template') || ' ' ||
         json(json_extract(f.value, '$.config')) from winners w, json_each(w.runners_up) f"
-expect_eq "the part's search's losers' cubins are dropped" \
-    "$(sql "$DB" "select count(*) from measurements m join cubins c on c.hash = m.cubin where m.bucket = 'n=2^12/5760'
+expect_eq "the parts' searches' losers' cubins are dropped" \
+    "$(sql "$DB" "select count(*) from measurements m join cubins c on c.hash = m.cubin where m.bucket like 'n=2^12/%'
                   and m.template || ' ' || m.config not in ($finals)")" 0
-expect_eq "its finalists' cubins are kept" \
-    "$(sql "$DB" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where m.bucket = 'n=2^12/5760'
+expect_eq "their finalists' cubins are kept" \
+    "$(sql "$DB" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where m.bucket like 'n=2^12/%'
                   and m.template || ' ' || m.config in ($finals) and c.hash is null")" 0
 cat "$T/parts.err" >"$T/err"
-expect_stderr "^hold: 1 bucket probed .*, 1 bucket split in 2 parts, 1 searched at its own size \(12 candidates\); .* after splitting$" \
-    "the hold summary counts the part searched and its candidates"
+expect_stderr "^hold: 1 bucket probed .*, 1 bucket split in 2 parts, 2 parts searched \(24 candidates\); .* after splitting$" \
+    "the hold summary counts the parts searched and their candidates"
 after=$(sed -n 's/^hold: .* \([0-9.]*\)% after splitting$/\1/p' "$T/err")
 
 # split_evals: 0: today's split, the parts choose among the bucket's finalists.
@@ -147,6 +154,132 @@ for bad in "-1" "lots" "1.5"; do
 done
 [ -e "$T/bad.db" ] && fail "a bad spec leaves no registry" || ok "a bad spec leaves no registry"
 
+# The part that holds the bucket's own size (n=2^12/2^12, tuned at 4096)
+# gets a search too, at its upper edge, and its winner can come from it.
+# Mode ace:37 adds a few kernels that are the fastest at every size (9 us):
+# the bucket's search (16 candidates at 4096) draws none, so the lower
+# part's winner among the bucket's finalists loses more than split_at; its
+# search at 5696 draws one, which holds the part at 4096 too.
+ACE=$MODE,ace:37
+ADB=$T/ace.db
+fake_sweep "$ACE" "$ADB" "$T/parts.yaml"
+expect_eq "a sweep with ace:37 exits 0" "$RC" 0 || show_last
+expect_eq "the bucket's search at 4096 draws no ace" "$(sql "$ADB" "select count(*) from measurements where bucket = 'n=2^12' and median_us = 9")" 0
+expect_stdout "^split      axpy f32 n=2\^12/2\^12: its winner loses [0-9.]+% \(at [0-9]+\): searched at 5696, 12 candidates; [1-4] new finalists? raced$" \
+    "the part that holds the bucket's size is searched at its upper edge, and the line names that size"
+expect_eq "its search took split_evals candidates at 5696, under the part's key, and drew an ace" \
+    "$(sql "$ADB" "select count(*) || ' ' || group_concat(distinct shape) || ' ' || (sum(median_us = 9) > 0) from measurements where bucket = 'n=2^12/2^12'")" \
+    '12 {"n":5696} 1'
+expect_eq "the part's winner is an ace now, stored with its time at the part's own size" \
+    "$(sql "$ADB" "select median_us || ' ' || shape from winners where bucket = 'n=2^12/2^12'")" '9.0 {"n":4096}'
+awin=$(sql "$ADB" "select template || ' ' || config from winners where bucket = 'n=2^12/2^12'")
+expect_eq "found by the part's search at 5696: the bucket's search never measured it" \
+    "$(sql "$ADB" "select group_concat(bucket || ' ' || shape, ';') from measurements where template || ' ' || config = '$awin'")" \
+    'n=2^12/2^12 {"n":5696}'
+[ "$awin" != "$(sql "$DB" "select template || ' ' || config from winners where bucket = 'n=2^12/2^12'")" ] &&
+    ok "the stored winner of the part differs from the one without aces" || fail "the lower part's winner did not change"
+expect_stdout "^split      axpy f32 n=2\^12/2\^12: n \[4096, 5760\): $(printf '%s' "$awin" | sed 's/[]{}[]/\\&/g'), worst loss 0\.0% " \
+    "the part's line names it, holding the part"
+expect_stderr "^hold: .*, 2 parts searched \(24 candidates\); .* 0\.0% after splitting$" "no part loses anything after splitting"
+# Its budget: split_evals, the default, and never more than --max-evals.
+for c in "split_evals: 5|5|split_evals" "|8|the default: a quarter of max_evals, at least 8"; do
+    IFS='|' read -r line want what <<<"$c"
+    if [ -n "$line" ]; then sed "s/^split_evals: 12/$line/" "$T/parts.yaml" >"$T/b.yaml"; else sed '/^split_evals/d' "$T/parts.yaml" >"$T/b.yaml"; fi
+    rm -f "$T/b.db"
+    fake_sweep "$ACE" "$T/b.db" "$T/b.yaml"
+    expect_eq "${line:-no split_evals}: the search of the part that holds the bucket's size takes $want candidates ($what), at 5696" \
+        "$RC $(sql "$T/b.db" "select count(*) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/2^12'")" \
+        "0 $want {\"n\":5696}"
+done
+# Resume: nothing measured again, the same winners.
+akey="select bucket, lo, hi, template, config, median_us from winners order by bucket"
+expect_resumed "$ACE" "$ADB" "$T/parts.yaml" "$akey"
+expect_stdout "searched at 5696, 12 candidates" "the resume finds the part's search at 5696 in the registry"
+# Ctrl-C in that part's search: the resume measures nothing twice, searches
+# at the same size and reaches the same winners.
+bg_fake_sweep "$ACE,slow_time:100" "$T/aint.db" "$T/parts.yaml"
+wait_for "$T/aint.db" "select count(*) from measurements where bucket = 'n=2^12/2^12'" 3 || fail "the lower part's search never began"
+kill -INT "$BG"
+wait "$BG"
+expect_eq "SIGINT in the search of the part that holds the bucket's size exits 130" "$?" 130
+fake_sweep "$ACE" "$T/aint.db" "$T/parts.yaml"
+expect_eq "its resume exits 0" "$RC" 0 || show_last
+expect_eq "its resume measures nothing twice" \
+    "$(sql "$T/aint.db" "select count(*) from (select bucket, shape, config_hash from measurements group by 1, 2, 3 having count(*) > 1)")" 0
+expect_eq "the part's search is whole after the resume, at 5696" \
+    "$(sql "$T/aint.db" "select count(*) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/2^12'")" '12 {"n":5696}'
+expect_eq "the resume reaches the winners of the uninterrupted sweep" "$(sql "$T/aint.db" "$akey")" "$(sql "$ADB" "$akey")"
+# retune: the parts' winners are raced again (each a slot of the bucket's
+# race, the upper part's slow at 4096 too) and kept; nothing is searched.
+abefore=$(sql "$ADB" "$key")
+sqlite3 "$ADB" "update devices set driver = '550.1' where driver = 'fake'"
+run env AITUNE_WORKER="$FAKE" FAKE_MODE="$ACE" "$AITUNE" retune "$T/parts.yaml" --db "$ADB" --quiet
+expect_eq "retune of the ace sweep exits 0" "$RC" 0 || show_last
+expect_stdout "^retune axpy f32 n=2\^12: split in 2 parts, [0-9]+ finalists raced again: now 2 parts, 2 winners kept" \
+    "retune keeps both parts, the ace in the lower one"
+expect_eq "the same winners after retune" "$(sql "$ADB" "$key")" "$abefore"
+expect_no_stdout "searched at" "retune searches no part"
+
+# No part would change the winner among the finalists, yet it loses more
+# than split_at (shape_time, seeds 5, 11 and 24: in each part the bucket's
+# finalists rank so that one of them is the best of both). Only a config
+# the bucket's search did not keep can help, so the parts that lose more
+# than split_at are searched on trial: split where a search changed a
+# part's winner (seeds 5 and 11), else the bucket stays whole (seed 24).
+for seed in 5 11 24; do
+    sed "s/^name: parts/name: parts\nseed: $seed/" "$T/parts.yaml" >"$T/trial$seed.yaml"
+    fake_sweep shape_time "$T/trial$seed.db" "$T/trial$seed.yaml"
+    expect_eq "seed $seed: the sweep exits 0" "$RC" 0 || show_last
+    cp "$T/out" "$T/trial$seed.out"
+    cp "$T/err" "$T/trial$seed.err"
+done
+TDB=$T/trial5.db
+cat "$T/trial5.out" >"$T/out"
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at [0-9]+\): searched at [0-9]+, 12 candidates; [1-4] new finalists? raced$" \
+    "seed 5: the parts are searched on trial"
+first_search=$(grep -n 'searched at' "$T/out" | head -1 | cut -d: -f1)
+split_line=$(grep -n '^split      axpy f32 n=2^12: .*: 2 parts, split along n at 5760$' "$T/out" | cut -d: -f1)
+[ -n "$first_search" ] && [ -n "$split_line" ] && [ "$first_search" -lt "$split_line" ] &&
+    ok "seed 5: the bucket is split after its parts' searches, which decide it" ||
+    fail "seed 5: no split line after the parts' searches (search line ${first_search:-none}, split line ${split_line:-none})"
+expect_eq "seed 5: stored as its two parts" "$(sql "$TDB" "select group_concat(bucket, ' ') from (select bucket from winners order by bucket)")" \
+    "n=2^12/2^12 n=2^12/5760"
+expect_eq "seed 5: the upper part's winner comes from its own search, not from the bucket's finalists" \
+    "$(sql "$TDB" "select group_concat(m.bucket) from winners w join measurements m on m.template = w.template and m.config = w.config
+                   where w.bucket = 'n=2^12/5760'")" "n=2^12/5760"
+# Seed 11: the upper part's winner loses most at its upper edge, 8128, not
+# at its own size: it is searched there, and stored at its own size.
+TDB=$T/trial11.db
+cat "$T/trial11.out" >"$T/out"
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at 8128\): searched at 8128, 12 candidates; " \
+    "seed 11: a part that loses most at its upper edge is searched there"
+expect_eq "seed 11: its search's measurements are at 8128, its winner stored at its own size" \
+    "$(sql "$TDB" "select group_concat(distinct shape) || ' ' || (select shape from winners where bucket = 'n=2^12/5760')
+                   from measurements where bucket = 'n=2^12/5760'")" '{"n":8128} {"n":5760}'
+TDB=$T/trial24.db
+cat "$T/trial24.out" >"$T/out"
+cat "$T/trial24.err" >"$T/err"
+expect_stdout "^split      axpy f32 n=2\^12: the winner loses [0-9.]+%, more than 5\.0%, but no part would change it, nor did a part's own search; not split$" \
+    "seed 24: no part's search changed its winner: not split, and the line says why"
+expect_eq "seed 24: stored whole" "$(sql "$TDB" "select group_concat(bucket, ' ') from winners")" "n=2^12"
+expect_eq "seed 24: each part's search is kept under its key, at the size it searched" \
+    "$(sql "$TDB" "select bucket || ' ' || shape || ' ' || count(*) from measurements where bucket like '%/%' group by bucket, shape
+                   order by bucket" | tr '\n' ';')" \
+    'n=2^12/2^12 {"n":5696} 12;n=2^12/5760 {"n":5760} 12;'
+expect_eq "seed 24: those searches' cubins are dropped (but those the bucket's finalists share)" \
+    "$(sql "$TDB" "select count(*) from measurements m join cubins c on c.hash = m.cubin where m.bucket like 'n=2^12/%'
+                   and m.cubin not in (select cubin from measurements where bucket = 'n=2^12' and cubin is not null)")" 0
+wwin=$(sql "$TDB" "select template || ' ' || config from winners")
+expect_stdout "^hold       axpy f32 n=2\^12: $(printf '%s' "$wwin" | sed 's/[]{}[]/\\&/g'), worst loss [0-9.]+% \(at .*\), the parts' sizes raced too$" \
+    "seed 24: the whole bucket's winner is the finalist every part chose, over the parts' sizes too"
+expect_stderr "^hold: 1 bucket probed .*, 2 parts searched \(24 candidates\); .* after$" "seed 24: the summary counts the searches"
+expect_resumed shape_time "$TDB" "$T/trial24.yaml" "$akey"
+sed 's/^split_evals: 12/split_evals: 0/' "$T/trial24.yaml" >"$T/trial0.yaml"
+fake_sweep shape_time "$T/trial0.db" "$T/trial0.yaml"
+expect_stdout "^split      axpy f32 n=2\^12: the winner loses [0-9.]+%, more than 5\.0%, but no part would change it; not split$" \
+    "split_evals: 0: nothing on trial, no part searched"
+expect_eq "split_evals: 0: the same whole winner" "$(sql "$T/trial0.db" "select template || ' ' || config from winners")" "$wwin"
+
 # gc keeps the searched part's winner's measurement (its part's, not its
 # home's) and retune races its stored finalists again: the same winners,
 # nothing searched, nothing measured at the part's size.
@@ -156,16 +289,21 @@ expect_eq "gc keeps the part's winner's measurement at its size" \
     "$(sql "$T/gc.db" "select count(*) from winners w join measurements m on m.bucket = w.bucket and m.config = w.config
                        and m.template = w.template where w.bucket = 'n=2^12/5760'")" 1
 sqlite3 "$DB" "update devices set driver = '550.1' where driver = 'fake'"
-npart=$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")
+npart=$(sql "$DB" "select count(*) from measurements where bucket like 'n=2^12/%'")
 run env AITUNE_WORKER="$FAKE" FAKE_MODE="$MODE" "$AITUNE" retune "$T/parts.yaml" --db "$DB" --quiet
 expect_eq "retune exits 0" "$RC" 0 || show_last
-expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at [0-9]+\): [1-4] of its stored finalists raced again$" \
-    "retune races the part's stored finalists instead of searching it"
+# The stored parts' winners race among the bucket's finalists (the upper
+# part's, slow at 4096, too), so the upper part holds; the lower part still
+# loses more than split_at and races its stored finalists, those its search
+# at 5696 found among them.
+expect_stdout "^split      axpy f32 n=2\^12/2\^12: its winner loses [0-9.]+% \(at [0-9]+\): [1-4] of its stored finalists raced again$" \
+    "retune races the part's stored finalists instead of searching it (the part that holds the bucket's size)"
+expect_no_stdout "searched at" "retune searches no part"
 expect_stdout "^retune axpy f32 n=2\^12: split in 2 parts, [0-9]+ finalists raced again: now 2 parts, 2 winners kept" \
     "and keeps both parts' winners"
 expect_eq "the same winners after retune" "$(sql "$DB" "$key")" "$winners"
 expect_stderr "; 0 compiled, " "retune compiles nothing: the cache kept every finalist"
-expect_eq "retune measures nothing at the part's size" "$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")" "$npart"
+expect_eq "retune measures nothing at the parts' sizes" "$(sql "$DB" "select count(*) from measurements where bucket like 'n=2^12/%'")" "$npart"
 
 # Ctrl-C in the part's search: exit 130, nothing stored for the bucket; the
 # resume measures nothing twice and reaches the same winners.

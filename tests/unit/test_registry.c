@@ -130,6 +130,10 @@ static void test_roundtrip(void)
     CHECK(reg_measure_find(r, &k2, &got) == 0, "no device: not found");
     snprintf(k2.tmpl, sizeof k2.tmpl, "axpy/other");
     CHECK(reg_measure_find(r, &k2, &got) == 0, "another template: not found");
+    /* A bucket's part may be searched at another size than its own. */
+    key_of(&k2, "n=2^10", "{\"block\":256}", dev);
+    snprintf(k2.shape, sizeof k2.shape, "{\"n\":1984}");
+    CHECK(reg_measure_find(r, &k2, &got) == 0, "another shape: not found");
     /* A failed measurement without a device finds itself. */
     key_of(&k2, "n=2^12", "{\"block\":64}", 0);
     snprintf(k2.status, sizeof k2.status, "compile");
