@@ -62,7 +62,7 @@
 -- spills, smem, compile_ms.
 local Space = {}
 Space.__index = Space
-Space.draws = 1024
+Space.draws = 4096
 
 local function key(names, cfg)
   local parts = {}

@@ -95,6 +95,16 @@ M.params = {
   { "stage", { "none", "a", "b", "ab" } },
 }
 
+-- A layout's params: nt's A and B rows are both k long, so they are staged
+-- together or not at all (a stage value that can never be valid would only
+-- dilute the space a search samples).
+local function params_of(layout)
+  if layout == "nn" then return M.params end
+  local out = {}
+  for i, pv in ipairs(M.params) do out[i] = pv[1] == "stage" and { "stage", { "none", "ab" } } or pv end
+  return out
+end
+
 -- Rows of the CTA tile one consumer warpgroup computes.
 local function rows_per_consumer(p)
   return p.schedule == "pingpong" and p.bm or p.bm // p.consumers
@@ -817,7 +827,7 @@ function M.family(op)
     max_cc = 90,
     arch = "sm_90a",
     dtypes = op.dtypes,
-    params = M.params,
+    params = params_of(layout),
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, shape, dt, dev) end,
     supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev) end,
     launch = function(p, dt, dev) return M.launch(layout, p, dt, dev) end,
