@@ -746,6 +746,9 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
     ** (32 tensor maps' worth) on every launch. */
     L->nparams = 0;
     if (plan_geometry(p, shape, &L->g, err, errcap)) return -1;
+    /* The workspace, and the maps that read it (`at`: a map past a
+    ** workspace of 0 bytes is refused by bind_tmap). */
+    if (!ws && L->g.ws_bytes) return perr(err, errcap, "the kernel needs a workspace of %llu bytes", L->g.ws_bytes);
     for (int i = 0; i < p->nparams; i++) {
         const plan_param *q = &p->params[i];
         long long v;
@@ -772,11 +775,9 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
             }
             break;
         case PLAN_WORKSPACE:
-            if (!ws && L->g.ws_bytes) return perr(err, errcap, "the kernel needs a workspace of %llu bytes", L->g.ws_bytes);
             L->storage[i].u64 = ws;
             break;
         case PLAN_TMAP:
-            if (q->at && !ws) return perr(err, errcap, "the kernel needs a workspace of %llu bytes", L->g.ws_bytes);
             if (bind_tmap(p, i, shape, q->at ? ws : args[q->arg].ptr, L->g.ws_bytes, encode, &L->storage[i].tmap, err, errcap))
                 return -1;
             break;

@@ -133,30 +133,32 @@ local function streamk_bytes(p, dev)
   return TICKET_BYTES + (dev.sms or 132) * p.bm * p.bn * 4
 end
 
--- The operands whose rows TMA cannot read in place: A's are k long, B's k
--- (nt) or n (nn).
-local function unaligned(layout, shape)
+-- The stage a shape needs: the operands whose rows TMA cannot read in place
+-- (A's are k long, B's k (nt) or n (nn)), or "none".
+local function stage_for(layout, shape)
   local a = shape.k % 8 ~= 0
   local b = (layout == "nt" and shape.k or shape.n) % 8 ~= 0
-  return (a and "a" or "") .. (b and "b" or "")
+  local s = (a and "a" or "") .. (b and "b" or "")
+  return s == "" and "none" or s
 end
 
 -- The workspace, in order: stream-K's tickets, staging's counters (both
--- zeroed at a launch, both left zero by the kernel), stream-K's partial
--- tiles, then the staged A and B: rows padded to 64 elements (128 bytes).
+-- zeroed at a launch, both left zero by the kernel: ctl is where the
+-- counters start, zero where both end), stream-K's partial tiles (from
+-- zero), then the staged A and B from sa: rows padded to 64 elements (128
+-- bytes).
 local STAGE_CTL = 128
 local function ws_layout(p, dev)
   local L = { ctl = p.streamk == 1 and TICKET_BYTES or 0 }
   L.zero = L.ctl + (p.stage ~= "none" and STAGE_CTL or 0)
-  L.slots = L.zero
-  L.sa = L.slots + (p.streamk == 1 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
+  L.sa = L.zero + (p.streamk == 1 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
   return L
 end
 
 function M.constraints(layout, p, shape, dt, dev)
-  local need = unaligned(layout, shape)
-  if p.stage ~= (need == "" and "none" or need) then
-    if need == "" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
+  local need = stage_for(layout, shape)
+  if p.stage ~= need then
+    if need == "none" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
   if p.streamk == 1 then
@@ -314,7 +316,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       p.stage:find("a") and 1 or 0, p.stage:find("b") and 1 or 0, layout == "nt" and 1 or 0,
-      wl.ctl, wl.slots, wl.sa),
+      wl.ctl, wl.zero, wl.sa),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
 
@@ -769,21 +771,24 @@ function M.launch(layout, p, dt, dev)
                or string.format("%s * %d", units, per)
   local wl = ws_layout(p, dev)
   local sa, sb = p.stage:find("a") ~= nil, p.stage:find("b") ~= nil
-  -- A staged operand's map reads its padded copy in the workspace.
-  local a_stride = sa and "cdiv(k, 64) * 128" or "k*" .. esize
+  -- A staged operand's map reads its copy in the workspace, whose rows are
+  -- padded to 128 bytes: A's m rows of k, then B's (nt: n of k; nn: k of n).
+  local a_pitch = "cdiv(k, 64) * 128"
+  local b_rows, b_pitch = layout == "nt" and "n" or "k", layout == "nt" and a_pitch or "cdiv(n, 64) * 128"
+  local a_copy = "m * " .. a_pitch
   local a_at = sa and tostring(wl.sa) or nil
-  local b_at = sb and (sa and string.format("%d + m * cdiv(k, 64) * 128", wl.sa) or tostring(wl.sa)) or nil
+  local b_at = sb and (sa and string.format("%d + %s", wl.sa, a_copy) or tostring(wl.sa)) or nil
   local tmB
   if layout == "nt" then
-    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "k", "n" }, strides = { sb and "cdiv(k, 64) * 128" or "k*" .. esize },
+    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "k", "n" }, strides = { sb and b_pitch or "k*" .. esize },
             box = { BK, sh == 1 and p.bn // 2 or p.bn },
             swizzle = 128, oob = "zero", l2 = 256 }
   else
-    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "n", "k" }, strides = { sb and "cdiv(n, 64) * 128" or "n*" .. esize },
+    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "n", "k" }, strides = { sb and b_pitch or "n*" .. esize },
             box = { 64, BK }, swizzle = 128, oob = "zero", l2 = 256 }
   end
   local params = {
-    { kind = "tmap", arg = "A", at = a_at, dims = { "k", "m" }, strides = { a_stride },
+    { kind = "tmap", arg = "A", at = a_at, dims = { "k", "m" }, strides = { sa and a_pitch or "k*" .. esize },
       box = { BK, sh == 2 and p.bm // 2 or p.bm }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
@@ -796,12 +801,10 @@ function M.launch(layout, p, dt, dev)
                        { kind = "dim", expr = "k" } }) do
     params[#params + 1] = x
   end
-  -- Only the tickets must be zero at a launch (the kernel leaves them zero
-  -- again); the partial tiles are written before they are read.
+  -- Only the counters must be zero at a launch (the kernel leaves them zero
+  -- again); partial tiles and staged copies are written before they are read.
   if p.streamk == 1 or p.stage ~= "none" then
-    local size = tostring(wl.sa)
-    if sa then size = size .. " + m * cdiv(k, 64) * 128" end
-    if sb then size = size .. (layout == "nt" and " + n * cdiv(k, 64) * 128" or " + k * cdiv(n, 64) * 128") end
+    local size = tostring(wl.sa) .. (sa and " + " .. a_copy or "") .. (sb and string.format(" + %s * %s", b_rows, b_pitch) or "")
     params[#params + 1] = { kind = "workspace", size = size, zero = tostring(wl.zero) }
   end
   if p.stage ~= "none" then
@@ -836,7 +839,7 @@ function M.family(op)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
                epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0,
-               stage = unaligned(layout, shape) == "" and "none" or unaligned(layout, shape) }
+               stage = stage_for(layout, shape) }
     end,
   }
 end
