@@ -25,6 +25,10 @@ con = sqlite3.connect(sys.argv[1])
 for r in con.execute("select op, dtype, bucket, count(*), sum(status='ok'), round(avg(compile_ms)), "
                      "round(max(compile_ms)) from measurements group by op, dtype, bucket"):
     print("bucket %s %s %s: %d candidates, %d ok, compile ms mean %s max %s" % r)
+# The best of each epilogue (wgmma: direct, tma, rows) per bucket.
+for r in con.execute("select op, dtype, bucket, json_extract(config, '$.epilogue') e, count(*), min(median_us) "
+                     "from measurements where status = 'ok' and e is not null group by op, dtype, bucket, e"):
+    print("bucket %s %s %s: epilogue %s: %d ok, best %.2f us" % r)
 for r in con.execute("select status, count(*) from measurements group by status"):
     print("status %s: %d" % r)
 for r in con.execute("select op, dtype, bucket, config, status, substr(error, 1, 160) from measurements "

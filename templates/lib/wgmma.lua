@@ -28,6 +28,13 @@
 -- M/N edges) or ("tma") writes 64-row x 128-byte pieces into two swizzled
 -- shared-memory buffers per consumer that TMA stores to D (the tensor map
 -- clips the edges): full 128-byte lines instead of 4-byte scattered stores.
+-- Where D's rows are not 16-byte aligned (n not a multiple of 8), TMA cannot
+-- store them; "rows" writes the same pieces and the consumer's warps store
+-- them a row at a time, each lane one aligned 4-byte word of the row (an
+-- odd row start shifts the pairs by one element: the word straddling two
+-- smem words is put together with a shuffle, the row's two end elements
+-- stored alone), so each store instruction is one contiguous 128-byte line
+-- where "direct" scatters 16 bytes over 8 rows.
 --
 -- Stream-K (persistent grids): when the units do not divide evenly among the
 -- G resident workers, the last sk = `units mod G` units are not given whole
@@ -68,8 +75,10 @@ local function consumer_regs(p)
 end
 
 -- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
+-- "rows": one 8 KB piece per consumer (each warp stores only the rows it
+-- wrote, so there is nothing to double-buffer).
 local function epi_bytes(p)
-  return p.epilogue == "tma" and 16384 * p.consumers or 0
+  return (p.epilogue == "tma" and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
 end
 
 local function sizes(p)
@@ -90,7 +99,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
-  { "epilogue", { "direct", "tma" } },
+  { "epilogue", { "direct", "tma", "rows" } },
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab" } },
 }
@@ -193,7 +202,11 @@ function M.constraints(layout, p, shape, dt, dev)
   if p.streamk == 1 and (acc > 128 or (acc == 128 and p.consumers == 1)) then
     return false, "spills (stream-K's fix-up next to the accumulators)"
   end
+  -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
+  -- spill 16 bytes.
+  if p.epilogue == "rows" and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
+  if shape.n % 8 == 0 and p.epilogue == "rows" then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -297,6 +310,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define INFLIGHT %d
 #define D_T %s
 #define EPI_TMA %d
+#define EPI_ROWS %d
 #define EPI_BYTES %d
 #define CW %d
 #define EPI_F32 %d
@@ -312,7 +326,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define SA_OFF %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
-      p.epilogue == "tma" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
+      p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       p.stage:find("a") and 1 or 0, p.stage:find("b") and 1 or 0, layout == "nt" and 1 or 0,
@@ -538,6 +552,31 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
   D[row * n + col] = st_%s(x);
   if (col + 1 < n) D[row * n + col + 1] = st_%s(y);
 }]], out_ct, t.Out, t.Out),
+    [[
+#if EPI_ROWS
+// Row pr of a swizzled 64-row x 128-byte epilogue piece at buf, stored by
+// one warp into D's row `row` from column col, masked at n. Word `lane` of
+// the piece's row holds elements 2*lane and 2*lane + 1 (f32: element lane).
+// A row that starts on an odd element has its aligned pairs one element on:
+// lane l stores elements 2l+1 and 2l+2 (its word's upper half and the next
+// lane's lower half), lane 31 element 63 alone and lane 0 element 0 too.
+AIT_DEV void store_row(D_T* D, unsigned buf, int pr, long long row, long long col, long long n, int lane) {
+  unsigned w;
+  asm volatile("ld.shared.b32 %0, [%1];"
+               : "=r"(w) : "r"(buf + pr * 128 + ((((unsigned)lane >> 2) ^ (unsigned)(pr & 7)) << 4) + 4 * (lane & 3)) : "memory");
+  D_T* d = D + row * n + col;
+  const int left = (int)min(n - col, 64ll);     // columns of the row in D: > 0 (the caller's)
+#if EPI_F32
+  if (lane < left) reinterpret_cast<unsigned*>(d)[lane] = w;
+#else
+  const unsigned next = __shfl_down_sync(~0u, w, 1);
+  const int e = 2 * lane + (int)((size_t)d >> 1 & 1);     // the first element of this lane's aligned pair
+  if (e + 1 < left) *reinterpret_cast<unsigned*>(d + e) = e == 2 * lane ? w : __byte_perm(w, next, 0x5432);
+  else if (e < left) d[e] = (unsigned short)(e == 2 * lane ? w : w >> 16);
+  if (e != 2 * lane && lane == 0) d[0] = (unsigned short)w;
+#endif
+}
+#endif]],
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -591,7 +630,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
     const int c = wg - 1, lane = threadIdx.x %% 32, warp = (threadIdx.x %% 128) / 32;
     int s = 0; unsigned ph = 0, mine = 0;
-#if EPI_TMA
+#if EPI_TMA || EPI_ROWS
     unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
 #endif
     int u, k0, k1;
@@ -683,18 +722,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
       // Epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8) and
       // column pairs 8*j + 2*(lane%%4) of each 64-row slab.
-#if EPI_TMA
+#if EPI_TMA || EPI_ROWS
       // Piece (i, jc): rows 64*i.. of this consumer's slab, CW columns from
       // CW*jc, written swizzled (16-byte chunk q of row r at q ^ (r %% 8)).
+      // Warp w writes (and, for "rows", stores) rows 16*w .. 16*w + 15.
       {
         const int r = warp * 16 + lane / 4, q4 = lane %% 4;
 #pragma unroll
         for (int i = 0; i < MI; i++) {
 #pragma unroll
           for (int jc = 0; jc < BN / CW; jc++, pieces++) {
+#if EPI_TMA
             const unsigned buf = ebase + c * 16384 + (pieces & 1) * 8192;
             if ((threadIdx.x %% 128) == 0) bulk_wait_read<1>();
             wg_sync(1 + c);
+#else
+            const unsigned buf = ebase + c * 8192;
+#endif
 #pragma unroll
             for (int jj = 0; jj < CW / 8; jj++) {
               const int j8 = jc * (CW / 8) + jj;
@@ -706,10 +750,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
               st_shared(buf + r * 128 + off, acc[i][4 * j8], acc[i][4 * j8 + 1]);
               st_shared(buf + (r + 8) * 128 + off, acc[i][4 * j8 + 2], acc[i][4 * j8 + 3]);
             }
+#if EPI_TMA
             asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             wg_sync(1 + c);
             if ((threadIdx.x %% 128) == 0)
               tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
+#else
+            __syncwarp();
+            const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
+            const long long gcol = (long long)tn * BN + jc * CW;
+            if (gcol < n) {
+#pragma unroll 1
+              for (int rr = 0; rr < 16; rr++)
+                if (grow + rr < m) store_row(D, buf, warp * 16 + rr, grow + rr, gcol, n, lane);
+            }
+            __syncwarp();
+#endif
           }
         }
       }

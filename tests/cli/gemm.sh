@@ -48,7 +48,17 @@ expect_eq "no wgmma candidate at an aligned shape stages anything" \
 sed -i 's/op: gemm_nn/op: gemm_nt/' "$T/odd.yaml"
 run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 3
 expect_true "gemm_nt with n = 4097 is compiled by the wgmma family" grep -q 'gemm_nt/wgmma' "$T/out"
-expect_true "... and only with direct stores" sh -c "! grep 'gemm_nt/wgmma' '$T/out' | grep -q '\"epilogue\":\"tma\"'"
+expect_true "... and never with TMA stores" sh -c "! grep 'gemm_nt/wgmma' '$T/out' | grep -q '\"epilogue\":\"tma\"'"
+# There D's rows are stored straight from registers ("direct") or a row at a
+# time from shared memory ("rows"), which only odd n may take.
+run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 12
+nr=$(grep 'gemm_nt/wgmma' "$T/out" | grep -c '"epilogue":"rows"')
+expect_true "some sampled configs at n = 4097 store rows from shared memory ($nr)" test "$nr" -ge 1
+expect_eq "... none of them spills" "$(grep '"epilogue":"rows"' "$T/out" | awk '$5 != 0' | wc -l)" 0
+expect_eq "... each kernel has the rows epilogue" \
+    "$(sql "$T/odd.db" "select count(*) from cubins where source like '%#define EPI_ROWS 1%'")" "$nr"
+expect_eq "no candidate at an aligned n stores rows" \
+    "$(sql "$DB" "select count(*) from cubins where source like '%#define EPI_ROWS 1%'")" 0
 
 # Stream-K (persistent grids whose units leave a wave part empty: 1152^2 is
 # 81 tiles of 128x128 on 132 SMs): sampled configs with and without it
