@@ -9,6 +9,9 @@
 # (a third of the kernels are the slowest below n = 5760 and the fastest
 # from it on: the bucket's search at 4096 keeps none of them as finalists,
 # and only a search at the upper part's size, 5760, finds one).
+# split_depth: 1 keeps the parts of shape_time (a ranking of its own at
+# every size: each part loses somewhere, at every level) from being split
+# again; parts split again are tested at the end, on landscapes made for it.
 . "$(dirname "$0")/lib.sh"
 
 spec parts.yaml <<'YAML'
@@ -18,6 +21,7 @@ max_evals: 16
 top_k: 4
 hold: true
 split_evals: 12
+split_depth: 1
 tasks:
   - op: axpy
     dtypes: [f32]
