@@ -1226,19 +1226,29 @@ static int search_probe(const op_task *t, const split *sp, const part *p)
     return at;
 }
 
+/* A box's edges on a line: "rows [1024, 1408), cols [5760, 8192)". */
+static size_t box_text(const op_task *t, const bucket *b, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int d = 0; d < b->ndims && at < cap; d++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d], b->lo[d], b->hi[d]);
+    return at < cap ? at : cap - 1;
+}
+
 /* A part's name on its lines: its key, with its edges where asked or
 ** where it is a part of a part (whose key it may share), and then its
 ** level and its parent's edges. */
 static void part_name(const op_task *t, const split *sp, const part *p, int edges, char *out, size_t cap)
 {
     size_t at = (size_t)snprintf(out, cap, "%s", p->b.key);
-    for (int d = 0; d < p->b.ndims && (edges || p->depth > 1) && at < cap; d++)
-        at += (size_t)snprintf(out + at, cap - at, "%s%s [%lld, %lld)", d ? ", " : ": ", t->dims[d], p->b.lo[d], p->b.hi[d]);
-    if (p->depth > 1 && at < cap) {
-        const part *u = &sp->p[p->up];
-        at += (size_t)snprintf(out + at, cap - at, ", level %d in", p->depth);
-        for (int d = 0; d < u->b.ndims && at < cap; d++)
-            at += (size_t)snprintf(out + at, cap - at, "%s %s [%lld, %lld)", d ? "," : "", t->dims[d], u->b.lo[d], u->b.hi[d]);
+    if ((edges || p->depth > 1) && at + 2 < cap) {
+        at += (size_t)snprintf(out + at, cap - at, ": ");
+        at += box_text(t, &p->b, out + at, cap - at);
+    }
+    if (p->depth > 1 && at + 32 < cap) {
+        at += (size_t)snprintf(out + at, cap - at, ", level %d in ", p->depth);
+        box_text(t, &sp->p[p->up].b, out + at, cap - at);
     }
 }
 
@@ -1310,7 +1320,7 @@ static int research_part(sw *S, const op_task *t, const split *sp, part *p)
     }
     bucket_state_free(&pbs);
     if (S->o->retune && !p->nown) return 0;
-    char name[320], size[96], what[160];
+    char name[512], size[96], what[160];
     part_name(t, sp, p, 0, name, sizeof name);
     shape_text(P->p[at].shape, t->ndims, size, sizeof size);
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
@@ -1389,7 +1399,7 @@ static void say_split(sw *S, const op_task *t, const bucket *b, const split *sp,
         say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op,
             t->dtype, b->key, 100 * loss, 100 * S->split_at, n, sb_str(&along));
     } else {
-        char name[320];
+        char name[512];
         part_name(t, sp, &sp->p[i], 1, name, sizeof name);
         say(S, "split      %s %s %s: its winner loses %.1f%%, more than %.1f%%: %d parts of level %d, split along %s\n",
             t->op, t->dtype, name, 100 * sp->p[i].worst, 100 * S->split_at, n, sp->p[i].depth + 1, sb_str(&along));
@@ -1409,7 +1419,7 @@ static void say_part(sw *S, const op_task *t, const split *sp, int i)
             if (sp->p[j].up == i) say_part(S, t, sp, j);
         return;
     }
-    char name[320];
+    char name[512];
     part_name(t, sp, p, 1, name, sizeof name);
     say(S, "split      %s %s %s: %s %s, worst loss %s%.1f%% (at %s)%s%s\n", t->op, t->dtype, name, p->c[p->w]->tmpl,
         p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
@@ -1436,8 +1446,8 @@ static int trial_kept(const split *sp, int first, const cand *x)
 ** winner is chosen again over every size raced in it, its parts' included,
 ** as a bucket left whole is (hold_probe). A part that still loses more than
 ** split_at says why it was not split again (p->whole). Returns 0, 1 when
-** Ctrl-C cut a search in it (the bucket is not decided), -1 when a tool
-** failed. */
+** Ctrl-C cut a search in it or came before it was split again (the bucket
+** is not decided), -1 when a tool failed. */
 static int settle_part(sw *S, const op_task *t, split *sp, int i)
 {
     part *p = &sp->p[i];
@@ -1448,6 +1458,7 @@ static int settle_part(sw *S, const op_task *t, split *sp, int i)
         snprintf(p->whole, sizeof p->whole, "split_depth %d reached", S->split_depth);
         return 0;
     }
+    if (interrupted) return 1;   /* Ctrl-C: no more races; the resume splits it */
     const char *why;
     int trial, first = sp->n, n = split_box(S, t, &p->b, p->c, p->fi, p->w, p->q, sp, i, &trial, &why);
     if (!n) {

@@ -14,6 +14,21 @@
 # again; parts split again are tested at the end, on landscapes made for it.
 . "$(dirname "$0")/lib.sh"
 
+# expect_retune_kept MODE DB SPEC NPARTS WHAT: after a driver upgrade,
+# retune races the split bucket's stored finalists again (those of all its
+# NPARTS parts), holds and splits it again, and keeps every part's winner;
+# $T/out and $T/err are retune's.
+expect_retune_kept() {
+    local before
+    before=$(sql "$2" "$key")
+    sqlite3 "$2" "update devices set driver = '550.1' where driver = 'fake'"
+    run env AITUNE_WORKER="$FAKE" FAKE_MODE="$1" "$AITUNE" retune "$3" --db "$2" --quiet
+    expect_eq "$5: retune exits 0" "$RC" 0 || show_last
+    expect_stdout "^retune [a-z]+ f32 [^ ]+: split in $4 parts, [0-9]+ finalists raced again: now $4 parts, $4 winners kept" \
+        "$5: retune keeps the $4 parts"
+    expect_eq "$5: the same winners after retune" "$(sql "$2" "$key")" "$before"
+}
+
 spec parts.yaml <<'YAML'
 name: parts
 search: random
@@ -214,14 +229,9 @@ expect_eq "the part's search is whole after the resume, at 5696" \
     "$(sql "$T/aint.db" "select count(*) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/2^12'")" '12 {"n":5696}'
 expect_eq "the resume reaches the winners of the uninterrupted sweep" "$(sql "$T/aint.db" "$akey")" "$(sql "$ADB" "$akey")"
 # retune: the parts' winners are raced again (each a slot of the bucket's
-# race, the upper part's slow at 4096 too) and kept; nothing is searched.
-abefore=$(sql "$ADB" "$key")
-sqlite3 "$ADB" "update devices set driver = '550.1' where driver = 'fake'"
-run env AITUNE_WORKER="$FAKE" FAKE_MODE="$ACE" "$AITUNE" retune "$T/parts.yaml" --db "$ADB" --quiet
-expect_eq "retune of the ace sweep exits 0" "$RC" 0 || show_last
-expect_stdout "^retune axpy f32 n=2\^12: split in 2 parts, [0-9]+ finalists raced again: now 2 parts, 2 winners kept" \
-    "retune keeps both parts, the ace in the lower one"
-expect_eq "the same winners after retune" "$(sql "$ADB" "$key")" "$abefore"
+# race, the upper part's slow at 4096 too) and kept, the ace in the lower
+# one; nothing is searched.
+expect_retune_kept "$ACE" "$ADB" "$T/parts.yaml" 2 "the ace sweep"
 expect_no_stdout "searched at" "retune searches no part"
 
 # No part would change the winner among the finalists, yet it loses more
@@ -356,11 +366,19 @@ cp "$T/err" "$T/nest.err"
 rows="select bucket || ' ' || lo || ' ' || hi from winners order by cast(lo as integer)"
 expect_eq "n=2^12 is stored as its lower part and its upper part's two parts" "$(sql "$NDB" "$rows" | tr '\n' ';')" \
     "n=2^11 2048 4096;n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 8192;n=2^13 8192 16384;"
-# 1-D tiling: from the bucket's lo, each part ending where the next begins, to its hi.
-expect_eq "the parts tile the bucket: no gap, no overlap" \
-    "$(sql "$NDB" "select min(cast(lo as integer)) || ' ' || max(cast(hi as integer)) || ' ' || sum(hi - lo) || ' ' ||
-                   sum(nx is not null and nx <> cast(hi as integer)) from (select lo, hi, lead(cast(lo as integer)) over
-                   (order by cast(lo as integer)) as nx from winners where bucket like 'n=2^12/%')")" "4096 8192 4096 0"
+# The parts of n=2^12 in DB: their lowest lo, highest hi, total length, and
+# how many end where the next does not begin ("4096 8192 4096 0": they tile it).
+tiling() {
+    sql "$1" "select min(cast(lo as integer)) || ' ' || max(cast(hi as integer)) || ' ' || sum(hi - lo) || ' ' ||
+              sum(nx is not null and nx <> cast(hi as integer)) from (select lo, hi, lead(cast(lo as integer)) over
+              (order by cast(lo as integer)) as nx from winners where bucket like 'n=2^12/%')"
+}
+expect_eq "the parts tile the bucket: no gap, no overlap" "$(tiling "$NDB")" "4096 8192 4096 0"
+# The parts of n=2^12 in DB, by lo: "key lo hi;..."
+parts() {
+    sql "$1" "select group_concat(bucket || ' ' || lo || ' ' || hi, ';') from (select * from winners where bucket like 'n=2^12/%'
+              order by cast(lo as integer))"
+}
 expect_eq "the upper part's two parts have different winners" \
     "$(sql "$NDB" "select count(distinct config) from winners where bucket in ('n=2^12/5760', 'n=2^12/6848')")" 2
 expect_eq "each part's winner beats every runner-up it stores, at its own size" \
@@ -407,14 +425,7 @@ case $want in *"n=2^12/5760"*"n=2^12/6848"*) ok "the parts of the part are among
 expect_resumed "$NMODE" "$NDB" "$T/nest.yaml" "$key"
 # retune after a driver upgrade: the finalists of all three parts are raced
 # again, the bucket held and split again the same way, nothing searched.
-cp "$NDB" "$T/nest-retune.db"
-nbefore=$(sql "$T/nest-retune.db" "$key")
-sqlite3 "$T/nest-retune.db" "update devices set driver = '550.1' where driver = 'fake'"
-run env AITUNE_WORKER="$FAKE" FAKE_MODE="$NMODE" "$AITUNE" retune "$T/nest.yaml" --db "$T/nest-retune.db" --quiet
-expect_eq "retune of a registry with parts of parts exits 0" "$RC" 0 || show_last
-expect_stdout "^retune axpy f32 n=2\^12: split in 3 parts, [0-9]+ finalists raced again: now 3 parts, 3 winners kept" \
-    "retune races the three parts' finalists and keeps them"
-expect_eq "the same parts and winners after retune" "$(sql "$T/nest-retune.db" "$key")" "$nbefore"
+expect_retune_kept "$NMODE" "$NDB" "$T/nest.yaml" 3 "parts of parts"
 expect_stderr "; 0 compiled, " "retune compiles nothing: the cache kept every part's finalists"
 
 # The depth limit. Mode flip_at:5760/7488: the upper part's upper part
@@ -423,7 +434,7 @@ expect_stderr "; 0 compiled, " "retune compiles nothing: the cache kept every pa
 fake_sweep flip_at:5760/7488 "$T/deep2.db" "$T/nest.yaml"
 expect_eq "flip_at:5760/7488: the sweep exits 0" "$RC" 0 || show_last
 expect_eq "split_depth 2 (the default): the parts stop at level 2" \
-    "$(sql "$T/deep2.db" "select group_concat(bucket || ' ' || lo || ' ' || hi, ';') from (select * from winners where bucket like 'n=2^12/%' order by cast(lo as integer))")" \
+    "$(parts "$T/deep2.db")" \
     "n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 8192"
 expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): axpy/vec \{.*\}, worst loss [0-9.]+% \(at [0-9]+\); not split again: split_depth 2 reached$" \
     "the part at the limit that still loses says why it is not split again"
@@ -435,7 +446,7 @@ sed 's/^split_evals: 0/split_evals: 0\nsplit_depth: 3/' "$T/nest.yaml" >"$T/deep
 fake_sweep flip_at:5760/7488 "$T/deep3.db" "$T/deep3.yaml"
 expect_eq "split_depth: 3 exits 0" "$RC" 0 || show_last
 expect_eq "split_depth: 3: that part is split again at 7488" \
-    "$(sql "$T/deep3.db" "select group_concat(bucket || ' ' || lo || ' ' || hi, ';') from (select * from winners where bucket like 'n=2^12/%' order by cast(lo as integer))")" \
+    "$(parts "$T/deep3.db")" \
     "n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 7488;n=2^12/7488 7488 8192"
 expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 3, split along n at 7488$" \
     "split_depth: 3: the line of the part split at level 2"
@@ -462,10 +473,7 @@ expect_eq "shape_time: every part of level 4 that loses more than split_at says 
     "$(sed -n 's/.*, level 4 in .*, worst loss \([0-9.]*\)% (at [0-9]*)$/\1/p' "$T/out" | awk '$1 > 5' | wc -l)" 0
 [ "$(grep -c ', level 4 in .*; not split again: split_depth 4 reached$' "$T/out")" -gt 0 ] &&
     ok "shape_time: parts of level 4 not split again: split_depth 4 reached" || fail "no part stopped at split_depth 4"
-expect_eq "shape_time: its parts tile the bucket" \
-    "$(sql "$T/deep4.db" "select min(cast(lo as integer)) || ' ' || max(cast(hi as integer)) || ' ' || sum(hi - lo) || ' ' ||
-                          sum(nx is not null and nx <> cast(hi as integer)) from (select lo, hi, lead(cast(lo as integer)) over
-                          (order by cast(lo as integer)) as nx from winners where bucket like 'n=2^12/%')")" "4096 8192 4096 0"
+expect_eq "shape_time: its parts tile the bucket" "$(tiling "$T/deep4.db")" "4096 8192 4096 0"
 # Bad values: exit 3, one line naming the file, line and field.
 for bad in 0 5 deep 1.5; do
     sed "s/^split_evals: 0/split_depth: $bad/" "$T/nest.yaml" >"$T/bad.yaml"
@@ -490,7 +498,7 @@ expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at
 expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 2, split along n at 6848$" \
     "and still losing, split again"
 expect_eq "flip_at:6848: three parts" \
-    "$(sql "$T/nests.db" "select group_concat(bucket || ' ' || lo || ' ' || hi, ';') from (select * from winners where bucket like 'n=2^12/%' order by cast(lo as integer))")" \
+    "$(parts "$T/nests.db")" \
     "n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 8192"
 expect_eq "the upper part's upper part's winner is a finalist of its parent's search, stored at its own size" \
     "$(sql "$T/nests.db" "select count(*) || ' ' || max(w.shape) from winners w join measurements m on m.template = w.template
@@ -508,6 +516,26 @@ expect_exit 0 "gc of a registry with parts of parts" "$AITUNE" gc --db "$T/nests
 expect_eq "gc keeps the measurement of the winner found by its parent's search" \
     "$(sql "$T/nests-gc.db" "select count(*) from winners w join measurements m on m.template = w.template and m.config = w.config
                              and m.bucket = 'n=2^12/5760' where w.bucket = 'n=2^12/6848'")" 1
+# A part split again on trial: mode flip_at:5760/6400/6848/7488 ranks the
+# upper part's parts [5760, 6848) and [6848, 8192) each one way at their
+# lower edge and the other at their upper edge, so they choose the same
+# winner among the candidates; searched, neither finds a config that holds
+# both rankings, so the part stays whole (as a bucket on trial does).
+fake_sweep flip_at:5760/6400/6848/7488 "$T/ptrial.db" "$T/nests.yaml"
+expect_eq "a part on trial: the sweep exits 0" "$RC" 0 || show_last
+expect_eq "a part on trial whose parts' searches changed no winner stays whole" "$(parts "$T/ptrial.db")" \
+    "n=2^12/2^12 4096 5760;n=2^12/5760 5760 8192"
+expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): its winner loses [0-9.]+% \(at [0-9]+\): searched at [0-9]+, 12 candidates; " \
+    "a part on trial: its parts are searched"
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): axpy/vec \{.*\}, worst loss [0-9.]+% \(at [0-9]+\); not split again: no part would change its winner, nor did a part's own search$" \
+    "a part on trial: its line says why it stays whole"
+expect_no_stdout "level 2 in .*: axpy/vec" "a part on trial: no line for parts it does not keep"
+expect_eq "a part on trial: its parts' searches are kept under their keys, at their sizes" \
+    "$(sql "$T/ptrial.db" "select group_concat(bucket || ' ' || shape || ' ' || n, ';') from (select bucket, shape, count(*) as n
+                           from measurements where bucket like 'n=2^12/%' group by bucket, shape order by bucket, shape)")" \
+    'n=2^12/5760 {"n":5760} 12;n=2^12/5760 {"n":6784} 12;n=2^12/6848 {"n":6848} 12'
+expect_stderr ", 1 bucket split in 2 parts, 3 parts searched \(36 candidates\); " "a part on trial: the summary counts no part split again"
+expect_resumed flip_at:5760/6400/6848/7488 "$T/ptrial.db" "$T/nests.yaml" "$key"
 # A part of level 2 that still loses gets a search of its own: with
 # flip_at:5760/7488 the part [6848, 8192) is searched at its worst probe
 # (not where its parent's search ran), under its own key.
@@ -538,15 +566,9 @@ expect_eq "its resume measures nothing twice" \
     "$(sql "$T/dint.db" "select count(*) from (select bucket, shape, config_hash from measurements group by 1, 2, 3 having count(*) > 1)")" 0
 expect_eq "its resume reaches the winners of the uninterrupted sweep" "$(sql "$T/dint.db" "$key")" "$(sql "$DDB" "$key")"
 # retune: the stored parts' finalists stand in for the searches.
-sqlite3 "$DDB" "update devices set driver = '550.1' where driver = 'fake'"
-dbefore=$(sql "$DDB" "$key")
 npart=$(sql "$DDB" "select count(*) from measurements where bucket like 'n=2^12/%'")
-run env AITUNE_WORKER="$FAKE" FAKE_MODE=flip_at:5760/7488 "$AITUNE" retune "$T/nests.yaml" --db "$DDB" --quiet
-expect_eq "retune of the searched parts of parts exits 0" "$RC" 0 || show_last
+expect_retune_kept flip_at:5760/7488 "$DDB" "$T/nests.yaml" 3 "searched parts of parts"
 expect_no_stdout "searched at" "retune searches no part"
-expect_stdout "^retune axpy f32 n=2\^12: split in 3 parts, [0-9]+ finalists raced again: now 3 parts, 3 winners kept" \
-    "retune keeps the three parts"
-expect_eq "the same winners after retune" "$(sql "$DDB" "$key")" "$dbefore"
 expect_eq "retune measures nothing at the parts' sizes" "$(sql "$DDB" "select count(*) from measurements where bucket like 'n=2^12/%'")" "$npart"
 
 # Two dims: mode flip_at:1408/1664,flip2_at:6848 flips the ranking at rows
@@ -598,11 +620,5 @@ while read -r b r0 c0 r1 c1 cfg; do
     done
 done < <(sql "$TDB" "select bucket, $edges, config from winners" | tr '|' ' ')
 expect_eq "2-D: lookup answers the four corners of every part from that part, with its winner" "$bad" 0
-t2before=$(sql "$TDB" "$key")
-sqlite3 "$TDB" "update devices set driver = '550.1' where driver = 'fake'"
-run env AITUNE_WORKER="$FAKE" FAKE_MODE="$TMODE" "$AITUNE" retune "$T/nest2.yaml" --db "$TDB" --quiet
-expect_eq "2-D: retune exits 0" "$RC" 0 || show_last
-expect_stdout "^retune softmax f32 rows=2\^10,cols=2\^12: split in 6 parts, [0-9]+ finalists raced again: now 6 parts, 6 winners kept" \
-    "2-D: retune keeps the six parts"
-expect_eq "2-D: the same winners after retune" "$(sql "$TDB" "$key")" "$t2before"
+expect_retune_kept "$TMODE" "$TDB" "$T/nest2.yaml" 6 "2-D"
 done_testing
