@@ -20,10 +20,10 @@
 **                           # max_evals: per template, or per bucket with joint);
 **                           # default max(8, max_evals/4), the whole space with no
 **                           # max_evals; 0: parts are never searched
-**   split_depth: 2          # hold: levels of parts below a bucket (1..SPEC_MAXSPLITDEPTH):
-**                           # a part whose winner still loses more than split_at
-**                           # after its own search is split again, down to this
-**                           # level; 1: parts are never split again; default 2
+**   split_depth: 2          # hold: levels of parts below a bucket, 1 to 4: a part
+**                           # whose winner still loses more than split_at after
+**                           # its own search is split again, down to this level
+**                           # (sweep.c: settle_part); 1: never again; default 2
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
@@ -138,11 +138,11 @@ void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int
 ** (sweep.c: split_box): those along which the best config changes.
 **
 ** A part's key is its bucket's, '/', and its lower corner in the dims' order
-** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760"), at every level (a
-** part's part that shares its lower corner shares its key; the leaves,
-** disjoint, have keys of their own): the bucket's key is the part's home, which keeps the
-** measurements (taken at the bucket's size), and the registry stores no
-** winner for a bucket or part next to its parts. */
+** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760"), at every level: a
+** part's part that shares its lower corner shares its key, and the leaves,
+** disjoint, have keys of their own. The bucket's key is the part's home,
+** which keeps the measurements taken at the bucket's size, and the registry
+** stores no winner for a bucket or part next to its parts. */
 #define BUCKET_PART '/'
 /* The split point of [lo, hi): 1 with *at, or 0 when it cannot be split. */
 int bucket_split_point(long long lo, long long hi, long long *at);
