@@ -20,11 +20,15 @@
 **                           # max_evals: per template, or per bucket with joint);
 **                           # default max(8, max_evals/4), the whole space with no
 **                           # max_evals; 0: parts are never searched
+**   split_depth: 2          # hold: levels of parts below a bucket, 1 to 4: a part
+**                           # whose winner still loses more than split_at after
+**                           # its own search is split again, down to this level
+**                           # (sweep.c: settle_part); 1: never again; default 2
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
-**       search: random      # search, max_evals, joint, hold, split_at and split_evals
-**                           # may be set per task
+**       search: random      # search, max_evals, joint, hold, split_at, split_evals
+**                           # and split_depth may be set per task
 **       templates: [tma]    # only these of the op's templates; default all
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
@@ -38,6 +42,7 @@
 #define SPEC_MAXDIMS 4
 #define SPEC_MAXVALUES 64
 #define SPEC_MAXTEMPLATES 8
+#define SPEC_MAXSPLITDEPTH 4    /* split_depth's most: each level multiplies a sweep's races */
 /* A spec is untrusted input: these caps bound what loading one costs. */
 #define SPEC_MAXBYTES (1 << 20)     /* file size */
 #define SPEC_MAXDEPTH 16            /* nesting of mappings and lists */
@@ -64,6 +69,7 @@ typedef struct spec_task {
     int hold;                   /* winners chosen for the whole bucket (sweep.c: hold_probe) */
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
     int split_evals;            /* hold: a part's own search (sweep.c: research_part); -1 the default, 0 none */
+    int split_depth;            /* hold: levels of parts below a bucket, 1..SPEC_MAXSPLITDEPTH */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;
@@ -80,6 +86,7 @@ typedef struct spec {
     int joint, hold;
     double split_at;        /* tasks' default */
     int split_evals;        /* tasks' default; -1: max(8, max_evals/4) */
+    int split_depth;        /* tasks' default; 2 */
     double budget_s;        /* 0: none */
     int top_k;
     int ntasks;
@@ -114,9 +121,11 @@ int spec_buckets(const spec_task *t, bucket **out);
 /* Key of a bucket: "n=2^26,..." from dims and lo edges. */
 void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int cap);
 
-/* Split buckets (spec `hold: true` with `split_at`). One level only: a
-** bucket's winner that loses more than split_at somewhere in it is replaced
-** by the winners of its parts, and a part is never split again.
+/* Split buckets (spec `hold: true` with `split_at`). A bucket's winner that
+** loses more than split_at somewhere in it is replaced by the winners of its
+** parts; a part whose winner still does is split again the same way, down to
+** split_depth levels below the bucket. The registry stores the parts that
+** were not split again (the leaves): boxes that partition the bucket.
 **
 ** The rule, per dim: the split point is the geometric middle of [lo, hi),
 ** rounded down to a multiple of 64 (kernels' fast paths and real workloads
@@ -126,12 +135,14 @@ void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int
 ** dims split: each dim's lower part [lo, at) and upper part [at, hi), the
 ** other dims whole. A part is tuned at the parent's size where that falls in
 ** it, else at its lower edge. Which dims are split is the sweep's choice
-** (sweep.c: split_bucket): those along which the best config changes.
+** (sweep.c: split_box): those along which the best config changes.
 **
-** A part's key is its parent's, '/', and its lower corner in the dims' order
-** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760"): the parent's key is the
-** part's home, which keeps the measurements (taken at the parent's size),
-** and the registry stores no winner for a parent next to its parts. */
+** A part's key is its bucket's, '/', and its lower corner in the dims' order
+** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760"), at every level: a
+** part's part that shares its lower corner shares its key, and the leaves,
+** disjoint, have keys of their own. The bucket's key is the part's home,
+** which keeps the measurements taken at the bucket's size, and the registry
+** stores no winner for a bucket or part next to its parts. */
 #define BUCKET_PART '/'
 /* The split point of [lo, hi): 1 with *at, or 0 when it cannot be split. */
 int bucket_split_point(long long lo, long long hi, long long *at);

@@ -79,8 +79,10 @@ typedef struct sw {
     int held, moved;        /* hold: buckets probed, and whose winner changed */
     double hold_before, hold_after;   /* hold: the worst loss over the probed buckets, before and after */
     double split_at;        /* the task in hand's (spec `split_at`); 0: no splits */
+    int split_depth;        /* the task in hand's (spec `split_depth`): levels of parts below a bucket */
     const spec_task *task;  /* the task in hand: a part's own search is the bucket's (search_part) */
-    int split, parts;       /* hold: buckets split, and their parts */
+    int split, parts;       /* hold: buckets split, and their parts stored (those not split again) */
+    int resplit;            /* hold: parts split again */
     int searched, searched_evals;     /* hold: parts searched (research_part), and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
@@ -786,12 +788,14 @@ static int send_task(sw *S, const op_task *t);
 ** times become those of the race at the representative.
 **
 ** A bucket whose winner still loses more than the task's split_at somewhere
-** is split (split_bucket): its parts (spec.h: bucket_split) get winners of
+** is split (split_box): its parts (spec.h: bucket_split) get winners of
 ** their own from the same finalists, raced at each part's size and upper
 ** edge too. A part whose winner still loses more than split_at gets a
 ** search of its own where it loses most (research_part), and a bucket that
 ** no part's winner among the finalists would change is split on trial, kept
-** only if such a search changes a part's winner. */
+** only if such a search changes a part's winner. A part whose winner still
+** loses more than split_at after that is split again the same way among its
+** own candidates (settle_part), down to the task's split_depth. */
 #define HOLD_FINALISTS 8
 #define HOLD_PROBES 48
 
@@ -808,39 +812,55 @@ typedef struct probes {
     int m;                  /* slots raced: cs[0, m) */
 } probes;
 
-/* A part of a split bucket: the candidates raced in it (the hold race's
-** slots, and the finalists of its own search when it had one), each one's
-** time at the part's size, its winner and the winner's worst loss in it. */
-#define PART_OWN (-2)           /* fi of a finalist of the part's own search */
+/* A part of a split bucket, at any level: the candidates raced in it (the
+** hold race's slots, its parent part's candidates, and the finalists of its
+** own search when it had one), each one's time at the part's size, its
+** winner and the winner's worst loss in it. A part split again keeps its
+** record (its parts point at its candidates) but is not stored. */
+#define PART_OWN (-2)           /* fi of a finalist of a part's own search (the part's or a parent's) */
+#define SPLIT_MAXPARTS 64       /* parts of every level of one bucket: bounds a split's memory and races */
 typedef struct part {
     bucket b;
+    int depth;              /* 1: a part of the bucket, 2: a part of a part, ... */
+    int up;                 /* its parent's index in split.p; -1: the bucket */
+    int nkids;              /* split again into that many parts (those whose up is it); 0: stored */
     int n, w;               /* the candidates c[0, n); the winner c[w] */
     cand *c[16];
     int fi[16];             /* c[i]'s index in bs->f (-1: out of the race), or PART_OWN */
     double us[16];
     double worst;
     char where[96];
+    char whole[96];         /* why a part that still loses more than split_at was not split again */
+    probes *q;              /* the probes inside it, of c[0, n) (owned): where its own parts are chosen */
+    int searched;           /* its own search ran, at searched_at */
+    long long searched_at[TMPL_MAXDIMS];
     cand *own;              /* its own search's finalists, owned: own[0, nown) */
     int nown;
     int capped;             /* its own search was cut by its budget */
 } part;
 
 /* What hold_probe decided beyond the winner: n > 0 parts when the bucket
-** is split; fi maps the race's slots to bs->f. */
+** is split, p[0, n) of every level (the bucket's own parts first, each
+** part's parts after their parent); fi maps the race's slots to bs->f. */
 typedef struct split {
     int n;
     int trial;              /* no part changes the winner among the slots: split only if a part's search does */
-    part p[1 << SPEC_MAXDIMS];
+    part p[SPLIT_MAXPARTS];
     int fi[16];
     int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
 } split;
 
+static void part_clear(part *p)
+{
+    for (int j = 0; j < p->nown; j++) cand_free(&p->own[j]);
+    free(p->own);
+    free(p->q);
+    memset(p, 0, sizeof *p);
+}
+
 static void split_free(split *sp)
 {
-    for (int i = 0; i < 1 << SPEC_MAXDIMS; i++) {
-        for (int j = 0; j < sp->p[i].nown; j++) cand_free(&sp->p[i].own[j]);
-        free(sp->p[i].own);
-    }
+    for (int i = 0; i < SPLIT_MAXPARTS; i++) part_clear(&sp->p[i]);
     free(sp);
 }
 
@@ -968,48 +988,62 @@ static int part_searched(sw *S)
     return S->task && S->task->split_evals && !out_of_budget(S);
 }
 
-/* Split bucket b, whose winner (slot cw) loses more than the task's
-** split_at: its parts along every dim that can be split are raced at their
-** sizes and upper edges, and each part's winner chosen among the slots as
-** box_winner does. A dim whose halves keep the same winners in every part
-** is joined again, until each split dim changes a winner somewhere; split
-** along none, the bucket stays whole, unless a part may get a search of
-** its own (part_searched): the slots' winner still loses more than split_at
-** somewhere, and only a config that is not a slot can change that. Then the
-** parts of the last split tried are kept on trial (sp->trial): hold_probe
-** searches those that lose more than split_at (research_part) and keeps the
-** bucket whole after all when no search changed a part's winner. One
-** level: a part is not split again. sp->n: the parts; 0 when not split,
-** with the reason in *why. */
-static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *cs, int cw, probes *P, split *sp,
-                         const char **why)
+/* The probes of Q inside box, as a probes set of their own (the same
+** candidates): a part's parts are raced into it, not into its parent's. */
+static probes *probes_in(const probes *Q, const bucket *box)
 {
-    sp->n = 0;
+    probes *R = xcalloc(1, sizeof *R);
+    R->m = Q->m;
+    for (int k = 0; k < Q->n; k++)
+        if (in_box(box, Q->p[k].shape)) R->p[R->n++] = Q->p[k];
+    return R;
+}
+
+/* Split box (the bucket, or part up of sp; -1: the bucket) among the
+** candidates cs[0, Q->m) (fi: their indices in bs->f, or -1, or PART_OWN)
+** raced at the probes Q, whose winner cs[cw] loses more than the task's
+** split_at there: its parts along every dim that can be split are raced at
+** their sizes and upper edges, and each part's winner chosen among the
+** candidates as box_winner does. A dim whose halves keep the same winners
+** in every part is joined again, until each split dim changes a winner
+** somewhere; split along none, the box stays whole, unless a part may get a
+** search of its own (part_searched): the winner still loses more than
+** split_at somewhere, and only a config that is not a candidate can change
+** that. Then the parts of the last split tried are kept on trial (*trial):
+** their searches decide (hold_probe for the bucket, settle_part for a part).
+** The parts are added to sp->p after those there, at up's depth plus one,
+** with the candidates and, each, the probes of Q inside it; a part whose
+** winner still loses more than split_at is split again by settle_part.
+** Returns how many; 0 when not split, with the reason in *why. */
+static int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const int *fi, int cw, probes *Q,
+                     split *sp, int up, int *trial, const char **why)
+{
+    *trial = 0;
     *why = "it cannot be split (one size per dim)";
     unsigned mask = 0;
     long long at;
-    for (int d = 0; d < b->ndims; d++)
-        if (bucket_split_point(b->lo[d], b->hi[d], &at)) mask |= 1u << d;
+    for (int d = 0; d < box->ndims; d++)
+        if (bucket_split_point(box->lo[d], box->hi[d], &at)) mask |= 1u << d;
     bucket parts[1 << SPEC_MAXDIMS];
-    int n = mask ? bucket_split(b, mask, parts) : 0;
-    if (n <= 1) return;
+    int n = mask ? bucket_split(box, mask, parts) : 0;
+    if (n <= 1) return 0;
     for (int i = 0; i < n; i++) {
-        long long up[TMPL_MAXDIMS];
-        upper_edge(&parts[i], up);
-        if (probe_race(S, t, cs, sp->fi, parts[i].rep, P) < 0 || probe_race(S, t, cs, sp->fi, up, P) < 0) {
+        long long hi[TMPL_MAXDIMS];
+        upper_edge(&parts[i], hi);
+        if (probe_race(S, t, cs, fi, parts[i].rep, Q) < 0 || probe_race(S, t, cs, fi, hi, Q) < 0) {
             *why = "the worker could not take a part's size";
-            return;
+            return 0;
         }
     }
     *why = "no part would change it";
-    int w[1 << SPEC_MAXDIMS], trial = 0;
+    int w[1 << SPEC_MAXDIMS], on_trial = 0;
     for (;;) {
-        n = mask ? bucket_split(b, mask, parts) : 0;
-        if (n <= 1) return;
+        n = mask ? bucket_split(box, mask, parts) : 0;
+        if (n <= 1) return 0;
         for (int i = 0; i < n; i++) {
             double worst;
             int a;
-            w[i] = box_winner(S, P, &parts[i], cw, &worst, &a);
+            w[i] = box_winner(S, Q, &parts[i], cw, &worst, &a);
         }
         /* A dim is kept when some pair of parts that differ in it alone
         ** differ in their winners. */
@@ -1017,38 +1051,48 @@ static void split_bucket(sw *S, const op_task *t, const bucket *b, cand *const *
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
                 int differ = -1, many = 0;
-                for (int d = 0; d < b->ndims; d++)
+                for (int d = 0; d < box->ndims; d++)
                     if (parts[i].lo[d] != parts[j].lo[d]) many += differ >= 0, differ = d;
                 if (differ >= 0 && !many && w[i] != w[j]) keep |= 1u << differ;
             }
         if (keep == mask) break;
         if (!keep) {
-            if (!part_searched(S)) return;
-            trial = 1;
+            if (!part_searched(S)) return 0;
+            on_trial = 1;
             break;
         }
         mask = keep;
     }
+    if (sp->n + n > SPLIT_MAXPARTS) {
+        *why = "the bucket has too many parts already";
+        return 0;
+    }
+    int depth = up < 0 ? 1 : sp->p[up].depth + 1;
     for (int i = 0; i < n; i++) {
-        part *p = &sp->p[i];
+        part *p = &sp->p[sp->n + i];
         memset(p, 0, sizeof *p);
         p->b = parts[i];
-        int a, k = probe_find(P, parts[i].rep, b->ndims);
-        p->w = box_winner(S, P, &parts[i], cw, &p->worst, &a);
-        if (k < 0 || !(P->p[k].us[p->w] > 0)) {   /* every part needs its winner's time at its size */
+        p->depth = depth;
+        p->up = up;
+        p->capped = up >= 0 && sp->p[up].capped;   /* its candidates came from a capped search */
+        int a, k = probe_find(Q, parts[i].rep, box->ndims);
+        p->w = box_winner(S, Q, &parts[i], cw, &p->worst, &a);
+        if (k < 0 || !(Q->p[k].us[p->w] > 0)) {   /* every part needs its winner's time at its size */
             *why = "a part's winner has no time at its size";
-            return;
+            return 0;
         }
-        memcpy(p->us, P->p[k].us, sizeof p->us);
-        if (a >= 0) shape_text(P->p[a].shape, b->ndims, p->where, sizeof p->where);
-        p->n = P->m;
-        for (int j = 0; j < P->m; j++) {
+        memcpy(p->us, Q->p[k].us, sizeof p->us);
+        if (a >= 0) shape_text(Q->p[a].shape, box->ndims, p->where, sizeof p->where);
+        p->n = Q->m;
+        for (int j = 0; j < Q->m; j++) {
             p->c[j] = cs[j];
-            p->fi[j] = sp->fi[j];
+            p->fi[j] = fi[j];
         }
     }
-    sp->n = n;
-    sp->trial = trial;
+    for (int i = 0; i < n; i++) sp->p[sp->n + i].q = probes_in(Q, &parts[i]);
+    sp->n += n;
+    *trial = on_trial;
+    return n;
 }
 
 static int template_usable(sw *S, const spec_task *st, const char *tname, const op_task *t);
@@ -1082,11 +1126,12 @@ static int part_evals(const sw *S)
 ** (a search each, or one joint search), at the part's size tp, within
 ** part_evals. Its measurements are keyed by the part, not by the bucket:
 ** they are taken at another size (as check's of a part are), and a resumed
-** sweep finds them there. It is seeded by the spec's seed and the part's
-** key, so it tries other configs than the bucket's search did. Its
-** finalists land in pbs; *evals counts its candidates, *capped says
-** whether a cap or the budget cut it. */
-static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state *pbs, int *evals, int *capped)
+** sweep finds them there. It is seeded by seed (research_part: the spec's
+** seed and the part's key), so it tries other configs than the bucket's
+** search did. Its finalists land in pbs; *evals counts its candidates,
+** *capped says whether a cap or the budget cut it. */
+static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, bucket_state *pbs, int *evals,
+                       int *capped)
 {
     const spec_task *st = S->task;
     char **tn;
@@ -1096,7 +1141,6 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, bucket_state 
     for (int i = 0; i < ntn; i++)
         if (template_usable(S, st, tn[i], tp)) use[nuse++] = tn[i];
     int max_evals = part_evals(S);
-    unsigned long long seed = S->sp.seed ^ hash_str(HASH_INIT, pb->key);
     for (int s = 0; s < (st->joint ? nuse > 0 : nuse) && !rc && !out_of_budget(S); s++) {
         const char *tname = st->joint ? NULL : use[s];
         search *se = tname ? search_new(S->T, st->search, tname, tp, &S->dev, seed, max_evals)
@@ -1144,21 +1188,33 @@ static int stored_part(sw *S, const op_task *t, const bucket *pb, bucket_state *
     return rc;
 }
 
-/* Where part p is searched (research_part): the probe inside it where its
-** winner loses most, leaving out the bucket's own size (the bucket's search
-** ran there). Ties go to the probe where the slot fastest at the bucket's
-** size loses most (the other side of the trade-off when the winner loses
-** most at the bucket's size), then to the part's own size. -1: none (the
-** part holds no other probe). */
-static int search_probe(const op_task *t, const probes *P, const part *p)
+/* Whether a search of the bucket (at its own size) or of one of part p's
+** parents ran at shape: p's candidates hold its best configs already. */
+static int searched_at(const op_task *t, const split *sp, const part *p, const long long *shape)
 {
+    size_t sz = sizeof *shape * (size_t)t->ndims;
+    if (!memcmp(shape, t->shape, sz)) return 1;
+    for (int u = p->up; u >= 0; u = sp->p[u].up)
+        if (sp->p[u].searched && !memcmp(shape, sp->p[u].searched_at, sz)) return 1;
+    return 0;
+}
+
+/* Where part p is searched (research_part): the probe inside it where its
+** winner loses most, leaving out the sizes where a search ran already (the
+** bucket's, its parents': searched_at). Ties go to the probe where the
+** candidate fastest at the bucket's size loses most (the other side of the
+** trade-off when the winner loses most at the bucket's size), then to the
+** part's own size. -1: none (the part holds no other probe). */
+static int search_probe(const op_task *t, const split *sp, const part *p)
+{
+    const probes *P = p->q;
     size_t sz = sizeof *t->shape * (size_t)t->ndims;
     int home = in_box(&p->b, t->shape) ? probe_find(P, t->shape, t->ndims) : -1, f = -1, at = -1;
     for (int i = 0; home >= 0 && i < P->m; i++)
         if (P->p[home].us[i] > 0 && (f < 0 || P->p[home].us[i] < P->p[home].us[f])) f = i;
     double lw = 0, lf = 0;
     for (int k = 0; k < P->n; k++) {
-        if (!in_box(&p->b, P->p[k].shape) || !memcmp(P->p[k].shape, t->shape, sz)) continue;
+        if (searched_at(t, sp, p, P->p[k].shape)) continue;
         double w = probe_loss(&P->p[k], p->w, P->m), x = f >= 0 ? probe_loss(&P->p[k], f, P->m) : 0;
         int own = !memcmp(P->p[k].shape, p->b.rep, sz);
         if (at < 0 || w > lw || (w == lw && (x > lf || (x == lf && own)))) {
@@ -1170,39 +1226,78 @@ static int search_probe(const op_task *t, const probes *P, const part *p)
     return at;
 }
 
-/* A part whose winner among the hold race's slots still loses more than
-** split_at: its best config is not among the bucket's finalists, all found
-** by a search at the bucket's size. So it gets a search of its own
+/* A box's edges on a line: "rows [1024, 1408), cols [5760, 8192)". */
+static size_t box_text(const op_task *t, const bucket *b, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int d = 0; d < b->ndims && at < cap; d++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d], b->lo[d], b->hi[d]);
+    return at < cap ? at : cap - 1;
+}
+
+/* A part's name on its lines: its key, with its edges where asked or
+** where it is a part of a part (whose key it may share), and then its
+** level and its parent's edges. */
+static void part_name(const op_task *t, const split *sp, const part *p, int edges, char *out, size_t cap)
+{
+    size_t at = (size_t)snprintf(out, cap, "%s", p->b.key);
+    if ((edges || p->depth > 1) && at + 2 < cap) {
+        at += (size_t)snprintf(out + at, cap - at, ": ");
+        at += box_text(t, &p->b, out + at, cap - at);
+    }
+    if (p->depth > 1 && at + 32 < cap) {
+        at += (size_t)snprintf(out + at, cap - at, ", level %d in ", p->depth);
+        box_text(t, &sp->p[p->up].b, out + at, cap - at);
+    }
+}
+
+/* A part whose winner among its candidates (the hold race's slots, or its
+** parent's candidates) still loses more than split_at: its best config is
+** not among them, all found by searches elsewhere (the bucket's at its
+** size, its parents' where they lost). So it gets a search of its own
 ** (search_part; retune races the part's stored finalists instead:
 ** stored_part) where it loses: at the probe inside the part where its
 ** winner loses most, among the sizes no search has covered (search_probe).
 ** A search finds the configs that are fast where it runs, and those are
-** what the slots lack where the part loses; often that is the part's own
-** size, but a part may lose most at its upper edge or at the bucket's
+** what the candidates lack where the part loses; often that is the part's
+** own size, but a part may lose most at its upper edge or at the bucket's
 ** middle, and a search at its own size would look where it has no loss.
 ** The part that holds the bucket's own size is not searched there again
 ** (its best configs are slots already): it is searched at its worst probe
 ** elsewhere, and when its winner loses most at the bucket's size (a trade:
 ** the slots fastest there lose more at another probe), at the probe where
 ** the slot fastest at the bucket's size loses most, usually the part's
-** upper edge. The fastest finalists of that search that are not slots
-** already (top_k of them) race with the slots at every probe inside the
-** part, each verified there first (the search verified them at its size
-** only; the slots that lose most there make room when the worker's slots
-** run short): the smallest worst loss wins, the slots' winner when within
-** the noise margin of that. The part's winner is stored with its time at
-** the part's own size, wherever its search ran; the search's measurements
-** are the part's, under its key, at the size they were taken (a resumed
-** sweep finds them only there). Returns 1 when Ctrl-C cut the search (the
-** part is not decided), -1 for a tool failure. */
-static int research_part(sw *S, const op_task *t, const probes *P, part *p)
+** upper edge. The fastest finalists of that search that are not candidates
+** already (top_k of them) race with the candidates at every probe inside
+** the part, each verified there first (the search verified them at its
+** size only; the candidates that lose most there make room when the
+** worker's slots run short): the smallest worst loss wins, the candidates'
+** winner when within the noise margin of that. The part's winner is stored
+** with its time at the part's own size, wherever its search ran; the
+** search's measurements are the part's, under its key, at the size they
+** were taken (a resumed sweep finds them only there). The search is seeded
+** by the part's key and, below the first level, its depth (a part's first
+** part shares its key). Returns 1 when Ctrl-C cut the search (the part is
+** not decided), -1 for a tool failure. */
+static int research_part(sw *S, const op_task *t, const split *sp, part *p)
 {
     op_task tp;
-    int at = part_searched(S) ? search_probe(t, P, p) : -1;
+    const probes *P = p->q;
+    int at = part_searched(S) ? search_probe(t, sp, p) : -1;
     if (at < 0 || tmpl_task(S->T, t->op, t->dtype, P->p[at].shape, &tp)) return 0;
     if (send_task(S, &tp)) return -1;
+    p->searched = 1;
+    memcpy(p->searched_at, P->p[at].shape, sizeof p->searched_at);
+    unsigned long long seed = hash_str(HASH_INIT, p->b.key);
+    if (p->depth > 1) {
+        char level[16];
+        snprintf(level, sizeof level, "/%d", p->depth);
+        seed = hash_str(seed, level);
+    }
     bucket_state pbs = { .exhaustive = 1 };
-    int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs) : search_part(S, &tp, &p->b, &pbs, &evals, &p->capped);
+    int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
+                                     : search_part(S, &tp, &p->b, S->sp.seed ^ seed, &pbs, &evals, &p->capped);
     if (!S->o->retune) {
         S->searched++;
         S->searched_evals += evals;
@@ -1225,35 +1320,37 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     }
     bucket_state_free(&pbs);
     if (S->o->retune && !p->nown) return 0;
-    char size[96], what[160];
+    char name[512], size[96], what[160];
+    part_name(t, sp, p, 0, name, sizeof name);
     shape_text(P->p[at].shape, t->ndims, size, sizeof size);
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
     else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
                                evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
     else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");
-    say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, p->b.key,
+    say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, name,
         isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
         p->where[0] ? p->where : "its size", what);
     if (!p->nown) return 0;
-    /* The slots that race beside the new ones: the winner, and the others
-    ** but those that lose most in the part when the worker runs short. */
+    /* The candidates that race beside the new ones: the winner, and the
+    ** others but those that lose most in the part when the worker runs
+    ** short. */
     int drop[16] = { 0 }, nslots = 0;
     double loss[16];
     for (int j = 0; j < p->n; j++) {
         int a;
-        loss[j] = p->fi[j] >= 0 ? worst_in(P, &p->b, j, &a) : INFINITY;
-        nslots += p->fi[j] >= 0;
+        loss[j] = p->fi[j] != -1 ? worst_in(P, &p->b, j, &a) : INFINITY;
+        nslots += p->fi[j] != -1;
     }
     for (; nslots > 16 - p->nown; nslots--) {
         int x = -1;
         for (int j = 0; j < p->n; j++)
-            if (p->fi[j] >= 0 && !drop[j] && j != p->w && (x < 0 || loss[j] > loss[x])) x = j;
+            if (p->fi[j] != -1 && !drop[j] && j != p->w && (x < 0 || loss[j] > loss[x])) x = j;
         drop[x] = 1;
     }
     cand *c[16];
     int fi[16], n = 0, w = 0;
     for (int j = 0; j < p->n; j++) {
-        if (p->fi[j] < 0 || drop[j]) continue;
+        if (p->fi[j] == -1 || drop[j]) continue;
         if (j == p->w) w = n;
         c[n] = p->c[j];
         fi[n++] = p->fi[j];
@@ -1265,11 +1362,11 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
     probes *Q = xcalloc(1, sizeof *Q);
     Q->m = n;
     for (int k = 0; k < P->n && !rc; k++)
-        if (in_box(&p->b, P->p[k].shape) && probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
+        if (probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
     int a, k = probe_find(Q, p->b.rep, t->ndims);
     double worst;
     w = box_winner(S, Q, &p->b, w, &worst, &a);
-    if (!rc && k >= 0 && Q->p[k].us[w] > 0) {   /* else the slots' winner stays */
+    if (!rc && k >= 0 && Q->p[k].us[w] > 0) {   /* else the candidates' winner stays */
         p->n = n;
         memcpy(p->c, c, sizeof c);
         memcpy(p->fi, fi, sizeof fi);
@@ -1278,34 +1375,113 @@ static int research_part(sw *S, const op_task *t, const probes *P, part *p)
         p->worst = worst;
         p->where[0] = 0;
         if (a >= 0) shape_text(Q->p[a].shape, t->ndims, p->where, sizeof p->where);
+        free(p->q);
+        p->q = Q;
+    } else {
+        free(Q);
     }
-    free(Q);
     return rc;
 }
 
-/* The line of a split bucket: where it is split, and why. */
-static void say_split(sw *S, const op_task *t, const bucket *b, const split *sp, double after)
+/* The line of a split: the bucket b (i < 0, its winner losing loss) or
+** part i of sp, where it is split, and why. */
+static void say_split(sw *S, const op_task *t, const bucket *b, const split *sp, int i, double loss)
 {
+    const bucket *box = i < 0 ? b : &sp->p[i].b;
+    int n = 0, last = -1;
+    for (int j = i + 1; j < sp->n; j++)
+        if (sp->p[j].up == i) n++, last = j;
     strbuf along = STRBUF_INIT;
-    for (int d = 0; d < b->ndims; d++)
-        if (sp->p[sp->n - 1].b.lo[d] != b->lo[d])
-            sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d], sp->p[sp->n - 1].b.lo[d]);
-    say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op, t->dtype,
-        b->key, 100 * after, 100 * S->split_at, sp->n, sb_str(&along));
+    for (int d = 0; d < box->ndims; d++)
+        if (sp->p[last].b.lo[d] != box->lo[d])
+            sb_printf(&along, "%s%s at %lld", along.len ? ", " : "", t->dims[d], sp->p[last].b.lo[d]);
+    if (i < 0) {
+        say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%: %d parts, split along %s\n", t->op,
+            t->dtype, b->key, 100 * loss, 100 * S->split_at, n, sb_str(&along));
+    } else {
+        char name[512];
+        part_name(t, sp, &sp->p[i], 1, name, sizeof name);
+        say(S, "split      %s %s %s: its winner loses %.1f%%, more than %.1f%%: %d parts of level %d, split along %s\n",
+            t->op, t->dtype, name, 100 * sp->p[i].worst, 100 * S->split_at, n, sp->p[i].depth + 1, sb_str(&along));
+    }
     sb_free(&along);
 }
 
-/* The line of a part: its edges, its winner and the winner's worst loss. */
-static void say_part(sw *S, const op_task *t, const bucket *b, const part *p)
+/* The lines of part i of sp: a stored part's edges, its winner and the
+** winner's worst loss (and why it was not split again where that is more
+** than split_at); a part split again, its split's line, then its parts'. */
+static void say_part(sw *S, const op_task *t, const split *sp, int i)
 {
-    char edges[160];
-    size_t at = 0;
-    for (int d = 0; d < b->ndims; d++)
-        at += (size_t)snprintf(edges + at, sizeof edges - at, "%s%s [%lld, %lld)", d ? ", " : "", t->dims[d], p->b.lo[d],
-                               p->b.hi[d]);
-    say(S, "split      %s %s %s: %s: %s %s, worst loss %s%.1f%% (at %s)\n", t->op, t->dtype, p->b.key, edges,
-        p->c[p->w]->tmpl, p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ",
-        isfinite(p->worst) ? 100 * p->worst : 100.0, p->where[0] ? p->where : "its size");
+    const part *p = &sp->p[i];
+    if (p->nkids) {
+        say_split(S, t, NULL, sp, i, p->worst);
+        for (int j = i + 1; j < sp->n; j++)
+            if (sp->p[j].up == i) say_part(S, t, sp, j);
+        return;
+    }
+    char name[512];
+    part_name(t, sp, p, 1, name, sizeof name);
+    say(S, "split      %s %s %s: %s %s, worst loss %s%.1f%% (at %s)%s%s\n", t->op, t->dtype, name, p->c[p->w]->tmpl,
+        p->c[p->w]->config, isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
+        p->where[0] ? p->where : "its size", p->whole[0] ? "; not split again: " : "", p->whole);
+}
+
+/* Whether a split on trial is kept: a stored part of it, sp->p[first, n)
+** (the parts of the split, and theirs), has a winner other than x, the
+** winner all of the split's parts had among their candidates. */
+static int trial_kept(const split *sp, int first, const cand *x)
+{
+    for (int j = first; j < sp->n; j++)
+        if (!sp->p[j].nkids && sp->p[j].c[sp->p[j].w] != x) return 1;
+    return 0;
+}
+
+/* Part i of sp decided: when its winner loses more than split_at, it gets a
+** search of its own (research_part); when its winner still does after that
+** (or no search could run), it is split again among its candidates
+** (split_box, its new finalists included), and its parts are decided the
+** same way, down to the task's split_depth. A split on trial (its parts'
+** winners among the candidates all the same) is kept only where a search
+** below it changed a winner; else its parts are dropped, and the part's
+** winner is chosen again over every size raced in it, its parts' included,
+** as a bucket left whole is (hold_probe). A part that still loses more than
+** split_at says why it was not split again (p->whole). Returns 0, 1 when
+** Ctrl-C cut a search in it or came before it was split again (the bucket
+** is not decided), -1 when a tool failed. */
+static int settle_part(sw *S, const op_task *t, split *sp, int i)
+{
+    part *p = &sp->p[i];
+    int rc = 0;
+    if (p->worst > S->split_at && (rc = research_part(S, t, sp, p))) return rc;
+    if (!(p->worst > S->split_at)) return 0;
+    if (p->depth >= S->split_depth) {
+        snprintf(p->whole, sizeof p->whole, "split_depth %d reached", S->split_depth);
+        return 0;
+    }
+    if (interrupted) return 1;   /* Ctrl-C: no more races; the resume splits it */
+    const char *why;
+    int trial, first = sp->n, n = split_box(S, t, &p->b, p->c, p->fi, p->w, p->q, sp, i, &trial, &why);
+    if (!n) {
+        snprintf(p->whole, sizeof p->whole, "%s", why);
+        return 0;
+    }
+    p->nkids = n;
+    const cand *x = sp->p[first].c[sp->p[first].w];
+    for (int j = first; j < first + n && !rc; j++) rc = settle_part(S, t, sp, j);
+    if (rc || !trial || trial_kept(sp, first, x)) return rc;
+    for (int j = first; j < sp->n; j++) part_clear(&sp->p[j]);
+    sp->n = first;
+    p->nkids = 0;
+    snprintf(p->whole, sizeof p->whole, "no part would change its winner, nor did a part's own search");
+    int a, k = probe_find(p->q, p->b.rep, t->ndims);
+    double worst;
+    int w = box_winner(S, p->q, &p->b, p->w, &worst, &a);
+    if (k < 0 || !(p->q->p[k].us[w] > 0)) worst = worst_in(p->q, &p->b, w = p->w, &a);
+    p->w = w;
+    p->worst = worst;
+    p->where[0] = 0;
+    if (a >= 0) shape_text(p->q->p[a].shape, t->ndims, p->where, sizeof p->where);
+    return 0;
 }
 
 /* Returns the winner's index in bs->f; sp->n > 0 when the bucket is split.
@@ -1404,28 +1580,23 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
     int nheld = P->n;             /* the probes hold raced; splitting adds the parts' */
     if (S->split_at > 0 && after > S->split_at && !failed) {
         const char *why;
-        split_bucket(S, t, b, ps, hw, P, sp, &why);
-        if (!sp->n)
+        if (!split_box(S, t, b, ps, fi, hw, P, sp, -1, &sp->trial, &why))
             say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but %s; not split\n", t->op, t->dtype,
                 b->key, 100 * after, 100 * S->split_at, why);
     }
     double final_worst = after;
-    int broken = !isfinite(after);
-    const cand *was[1 << SPEC_MAXDIMS];
-    if (sp->n && !sp->trial) say_split(S, t, b, sp, after);
-    for (int i = 0; i < sp->n; i++) {
-        part *p = &sp->p[i];
-        was[i] = p->c[p->w];
-        if (p->worst > S->split_at && (sp->rc = research_part(S, t, P, p))) break;
-        if (!sp->trial) say_part(S, t, b, p);
+    int broken = !isfinite(after), n1 = sp->n;   /* the bucket's own parts: p[0, n1) */
+    const cand *x = n1 ? sp->p[0].c[sp->p[0].w] : NULL;
+    if (sp->n && !sp->trial) say_split(S, t, b, sp, -1, after);
+    for (int i = 0; i < n1 && !sp->rc; i++) {
+        sp->rc = settle_part(S, t, sp, i);
+        if (!sp->rc && !sp->trial) say_part(S, t, sp, i);
     }
     if (sp->n && sp->trial && !sp->rc) {
-        /* On trial: split only where a part's own search changed its winner. */
-        int changed = 0;
-        for (int i = 0; i < sp->n; i++) changed |= sp->p[i].c[sp->p[i].w] != was[i];
-        if (changed) {
-            say_split(S, t, b, sp, after);
-            for (int i = 0; i < sp->n; i++) say_part(S, t, b, &sp->p[i]);
+        /* On trial: split only where a part's own search changed a winner. */
+        if (trial_kept(sp, 0, x)) {
+            say_split(S, t, b, sp, -1, after);
+            for (int i = 0; i < n1; i++) say_part(S, t, sp, i);
         } else {
             say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but no part would change it, "
                 "nor did a part's own search; not split\n", t->op, t->dtype, b->key, 100 * after, 100 * S->split_at);
@@ -1456,11 +1627,15 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         final_worst = 0;
         broken = 0;
         for (int i = 0; i < sp->n; i++) {
+            if (sp->p[i].nkids) {
+                S->resplit++;
+                continue;
+            }
             if (sp->p[i].worst > final_worst) final_worst = sp->p[i].worst;
             broken += !isfinite(sp->p[i].worst);
+            S->parts++;
         }
         S->split++;
-        S->parts += sp->n;
     }
     S->broken_after += broken;
     if (isfinite(final_worst) && final_worst > S->hold_final) S->hold_final = final_worst;
@@ -1561,17 +1736,19 @@ static void say_winner(sw *S, const op_task *t, const winner *W)
 }
 
 /* The parts of a split bucket as winner rows, stored in one transaction in
-** place of the bucket's: each part's finalists are the candidates raced in
-** it (the hold race's slots, and its own search's) that ran at its size,
-** timed there. */
+** place of the bucket's: those not split again, at every level (they
+** partition the bucket). Each part's finalists are the candidates raced in
+** it (the hold race's slots, its parents' searches' and its own search's)
+** that ran at its size, timed there. */
 static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_state *bs, const split *sp)
 {
-    winner W[1 << SPEC_MAXDIMS];
-    op_task tp[1 << SPEC_MAXDIMS];
+    winner *W = xcalloc(SPLIT_MAXPARTS, sizeof *W);
+    op_task *tp = xcalloc(SPLIT_MAXPARTS, sizeof *tp);
     int rc = 0, n = 0;
     for (int i = 0; i < sp->n && !rc; i++) {
         const part *p = &sp->p[i];
-        if (tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp[i])) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+        if (p->nkids) continue;
+        if (tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp[n])) { rc = error("%s", tmpl_errmsg(S->T)); break; }
         final f[16];
         int k = 0, w = -1;
         double default_us = 0;
@@ -1597,7 +1774,8 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
                 f[y - 1] = tmp;
                 w = w == y ? y - 1 : w == y - 1 ? y : w;
             }
-        rc = winner_row(S, &tp[i], &p->b, f, k, w, default_us, bs->exhaustive && !p->capped, p->c[p->w], 1, &W[n++]);
+        rc = winner_row(S, &tp[n], &p->b, f, k, w, default_us, bs->exhaustive && !p->capped, p->c[p->w], 1, &W[n]);
+        n++;
     }
     if (!rc && reg_winners_put(S->R, b->key, W, n)) rc = error("%s", reg_errmsg(S->R));
     for (int i = 0; i < n; i++) {
@@ -1607,6 +1785,8 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
         }
         winner_row_free(&W[i]);
     }
+    free(W);
+    free(tp);
     return rc;
 }
 
@@ -2352,11 +2532,13 @@ static void summary(sw *S)
                 "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
                 S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", searched, 100 * S->hold_before,
                 100 * S->hold_final);
+    char again[48] = "";
+    if (S->resplit) snprintf(again, sizeof again, ", %d part%s split again", S->resplit, S->resplit == 1 ? "" : "s");
     if (S->held && S->split)
         fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
-                "in %d parts%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "
+                "in %d parts%s%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "
                 "after hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved,
-                S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, searched,
+                S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, again, searched,
                 100 * S->hold_before, 100 * S->hold_after, 100 * S->hold_final);
     if (S->broken_before || S->broken_after)
         fprintf(stderr, "hold: winners wrong or failing at a probed shape: %d before, %d after\n", S->broken_before,
@@ -2683,6 +2865,7 @@ static void sweep_slot(sw *S, const slot *q)
     double t_task = now_s();
     S->hold = st->hold && !o->retune && !o->check && !o->compile_only;
     S->split_at = st->split_at;
+    S->split_depth = st->split_depth;
     S->task = st;
     if (send_task(S, &t)) { S->code = EXIT_FAIL; return; }
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
@@ -2773,6 +2956,7 @@ static void add_counts(sw *S, const sw *L)
     S->moved += L->moved;
     S->split += L->split;
     S->parts += L->parts;
+    S->resplit += L->resplit;
     S->searched += L->searched;
     S->searched_evals += L->searched_evals;
     if (L->hold_final > S->hold_final) S->hold_final = L->hold_final;

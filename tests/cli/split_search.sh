@@ -9,7 +9,25 @@
 # (a third of the kernels are the slowest below n = 5760 and the fastest
 # from it on: the bucket's search at 4096 keeps none of them as finalists,
 # and only a search at the upper part's size, 5760, finds one).
+# split_depth: 1 keeps the parts of shape_time (a ranking of its own at
+# every size: each part loses somewhere, at every level) from being split
+# again; parts split again are tested at the end, on landscapes made for it.
 . "$(dirname "$0")/lib.sh"
+
+# expect_retune_kept MODE DB SPEC NPARTS WHAT: after a driver upgrade,
+# retune races the split bucket's stored finalists again (those of all its
+# NPARTS parts), holds and splits it again, and keeps every part's winner;
+# $T/out and $T/err are retune's.
+expect_retune_kept() {
+    local before
+    before=$(sql "$2" "$key")
+    sqlite3 "$2" "update devices set driver = '550.1' where driver = 'fake'"
+    run env AITUNE_WORKER="$FAKE" FAKE_MODE="$1" "$AITUNE" retune "$3" --db "$2" --quiet
+    expect_eq "$5: retune exits 0" "$RC" 0 || show_last
+    expect_stdout "^retune [a-z]+ f32 [^ ]+: split in $4 parts, [0-9]+ finalists raced again: now $4 parts, $4 winners kept" \
+        "$5: retune keeps the $4 parts"
+    expect_eq "$5: the same winners after retune" "$(sql "$2" "$key")" "$before"
+}
 
 spec parts.yaml <<'YAML'
 name: parts
@@ -18,6 +36,7 @@ max_evals: 16
 top_k: 4
 hold: true
 split_evals: 12
+split_depth: 1
 tasks:
   - op: axpy
     dtypes: [f32]
@@ -210,14 +229,9 @@ expect_eq "the part's search is whole after the resume, at 5696" \
     "$(sql "$T/aint.db" "select count(*) || ' ' || group_concat(distinct shape) from measurements where bucket = 'n=2^12/2^12'")" '12 {"n":5696}'
 expect_eq "the resume reaches the winners of the uninterrupted sweep" "$(sql "$T/aint.db" "$akey")" "$(sql "$ADB" "$akey")"
 # retune: the parts' winners are raced again (each a slot of the bucket's
-# race, the upper part's slow at 4096 too) and kept; nothing is searched.
-abefore=$(sql "$ADB" "$key")
-sqlite3 "$ADB" "update devices set driver = '550.1' where driver = 'fake'"
-run env AITUNE_WORKER="$FAKE" FAKE_MODE="$ACE" "$AITUNE" retune "$T/parts.yaml" --db "$ADB" --quiet
-expect_eq "retune of the ace sweep exits 0" "$RC" 0 || show_last
-expect_stdout "^retune axpy f32 n=2\^12: split in 2 parts, [0-9]+ finalists raced again: now 2 parts, 2 winners kept" \
-    "retune keeps both parts, the ace in the lower one"
-expect_eq "the same winners after retune" "$(sql "$ADB" "$key")" "$abefore"
+# race, the upper part's slow at 4096 too) and kept, the ace in the lower
+# one; nothing is searched.
+expect_retune_kept "$ACE" "$ADB" "$T/parts.yaml" 2 "the ace sweep"
 expect_no_stdout "searched at" "retune searches no part"
 
 # No part would change the winner among the finalists, yet it loses more
@@ -323,4 +337,288 @@ expect_eq "the resume measures nothing twice" \
     "$(sql "$DB" "select count(*) from (select bucket, config_hash from measurements group by 1, 2 having count(*) > 1)")" 0
 expect_eq "the part's search is whole after the resume" "$(sql "$DB" "select count(*) from measurements where bucket = 'n=2^12/5760'")" 12
 expect_eq "the resume reaches the winners of the uninterrupted sweep" "$(sql "$DB" "$key")" "$winners"
+
+# Parts split again (spec split_depth, default 2). Mode flip_at:5760/6848:
+# the ranking flips at n = 5760 (the bucket's split point) and back at 6848
+# (the split point of its upper part). The upper part [5760, 8192) is raced
+# at 5760 (flipped) and 8128 (not): no config holds it, so one level leaves
+# it losing more than split_at; split again at 6848, each of its parts has
+# one ranking throughout and a winner that holds it.
+spec nest.yaml <<'YAML'
+name: nest
+search: random
+max_evals: 16
+top_k: 4
+hold: true
+split_evals: 0
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [11, 13]}
+YAML
+NMODE=flip_at:5760/6848
+NDB=$T/nest.db
+fake_sweep "$NMODE" "$NDB" "$T/nest.yaml"
+expect_eq "a sweep whose part is split again exits 0" "$RC" 0 || show_last
+cp "$T/out" "$T/nest.out"
+cp "$T/err" "$T/nest.err"
+rows="select bucket || ' ' || lo || ' ' || hi from winners order by cast(lo as integer)"
+expect_eq "n=2^12 is stored as its lower part and its upper part's two parts" "$(sql "$NDB" "$rows" | tr '\n' ';')" \
+    "n=2^11 2048 4096;n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 8192;n=2^13 8192 16384;"
+# The parts of n=2^12 in DB: their lowest lo, highest hi, total length, and
+# how many end where the next does not begin ("4096 8192 4096 0": they tile it).
+tiling() {
+    sql "$1" "select min(cast(lo as integer)) || ' ' || max(cast(hi as integer)) || ' ' || sum(hi - lo) || ' ' ||
+              sum(nx is not null and nx <> cast(hi as integer)) from (select lo, hi, lead(cast(lo as integer)) over
+              (order by cast(lo as integer)) as nx from winners where bucket like 'n=2^12/%')"
+}
+expect_eq "the parts tile the bucket: no gap, no overlap" "$(tiling "$NDB")" "4096 8192 4096 0"
+# The parts of n=2^12 in DB, by lo: "key lo hi;..."
+parts() {
+    sql "$1" "select group_concat(bucket || ' ' || lo || ' ' || hi, ';') from (select * from winners where bucket like 'n=2^12/%'
+              order by cast(lo as integer))"
+}
+expect_eq "the upper part's two parts have different winners" \
+    "$(sql "$NDB" "select count(distinct config) from winners where bucket in ('n=2^12/5760', 'n=2^12/6848')")" 2
+expect_eq "each part's winner beats every runner-up it stores, at its own size" \
+    "$(sql "$NDB" "select count(*) from winners w, json_each(w.runners_up) f where w.bucket like 'n=2^12/%'
+                   and json_extract(f.value, '$.median_us') < w.median_us")" 0
+expect_eq "each part is tuned at its own lower edge" \
+    "$(sql "$NDB" "select shape from winners where bucket like 'n=2^12/%' order by cast(lo as integer)" | tr '\n' ' ')" \
+    '{"n":4096} {"n":5760} {"n":6848} '
+cat "$T/nest.out" >"$T/out"
+expect_stdout "^split      axpy f32 n=2\^12: the winner loses [0-9.]+%, more than 5\.0%: 2 parts, split along n at 5760$" \
+    "the bucket's split line"
+expect_stdout "^split      axpy f32 n=2\^12/2\^12: n \[4096, 5760\): axpy/vec \{.*\}, worst loss 0\.0% \(at [0-9]+\)$" \
+    "the lower part holds: not split again, and its line is as before"
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 2, split along n at 6848$" \
+    "the upper part's line: its loss, that it is split again, where, and its parts' level"
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 6848\), level 2 in n \[5760, 8192\): axpy/vec \{.*\}, worst loss 0\.0% " \
+    "its lower part's line names its level and its parent, and its winner holds it"
+expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): axpy/vec \{.*\}, worst loss 0\.0% " \
+    "and its upper part's"
+expect_eq "the parts' lines come in order: the part split again, then its parts" \
+    "$(grep -o '^split      axpy f32 n=2^12[^:]*: n \[[0-9]*, [0-9]*)[^:]*' "$T/out" | sed 's/.*: n //' | tr '\n' ';')" \
+    "[4096, 5760);[5760, 8192);[5760, 6848), level 2 in n [5760, 8192);[6848, 8192), level 2 in n [5760, 8192);"
+expect_stdout "^axpy +f32 +n=2\^12/6848 +[0-9.]+ us" "each stored part gets its winner's line"
+cat "$T/nest.err" >"$T/err"
+expect_stderr "^hold: 3 buckets probed .*, 1 bucket split in 3 parts, 1 part split again; .* after hold, 0\.0% after splitting$" \
+    "the summary counts the parts stored and the part split again; the worst loss after splitting is below split_at"
+# What reads the registry.
+run "$AITUNE" show --db "$NDB"
+expect_stdout "^axpy +sm_90 +f32 +n=2\^12/5760 " "show lists the upper part's lower part"
+expect_stdout "^axpy +sm_90 +f32 +n=2\^12/6848 " "and its upper part"
+run "$AITUNE" show --db "$NDB" --json
+expect_stdout '"bucket":"n=2\^12/6848","lo":"6848","hi":"8192"' "show --json gives a part of a part with its edges"
+nlookup() {
+    run "$AITUNE" lookup axpy --arch sm_90 --dtype f32 --shape "$1" --db "$NDB" --json
+    sed -n 's/.*"level":"\([a-z]*\)".*"config":\({[^}]*}\),"bucket":"\([^"]*\)".*/\1 \3 \2/p' "$T/out"
+}
+got="" want=""
+for n in 4096 5759 5760 6000 6847 6848 7500 8191 8192; do
+    got="$got$n:$(nlookup $n);"
+    want="$want$n:exact $(sql "$NDB" "select bucket || ' ' || config from winners where cast(lo as integer) <= $n and $n < cast(hi as integer)");"
+done
+expect_eq "lookup answers each shape from the part that holds it, with that part's winner, exactly" "$got" "$want"
+case $want in *"n=2^12/5760"*"n=2^12/6848"*) ok "the parts of the part are among the answers" ;; *) fail "lookup never answered a part of a part: $want" ;; esac
+expect_resumed "$NMODE" "$NDB" "$T/nest.yaml" "$key"
+# retune after a driver upgrade: the finalists of all three parts are raced
+# again, the bucket held and split again the same way, nothing searched.
+expect_retune_kept "$NMODE" "$NDB" "$T/nest.yaml" 3 "parts of parts"
+expect_stderr "; 0 compiled, " "retune compiles nothing: the cache kept every part's finalists"
+
+# The depth limit. Mode flip_at:5760/7488: the upper part's upper part
+# [6848, 8192) still has both rankings (6848 flipped, 8128 not), and only a
+# third level, split at 7488, holds it.
+fake_sweep flip_at:5760/7488 "$T/deep2.db" "$T/nest.yaml"
+expect_eq "flip_at:5760/7488: the sweep exits 0" "$RC" 0 || show_last
+expect_eq "split_depth 2 (the default): the parts stop at level 2" \
+    "$(parts "$T/deep2.db")" \
+    "n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 8192"
+expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): axpy/vec \{.*\}, worst loss [0-9.]+% \(at [0-9]+\); not split again: split_depth 2 reached$" \
+    "the part at the limit that still loses says why it is not split again"
+expect_no_stdout "level 3" "no part of level 3"
+deep2=$(sed -n 's/^hold: .* \([0-9.]*\)% after splitting$/\1/p' "$T/err")
+awk -v a="$deep2" 'BEGIN { exit !(a > 5) }' && ok "the summary gives the loss left at the limit ($deep2%)" ||
+    fail "the loss left at the limit: '$deep2'"
+sed 's/^split_evals: 0/split_evals: 0\nsplit_depth: 3/' "$T/nest.yaml" >"$T/deep3.yaml"
+fake_sweep flip_at:5760/7488 "$T/deep3.db" "$T/deep3.yaml"
+expect_eq "split_depth: 3 exits 0" "$RC" 0 || show_last
+expect_eq "split_depth: 3: that part is split again at 7488" \
+    "$(parts "$T/deep3.db")" \
+    "n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 7488;n=2^12/7488 7488 8192"
+expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 3, split along n at 7488$" \
+    "split_depth: 3: the line of the part split at level 2"
+expect_stdout "^split      axpy f32 n=2\^12/7488: n \[7488, 8192\), level 3 in n \[6848, 8192\): axpy/vec \{.*\}, worst loss 0\.0% " \
+    "split_depth: 3: a part of level 3 holds"
+expect_stderr "^hold: 3 buckets probed .*, 1 bucket split in 4 parts, 2 parts split again; .* 0\.0% after splitting$" \
+    "split_depth: 3: nothing loses after splitting"
+sed 's/^split_evals: 0/split_evals: 0\nsplit_depth: 1/' "$T/nest.yaml" >"$T/deep1.yaml"
+fake_sweep "$NMODE" "$T/deep1.db" "$T/deep1.yaml"
+expect_eq "split_depth: 1: parts are not split again" \
+    "$(sql "$T/deep1.db" "select group_concat(bucket, ' ') from (select bucket from winners where bucket like 'n=2^12/%' order by bucket)")" \
+    "n=2^12/2^12 n=2^12/5760"
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): axpy/vec \{.*\}, worst loss [0-9.]+% \(at [0-9]+\); not split again: split_depth 1 reached$" \
+    "split_depth: 1: the part that loses says why"
+# A landscape that would split forever: shape_time ranks the kernels anew
+# at every size, so every part's corners disagree. split_depth: 4 (the
+# most) stops at level 4, each part there saying so.
+sed 's/^split_evals: 0/split_evals: 0\nsplit_depth: 4/' "$T/nest.yaml" >"$T/deep4.yaml"
+fake_sweep shape_time "$T/deep4.db" "$T/deep4.yaml"
+expect_eq "shape_time at split_depth: 4 exits 0" "$RC" 0 || show_last
+levels=$(grep -o ', level [0-9]* in ' "$T/out" | sort -u | tr -d '\n')
+expect_eq "shape_time: parts of levels 2 to 4, none deeper" "$levels" ", level 2 in , level 3 in , level 4 in "
+expect_eq "shape_time: every part of level 4 that loses more than split_at says the limit stopped it" \
+    "$(sed -n 's/.*, level 4 in .*, worst loss \([0-9.]*\)% (at [0-9]*)$/\1/p' "$T/out" | awk '$1 > 5' | wc -l)" 0
+[ "$(grep -c ', level 4 in .*; not split again: split_depth 4 reached$' "$T/out")" -gt 0 ] &&
+    ok "shape_time: parts of level 4 not split again: split_depth 4 reached" || fail "no part stopped at split_depth 4"
+expect_eq "shape_time: its parts tile the bucket" "$(tiling "$T/deep4.db")" "4096 8192 4096 0"
+# Bad values: exit 3, one line naming the file, line and field.
+for bad in 0 5 deep 1.5; do
+    sed "s/^split_evals: 0/split_depth: $bad/" "$T/nest.yaml" >"$T/bad.yaml"
+    rm -f "$T/bad.db"
+    fake_sweep "$NMODE" "$T/bad.db" "$T/bad.yaml"
+    expect_eq "split_depth: $bad is a bad spec (exit 3)" "$RC" 3
+    expect_stderr "^aitune: error: spec '.*bad.yaml' line 6: 'split_depth' (must be an integer|= -?[0-9]+ is out of range \[1, 4\])" \
+        "split_depth: $bad: the error names file, line and field"
+    expect_stderr_lines 1 "split_depth: $bad: one line"
+    [ -e "$T/bad.db" ] && fail "split_depth: $bad leaves no registry" || ok "split_depth: $bad leaves no registry"
+done
+
+# Searches below the first level (split_evals). Mode flip_at:6848: the
+# bucket holds at 4096 and 5760 but not at 8128; its upper part, losing at
+# its upper edge, is searched there, and then split again at 6848: its
+# upper part's winner comes from that search, keyed by the part.
+sed 's/^split_evals: 0/split_evals: 12/' "$T/nest.yaml" >"$T/nests.yaml"
+fake_sweep flip_at:6848 "$T/nests.db" "$T/nests.yaml"
+expect_eq "flip_at:6848 with split_evals exits 0" "$RC" 0 || show_last
+expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at 8128\): searched at 8128, 12 candidates; [1-4] new finalists? raced$" \
+    "the upper part is searched where it loses, at its upper edge"
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 2, split along n at 6848$" \
+    "and still losing, split again"
+expect_eq "flip_at:6848: three parts" \
+    "$(parts "$T/nests.db")" \
+    "n=2^12/2^12 4096 5760;n=2^12/5760 5760 6848;n=2^12/6848 6848 8192"
+expect_eq "the upper part's upper part's winner is a finalist of its parent's search, stored at its own size" \
+    "$(sql "$T/nests.db" "select count(*) || ' ' || max(w.shape) from winners w join measurements m on m.template = w.template
+                          and m.config = w.config and m.bucket = 'n=2^12/5760' and m.shape = '{\"n\":8128}' where w.bucket = 'n=2^12/6848'")" \
+    '1 {"n":6848}'
+expect_stderr "^hold: 3 buckets probed .*, 1 bucket split in 3 parts, 1 part split again, 1 part searched \(12 candidates\); .* 0\.0% after splitting$" \
+    "flip_at:6848: the summary counts the search and the part split again; nothing loses"
+finals="select w.template || ' ' || w.config from winners w union select json_extract(f.value, '$.template') || ' ' ||
+        json(json_extract(f.value, '$.config')) from winners w, json_each(w.runners_up) f"
+expect_eq "the parts' finalists' cubins are kept" \
+    "$(sql "$T/nests.db" "select count(*) from measurements m left join cubins c on c.hash = m.cubin where m.bucket like 'n=2^12%'
+                          and m.template || ' ' || m.config in ($finals) and c.hash is null")" 0
+cp "$T/nests.db" "$T/nests-gc.db"
+expect_exit 0 "gc of a registry with parts of parts" "$AITUNE" gc --db "$T/nests-gc.db"
+expect_eq "gc keeps the measurement of the winner found by its parent's search" \
+    "$(sql "$T/nests-gc.db" "select count(*) from winners w join measurements m on m.template = w.template and m.config = w.config
+                             and m.bucket = 'n=2^12/5760' where w.bucket = 'n=2^12/6848'")" 1
+# A part split again on trial: mode flip_at:5760/6400/6848/7488 ranks the
+# upper part's parts [5760, 6848) and [6848, 8192) each one way at their
+# lower edge and the other at their upper edge, so they choose the same
+# winner among the candidates; searched, neither finds a config that holds
+# both rankings, so the part stays whole (as a bucket on trial does).
+fake_sweep flip_at:5760/6400/6848/7488 "$T/ptrial.db" "$T/nests.yaml"
+expect_eq "a part on trial: the sweep exits 0" "$RC" 0 || show_last
+expect_eq "a part on trial whose parts' searches changed no winner stays whole" "$(parts "$T/ptrial.db")" \
+    "n=2^12/2^12 4096 5760;n=2^12/5760 5760 8192"
+expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): its winner loses [0-9.]+% \(at [0-9]+\): searched at [0-9]+, 12 candidates; " \
+    "a part on trial: its parts are searched"
+expect_stdout "^split      axpy f32 n=2\^12/5760: n \[5760, 8192\): axpy/vec \{.*\}, worst loss [0-9.]+% \(at [0-9]+\); not split again: no part would change its winner, nor did a part's own search$" \
+    "a part on trial: its line says why it stays whole"
+expect_no_stdout "level 2 in .*: axpy/vec" "a part on trial: no line for parts it does not keep"
+expect_eq "a part on trial: its parts' searches are kept under their keys, at their sizes" \
+    "$(sql "$T/ptrial.db" "select group_concat(bucket || ' ' || shape || ' ' || n, ';') from (select bucket, shape, count(*) as n
+                           from measurements where bucket like 'n=2^12/%' group by bucket, shape order by bucket, shape)")" \
+    'n=2^12/5760 {"n":5760} 12;n=2^12/5760 {"n":6784} 12;n=2^12/6848 {"n":6848} 12'
+expect_stderr ", 1 bucket split in 2 parts, 3 parts searched \(36 candidates\); " "a part on trial: the summary counts no part split again"
+expect_resumed flip_at:5760/6400/6848/7488 "$T/ptrial.db" "$T/nests.yaml" "$key"
+# A part of level 2 that still loses gets a search of its own: with
+# flip_at:5760/7488 the part [6848, 8192) is searched at its worst probe
+# (not where its parent's search ran), under its own key.
+DDB=$T/deeps.db
+fake_sweep flip_at:5760/7488 "$DDB" "$T/nests.yaml"
+expect_eq "flip_at:5760/7488 with split_evals exits 0" "$RC" 0 || show_last
+cp "$T/out" "$T/deeps.out"
+expect_stdout "^split      axpy f32 n=2\^12/6848: n \[6848, 8192\), level 2 in n \[5760, 8192\): its winner loses [0-9.]+% \(at [0-9]+\): searched at [0-9]+, 12 candidates; " \
+    "a part of level 2 is searched, its line naming its level and parent"
+expect_eq "each search ran under its part's key, at a size no other search ran at" \
+    "$(sql "$DDB" "select group_concat(bucket || ' ' || shape || ' ' || n, ';') from (select bucket, shape, count(*) as n from measurements
+                   group by bucket, shape order by bucket)")" \
+    'n=2^11 {"n":2048} 17;n=2^12 {"n":4096} 17;n=2^12/5760 {"n":5760} 12;n=2^12/6848 {"n":6848} 12;n=2^13 {"n":8192} 17'
+expect_stderr ", 1 bucket split in 3 parts, 1 part split again, 2 parts searched \(24 candidates\); " \
+    "the summary counts the searches of both levels"
+expect_resumed flip_at:5760/7488 "$DDB" "$T/nests.yaml" "$key"
+# Ctrl-C in the search of the part of level 2: nothing stored for the
+# bucket; the resume measures nothing twice and reaches the same winners.
+bg_fake_sweep "flip_at:5760/7488,slow_time:100" "$T/dint.db" "$T/nests.yaml"
+wait_for "$T/dint.db" "select count(*) from measurements where bucket = 'n=2^12/6848'" 3 || fail "the level-2 part's search never began"
+kill -INT "$BG"
+wait "$BG"
+expect_eq "SIGINT in a level-2 part's search exits 130" "$?" 130
+expect_eq "no winner stored for the bucket it cut" "$(sql "$T/dint.db" "select count(*) from winners where bucket like 'n=2^12%'")" 0
+fake_sweep flip_at:5760/7488 "$T/dint.db" "$T/nests.yaml"
+expect_eq "its resume exits 0" "$RC" 0 || show_last
+expect_eq "its resume measures nothing twice" \
+    "$(sql "$T/dint.db" "select count(*) from (select bucket, shape, config_hash from measurements group by 1, 2, 3 having count(*) > 1)")" 0
+expect_eq "its resume reaches the winners of the uninterrupted sweep" "$(sql "$T/dint.db" "$key")" "$(sql "$DDB" "$key")"
+# retune: the stored parts' finalists stand in for the searches.
+npart=$(sql "$DDB" "select count(*) from measurements where bucket like 'n=2^12/%'")
+expect_retune_kept flip_at:5760/7488 "$DDB" "$T/nests.yaml" 3 "searched parts of parts"
+expect_no_stdout "searched at" "retune searches no part"
+expect_eq "retune measures nothing at the parts' sizes" "$(sql "$DDB" "select count(*) from measurements where bucket like 'n=2^12/%'")" "$npart"
+
+# Two dims: mode flip_at:1408/1664,flip2_at:6848 flips the ranking at rows
+# 1408 and 1664 and at cols 6848. The bucket rows [1024, 2048) x cols
+# [4096, 8192) is split along both (at rows 1408, cols 5760); then its part
+# rows [1024, 1408) x cols [5760, 8192) along cols at 6848, and its part
+# rows [1408, 2048) x cols [4096, 5760) along rows at 1664, so the parts'
+# rows ranges nest (the runtime's index cuts them into disjoint runs).
+spec nest2.yaml <<'YAML'
+name: nest2
+search: random
+max_evals: 8
+top_k: 4
+hold: true
+split_evals: 0
+tasks:
+  - op: softmax
+    dtypes: [f32]
+    templates: [stream]
+    shapes:
+      rows: {values: [1024]}
+      cols: {values: [4096]}
+YAML
+TMODE=flip_at:1408/1664,flip2_at:6848
+TDB=$T/nest2.db
+fake_sweep "$TMODE" "$TDB" "$T/nest2.yaml"
+expect_eq "a 2-D sweep with parts split again exits 0" "$RC" 0 || show_last
+expect_eq "2-D: six parts, two of them parts of parts" \
+    "$(sql "$TDB" "select group_concat(bucket || ' ' || lo || ' ' || hi, ';') from (select * from winners order by bucket)")" \
+    "rows=2^10,cols=2^12/1408,2^12 1408,4096 1664,5760;rows=2^10,cols=2^12/1408,5760 1408,5760 2048,8192;rows=2^10,cols=2^12/1664,2^12 1664,4096 2048,5760;rows=2^10,cols=2^12/2^10,2^12 1024,4096 1408,5760;rows=2^10,cols=2^12/2^10,5760 1024,5760 1408,6848;rows=2^10,cols=2^12/2^10,6848 1024,6848 1408,8192"
+expect_stdout "^split      softmax f32 rows=2\^10,cols=2\^12/1408,2\^12: rows \[1408, 2048\), cols \[4096, 5760\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 2, split along rows at 1664$" \
+    "2-D: a part split again along rows only"
+expect_stdout "^split      softmax f32 rows=2\^10,cols=2\^12/2\^10,5760: rows \[1024, 1408\), cols \[5760, 8192\): its winner loses [0-9.]+%, more than 5\.0%: 2 parts of level 2, split along cols at 6848$" \
+    "2-D: another along cols only"
+edges="cast(substr(lo, 1, instr(lo, ',') - 1) as integer) as r0, cast(substr(lo, instr(lo, ',') + 1) as integer) as c0,
+       cast(substr(hi, 1, instr(hi, ',') - 1) as integer) as r1, cast(substr(hi, instr(hi, ',') + 1) as integer) as c1"
+expect_eq "2-D: the parts tile the bucket: inside it, no two overlap, their areas add up to its" \
+    "$(sql "$TDB" "with p as (select bucket, $edges from winners)
+                   select (select count(*) from p where r0 < 1024 or c0 < 4096 or r1 > 2048 or c1 > 8192) || ' ' ||
+                          (select count(*) from p a, p b where a.bucket < b.bucket and a.r0 < b.r1 and b.r0 < a.r1
+                           and a.c0 < b.c1 and b.c0 < a.c1) || ' ' || (select sum((r1 - r0) * (c1 - c0)) from p)")" \
+    "0 0 $((1024 * 4096))"
+bad=0
+while read -r b r0 c0 r1 c1 cfg; do
+    for s in "$r0,$c0" "$((r1 - 1)),$((c1 - 1))" "$r0,$((c1 - 1))" "$((r1 - 1)),$c0"; do
+        run "$AITUNE" lookup softmax --arch sm_90 --dtype f32 --shape "$s" --db "$TDB" --json
+        got=$(sed -n 's/.*"level":"\([a-z]*\)".*"config":\({[^}]*}\),"bucket":"\([^"]*\)".*/\1 \3 \2/p' "$T/out")
+        [ "$got" = "exact $b $cfg" ] || { bad=$((bad + 1)); echo "    $s: $got, want exact $b"; }
+    done
+done < <(sql "$TDB" "select bucket, $edges, config from winners" | tr '|' ' ')
+expect_eq "2-D: lookup answers the four corners of every part from that part, with its winner" "$bad" 0
+expect_retune_kept "$TMODE" "$TDB" "$T/nest2.yaml" 6 "2-D"
 done_testing

@@ -20,7 +20,15 @@
 **     flip_at:N        rankings flip at size N of dim flip_dim (default 0):
 **                      below it times as in "ok", from N on each kernel's
 **                      time is 120 us minus that, so the fastest is slowest
+**     flip_at:N1/N2/.. rankings flip at each size listed (ascending): as
+**                      "ok" below N1, flipped in [N1, N2), as "ok" again in
+**                      [N2, N3), ...: a part whose corners lie on both sides
+**                      of a flip has no config that holds it
 **     flip_dim:D       the dim flip_at (and late) looks at
+**     flip2_at:M1/..   sizes of dim flip2_dim (default 1) where rankings
+**                      flip too: a kernel's time is flipped where an odd
+**                      number of the sizes of both lists lie at or below
+**                      the task's shape
 **     late:N           a third of the kernels (their names' hash 0 mod 3)
 **                      are the slowest below size N of flip_dim (200 us
 **                      more) and the fastest from N on (a twentieth of
@@ -168,6 +176,23 @@ static int check_plan(const msg *m, char *err, int errcap)
     if (!rc && plan_bind(p, task_shape, v, 0x7000000ULL, fake_encode, &L, err, errcap)) rc = -1;
     plan_free(p);
     return rc;
+}
+
+/* How many of the sizes a flip list ("flip_at:N1/N2/...", key "flip_at:")
+** gives are at or below v. */
+static int flips_below(const char *mode, const char *key, long long v)
+{
+    int n = 0;
+    size_t len = strlen(key);
+    for (const char *p = strstr(mode, key); p && *p && *p != ',';) {
+        const char *q = p + (p[0] == '/' ? 1 : len);
+        char *end;
+        long long at = strtoll(q, &end, 10);
+        if (end == q) break;
+        n += at > 0 && v >= at;
+        p = end;
+    }
+    return n;
 }
 
 /* Is the count the K-th of fault `name`? */
@@ -323,8 +348,12 @@ int main(void)
                     if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
                     double med = 10 + (double)(hv % 1000) / 10.0;
                     long flip = mode_arg(mode, "flip_at"), fd = mode_arg(mode, "flip_dim");
+                    long flip2 = mode_arg(mode, "flip2_at"), fd2 = mode_arg(mode, "flip2_dim");
                     if (fd < 0) fd = 0;
-                    if (flip > 0 && fd < task_ndims && task_shape[fd] >= flip) med = 120 - med;
+                    if (fd2 < 0) fd2 = 1;
+                    int flips = flip > 0 && fd < task_ndims ? flips_below(mode, "flip_at:", task_shape[fd]) : 0;
+                    if (flip2 > 0 && fd2 < task_ndims) flips += flips_below(mode, "flip2_at:", task_shape[fd2]);
+                    if (flips % 2) med = 120 - med;
                     long late = mode_arg(mode, "late");
                     uint64_t own = hash_str(HASH_INIT, name);
                     if (late > 0 && fd < task_ndims && own % 3 == 0)
