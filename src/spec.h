@@ -128,10 +128,10 @@ void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int
 ** were not split again (the leaves): boxes that partition the bucket.
 **
 ** The rule, per dim: the split point is the geometric middle of [lo, hi),
-** rounded down to a multiple of 64 (kernels' fast paths and real workloads
-** like aligned sizes), else not rounded when that leaves it outside; a dim
-** whose middle still falls on lo (one value, as [1, 2) or [2, 4)) is not
-** split. Splitting the dims of mask (bit d: dim d) gives 2^k parts, k the
+** rounded down, else up, to a multiple of 64 (kernels' fast paths and real
+** workloads like aligned sizes, and a part is tuned at its lower edge), else
+** of 8, else not rounded, the first that falls inside: [1024, 1152) at 1088;
+** a dim with no point inside (one value, as [1, 2) or [2, 4)) is not split. Splitting the dims of mask (bit d: dim d) gives 2^k parts, k the
 ** dims split: each dim's lower part [lo, at) and upper part [at, hi), the
 ** other dims whole. A part is tuned at the parent's size where that falls in
 ** it, else at its lower edge. Which dims are split is the sweep's choice

@@ -205,7 +205,10 @@ static void test_split(void)
 
     long long at;
     CHECK(bucket_split_point(4096, 8192, &at) && at == 5760, "[4096, 8192) splits at 5760 (%lld)", at);
-    CHECK(bucket_split_point(64, 128, &at) && at == 90, "[64, 128) splits at 90, not rounded (%lld)", at);
+    CHECK(bucket_split_point(64, 128, &at) && at == 88, "[64, 128) splits at 88, a multiple of 8 (%lld)", at);
+    CHECK(bucket_split_point(1024, 1152, &at) && at == 1088, "[1024, 1152) splits at 1088, rounded up to 64 (%lld)", at);
+    CHECK(bucket_split_point(1024, 1088, &at) && at == 1048, "[1024, 1088) splits at 1048, a multiple of 8 (%lld)", at);
+    CHECK(bucket_split_point(16384, 23168, &at) && at == 19456, "[16384, 23168) splits at 19456 (%lld)", at);
     CHECK(bucket_split_point(4, 8, &at) && at == 5, "[4, 8) splits at 5 (%lld)", at);
     CHECK(!bucket_split_point(2, 4, &at) && !bucket_split_point(1, 2, &at), "[2, 4) and [1, 2) do not split");
     bucket b = { .ndims = 1, .lo = { 4096 }, .hi = { 8192 }, .rep = { 4096 }, .key = "n=2^12" }, parts[16];
