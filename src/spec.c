@@ -450,11 +450,11 @@ int spec_buckets(const spec_task *t, bucket **out)
 int bucket_split_point(long long lo, long long hi, long long *at)
 {
     /* The geometric middle, rounded down, else up, to a multiple of 64,
-    ** else of 8, else not rounded (down: [2, 4) stays whole): a part's sizes (its lower edge and its
-    ** upper edge rounded to 64, where it is tuned and raced) then keep the
-    ** alignment of the bucket's own, as far as the range allows. A cut at
-    ** 1086 in [1024, 1152) would tune a part at rows that are not 16-byte
-    ** aligned, where the configs fast at 1088 cannot run. */
+    ** else of 8, else not rounded (down only: [2, 4) stays whole). A part's
+    ** sizes (its lower edge, and its upper edge rounded to 64, where it is
+    ** tuned and raced) then keep the bucket's alignment as far as the range
+    ** allows: a cut at 1086 in [1024, 1152) would tune a part at rows that
+    ** are not 16-byte aligned, where the configs fast at 1088 cannot run. */
     double mid = sqrt((double)(lo > 1 ? lo : 1) * (double)hi);
     static const long long q[] = { 64, 8, 1 };
     for (int i = 0; i < 3; i++) {

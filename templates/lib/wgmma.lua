@@ -218,7 +218,7 @@ end
 -- Any shape: TMA needs 16-byte strides for what it loads, A (k) and B (k
 -- for nt, n for nn), and an operand without them is staged (constraints
 -- ask for exactly those). D is TMA-stored only when n allows; other n take
--- direct stores (constraints).
+-- direct or "rows" stores (constraints).
 function M.supports(layout, shape, dt, dev)
   if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
   return true
