@@ -396,15 +396,22 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
                  "    aitune_cfg.blockDim = dim3((unsigned)aitune_b[0], (unsigned)aitune_b[1], (unsigned)aitune_b[2]);\n"
                  "    aitune_cfg.dynamicSmemBytes = (size_t)aitune_smem;\n"
                  "    aitune_cfg.stream = stream;\n"
-                 "    cudaLaunchAttribute aitune_at[1];\n"
+                 "    cudaLaunchAttribute aitune_at[2];\n"
+                 "    unsigned aitune_nat = 0;\n"
                  "    if (aitune_c[0] * aitune_c[1] * aitune_c[2] > 1) {\n"
-                 "        aitune_at[0].id = cudaLaunchAttributeClusterDimension;\n"
-                 "        aitune_at[0].val.clusterDim.x = (unsigned)aitune_c[0];\n"
-                 "        aitune_at[0].val.clusterDim.y = (unsigned)aitune_c[1];\n"
-                 "        aitune_at[0].val.clusterDim.z = (unsigned)aitune_c[2];\n"
-                 "        aitune_cfg.attrs = aitune_at;\n"
-                 "        aitune_cfg.numAttrs = 1;\n"
+                 "        aitune_at[aitune_nat].id = cudaLaunchAttributeClusterDimension;\n"
+                 "        aitune_at[aitune_nat].val.clusterDim.x = (unsigned)aitune_c[0];\n"
+                 "        aitune_at[aitune_nat].val.clusterDim.y = (unsigned)aitune_c[1];\n"
+                 "        aitune_at[aitune_nat].val.clusterDim.z = (unsigned)aitune_c[2];\n"
+                 "        aitune_nat++;\n"
                  "    }\n");
+    /* The kernel waits on griddepcontrol: the next launch may overlap it. */
+    if (p->pdl)
+        sb_puts(out, "    aitune_at[aitune_nat].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+                     "    aitune_at[aitune_nat].val.programmaticStreamSerializationAllowed = 1;\n"
+                     "    aitune_nat++;\n");
+    sb_puts(out, "    aitune_cfg.attrs = aitune_nat ? aitune_at : 0;\n"
+                 "    aitune_cfg.numAttrs = aitune_nat;\n");
     sb_printf(out, "    return cudaLaunchKernelExC(&aitune_cfg, (const void*)%s, aitune_args);\n}\n\n", kref);
 }
 

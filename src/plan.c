@@ -325,6 +325,7 @@ char *plan_encode(const plan *p, char *err, int errcap)
     jstr3(&o, p->cluster, 3);
     puts_(&o, ",\"smem\":");
     jstr(&o, p->smem);
+    if (p->pdl) puts_(&o, ",\"pdl\":true");
     puts_(&o, ",\"params\":[");
     for (int i = 0; i < p->nparams; i++) {
         const plan_param *q = &p->params[i];
@@ -520,6 +521,9 @@ static int decode2(plan *p, const json *doc, char *err, int errcap)
     const json *sm = json_get(doc, "smem");
     if (sm ? take_expr(sm, &p->smem) : plan_set(&p->smem, "0"))
         return perr(err, errcap, "launch plan: \"smem\" must be an expression");
+    const json *pd = json_get(doc, "pdl");
+    if (pd && pd->type != JSON_BOOL) return perr(err, errcap, "launch plan: \"pdl\" must be true or false");
+    p->pdl = pd && pd->b;
     if (!params || params->type != JSON_ARR || params->n > PLAN_MAXPARAMS)
         return perr(err, errcap, "launch plan: \"params\" must list at most %d parameters", PLAN_MAXPARAMS);
     for (int i = 0; i < params->n; i++) {
@@ -655,6 +659,7 @@ int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err
     if (eval(p, p->smem, shape, &v, why, sizeof why)) return perr(err, errcap, "smem: %s", why);
     if (v < 0 || v > (1 << 30)) return perr(err, errcap, "smem = %lld from '%s'", v, p->smem);
     g->smem = (unsigned)v;
+    g->pdl = p->pdl;
     for (int i = 0; i < p->nparams; i++)
         if (p->params[i].kind == PLAN_WORKSPACE) {
             if (eval(p, p->params[i].expr, shape, &v, why, sizeof why)) return perr(err, errcap, "workspace: %s", why);
@@ -791,21 +796,30 @@ CUresult plan_launch_kernel(__typeof__(cuLaunchKernel) *launch, __typeof__(cuLau
                             CUfunction fn, CUstream stream, plan_launch *L)
 {
     const plan_geom *g = &L->g;
+    CUlaunchAttribute at[2];
+    unsigned n = 0;
+    memset(at, 0, sizeof at);
     if (g->cluster[0] * g->cluster[1] * g->cluster[2] > 1) {
-        CUlaunchAttribute at;
-        memset(&at, 0, sizeof at);
-        at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        at.value.clusterDim.x = g->cluster[0];
-        at.value.clusterDim.y = g->cluster[1];
-        at.value.clusterDim.z = g->cluster[2];
+        at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at[n].value.clusterDim.x = g->cluster[0];
+        at[n].value.clusterDim.y = g->cluster[1];
+        at[n].value.clusterDim.z = g->cluster[2];
+        n++;
+    }
+    if (g->pdl) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at[n].value.programmaticStreamSerializationAllowed = 1;
+        n++;
+    }
+    if (n) {
         CUlaunchConfig cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.gridDimX = g->grid[0], cfg.gridDimY = g->grid[1], cfg.gridDimZ = g->grid[2];
         cfg.blockDimX = g->block[0], cfg.blockDimY = g->block[1], cfg.blockDimZ = g->block[2];
         cfg.sharedMemBytes = g->smem;
         cfg.hStream = stream;
-        cfg.attrs = &at;
-        cfg.numAttrs = 1;
+        cfg.attrs = at;
+        cfg.numAttrs = n;
         return launch_ex(&cfg, fn, L->params, NULL);
     }
     return launch(fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, stream,

@@ -15,6 +15,11 @@
 ** - grid, block, cluster (3 each) and dynamic shared memory: expressions
 **   over the dims (expr.h: integers, dim names, + - *, parentheses, cdiv,
 **   min, max);
+** - pdl: whether the kernel is launched with programmatic stream
+**   serialization (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): it
+**   calls griddepcontrol.launch_dependents and griddepcontrol.wait, so the
+**   next launch on the stream may start before this one ends, and this one
+**   before the previous one ends. JSON "pdl": true; absent means false;
 ** - the kernel's parameter list, in order, each one of:
 **     ptr        a device pointer to op buffer argument `arg`
 **     dim        an i64 value of expression `expr`
@@ -121,6 +126,7 @@ typedef struct plan {
     int nargs;
     plan_arg args[PLAN_MAXARGS];
     char *grid[3], *block[3], *cluster[3], *smem;
+    int pdl;                /* launch with programmatic stream serialization */
     int nparams;
     plan_param params[PLAN_MAXPARAMS];
 } plan;
@@ -158,6 +164,7 @@ typedef struct plan_geom {
     unsigned smem;                  /* dynamic shared memory, bytes */
     unsigned long long ws_bytes;    /* 0: no workspace */
     unsigned long long ws_zero;     /* its first bytes to zero before a launch (<= ws_bytes) */
+    int pdl;                        /* the plan's pdl */
 } plan_geom;
 
 int plan_geometry(const plan *p, const long long *shape, plan_geom *g, char *err, int errcap);
@@ -198,7 +205,8 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
 int plan_has_tmap(const plan *p);
 
 /* Launch a bound plan: cuLaunchKernelEx with the cluster attribute when the
-** cluster is not 1x1x1, else cuLaunchKernel. The caller has set the
+** cluster is not 1x1x1 and the programmatic-serialization one when the plan
+** has pdl, else cuLaunchKernel. The caller has set the
 ** function's dynamic shared memory opt-in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_
 ** SHARED_SIZE_BYTES) to at least L->g.smem. */
 CUresult plan_launch_kernel(__typeof__(cuLaunchKernel) *launch, __typeof__(cuLaunchKernelEx) *launch_ex,

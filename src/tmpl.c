@@ -998,7 +998,19 @@ static int read_launch(tmpl *T, const char *what, const op_task *task, const cha
     } else {
         lua_pop(L, 1);
         if (plan_default_params(P, ws_expr, err, sizeof err)) return fail(T, "%s: %s", what, err);
+        /* zero=: the bytes of the default workspace zeroed before a launch. */
+        if (lua_getfield(L, -1, "zero") != LUA_TNIL) {
+            plan_param *w = P->nparams && P->params[P->nparams - 1].kind == PLAN_WORKSPACE ? &P->params[P->nparams - 1] : NULL;
+            rc = w ? launch_expr(T, what, "zero", -1, NULL, &w->zero) : fail(T, "%s: zero without a workspace", what);
+        }
+        lua_pop(L, 1);
+        if (rc) return -1;
     }
+    /* pdl=true: launched with programmatic stream serialization (plan.h). */
+    int t = lua_getfield(L, -1, "pdl");
+    P->pdl = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN) return fail(T, "%s: pdl must be true or false", what);
     if (plan_check(P, err, sizeof err)) return fail(T, "%s: %s", what, err);
     return 0;
 }

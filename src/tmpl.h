@@ -43,6 +43,7 @@ typedef struct op_task {
     op_arg args[TMPL_MAXARGS];
     double rtol, atol;
     double bytes, flops;    /* op.metrics */
+    int stream;             /* timed back to back over rotating input copies (spec `timing: stream`; bench.h) */
 } op_task;
 
 /* A kernel ready to compile: source, entry name, and its launch plan
@@ -50,7 +51,9 @@ typedef struct op_task {
 ** A template's launch() may list `params`; without them the plan passes the
 ** op's arguments in order plus a workspace when the template has
 ** workspace(), whose Lua arithmetic over shape becomes the size expression
-** (templates/lib/kernel.lua). */
+** (templates/lib/kernel.lua), and launch()'s `zero` (an expression) says how
+** many of its bytes are zeroed before a launch (default: all). launch()'s
+** `pdl = true` asks for programmatic dependent launch (plan.h). */
 typedef struct kernel_src {
     char *source;
     char name[64];

@@ -199,6 +199,86 @@ static void test_workspace_zero(void)
     plan_free(p);
 }
 
+/* The launchers record what plan_launch_kernel asked for. */
+static struct {
+    int plain, ex;
+    unsigned nattrs, grid0;
+    int cluster_x, pdl;
+} lrec;
+
+static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned smem, CUstream s, void **params, void **extra)
+{
+    (void)f, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s, (void)params, (void)extra;
+    lrec.plain++;
+    lrec.grid0 = gx;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+    (void)f, (void)params, (void)extra;
+    lrec.ex++;
+    lrec.nattrs = cfg->numAttrs;
+    lrec.grid0 = cfg->gridDimX;
+    lrec.cluster_x = 0, lrec.pdl = 0;
+    for (unsigned i = 0; i < cfg->numAttrs; i++) {
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) lrec.cluster_x = (int)cfg->attrs[i].value.clusterDim.x;
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+            lrec.pdl = (int)cfg->attrs[i].value.programmaticStreamSerializationAllowed;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* "pdl": decoded, encoded again, refused when not a boolean, and launched
+** with the programmatic-serialization attribute (beside a cluster's). */
+static void test_pdl(void)
+{
+    plan *p;
+    char err[512] = "";
+    const char *tail = "\"params\":[{\"kind\":\"ptr\",\"arg\":\"D\"}]}";
+    char text[2048];
+    snprintf(text, sizeof text, "%s\"pdl\":true,%s", HEAD, tail);
+    int rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == 0 && p->pdl == 1, "a plan with \"pdl\":true decodes (%s)", err);
+    if (rc) return;
+    char *j = plan_encode(p, err, sizeof err);
+    CHECK(j && has(j, "\"pdl\":true"), "and encodes it again: %s", j ? j : err);
+    free(j);
+    long long shape[] = { 1000, 512, 200 };
+    plan_value v[8] = { { 0x10000, 0 }, { 0x20000, 0 }, { 0x30000, 0 } };
+    plan_launch L;
+    rc = plan_bind(p, shape, v, 0, NULL, &L, err, sizeof err);
+    CHECK(rc == 0 && L.g.pdl == 1, "bind carries pdl into the geometry (%s)", err);
+    memset(&lrec, 0, sizeof lrec);
+    if (!rc) plan_launch_kernel(fake_launch, fake_launch_ex, NULL, NULL, &L);
+    CHECK(lrec.ex == 1 && lrec.plain == 0 && lrec.nattrs == 2 && lrec.pdl == 1 && lrec.cluster_x == 2 && lrec.grid0 == 4,
+          "launched by cuLaunchKernelEx with the cluster and the PDL attributes (ex %d, plain %d, %u attrs, pdl %d, cluster %d)",
+          lrec.ex, lrec.plain, lrec.nattrs, lrec.pdl, lrec.cluster_x);
+    p->pdl = 0;
+    rc = plan_bind(p, shape, v, 0, NULL, &L, err, sizeof err);
+    memset(&lrec, 0, sizeof lrec);
+    if (!rc) plan_launch_kernel(fake_launch, fake_launch_ex, NULL, NULL, &L);
+    CHECK(lrec.ex == 1 && lrec.nattrs == 1 && lrec.pdl == 0 && lrec.cluster_x == 2, "without pdl, the cluster attribute alone");
+    j = plan_encode(p, err, sizeof err);
+    CHECK(j && !has(j, "pdl"), "a plan without pdl encodes no \"pdl\" (older readers take it): %s", j ? j : err);
+    free(j);
+    plan_free(p);
+    /* No cluster, no pdl: the plain launcher. */
+    snprintf(text, sizeof text, "%s", HEAD "\"params\":[{\"kind\":\"ptr\",\"arg\":\"D\"}]}");
+    char *c = strstr(text, "\"cluster\":[2,1,1]");
+    if (c) c[11] = '1';
+    rc = plan_decode(text, &p, err, sizeof err);
+    if (!rc) rc = plan_bind(p, shape, v, 0, NULL, &L, err, sizeof err);
+    memset(&lrec, 0, sizeof lrec);
+    if (!rc) plan_launch_kernel(fake_launch, fake_launch_ex, NULL, NULL, &L);
+    CHECK(rc == 0 && lrec.plain == 1 && lrec.ex == 0, "no cluster and no pdl: cuLaunchKernel (%s)", err);
+    if (!rc) plan_free(p);
+    snprintf(text, sizeof text, "%s\"pdl\":1,%s", HEAD, tail);
+    rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == -1 && has(err, "\"pdl\" must be true or false"), "\"pdl\":1 is refused: %s", err);
+}
+
 /* A tensor map over a copy the kernel stages in its workspace ("at"): the
 ** encoder gets the workspace's address plus the offset, the map's extent
 ** must fit the workspace, and a plan with such a map but no workspace is
@@ -321,6 +401,7 @@ int main(void)
     test_roundtrip();
     test_workspace_zero();
     test_tmap_at();
+    test_pdl();
     test_hostile();
     test_v1();
     CHECK_DONE();
