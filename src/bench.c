@@ -83,6 +83,7 @@ static int nvml_open(nvml *n, const char *uuid)
 
 typedef struct buf {
     CUdeviceptr live, pristine, ref;
+    CUdeviceptr copy[BENCH_MAXCOPIES];   /* stream timing: an input's copies 1.. (copy 0 is live) */
     size_t bytes;
 } buf;
 
@@ -93,6 +94,7 @@ typedef struct slot {
     CUdeviceptr ws;
     size_t ws_bytes, ws_zero;   /* the workspace, and its first bytes zeroed before each run */
     plan_launch L;          /* bound once at load: the task's buffers stay put */
+    plan_launch *Lr;        /* stream timing: bound over each input copy (Lr[0] like L) */
 } slot;
 
 struct bench {
@@ -115,6 +117,8 @@ struct bench {
     int ndims;
     long long shape[PLAN_MAXDIMS];
     double rtol, atol;
+    int streaming;          /* stream timing: back to back over `copies` input copies */
+    int copies, chain;      /* stream: copies of the inputs; launches per sample */
     slot slots[BENCH_SLOTS];
     int sticky;
     char err[1024];
@@ -238,6 +242,8 @@ static void free_task(bench *b)
         if (x->live) b->cu->MemFree(x->live);
         if (x->pristine) b->cu->MemFree(x->pristine);
         if (x->ref) b->cu->MemFree(x->ref);
+        for (int c = 1; c < BENCH_MAXCOPIES; c++)
+            if (x->copy[c]) b->cu->MemFree(x->copy[c]);
     }
     memset(b->bufs, 0, sizeof b->bufs);
     b->ntask = 0;
@@ -285,9 +291,10 @@ static int run_support(bench *b, const char *name, void **params)
     return BENCH_OK;
 }
 
-/* The op's arguments as plan values: live buffers, or (ref) the reference's
-** view (pristine inputs, reference outputs). */
-static void values(bench *b, int ref, plan_value *v)
+/* The op's arguments as plan values: live buffers (inputs: their copy
+** `copy`, 0 being live), or (ref) the reference's view (pristine inputs,
+** reference outputs). */
+static void values(bench *b, int ref, int copy, plan_value *v)
 {
     memset(v, 0, sizeof *v * TMPL_MAXARGS);
     for (int a = 0; a < b->ntask; a++) {
@@ -295,7 +302,8 @@ static void values(bench *b, int ref, plan_value *v)
         if (x->role == ROLE_SCALAR) v[a].f32 = (float)x->value;
         else if (x->role <= ROLE_INOUT) {
             const buf *B = &b->bufs[a];
-            v[a].ptr = !ref ? B->live : x->role == ROLE_IN ? B->pristine : B->ref;
+            v[a].ptr = ref ? (x->role == ROLE_IN ? B->pristine : B->ref)
+                           : x->role == ROLE_IN && copy > 0 ? B->copy[copy] : B->live;
         }
     }
 }
@@ -319,10 +327,10 @@ static int task_plan(bench *b, const msg *m, plan **out)
 }
 
 /* Bind p over the task's buffers; a bind error is the candidate's. */
-static int bind(bench *b, const plan *p, int ref, CUdeviceptr ws, plan_launch *L)
+static int bind(bench *b, const plan *p, int ref, int copy, CUdeviceptr ws, plan_launch *L)
 {
     plan_value v[TMPL_MAXARGS];
-    values(b, ref, v);
+    values(b, ref, copy, v);
     char err[512];
     if (plan_bind(p, b->shape, v, ws, b->cu->TensorMapEncodeTiled, L, err, sizeof err))
         return fail(b, CUDA_SUCCESS, "bind: %s", err);
@@ -365,6 +373,10 @@ int bench_task(bench *b, const msg *m)
     unsigned long long seed = strtoull(msg_get(m, "seed") ? msg_get(m, "seed") : "1", NULL, 10);
     b->rtol = msg_num(m, "rtol", 0);
     b->atol = msg_num(m, "atol", 0);
+    const char *timing = msg_get(m, "timing");
+    if (timing && strcmp(timing, "stream") && strcmp(timing, "flush")) return fail(b, CUDA_SUCCESS, "task: bad timing");
+    b->streaming = timing && !strcmp(timing, "stream");
+    b->copies = 1;
     /* shape=4096,1024: the dims' sizes in the op's order. */
     b->ndims = 0;
     for (const char *s = msg_get(m, "shape"); s && *s && b->ndims < PLAN_MAXDIMS;) {
@@ -381,6 +393,17 @@ int bench_task(bench *b, const msg *m)
         if (parse_arg(msg_get(m, key), &b->args[i])) return fail(b, CUDA_SUCCESS, "task: bad %s", key);
         if (b->args[i].role <= ROLE_INOUT) need += 3 * (size_t)b->args[i].count * (size_t)b->args[i].esize;
     }
+    /* Stream timing: enough copies of the inputs that the one a launch reads
+    ** was last read two L2s of traffic ago. */
+    size_t in_bytes = 0;
+    for (int i = 0; i < n; i++)
+        if (b->args[i].role == ROLE_IN) in_bytes += (size_t)b->args[i].count * (size_t)b->args[i].esize;
+    if (b->streaming && in_bytes) {
+        size_t c = b->flush_bytes / in_bytes + 2;
+        b->copies = (int)(c > BENCH_MAXCOPIES ? BENCH_MAXCOPIES : c);
+        need += (size_t)(b->copies - 1) * in_bytes;
+    }
+    b->chain = b->copies * ((BENCH_CHAIN + b->copies - 1) / b->copies);
     size_t freeb = 0, total = 0;
     b->cu->MemGetInfo(&freeb, &total);
     if (need > freeb)
@@ -402,6 +425,10 @@ int bench_task(bench *b, const msg *m)
             void *p[] = { &B->pristine, &cnt, &s, &kind };
             if (run_support(b, fill, p)) return BENCH_FAIL;
             CK(b->cu->MemcpyDtoDAsync(B->live, B->pristine, B->bytes, b->stream), "copy %s", a->name);
+            for (int c = 1; a->role == ROLE_IN && c < b->copies; c++) {
+                CK(b->cu->MemAlloc(&B->copy[c], B->bytes), "allocate copy %d of %s", c, a->name);
+                CK(b->cu->MemcpyDtoDAsync(B->copy[c], B->pristine, B->bytes, b->stream), "copy %s", a->name);
+            }
         }
         if (a->role != ROLE_IN) {
             CK(b->cu->MemAlloc(&B->ref, B->bytes), "allocate reference %s", a->name);
@@ -421,7 +448,7 @@ int bench_task(bench *b, const msg *m)
     plan *p;
     plan_launch L;
     int st = task_plan(b, m, &p);
-    if (!st) st = bind(b, p, 1, 0, &L);
+    if (!st) st = bind(b, p, 1, 0, 0, &L);
     if (!st && strcmp(p->kernel, msg_get(m, "name") ? msg_get(m, "name") : p->kernel))
         st = fail(b, CUDA_SUCCESS, "the reference's plan names kernel '%s'", p->kernel);
     if (!st) st = allow_smem(b, fn, L.g.smem);
@@ -453,7 +480,11 @@ int bench_load(bench *b, const msg *m)
     s->ws_zero = (size_t)s->L.g.ws_zero;
     if (!st && s->ws_bytes && (rc = b->cu->MemAlloc(&s->ws, s->ws_bytes)))
         st = fail(b, rc, "allocate the workspace (%zu bytes)", s->ws_bytes);
-    if (!st) st = bind(b, p, 0, s->ws, &s->L);
+    if (!st) st = bind(b, p, 0, 0, s->ws, &s->L);
+    if (!st && b->streaming) {
+        s->Lr = xcalloc((size_t)b->copies, sizeof *s->Lr);
+        for (int c = 0; c < b->copies && !st; c++) st = bind(b, p, 0, c, s->ws, &s->Lr[c]);
+    }
     plan_free(p);
     return st;
 }
@@ -464,6 +495,7 @@ int bench_unload(bench *b, int k)
     slot *s = &b->slots[k];
     if (s->ws) b->cu->MemFree(s->ws);
     if (s->mod) b->cu->ModuleUnload(s->mod);
+    free(s->Lr);
     memset(s, 0, sizeof *s);
     return BENCH_OK;
 }
@@ -553,25 +585,37 @@ int bench_verify(bench *b, int k)
     return verdict;
 }
 
-/* Queue one timed sample of slot s using event pair e. */
+/* Queue one timed sample of slot s using event pair e: flush, then one
+** launch (flush timing) or a chain of launches over the input copies in
+** turn (stream timing; in-place inputs restored and the workspace zeroed
+** before each, where the kernel needs it). */
 static int sample(bench *b, slot *s, int e)
 {
-    if (prepare(b, s)) return BENCH_FAIL;
+    if (!b->streaming && prepare(b, s)) return BENCH_FAIL;
     long long n16 = (long long)(b->flush_bytes / 16);
     void *fp[] = { &b->flush, &n16, &b->res };
     CK(b->cu->LaunchKernel(b->flush_fn, (unsigned)b->info.sms * 4, 1, 1, 512, 1, 1, 0, b->stream, fp, NULL), "flush L2");
     CK(b->cu->EventRecord(b->ev[2 * e], b->stream), "event");
-    if (run_slot(b, s)) return BENCH_FAIL;
+    if (!b->streaming) {
+        if (run_slot(b, s)) return BENCH_FAIL;
+    } else {
+        for (int i = 0; i < b->chain; i++) {
+            if (prepare(b, s)) return BENCH_FAIL;
+            CK(plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, s->fn, b->stream, &s->Lr[i % b->copies]),
+               "launch");
+        }
+    }
     CK(b->cu->EventRecord(b->ev[2 * e + 1], b->stream), "event");
     return BENCH_OK;
 }
 
+/* Sample e's time per launch, in microseconds. */
 static int collect(bench *b, int e, double *us)
 {
     float ms = 0;
     CK(b->cu->EventSynchronize(b->ev[2 * e + 1]), "the kernel failed");
     CK(b->cu->EventElapsedTime(&ms, b->ev[2 * e], b->ev[2 * e + 1]), "elapsed time");
-    *us = ms * 1e3;
+    *us = ms * 1e3 / (b->streaming ? b->chain : 1);
     return BENCH_OK;
 }
 

@@ -15,6 +15,16 @@
 ** already queued when the start event fires: host launch gaps stay out of
 ** the figure even for kernels of a few microseconds.
 **
+** Stream timing (the task's timing=stream; a spec's `timing: stream`), as a
+** decode loop runs: each input is kept in `copies` copies, enough that the
+** one a launch reads was last read two L2s of traffic before (at most
+** BENCH_MAXCOPIES), and a sample is (flush L2, start event, a chain of at
+** least BENCH_CHAIN launches over the copies in turn, end event), its time
+** the chain's over its launches. Launches follow each other with no host
+** gap, so a kernel's start-up overlaps its predecessor's tail wherever the
+** hardware allows it (a plan with pdl: plan.h). Verification is unchanged:
+** one launch over copy 0.
+**
 ** Calls return BENCH_OK, BENCH_WRONG (verification failed) or BENCH_FAIL
 ** with a message; bench_sticky() then says whether the context is lost and
 ** the process must be restarted. */
@@ -27,6 +37,8 @@
 enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_FAIL = -1 };
 #define BENCH_BATCH 10
 #define BENCH_SLOTS 16
+#define BENCH_MAXCOPIES 16
+#define BENCH_CHAIN 16
 
 typedef struct stats {
     double median, min, max;

@@ -90,6 +90,18 @@ static int get_str(ctx *c, yaml_node_t *map, const char *key, char *dst, size_t 
     return 0;
 }
 
+/* timing: "flush" (0) or "stream" (1); dflt when absent. */
+static int get_timing(ctx *c, yaml_node_t *map, int dflt, int *out)
+{
+    yaml_node_t *n = get(c, map, "timing");
+    if (!n) { *out = dflt; return 0; }
+    const char *s = scalar(n);
+    if (s && !strcmp(s, "flush")) *out = 0;
+    else if (s && !strcmp(s, "stream")) *out = 1;
+    else return fail(c, n, "timing must be flush or stream, not '%s'", s ? s : "(not a scalar)");
+    return 0;
+}
+
 /* A true/false field; dflt when absent. */
 static int get_bool(ctx *c, yaml_node_t *map, const char *key, int dflt, int *out)
 {
@@ -191,7 +203,7 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
 static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
 {
     static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "joint", "hold", "split_at",
-                                          "split_evals", "split_depth", "templates", NULL };
+                                          "split_evals", "split_depth", "templates", "timing", NULL };
     if (want_map(c, t, "a task") || known_keys(c, t, "a task", fields)) return -1;
     task->line = (int)t->start_mark.line + 1;
     yaml_node_t *op = get(c, t, "op");
@@ -209,6 +221,7 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
     task->split_evals = (int)me;
     if (get_int(c, t, "split_depth", 1, SPEC_MAXSPLITDEPTH, s->split_depth, &me)) return -1;
     task->split_depth = (int)me;
+    if (get_timing(c, t, s->stream, &task->stream)) return -1;
     yaml_node_t *tl = get(c, t, "templates");
     if (tl) {
         if (tl->type != YAML_SEQUENCE_NODE) return fail(c, tl, "task '%s': templates must be a list of names", task->op);
@@ -353,7 +366,7 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     if (more) { fail(&c, NULL, "more than one YAML document"); goto out; }
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
     static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "hold", "split_at",
-                                          "split_evals", "split_depth", "budget", "top_k", "tasks", NULL };
+                                          "split_evals", "split_depth", "budget", "top_k", "timing", "tasks", NULL };
     if (!root) { fail(&c, NULL, "empty file"); goto out; }
     if (want_map(&c, root, "the spec") || known_keys(&c, root, "the spec", fields)) goto out;
     long long v;
@@ -380,6 +393,7 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     s->split_evals = (int)v;
     if (get_int(&c, root, "split_depth", 1, SPEC_MAXSPLITDEPTH, 2, &v)) goto out;
     s->split_depth = (int)v;
+    if (get_timing(&c, root, 0, &s->stream)) goto out;
     yaml_node_t *b = get(&c, root, "budget");
     if (b) {
         s->budget_s = scalar(b) ? parse_duration(scalar(b)) : -1;

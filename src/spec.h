@@ -70,6 +70,7 @@ typedef struct spec_task {
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
     int split_evals;            /* hold: a part's own search (sweep.c: research_part); -1 the default, 0 none */
     int split_depth;            /* hold: levels of parts below a bucket, 1..SPEC_MAXSPLITDEPTH */
+    int stream;                 /* timing: 0 flush (L2 flushed, one launch per sample), 1 stream (bench.h) */
     int ntemplates;             /* 0: all of the op's templates */
     char templates[SPEC_MAXTEMPLATES][32];
     int templates_line;
@@ -87,6 +88,7 @@ typedef struct spec {
     double split_at;        /* tasks' default */
     int split_evals;        /* tasks' default; -1: max(8, max_evals/4) */
     int split_depth;        /* tasks' default; 2 */
+    int stream;             /* tasks' default timing; 0 flush */
     double budget_s;        /* 0: none */
     int top_k;
     int ntasks;

@@ -773,6 +773,14 @@ static void race(sw *S, cand *cs, int k, final *f)
 
 static int send_task(sw *S, const op_task *t);
 
+/* Task t at another shape (a part's, a probe's), timed the same way. */
+static int sub_task(sw *S, const op_task *t, const long long *shape, op_task *out)
+{
+    if (tmpl_task(S->T, t->op, t->dtype, shape, out)) return -1;
+    out->stream = t->stream;
+    return 0;
+}
+
 /* Buckets that hold (spec `hold: true`). A winner is chosen at the
 ** bucket's representative size and then answers every shape of the bucket,
 ** up to twice as large in every dim. So the bucket's best HOLD_FINALISTS
@@ -891,7 +899,7 @@ static int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, c
     if (P->n == HOLD_PROBES) return 0;
     int rep = !memcmp(shape, t->shape, sizeof *shape * (size_t)t->ndims), m = P->m;
     op_task tp;
-    if (tmpl_task(S->T, t->op, t->dtype, shape, &tp)) return 0;
+    if (sub_task(S, t, shape, &tp)) return 0;
     if (!rep && S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) return 0;
     if (send_task(S, &tp)) return -1;
     int ok[16];
@@ -1285,7 +1293,7 @@ static int research_part(sw *S, const op_task *t, const split *sp, part *p)
     op_task tp;
     const probes *P = p->q;
     int at = part_searched(S) ? search_probe(t, sp, p) : -1;
-    if (at < 0 || tmpl_task(S->T, t->op, t->dtype, P->p[at].shape, &tp)) return 0;
+    if (at < 0 || sub_task(S, t, P->p[at].shape, &tp)) return 0;
     if (send_task(S, &tp)) return -1;
     p->searched = 1;
     memcpy(p->searched_at, P->p[at].shape, sizeof p->searched_at);
@@ -1748,7 +1756,7 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
     for (int i = 0; i < sp->n && !rc; i++) {
         const part *p = &sp->p[i];
         if (p->nkids) continue;
-        if (tmpl_task(S->T, t->op, t->dtype, p->b.rep, &tp[n])) { rc = error("%s", tmpl_errmsg(S->T)); break; }
+        if (sub_task(S, t, p->b.rep, &tp[n])) { rc = error("%s", tmpl_errmsg(S->T)); break; }
         final f[16];
         int k = 0, w = -1;
         double default_us = 0;
@@ -2343,7 +2351,7 @@ static int check_bucket(sw *S, const op_task *t, const bucket *b)
             warning("%s %s %s: the stored part's edges or size do not parse; not checked", t->op, t->dtype, fam[i].bucket);
             continue;
         }
-        if (tmpl_task(S->T, t->op, t->dtype, pb.rep, &tp)) rc = error("%s", tmpl_errmsg(S->T));
+        if (sub_task(S, t, pb.rep, &tp)) rc = error("%s", tmpl_errmsg(S->T));
         else if (!(rc = send_task(S, &tp))) rc = check_winner(S, &tp, &pb, hw);
     }
     family_free(fam, nfam);
@@ -2497,6 +2505,7 @@ static int send_task(sw *S, const op_task *t)
         msg_kv(&h, "shape", "%s", sb_str(&shape));
         sb_free(&shape);
         msg_kv(&h, "plan", "%s", pj);
+        if (t->stream) msg_kv(&h, "timing", "stream");
         if (worker_set_task(S->W, &h, c.job.cubin, c.job.cubin_len))
             rc = error("%s %s: cannot set the task up: %s", t->op, t->dtype, worker_errmsg(S->W));
         sb_free(&h);
@@ -2854,6 +2863,7 @@ static void sweep_slot(sw *S, const slot *q)
         S->code = EXIT_INPUT;
         return;
     }
+    t.stream = st->stream;
     if (!wanted(S, &t, &ob)) return;
     /* Refused here, not by a failed allocation in the worker. */
     if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {

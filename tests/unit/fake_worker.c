@@ -272,7 +272,10 @@ int main(void)
             /* The bucket, as a log reader tells them apart: shape and dtype (arg0's). */
             char dt[16] = "-";
             if (msg_get(&m, "arg0")) sscanf(msg_get(&m, "arg0"), "%*s %*s %15s", dt);
-            snprintf(task_shape_text, sizeof task_shape_text, "%s/%s", msg_get(&m, "shape") ? msg_get(&m, "shape") : "", dt);
+            /* ... and how it is timed (stream timing only is named). */
+            const char *timing = msg_get(&m, "timing");
+            snprintf(task_shape_text, sizeof task_shape_text, "%s/%s%s", msg_get(&m, "shape") ? msg_get(&m, "shape") : "", dt,
+                     timing && !strcmp(timing, "stream") ? " timing=stream" : "");
             for (const char *q = msg_get(&m, "shape"); q && *q && task_ndims < PLAN_MAXDIMS;) {
                 char *end;
                 task_shape[task_ndims++] = strtoll(q, &end, 10);
