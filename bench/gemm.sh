@@ -4,9 +4,11 @@
 # matmul templates), in one call on a GPU:
 # aitune sweep SPEC on a fresh registry, the peers on the same shapes, then a
 # ratio table in TFLOP/s and in TB/s of weights (B). Uses the prebuilt build/.
-#   bench/gemm.sh OUTDIR [SPEC] [--compile] [--triton] [--cold N]
+#   bench/gemm.sh OUTDIR [SPEC] [--compile] [--triton] [--cold N] [--stream]
 # --cold N: the peers rotate through N copies of B, so the weights are cold in
 # L2 as aitune's own timing has them (it flushes L2 before every sample).
+# --stream: cuBLAS times the decode cases (m <= 16) back to back over rotating
+# copies, as aitune does for tasks with `timing: stream` (specs/gemm-decode.yaml).
 set -u
 keep=${1:-/tmp/aitune-gemm}
 spec=${2:-specs/gemm.yaml}
@@ -29,6 +31,12 @@ for r in con.execute("select op, dtype, bucket, count(*), sum(status='ok'), roun
 for r in con.execute("select op, dtype, bucket, json_extract(config, '$.epilogue') e, count(*), min(median_us) "
                      "from measurements where status = 'ok' and e is not null group by op, dtype, bucket, e"):
     print("bucket %s %s %s: epilogue %s: %d ok, best %.2f us" % r)
+# The gemv family's best with and without programmatic dependent launch,
+# double-buffered weights (pipe), per kw (warps splitting k).
+for key in ("pdl", "pipe", "kw"):
+    for r in con.execute("select op, dtype, bucket, json_extract(config, '$.%s') p, count(*), min(median_us) "
+                         "from measurements where status = 'ok' and p is not null group by op, dtype, bucket, p" % key):
+        print("bucket %s %s %s: " % r[:3] + "%s %s: %d ok, best %.2f us" % ((key,) + r[3:]))
 for r in con.execute("select status, count(*) from measurements group by status"):
     print("status %s: %d" % r)
 for r in con.execute("select op, dtype, bucket, config, status, substr(error, 1, 160) from measurements "

@@ -3,7 +3,10 @@
 -- several of them in flight per thread, while the few rows of A stay in L1.
 --
 -- nt (B is n x k, F.linear's weight): a warp owns 8*cpw output columns (cpw
--- groups of 8 weight rows) and walks its share of k. Each lane loads `vec`
+-- groups of 8 weight rows) and walks its share of k: the block's k range,
+-- or with kw > 1 every kw-th step of it, the kw warps of a column slot
+-- adding their sums in shared memory in warp order (so a block of 8 rows
+-- needs no split-K to put 512 blocks on a 4096-wide weight). Each lane loads `vec`
 -- consecutive k of one weight row (16 or 8 bytes); the 16 rows of A (rows
 -- past m read as zeros) and the 8 weight rows of a group then go through
 -- tensor cores as one mma.sync m16n8k16 per 16 k, fp32 accumulation. The
@@ -18,6 +21,17 @@
 -- split k and add their sums in shared memory in a fixed order; A's rows
 -- are read eight k at a time (16-byte broadcast loads) and multiplied on
 -- the FMA pipe in fp32.
+--
+-- nt, pdl 1 (sm_90): programmatic dependent launch. The kernel lets the
+-- next launch on the stream start at once (griddepcontrol.launch_dependents)
+-- and waits for the previous one's writes (griddepcontrol.wait) before it
+-- reads A or writes anything, so back to back, as in a decode loop, one
+-- launch's start-up hides under the previous one's tail. It reads nothing
+-- before the wait, not even the weights: a caller's B may be written by the
+-- kernel before it on the stream. The plan asks for
+-- the launch attribute (plan.h `pdl`); launched without it the wait returns
+-- at once. Only without split-K: a workspace zeroed before every launch
+-- would put a memset between the kernels.
 --
 -- Both: split-K over gridDim.y. Each block writes fp32 partials to the
 -- workspace; the last block of a column tile to arrive (a ticket counter,
@@ -40,7 +54,8 @@ local M = {}
 M.MAX_M = 16
 
 local nt_params = {
-  { "warps", { 2, 4, 8 } },        -- warps per block, each owning its own columns
+  { "warps", { 2, 4, 8 } },        -- warps per block
+  { "kw", { 1, 2, 4, 8 } },        -- warps of a block sharing columns, splitting k
   { "cpw", { 1, 2, 4 } },          -- column groups of 8 per warp
   { "vec", { 8, 4 } },             -- k elements per lane per load (16 or 8 bytes)
   { "unroll", { 1, 2, 4 } },       -- k chunks loaded before the first mma of a step
@@ -48,6 +63,7 @@ local nt_params = {
   -- Weight loads ask L2 for the whole 256-byte block around each 64-byte
   -- piece (.L2::256B): the warp reads the rest of it within its next steps.
   { "l2pf", { 0, 256 } },
+  { "pdl", { 0, 1 } },             -- programmatic dependent launch (sm_90, no split-K)
 }
 
 local nn_params = {
@@ -63,7 +79,7 @@ local nn_params = {
 local function ticket_bytes(n) return 4 * n + 64 end
 
 local function cols_per_block(layout, p)
-  if layout == "nt" then return p.warps * 8 * p.cpw end
+  if layout == "nt" then return p.warps // p.kw * 8 * p.cpw end
   return 32 * p.vec
 end
 
@@ -88,6 +104,14 @@ local function constraints(layout, p, shape, dt, dev)
   -- tests/sim/landscapes/memory-gemm_nt.tsv).
   if layout == "nt" and p.warps == 8 and p.cpw == 4 and p.unroll == 1 and p.vec == 8 and p.splitk > 1 then
     return false, "ptxas holds it to 128 registers and spills"
+  end
+  if layout == "nt" then
+    if p.kw > p.warps or p.warps % p.kw ~= 0 then return false, "kw must divide warps" end
+    if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
+    if p.pdl == 1 and p.splitk > 1 then return false, "pdl with split-K: its workspace is zeroed between launches" end
+    if p.kw > 1 and shape.k // p.splitk < p.kw * p.unroll * 4 * p.vec then
+      return false, "warps along k with no step of their own"
+    end
   end
   local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
   if p.splitk > 1 and shape.k // p.splitk < step then
@@ -154,13 +178,15 @@ local function nt_source(op, p, dt, dev, name)
   end
   return dtype.prelude .. store_fn(t) .. string.format([[
 #define WARPS %d
+#define KW %d
 #define CPW %d
 #define VEC %d
 #define UNROLL %d
 #define SPLITK %d
+#define PDL %d
 #define NW (VEC / 2)
 #define CHUNK (4 * VEC)
-#define COLS (WARPS * 8 * CPW)
+#define COLS (WARPS / KW * 8 * CPW)
 #define OUT_T %s
 typedef unsigned int u32;
 typedef unsigned short u16;
@@ -199,43 +225,78 @@ AIT_DEV void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32
 // mma step s takes words 2s and 2s + 1: as the fragments' k pairs (2t, 2t+1)
 // and (2t+8, 2t+9) they stand for physical k 8t+4s+{0,1} and 8t+4s+{2,3}, in
 // A and B alike.
+AIT_DEV void pdl_wait() {
+#if PDL
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// The weights of one step (UNROLL chunks of each of the CPW rows).
+template<bool V> AIT_DEV void load_w(u32 (&bw)[UNROLL][CPW][NW], const u16* const (&brow)[CPW], const bool (&bok)[CPW],
+                                     long long k0, long long ke, int t) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++) {
+    const long long kk = k0 + u * CHUNK + VEC * t;
+#pragma unroll
+    for (int c = 0; c < CPW; c++) ld_piece<V, true>(bw[u][c], brow[c], kk, ke, bok[c]);
+  }
+}
+
+// One step: A's pieces of it, then the mma.
+template<bool V> AIT_DEV void step(float (&acc)[CPW][4], const u32 (&bw)[UNROLL][CPW][NW], const u16* __restrict__ alo,
+                                   const u16* __restrict__ ahi, bool oklo, bool okhi, bool hi_rows, long long k0,
+                                   long long ke, int t) {
+  u32 aw[UNROLL][2][NW];
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++) {
+    const long long kk = k0 + u * CHUNK + VEC * t;
+    ld_piece<V, false>(aw[u][0], alo, kk, ke, oklo);
+    if (hi_rows) ld_piece<V, false>(aw[u][1], ahi, kk, ke, okhi);
+    else {
+#pragma unroll
+      for (int i = 0; i < NW; i++) aw[u][1][i] = 0u;
+    }
+  }
+  __syncwarp();   // mma.sync is .aligned: the predicated loads above may diverge
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+    for (int s = 0; s < VEC / 4; s++)
+#pragma unroll
+      for (int c = 0; c < CPW; c++)
+        mma16816(acc[c], aw[u][0][2 * s], aw[u][1][2 * s], aw[u][0][2 * s + 1], aw[u][1][2 * s + 1],
+                 bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+}
+
+// This warp's steps of [kb, ke): every KW-th from its own. (Requesting the
+// next step's weights before this step's mma, in a second register set, was
+// measured no faster on the H100 and spilled at unroll 4: bench/RESULTS.md.)
 template<bool V> AIT_DEV void mainloop(float (&acc)[CPW][4], const u16* __restrict__ alo, const u16* __restrict__ ahi,
                                        bool oklo, bool okhi, bool hi_rows, const u16* const (&brow)[CPW],
-                                       const bool (&bok)[CPW], long long kb, long long ke, int t) {
-  for (long long k0 = kb; k0 < ke; k0 += UNROLL * CHUNK) {
-    u32 bw[UNROLL][CPW][NW], aw[UNROLL][2][NW];
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-      const long long kk = k0 + u * CHUNK + VEC * t;
-#pragma unroll
-      for (int c = 0; c < CPW; c++) ld_piece<V, true>(bw[u][c], brow[c], kk, ke, bok[c]);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-      const long long kk = k0 + u * CHUNK + VEC * t;
-      ld_piece<V, false>(aw[u][0], alo, kk, ke, oklo);
-      if (hi_rows) ld_piece<V, false>(aw[u][1], ahi, kk, ke, okhi);
-      else {
-#pragma unroll
-        for (int i = 0; i < NW; i++) aw[u][1][i] = 0u;
-      }
-    }
-    __syncwarp();   // mma.sync is .aligned: the predicated loads above may diverge
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++)
-#pragma unroll
-      for (int s = 0; s < VEC / 4; s++)
-#pragma unroll
-        for (int c = 0; c < CPW; c++)
-          mma16816(acc[c], aw[u][0][2 * s], aw[u][1][2 * s], aw[u][0][2 * s + 1], aw[u][1][2 * s + 1],
-                   bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+                                       const bool (&bok)[CPW], long long kb, long long ke, int t, int wk) {
+  const long long stride = (long long)KW * UNROLL * CHUNK;
+  long long k0 = kb + (long long)wk * UNROLL * CHUNK;
+  for (; k0 < ke; k0 += stride) {
+    u32 bw[UNROLL][CPW][NW];
+    load_w<V>(bw, brow, bok, k0, ke, t);
+    step<V>(acc, bw, alo, ahi, oklo, okhi, hi_rows, k0, ke, t);
   }
 }
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
+#if PDL
+  // The next launch may start; this one reads nothing before the previous
+  // one has finished and its writes are visible.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  pdl_wait();
+#if KW > 1
+  __shared__ float red[WARPS][CPW * 4][32];
+#endif
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int wc = warp / KW, wk = warp %% KW;
   const long long cb = (long long)blockIdx.x * COLS;
-  const long long col0 = cb + warp * (8 * CPW);
+  const long long col0 = cb + wc * (8 * CPW);
   // This block's k range: whole chunks, SPLITK ways.
   const long long nch = (k + CHUNK - 1) / CHUNK, per = (nch + SPLITK - 1) / SPLITK;
   const long long kb = min(k, (long long)blockIdx.y * per * CHUNK), ke = min(k, kb + per * CHUNK);
@@ -262,9 +323,26 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
     const u16* alo = A + (oklo ? (r0 + g) * k : 0);
     const u16* ahi = A + (okhi ? (r0 + g + 8) * k : 0);
     if (col0 < n) {   // warp-uniform: warps wholly past n skip the stream
-      if (vec) mainloop<true>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t);
-      else mainloop<false>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t);
+      if (vec) mainloop<true>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t, wk);
+      else mainloop<false>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t, wk);
     }
+#if KW > 1
+    // The kw warps of a column slot: their sums in warp order, by the first.
+#pragma unroll
+    for (int c = 0; c < CPW; c++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) red[warp][4 * c + i][lane] = acc[c][i];
+    __syncthreads();
+    if (wk == 0) {
+#pragma unroll
+      for (int c = 0; c < CPW; c++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          for (int j = 1; j < KW; j++) acc[c][i] += red[warp + j][4 * c + i][lane];
+    }
+    __syncthreads();   // red is reused by the next pass of 16 rows
+    if (wk != 0) continue;
+#endif
     // Fragment of D: rows g and g + 8, columns 2t and 2t + 1 of each group.
 #pragma unroll
     for (int c = 0; c < CPW; c++) {
@@ -287,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.cpw, p.vec, p.unroll, p.splitk, dtype.ctype(t.Out), vld_w, vld_a, t.In, t.In, finish_fn,
+]], p.warps, p.kw, p.cpw, p.vec, p.unroll, p.splitk, p.pdl, dtype.ctype(t.Out), vld_w, vld_a, t.In, t.In, finish_fn,
     name, kernel.params(op, dt, true))
 end
 
@@ -463,8 +541,10 @@ function M.family(op)
     return ticket_bytes(shape.n) + 4 * p.splitk * shape.m * shape.n
   end
   t.launch = function(p, dt, dev)
+    -- Without split-K the workspace is never touched: nothing to zero.
     return { grid = { string.format("cdiv(n, %d)", cols_per_block(layout, p)), p.splitk, 1 },
-             block = { 32 * p.warps, 1, 1 }, smem = 0 }
+             block = { 32 * p.warps, 1, 1 }, smem = 0, zero = p.splitk == 1 and "0" or nil,
+             pdl = p.pdl == 1 }
   end
   t.source = function(p, dt, dev, name)
     if layout == "nt" then return nt_source(op, p, dt, dev, name) end
@@ -474,7 +554,7 @@ function M.family(op)
     if layout == "nt" then
       -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
       -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
-      return kernel.first_valid(t, shape, dt, dev, { vec = 8, warps = 8, l2pf = 256 },
+      return kernel.first_valid(t, shape, dt, dev, { vec = 8, warps = 8, l2pf = 256, kw = 1, pdl = 0 },
         { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
     end
     local mm = 1

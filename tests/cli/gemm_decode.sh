@@ -106,6 +106,21 @@ if command -v nvcc >/dev/null 2>&1; then
         run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1-$3.cu" -o "$T/$1-$3.o"
         expect_eq "nvcc -c builds the emitted $3 kernel" "$RC" 0 || show_last
     done
+    # A plan with pdl (the gemv winner's, marked so in the registry): the
+    # emitted launcher asks for programmatic stream serialization.
+    sql "$T/emit.db" "update winners set launch = replace(launch, ',\"params\":', ',\"pdl\":true,\"params\":') where op = 'gemm_nt'" >/dev/null
+    run "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --shape 16,4096,4096 --db "$T/emit.db" -o "$T/pdl.cu"
+    expect_eq "emit a winner whose plan has pdl" "$RC" 0 || show_last
+    expect_true "its launcher sets the programmatic-serialization attribute" \
+        grep -q 'cudaLaunchAttributeProgrammaticStreamSerialization' "$T/pdl.cu"
+    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/pdl.cu" -o "$T/pdl.o"
+    expect_eq "nvcc -c builds it" "$RC" 0 || show_last
+    expect_true "the plain gemv emit has no such attribute" \
+        sh -c "! grep -q ProgrammaticStreamSerialization '$T/gemm_nt-gemv.cu'"
+    sql "$T/emit.db" "update winners set launch = replace(launch, '\"pdl\":true', '\"pdl\":\"yes\"') where op = 'gemm_nt'" >/dev/null
+    run "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --shape 16,4096,4096 --db "$T/emit.db" -o "$T/pdl2.cu"
+    expect_true "a registry plan with \"pdl\":\"yes\" is refused (exit $RC)" test "$RC" -ne 0
+    expect_stderr '"pdl" must be true or false' "in one line that names the field"
     # The staged B's tensor map reads the workspace, past stage's counters.
     expect_true "the emitted wgmma launch encodes B's map over the workspace" \
         grep -q 'aitune_base = (const void\*)((char\*)ws + ((128LL)))' "$T/gemm_nn-wgmma.cu"

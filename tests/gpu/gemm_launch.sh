@@ -22,7 +22,15 @@ check() {   # NAME EXIT-CODE DETAIL
 arch=sm_$(build/aitune devices 2>/dev/null | sed -n 's/.*sm_\([0-9]*\).*/\1/p' | head -1)
 build/aitune sweep tests/gpu/gemm_launch.yaml --db "$db" --quiet > "$out/sweep.txt" 2> "$out/sweep.err"
 check "sweep tests/gpu/gemm_launch.yaml" $? "$(tail -1 "$out/sweep.err")"
-for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32"; do
+npdl=$(python3 - "$db" <<'PY'
+import sqlite3, sys
+q = "select count(*) from winners where op = 'gemm_nt' and dtype = 'bf16' and launch like '%\"pdl\":true%'"
+print(sqlite3.connect(sys.argv[1]).execute(q).fetchone()[0])
+PY
+)
+[ "${npdl:-0}" -ge 1 ]
+check "the decode buckets (timing: stream) have a winner launched with PDL" $? "$npdl of 2"
+for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"; do
     set -- $pair
     op=$1 dt=$2 fn=aitune_${1}_$3
     build/aitune emit "$op" --arch "$arch" --dtype "$dt" --db "$db" -o "$out/$op.cu" 2>> "$out/emit.err"
@@ -40,6 +48,8 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32"; do
     # alignment key yet; aitune_launch says so in one line).
     shapes="256x512x512 1024x512x512 700x512x512 3000x520x1000 1x8x8 129x136x72"
     [ "$op" = gemm_nn ] && shapes="$shapes 2048x1001x520 2100x1000x600"
+    # The decode buckets: inside them, between (m = 3) and past them.
+    [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && shapes="1x4096x4096 16x4096x4096 3x4096x4096 16x1000x1001 2x8x8"
     for shape in $shapes; do
         shape=${shape//x/ }
         line=$("$out/$op.check" "$db" "$op" "$arch" "$dt" $shape 2>&1 | tail -1)
