@@ -20,7 +20,12 @@
 -- rows at a time (8*unroll weight loads in flight); the warps of a block
 -- split k and add their sums in shared memory in a fixed order; A's rows
 -- are read eight k at a time (16-byte broadcast loads) and multiplied on
--- the FMA pipe in fp32.
+-- the FMA pipe in fp32. csplit > 1 (sm_90): the k range is split over a
+-- cluster of csplit blocks instead of the workspace; each block leaves its
+-- sums in shared memory, and after a cluster barrier block q adds the
+-- q-th slice of the columns over the cluster's blocks in rank order
+-- (distributed shared memory): deterministic, no workspace, so it goes
+-- with pdl (as nt's, below).
 --
 -- nt, pdl 1 (sm_90): programmatic dependent launch. The kernel lets the
 -- next launch on the stream start at once (griddepcontrol.launch_dependents)
@@ -72,6 +77,8 @@ local nn_params = {
   { "mmax", { 1, 2, 4, 8 } },      -- rows per pass over B (m > 8 takes passes of 8)
   { "unroll", { 1, 2 } },          -- groups of 8 weight rows per step
   { "splitk", { 1, 2, 4, 8, 16, 32 } },
+  { "csplit", { 1, 2, 4, 8 } },    -- split-K over a cluster, added through distributed shared memory (sm_90)
+  { "pdl", { 0, 1 } },             -- programmatic dependent launch (sm_90, no workspace split-K)
 }
 
 -- Bytes of tickets in front of the partials (one per column tile; a tile is
@@ -107,12 +114,12 @@ local function constraints(layout, p, shape, dt, dev)
   end
   if layout == "nt" then
     if p.kw > p.warps or p.warps % p.kw ~= 0 then return false, "kw must divide warps" end
-    if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
-    if p.pdl == 1 and p.splitk > 1 then return false, "pdl with split-K: its workspace is zeroed between launches" end
     if p.kw > 1 and shape.k // p.splitk < p.kw * p.unroll * 4 * p.vec then
       return false, "warps along k with no step of their own"
     end
   end
+  if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
+  if p.pdl == 1 and p.splitk > 1 then return false, "pdl with split-K: its workspace is zeroed between launches" end
   local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
   if p.splitk > 1 and shape.k // p.splitk < step then
     return false, "a split of k shorter than one step"
@@ -122,6 +129,12 @@ local function constraints(layout, p, shape, dt, dev)
     return false, "enough column tiles to fill the GPU without split-K"
   end
   if layout == "nn" then
+    if p.csplit > 1 and p.splitk > 1 then return false, "split-K through the workspace or the cluster, not both" end
+    if p.csplit > 1 and (dev.cc or 0) < 90 then return false, "clusters need sm_90" end
+    if p.csplit > 1 and shape.k // p.csplit < step then return false, "a split of k shorter than one step" end
+    if p.csplit > 1 and tiles >= 2 * (dev.sms or 132) then
+      return false, "enough column tiles to fill the GPU without split-K"
+    end
     if shape.m > p.mmax and p.mmax < 8 then return false, "m is larger than the rows of one pass" end
     if p.mmax >= 2 * shape.m and p.mmax > 1 then return false, "twice the rows needed compiled in" end
   end
@@ -387,6 +400,8 @@ local function nn_source(op, p, dt, dev, name)
 #define MMAX %d
 #define UNROLL %d
 #define SPLITK %d
+#define CS %d
+#define PDL %d
 #define NW (VEC / 2)
 #define COLS (32 * VEC)
 #define OUT_T %s
@@ -472,12 +487,21 @@ template<bool VB, bool VA, int U> AIT_DEV void mainloop(float (&acc)[MMAX][VEC],
 }
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
+#if PDL
+  // The next launch may start; this one reads nothing before the previous
+  // one has finished and its writes are visible.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   __shared__ float red[WARPS][COLS + 1];
+#if CS > 1
+  __shared__ float cpart[MMAX][COLS];   // this block's sums, read by the cluster
+#endif
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long cb = (long long)blockIdx.x * COLS;
   const long long col = cb + lane * VEC;
-  // This block's k range: whole groups of 8 rows, SPLITK ways.
-  const long long ng = (k + 7) / 8, per = (ng + SPLITK - 1) / SPLITK;
+  // This block's k range: whole groups of 8 rows, SPLITK (or CS) ways.
+  const long long ng = (k + 7) / 8, per = (ng + SPLITK * CS - 1) / (SPLITK * CS);
   const long long kb = min(k, (long long)blockIdx.y * per * 8), ke = min(k, kb + per * 8);
   const bool vb = (n %% VEC == 0) && ((unsigned long long)B %% (2 * VEC) == 0);
   const bool va = (k %% 8 == 0) && ((unsigned long long)A %% 16 == 0);
@@ -508,19 +532,44 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
         for (int i = threadIdx.x; i < COLS; i += WARPS * 32) {
           float s = red[0][i];
           for (int w = 1; w < WARPS; w++) s += red[w][i];
+#if CS > 1
+          cpart[r][i] = s;
+#else
           const long long c = cb + i, row = r0 + r;
           if (c < n) {
             if (SPLITK == 1) D[row * n + c] = st_out(s);
             else part[((long long)blockIdx.y * m + row) * n + c] = s;
           }
+#endif
         }
         __syncthreads();
       }
     }
+#if CS > 1
+    // Every block's sums are in place; block q adds the q-th slice of the
+    // columns over the cluster in rank order, then all wait until no one
+    // reads a peer's cpart any more (the next pass rewrites it).
+    cluster_arrive();
+    cluster_wait();
+    const unsigned cbase = (unsigned)__cvta_generic_to_shared(&cpart[0][0]);
+    const int q = (int)cta_rank(), slice = COLS / CS;
+    for (int j = threadIdx.x; j < mr * slice; j += WARPS * 32) {
+      const int r = j / slice, i = q * slice + j %% slice;
+      const long long c = cb + i;
+      if (c < n) {
+        float s = 0.0f;
+        for (int pr = 0; pr < CS; pr++) s += ld_peer(cbase + 4u * (unsigned)(r * COLS + i), (unsigned)pr);
+        D[(r0 + r) * n + c] = st_out(s);
+      }
+    }
+    cluster_arrive();
+    cluster_wait();
+#endif
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, dtype.ctype(t.Out), t.In, vld_w, finish_fn,
+]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, p.csplit, p.pdl, dtype.ctype(t.Out), t.In, vld_w,
+    (p.csplit > 1 and lib("cluster").ptx or "") .. finish_fn,
     name, kernel.params(op, dt, true))
 end
 
@@ -542,9 +591,10 @@ function M.family(op)
   end
   t.launch = function(p, dt, dev)
     -- Without split-K the workspace is never touched: nothing to zero.
-    return { grid = { string.format("cdiv(n, %d)", cols_per_block(layout, p)), p.splitk, 1 },
-             block = { 32 * p.warps, 1, 1 }, smem = 0, zero = p.splitk == 1 and "0" or nil,
-             pdl = p.pdl == 1 }
+    local cs = p.csplit or 1
+    return { grid = { string.format("cdiv(n, %d)", cols_per_block(layout, p)), p.splitk * cs, 1 },
+             block = { 32 * p.warps, 1, 1 }, cluster = { 1, cs, 1 }, smem = 0,
+             zero = p.splitk == 1 and "0" or nil, pdl = p.pdl == 1 }
   end
   t.source = function(p, dt, dev, name)
     if layout == "nt" then return nt_source(op, p, dt, dev, name) end
@@ -559,7 +609,7 @@ function M.family(op)
     end
     local mm = 1
     while mm < shape.m and mm < 8 do mm = mm * 2 end
-    return kernel.first_valid(t, shape, dt, dev, { mmax = mm, warps = 4 },
+    return kernel.first_valid(t, shape, dt, dev, { mmax = mm, warps = 4, csplit = 1, pdl = 0 },
       { { "vec", { 8, 4, 2 } }, { "splitk", { 8, 16, 4, 32, 2, 1 } }, { "unroll", { 2, 1 } } })
   end
   return t

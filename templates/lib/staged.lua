@@ -24,9 +24,9 @@ local kernel = lib("kernel")
 local rows = lib("rows")
 local M = {}
 
--- PTX wrappers: the mbarrier, bulk copies, the
+-- PTX wrappers: the mbarrier, bulk copies, and (lib/cluster.lua) the
 -- cluster barrier and reads of a peer block's shared memory.
-M.ptx = [[
+M.ptx = lib("cluster").ptx .. [[
 AIT_DEV void mbar_init(unsigned bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -54,16 +54,6 @@ AIT_DEV void bulk_out(void* dst, unsigned src, unsigned bytes) {
 }
 // Generic-proxy writes to shared memory made visible to the bulk copy engine.
 AIT_DEV void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-AIT_DEV unsigned cta_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-AIT_DEV void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
-AIT_DEV void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
-AIT_DEV float ld_peer(unsigned addr, unsigned rank) {
-  unsigned a;
-  float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(addr), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
-  return v;
-}
 
 // All-reduce of s over the block, then over the cluster. red: this
 // reduction's block buffer; part: this reduction's N floats of partials
