@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS measurements (
   cubin       TEXT,                    -- cubins.hash
   error       TEXT,
   device      INTEGER REFERENCES devices(id),
-  run         INTEGER REFERENCES runs(id)
+  run         INTEGER REFERENCES runs(id),
+  timing      TEXT NOT NULL DEFAULT 'flush'   -- flush | stream: how it was timed (a spec's timing)
 );
 CREATE INDEX IF NOT EXISTS measurements_task
   ON measurements (op, arch, dtype, bucket, device, config_hash);

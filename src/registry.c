@@ -518,7 +518,7 @@ int reg_measure_put(reg *r, const measurement *m)
 {
     sqlite3_stmt *st = prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
         "config_hash, status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, "
-        "compile_ms, cubin, error, device, run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "compile_ms, cubin, error, device, run, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
     int ok = !strcmp(m->status, "ok");
     bind_text(st, 1, m->op);
@@ -549,6 +549,7 @@ int reg_measure_put(reg *r, const measurement *m)
     bind_text(st, 22, m->error);
     if (m->device > 0) sqlite3_bind_int64(st, 23, m->device);
     if (m->run > 0) sqlite3_bind_int64(st, 24, m->run);
+    bind_text(st, 25, m->stream ? "stream" : "flush");
     return done(r, st, "cannot store a measurement");
 }
 
@@ -563,7 +564,8 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
 {
     sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
         "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 ORDER BY id DESC LIMIT 1");
+        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 AND timing = ?9 "
+        "ORDER BY id DESC LIMIT 1");
     if (!st) return -1;
     bind_text(st, 1, k->op);
     bind_text(st, 2, k->arch);
@@ -573,6 +575,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
     bind_text(st, 6, k->tmpl);
     if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
     bind_text(st, 8, k->shape);
+    bind_text(st, 9, k->stream ? "stream" : "flush");
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *m = *k;
@@ -591,6 +594,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
         m->compile_ms = sqlite3_column_double(st, 11);
         col_copy(st, 12, m->cubin, sizeof m->cubin);
         m->error = col_dup(st, 13);
+        m->stream = k->stream;
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
@@ -601,7 +605,7 @@ int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
 {
     sqlite3_stmt *st = prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
         "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND " SAME_GPU("?6") " AND status = 'ok' "
-        "AND median_us > 0 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?");
+        "AND median_us > 0 AND timing = ?8 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?7");
     if (!st) return -1;
     bind_text(st, 1, key->op);
     bind_text(st, 2, key->arch);
@@ -610,6 +614,7 @@ int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
     bind_text(st, 5, key->shape);
     if (key->device > 0) sqlite3_bind_int64(st, 6, key->device);
     sqlite3_bind_int(st, 7, n);
+    bind_text(st, 8, key->stream ? "stream" : "flush");
     int k = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < n) {
         measurement *m = &out[k++];
@@ -619,6 +624,7 @@ int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
         col_copy(st, 2, m->config_hash, sizeof m->config_hash);
         m->median_us = sqlite3_column_double(st, 3);
         m->spread = sqlite3_column_double(st, 4);
+        m->stream = key->stream;
         snprintf(m->status, sizeof m->status, "ok");
     }
     sqlite3_finalize(st);
@@ -1444,14 +1450,15 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
           "runs" },
         { "INSERT OR IGNORE INTO main.cubins SELECT * FROM src.cubins", "cubins" },
         { "INSERT INTO main.measurements (op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
-          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run) "
+          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run, "
+          "timing) "
           "SELECT s.op, s.template, s.arch, s.dtype, s.bucket, s.shape, s.config, s.config_hash, s.status, s.median_us, "
           "s.min_us, s.max_us, s.spread, s.samples, s.gbps, s.tflops, s.registers, s.spills, s.smem, s.compile_ms, "
-          "s.cubin, s.error, dm.dst, rm.dst FROM src.measurements s LEFT JOIN temp.devmap dm ON dm.src = s.device "
+          "s.cubin, s.error, dm.dst, rm.dst, s.timing FROM src.measurements s LEFT JOIN temp.devmap dm ON dm.src = s.device "
           "LEFT JOIN temp.runmap rm ON rm.src = s.run WHERE NOT EXISTS (SELECT 1 FROM main.measurements m "
           "WHERE m.op = s.op AND m.arch = s.arch AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.device IS dm.dst "
           "AND m.config_hash = s.config_hash AND m.template = s.template AND m.shape = s.shape AND m.status = s.status "
-          "AND m.run IS rm.dst AND m.median_us IS s.median_us) ORDER BY s.id",
+          "AND m.run IS rm.dst AND m.median_us IS s.median_us AND m.timing = s.timing) ORDER BY s.id",
           "measurements" },
         { "INSERT OR REPLACE INTO main.winners (op, arch, dtype, bucket, hw, dims, lo, hi, shape, template, config, "
           "median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run) "

@@ -17,8 +17,9 @@ typedef struct reg reg;
 /* 2: defaults carry their kernel (cubin, launch); winners.launch holds
 ** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON.
 ** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
-** devices.hw and .toolchain, runs.sources, winners keyed by hardware too. */
-#define REG_SCHEMA_VERSION 3
+** devices.hw and .toolchain, runs.sources, winners keyed by hardware too.
+** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream. */
+#define REG_SCHEMA_VERSION 4
 
 struct plan_arg;
 
@@ -91,18 +92,20 @@ typedef struct measurement {
     char cubin[17];
     char *error;
     long long device, run;
+    int stream;             /* timed as a stream (timing = 'stream'), not one launch after a flush */
 } measurement;
 
 int reg_measure_put(reg *r, const measurement *m);
 /* The newest measurement of this config for the task on this device, or on
 ** a GPU with the same hardware and toolchain identity (its twin on the same
 ** host), at the key's shape (a bucket's part may be searched at another size
-** than its own, and its measurements at one size are no answer at another):
-** 1 found (m filled; free m->config and m->error), 0 none. */
+** than its own, and its measurements at one size are no answer at another),
+** timed the key's way (stream or flush): 1 found (m filled; free m->config
+** and m->error), 0 none. */
 int reg_measure_find(reg *r, const measurement *key, measurement *m);
 void measurement_free(measurement *m);
 /* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on
-** key's device or its twins (as reg_measure_find), any template or run: up to n into out (tmpl, config,
+** key's device or its twins, timed the key's way (as reg_measure_find), any template or run: up to n into out (tmpl, config,
 ** config_hash, median_us, spread filled; free each with measurement_free).
 ** Returns how many, or -1. */
 int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);

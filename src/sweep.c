@@ -350,6 +350,7 @@ static void bucket_fields(sw *S, measurement *m, const op_task *t, const bucket 
     shape_json(t, m->shape, sizeof m->shape);
     m->device = S->dev_id;
     m->run = S->run_id;
+    m->stream = t->stream;
 }
 
 /* Fill the measurement key fields of c. */

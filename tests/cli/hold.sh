@@ -63,6 +63,25 @@ grep -q 'task=5760/f32 timing=stream' "$T/fake-state.log" && ok "the probe at th
 rm -f "$T/fake-state.log"
 fake_sweep shape_time "$T/flush.db" "$T/hold.yaml"
 expect_eq "without timing, no task says timing=stream" "$(grep -c 'timing=stream' "$T/fake-state.log")" 0
+# One registry, both methods: a stream sweep takes none of the flush sweep's
+# measurements as its own (they are another method's times); run again, it
+# resumes from its own.
+fake_sweep shape_time "$T/mix.db" "$T/hold.yaml"
+nflush=$(sql "$T/mix.db" "select count(*) from measurements where timing = 'flush'")
+expect_true "a flush sweep records its measurements as flush ($nflush)" test "$nflush" -gt 0
+fake_sweep shape_time "$T/mix.db" "$T/stream.yaml"
+expect_eq "the stream sweep over it exits 0" "$RC" 0 || show_last
+if grep -q "already in the registry" "$T/err"; then fail "the stream sweep resumed from flush measurements"
+else ok "the stream sweep resumed from none of the flush measurements"; fi
+nstream=$(sql "$T/mix.db" "select count(*) from measurements where timing = 'stream'")
+expect_true "it measured its own ($nstream, timing = 'stream')" test "$nstream" -gt 0
+expect_eq "and left the flush ones as they were" "$(sql "$T/mix.db" "select count(*) from measurements where timing = 'flush'")" "$nflush"
+fake_sweep shape_time "$T/mix.db" "$T/stream.yaml"
+expect_stderr "already in the registry" "run again, the stream sweep resumes from its own measurements"
+run "$AITUNE" merge "$T/merged.db" "$T/mix.db"
+expect_eq "merge exits 0" "$RC" 0 || show_last
+expect_eq "merge keeps how each measurement was timed" \
+    "$(sql "$T/merged.db" "select sum(timing = 'stream') || ' ' || sum(timing = 'flush') from measurements")" "$nstream $nflush"
 # A task overrides the spec's timing.
 sed 's/^split_at: 0/split_at: 0\ntiming: stream/; s/^    dtypes: \[f32\]/    dtypes: [f32]\n    timing: flush/' "$T/hold.yaml" >"$T/override.yaml"
 rm -f "$T/fake-state.log"
