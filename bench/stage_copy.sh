@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The wgmma family's staging copy (templates/lib/wgmma.lua, `stage`) alone,
 # against cudaMemcpy2DAsync, at the shapes of bench/gemm/unaligned.yaml.
-#   [UNROLLS="8 16"] [SCOPY="reg bulk"] bench/stage_copy.sh build   (here: lua5.4 and nvcc; writes .probe/stage/)
+#   [UNROLLS="8 16"] bench/stage_copy.sh build   (here: lua5.4 and nvcc; writes .probe/stage/)
 #   bench/stage_copy.sh run     (on the GPU, .probe carried)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,14 +10,9 @@ case "${1:-}" in
 build)
     rm -rf $P && mkdir -p $P
     # layout, shape, stage, consumers (threads), variant name
-    # SCOPY="reg bulk": the template's scopy values (through registers, or
-    # bulk copies into shared memory), each its own variant.
-    while read -r layout shape stage cons base; do
-      for sc in ${SCOPY:-reg}; do
-        name=$base
-        [ -n "${SCOPY:-}" ] && name=${base}_$sc
+    while read -r layout shape stage cons name; do
         lua5.4 bench/gemm/dump.lua . "$layout" bf16 "k_$name" shape="$shape" stage="$stage" consumers="$cons" \
-            schedule=coop scopy="$sc" > $P/$name.cuh 2> $P/$name.facts
+            schedule=coop > $P/$name.cuh 2> $P/$name.facts
         # UNROLLS="8 16": the same copy with other chunks in flight per lane.
         for u in ${UNROLLS:-template}; do
             v=$name
@@ -29,7 +24,6 @@ build)
                 -I$P bench/gemm/stage_copy.cu -o $P/$v
             echo "$v ${shape//x/ }" >> $P/list
         done
-      done
     done <<'LIST'
 nt 4001x4001x4001 ab 2 nt4001
 nn 4001x4001x4001 ab 2 nn4001

@@ -12,13 +12,9 @@
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
-// The kernel's dynamic shared memory: the stages (where scopy "bulk" keeps
-// its buffers) and the 1024 bytes of alignment slack.
-#define COPY_SMEM (STAGES * (A_BYTES + B_BYTES) + 1024)
 __global__ void __launch_bounds__(THREADS, 1) copy_only(const unsigned char* As, const unsigned char* Bs, unsigned char* ws,
                                                         long long m, long long n, long long k) {
-  extern __shared__ unsigned char copy_smem[];
-  stage_all(As, Bs, ws, m, n, k, (smem_u32(copy_smem) + 1023u) & ~1023u);
+  stage_all(As, Bs, ws, m, n, k);
 }
 
 int main(int argc, char** argv) {
@@ -39,12 +35,11 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   const int reps = 20;
-  CK(cudaFuncSetAttribute(copy_only, cudaFuncAttributeMaxDynamicSharedMemorySize, COPY_SMEM));
   // Staging kernel (its counters reset themselves).
-  copy_only<<<grid, THREADS, COPY_SMEM>>>(A, B, ws, m, n, k);
+  copy_only<<<grid, THREADS>>>(A, B, ws, m, n, k);
   CK(cudaDeviceSynchronize());
   CK(cudaEventRecord(e0));
-  for (int r = 0; r < reps; r++) copy_only<<<grid, THREADS, COPY_SMEM>>>(A, B, ws, m, n, k);
+  for (int r = 0; r < reps; r++) copy_only<<<grid, THREADS>>>(A, B, ws, m, n, k);
   CK(cudaEventRecord(e1));
   CK(cudaEventSynchronize(e1));
   float ms;

@@ -102,7 +102,6 @@ M.params = {
   { "epilogue", { "direct", "tma", "rows" } },
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab" } },
-  { "scopy", { "reg", "bulk" } },   -- how staged rows are copied: through registers, or bulk copies into shared memory
 }
 
 -- A layout's params: nt's A and B rows are both k long, so they are staged
@@ -171,7 +170,6 @@ function M.constraints(layout, p, shape, dt, dev)
     if need == "none" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
-  if p.scopy == "bulk" and p.stage == "none" then return false, "nothing to stage" end
   if p.streamk == 1 then
     if p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
     local u, g = units(p, shape), workers(p, dev)
@@ -322,7 +320,6 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define TICKET_BYTES %d
 #define STAGE_A %d
 #define STAGE_B %d
-#define STAGE_BULK %d
 #define NT %d
 #define CTL_OFF %d
 #define SLOT_OFF %d
@@ -332,7 +329,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
       p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
-      p.stage:find("a") and 1 or 0, p.stage:find("b") and 1 or 0, p.scopy == "bulk" and 1 or 0, layout == "nt" and 1 or 0,
+      p.stage:find("a") and 1 or 0, p.stage:find("b") and 1 or 0, layout == "nt" and 1 or 0,
       wl.ctl, wl.zero, wl.sa),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
@@ -439,7 +436,6 @@ AIT_DEV uint4 funnel(const uint4& lo, const uint4& hi, unsigned sh) {
 // 8 (cudaMemcpy2DAsync: 1.35); taking the second piece from the
 // neighbouring lane instead was slower (1.5).
 #define STAGE_UNROLL 16
-template<int U = STAGE_UNROLL>
 AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols, unsigned char* dst, long long pad,
                         long long r0, long long nr) {
   const int qc = (int)((cols + 7) / 8), lane = threadIdx.x % 32;
@@ -449,10 +445,10 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
     const unsigned sh = (unsigned)(at & 15ull);
     const unsigned long long al = at - sh, need = sh ? 32ull : 16ull;
     uint4* to = (uint4*)(dst + r * pad * 2);
-    for (int q0 = lane; q0 < qc; q0 += 32 * U) {
-      uint4 lo[U], hi[U];
+    for (int q0 = lane; q0 < qc; q0 += 32 * STAGE_UNROLL) {
+      uint4 lo[STAGE_UNROLL], hi[STAGE_UNROLL];
 #pragma unroll
-      for (int u = 0; u < U; u++) {
+      for (int u = 0; u < STAGE_UNROLL; u++) {
         const unsigned long long p = al + 16ull * (q0 + 32 * u);
         lo[u] = hi[u] = make_uint4(0, 0, 0, 0);
         if (q0 + 32 * u < qc && p >= lo_end && p + need <= hi_end) {
@@ -461,7 +457,7 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
         }
       }
 #pragma unroll
-      for (int u = 0; u < U; u++) {
+      for (int u = 0; u < STAGE_UNROLL; u++) {
         const int q = q0 + 32 * u;
         if (q >= qc) continue;
         const unsigned long long p = al + 16ull * q;
@@ -481,67 +477,12 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
 AIT_DEV unsigned ld_acquire(const unsigned* p) {
   unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
 }
-#if STAGE_BULK
-// scopy "bulk": a row goes through shared memory. One bulk copy (the copy
-// engine) brings the row's aligned source bytes into one of the warp's two
-// buffers, in the pipeline's stage memory (unused until the product
-// starts), while the warp shifts the other buffer's row into its padded
-// place: two rows of each warp in flight without a register each. A row
-// whose aligned bytes do not fit a buffer or run past the end of its matrix
-// goes through registers (stage_rows). Each buffer has its mbarrier at the
-// end of the warp's share, invalidated before the stages take it back.
-#define SWARPS (THREADS / 32)
-#define SSHARE ((STAGES * (A_BYTES + B_BYTES) / SWARPS) & ~127)
-#define SBUF (((SSHARE - 16) / 2) & ~15)
-struct srow_t {
-  const unsigned char* src;   // the matrix
-  unsigned char* dst;         // its staged copy
-  long long rows, cols, pad, r;
-  bool ok;                    // a claim, not past the end
-};
-AIT_DEV srow_t srow_of(unsigned c, unsigned ca, unsigned total, const unsigned char* As, const unsigned char* Bs,
-                       unsigned char* sa, unsigned char* sb, long long m, long long k, long long br, long long bc,
-                       long long ap, long long bp) {
-  srow_t s;
-  s.ok = c < total;
-  if (c < ca) { s.src = As; s.dst = sa; s.rows = m; s.cols = k; s.pad = ap; s.r = c; }
-  else { s.src = Bs; s.dst = sb; s.rows = br; s.cols = bc; s.pad = bp; s.r = (long long)c - ca; }
-  return s;
-}
-// Lane 0 starts row s's bulk copy into buffer buf; false: it goes through
-// registers.
-AIT_DEV bool srow_issue(const srow_t& s, unsigned buf, unsigned bar, int lane) {
-  const unsigned long long lo_end = (unsigned long long)s.src, hi_end = lo_end + (unsigned long long)s.rows * s.cols * 2;
-  const unsigned long long at = lo_end + (unsigned long long)s.r * s.cols * 2, al = at & ~15ull;
-  const unsigned long long nb = 16ull * ((s.cols + 7) / 8 + ((at & 15ull) ? 1 : 0));
-  if (nb > SBUF || al + nb > hi_end) return false;
-  if (lane == 0) {
-    mbar_expect(bar, (unsigned)nb);
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 :: "r"(buf), "l"(al), "r"((unsigned)nb), "r"(bar) : "memory");
-  }
-  return true;
-}
-// The row from buffer buf into its padded place.
-AIT_DEV void srow_store(const srow_t& s, unsigned buf, int lane) {
-  const unsigned sh = (unsigned)(((unsigned long long)s.src + (unsigned long long)s.r * s.cols * 2) & 15ull);
-  const int qc = (int)((s.cols + 7) / 8);
-  uint4* to = (uint4*)(s.dst + s.r * s.pad * 2);
-  for (int q = lane; q < qc; q += 32) {
-    uint4 lo, hi = make_uint4(0, 0, 0, 0);
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w) : "r"(buf + 16 * q));
-    if (sh) asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w) : "r"(buf + 16 * q + 16));
-    to[q] = funnel(lo, hi, sh);
-  }
-}
-#endif
 // Stage the operands TMA cannot read in place, then wait until every claim
 // of the grid is copied. Each warp claims rows on its own: claims of at
 // least 4 KB of A's rows (m of k), then of B's (nt: n of k; nn: k of n).
 // Counters: ctl[0] claims handed out, ctl[1] claims done, ctl[2] CTAs
 // through (the last one resets all three for the next launch).
-AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k,
-                       unsigned smem) {
+AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k) {
   unsigned* ctl = (unsigned*)(ws + CTL_OFF);
   const long long ar = STAGE_A ? m : 0, br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
   const long long ap = (k + 63) / 64 * 64, bp = (bc + 63) / 64 * 64;
@@ -550,65 +491,13 @@ AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigne
   const long long acr = max(1ll, 2048 / max(k, 1ll)), bcr = max(1ll, 2048 / max(bc, 1ll));
   const unsigned ca = (unsigned)((ar + acr - 1) / acr), total = ca + (unsigned)((br + bcr - 1) / bcr);
   const int lane = threadIdx.x % 32;
-  unsigned mine = 0;
-#if STAGE_BULK
-  if (acr == 1 && bcr == 1) {   // a claim is one row
-    const unsigned share = smem + (threadIdx.x / 32) * SSHARE, bar0 = share + 2 * SBUF;
-    if (lane == 0) {
-      mbar_init(bar0, 1);
-      mbar_init(bar0 + 8, 1);
-      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
-    __syncwarp();
-    // Per buffer: its claim, whether it went as a bulk copy, its phase
-    // (kept small and in registers: the row's fields are recomputed from the
-    // claim, and no array is indexed by the buffer's number).
-    unsigned cl0, cl1, bulk = 0, ph = 0;
-    for (int b = 0; b < 2; b++) {
-      const unsigned c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
-      if (b) cl1 = c; else cl0 = c;
-      if (c < total && srow_issue(srow_of(c, ca, total, As, Bs, sa, sb, m, k, br, bc, ap, bp),
-                                  share + b * SBUF, bar0 + 8 * b, lane))
-        bulk |= 1u << b;
-    }
-    for (int b = 0; (b ? cl1 : cl0) < total; b ^= 1) {
-      const srow_t row = srow_of(b ? cl1 : cl0, ca, total, As, Bs, sa, sb, m, k, br, bc, ap, bp);
-      if (bulk >> b & 1u) {
-        mbar_wait(bar0 + 8 * b, ph >> b & 1u);
-        ph ^= 1u << b;
-        srow_store(row, share + b * SBUF, lane);
-      } else {
-        stage_rows<4>(row.src, row.rows, row.cols, row.dst, row.pad, row.r, 1);   // rare: few registers
-      }
-      mine++;
-      // The lanes' reads of the buffer before the copy engine's next write.
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      __syncwarp();
-      const unsigned c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
-      if (b) cl1 = c; else cl0 = c;
-      bulk &= ~(1u << b);
-      if (c < total && srow_issue(srow_of(c, ca, total, As, Bs, sa, sb, m, k, br, bc, ap, bp),
-                                  share + b * SBUF, bar0 + 8 * b, lane))
-        bulk |= 1u << b;
-    }
-    // The other buffer's claim is past the end too (claims only grow), so no
-    // copy is in flight; the stages' TMA writes come after these reads.
-    __syncwarp();
-    if (lane == 0) {
-      asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bar0) : "memory");
-      asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bar0 + 8) : "memory");
-    }
-  } else
-#endif
-  {
-    unsigned c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
-    while (c < total) {
-      const unsigned next = lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u;   // lands while this claim is copied
-      if (c < ca) stage_rows(As, m, k, sa, ap, c * acr, min(acr, ar - c * acr));
-      else stage_rows(Bs, br, bc, sb, bp, (c - ca) * bcr, min(bcr, br - (c - ca) * bcr));
-      mine++;
-      c = __shfl_sync(~0u, next, 0);
-    }
+  unsigned mine = 0, c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
+  while (c < total) {
+    const unsigned next = lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u;   // lands while this claim is copied
+    if (c < ca) stage_rows(As, m, k, sa, ap, c * acr, min(acr, ar - c * acr));
+    else stage_rows(Bs, br, bc, sb, bp, (c - ca) * bcr, min(bcr, br - (c - ca) * bcr));
+    mine++;
+    c = __shfl_sync(~0u, next, 0);
   }
   // The copies are read by TMA (the async proxy), in other CTAs.
   asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -696,7 +585,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 {
   extern __shared__ unsigned char smem_raw[];
 #if STAGE_A || STAGE_B
-  stage_all(As, Bs, ws, m, n, k, (smem_u32(smem_raw) + 1023u) & ~1023u);
+  stage_all(As, Bs, ws, m, n, k);
 #endif
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
@@ -1006,7 +895,7 @@ function M.family(op)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
                epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0,
-               stage = stage_for(layout, shape), scopy = "reg" }
+               stage = stage_for(layout, shape) }
     end,
   }
 end
