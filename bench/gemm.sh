@@ -32,8 +32,8 @@ for r in con.execute("select op, dtype, bucket, json_extract(config, '$.epilogue
                      "from measurements where status = 'ok' and e is not null group by op, dtype, bucket, e"):
     print("bucket %s %s %s: epilogue %s: %d ok, best %.2f us" % r)
 # The gemv family's best with and without programmatic dependent launch,
-# double-buffered weights (pipe), per kw (warps splitting k).
-for key in ("pdl", "pipe", "kw"):
+# per kw (nt: warps splitting k) and csplit (nn: split-K over a cluster).
+for key in ("pdl", "kw", "csplit"):
     for r in con.execute("select op, dtype, bucket, json_extract(config, '$.%s') p, count(*), min(median_us) "
                          "from measurements where status = 'ok' and p is not null group by op, dtype, bucket, p" % key):
         print("bucket %s %s %s: " % r[:3] + "%s %s: %d ok, best %.2f us" % ((key,) + r[3:]))
