@@ -449,7 +449,9 @@ static const cmd commands[] = {
       "aitune compile SPEC [--db PATH] [--max-evals N] [-j N] [-v] [--quiet]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
-      "timed (L2 flushed, median of settled samples); each measurement is stored as it lands, and\n"
+      "timed (L2 flushed, median of settled samples; a task with `timing: stream` is timed as a\n"
+      "chain of back-to-back launches over rotating input copies, as a decode loop runs, see\n"
+      "docs/SPEC.md); each measurement is stored as it lands, and\n"
       "the top 5 are re-timed interleaved before the winner is stored. Ctrl-C stops after the\n"
       "candidate in flight; running the same command again resumes. Once a bucket has its winner,\n"
       "the cubins of the candidates that lost leave the registry (kept: winners', finalists' and\n"

@@ -939,11 +939,19 @@ int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
 int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                             int (*cb)(const measurement *m, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
-                               "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
-                               "error, device, run FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
-                               HOME("?4") " "
-                               "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
+    /* A registry older than schema 4, opened read-only, has no timing
+    ** column: its measurements were all timed after a flush. */
+    sqlite3_stmt *st = prep(r, r->version >= 4
+        ? "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
+          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
+          "error, device, run, timing = 'stream' FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
+          HOME("?4") " "
+          "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
+        : "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
+          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
+          "error, device, run, 0 FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
+          HOME("?4") " "
+          "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
     int rc;
@@ -974,6 +982,7 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
         m.error = (char *)sqlite3_column_text(st, 21);
         m.device = sqlite3_column_int64(st, 22);
         m.run = sqlite3_column_int64(st, 23);
+        m.stream = sqlite3_column_int(st, 24);
         if (!m.config) m.config = "";
         if (cb(&m, ctx)) break;
     }

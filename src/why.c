@@ -109,8 +109,8 @@ static int one(const measurement *m, void *ctx)
     if (!strcmp(m->status, "ok")) {
         if (t->ok++ == 0) printf("fastest correct candidates:\n");
         if (t->all || t->ok <= 10)
-            printf("  %10.2f us  %5.1f%%  %8.1f GB/s  %3d regs  %s %s\n", m->median_us, 100 * m->spread, m->gbps,
-                   m->registers, cli_shown(m->tmpl), cli_shown(m->config));
+            printf("  %10.2f us  %5.1f%%  %8.1f GB/s  %3d regs  %s %s%s\n", m->median_us, 100 * m->spread, m->gbps,
+                   m->registers, cli_shown(m->tmpl), cli_shown(m->config), m->stream ? "  (stream)" : "");
         return 0;
     }
     /* The reason, on one line: errors can span several (ptxas logs). */

@@ -78,6 +78,12 @@ expect_true "it measured its own ($nstream, timing = 'stream')" test "$nstream" 
 expect_eq "and left the flush ones as they were" "$(sql "$T/mix.db" "select count(*) from measurements where timing = 'flush'")" "$nflush"
 fake_sweep shape_time "$T/mix.db" "$T/stream.yaml"
 expect_stderr "already in the registry" "run again, the stream sweep resumes from its own measurements"
+run "$AITUNE" why axpy --dtype f32 --shape 4096 --all --db "$T/mix.db"
+expect_eq "why over both methods exits 0" "$RC" 0 || show_last
+ns=$(grep -c ' us .*(stream)$' "$T/out")
+nf=$(grep ' us  ' "$T/out" | grep -vc '(stream)$')
+expect_true "why marks the stream-timed candidates ($ns) apart from the flush-timed ones ($nf)" \
+    test "$ns" -gt 0 -a "$nf" -gt 0
 run "$AITUNE" merge "$T/merged.db" "$T/mix.db"
 expect_eq "merge exits 0" "$RC" 0 || show_last
 expect_eq "merge keeps how each measurement was timed" \

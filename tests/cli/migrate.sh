@@ -18,6 +18,10 @@ expect_exit 0 "emit reads a 0.1 registry without migrating it" \
     "$AITUNE" emit reduce_all --arch sm_90 --dtype f32 --shape 1048576 --db "$OLD" -o "$T/before.cu"
 expect_eq "emit left it at schema 1 (read-only)" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 1
 expect_true "the 0.1 workspace (544 bytes) comes through" grep -q "return (size_t)(544LL)" "$T/before.cu"
+expect_exit 0 "why reads a 0.1 registry's measurements (no timing column) without migrating it" \
+    "$AITUNE" why axpy --dtype f32 --bucket 'n=2^9' --arch sm_90 --db "$OLD"
+expect_stdout "fastest correct candidates" "and lists them"
+expect_eq "why left it at schema 1" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 1
 
 spec tiny.yaml <<EOF
 name: tiny
