@@ -6,26 +6,9 @@
 // 2 PDL, bulk-prefetch this block's weight slab to L2, then wait.
 // nt: W is n x k (rows contiguous), x is m x k (hot: written by the previous
 // kernel in a real decode, so read only after the wait).
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
-#include <algorithm>
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-typedef unsigned int u32;
-typedef unsigned short u16;
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "decode_common.cuh"
 
-template<int MODE> __device__ __forceinline__ void pdl_enter(const char* slab, long long bytes, long long piece) {
-  if (MODE >= 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  if (MODE == 2)
-    for (long long o = (long long)threadIdx.x * piece; o < bytes; o += (long long)blockDim.x * piece) {
-      const u32 sz = (u32)min(piece, bytes - o);
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(slab + o), "r"(sz) : "memory");
-    }
-  if (MODE >= 1) asm volatile("griddepcontrol.wait;" ::: "memory");
-}
 
 // A read of 16-byte words, each block a contiguous slab.
 template<int MODE>
@@ -33,81 +16,11 @@ __global__ void readk(const uint4* __restrict__ p, long long nv, u32* out) {
   const long long per = (nv + gridDim.x - 1) / gridDim.x, b0 = (long long)blockIdx.x * per, b1 = min(nv, b0 + per);
   pdl_enter<MODE>((const char*)(p + b0), (b1 - b0) * 16, 4096);
   u32 acc = 0;
-  for (long long i = b0 + threadIdx.x; i < b1; i += 4 * blockDim.x) {
-    uint4 v[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-      long long j = i + (long long)u * blockDim.x;
-      if (j < b1) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w) : "l"(p + j));
-      else v[u] = make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < 4; u++) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
+  for (long long i = b0 + threadIdx.x; i < b1; i += 4 * blockDim.x) read_step<4>(p, i, b1, acc);
   if (acc == 0x12345678u) out[0] = acc;
 }
 
-__device__ __forceinline__ void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void ldw(u32 (&w)[4], const u16* p) {
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
-}
-__device__ __forceinline__ void ldx(u32 (&w)[4], const u16* p) {
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
-}
 
-// Block: G groups of 8 consecutive weight rows (a contiguous slab of 8G
-// rows), W warps splitting k in chunks of 32*U, mma.sync m16n8k16 over
-// permuted k, warp sums added in shared memory.
-template<int G, int W, int U, int MODE>
-__global__ void __launch_bounds__(W * 32) gemv_slab(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d,
-                                                   int m, int n, int k) {
-  __shared__ float red[W][G][32][4];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const long long rb = (long long)blockIdx.x * 8 * G;
-  pdl_enter<MODE>((const char*)(w + rb * k), 8LL * G * k * 2, 4096);
-  float acc[G][4];
-#pragma unroll
-  for (int c = 0; c < G; c++) for (int i = 0; i < 4; i++) acc[c][i] = 0.f;
-  const u16* wr[G];
-#pragma unroll
-  for (int c = 0; c < G; c++) wr[c] = w + (rb + 8 * c + g) * (long long)k;
-  const bool lo = g < m, hi = g + 8 < m;
-  const u16* xlo = x + (long long)(lo ? g : 0) * k;
-  const u16* xhi = x + (long long)(hi ? g + 8 : 0) * k;
-  for (int k0 = warp * 32 * U; k0 < k; k0 += W * 32 * U) {
-    u32 bw[U][G][4], a0[U][4], a1[U][4];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-#pragma unroll
-      for (int c = 0; c < G; c++) ldw(bw[u][c], wr[c] + k0 + 32 * u + 8 * t);
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      if (lo) ldx(a0[u], xlo + k0 + 32 * u + 8 * t); else for (int i = 0; i < 4; i++) a0[u][i] = 0;
-      if (hi) ldx(a1[u], xhi + k0 + 32 * u + 8 * t); else for (int i = 0; i < 4; i++) a1[u][i] = 0;
-    }
-    __syncwarp();
-#pragma unroll
-    for (int u = 0; u < U; u++)
-#pragma unroll
-      for (int s = 0; s < 2; s++)
-#pragma unroll
-        for (int c = 0; c < G; c++)
-          mma16816(acc[c], a0[u][2 * s], a1[u][2 * s], a0[u][2 * s + 1], a1[u][2 * s + 1], bw[u][c][2 * s], bw[u][c][2 * s + 1]);
-  }
-#pragma unroll
-  for (int c = 0; c < G; c++) for (int j = 0; j < 4; j++) red[warp][c][lane][j] = acc[c][j];
-  __syncthreads();
-  for (int i = threadIdx.x; i < G * 32 * 4; i += W * 32) {
-    int c = i / 128, l = (i / 4) % 32, j = i % 4;
-    float s = 0.f;
-    for (int ww = 0; ww < W; ww++) s += red[ww][c][l][j];
-    int row = (l >> 2) + 8 * (j >> 1); long long col = rb + 8 * c + 2 * (l & 3) + (j & 1);
-    if (row < m) d[(long long)row * n + col] = __float2bfloat16(s);
-  }
-}
 
 
 // The read again, grid-stride: at any moment the whole GPU reads one
@@ -118,17 +31,7 @@ __global__ void readg(const uint4* __restrict__ p, long long nv, u32* out) {
   u32 acc = 0;
   long long i = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
   const long long stride = (long long)gridDim.x * blockDim.x * 4;
-  for (; i < nv; i += stride) {
-    uint4 v[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-      long long j = i + (long long)u * blockDim.x;
-      if (j < nv) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w) : "l"(p + j));
-      else v[u] = make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < 4; u++) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
+  for (; i < nv; i += stride) read_step<4>(p, i, nv, acc);
   if (acc == 0x12345678u) out[0] = acc;
 }
 
@@ -215,21 +118,6 @@ __global__ void __launch_bounds__((W + 1) * 32) gemv_bulk(const u16* __restrict_
   }
 }
 
-__global__ void gemv_ref(const u16* x, const u16* w, float* d, int m, int n, int k) {
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= (long long)m * n) return;
-  int r = i / n, c = i % n;
-  float s = 0;
-  for (int kk = 0; kk < k; kk++) s += __bfloat162float(*(const __nv_bfloat16*)&x[(long long)r * k + kk]) * __bfloat162float(*(const __nv_bfloat16*)&w[(long long)c * k + kk]);
-  d[i] = s;
-}
-__global__ void fill(u16* p, long long n, u32 seed) {
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  u32 h = (u32)i * 2654435761u ^ seed; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-  __nv_bfloat16 b = __float2bfloat16((h & 0xffff) / 65536.0f - 0.5f);
-  p[i] = *(u16*)&b;
-}
 
 template<class K, class... A> static void launch(K kern, int grid, int block, bool pdl, A... args) {
   cudaLaunchConfig_t cfg = {};
@@ -267,11 +155,7 @@ static void slab(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n,
   CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
   launch(gemv_slab<G, W, U, MODE>, blocks, W * 32, MODE > 0, x, wc[0], d, m, n, k);
   CK(cudaDeviceSynchronize());
-  std::vector<__nv_bfloat16> hd((size_t)m * n); std::vector<float> hr((size_t)m * n);
-  CK(cudaMemcpy(hd.data(), d, hd.size() * 2, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hr.data(), ref, hr.size() * 4, cudaMemcpyDeviceToHost));
-  int bad = 0;
-  for (size_t i = 0; i < hd.size(); i++) { float v = __bfloat162float(hd[i]); if (!(fabsf(v - hr[i]) <= 0.02f + 0.02f * fabsf(hr[i]))) bad++; }
+  const int bad = count_wrong(d, ref, m, n);
   double us = timerot([&](int i) { launch(gemv_slab<G, W, U, MODE>, blocks, W * 32, MODE > 0, x, wc[i], d, m, n, k); }, R);
   printf("gemv m=%-2d %5d^2 G=%d W=%-2d U=%d mode %d blocks %-4d %7.2f us %6.3f TB/s %s\n", m, n, G, W, U, MODE, blocks, us,
          (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
@@ -293,11 +177,7 @@ static void bulk(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n,
   CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
   go(wc[0]);
   CK(cudaDeviceSynchronize());
-  std::vector<__nv_bfloat16> hd((size_t)m * n); std::vector<float> hr((size_t)m * n);
-  CK(cudaMemcpy(hd.data(), d, hd.size() * 2, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hr.data(), ref, hr.size() * 4, cudaMemcpyDeviceToHost));
-  int bad = 0;
-  for (size_t i = 0; i < hd.size(); i++) { float v = __bfloat162float(hd[i]); if (!(fabsf(v - hr[i]) <= 0.02f + 0.02f * fabsf(hr[i]))) bad++; }
+  const int bad = count_wrong(d, ref, m, n);
   double us = timerot([&](int i) { go(wc[i]); }, R);
   printf("bulk m=%-2d %5d^2 W=%-2d KC=%-4d S=%d mode %d grid %-4d smem %6d %7.2f us %6.3f TB/s %s\n", m, n, W, KC, S, MODE, grid, smem, us,
          (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
@@ -345,18 +225,13 @@ int main(int argc, char** argv) {
     for (auto q : cp) cudaFree(q);
   }
   for (int nk : {4096, 8192}) for (int m : {1, 16}) {
-    int n = nk, k = nk;
-    u16 *x, *w; __nv_bfloat16* d; float* ref;
-    CK(cudaMalloc(&x, (size_t)16 * k * 2)); CK(cudaMalloc(&w, (size_t)n * k * 2)); CK(cudaMalloc(&d, (size_t)16 * n * 2)); CK(cudaMalloc(&ref, (size_t)16 * n * 4));
-    CK(cudaMemset(x, 0, (size_t)16 * k * 2));
-    fill<<<(m * (long long)k + 255) / 256, 256>>>(x, (long long)m * k, 1);
-    fill<<<((long long)n * k + 255) / 256, 256>>>(w, (long long)n * k, 2);
-    gemv_ref<<<(m * n + 255) / 256, 256>>>(x, w, ref, m, n, k);
-    CK(cudaDeviceSynchronize());
-    R = nk == 4096 ? 8 : 4;
-    std::vector<u16*> extra;
-    wc[0] = w;
-    for (int i = 1; i < R; i++) { u16* q; CK(cudaMalloc(&q, (size_t)n * k * 2)); CK(cudaMemcpy(q, w, (size_t)n * k * 2, cudaMemcpyDeviceToDevice)); wc[i] = q; extra.push_back(q); }
+    decode_problem P = decode_setup(m, nk, nk, nk == 4096 ? 8 : 4);
+    const int n = nk, k = nk;
+    const u16* x = P.x;
+    __nv_bfloat16* d = P.d;
+    const float* ref = P.ref;
+    R = P.R;
+    for (int i = 0; i < R; i++) wc[i] = P.w[i];
     if (slabs) {
       modes<1, 4, 2>(x, d, ref, m, n, k); modes<1, 8, 2>(x, d, ref, m, n, k); modes<2, 4, 2>(x, d, ref, m, n, k);
       modes<2, 8, 2>(x, d, ref, m, n, k); modes<4, 4, 2>(x, d, ref, m, n, k); modes<2, 4, 4>(x, d, ref, m, n, k);
@@ -372,8 +247,7 @@ int main(int argc, char** argv) {
       bmodes<8, 1024, 6>(x, d, ref, m, n, k, grid); bmodes<8, 2048, 3>(x, d, ref, m, n, k, grid);
       bmodes<4, 256, 12>(x, d, ref, m, n, k, grid);
     }
-    for (auto q : extra) cudaFree(q);
-    cudaFree(x); cudaFree(w); cudaFree(d); cudaFree(ref);
+    decode_free(P);
   }
   return 0;
 }
