@@ -170,7 +170,14 @@ bench *bench_open(int ordinal, char *err, int errcap)
         snprintf(err, (size_t)errcap, "no GPU %d (this machine has %d)", ordinal, count);
         return NULL;
     }
-    bench *b = xcalloc(1, sizeof *b);
+    /* Its slots' plan_launch hold CUtensorMaps, which cuda.h aligns to 128
+    ** bytes: calloc's 16 is not enough. */
+    bench *b = aligned_alloc(_Alignof(bench), sizeof *b);
+    if (!b) {
+        snprintf(err, (size_t)errcap, "out of memory");
+        return NULL;
+    }
+    memset(b, 0, sizeof *b);
     b->cu = cu;
     device *d = &b->info;
     if ((rc = cu->DeviceGet(&b->dev, ordinal)) || (rc = cu->DevicePrimaryCtxRetain(&b->ctx, b->dev)) ||
@@ -482,7 +489,11 @@ int bench_load(bench *b, const msg *m)
         st = fail(b, rc, "allocate the workspace (%zu bytes)", s->ws_bytes);
     if (!st) st = bind(b, p, 0, 0, s->ws, &s->L);
     if (!st && b->streaming) {
-        s->Lr = xcalloc((size_t)b->copies, sizeof *s->Lr);
+        /* plan_launch holds CUtensorMaps, which cuda.h aligns to 128 bytes:
+        ** calloc's 16 is not enough. */
+        s->Lr = aligned_alloc(_Alignof(plan_launch), (size_t)b->copies * sizeof *s->Lr);
+        if (!s->Lr) st = fail(b, CUDA_SUCCESS, "out of memory");
+        else memset(s->Lr, 0, (size_t)b->copies * sizeof *s->Lr);
         for (int c = 0; c < b->copies && !st; c++) st = bind(b, p, 0, c, s->ws, &s->Lr[c]);
     }
     plan_free(p);
