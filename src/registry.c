@@ -1311,17 +1311,31 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
 
 int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx)
 {
-    /* The newest row per config; tasks in the order the sweep first met them. */
-    sqlite3_stmt *st = prep(r, "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
-        "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
-        "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
-        "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
-        "      GROUP BY op, template, arch, dtype, bucket, config_hash) k ON m.id = k.last "
-        "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first FROM measurements "
-        "      GROUP BY op, template, arch, dtype, bucket) t "
-        "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
-        "  AND t.bucket = m.bucket "
-        "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id");
+    /* The newest row per config; tasks in the order the sweep first met them.
+    ** From schema 4 on, a task's rows are those timed the way its newest
+    ** measurement was (flush or stream): one landscape never mixes methods. */
+    sqlite3_stmt *st = prep(r, r->version >= 4
+        ? "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
+          "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
+          "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
+          "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
+          "      GROUP BY op, template, arch, dtype, bucket, config_hash, timing) k ON m.id = k.last "
+          "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first, MAX(id) AS newest FROM measurements "
+          "      GROUP BY op, template, arch, dtype, bucket) t "
+          "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
+          "  AND t.bucket = m.bucket "
+          "JOIN measurements n ON n.id = t.newest AND n.timing = m.timing "
+          "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id"
+        : "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
+          "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
+          "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
+          "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
+          "      GROUP BY op, template, arch, dtype, bucket, config_hash) k ON m.id = k.last "
+          "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first FROM measurements "
+          "      GROUP BY op, template, arch, dtype, bucket) t "
+          "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
+          "  AND t.bucket = m.bucket "
+          "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id");
     if (!st) return -1;
     bind_text(st, 1, op);
     int rc, stop = 0;

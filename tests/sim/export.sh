@@ -44,6 +44,20 @@ sql "$DB" "insert into measurements (op, template, arch, dtype, bucket, shape, c
 expect_eq "a re-measured config is exported once, with its newest time" \
     "$(grep -F "$cfg_db" "$T/land2.tsv" | cut -f7)" "0.5000"
 
+# A bucket re-tuned as a stream: its landscape holds the stream-timed rows
+# only, never a mix of the two methods; the other buckets keep theirs.
+bk=$(sql "$DB" "select bucket from measurements where config = '$cfg_db' limit 1")
+before=$(awk -F'\t' -v b="$bk" '$5 == b' "$T/land2.tsv" | wc -l)
+sql "$DB" "insert into measurements (op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, compile_ms, timing)
+           select op, template, arch, dtype, bucket, shape, config, config_hash, 'ok', 0.25, compile_ms, 'stream' from measurements
+           where config = '$cfg_db' limit 1" >/dev/null
+"$AITUNE" replay export --db "$DB" -o "$T/land3.tsv" 2>/dev/null
+expect_true "the bucket had several configs before ($before)" test "$before" -gt 1
+expect_eq "now its landscape is its one stream-timed row" \
+    "$(awk -F'\t' -v b="$bk" '$5 == b { print $7 }' "$T/land3.tsv")" "0.2500"
+expect_eq "the other buckets' rows are as they were" \
+    "$(awk -F'\t' -v b="$bk" '$5 != b && !/^#/' "$T/land3.tsv" | wc -l)" "$(awk -F'\t' -v b="$bk" '$5 != b && !/^#/' "$T/land2.tsv" | wc -l)"
+
 # --op, and a registry that is not there.
 run "$AITUNE" replay export --db "$DB" --op nosuch
 expect_eq "export of an op without measurements exits 0" "$RC" 0
