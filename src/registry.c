@@ -941,17 +941,13 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
 {
     /* A registry older than schema 4, opened read-only, has no timing
     ** column: its measurements were all timed after a flush. */
-    sqlite3_stmt *st = prep(r, r->version >= 4
-        ? "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
-          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
-          "error, device, run, timing = 'stream' FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
-          HOME("?4") " "
-          "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
-        : "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
-          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, "
-          "error, device, run, 0 FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = "
-          HOME("?4") " "
-          "ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id");
+#define BUCKET_ROWS(TIMING) \
+    "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, " \
+    "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, " \
+    "error, device, run, " TIMING " FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = " \
+    HOME("?4") " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
+    sqlite3_stmt *st = prep(r, r->version >= 4 ? BUCKET_ROWS("timing = 'stream'") : BUCKET_ROWS("0"));
+#undef BUCKET_ROWS
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
     int rc;
@@ -1314,28 +1310,23 @@ int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, voi
     /* The newest row per config; tasks in the order the sweep first met them.
     ** From schema 4 on, a task's rows are those timed the way its newest
     ** measurement was (flush or stream): one landscape never mixes methods. */
+    /* KEY: more of a config's identity; NEWEST, JOIN: keep a task's rows
+    ** of its newest measurement's method only. */
+#define EACH_ROWS(KEY, NEWEST, JOIN) \
+    "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, " \
+    "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, " \
+    "m.smem, m.compile_ms, m.device, m.run FROM measurements m " \
+    "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 " \
+    "      GROUP BY op, template, arch, dtype, bucket, config_hash" KEY ") k ON m.id = k.last " \
+    "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first" NEWEST " FROM measurements " \
+    "      GROUP BY op, template, arch, dtype, bucket) t " \
+    "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype " \
+    "  AND t.bucket = m.bucket " JOIN \
+    "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id"
     sqlite3_stmt *st = prep(r, r->version >= 4
-        ? "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
-          "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
-          "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
-          "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
-          "      GROUP BY op, template, arch, dtype, bucket, config_hash, timing) k ON m.id = k.last "
-          "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first, MAX(id) AS newest FROM measurements "
-          "      GROUP BY op, template, arch, dtype, bucket) t "
-          "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
-          "  AND t.bucket = m.bucket "
-          "JOIN measurements n ON n.id = t.newest AND n.timing = m.timing "
-          "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id"
-        : "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, "
-          "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, "
-          "m.smem, m.compile_ms, m.device, m.run FROM measurements m "
-          "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 "
-          "      GROUP BY op, template, arch, dtype, bucket, config_hash) k ON m.id = k.last "
-          "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first FROM measurements "
-          "      GROUP BY op, template, arch, dtype, bucket) t "
-          "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype "
-          "  AND t.bucket = m.bucket "
-          "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id");
+        ? EACH_ROWS(", timing", ", MAX(id) AS newest", "JOIN measurements n ON n.id = t.newest AND n.timing = m.timing ")
+        : EACH_ROWS("", "", ""));
+#undef EACH_ROWS
     if (!st) return -1;
     bind_text(st, 1, op);
     int rc, stop = 0;

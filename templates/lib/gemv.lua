@@ -153,6 +153,18 @@ end
 
 -- The split-K tail both layouts share: every block has written its partials
 -- for its columns [cb, cb + ncols); the last one adds them in split order.
+-- Both layouts' start (PDL: the kernel's source defines it 0 or 1).
+local pdl_fn = [[
+// pdl 1: the next launch may start at once; this one reads nothing before
+// the previous one has finished and its writes are visible.
+AIT_DEV void pdl_enter() {
+#if PDL
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+]]
+
 local finish_fn = [[
 AIT_DEV void splitk_finish(float* __restrict__ part, unsigned* __restrict__ ticket, OUT_T* __restrict__ D,
                            long long m, long long n, long long cb, int ncols) {
@@ -238,12 +250,6 @@ AIT_DEV void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32
 // mma step s takes words 2s and 2s + 1: as the fragments' k pairs (2t, 2t+1)
 // and (2t+8, 2t+9) they stand for physical k 8t+4s+{0,1} and 8t+4s+{2,3}, in
 // A and B alike.
-AIT_DEV void pdl_wait() {
-#if PDL
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 // The weights of one step (UNROLL chunks of each of the CPW rows).
 template<bool V> AIT_DEV void load_w(u32 (&bw)[UNROLL][CPW][NW], const u16* const (&brow)[CPW], const bool (&bok)[CPW],
                                      long long k0, long long ke, int t) {
@@ -297,12 +303,7 @@ template<bool V> AIT_DEV void mainloop(float (&acc)[CPW][4], const u16* __restri
 }
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
-#if PDL
-  // The next launch may start; this one reads nothing before the previous
-  // one has finished and its writes are visible.
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-  pdl_wait();
+  pdl_enter();
 #if KW > 1
   __shared__ float red[WARPS][CPW * 4][32];
 #endif
@@ -378,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.kw, p.cpw, p.vec, p.unroll, p.splitk, p.pdl, dtype.ctype(t.Out), vld_w, vld_a, t.In, t.In, finish_fn,
+]], p.warps, p.kw, p.cpw, p.vec, p.unroll, p.splitk, p.pdl, dtype.ctype(t.Out), vld_w, vld_a, t.In, t.In, pdl_fn .. finish_fn,
     name, kernel.params(op, dt, true))
 end
 
@@ -487,12 +488,7 @@ template<bool VB, bool VA, int U> AIT_DEV void mainloop(float (&acc)[MMAX][VEC],
 }
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
-#if PDL
-  // The next launch may start; this one reads nothing before the previous
-  // one has finished and its writes are visible.
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  pdl_enter();
   __shared__ float red[WARPS][COLS + 1];
 #if CS > 1
   __shared__ float cpart[MMAX][COLS];   // this block's sums, read by the cluster
@@ -569,7 +565,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
 ]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, p.csplit, p.pdl, dtype.ctype(t.Out), t.In, vld_w,
-    (p.csplit > 1 and lib("cluster").ptx or "") .. finish_fn,
+    (p.csplit > 1 and lib("cluster").ptx or "") .. pdl_fn .. finish_fn,
     name, kernel.params(op, dt, true))
 end
 

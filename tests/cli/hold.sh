@@ -51,7 +51,6 @@ if grep -q '^hold' "$T/out" "$T/err"; then fail "hold: false probes nothing"; el
 
 # timing: stream reaches the worker with every task, the probes' included.
 sed 's/^split_at: 0/split_at: 0\ntiming: stream/' "$T/hold.yaml" >"$T/stream.yaml"
-rm -f "$T/fake-state.log"
 fake_sweep shape_time "$T/stream.db" "$T/stream.yaml"
 expect_eq "a sweep with timing: stream exits 0" "$RC" 0 || show_last
 n_all=$(grep -c ' time .*task=' "$T/fake-state.log")
@@ -60,7 +59,6 @@ expect_true "the worker was asked to time ($n_all requests)" test "$n_all" -gt 0
 expect_eq "every time request's task says timing=stream" "$n_stream" "$n_all"
 grep -q 'task=5760/f32 timing=stream' "$T/fake-state.log" && ok "the probe at the middle, 5760, is timed as a stream too" ||
     fail "the probe at 5760 is not timed as a stream"
-rm -f "$T/fake-state.log"
 fake_sweep shape_time "$T/flush.db" "$T/hold.yaml"
 expect_eq "without timing, no task says timing=stream" "$(grep -c 'timing=stream' "$T/fake-state.log")" 0
 # One registry, both methods: a stream sweep takes none of the flush sweep's
@@ -90,7 +88,6 @@ expect_eq "merge keeps how each measurement was timed" \
     "$(sql "$T/merged.db" "select sum(timing = 'stream') || ' ' || sum(timing = 'flush') from measurements")" "$nstream $nflush"
 # A task overrides the spec's timing.
 sed 's/^split_at: 0/split_at: 0\ntiming: stream/; s/^    dtypes: \[f32\]/    dtypes: [f32]\n    timing: flush/' "$T/hold.yaml" >"$T/override.yaml"
-rm -f "$T/fake-state.log"
 fake_sweep shape_time "$T/override.db" "$T/override.yaml"
 expect_eq "a task's timing: flush overrides the spec's stream" "$(grep -c 'timing=stream' "$T/fake-state.log")" 0
 sed 's/^split_at: 0/split_at: 0\ntiming: fast/' "$T/hold.yaml" >"$T/badtiming.yaml"
