@@ -31,6 +31,10 @@ for r in con.execute("select op, dtype, bucket, count(*), sum(status='ok'), roun
 for r in con.execute("select op, dtype, bucket, json_extract(config, '$.epilogue') e, count(*), min(median_us) "
                      "from measurements where status = 'ok' and e is not null group by op, dtype, bucket, e"):
     print("bucket %s %s %s: epilogue %s: %d ok, best %.2f us" % r)
+# The best of each template per bucket (gemv against rowdot at decode shapes).
+for r in con.execute("select op, dtype, bucket, template, count(*), min(median_us) from measurements "
+                     "where status = 'ok' group by op, dtype, bucket, template"):
+    print("bucket %s %s %s: template %s: %d ok, best %.2f us" % r)
 # The gemv family's best with and without programmatic dependent launch,
 # per kw (nt: warps splitting k) and csplit (nn: split-K over a cluster).
 for key in ("pdl", "kw", "csplit"):

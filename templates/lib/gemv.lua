@@ -150,6 +150,7 @@ end
 local function store_fn(t)
   return string.format("AIT_DEV %s st_out(float v) { return st_%s(v); }\n", dtype.ctype(t.Out), t.Out)
 end
+M.store_fn = store_fn
 
 -- The split-K tail both layouts share: every block has written its partials
 -- for its columns [cb, cb + ncols); the last one adds them in split order.
@@ -164,6 +165,7 @@ AIT_DEV void pdl_enter() {
 #endif
 }
 ]]
+M.pdl_fn = pdl_fn
 
 local finish_fn = [[
 AIT_DEV void splitk_finish(float* __restrict__ part, unsigned* __restrict__ ticket, OUT_T* __restrict__ D,

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The GEMM families for decode and unaligned shapes (issue 10) without a GPU:
-# a seeded sample of the gemv and mma spaces, both layouts, several dtypes,
+# a seeded sample of the gemv, rowdot and mma spaces, both layouts, several dtypes,
 # at shapes with m = 1 and m = 16, odd k (4097, 4001) and odd n (4001, 4097),
 # is instantiated and compiled for sm_90a. Every kernel compiles, none spills
 # or keeps a stack frame; wgmma stages the operands TMA cannot read in place
-# and supports() keeps gemv off m > 16; a winner of each family is emitted
+# and supports() keeps gemv off m > 16 and rowdot off m > 4; a winner of each family is emitted
 # and built by nvcc (wgmma's tensor maps over its staged copies included); the families' index maps are checked against numpy
 # (tests/sim/gemm_fragments.py). About 20 kernels, ~20 s of CPU.
 . "$(dirname "$0")/lib.sh"
@@ -16,8 +16,12 @@ search: random
 tasks:
   - op: gemm_nt
     dtypes: [bf16]
-    templates: [gemv, mma, wgmma]
+    templates: [gemv, rowdot, mma, wgmma]
     shapes: {m: {values: [1]}, n: {values: [4001]}, k: {values: [4097]}}
+  - op: gemm_nt
+    dtypes: [f16]
+    templates: [rowdot]
+    shapes: {m: {values: [4]}, n: {values: [4096]}, k: {values: [4096]}}
   - op: gemm_nn
     dtypes: ["f16>f32"]
     templates: [gemv]
@@ -41,7 +45,7 @@ expect_exit 0 "compile a seeded sample of the gemv and mma spaces at decode and 
     "$AITUNE" compile -v "$T/decode.yaml" --db "$DB" --max-evals 3
 secs=$(( $(date +%s) - t0 ))
 cp "$T/out" "$T/table"
-for f in gemm_nt/gemv gemm_nn/gemv gemm_nt/mma gemm_nn/mma; do
+for f in gemm_nt/gemv gemm_nn/gemv gemm_nt/rowdot gemm_nt/mma gemm_nn/mma; do
     n=$(awk -v f="$f" '$2 == f' "$T/table" | wc -l)
     expect_true "$f is instantiated and compiled ($n configs)" test "$n" -ge 2
     # Column 5 of a table row is spills in bytes, from ptxas -v.
@@ -50,8 +54,8 @@ for f in gemm_nt/gemv gemm_nn/gemv gemm_nt/mma gemm_nn/mma; do
 done
 # Registers stay under the 255 cap with room: the constraints keep the
 # estimate at 240 (mma) and 200 (gemv).
-over=$(awk '($2 ~ /gemv|mma/) && $4 > 250' "$T/table" | wc -l)
-expect_eq "no gemv or mma kernel is at the register cap" "$over" 0
+over=$(awk '($2 ~ /gemv|rowdot|mma/) && $4 > 250' "$T/table" | wc -l)
+expect_eq "no gemv, rowdot or mma kernel is at the register cap" "$over" 0
 # nt with k = 4097: A's and B's rows both start unaligned, so both are staged.
 nw=$(awk '$2 == "gemm_nt/wgmma"' "$T/table" | wc -l)
 expect_true "wgmma takes k = 4097 ($nw configs)" test "$nw" -ge 2
@@ -73,6 +77,17 @@ tasks:
 EOF
 run "$AITUNE" compile "$T/big_m.yaml" --db "$T/big_m.db" --max-evals 1
 expect_eq "gemv is not offered m = 32" "$(grep -c 'gemm_nt/gemv' "$T/out")" 0
+spec rowdot_m.yaml <<'EOF'
+name: rowdot_m
+seed: 1
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [rowdot]
+    shapes: {m: {values: [4, 8]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+run "$AITUNE" compile -v "$T/rowdot_m.yaml" --db "$T/rowdot_m.db" --max-evals 1
+expect_eq "rowdot is offered m = 4 and not m = 8 (one bucket compiled)" "$(grep -c 'gemm_nt/rowdot' "$T/out")" 1
 
 # A winner of each family through a fake sweep, emitted, built by nvcc (the
 # gemv kernel takes the split-K workspace).
@@ -87,6 +102,10 @@ tasks:
     dtypes: [bf16]
     templates: [gemv]
     shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [rowdot]
+    shapes: {m: {values: [1]}, n: {values: [4096]}, k: {values: [4096]}}
   - op: gemm_nn
     dtypes: [bf16]
     templates: [mma]
@@ -97,9 +116,9 @@ tasks:
     shapes: {m: {values: [4096]}, n: {values: [4097]}, k: {values: [4096]}}
 EOF
 fake_sweep ok "$T/emit.db" "$T/emit.yaml"
-expect_eq "a fake sweep of one gemv, one mma and one wgmma bucket exits 0" "$RC" 0 || show_last
+expect_eq "a fake sweep of one gemv, one rowdot, one mma and one wgmma bucket exits 0" "$RC" 0 || show_last
 if command -v nvcc >/dev/null 2>&1; then
-    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma"; do
+    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nt 1,4096,4096 rowdot" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma"; do
         set -- $q
         run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1-$3.cu"
         expect_eq "emit the $3 winner of $1 at $2" "$RC" 0 || { show_last; continue; }
@@ -125,7 +144,7 @@ if command -v nvcc >/dev/null 2>&1; then
     expect_true "the emitted wgmma launch encodes B's map over the workspace" \
         grep -q 'aitune_base = (const void\*)((char\*)ws + ((128LL)))' "$T/gemm_nn-wgmma.cu"
 else
-    skip "nvcc builds the emitted gemv, mma and wgmma kernels: no nvcc"
+    skip "nvcc builds the emitted gemv, rowdot, mma and wgmma kernels: no nvcc"
 fi
 
 # The index algebra of both families (fragment layouts, swizzle, chunk maps,

@@ -1,0 +1,262 @@
+// Decode probe (bench/decode_gap.sh): where do the mma GEMV's 1.5 us over a
+// plain read of its 32 MB go (4096^2 bf16, back to back over 8 rotating
+// weight copies, PDL)? Three kinds of kernel, each timed the same way:
+// - a grid-stride 16-byte read (the ceiling);
+// - rowk: m = 1 on the FMA pipe, each warp load 512 contiguous bytes of one
+//   weight row (what templates/lib/rowdot.lua became);
+// - gap: the slab GEMV of decode_common.cuh (8 rows x 64 bytes per warp
+//   load, mma.sync), with flags that take parts of it away:
+//   1 PRE: the first step's weights loaded before griddepcontrol.wait
+//   2 NOMMA: weights xor-folded instead of the mma
+//   4 NOEPI: no shared-memory reduction or store (only meaningful at G = 1:
+//     at G = 2 the compiler drops the second group's loads)
+//   8 NOX: no activation loads
+//   16 ROT: each block starts its k sweep at a different step
+// Flags 14 and 30 leave only the weight loads: the access pattern's cost.
+#include <cstring>
+#include "decode_common.cuh"
+template<int G, int W, int U, int F>
+__global__ void __launch_bounds__(W * 32) gap(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d,
+                                               int m, int n, int k) {
+  __shared__ float red[W][G][32][4];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const long long rb = (long long)blockIdx.x * 8 * G;
+  const u16* wr[G];
+#pragma unroll
+  for (int c = 0; c < G; c++) wr[c] = w + (rb + 8 * c + g) * (long long)k;
+  u32 bw[U][G][4];
+  const int nst = k / (W * 32 * U);
+  const int rot = (F & 16) ? (int)(blockIdx.x % nst) : 0;
+  int j = 0;
+  int k0 = ((warp + rot * W) % (nst * W)) * 32 * U;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (F & 1) {
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int c = 0; c < G; c++) ldw(bw[u][c], wr[c] + k0 + 32 * u + 8 * t);
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float acc[G][4];
+  u32 xa = 0;
+#pragma unroll
+  for (int c = 0; c < G; c++) for (int i = 0; i < 4; i++) acc[c][i] = 0.f;
+  const bool lo = g < m, hi = g + 8 < m;
+  const u16* xlo = x + (long long)(lo ? g : 0) * k;
+  const u16* xhi = x + (long long)(hi ? g + 8 : 0) * k;
+  bool first = true;
+  for (; j < nst; j++, k0 = ((warp + (j + rot) * W) % (nst * W)) * 32 * U) {
+    u32 a0[U][4], a1[U][4];
+    if (!(F & 1) || !first) {
+#pragma unroll
+      for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int c = 0; c < G; c++) ldw(bw[u][c], wr[c] + k0 + 32 * u + 8 * t);
+    }
+    first = false;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      if (!(F & 8) && lo) ldx(a0[u], xlo + k0 + 32 * u + 8 * t); else for (int i = 0; i < 4; i++) a0[u][i] = 0x3f803f80u;
+      if (!(F & 8) && hi) ldx(a1[u], xhi + k0 + 32 * u + 8 * t); else for (int i = 0; i < 4; i++) a1[u][i] = 0;
+    }
+    __syncwarp();
+    if (F & 2) {
+#pragma unroll
+      for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int c = 0; c < G; c++) xa ^= bw[u][c][0] ^ bw[u][c][1] ^ bw[u][c][2] ^ bw[u][c][3] ^ a0[u][0] ^ a1[u][1];
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int s = 0; s < 2; s++)
+#pragma unroll
+          for (int c = 0; c < G; c++)
+            mma16816(acc[c], a0[u][2 * s], a1[u][2 * s], a0[u][2 * s + 1], a1[u][2 * s + 1], bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+    }
+  }
+  if (F & 6) {
+    if (xa == 0x12345u || acc[0][0] == 1234.5f) d[0] = __float2bfloat16(acc[0][1] + (float)xa);
+    return;
+  }
+#pragma unroll
+  for (int c = 0; c < G; c++) for (int j = 0; j < 4; j++) red[warp][c][lane][j] = acc[c][j];
+  __syncthreads();
+  for (int i = threadIdx.x; i < G * 32 * 4; i += W * 32) {
+    int c = i / 128, l = (i / 4) % 32, j = i % 4;
+    float s = 0.f;
+    for (int ww = 0; ww < W; ww++) s += red[ww][c][l][j];
+    int row = (l >> 2) + 8 * (j >> 1); long long col = rb + 8 * c + 2 * (l & 3) + (j & 1);
+    if (row < m) d[(long long)row * n + col] = __float2bfloat16(s);
+  }
+}
+template<int MODE>
+__global__ void readg(const uint4* __restrict__ p, long long nv, u32* out) {
+  if (MODE >= 1) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); asm volatile("griddepcontrol.wait;" ::: "memory"); }
+  u32 acc = 0;
+  long long i = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
+  const long long stride = (long long)gridDim.x * blockDim.x * 4;
+  for (; i < nv; i += stride) read_step<4>(p, i, nv, acc);
+  if (acc == 0x12345678u) out[0] = acc;
+}
+static const u16* wc[16]; static int R;
+template<class K, class... A> static void launch(K kern, int grid, int block, bool pdl, A... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid); cfg.blockDim = dim3(block); cfg.stream = 0;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at; cfg.numAttrs = pdl ? 1 : 0;
+  CK(cudaLaunchKernelEx(&cfg, kern, args...));
+}
+static void* busy; static size_t busyn = 256u << 20;
+template<class F> static double timerot(F f, int R, int L = 96) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  std::vector<float> ts;
+  for (int i = 0; i < R; i++) f(i);
+  for (int rep = 0; rep < 9; rep++) {
+    CK(cudaMemsetAsync(busy, rep, busyn));
+    cudaEventRecord(a); for (int i = 0; i < L; i++) f(i % R); cudaEventRecord(b); CK(cudaEventSynchronize(b));
+    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000.f / L);
+  }
+  CK(cudaGetLastError());
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
+}
+template<int G, int W, int U, int F>
+static void one(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
+  const int blocks = n / (8 * G);
+  CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
+  launch(gap<G, W, U, F>, blocks, W * 32, true, x, wc[0], d, m, n, k);
+  CK(cudaDeviceSynchronize());
+  const int bad = (F & 6) ? -1 : count_wrong(d, ref, m, n);
+  cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, gap<G, W, U, F>);
+  double us = timerot([&](int i) { launch(gap<G, W, U, F>, blocks, W * 32, true, x, wc[i], d, m, n, k); }, R);
+  printf("m=%-2d G=%d W=%d U=%d F=%-2d%s%s%s%s%s regs %3d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, U, F,
+         F & 1 ? " PRE" : "    ", F & 2 ? " NOMMA" : "      ", F & 4 ? " NOEPI" : "      ", F & 8 ? " NOX" : "    ", F & 16 ? " ROT" : "    ",
+         fa.numRegs, blocks, us, (double)n * k * 2 / us / 1e6, bad < 0 ? "-" : bad ? "WRONG" : "ok");
+}
+
+// m = 1 on the FMA pipe, weight rows read contiguously: a block of 8 warps,
+// KW warps per row splitting k in contiguous slices (x's slice in
+// registers), 8/KW row sets per block, each taking R rows at a time, I times.
+// Lane l, load j of a slice: k = slice0 + 256 j + 8 l. F: 1 PRE, 2 no FMA.
+__device__ __forceinline__ float bf2f_lo(u32 v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float bf2f_hi(u32 v) { return __uint_as_float(v & 0xffff0000u); }
+template<int KW, int R, int I, int F>
+__global__ void __launch_bounds__(256) rowk(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d, int n, int k) {
+  constexpr int S = 4096 / KW / 256;           // loads per row slice (k = 4096 here)
+  constexpr int SETS = 8 / KW, RB = R * I * SETS;
+  __shared__ float red[8][R * I];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, kwi = warp % KW, set = warp / KW;
+  const int kbase = kwi * (k / KW);
+  const long long r0 = (long long)blockIdx.x * RB + set * R * I;
+  u32 wv[R][S][4];
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (F & 1) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int j = 0; j < S; j++) ldw(wv[r][j], w + (r0 + r) * k + kbase + 256 * j + 8 * lane);
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  u32 xv[S][4];
+#pragma unroll
+  for (int j = 0; j < S; j++) ldx(xv[j], x + kbase + 256 * j + 8 * lane);
+  u32 xa = 0;
+#pragma unroll 1
+  for (int it = 0; it < I; it++) {
+    if (!(F & 1) || it > 0) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int j = 0; j < S; j++) ldw(wv[r][j], w + (r0 + it * R + r) * k + kbase + 256 * j + 8 * lane);
+    }
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      acc[r] = 0.f;
+      if (F & 2) {
+#pragma unroll
+        for (int j = 0; j < S; j++) xa ^= wv[r][j][0] ^ wv[r][j][1] ^ wv[r][j][2] ^ wv[r][j][3];
+      } else {
+#pragma unroll
+        for (int j = 0; j < S; j++)
+#pragma unroll
+          for (int q = 0; q < 4; q++) {
+            acc[r] = fmaf(bf2f_lo(wv[r][j][q]), bf2f_lo(xv[j][q]), acc[r]);
+            acc[r] = fmaf(bf2f_hi(wv[r][j][q]), bf2f_hi(xv[j][q]), acc[r]);
+          }
+      }
+#pragma unroll
+      for (int o = 16; o; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+      if (lane == 0) red[warp][it * R + r] = acc[r];
+    }
+  }
+  if (F & 2) { if (xa == 0x1234567u) d[0] = __float2bfloat16(1.f); return; }
+  __syncthreads();
+  if ((int)threadIdx.x < RB) {
+    const int st = threadIdx.x / (R * I), rr = threadIdx.x % (R * I);
+    float s = 0.f;
+    for (int q = 0; q < KW; q++) s += red[st * KW + q][rr];
+    d[(long long)blockIdx.x * RB + threadIdx.x] = __float2bfloat16(s);
+  }
+}
+template<int KW, int R, int I, int F>
+static void onerow(const u16* x, __nv_bfloat16* d, const float* ref, int n, int k) {
+  constexpr int RB = R * I * (8 / KW);
+  const int blocks = n / RB;
+  CK(cudaMemset(d, 0xff, (size_t)n * 2));
+  launch(rowk<KW, R, I, F>, blocks, 256, true, x, wc[0], d, n, k);
+  CK(cudaDeviceSynchronize());
+  const int bad = (F & 2) ? -1 : count_wrong(d, ref, 1, n);
+  cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, rowk<KW, R, I, F>);
+  double us = timerot([&](int i) { launch(rowk<KW, R, I, F>, blocks, 256, true, x, wc[i], d, n, k); }, ::R);
+  printf("rowk m=1 KW=%d R=%d I=%d F=%d%s%s regs %3d blocks %4d %7.2f us %6.3f TB/s %s\n", KW, R, I, F, F & 1 ? " PRE" : "    ",
+         F & 2 ? " NOFMA" : "      ", fa.numRegs, blocks, us, (double)n * k * 2 / us / 1e6, bad < 0 ? "-" : bad ? "WRONG" : "ok");
+}
+template<int KW, int R, int I> static void rows3(const u16* x, __nv_bfloat16* d, const float* ref, int n, int k) {
+  onerow<KW, R, I, 0>(x, d, ref, n, k); onerow<KW, R, I, 1>(x, d, ref, n, k); onerow<KW, R, I, 2>(x, d, ref, n, k);
+}
+template<int G, int W, int U> static void all(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
+  one<G, W, U, 0>(x, d, ref, m, n, k); one<G, W, U, 1>(x, d, ref, m, n, k);
+  one<G, W, U, 16>(x, d, ref, m, n, k); one<G, W, U, 17>(x, d, ref, m, n, k);
+  one<G, W, U, 14>(x, d, ref, m, n, k); one<G, W, U, 30>(x, d, ref, m, n, k); one<G, W, U, 31>(x, d, ref, m, n, k);
+}
+int main() {
+  CK(cudaMalloc(&busy, busyn));
+  u32* o; CK(cudaMalloc(&o, 64));
+  int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  {
+    long long bytes = 32LL << 20, nv = bytes / 16; int RR = 8;
+    std::vector<uint4*> cp(RR); for (auto& q : cp) { CK(cudaMalloc(&q, bytes)); CK(cudaMemset(q, 1, bytes)); }
+    for (int bpsm : {2, 4}) for (int thr : {256, 512}) {
+      int grid = sms * bpsm;
+      double u1 = timerot([&](int i) { launch(readg<1>, grid, thr, true, (const uint4*)cp[i], nv, o); }, RR);
+      printf("read grid-stride pdl grid %d x %d: %6.2f us %5.3f TB/s\n", grid, thr, u1, bytes / u1 / 1e6);
+    }
+    for (auto q : cp) cudaFree(q);
+  }
+  {
+    decode_problem P = decode_setup(1, 4096, 4096, 8);
+    R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
+    rows3<8, 1, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<8, 2, 1>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<8, 4, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<8, 2, 2>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<8, 4, 2>(P.x, P.d, P.ref, 4096, 4096); rows3<8, 8, 1>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<4, 1, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<4, 2, 1>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<4, 4, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<4, 2, 2>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<2, 1, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<2, 2, 1>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<2, 1, 2>(P.x, P.d, P.ref, 4096, 4096); rows3<1, 1, 1>(P.x, P.d, P.ref, 4096, 4096);
+    rows3<1, 1, 2>(P.x, P.d, P.ref, 4096, 4096);
+    decode_free(P);
+  }
+  for (int m : {1}) {
+    decode_problem P = decode_setup(m, 4096, 4096, 8);
+    R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
+    all<1, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096);
+    all<2, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096);
+
+    decode_free(P);
+  }
+  return 0;
+}
