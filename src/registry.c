@@ -1540,6 +1540,28 @@ int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *d
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's finalists");
 }
 
+int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                      const char *hw)
+{
+    if (r->version < 4) return 0;
+    sqlite3_stmt *st = prep(r,
+        "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
+        "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+        "SELECT m.timing = 'stream' FROM measurements m, w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
+        "AND m.bucket = w.bucket AND m.template = w.template AND m.config = w.config AND m.status = 'ok' "
+        "ORDER BY m.run IS w.run DESC, m.id DESC LIMIT 1");
+    if (!st) return -2;
+    bind_bucket(st, op, arch, dtype, bucket);
+    bind_text(st, 5, hw);
+    int rc = sqlite3_step(st), v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        dbfail(r, "cannot read how a winner was timed");
+        return -2;
+    }
+    return v;
+}
+
 int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
                                       long long calls, void *ctx), void *ctx)
 {

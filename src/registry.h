@@ -294,6 +294,14 @@ int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const ch
 ** over what they measured); 0 when none. */
 double reg_seconds_per_measurement(reg *r);
 
+/* How the winner reg_winner_finalists picks (hw's, else the fastest) was
+** timed: 1 stream, 0 flush (the newest ok measurement of its config in the
+** bucket, its own run's first; a registry older than schema 4 timed
+** everything after a flush), -1 when no measurement of it is left (a
+** merged or garbage-collected registry), -2 on a database error. */
+int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
+                      const char *hw);
+
 /* The finalists of a bucket's winner, for retune: the winner first, then its
 ** runners-up, fastest first. The winner row is hw's when there is one, else
 ** the fastest of any hardware. */

@@ -10,7 +10,8 @@
 ** check is the golden suite to run after a driver change: each winner of
 ** this GPU in SPEC is verified and timed again against its recorded time
 ** (sweep.c, check_bucket); a slower one beyond the noise margin, or one
-** that now fails, is a regression. */
+** that now fails, is a regression. A winner is timed the way it was
+** recorded (reg_winner_stream), whatever the spec's timing says now. */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "identity.h"
@@ -74,7 +75,9 @@ const char check_summary[] =
     "Re-time every winner of this GPU in SPEC against the time it was recorded with: each is verified\n"
     "and timed again (the measurement is kept; winners are not changed). A winner slower than its\n"
     "record by more than the noise margin, or one that now fails verification, is flagged. Run it\n"
-    "after a driver change, or in CI as a golden suite.\n\n"
+    "after a driver change, or in CI as a golden suite. A winner is timed the way it was recorded\n"
+    "(flush or stream, from its measurements), even if the spec's `timing` says otherwise now; its\n"
+    "line then says so (re-racing with the new method is retune's work).\n\n"
     "  --noise PCT     the margin, in percent (default 3)\n"
     "  --gpu N         the GPU (default 0)\n"
     "  --db PATH       the registry\n"

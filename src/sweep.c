@@ -2247,12 +2247,33 @@ static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const buc
 /* check: the winner of this GPU, verified and timed again, against the time
 ** it was recorded with. Nothing is stored but the measurement. A split
 ** bucket's parts are checked each at its own size (check_bucket). */
-static int check_winner(sw *S, const op_task *t, const bucket *b, const char *hw)
+static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *hw)
 {
     retune_final rf = { 0 };
-    if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
+    if (reg_winner_finalists(S->R, t0->op, S->arch, t0->dtype, b->key, hw, add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
+    /* Compared with the time it was recorded with, so timed the way it was
+    ** recorded: a spec whose timing changed since the sweep would otherwise
+    ** compare a stream time with a flush time (that change is retune's). */
+    int was_stream = reg_winner_stream(S->R, t0->op, S->arch, t0->dtype, b->key, hw);
+    if (was_stream == -2) {
+        for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+        return error("%s", reg_errmsg(S->R));
+    }
+    op_task tt = *t0;
+    const op_task *t = t0;
+    char how[96] = "";
+    if (was_stream >= 0 && was_stream != t0->stream) {
+        tt.stream = was_stream;
+        t = &tt;
+        snprintf(how, sizeof how, " [timed %s as recorded; the spec says %s]", was_stream ? "stream" : "flush",
+                 t0->stream ? "stream" : "flush");
+        if (send_task(S, t)) {
+            for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+            return -1;
+        }
+    }
     cand c;
     memset(&c, 0, sizeof c);
     instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);
@@ -2298,10 +2319,11 @@ static int check_winner(sw *S, const op_task *t, const bucket *b, const char *hw
                c.m.error ? ": " : "", c.m.error ? c.m.error : "");
     } else if (now > was * (1 + S->o->noise)) {
         S->regressed++;
-        printf("REGRESSED  %s %s %s: %.2f us -> %.2f us (+%.1f%%, margin %.1f%%)\n", t->op, t->dtype, b->key, was, now,
-               100 * (now / was - 1), 100 * S->o->noise);
+        printf("REGRESSED  %s %s %s: %.2f us -> %.2f us (+%.1f%%, margin %.1f%%)%s\n", t->op, t->dtype, b->key, was, now,
+               100 * (now / was - 1), 100 * S->o->noise, how);
     } else {
-        printf("ok         %s %s %s: %.2f us -> %.2f us (%+.1f%%)\n", t->op, t->dtype, b->key, was, now, 100 * (now / was - 1));
+        printf("ok         %s %s %s: %.2f us -> %.2f us (%+.1f%%)%s\n", t->op, t->dtype, b->key, was, now, 100 * (now / was - 1),
+               how);
     }
     fflush(stdout);
     cand_free(&c);

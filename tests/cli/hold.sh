@@ -86,6 +86,27 @@ run "$AITUNE" merge "$T/merged.db" "$T/mix.db"
 expect_eq "merge exits 0" "$RC" 0 || show_last
 expect_eq "merge keeps how each measurement was timed" \
     "$(sql "$T/merged.db" "select sum(timing = 'stream') || ' ' || sum(timing = 'flush') from measurements")" "$nstream $nflush"
+# check times a winner the way it was recorded, whatever the spec says now.
+chk_on() {
+    rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+    run env AITUNE_WORKER="$FAKE" FAKE_MODE=shape_time FAKE_STATE="$T/fake-state" "$AITUNE" check "$2" --db "$1" --quiet
+}
+nbefore=$(sql "$T/stream.db" "select count(*) from measurements where timing = 'stream'")
+chk_on "$T/stream.db" "$T/hold.yaml"
+expect_eq "check of stream-timed winners with a spec that says flush exits 0" "$RC" 0 || show_last
+n_all=$(grep -c ' time .*task=' "$T/fake-state.log")
+expect_true "it asked the worker to time ($n_all requests)" test "$n_all" -gt 0
+expect_eq "every one as a stream, as the winners were recorded" "$(grep -c ' time .*task=.* timing=stream' "$T/fake-state.log")" "$n_all"
+expect_stdout "^ok .* \[timed stream as recorded; the spec says flush\]$" "its lines say so"
+expect_true "its measurements are stored as stream ones" \
+    test "$(sql "$T/stream.db" "select count(*) from measurements where timing = 'stream'")" -gt "$nbefore"
+chk_on "$T/stream.db" "$T/stream.yaml"
+expect_eq "check with the spec the winners were timed by exits 0" "$RC" 0 || show_last
+if grep -q 'as recorded' "$T/out"; then fail "a check whose spec agrees notes a method"; else ok "a check whose spec agrees notes nothing"; fi
+chk_on "$T/flush.db" "$T/stream.yaml"
+expect_eq "check of flush-timed winners with a spec that says stream exits 0" "$RC" 0 || show_last
+expect_eq "no time request says timing=stream" "$(grep -c 'timing=stream' "$T/fake-state.log")" 0
+expect_stdout "^ok .* \[timed flush as recorded; the spec says stream\]$" "and its lines say flush"
 # A task overrides the spec's timing.
 sed 's/^split_at: 0/split_at: 0\ntiming: stream/; s/^    dtypes: \[f32\]/    dtypes: [f32]\n    timing: flush/' "$T/hold.yaml" >"$T/override.yaml"
 fake_sweep shape_time "$T/override.db" "$T/override.yaml"
