@@ -3,9 +3,11 @@
 # pattern against contiguous row streams, back to back over rotating weight
 # copies with programmatic dependent launch (4096^2 bf16). Needs nvcc;
 # writes OUTDIR/decode-gap.txt.
-#   bench/decode_gap.sh OUTDIR
+#   bench/decode_gap.sh OUTDIR [tr]
+# tr: instead, the mma GEMV with contiguous loads scattered into ldmatrix
+# tiles (m = 16 and 1) against the slab GEMV.
 set -eu
 out=${1:-/tmp/aitune-decode-gap}
 mkdir -p "$out"
 nvcc -O3 -arch=sm_90a -std=c++17 -diag-suppress 128 -o "$out/decode_gap" bench/gemm/decode_gap.cu
-"$out/decode_gap" | tee "$out/decode-gap.txt"
+"$out/decode_gap" ${2:-} | tee "$out/decode-gap${2:+-$2}.txt"

@@ -218,12 +218,116 @@ static void onerow(const u16* x, __nv_bfloat16* d, const float* ref, int n, int 
 template<int KW, int R, int I> static void rows3(const u16* x, __nv_bfloat16* d, const float* ref, int n, int k) {
   onerow<KW, R, I, 0>(x, d, ref, n, k); onerow<KW, R, I, 1>(x, d, ref, n, k); onerow<KW, R, I, 2>(x, d, ref, n, k);
 }
+
+// tr: the mma GEMV with contiguous weight loads. A warp takes 256-k steps
+// (warps interleaved), loads each of its 8G rows' 512 bytes as one 16-byte
+// piece per lane, scatters the words into a warp-private tile laid out as
+// ldmatrix matrices in gemv's permuted-k order (matrix j of 32-k chunk ch,
+// row r, word t = W[r][32ch + 8t + 2j], one pitch of 528 bytes per chunk so
+// the 4-byte stores hit 32 banks), then per chunk: one ldmatrix.x4 per
+// group and A's two 16-byte pieces, two mma.sync.
+template<int G, int W>
+__global__ void __launch_bounds__(W * 32) gemv_tr(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d,
+                                                   int m, int n, int k) {
+  extern __shared__ __align__(16) unsigned char trs[];
+  constexpr int TILE = 8 * 528;
+  float* red = (float*)(trs + W * G * TILE);   // [W][G][4][32]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int ch = lane >> 2, tp = lane & 3;
+  const long long rb = (long long)blockIdx.x * 8 * G;
+  const u32 tb = (u32)__cvta_generic_to_shared(trs) + warp * G * TILE;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float acc[G][4];
+#pragma unroll
+  for (int c = 0; c < G; c++) for (int i = 0; i < 4; i++) acc[c][i] = 0.f;
+  const bool lo = g < m, hi = g + 8 < m;
+  const u16* xlo = x + (long long)(lo ? g : 0) * k;
+  const u16* xhi = x + (long long)(hi ? g + 8 : 0) * k;
+  for (int st = warp; st < k / 256; st += W) {
+    const int k0 = st * 256;
+    u32 wv[G][8][4];
+#pragma unroll
+    for (int c = 0; c < G; c++)
+#pragma unroll
+      for (int r = 0; r < 8; r++) ldw(wv[c][r], w + (rb + 8 * c + r) * (long long)k + k0 + 8 * lane);
+#pragma unroll
+    for (int c = 0; c < G; c++)
+#pragma unroll
+      for (int r = 0; r < 8; r++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+          asm volatile("st.shared.u32 [%0], %1;" :: "r"(tb + c * TILE + ch * 528 + j * 128 + r * 16 + tp * 4), "r"(wv[c][r][j]) : "memory");
+    __syncwarp();
+#pragma unroll
+    for (int cc = 0; cc < 8; cc++) {
+      u32 a0[4], a1[4];
+      if (lo) ldx(a0, xlo + k0 + 32 * cc + 8 * t); else for (int i = 0; i < 4; i++) a0[i] = 0;
+      if (hi) ldx(a1, xhi + k0 + 32 * cc + 8 * t); else for (int i = 0; i < 4; i++) a1[i] = 0;
+#pragma unroll
+      for (int c = 0; c < G; c++) {
+        u32 b[4];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                     : "r"(tb + c * TILE + cc * 528 + (lane >> 3) * 128 + (lane & 7) * 16) : "memory");
+        mma16816(acc[c], a0[0], a1[0], a0[1], a1[1], b[0], b[1]);
+        mma16816(acc[c], a0[2], a1[2], a0[3], a1[3], b[2], b[3]);
+      }
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int c = 0; c < G; c++) for (int j = 0; j < 4; j++) red[((warp * G + c) * 4 + j) * 32 + lane] = acc[c][j];
+  __syncthreads();
+  for (int i = threadIdx.x; i < G * 32 * 4; i += W * 32) {
+    const int c = i / 128, l = (i / 4) % 32, j = i % 4;
+    float sum = 0.f;
+    for (int ww = 0; ww < W; ww++) sum += red[((ww * G + c) * 4 + j) * 32 + l];
+    const int row = (l >> 2) + 8 * (j >> 1); const long long col = rb + 8 * c + 2 * (l & 3) + (j & 1);
+    if (row < m) d[(long long)row * n + col] = __float2bfloat16(sum);
+  }
+}
+template<int G, int W>
+static void onetr(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
+  const int blocks = n / (8 * G), smem = W * G * 8 * 528 + W * G * 512;
+  CK(cudaFuncSetAttribute(gemv_tr<G, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  auto go = [&](const u16* wp) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks); cfg.blockDim = dim3(W * 32); cfg.dynamicSmemBytes = smem; cfg.stream = 0;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at; cfg.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&cfg, gemv_tr<G, W>, x, wp, d, m, n, k));
+  };
+  CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
+  go(wc[0]);
+  CK(cudaDeviceSynchronize());
+  const int bad = count_wrong(d, ref, m, n);
+  cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, gemv_tr<G, W>);
+  double us = timerot([&](int i) { go(wc[i]); }, R);
+  printf("tr m=%-2d G=%d W=%-2d regs %3d smem %6d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, fa.numRegs, smem, blocks, us,
+         (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
+}
 template<int G, int W, int U> static void all(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
   one<G, W, U, 0>(x, d, ref, m, n, k); one<G, W, U, 1>(x, d, ref, m, n, k);
   one<G, W, U, 16>(x, d, ref, m, n, k); one<G, W, U, 17>(x, d, ref, m, n, k);
   one<G, W, U, 14>(x, d, ref, m, n, k); one<G, W, U, 30>(x, d, ref, m, n, k); one<G, W, U, 31>(x, d, ref, m, n, k);
 }
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && !strcmp(argv[1], "tr")) {
+    CK(cudaMalloc(&busy, busyn));
+    for (int m : {16, 1}) {
+      decode_problem P = decode_setup(m, 4096, 4096, 8);
+      R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
+      onetr<1, 8>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 8>(P.x, P.d, P.ref, m, 4096, 4096);
+      onetr<1, 4>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+      onetr<1, 16>(P.x, P.d, P.ref, m, 4096, 4096); onetr<4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+      one<1, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096);
+      decode_free(P);
+    }
+    return 0;
+  }
   CK(cudaMalloc(&busy, busyn));
   u32* o; CK(cudaMalloc(&o, 64));
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
