@@ -3,9 +3,10 @@
 # pattern against contiguous row streams, back to back over rotating weight
 # copies with programmatic dependent launch (4096^2 bf16). Needs nvcc;
 # writes OUTDIR/decode-gap.txt.
-#   bench/decode_gap.sh OUTDIR [tr]
+#   bench/decode_gap.sh OUTDIR [tr|lds]
 # tr: instead, the mma GEMV with contiguous loads scattered into ldmatrix
-# tiles (m = 16 and 1) against the slab GEMV.
+# tiles (m = 16 and 1) against the slab GEMV; lds: the same fed by cp.async
+# into a per-warp ring, split-K over a cluster.
 set -eu
 out=${1:-/tmp/aitune-decode-gap}
 mkdir -p "$out"

@@ -309,12 +309,158 @@ static void onetr(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n
   printf("tr m=%-2d G=%d W=%-2d regs %3d smem %6d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, fa.numRegs, smem, blocks, us,
          (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
 }
+
+// lds: the mma GEMV fed by cp.async and ldmatrix. A block of W warps takes
+// G groups of 8 weight rows and the k-slice of its rank in a cluster of CS
+// blocks (split-K added through distributed shared memory); each warp
+// takes 256 k of that slice: A's fragments for them in registers (native
+// mma order), and per group one stage of 8 rows x 256 k, copied with
+// cp.async 16 bytes a lane (each instruction 512 contiguous bytes of one
+// row) into a warp-private ring of S stages, read back with ldmatrix.
+#define AIT_CLUSTER_PTX
+__device__ __forceinline__ unsigned lds_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+__device__ __forceinline__ void lds_csync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float lds_peer(unsigned addr, unsigned rank) {
+  unsigned a; float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(addr), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+  return v;
+}
+__device__ __forceinline__ u32 ld32(const u16* p) { u32 v; asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p)); return v; }
+template<int G, int W, int CS, int S>
+__global__ void __launch_bounds__(W * 32) gemv_lds(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d,
+                                                    int m, int n, int k) {
+  extern __shared__ __align__(128) unsigned char sm[];
+  constexpr int ROWP = 528, STG = 8 * ROWP;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const unsigned rank = CS > 1 ? lds_rank() : 0;
+  const long long rb = (long long)blockIdx.x * 8 * G;
+  const int kw0 = ((int)rank * W + warp) * 256;
+  const u32 ring = (u32)__cvta_generic_to_shared(sm) + warp * S * STG;
+  float* red = (float*)(sm + W * S * STG);     // [W][G][4][32]
+  float* cpart = red + W * G * 128;            // [G][32][4]
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const u16* src0 = w + rb * k + kw0 + 8 * lane;
+#pragma unroll
+  for (int j = 0; j < S; j++) {
+    if (j < G) {
+      const u32 dst = ring + j * STG + lane * 16;
+#pragma unroll
+      for (int r = 0; r < 8; r++)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst + r * ROWP), "l"(src0 + (8LL * j + r) * k) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  u32 af[16][4];
+  const bool lo = g < m, hi = g + 8 < m;
+  const u16* xlo = x + (long long)(lo ? g : 0) * k + kw0 + 2 * t;
+  const u16* xhi = x + (long long)(hi ? g + 8 : 0) * k + kw0 + 2 * t;
+#pragma unroll
+  for (int s = 0; s < 16; s++) {
+    af[s][0] = lo ? ld32(xlo + 16 * s) : 0u;
+    af[s][1] = hi ? ld32(xhi + 16 * s) : 0u;
+    af[s][2] = lo ? ld32(xlo + 16 * s + 8) : 0u;
+    af[s][3] = hi ? ld32(xhi + 16 * s + 8) : 0u;
+  }
+  float acc[G][4];
+#pragma unroll
+  for (int j = 0; j < G; j++) for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+#pragma unroll
+  for (int j = 0; j < G; j++) {
+    asm volatile("cp.async.wait_group %0;" :: "n"(S - 1) : "memory");
+    __syncwarp();
+    const u32 st = ring + (j % S) * STG + (lane & 7) * ROWP + (lane >> 3) * 16;
+#pragma unroll
+    for (int q = 0; q < 8; q++) {
+      u32 b[4];
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]) : "r"(st + q * 64) : "memory");
+      mma16816(acc[j], af[2 * q][0], af[2 * q][1], af[2 * q][2], af[2 * q][3], b[0], b[1]);
+      mma16816(acc[j], af[2 * q + 1][0], af[2 * q + 1][1], af[2 * q + 1][2], af[2 * q + 1][3], b[2], b[3]);
+    }
+    __syncwarp();
+    if (j + S < G) {
+      const u32 dst = ring + (j % S) * STG + lane * 16;
+#pragma unroll
+      for (int r = 0; r < 8; r++)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst + r * ROWP), "l"(src0 + (8LL * (j + S) + r) * k) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+#pragma unroll
+  for (int j = 0; j < G; j++) for (int i = 0; i < 4; i++) red[((warp * G + j) * 4 + i) * 32 + lane] = acc[j][i];
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < G * 128; idx += W * 32) {
+    const int j = idx / 128, l = (idx / 4) % 32, i = idx % 4;
+    float v = 0.f;
+    for (int ww = 0; ww < W; ww++) v += red[((ww * G + j) * 4 + i) * 32 + l];
+    cpart[idx] = v;
+  }
+  if (CS > 1) lds_csync(); else __syncthreads();
+  const int per = G * 128 / CS;
+  const u32 cbase = (u32)__cvta_generic_to_shared(cpart);
+  for (int q = threadIdx.x; q < per; q += W * 32) {
+    const int idx = (int)rank * per + q;
+    float v = 0.f;
+    for (int pr = 0; pr < CS; pr++) v += CS > 1 ? lds_peer(cbase + 4u * idx, pr) : cpart[idx];
+    const int j = idx / 128, l = (idx / 4) % 32, i = idx % 4;
+    const int row = (l >> 2) + 8 * (i >> 1);
+    const long long col = rb + 8 * j + 2 * (l & 3) + (i & 1);
+    if (row < m) d[(long long)row * n + col] = __float2bfloat16(v);
+  }
+  if (CS > 1) lds_csync();
+}
+template<int G, int W, int CS, int S>
+static void onelds(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
+  if (CS * W * 256 != k) return;
+  const int blocks = n / (8 * G), smem = W * S * 8 * 528 + W * G * 512 + G * 512;
+  CK(cudaFuncSetAttribute(gemv_lds<G, W, CS, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  auto go = [&](const u16* wp) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks, CS); cfg.blockDim = dim3(W * 32); cfg.dynamicSmemBytes = smem; cfg.stream = 0;
+    cudaLaunchAttribute at[2];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    at[1].id = cudaLaunchAttributeClusterDimension;
+    at[1].val.clusterDim.x = 1; at[1].val.clusterDim.y = CS; at[1].val.clusterDim.z = 1;
+    cfg.attrs = at; cfg.numAttrs = 2;
+    CK(cudaLaunchKernelEx(&cfg, gemv_lds<G, W, CS, S>, x, wp, d, m, n, k));
+  };
+  CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
+  go(wc[0]);
+  CK(cudaDeviceSynchronize());
+  const int bad = count_wrong(d, ref, m, n);
+  cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, gemv_lds<G, W, CS, S>);
+  double us = timerot([&](int i) { go(wc[i]); }, R);
+  printf("lds m=%-2d G=%-2d W=%d CS=%d S=%d regs %3d smem %6d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, CS, S, fa.numRegs, smem,
+         blocks * CS, us, (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
+}
 template<int G, int W, int U> static void all(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
   one<G, W, U, 0>(x, d, ref, m, n, k); one<G, W, U, 1>(x, d, ref, m, n, k);
   one<G, W, U, 16>(x, d, ref, m, n, k); one<G, W, U, 17>(x, d, ref, m, n, k);
   one<G, W, U, 14>(x, d, ref, m, n, k); one<G, W, U, 30>(x, d, ref, m, n, k); one<G, W, U, 31>(x, d, ref, m, n, k);
 }
 int main(int argc, char** argv) {
+  if (argc > 1 && !strcmp(argv[1], "lds")) {
+    CK(cudaMalloc(&busy, busyn));
+    for (int m : {16, 1}) {
+      decode_problem P = decode_setup(m, 4096, 4096, 8);
+      R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
+      onelds<8, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+      onelds<8, 4, 4, 3>(P.x, P.d, P.ref, m, 4096, 4096); onelds<8, 4, 4, 6>(P.x, P.d, P.ref, m, 4096, 4096);
+      onelds<16, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<2, 4, 4, 2>(P.x, P.d, P.ref, m, 4096, 4096);
+      onelds<8, 8, 2, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 8, 2, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+      onelds<4, 2, 8, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<8, 2, 8, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+      onelds<2, 2, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096); onelds<1, 4, 4, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+      one<2, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096);
+      decode_free(P);
+    }
+    return 0;
+  }
   if (argc > 1 && !strcmp(argv[1], "tr")) {
     CK(cudaMalloc(&busy, busyn));
     for (int m : {16, 1}) {
