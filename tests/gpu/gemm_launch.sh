@@ -30,6 +30,15 @@ PY
 )
 [ "${npdl:-0}" -ge 1 ]
 check "the decode buckets (timing: stream) have a winner launched with PDL" $? "$npdl of 2"
+# Which family won each decode bucket (rowdot or gemv): both are launched
+# below at 1, 3 and 16 x 4096^2.
+python3 - "$db" <<'PY'
+import sqlite3, sys
+for b, t in sqlite3.connect(sys.argv[1]).execute(
+        "select bucket, template from winners where op = 'gemm_nt' and dtype = 'bf16' and bucket like 'm=2^0,%' "
+        "or op = 'gemm_nt' and dtype = 'bf16' and bucket like 'm=2^4,%' order by 1"):
+    print("INFO decode bucket %s: %s" % (b, t))
+PY
 for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"; do
     set -- $pair
     op=$1 dt=$2 fn=aitune_${1}_$3
