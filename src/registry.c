@@ -1519,13 +1519,16 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     return rc;
 }
 
+/* The winner row of a bucket (bound: op, arch, dtype, bucket, then hw):
+** hw's when there is one, else the fastest of any hardware, as w. */
+#define WINNER_W "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? " \
+                 "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+
 int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                          const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
                          void *ctx)
 {
-    sqlite3_stmt *st = prep(r,
-        "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
-        "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+    sqlite3_stmt *st = prep(r, WINNER_W
         "SELECT template, config, median_us, 0 FROM w UNION ALL "
         "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
         "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
@@ -1544,9 +1547,7 @@ int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtyp
                       const char *hw)
 {
     if (r->version < 4) return 0;
-    sqlite3_stmt *st = prep(r,
-        "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? "
-        "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+    sqlite3_stmt *st = prep(r, WINNER_W
         "SELECT m.timing = 'stream' FROM measurements m, w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
         "AND m.bucket = w.bucket AND m.template = w.template AND m.config = w.config AND m.status = 'ok' "
         "ORDER BY m.run IS w.run DESC, m.id DESC LIMIT 1");

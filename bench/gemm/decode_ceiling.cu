@@ -36,7 +36,7 @@ template<class F> static double timeit(F f, int reps = 40) {
 
 // Back-to-back launches over R rotating copies (none in L2 when its turn
 // comes), per-call time = events around L launches / L; median of 9.
-template<class F> static double timerot(F f, int R, int L = 64) {
+template<class F> static double timerot_noflush(F f, int R, int L = 64) {
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   std::vector<float> ts;
   for (int i = 0; i < R; i++) f(i);
@@ -58,7 +58,7 @@ static void run_slab(const u16* x, const u16* w, __nv_bfloat16* d, float* ref, i
   const int bad = count_wrong(d, ref, m, n);
   double us = timeit(f);
   const int rows2 = 8 * G;
-  double ur = timerot([&](int i) { gemv_slab<G, W, U, 0><<<n / rows2, W * 32>>>(x, g_wcopies[i], d, m, n, k); }, g_R);
+  double ur = timerot_noflush([&](int i) { gemv_slab<G, W, U, 0><<<n / rows2, W * 32>>>(x, g_wcopies[i], d, m, n, k); }, g_R);
   printf("rot %8.2f us %6.3f TB/s | ", ur, (double)n * k * 2 / ur / 1e6);
   printf("slab m=%-2d %5dx%-5d G=%d W=%d U=%d blocks=%-5d %8.2f us %6.3f TB/s %s\n", m, n, k, G, W, U, n / rows, us,
          (double)n * k * 2 / us / 1e6, bad ? "WRONG" : "ok");
@@ -92,7 +92,7 @@ int main() {
     {
       int R = mb == 32 ? 8 : 4; std::vector<uint4*> cp(R); for (auto& q : cp) { CK(cudaMalloc(&q, bytes)); CK(cudaMemset(q, 1, bytes)); }
       for (int bpsm : {2, 4}) { int grid = sms * bpsm;
-        double ur = timerot([&](int i) { readk<4><<<grid, 256>>>(cp[i], nv, o); }, R);
+        double ur = timerot_noflush([&](int i) { readk<4><<<grid, 256>>>(cp[i], nv, o); }, R);
         printf("read %3lld MB rotating %d copies grid %d x 256: %7.2f us %5.3f TB/s\n", mb, R, grid, ur, bytes / ur / 1e6); }
       for (auto q : cp) cudaFree(q);
     }

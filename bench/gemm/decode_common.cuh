@@ -1,9 +1,10 @@
 // Pieces the decode probes share (bench/gemm/decode_ceiling.cu,
-// bench/gemm/decode_pdl.cu): error checks, the 16-byte weight and activation
-// loads, mma.sync m16n8k16 (bf16, fp32 accumulation), a strided 16-byte
-// read step, programmatic dependent launch, the slab GEMV, the fp32
-// reference GEMV (nt: W is n x k, x is m x k), a hashed
-// fill, and the host check of a result against the reference.
+// decode_pdl.cu, decode_gap.cu): error checks, the 16-byte weight and
+// activation loads, mma.sync m16n8k16 (bf16, fp32 accumulation), a strided
+// 16-byte read step, programmatic dependent launch, the slab GEMV and its
+// store, the fp32 reference GEMV (nt: W is n x k, x is m x k), a hashed
+// fill, a launch with PDL, the rotating-copies timer, and the host check of
+// a result against the reference.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,18 @@ template<int U> __device__ __forceinline__ void read_step(const uint4* __restric
   for (int u = 0; u < U; u++) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
 }
 
+// A grid-stride read (MODE 1: programmatic dependent launch): at any moment
+// the whole GPU reads one contiguous region.
+template<int MODE>
+__global__ void readg(const uint4* __restrict__ p, long long nv, u32* out) {
+  if (MODE >= 1) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); asm volatile("griddepcontrol.wait;" ::: "memory"); }
+  u32 acc = 0;
+  long long i = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
+  const long long stride = (long long)gridDim.x * blockDim.x * 4;
+  for (; i < nv; i += stride) read_step<4>(p, i, nv, acc);
+  if (acc == 0x12345678u) out[0] = acc;
+}
+
 // Programmatic dependent launch, MODE 0: none; 1: let the next launch start,
 // then wait for the previous one; 2: the same, with this block's slab of
 // bytes prefetched into L2 (bulk, `piece` bytes per request) before the wait.
@@ -52,6 +65,39 @@ template<int MODE> __device__ __forceinline__ void pdl_enter(const char* slab, l
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(slab + o), "r"(sz) : "memory");
     }
   if (MODE >= 1) asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+// One step of the slab GEMVs: U chunks of 32 k (permuted: lane (g, t) holds
+// k [8t, 8t + 8) of a chunk, for A rows g and g + 8 and weight row g of
+// each of G groups), two mma.sync per chunk and group.
+template<int G, int U>
+__device__ __forceinline__ void slab_mma(float (&acc)[G][4], const u32 (&a0)[U][4], const u32 (&a1)[U][4],
+                                         const u32 (&bw)[U][G][4]) {
+#pragma unroll
+  for (int u = 0; u < U; u++)
+#pragma unroll
+    for (int s = 0; s < 2; s++)
+#pragma unroll
+      for (int c = 0; c < G; c++)
+        mma16816(acc[c], a0[u][2 * s], a1[u][2 * s], a0[u][2 * s + 1], a1[u][2 * s + 1], bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+}
+
+// The slab GEMVs' end: each warp's mma fragments (G groups of 8 columns
+// from rb) into shared memory, then the warps' sums in warp order, stored.
+template<int G, int W>
+__device__ __forceinline__ void slab_store(float (&red)[W][G][32][4], const float (&acc)[G][4], long long rb,
+                                           __nv_bfloat16* __restrict__ d, int m, int n) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int c = 0; c < G; c++) for (int j = 0; j < 4; j++) red[warp][c][lane][j] = acc[c][j];
+  __syncthreads();
+  for (int i = threadIdx.x; i < G * 32 * 4; i += W * 32) {
+    int c = i / 128, l = (i / 4) % 32, j = i % 4;
+    float s = 0.f;
+    for (int ww = 0; ww < W; ww++) s += red[ww][c][l][j];
+    int row = (l >> 2) + 8 * (j >> 1); long long col = rb + 8 * c + 2 * (l & 3) + (j & 1);
+    if (row < m) d[(long long)row * n + col] = __float2bfloat16(s);
+  }
 }
 
 // Block: G groups of 8 consecutive weight rows (a contiguous slab of 8G
@@ -85,24 +131,41 @@ __global__ void __launch_bounds__(W * 32) gemv_slab(const u16* __restrict__ x, c
       if (hi) ldx(a1[u], xhi + k0 + 32 * u + 8 * t); else for (int i = 0; i < 4; i++) a1[u][i] = 0;
     }
     __syncwarp();
-#pragma unroll
-    for (int u = 0; u < U; u++)
-#pragma unroll
-      for (int s = 0; s < 2; s++)
-#pragma unroll
-        for (int c = 0; c < G; c++)
-          mma16816(acc[c], a0[u][2 * s], a1[u][2 * s], a0[u][2 * s + 1], a1[u][2 * s + 1], bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+    slab_mma<G, U>(acc, a0, a1, bw);
   }
-#pragma unroll
-  for (int c = 0; c < G; c++) for (int j = 0; j < 4; j++) red[warp][c][lane][j] = acc[c][j];
-  __syncthreads();
-  for (int i = threadIdx.x; i < G * 32 * 4; i += W * 32) {
-    int c = i / 128, l = (i / 4) % 32, j = i % 4;
-    float s = 0.f;
-    for (int ww = 0; ww < W; ww++) s += red[ww][c][l][j];
-    int row = (l >> 2) + 8 * (j >> 1); long long col = rb + 8 * c + 2 * (l & 3) + (j & 1);
-    if (row < m) d[(long long)row * n + col] = __float2bfloat16(s);
+  slab_store<G, W>(red, acc, rb, d, m, n);
+}
+
+// A launch on the default stream, with programmatic dependent launch when
+// pdl (the probes' kernels call griddepcontrol themselves).
+template<class K, class... A> static void launch(K kern, int grid, int block, bool pdl, A... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid); cfg.blockDim = dim3(block); cfg.stream = 0;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at; cfg.numAttrs = pdl ? 1 : 0;
+  CK(cudaLaunchKernelEx(&cfg, kern, args...));
+}
+
+// Back to back over R rotating copies: a 256 MB memset first (the host
+// queues the chain meanwhile, and L2 holds none of it), then L launches
+// between events; per-launch time = elapsed / L, median of 9.
+template<class F> static double timerot(F f, int R, int L = 96) {
+  static void* busy = nullptr;
+  const size_t busyn = 256u << 20;
+  if (!busy) CK(cudaMalloc(&busy, busyn));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  std::vector<float> ts;
+  for (int i = 0; i < R; i++) f(i);
+  for (int rep = 0; rep < 9; rep++) {
+    CK(cudaMemsetAsync(busy, rep, busyn));
+    cudaEventRecord(a); for (int i = 0; i < L; i++) f(i % R); cudaEventRecord(b); CK(cudaEventSynchronize(b));
+    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000.f / L);
   }
+  CK(cudaGetLastError());
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
 }
 
 // The fp32 reference.

@@ -66,63 +66,16 @@ __global__ void __launch_bounds__(W * 32) gap(const u16* __restrict__ x, const u
 #pragma unroll
         for (int c = 0; c < G; c++) xa ^= bw[u][c][0] ^ bw[u][c][1] ^ bw[u][c][2] ^ bw[u][c][3] ^ a0[u][0] ^ a1[u][1];
     } else {
-#pragma unroll
-      for (int u = 0; u < U; u++)
-#pragma unroll
-        for (int s = 0; s < 2; s++)
-#pragma unroll
-          for (int c = 0; c < G; c++)
-            mma16816(acc[c], a0[u][2 * s], a1[u][2 * s], a0[u][2 * s + 1], a1[u][2 * s + 1], bw[u][c][2 * s], bw[u][c][2 * s + 1]);
+      slab_mma<G, U>(acc, a0, a1, bw);
     }
   }
   if (F & 6) {
     if (xa == 0x12345u || acc[0][0] == 1234.5f) d[0] = __float2bfloat16(acc[0][1] + (float)xa);
     return;
   }
-#pragma unroll
-  for (int c = 0; c < G; c++) for (int j = 0; j < 4; j++) red[warp][c][lane][j] = acc[c][j];
-  __syncthreads();
-  for (int i = threadIdx.x; i < G * 32 * 4; i += W * 32) {
-    int c = i / 128, l = (i / 4) % 32, j = i % 4;
-    float s = 0.f;
-    for (int ww = 0; ww < W; ww++) s += red[ww][c][l][j];
-    int row = (l >> 2) + 8 * (j >> 1); long long col = rb + 8 * c + 2 * (l & 3) + (j & 1);
-    if (row < m) d[(long long)row * n + col] = __float2bfloat16(s);
-  }
-}
-template<int MODE>
-__global__ void readg(const uint4* __restrict__ p, long long nv, u32* out) {
-  if (MODE >= 1) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); asm volatile("griddepcontrol.wait;" ::: "memory"); }
-  u32 acc = 0;
-  long long i = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
-  const long long stride = (long long)gridDim.x * blockDim.x * 4;
-  for (; i < nv; i += stride) read_step<4>(p, i, nv, acc);
-  if (acc == 0x12345678u) out[0] = acc;
+  slab_store<G, W>(red, acc, rb, d, m, n);
 }
 static const u16* wc[16]; static int R;
-template<class K, class... A> static void launch(K kern, int grid, int block, bool pdl, A... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid); cfg.blockDim = dim3(block); cfg.stream = 0;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = at; cfg.numAttrs = pdl ? 1 : 0;
-  CK(cudaLaunchKernelEx(&cfg, kern, args...));
-}
-static void* busy; static size_t busyn = 256u << 20;
-template<class F> static double timerot(F f, int R, int L = 96) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  std::vector<float> ts;
-  for (int i = 0; i < R; i++) f(i);
-  for (int rep = 0; rep < 9; rep++) {
-    CK(cudaMemsetAsync(busy, rep, busyn));
-    cudaEventRecord(a); for (int i = 0; i < L; i++) f(i % R); cudaEventRecord(b); CK(cudaEventSynchronize(b));
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000.f / L);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
 template<int G, int W, int U, int F>
 static void one(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
   const int blocks = n / (8 * G);
@@ -446,8 +399,7 @@ template<int G, int W, int U> static void all(const u16* x, __nv_bfloat16* d, co
 }
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "lds")) {
-    CK(cudaMalloc(&busy, busyn));
-    for (int m : {16, 1}) {
+      for (int m : {16, 1}) {
       decode_problem P = decode_setup(m, 4096, 4096, 8);
       R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
       onelds<8, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
@@ -462,8 +414,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 1 && !strcmp(argv[1], "tr")) {
-    CK(cudaMalloc(&busy, busyn));
-    for (int m : {16, 1}) {
+      for (int m : {16, 1}) {
       decode_problem P = decode_setup(m, 4096, 4096, 8);
       R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
       onetr<1, 8>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 8>(P.x, P.d, P.ref, m, 4096, 4096);
@@ -474,7 +425,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  CK(cudaMalloc(&busy, busyn));
   u32* o; CK(cudaMalloc(&o, 64));
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   {

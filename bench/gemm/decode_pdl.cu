@@ -23,17 +23,6 @@ __global__ void readk(const uint4* __restrict__ p, long long nv, u32* out) {
 
 
 
-// The read again, grid-stride: at any moment the whole GPU reads one
-// contiguous region.
-template<int MODE>
-__global__ void readg(const uint4* __restrict__ p, long long nv, u32* out) {
-  if (MODE >= 1) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); asm volatile("griddepcontrol.wait;" ::: "memory"); }
-  u32 acc = 0;
-  long long i = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
-  const long long stride = (long long)gridDim.x * blockDim.x * 4;
-  for (; i < nv; i += stride) read_step<4>(p, i, nv, acc);
-  if (acc == 0x12345678u) out[0] = acc;
-}
 
 __device__ __forceinline__ void mb_init(u32 bar, u32 cnt) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(cnt) : "memory"); }
 __device__ __forceinline__ void mb_arrive(u32 bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory"); }
@@ -119,33 +108,7 @@ __global__ void __launch_bounds__((W + 1) * 32) gemv_bulk(const u16* __restrict_
 }
 
 
-template<class K, class... A> static void launch(K kern, int grid, int block, bool pdl, A... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid); cfg.blockDim = dim3(block); cfg.stream = 0;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = at; cfg.numAttrs = pdl ? 1 : 0;
-  CK(cudaLaunchKernelEx(&cfg, kern, args...));
-}
 
-static void* busy; static size_t busyn = 256u << 20;
-// Back to back over R rotating copies: a 256 MB memset first (the host queues
-// the chain meanwhile, and L2 holds none of it), then L launches between
-// events; per-launch time = elapsed / L, median of 9.
-template<class F> static double timerot(F f, int R, int L = 96) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  std::vector<float> ts;
-  for (int i = 0; i < R; i++) f(i);
-  for (int rep = 0; rep < 9; rep++) {
-    CK(cudaMemsetAsync(busy, rep, busyn));
-    cudaEventRecord(a); for (int i = 0; i < L; i++) f(i % R); cudaEventRecord(b); CK(cudaEventSynchronize(b));
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000.f / L);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
 
 static const u16* wc[16]; static int R;
 template<int G, int W, int U, int MODE>
@@ -195,7 +158,6 @@ template<int G, int W, int U> static void modes(const u16* x, __nv_bfloat16* d, 
 // modes (the first revision's run).
 int main(int argc, char** argv) {
   const bool slabs = argc > 1 && !strcmp(argv[1], "slab");
-  CK(cudaMalloc(&busy, busyn));
   u32* o; CK(cudaMalloc(&o, 64));
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   for (long long mb : {32LL, 128LL}) {

@@ -189,6 +189,41 @@ AIT_DEV void splitk_finish(float* __restrict__ part, unsigned* __restrict__ tick
 }
 ]]
 
+-- ld_piece<V, WEIGHT>(w, row, kk, ke, ok): 2*NW elements of a row from
+-- element kk on (NW defined by the source), as NW packed words; zeros when
+-- !ok or past ke. V: one aligned vector load, vld_w for weights and vld_a
+-- for A (PTX asm over w and p; the piece is wholly inside or wholly past
+-- ke); otherwise element by element. Shared by nt and lib/rowdot.lua.
+-- A packed pair's elements as floats (LD_IN: the input type's ld_<dt>).
+M.unpack_fn = [[
+AIT_DEV float lo_f(u32 w) { return LD_IN((u16)(w & 0xffffu)); }
+AIT_DEV float hi_f(u32 w) { return LD_IN((u16)(w >> 16)); }
+]]
+
+function M.ld_piece_src(vld_w, vld_a)
+  return [[
+template<bool V, bool WEIGHT> AIT_DEV void ld_piece(u32 (&w)[NW], const u16* __restrict__ row, long long kk,
+                                                     long long ke, bool ok) {
+  if (V) {
+    if (ok && kk < ke) {
+      const u16* p = row + kk;
+      if (WEIGHT) { ]] .. vld_w .. [[ } else { ]] .. vld_a .. [[ }
+    } else {
+#pragma unroll
+      for (int i = 0; i < NW; i++) w[i] = 0u;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < NW; i++) {
+      const u32 lo = (ok && kk + 2 * i < ke) ? (u32)row[kk + 2 * i] : 0u;
+      const u32 hi = (ok && kk + 2 * i + 1 < ke) ? (u32)row[kk + 2 * i + 1] : 0u;
+      w[i] = lo | (hi << 16);
+    }
+  }
+}
+]]
+end
+
 local function nt_source(op, p, dt, dev, name)
   local t = gemm.types(dt)
   local nw = p.vec // 2
@@ -218,29 +253,7 @@ local function nt_source(op, p, dt, dev, name)
 typedef unsigned int u32;
 typedef unsigned short u16;
 
-// VEC elements of a row from element kk on, as NW packed words; zeros when
-// !ok or past ke. V: one aligned vector load (the piece is wholly inside or
-// wholly past ke); otherwise element by element.
-template<bool V, bool WEIGHT> AIT_DEV void ld_piece(u32 (&w)[NW], const u16* __restrict__ row, long long kk,
-                                                     long long ke, bool ok) {
-  if (V) {
-    if (ok && kk < ke) {
-      const u16* p = row + kk;
-      if (WEIGHT) { %s } else { %s }
-    } else {
-#pragma unroll
-      for (int i = 0; i < NW; i++) w[i] = 0u;
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < NW; i++) {
-      const u32 lo = (ok && kk + 2 * i < ke) ? (u32)row[kk + 2 * i] : 0u;
-      const u32 hi = (ok && kk + 2 * i + 1 < ke) ? (u32)row[kk + 2 * i + 1] : 0u;
-      w[i] = lo | (hi << 16);
-    }
-  }
-}
-
+%s
 AIT_DEV void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, {%%0, %%1, %%2, %%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -381,7 +394,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.kw, p.cpw, p.vec, p.unroll, p.splitk, p.pdl, dtype.ctype(t.Out), vld_w, vld_a, t.In, t.In, pdl_fn .. finish_fn,
+]], p.warps, p.kw, p.cpw, p.vec, p.unroll, p.splitk, p.pdl, dtype.ctype(t.Out), M.ld_piece_src(vld_w, vld_a), t.In, t.In,
+    pdl_fn .. finish_fn,
     name, kernel.params(op, dt, true))
 end
 
@@ -412,30 +426,10 @@ local function nn_source(op, p, dt, dev, name)
 typedef unsigned int u32;
 typedef unsigned short u16;
 
-AIT_DEV float lo_f(u32 w) { return LD_IN((u16)(w & 0xffffu)); }
-AIT_DEV float hi_f(u32 w) { return LD_IN((u16)(w >> 16)); }
-
-// Columns [col, col + VEC) of weight row kk (zeros past n or when !ok).
-template<bool V> AIT_DEV void ld_wrow(u32 (&w)[NW], const u16* __restrict__ B, long long kk, long long col,
-                                      long long n, bool ok) {
-  if (V) {
-    if (ok && col < n) {
-      const u16* p = B + kk * n + col;
-      %s
-    } else {
-#pragma unroll
-      for (int i = 0; i < NW; i++) w[i] = 0u;
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < NW; i++) {
-      const u32 lo = (ok && col + 2 * i < n) ? (u32)B[kk * n + col + 2 * i] : 0u;
-      const u32 hi = (ok && col + 2 * i + 1 < n) ? (u32)B[kk * n + col + 2 * i + 1] : 0u;
-      w[i] = lo | (hi << 16);
-    }
-  }
-}
-
+%s
+// Columns [col, col + VEC) of weight row kk, zeros past n or when !ok:
+// ld_piece<VB, true>(w, B + kk * n, col, n, ok).
+%s
 // A[r][kk .. kk + 8) as 4 words (all lanes read the same address); zeros
 // past ke.
 template<bool V> AIT_DEV void ld_arow(u32 (&w)[4], const u16* __restrict__ ar, long long kk, long long ke) {
@@ -466,7 +460,7 @@ template<bool VB, bool VA, int U> AIT_DEV void mainloop(float (&acc)[MMAX][VEC],
   for (long long k0 = kb + (long long)warp * 8 * U; k0 < ke; k0 += (long long)WARPS * 8 * U) {
     u32 bw[8 * U][NW];
 #pragma unroll
-    for (int j = 0; j < 8 * U; j++) ld_wrow<VB>(bw[j], B, k0 + j, col, n, k0 + j < ke);
+    for (int j = 0; j < 8 * U; j++) ld_piece<VB, true>(bw[j], B + (k0 + j) * n, col, n, k0 + j < ke);
 #pragma unroll
     for (int r = 0; r < MMAX; r++) {
       if (r < m) {   // uniform
@@ -566,7 +560,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, p.csplit, p.pdl, dtype.ctype(t.Out), t.In, vld_w,
+]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, p.csplit, p.pdl, dtype.ctype(t.Out), t.In, M.unpack_fn,
+    M.ld_piece_src(vld_w, vld_w),
     (p.csplit > 1 and lib("cluster").ptx or "") .. pdl_fn .. finish_fn,
     name, kernel.params(op, dt, true))
 end

@@ -73,6 +73,11 @@ function M.supports(shape, dt, dev)
   return true
 end
 
+local vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+local vld_a = [[asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+
 local function source(op, p, dt, dev, name)
   local t = gemm.types(dt)
   return dtype.prelude .. gemv.store_fn(t) .. string.format([[
@@ -82,43 +87,17 @@ local function source(op, p, dt, dev, name)
 #define MR %d
 #define UNROLL %d
 #define PDL %d
+#define NW 4
 #define SETS (WARPS / KW)
 #define RB (SETS * R)
 #define OUT_T %s
 #define LD_IN ld_%s
 typedef unsigned int u32;
 typedef unsigned short u16;
-
-AIT_DEV float lo_f(u32 w) { return LD_IN((u16)(w & 0xffffu)); }
-AIT_DEV float hi_f(u32 w) { return LD_IN((u16)(w >> 16)); }
-
-// Elements [kk, kk + 8) of a row as 4 packed words; zeros when !ok or past
-// ke. V: one 16-byte load (the piece is wholly inside or wholly past ke).
-// Weights are streamed past L1; A's rows stay in it.
-template<bool V, bool WEIGHT> AIT_DEV void ld8(u32 (&w)[4], const u16* __restrict__ row, long long kk, long long ke,
-                                                bool ok) {
-  if (V) {
-    if (ok && kk < ke) {
-      if (WEIGHT)
-        asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];"
-                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(row + kk));
-      else
-        asm volatile("ld.global.nc.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];"
-                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(row + kk));
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; i++) w[i] = 0u;
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      const u32 lo = (ok && kk + 2 * i < ke) ? (u32)row[kk + 2 * i] : 0u;
-      const u32 hi = (ok && kk + 2 * i + 1 < ke) ? (u32)row[kk + 2 * i + 1] : 0u;
-      w[i] = lo | (hi << 16);
-    }
-  }
-}
-
+%s
+// Elements [kk, kk + 8) of a row as 4 packed words (lib/gemv.lua's
+// ld_piece): weights are streamed past L1, A's rows stay in it.
+%s
 // This warp's slice [kb, ke) of its R weight rows against mr (<= MR) rows
 // of A: every weight load of a step is issued before the first FMA. The
 // element-wise path takes one piece per step (its predicated loads would
@@ -131,13 +110,13 @@ template<bool V, int U> AIT_DEV void mainloop(float (&acc)[MR][R], const u16* __
 #pragma unroll
     for (int u = 0; u < U; u++)
 #pragma unroll
-      for (int r = 0; r < R; r++) ld8<V, true>(bw[u][r], brow[r], k0 + 256 * u, ke, bok[r]);
+      for (int r = 0; r < R; r++) ld_piece<V, true>(bw[u][r], brow[r], k0 + 256 * u, ke, bok[r]);
 #pragma unroll
     for (int q = 0; q < MR; q++) {
       if (q < mr) {   // uniform
         u32 aw[U][4];
 #pragma unroll
-        for (int u = 0; u < U; u++) ld8<V, false>(aw[u], A + q * k, k0 + 256 * u, ke, true);
+        for (int u = 0; u < U; u++) ld_piece<V, false>(aw[u], A + q * k, k0 + 256 * u, ke, true);
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
@@ -219,7 +198,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
 #endif
   }
 }
-]], p.warps, p.kw, p.rows, p.mrows, p.unroll, p.pdl, dtype.ctype(t.Out), t.In, gemv.pdl_fn, name,
+]], p.warps, p.kw, p.rows, p.mrows, p.unroll, p.pdl, dtype.ctype(t.Out), t.In, gemv.unpack_fn, gemv.ld_piece_src(vld_w, vld_a),
+    gemv.pdl_fn, name,
     kernel.params(op, dt))
 end
 
