@@ -20,7 +20,8 @@
 -- added over the warp by a shuffle tree and over the set's warps in warp
 -- order in shared memory: results are deterministic. No workspace, so
 -- `pdl` (sm_90) works as in gemv: the next launch starts at once and this
--- one reads nothing before the previous one has finished.
+-- one reads nothing before the previous one has finished; with `l2pre` it
+-- asks L2 for its first step's weights before it waits (as gemv's).
 --
 -- Alignment: the 16-byte path runs when k is a multiple of 8 and A and B
 -- are 16-byte aligned (a uniform test at run time); otherwise the same code
@@ -41,6 +42,7 @@ M.params = {
   { "mrows", { 1, 2, 4 } },       -- rows of A per pass over B
   { "unroll", { 1, 2, 4 } },      -- 256-element pieces of each row per step
   { "pdl", { 0, 1 } },            -- programmatic dependent launch (sm_90)
+  { "l2pre", { 0, 1 } },          -- pdl: the first step's weights prefetched into L2 before the wait
 }
 
 local function rows_per_block(p) return p.warps // p.kw * p.rows end
@@ -60,6 +62,7 @@ function M.constraints(p, shape, dt, dev)
     return false, "ptxas holds it to 80 registers and spills"
   end
   if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
+  if p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
   -- A step past a slice's end only loads zeros.
   local slice = ((shape.k + p.kw - 1) // p.kw + 7) // 8 * 8
   if p.unroll > 1 and 256 * p.unroll > slice then return false, "a step longer than a warp's slice of k" end
@@ -87,6 +90,7 @@ local function source(op, p, dt, dev, name)
 #define MR %d
 #define UNROLL %d
 #define PDL %d
+#define L2PRE %d
 #define NW 4
 #define SETS (WARPS / KW)
 #define RB (SETS * R)
@@ -134,7 +138,7 @@ template<bool V, int U> AIT_DEV void mainloop(float (&acc)[MR][R], const u16* __
 }
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
-  pdl_enter();
+  pdl_launch();
 #if KW > 1
   __shared__ float red[WARPS][MR * R];
 #endif
@@ -151,6 +155,17 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
     bok[r] = row0 + r < n;
     brow[r] = B + (bok[r] ? (row0 + r) * k : 0);
   }
+#if L2PRE
+  // The first step's weights asked of L2 before the wait (as lib/gemv.lua's
+  // l2pre: L2 is coherent with the previous kernel's writes, and nothing is
+  // read into this SM before the wait).
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      if (bok[r] && kb + 8 * lane + 256 * u < ke) asm volatile("prefetch.global.L2 [%%0];" :: "l"(brow[r] + kb + 8 * lane + 256 * u));
+#endif
+  pdl_wait();
   for (long long r0 = 0; r0 < m; r0 += MR) {
     const long long mr = min((long long)MR, m - r0);
     float acc[MR][R];
@@ -198,7 +213,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
 #endif
   }
 }
-]], p.warps, p.kw, p.rows, p.mrows, p.unroll, p.pdl, dtype.ctype(t.Out), t.In, gemv.unpack_fn, gemv.ld_piece_src(vld_w, vld_a),
+]], p.warps, p.kw, p.rows, p.mrows, p.unroll, p.pdl, p.l2pre, dtype.ctype(t.Out), t.In, gemv.unpack_fn, gemv.ld_piece_src(vld_w, vld_a),
     gemv.pdl_fn, name,
     kernel.params(op, dt))
 end
@@ -223,7 +238,7 @@ function M.family(op)
   t.default = function(shape, dt, dev)
     local mm = 1
     while mm < shape.m and mm < M.MAX_M do mm = mm * 2 end
-    return kernel.first_valid(t, shape, dt, dev, { warps = 8, mrows = mm, pdl = 0 },
+    return kernel.first_valid(t, shape, dt, dev, { warps = 8, mrows = mm, pdl = 0, l2pre = 0 },
       { { "kw", { 8, 4, 2, 1 } }, { "rows", { 1, 2, 4 } }, { "unroll", { 1, 2, 4 } } })
   end
   return t

@@ -54,6 +54,9 @@ for f in gemm_nt/gemv gemm_nn/gemv gemm_nt/rowdot gemm_nt/mma gemm_nn/mma; do
 done
 # Registers stay under the 255 cap with room: the constraints keep the
 # estimate at 240 (mma) and 200 (gemv).
+# l2pre (prefetch before the grid dependency wait) only goes with pdl.
+nl2=$(grep -c '"l2pre":1' "$T/table")
+expect_eq "no sampled config has l2pre without pdl ($nl2 with l2pre)" "$(grep '"l2pre":1' "$T/table" | grep -c '"pdl":0')" 0
 over=$(awk '($2 ~ /gemv|rowdot|mma/) && $4 > 250' "$T/table" | wc -l)
 expect_eq "no gemv, rowdot or mma kernel is at the register cap" "$over" 0
 # nt with k = 4097: A's and B's rows both start unaligned, so both are staged.
