@@ -25,7 +25,7 @@
 -- sums in shared memory, and after a cluster barrier block q adds the
 -- q-th slice of the columns over the cluster's blocks in rank order
 -- (distributed shared memory): deterministic, no workspace, so it goes
--- with pdl (as nt's, below).
+-- with pdl and l2pre (as nt's, below).
 --
 -- nt, pdl 1 (sm_90): programmatic dependent launch. The kernel lets the
 -- next launch on the stream start at once (griddepcontrol.launch_dependents)
@@ -85,6 +85,7 @@ local nn_params = {
   { "splitk", { 1, 2, 4, 8, 16, 32 } },
   { "csplit", { 1, 2, 4, 8 } },    -- split-K over a cluster, added through distributed shared memory (sm_90)
   { "pdl", { 0, 1 } },             -- programmatic dependent launch (sm_90, no workspace split-K)
+  { "l2pre", { 0, 1 } },           -- pdl: the first step's weight rows prefetched into L2 before the wait
 }
 
 -- Bytes of tickets in front of the partials (one per column tile; a tile is
@@ -126,7 +127,7 @@ local function constraints(layout, p, shape, dt, dev)
   end
   if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
   if p.pdl == 1 and p.splitk > 1 then return false, "pdl with split-K: its workspace is zeroed between launches" end
-  if layout == "nt" and p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
+  if p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
   local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
   if p.splitk > 1 and shape.k // p.splitk < step then
     return false, "a split of k shorter than one step"
@@ -447,6 +448,7 @@ local function nn_source(op, p, dt, dev, name)
 #define SPLITK %d
 #define CS %d
 #define PDL %d
+#define L2PRE %d
 #define NW (VEC / 2)
 #define COLS (32 * VEC)
 #define OUT_T %s
@@ -512,7 +514,7 @@ template<bool VB, bool VA, int U> AIT_DEV void mainloop(float (&acc)[MMAX][VEC],
 }
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
-  pdl_enter();
+  pdl_launch();
   __shared__ float red[WARPS][COLS + 1];
 #if CS > 1
   __shared__ float cpart[MMAX][COLS];   // this block's sums, read by the cluster
@@ -525,6 +527,16 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   const long long kb = min(k, (long long)blockIdx.y * per * 8), ke = min(k, kb + per * 8);
   const bool vb = (n %% VEC == 0) && ((unsigned long long)B %% (2 * VEC) == 0);
   const bool va = (k %% 8 == 0) && ((unsigned long long)A %% 16 == 0);
+#if L2PRE
+  // The first step's weight rows asked of L2 before the wait (as nt's).
+  if (col < n) {
+    const long long k0 = kb + (long long)warp * 8 * UNROLL;
+#pragma unroll
+    for (int j = 0; j < 8 * UNROLL; j++)
+      if (k0 + j < ke) asm volatile("prefetch.global.L2 [%%0];" :: "l"(B + (k0 + j) * n + col));
+  }
+#endif
+  pdl_wait();
   unsigned* ticket = (unsigned*)ws;
   float* part = (float*)((char*)ws + 4 * n + 64);
   // MMAX rows of A per pass over B: one pass up to m = 8, two at m = 16 (a
@@ -588,7 +600,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, p.csplit, p.pdl, dtype.ctype(t.Out), t.In, M.unpack_fn,
+]], p.warps, p.vec, p.mmax, p.unroll, p.splitk, p.csplit, p.pdl, p.l2pre, dtype.ctype(t.Out), t.In, M.unpack_fn,
     M.ld_piece_src(vld_w, vld_w),
     (p.csplit > 1 and lib("cluster").ptx or "") .. pdl_fn .. finish_fn,
     name, kernel.params(op, dt, true))
@@ -630,7 +642,7 @@ function M.family(op)
     end
     local mm = 1
     while mm < shape.m and mm < 8 do mm = mm * 2 end
-    return kernel.first_valid(t, shape, dt, dev, { mmax = mm, warps = 4, csplit = 1, pdl = 0 },
+    return kernel.first_valid(t, shape, dt, dev, { mmax = mm, warps = 4, csplit = 1, pdl = 0, l2pre = 0 },
       { { "vec", { 8, 4, 2 } }, { "splitk", { 8, 16, 4, 32, 2, 1 } }, { "unroll", { 2, 1 } } })
   end
   return t
