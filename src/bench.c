@@ -154,6 +154,17 @@ static int attr(bench *b, CUdevice_attribute a)
     return v;
 }
 
+/* Zeroed memory aligned to align (a power of two): the state and the stream
+** bindings hold plan_launch, whose CUtensorMaps cuda.h aligns to 128 bytes,
+** more than calloc's 16. NULL when out of memory. */
+static void *zalloc_aligned(size_t align, size_t n)
+{
+    const size_t size = (n + align - 1) / align * align;   /* aligned_alloc wants a multiple */
+    void *p = aligned_alloc(align, size ? size : align);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
 bench *bench_open(int ordinal, char *err, int errcap)
 {
     const char *why = NULL;
@@ -170,14 +181,11 @@ bench *bench_open(int ordinal, char *err, int errcap)
         snprintf(err, (size_t)errcap, "no GPU %d (this machine has %d)", ordinal, count);
         return NULL;
     }
-    /* Its slots' plan_launch hold CUtensorMaps, which cuda.h aligns to 128
-    ** bytes: calloc's 16 is not enough. */
-    bench *b = aligned_alloc(_Alignof(bench), sizeof *b);
+    bench *b = zalloc_aligned(_Alignof(bench), sizeof *b);
     if (!b) {
         snprintf(err, (size_t)errcap, "out of memory");
         return NULL;
     }
-    memset(b, 0, sizeof *b);
     b->cu = cu;
     device *d = &b->info;
     if ((rc = cu->DeviceGet(&b->dev, ordinal)) || (rc = cu->DevicePrimaryCtxRetain(&b->ctx, b->dev)) ||
@@ -489,11 +497,8 @@ int bench_load(bench *b, const msg *m)
         st = fail(b, rc, "allocate the workspace (%zu bytes)", s->ws_bytes);
     if (!st) st = bind(b, p, 0, 0, s->ws, &s->L);
     if (!st && b->streaming) {
-        /* plan_launch holds CUtensorMaps, which cuda.h aligns to 128 bytes:
-        ** calloc's 16 is not enough. */
-        s->Lr = aligned_alloc(_Alignof(plan_launch), (size_t)b->copies * sizeof *s->Lr);
+        s->Lr = zalloc_aligned(_Alignof(plan_launch), (size_t)b->copies * sizeof *s->Lr);
         if (!s->Lr) st = fail(b, CUDA_SUCCESS, "out of memory");
-        else memset(s->Lr, 0, (size_t)b->copies * sizeof *s->Lr);
         for (int c = 0; c < b->copies && !st; c++) st = bind(b, p, 0, c, s->ws, &s->Lr[c]);
     }
     plan_free(p);

@@ -514,6 +514,8 @@ int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int na
     return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the cubin cache");
 }
 
+const char *reg_timing_name(int stream) { return stream ? "stream" : "flush"; }
+
 int reg_measure_put(reg *r, const measurement *m)
 {
     sqlite3_stmt *st = prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
@@ -549,7 +551,7 @@ int reg_measure_put(reg *r, const measurement *m)
     bind_text(st, 22, m->error);
     if (m->device > 0) sqlite3_bind_int64(st, 23, m->device);
     if (m->run > 0) sqlite3_bind_int64(st, 24, m->run);
-    bind_text(st, 25, m->stream ? "stream" : "flush");
+    bind_text(st, 25, reg_timing_name(m->stream));
     return done(r, st, "cannot store a measurement");
 }
 
@@ -575,7 +577,7 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
     bind_text(st, 6, k->tmpl);
     if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
     bind_text(st, 8, k->shape);
-    bind_text(st, 9, k->stream ? "stream" : "flush");
+    bind_text(st, 9, reg_timing_name(k->stream));
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *m = *k;
@@ -614,7 +616,7 @@ int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
     bind_text(st, 5, key->shape);
     if (key->device > 0) sqlite3_bind_int64(st, 6, key->device);
     sqlite3_bind_int(st, 7, n);
-    bind_text(st, 8, key->stream ? "stream" : "flush");
+    bind_text(st, 8, reg_timing_name(key->stream));
     int k = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < n) {
         measurement *m = &out[k++];

@@ -95,6 +95,9 @@ typedef struct measurement {
     int stream;             /* timed as a stream (timing = 'stream'), not one launch after a flush */
 } measurement;
 
+/* The name a timing method has in the registry (measurements.timing). */
+const char *reg_timing_name(int stream);
+
 int reg_measure_put(reg *r, const measurement *m);
 /* The newest measurement of this config for the task on this device, or on
 ** a GPU with the same hardware and toolchain identity (its twin on the same

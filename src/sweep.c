@@ -2249,31 +2249,25 @@ static int retune_bucket(sw *S, const spec_task *st, const op_task *t, const buc
 ** bucket's parts are checked each at its own size (check_bucket). */
 static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *hw)
 {
-    retune_final rf = { 0 };
-    if (reg_winner_finalists(S->R, t0->op, S->arch, t0->dtype, b->key, hw, add_stored, &rf))
-        return error("%s", reg_errmsg(S->R));
-    if (!rf.n) return 0;
     /* Compared with the time it was recorded with, so timed the way it was
     ** recorded: a spec whose timing changed since the sweep would otherwise
     ** compare a stream time with a flush time (that change is retune's). */
     int was_stream = reg_winner_stream(S->R, t0->op, S->arch, t0->dtype, b->key, hw);
-    if (was_stream == -2) {
-        for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
-        return error("%s", reg_errmsg(S->R));
-    }
+    if (was_stream == -2) return error("%s", reg_errmsg(S->R));
     op_task tt = *t0;
     const op_task *t = t0;
     char how[96] = "";
     if (was_stream >= 0 && was_stream != t0->stream) {
         tt.stream = was_stream;
         t = &tt;
-        snprintf(how, sizeof how, " [timed %s as recorded; the spec says %s]", was_stream ? "stream" : "flush",
-                 t0->stream ? "stream" : "flush");
-        if (send_task(S, t)) {
-            for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
-            return -1;
-        }
+        snprintf(how, sizeof how, " [timed %s as recorded; the spec says %s]", reg_timing_name(was_stream),
+                 reg_timing_name(t0->stream));
+        if (send_task(S, t)) return -1;
     }
+    retune_final rf = { 0 };
+    if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, add_stored, &rf))
+        return error("%s", reg_errmsg(S->R));
+    if (!rf.n) return 0;
     cand c;
     memset(&c, 0, sizeof c);
     instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);

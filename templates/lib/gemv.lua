@@ -35,13 +35,15 @@
 -- before the wait, not even the weights: a caller's B may be written by the
 -- kernel before it on the stream. The plan asks for
 -- the launch attribute (plan.h `pdl`); launched without it the wait returns
--- at once. l2pre 1 (with pdl): before the wait, each lane asks L2 for its
+-- at once. Only without split-K: a workspace zeroed before every launch
+-- would put a memset between the kernels.
+--
+-- Both, l2pre 1 (with pdl): before the wait, each lane asks L2 for its
 -- first step's weights (prefetch.global.L2). L2 is where the previous
 -- kernel's writes land, so a prefetch never makes a later load stale, and
 -- nothing is read into the SM before the wait; the weights' first DRAM
 -- round trip then overlaps the previous kernel's tail (16 x 4096^2: 14.42
--- -> 13.39 us, bench/RESULTS.md). Only without split-K: a workspace zeroed before every launch
--- would put a memset between the kernels.
+-- -> 13.39 us, bench/RESULTS.md).
 --
 -- Both: split-K over gridDim.y. Each block writes fp32 partials to the
 -- workspace; the last block of a column tile to arrive (a ticket counter,
@@ -125,9 +127,9 @@ local function constraints(layout, p, shape, dt, dev)
       return false, "warps along k with no step of their own"
     end
   end
-  if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
+  local ok, why = M.pdl_constraints(p, dev)
+  if ok == false then return false, why end
   if p.pdl == 1 and p.splitk > 1 then return false, "pdl with split-K: its workspace is zeroed between launches" end
-  if p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
   local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
   if p.splitk > 1 and shape.k // p.splitk < step then
     return false, "a split of k shorter than one step"
@@ -160,9 +162,8 @@ local function store_fn(t)
 end
 M.store_fn = store_fn
 
--- The split-K tail both layouts share: every block has written its partials
--- for its columns [cb, cb + ncols); the last one adds them in split order.
--- Both layouts' start (PDL: the kernel's source defines it 0 or 1).
+-- Programmatic dependent launch (PDL: the kernel's source defines it 0 or
+-- 1), for both layouts and lib/rowdot.lua, and l2pre's prefetch.
 local pdl_fn = [[
 // pdl 1: the next launch may start at once; this one reads nothing before
 // the previous one has finished and its writes are visible.
@@ -177,9 +178,22 @@ AIT_DEV void pdl_wait() {
 #endif
 }
 AIT_DEV void pdl_enter() { pdl_launch(); pdl_wait(); }
+// l2pre: ask L2 for a line before the wait (L2 is coherent with the
+// previous kernel's writes; nothing reaches this SM).
+AIT_DEV void l2_prefetch(const void* p) { asm volatile("prefetch.global.L2 [%0];" :: "l"(p)); }
 ]]
 M.pdl_fn = pdl_fn
 
+-- The pdl and l2pre rules every family of this file and lib/rowdot.lua
+-- keeps: false and the reason when p breaks one, else nil.
+function M.pdl_constraints(p, dev)
+  if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
+  if p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
+  return nil
+end
+
+-- The split-K tail both layouts share: every block has written its partials
+-- for its columns [cb, cb + ncols); the last one adds them in split order.
 local finish_fn = [[
 AIT_DEV void splitk_finish(float* __restrict__ part, unsigned* __restrict__ ticket, OUT_T* __restrict__ D,
                            long long m, long long n, long long cb, int ncols) {
@@ -202,17 +216,18 @@ AIT_DEV void splitk_finish(float* __restrict__ part, unsigned* __restrict__ tick
 }
 ]]
 
--- ld_piece<V, WEIGHT>(w, row, kk, ke, ok): 2*NW elements of a row from
--- element kk on (NW defined by the source), as NW packed words; zeros when
--- !ok or past ke. V: one aligned vector load, vld_w for weights and vld_a
--- for A (PTX asm over w and p; the piece is wholly inside or wholly past
--- ke); otherwise element by element. Shared by nt and lib/rowdot.lua.
 -- A packed pair's elements as floats (LD_IN: the input type's ld_<dt>).
 M.unpack_fn = [[
 AIT_DEV float lo_f(u32 w) { return LD_IN((u16)(w & 0xffffu)); }
 AIT_DEV float hi_f(u32 w) { return LD_IN((u16)(w >> 16)); }
 ]]
 
+-- ld_piece<V, WEIGHT>(w, row, kk, ke, ok): 2*NW elements of a row from
+-- element kk on (NW defined by the source), as NW packed words; zeros when
+-- !ok or past ke. V: one aligned vector load, vld_w for weights and vld_a
+-- for A (PTX asm over w and p; the piece is wholly inside or wholly past
+-- ke); otherwise element by element. Shared by both layouts and
+-- lib/rowdot.lua.
 function M.ld_piece_src(vld_w, vld_a)
   return [[
 template<bool V, bool WEIGHT> AIT_DEV void ld_piece(u32 (&w)[NW], const u16* __restrict__ row, long long kk,
@@ -362,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
 #pragma unroll
       for (int c = 0; c < CPW; c++) {
         const long long kk = kb + (long long)wk * UNROLL * CHUNK + u * CHUNK + VEC * t;
-        if (bok[c] && kk < ke) asm volatile("prefetch.global.L2 [%%0];" :: "l"(brow[c] + kk));
+        if (bok[c] && kk < ke) l2_prefetch(brow[c] + kk);
       }
   }
 #endif
@@ -533,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
     const long long k0 = kb + (long long)warp * 8 * UNROLL;
 #pragma unroll
     for (int j = 0; j < 8 * UNROLL; j++)
-      if (k0 + j < ke) asm volatile("prefetch.global.L2 [%%0];" :: "l"(B + (k0 + j) * n + col));
+      if (k0 + j < ke) l2_prefetch(B + (k0 + j) * n + col);
   }
 #endif
   pdl_wait();

@@ -47,7 +47,9 @@ M.params = {
 
 local function rows_per_block(p) return p.warps // p.kw * p.rows end
 
--- Registers a config needs beyond the compiler's own (rough upper bound).
+-- A rough measure of a config's registers (weights and A in flight,
+-- accumulators, 32 for the rest), kept at 96: ptxas's counts run higher,
+-- up to about 130 across the space, far from the 255 cap.
 local function reg_estimate(p)
   return 4 * p.unroll * p.rows + 4 * p.unroll + p.mrows * p.rows + 32
 end
@@ -61,8 +63,8 @@ function M.constraints(p, shape, dt, dev)
       or (p.warps == 4 and p.kw == 4 and p.mrows == 4 and p.rows == 1 and p.unroll == 4) then
     return false, "ptxas holds it to 80 registers and spills"
   end
-  if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
-  if p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
+  local ok, why = gemv.pdl_constraints(p, dev)
+  if ok == false then return false, why end
   -- A step past a slice's end only loads zeros.
   local slice = ((shape.k + p.kw - 1) // p.kw + 7) // 8 * 8
   if p.unroll > 1 and 256 * p.unroll > slice then return false, "a step longer than a warp's slice of k" end
@@ -163,7 +165,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   for (int u = 0; u < UNROLL; u++)
 #pragma unroll
     for (int r = 0; r < R; r++)
-      if (bok[r] && kb + 8 * lane + 256 * u < ke) asm volatile("prefetch.global.L2 [%%0];" :: "l"(brow[r] + kb + 8 * lane + 256 * u));
+      if (bok[r] && kb + 8 * lane + 256 * u < ke) l2_prefetch(brow[r] + kb + 8 * lane + 256 * u);
 #endif
   pdl_wait();
   for (long long r0 = 0; r0 < m; r0 += MR) {
