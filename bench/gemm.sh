@@ -21,7 +21,7 @@ build/aitune sweep "$spec" --db "$db" --quiet ${AITUNE_BUDGET:+--budget $AITUNE_
 echo "sweep exit $? after $(( $(date +%s) - t0 )) s"
 tail -4 "$keep/gemm-sweep.err"
 build/aitune show --db "$db" --json > "$keep/gemm-winners.json"
-python3 - "$db" <<'PY' | tee "$keep/gemm-stats.txt"
+python3 - "$db" "$keep/gemm-measurements.tsv" <<'PY' | tee "$keep/gemm-stats.txt"
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
 for r in con.execute("select op, dtype, bucket, count(*), sum(status='ok'), round(avg(compile_ms)), "
@@ -41,6 +41,11 @@ for key in ("pdl", "kw", "csplit"):
     for r in con.execute("select op, dtype, bucket, json_extract(config, '$.%s') p, count(*), min(median_us) "
                          "from measurements where status = 'ok' and p is not null group by op, dtype, bucket, p" % key):
         print("bucket %s %s %s: " % r[:3] + "%s %s: %d ok, best %.2f us" % ((key,) + r[3:]))
+# Every candidate, fastest first (OUTDIR/gemm-measurements.tsv).
+with open(sys.argv[2], "w") as f:
+    for r in con.execute("select op, dtype, bucket, template, config, status, median_us from measurements "
+                         "order by op, dtype, bucket, status != 'ok', median_us"):
+        f.write("\t".join(str(v) for v in r) + "\n")
 for r in con.execute("select status, count(*) from measurements group by status"):
     print("status %s: %d" % r)
 for r in con.execute("select op, dtype, bucket, config, status, substr(error, 1, 160) from measurements "

@@ -12,9 +12,20 @@
 //     at G = 2 the compiler drops the second group's loads)
 //   8 NOX: no activation loads
 //   16 ROT: each block starts its k sweep at a different step
+//   64 weight loads with .L2::256B, 128 the first step's weights prefetched
+//     into L2 before the wait (192: the template's l2pf 256 + l2pre)
 // Flags 14 and 30 leave only the weight loads: the access pattern's cost.
 #include <cstring>
 #include "decode_common.cuh"
+__device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 sel) {
+  u32 d; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel)); return d;
+}
+__device__ __forceinline__ u32 movt(u32 a) {
+  u32 d; asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(a)); return d;
+}
+__device__ __forceinline__ void ldw256(u32 (&w)[4], const u16* p) {
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
+}
 template<int G, int W, int U, int F>
 __global__ void __launch_bounds__(W * 32) gap(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d,
                                                int m, int n, int k) {
@@ -36,6 +47,12 @@ __global__ void __launch_bounds__(W * 32) gap(const u16* __restrict__ x, const u
 #pragma unroll
       for (int c = 0; c < G; c++) ldw(bw[u][c], wr[c] + k0 + 32 * u + 8 * t);
   }
+  if (F & 128) {
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int c = 0; c < G; c++) asm volatile("prefetch.global.L2 [%0];" :: "l"(wr[c] + k0 + 32 * u + 8 * t));
+  }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   float acc[G][4];
   u32 xa = 0;
@@ -51,7 +68,9 @@ __global__ void __launch_bounds__(W * 32) gap(const u16* __restrict__ x, const u
 #pragma unroll
       for (int u = 0; u < U; u++)
 #pragma unroll
-        for (int c = 0; c < G; c++) ldw(bw[u][c], wr[c] + k0 + 32 * u + 8 * t);
+        for (int c = 0; c < G; c++) {
+          if (F & 64) ldw256(bw[u][c], wr[c] + k0 + 32 * u + 8 * t); else ldw(bw[u][c], wr[c] + k0 + 32 * u + 8 * t);
+        }
     }
     first = false;
 #pragma unroll
@@ -75,6 +94,95 @@ __global__ void __launch_bounds__(W * 32) gap(const u16* __restrict__ x, const u
   }
   slab_store<G, W>(red, acc, rb, d, m, n);
 }
+// gapq: the slab GEMV with a quad-of-rows load: lane (g, t) loads 16 bytes
+// of weight rows 2t (h = 0) and 2t + 1 (h = 1) of a group at k 8g of a
+// 64-k chunk, so one warp load covers 4 rows x 128 contiguous bytes (the
+// slab's covers 8 rows x 64). prmt pairs rows 2t and 2t + 1 at each k, and
+// movmatrix.trans hands lane (g, t) row g at k 16t + j and 16t + 8 + j:
+// an mma B fragment over k permuted the same way for A (x's 32 bytes
+// [16t, 16t + 16) of rows g and g + 8, paired by the same prmt).
+// F: 1 L2PRE (the first step's weights prefetched into L2 before the wait),
+// 2 NOMMA (weights xor-folded), 4 .L2::256B on the weight loads, 8 NOX.
+template<int G, int W, int U, int F>
+__global__ void __launch_bounds__(W * 32) gapq(const u16* __restrict__ x, const u16* __restrict__ w, __nv_bfloat16* __restrict__ d,
+                                                int m, int n, int k) {
+  __shared__ float red[W][G][32][4];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const long long rb = (long long)blockIdx.x * 8 * G;
+  const u16* wr[G][2];
+#pragma unroll
+  for (int c = 0; c < G; c++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) wr[c][h] = w + (rb + 8 * c + 2 * t + h) * (long long)k + 8 * g;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (F & 1) {
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int c = 0; c < G; c++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) asm volatile("prefetch.global.L2 [%0];" :: "l"(wr[c][h] + warp * 64 * U + 64 * u));
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float acc[G][4];
+  u32 xa = 0;
+#pragma unroll
+  for (int c = 0; c < G; c++) for (int i = 0; i < 4; i++) acc[c][i] = 0.f;
+  const bool lo = g < m, hi = g + 8 < m;
+  const u16* xlo = x + (long long)(lo ? g : 0) * k + 16 * t;
+  const u16* xhi = x + (long long)(hi ? g + 8 : 0) * k + 16 * t;
+  for (int k0 = warp * 64 * U; k0 < k; k0 += W * 64 * U) {
+    u32 bw[U][G][2][4];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int c = 0; c < G; c++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+          if (F & 4) ldw256(bw[u][c][h], wr[c][h] + k0 + 64 * u); else ldw(bw[u][c][h], wr[c][h] + k0 + 64 * u);
+        }
+    u32 xl[U][2][4], xh[U][2][4];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      if (!(F & 8) && lo) { ldx(xl[u][0], xlo + k0 + 64 * u); ldx(xl[u][1], xlo + k0 + 64 * u + 8); }
+      else for (int i = 0; i < 4; i++) { xl[u][0][i] = 0x3f803f80u; xl[u][1][i] = 0; }
+      if (!(F & 8) && hi) { ldx(xh[u][0], xhi + k0 + 64 * u); ldx(xh[u][1], xhi + k0 + 64 * u + 8); }
+      else for (int i = 0; i < 4; i++) { xh[u][0][i] = 0; xh[u][1][i] = 0; }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      if (F & 2) {
+#pragma unroll
+        for (int c = 0; c < G; c++)
+          for (int i = 0; i < 4; i++) xa ^= bw[u][c][0][i] ^ bw[u][c][1][i] ^ xl[u][0][i] ^ xh[u][1][i];
+        continue;
+      }
+      // Pair j (k = 16t + j and 16t + 8 + j): A's rows g and g + 8; each
+      // group's B word from its rows' prmt pair through movmatrix.
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        u32 a[2][2], b[G][2];
+#pragma unroll
+        for (int s = 0; s < 2; s++) {
+          const int j = i + 4 * s, q = j >> 1;
+          const u32 sel = (j & 1) ? 0x7632u : 0x5410u;
+          a[s][0] = prmt(xl[u][0][q], xl[u][1][q], sel);
+          a[s][1] = prmt(xh[u][0][q], xh[u][1][q], sel);
+#pragma unroll
+          for (int c = 0; c < G; c++) b[c][s] = movt(prmt(bw[u][c][0][q], bw[u][c][1][q], sel));
+        }
+#pragma unroll
+        for (int c = 0; c < G; c++) mma16816(acc[c], a[0][0], a[0][1], a[1][0], a[1][1], b[c][0], b[c][1]);
+      }
+    }
+  }
+  if (F & 2) {
+    if (xa == 0x12345u) d[0] = __float2bfloat16((float)xa);
+    return;
+  }
+  slab_store<G, W>(red, acc, rb, d, m, n);
+}
 static const u16* wc[16]; static int R;
 template<int G, int W, int U, int F>
 static void one(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
@@ -85,8 +193,22 @@ static void one(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, 
   const int bad = (F & 6) ? -1 : count_wrong(d, ref, m, n);
   cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, gap<G, W, U, F>);
   double us = timerot([&](int i) { launch(gap<G, W, U, F>, blocks, W * 32, true, x, wc[i], d, m, n, k); }, R);
-  printf("m=%-2d G=%d W=%d U=%d F=%-2d%s%s%s%s%s regs %3d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, U, F,
+  printf("m=%-2d G=%d W=%d U=%d F=%-3d%s%s%s%s%s regs %3d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, U, F,
          F & 1 ? " PRE" : "    ", F & 2 ? " NOMMA" : "      ", F & 4 ? " NOEPI" : "      ", F & 8 ? " NOX" : "    ", F & 16 ? " ROT" : "    ",
+         fa.numRegs, blocks, us, (double)n * k * 2 / us / 1e6, bad < 0 ? "-" : bad ? "WRONG" : "ok");
+}
+
+template<int G, int W, int U, int F>
+static void oneq(const u16* x, __nv_bfloat16* d, const float* ref, int m, int n, int k) {
+  const int blocks = n / (8 * G);
+  CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
+  launch(gapq<G, W, U, F>, blocks, W * 32, true, x, wc[0], d, m, n, k);
+  CK(cudaDeviceSynchronize());
+  const int bad = (F & 2) ? -1 : count_wrong(d, ref, m, n);
+  cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, gapq<G, W, U, F>);
+  double us = timerot([&](int i) { launch(gapq<G, W, U, F>, blocks, W * 32, true, x, wc[i], d, m, n, k); }, R);
+  printf("quad m=%-2d G=%d W=%d U=%d F=%-2d%s%s%s%s regs %3d blocks %4d %7.2f us %6.3f TB/s %s\n", m, G, W, U, F,
+         F & 1 ? " L2PRE" : "      ", F & 2 ? " NOMMA" : "      ", F & 4 ? " L2_256" : "       ", F & 8 ? " NOX" : "    ",
          fa.numRegs, blocks, us, (double)n * k * 2 / us / 1e6, bad < 0 ? "-" : bad ? "WRONG" : "ok");
 }
 
@@ -398,6 +520,23 @@ template<int G, int W, int U> static void all(const u16* x, __nv_bfloat16* d, co
   one<G, W, U, 14>(x, d, ref, m, n, k); one<G, W, U, 30>(x, d, ref, m, n, k); one<G, W, U, 31>(x, d, ref, m, n, k);
 }
 int main(int argc, char** argv) {
+  if (argc > 1 && !strcmp(argv[1], "quad")) {
+    for (int m : {16}) {
+      decode_problem P = decode_setup(m, 4096, 4096, 8);
+      R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
+      // The template's slab winner at 16 x 4096^2 (cpw 2, kw = warps = 8,
+      // unroll 4, l2pf 256, l2pre), then quad shapes.
+      one<2, 8, 4, 192>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 8, 4, 128>(P.x, P.d, P.ref, m, 4096, 4096);
+      one<2, 16, 2, 192>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 16, 2, 128>(P.x, P.d, P.ref, m, 4096, 4096);
+      oneq<2, 8, 2, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<2, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+      oneq<1, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<1, 16, 2, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+      oneq<2, 32, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<1, 32, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+      oneq<4, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<2, 16, 1, 5>(P.x, P.d, P.ref, m, 4096, 4096);
+      oneq<2, 16, 1, 10>(P.x, P.d, P.ref, m, 4096, 4096);
+      decode_free(P);
+    }
+    return 0;
+  }
   if (argc > 1 && !strcmp(argv[1], "lds")) {
       for (int m : {16, 1}) {
       decode_problem P = decode_setup(m, 4096, 4096, 8);
