@@ -136,11 +136,16 @@ __global__ void __launch_bounds__(W * 32) gemv_slab(const u16* __restrict__ x, c
   slab_store<G, W>(red, acc, rb, d, m, n);
 }
 
-// A launch on the default stream, with programmatic dependent launch when
-// pdl (the probes' kernels call griddepcontrol themselves).
+// The stream the probes launch and time on: the legacy default stream unless
+// a probe sets another (decode_gap.cu quad: a non-blocking one, as aitune's
+// worker uses), and the launches per timed chain.
+static cudaStream_t g_stream = 0;
+static int g_chain = 96;
+// A launch on g_stream, with programmatic dependent launch when pdl (the
+// probes' kernels call griddepcontrol themselves).
 template<class K, class... A> static void launch(K kern, int grid, int block, bool pdl, A... args) {
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid); cfg.blockDim = dim3(block); cfg.stream = 0;
+  cfg.gridDim = dim3(grid); cfg.blockDim = dim3(block); cfg.stream = g_stream;
   cudaLaunchAttribute at[1];
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   at[0].val.programmaticStreamSerializationAllowed = 1;
@@ -151,7 +156,8 @@ template<class K, class... A> static void launch(K kern, int grid, int block, bo
 // Back to back over R rotating copies: a 256 MB memset first (the host
 // queues the chain meanwhile, and L2 holds none of it), then L launches
 // between events; per-launch time = elapsed / L, median of 9.
-template<class F> static double timerot(F f, int R, int L = 96) {
+template<class F> static double timerot(F f, int R, int L = 0) {
+  if (L == 0) L = g_chain;
   static void* busy = nullptr;
   const size_t busyn = 256u << 20;
   if (!busy) CK(cudaMalloc(&busy, busyn));
@@ -159,8 +165,8 @@ template<class F> static double timerot(F f, int R, int L = 96) {
   std::vector<float> ts;
   for (int i = 0; i < R; i++) f(i);
   for (int rep = 0; rep < 9; rep++) {
-    CK(cudaMemsetAsync(busy, rep, busyn));
-    cudaEventRecord(a); for (int i = 0; i < L; i++) f(i % R); cudaEventRecord(b); CK(cudaEventSynchronize(b));
+    CK(cudaMemsetAsync(busy, rep, busyn, g_stream));
+    cudaEventRecord(a, g_stream); for (int i = 0; i < L; i++) f(i % R); cudaEventRecord(b, g_stream); CK(cudaEventSynchronize(b));
     float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000.f / L);
   }
   CK(cudaGetLastError());
