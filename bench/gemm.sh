@@ -4,6 +4,9 @@
 # matmul templates), in one call on a GPU:
 # aitune sweep SPEC on a fresh registry, the peers on the same shapes, then a
 # ratio table in TFLOP/s and in TB/s of weights (B). Uses the prebuilt build/.
+# Writes OUTDIR/gemm-table.txt (the ratios), gemm-stats.txt (per bucket, the
+# best of each template and knob), gemm-measurements.tsv (every candidate,
+# fastest first), and the sweep's output, winners and peers.
 #   bench/gemm.sh OUTDIR [SPEC] [--compile] [--triton] [--cold N] [--stream]
 # --cold N: the peers rotate through N copies of B, so the weights are cold in
 # L2 as aitune's own timing has them (it flushes L2 before every sample).
