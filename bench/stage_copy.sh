@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The wgmma family's staging copy (templates/lib/wgmma.lua, `stage`) alone,
-# against cudaMemcpy2DAsync, at the shapes of bench/gemm/unaligned.yaml.
+# against cudaMemcpy2DAsync, at the shapes of bench/gemm/unaligned.yaml, and a
+# plain grid-stride copy of the same bytes (bench/gemm/stage_flat.cu).
 #   [UNROLLS="8 16"] bench/stage_copy.sh build   (here: lua5.4 and nvcc; writes .probe/stage/)
 #   bench/stage_copy.sh run     (on the GPU, .probe carried)
 set -euo pipefail
@@ -29,11 +30,15 @@ nt 4001x4001x4001 ab 2 nt4001
 nn 4001x4001x4001 ab 2 nn4001
 nn 4096x4097x4096 b 2 nn4097
 LIST
+    # A plain grid-stride copy of 4001^2's A and B with the same funnel shift.
+    nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DSTAGED_SRC="\"nn4001.cuh\"" -I$P \
+        bench/gemm/stage_flat.cu -o $P/stage_flat
     ;;
 run)
     while read -r name m n k; do
         for g in 132; do $P/$name "$m" "$n" "$k" "$g"; done
     done < $P/list
+    $P/stage_flat
     ;;
 *) echo "usage: bench/stage_copy.sh build|run" >&2; exit 2 ;;
 esac

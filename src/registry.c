@@ -1521,10 +1521,17 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     return rc;
 }
 
-/* The winner row of a bucket (bound: op, arch, dtype, bucket, then hw):
-** hw's when there is one, else the fastest of any hardware, as w. */
+/* The winner row of a bucket, as w: hw's when there is one, else the
+** fastest of any hardware. bind_winner binds its five parameters; a
+** statement's own come after them. */
 #define WINNER_W "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? " \
                  "ORDER BY hw = ? DESC, median_us LIMIT 1) "
+static void bind_winner(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket,
+                        const char *hw)
+{
+    bind_bucket(st, op, arch, dtype, bucket);
+    bind_text(st, 5, hw);
+}
 
 int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                          const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
@@ -1536,8 +1543,7 @@ int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *d
         "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
         "THEN w.runners_up ELSE '[]' END) f WHERE json_type(f.value) = 'object' ORDER BY 4, 3");
     if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
-    bind_text(st, 5, hw);
+    bind_winner(st, op, arch, dtype, bucket, hw);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (cb(col_str(st, 0), col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
@@ -1554,8 +1560,7 @@ int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtyp
         "AND m.bucket = w.bucket AND m.template = w.template AND m.config = w.config AND m.status = 'ok' "
         "ORDER BY m.run IS w.run DESC, m.id DESC LIMIT 1");
     if (!st) return -2;
-    bind_bucket(st, op, arch, dtype, bucket);
-    bind_text(st, 5, hw);
+    bind_winner(st, op, arch, dtype, bucket, hw);
     int rc = sqlite3_step(st), v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {

@@ -519,57 +519,60 @@ template<int G, int W, int U> static void all(const u16* x, __nv_bfloat16* d, co
   one<G, W, U, 16>(x, d, ref, m, n, k); one<G, W, U, 17>(x, d, ref, m, n, k);
   one<G, W, U, 14>(x, d, ref, m, n, k); one<G, W, U, 30>(x, d, ref, m, n, k); one<G, W, U, 31>(x, d, ref, m, n, k);
 }
+// The probes' problem at 4096^2 with m rows of A: set up (8 weight copies,
+// which the timed chains rotate through wc), handed to f, freed.
+template<class F> static void with_problem(int m, F f) {
+  decode_problem P = decode_setup(m, 4096, 4096, 8);
+  R = P.R;
+  for (int i = 0; i < R; i++) wc[i] = P.w[i];
+  f(P);
+  decode_free(P);
+}
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "quad")) {
     // Each list three ways: the legacy stream with chains of 96 (the
     // probes' usual), a non-blocking stream with 96, and one with 20 (as
     // aitune's stream timing: 5 copies x 4).
     cudaStream_t own; CK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+    const int m = 16;
     for (int way = 0; way < 3; way++) {
-    g_stream = way ? own : 0; g_chain = way == 2 ? 20 : 96;
-    printf("-- %s stream, chains of %d\n", way ? "non-blocking" : "legacy default", g_chain);
-    for (int m : {16}) {
-      decode_problem P = decode_setup(m, 4096, 4096, 8);
-      R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
-      // The template's slab winner at 16 x 4096^2 (cpw 2, kw = warps = 8,
-      // unroll 4, l2pf 256, l2pre), then quad shapes.
-      one<2, 8, 4, 192>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 8, 4, 128>(P.x, P.d, P.ref, m, 4096, 4096);
-      one<2, 16, 2, 192>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 16, 2, 128>(P.x, P.d, P.ref, m, 4096, 4096);
-      oneq<2, 8, 2, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<2, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096);
-      oneq<1, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<1, 16, 2, 1>(P.x, P.d, P.ref, m, 4096, 4096);
-      oneq<2, 32, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<1, 32, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096);
-      oneq<4, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<2, 16, 1, 5>(P.x, P.d, P.ref, m, 4096, 4096);
-      oneq<2, 16, 1, 10>(P.x, P.d, P.ref, m, 4096, 4096);
-      decode_free(P);
-    }
+      g_stream = way ? own : 0; g_chain = way == 2 ? 20 : 96;
+      printf("-- %s stream, chains of %d\n", way ? "non-blocking" : "legacy default", g_chain);
+      with_problem(m, [&](decode_problem& P) {
+        // The template's slab winner at 16 x 4096^2 (cpw 2, kw = warps = 8,
+        // unroll 4, l2pf 256, l2pre), then quad shapes.
+        one<2, 8, 4, 192>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 8, 4, 128>(P.x, P.d, P.ref, m, 4096, 4096);
+        one<2, 16, 2, 192>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 16, 2, 128>(P.x, P.d, P.ref, m, 4096, 4096);
+        oneq<2, 8, 2, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<2, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+        oneq<1, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<1, 16, 2, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+        oneq<2, 32, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<1, 32, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+        oneq<4, 16, 1, 1>(P.x, P.d, P.ref, m, 4096, 4096); oneq<2, 16, 1, 5>(P.x, P.d, P.ref, m, 4096, 4096);
+        oneq<2, 16, 1, 10>(P.x, P.d, P.ref, m, 4096, 4096);
+      });
     }
     return 0;
   }
   if (argc > 1 && !strcmp(argv[1], "lds")) {
-      for (int m : {16, 1}) {
-      decode_problem P = decode_setup(m, 4096, 4096, 8);
-      R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
-      onelds<8, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
-      onelds<8, 4, 4, 3>(P.x, P.d, P.ref, m, 4096, 4096); onelds<8, 4, 4, 6>(P.x, P.d, P.ref, m, 4096, 4096);
-      onelds<16, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<2, 4, 4, 2>(P.x, P.d, P.ref, m, 4096, 4096);
-      onelds<8, 8, 2, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 8, 2, 4>(P.x, P.d, P.ref, m, 4096, 4096);
-      onelds<4, 2, 8, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<8, 2, 8, 4>(P.x, P.d, P.ref, m, 4096, 4096);
-      onelds<2, 2, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096); onelds<1, 4, 4, 1>(P.x, P.d, P.ref, m, 4096, 4096);
-      one<2, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096);
-      decode_free(P);
-    }
+    for (int m : {16, 1})
+      with_problem(m, [&](decode_problem& P) {
+        onelds<8, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+        onelds<8, 4, 4, 3>(P.x, P.d, P.ref, m, 4096, 4096); onelds<8, 4, 4, 6>(P.x, P.d, P.ref, m, 4096, 4096);
+        onelds<16, 4, 4, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<2, 4, 4, 2>(P.x, P.d, P.ref, m, 4096, 4096);
+        onelds<8, 8, 2, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<4, 8, 2, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+        onelds<4, 2, 8, 4>(P.x, P.d, P.ref, m, 4096, 4096); onelds<8, 2, 8, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+        onelds<2, 2, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096); onelds<1, 4, 4, 1>(P.x, P.d, P.ref, m, 4096, 4096);
+        one<2, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096);
+      });
     return 0;
   }
   if (argc > 1 && !strcmp(argv[1], "tr")) {
-      for (int m : {16, 1}) {
-      decode_problem P = decode_setup(m, 4096, 4096, 8);
-      R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
-      onetr<1, 8>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 8>(P.x, P.d, P.ref, m, 4096, 4096);
-      onetr<1, 4>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 4>(P.x, P.d, P.ref, m, 4096, 4096);
-      onetr<1, 16>(P.x, P.d, P.ref, m, 4096, 4096); onetr<4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
-      one<1, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096);
-      decode_free(P);
-    }
+    for (int m : {16, 1})
+      with_problem(m, [&](decode_problem& P) {
+        onetr<1, 8>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 8>(P.x, P.d, P.ref, m, 4096, 4096);
+        onetr<1, 4>(P.x, P.d, P.ref, m, 4096, 4096); onetr<2, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+        onetr<1, 16>(P.x, P.d, P.ref, m, 4096, 4096); onetr<4, 4>(P.x, P.d, P.ref, m, 4096, 4096);
+        one<1, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096); one<2, 8, 2, 0>(P.x, P.d, P.ref, m, 4096, 4096);
+      });
     return 0;
   }
   u32* o; CK(cudaMalloc(&o, 64));
@@ -584,9 +587,7 @@ int main(int argc, char** argv) {
     }
     for (auto q : cp) cudaFree(q);
   }
-  {
-    decode_problem P = decode_setup(1, 4096, 4096, 8);
-    R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
+  with_problem(1, [&](decode_problem& P) {
     rows3<8, 1, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<8, 2, 1>(P.x, P.d, P.ref, 4096, 4096);
     rows3<8, 4, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<8, 2, 2>(P.x, P.d, P.ref, 4096, 4096);
     rows3<8, 4, 2>(P.x, P.d, P.ref, 4096, 4096); rows3<8, 8, 1>(P.x, P.d, P.ref, 4096, 4096);
@@ -595,15 +596,8 @@ int main(int argc, char** argv) {
     rows3<2, 1, 1>(P.x, P.d, P.ref, 4096, 4096); rows3<2, 2, 1>(P.x, P.d, P.ref, 4096, 4096);
     rows3<2, 1, 2>(P.x, P.d, P.ref, 4096, 4096); rows3<1, 1, 1>(P.x, P.d, P.ref, 4096, 4096);
     rows3<1, 1, 2>(P.x, P.d, P.ref, 4096, 4096);
-    decode_free(P);
-  }
-  for (int m : {1}) {
-    decode_problem P = decode_setup(m, 4096, 4096, 8);
-    R = P.R; for (int i = 0; i < R; i++) wc[i] = P.w[i];
-    all<1, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096);
-    all<2, 8, 2>(P.x, P.d, P.ref, m, 4096, 4096);
-
-    decode_free(P);
-  }
+    all<1, 8, 2>(P.x, P.d, P.ref, 1, 4096, 4096);
+    all<2, 8, 2>(P.x, P.d, P.ref, 1, 4096, 4096);
+  });
   return 0;
 }

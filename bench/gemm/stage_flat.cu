@@ -7,24 +7,17 @@
 // or its one load when the row happens to be aligned. Variants: the grid
 // (blocks x threads: the GEMM kernel's own 132 x 384, or full occupancy),
 // U, and whether the second piece comes from the neighbouring lane.
-//   nvcc -O3 -arch=sm_90a -std=c++17 -o stage_flat bench/gemm/stage_flat.cu && ./stage_flat
-// (H100, 2026-11-23: 51.7-59.7 us, no faster than the template's 51.2;
+// The funnel shift is the template's own (STAGED_SRC: a staged wgmma
+// kernel's source from bench/gemm/dump.lua). Built and run by
+// bench/stage_copy.sh build / run, after the template's copy. (H100,
+// 2026-11-23: 51.7-59.7 us, no faster than the template's 51.2;
 // bench/RESULTS.md.)
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+#include STAGED_SRC
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
-
-__device__ __forceinline__ uint4 funnel16(const uint4& lo, const uint4& hi, unsigned sh) {
-  const unsigned w[8] = { lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w };
-  const unsigned q = sh >> 2, b = 8 * (sh & 3);
-  unsigned t[5];
-#pragma unroll
-  for (int i = 0; i < 5; i++) t[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[min(i + 3, 7)];
-  return make_uint4(__funnelshift_r(t[0], t[1], b), __funnelshift_r(t[1], t[2], b),
-                    __funnelshift_r(t[2], t[3], b), __funnelshift_r(t[3], t[4], b));
-}
 
 // One matrix: rows x cols (ld = cols) at src into rows of pad elements at dst.
 // Chunk c of the destination is row c / qc, 16-byte piece c % qc.
@@ -65,7 +58,7 @@ __global__ void flat(const unsigned char* __restrict__ src, int rows, int cols, 
       const unsigned r = c / qc, q = c - r * qc;
       uint4* to = (uint4*)(dst + ((unsigned long long)r * pad) * 2) + q;
       if (at[u] + 16 <= hi_end && at[u] - sh[u] + (sh[u] ? 32 : 16) <= hi_end) {
-        *to = funnel16(lo[u], hi[u], sh[u]);
+        *to = funnel(lo[u], hi[u], sh[u]);
       } else {
         union { uint4 v; unsigned short e[8]; } x;
         const unsigned short* e = (const unsigned short*)at[u];
