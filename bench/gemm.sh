@@ -39,8 +39,9 @@ for r in con.execute("select op, dtype, bucket, template, count(*), min(median_u
                      "where status = 'ok' group by op, dtype, bucket, template"):
     print("bucket %s %s %s: template %s: %d ok, best %.2f us" % r)
 # The gemv family's best with and without programmatic dependent launch,
-# per kw (nt: warps splitting k) and csplit (nn: split-K over a cluster).
-for key in ("pdl", "kw", "csplit"):
+# per kw (nt: warps splitting k) and csplit (nn: split-K over a cluster);
+# the wgmma family's best per stage (staged up front or overlapped).
+for key in ("pdl", "kw", "csplit", "stage"):
     for r in con.execute("select op, dtype, bucket, json_extract(config, '$.%s') p, count(*), min(median_us) "
                          "from measurements where status = 'ok' and p is not null group by op, dtype, bucket, p" % key):
         print("bucket %s %s %s: " % r[:3] + "%s %s: %d ok, best %.2f us" % ((key,) + r[3:]))

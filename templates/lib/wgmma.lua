@@ -64,13 +64,29 @@
 -- copy costs a read and a write of the operand; the product then runs at
 -- the aligned speed (a TMA box cannot start at an unaligned row: see
 -- bench/gemm/tma_coords.cu).
+--
+-- Overlapped staging (`stage` "a_overlap", "ab_overlap"; persistent grids in
+-- raster m): only the rows of A that the first wave of tiles reads are
+-- copied before the wait (with B when it is staged); the rest of A is
+-- copied behind it by the producer warpgroup's three idle warps while the
+-- consumers multiply. They claim a few rows at a time (about 32 KB) and
+-- count each claim into its band's counter (a band: cdiv(tiles_m, 256)
+-- tile rows), and the TMA thread waits for a tile row's band before its
+-- first load. The copy then costs only B and the first wave's rows up
+-- front.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
 local M = {}
 
 local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
 
+-- Registers per thread after setmaxnreg. Overlapped staging's copy warps
+-- need 56 in the producer (measured with ptxas 13.0: 40 spill), so two
+-- consumers get 224.
+local function overlapped(p) return p.stage:find("_overlap$") ~= nil end
+local function producer_regs(p) return overlapped(p) and 56 or p.producer_regs end
 local function consumer_regs(p)
+  if overlapped(p) then return p.consumers == 2 and 224 or 240 end
   return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
 end
 
@@ -101,16 +117,25 @@ M.params = {
   { "inflight", { 0, 1 } },
   { "epilogue", { "direct", "tma", "rows" } },
   { "streamk", { 0, 1 } },
-  { "stage", { "none", "a", "b", "ab" } },
+  { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
 
 -- A layout's params: nt's A and B rows are both k long, so they are staged
 -- together or not at all (a stage value that can never be valid would only
 -- dilute the space a search samples).
+local NT_STAGES = { none = true, ab = true, ab_overlap = true }
 local function params_of(layout)
   if layout == "nn" then return M.params end
   local out = {}
-  for i, pv in ipairs(M.params) do out[i] = pv[1] == "stage" and { "stage", { "none", "ab" } } or pv end
+  for i, pv in ipairs(M.params) do
+    if pv[1] == "stage" then
+      local vals = {}
+      for _, v in ipairs(pv[2]) do if NT_STAGES[v] then vals[#vals + 1] = v end end
+      out[i] = { "stage", vals }
+    else
+      out[i] = pv
+    end
+  end
   return out
 end
 
@@ -142,6 +167,33 @@ local function streamk_bytes(p, dev)
   return TICKET_BYTES + (dev.sms or 132) * p.bm * p.bn * 4
 end
 
+-- A config's staging: the operands it stages ("none", "a", "b", "ab"),
+-- whether it stages A and B, and whether A's late rows overlap the product.
+local function staging(p)
+  local base = p.stage:gsub("_overlap$", "")
+  return base, base:find("a", 1, true) ~= nil, base:find("b", 1, true) ~= nil, overlapped(p)
+end
+
+-- Overlapped staging: A's rows the first wave of tiles reads (whole bands
+-- of cdiv(tiles_m, NBANDS) tile rows, at most m), as the kernel's
+-- first_rows computes them. Raster m: the first G units fill whole groups
+-- of `group` unit rows, then the first rows of the next group.
+local NBANDS = 256
+local function first_wave_rows(p, shape, dev)
+  local sh = share(p)
+  local tiles_m, tiles_n = (shape.m + p.bm - 1) // p.bm, (shape.n + p.bn - 1) // p.bn
+  local units_m = sh == 1 and (tiles_m + 1) // 2 or tiles_m
+  local units_n = sh == 2 and (tiles_n + 1) // 2 or tiles_n
+  local t1 = math.min(workers(p, dev), units_m * units_n) - 1
+  local per = p.group * units_n
+  local g = t1 // per
+  local first = g * p.group
+  local tm = first + math.min(t1 - g * per, math.min(units_m - first, p.group) - 1)
+  if sh == 1 then tm = 2 * tm + 1 end
+  local tpb = (tiles_m + NBANDS - 1) // NBANDS
+  return math.min(shape.m, (tm // tpb + 1) * tpb * p.bm)
+end
+
 -- The stage a shape needs: the operands whose rows TMA cannot read in place
 -- (A's are k long, B's k (nt) or n (nn)), or "none".
 local function stage_for(layout, shape)
@@ -156,17 +208,20 @@ end
 -- counters start, zero where both end), stream-K's partial tiles (from
 -- zero), then the staged A and B from sa: rows padded to 64 elements (128
 -- bytes).
+-- Overlapped staging adds a counter per band after the 128 bytes of ctl.
 local STAGE_CTL = 128
 local function ws_layout(p, dev)
+  local base, _, _, ov = staging(p)
   local L = { ctl = p.streamk == 1 and TICKET_BYTES or 0 }
-  L.zero = L.ctl + (p.stage ~= "none" and STAGE_CTL or 0)
+  L.zero = L.ctl + (base ~= "none" and STAGE_CTL + (ov and 4 * NBANDS or 0) or 0)
   L.sa = L.zero + (p.streamk == 1 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
   return L
 end
 
 function M.constraints(layout, p, shape, dt, dev)
   local need = stage_for(layout, shape)
-  if p.stage ~= need then
+  local base, _, _, ov = staging(p)
+  if base ~= need then
     if need == "none" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
@@ -177,6 +232,12 @@ function M.constraints(layout, p, shape, dt, dev)
     if u % g == 0 or math.min(g // (u % g), kiters) < 2 then
       return false, "no partial wave that fits twice into the idle workers: nothing for stream-K to split"
     end
+  end
+  if ov then
+    if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself (56)" end
+    if p.persistent ~= 1 or p.streamk ~= 0 then return false, "overlapped staging needs a persistent grid without stream-K" end
+    if p.raster ~= "m" then return false, "overlapped staging: raster n's first wave reads every row of A" end
+    if first_wave_rows(p, shape, dev) >= shape.m then return false, "overlapped staging: the first wave reads every row of A" end
   end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
@@ -251,6 +312,7 @@ function M.source(layout, p, dt, dev, name)
   local wm = rows_per_consumer(p)
   local mi = wm // 64
   local wl = ws_layout(p, dev)
+  local _, sa, sb, ov = staging(p)
   local out_ct = dtype.ctype(t.Out)
   local store
   if t.Out == "f32" then
@@ -320,6 +382,8 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define TICKET_BYTES %d
 #define STAGE_A %d
 #define STAGE_B %d
+#define OVERLAP %d
+#define NBANDS %d
 #define NT %d
 #define CTL_OFF %d
 #define SLOT_OFF %d
@@ -329,7 +393,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
       p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
-      p.stage:find("a") and 1 or 0, p.stage:find("b") and 1 or 0, layout == "nt" and 1 or 0,
+      sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, NBANDS, layout == "nt" and 1 or 0,
       wl.ctl, wl.zero, wl.sa),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
@@ -436,6 +500,7 @@ AIT_DEV uint4 funnel(const uint4& lo, const uint4& hi, unsigned sh) {
 // 8 (cudaMemcpy2DAsync: 1.35); taking the second piece from the
 // neighbouring lane instead was slower (1.5).
 #define STAGE_UNROLL 16
+template<int STAGE_U>
 AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols, unsigned char* dst, long long pad,
                         long long r0, long long nr) {
   const int qc = (int)((cols + 7) / 8), lane = threadIdx.x % 32;
@@ -445,10 +510,10 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
     const unsigned sh = (unsigned)(at & 15ull);
     const unsigned long long al = at - sh, need = sh ? 32ull : 16ull;
     uint4* to = (uint4*)(dst + r * pad * 2);
-    for (int q0 = lane; q0 < qc; q0 += 32 * STAGE_UNROLL) {
-      uint4 lo[STAGE_UNROLL], hi[STAGE_UNROLL];
+    for (int q0 = lane; q0 < qc; q0 += 32 * STAGE_U) {
+      uint4 lo[STAGE_U], hi[STAGE_U];
 #pragma unroll
-      for (int u = 0; u < STAGE_UNROLL; u++) {
+      for (int u = 0; u < STAGE_U; u++) {
         const unsigned long long p = al + 16ull * (q0 + 32 * u);
         lo[u] = hi[u] = make_uint4(0, 0, 0, 0);
         if (q0 + 32 * u < qc && p >= lo_end && p + need <= hi_end) {
@@ -457,7 +522,7 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
         }
       }
 #pragma unroll
-      for (int u = 0; u < STAGE_UNROLL; u++) {
+      for (int u = 0; u < STAGE_U; u++) {
         const int q = q0 + 32 * u;
         if (q >= qc) continue;
         const unsigned long long p = al + 16ull * q;
@@ -479,23 +544,28 @@ AIT_DEV unsigned ld_acquire(const unsigned* p) {
 }
 // Stage the operands TMA cannot read in place, then wait until every claim
 // of the grid is copied. Each warp claims rows on its own: claims of at
-// least 4 KB of A's rows (m of k), then of B's (nt: n of k; nn: k of n).
+// least 4 KB of A's first a_pre rows (of k; all m unless OVERLAP), then of
+// B's (nt: n of k; nn: k of n), then (when a_pre < m) A's last row, which
+// the overlapped copy leaves out (its pieces past A need the bounds checks).
 // Counters: ctl[0] claims handed out, ctl[1] claims done, ctl[2] CTAs
 // through (the last one resets all three for the next launch).
-AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k) {
+AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k,
+                       long long a_pre) {
   unsigned* ctl = (unsigned*)(ws + CTL_OFF);
-  const long long ar = STAGE_A ? m : 0, br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
+  const long long ar = STAGE_A ? a_pre : 0, br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
   const long long ap = (k + 63) / 64 * 64, bp = (bc + 63) / 64 * 64;
   unsigned char* sa = ws + SA_OFF;
   unsigned char* sb = sa + (STAGE_A ? m * ap * 2 : 0);
   const long long acr = max(1ll, 2048 / max(k, 1ll)), bcr = max(1ll, 2048 / max(bc, 1ll));
-  const unsigned ca = (unsigned)((ar + acr - 1) / acr), total = ca + (unsigned)((br + bcr - 1) / bcr);
+  const unsigned ca = (unsigned)((ar + acr - 1) / acr), cb = (unsigned)((br + bcr - 1) / bcr);
+  const unsigned total = ca + cb + (STAGE_A && a_pre < m ? 1u : 0u);
   const int lane = threadIdx.x % 32;
   unsigned mine = 0, c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
   while (c < total) {
     const unsigned next = lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u;   // lands while this claim is copied
-    if (c < ca) stage_rows(As, m, k, sa, ap, c * acr, min(acr, ar - c * acr));
-    else stage_rows(Bs, br, bc, sb, bp, (c - ca) * bcr, min(bcr, br - (c - ca) * bcr));
+    if (c < ca) stage_rows<STAGE_UNROLL>(As, m, k, sa, ap, c * acr, min(acr, ar - c * acr));
+    else if (c < ca + cb) stage_rows<STAGE_UNROLL>(Bs, br, bc, sb, bp, (c - ca) * bcr, min(bcr, br - (c - ca) * bcr));
+    else stage_rows<STAGE_UNROLL>(As, m, k, sa, ap, m - 1, 1);
     mine++;
     c = __shfl_sync(~0u, next, 0);
   }
@@ -509,6 +579,80 @@ AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigne
     if (atomicAdd(&ctl[2], 1u) == gridDim.x - 1) { ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; }
   }
   __syncthreads();
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+#endif
+
+#if OVERLAP
+// Overlapped staging. A band is bt = cdiv(tiles_m, NBANDS) tile rows of A;
+// its counter (ctl[32 + band]) counts the rows copied. ctl[3]: late claims
+// handed out, ctl[4]: CTAs done (the last one resets them and the bands).
+#define LATE_UNROLL 2
+AIT_DEV unsigned* band_ctr(unsigned char* ws) { return (unsigned*)(ws + CTL_OFF) + 32; }
+// The rows of A the first wave of units reads, in whole bands (raster m:
+// the first G units fill whole groups of GROUP unit rows, then the first
+// rows of the next group); the grid stages them before its product.
+AIT_DEV long long first_rows(long long m, long long k, int units_m, int units_n, int G, long long band_rows) {
+  if (k < 16) return m;     // late_row's pieces would reach past the next row
+  const int t1 = min(G, units_m * units_n) - 1, per = GROUP * units_n, g = t1 / per, first = g * GROUP;
+  int tm = first + min(t1 - g * per, min(units_m - first, GROUP) - 1);
+  if (SHARE == 1) tm = 2 * tm + 1;
+  return min(m, ((long long)tm * BM / band_rows + 1) * band_rows);
+}
+// Row r of A (k >= 16 elements) into its padded row `to`, by one warp, for a
+// row with a row before and after it (every 16-byte piece around it lies in A):
+// no bounds checks and 32-bit offsets, to fit the producer's registers.
+AIT_DEV void late_row(const unsigned char* As, long long r, long long k, uint4* to) {
+  const unsigned long long at = (unsigned long long)As + (unsigned long long)r * k * 2;
+  const unsigned sh = (unsigned)(at & 15ull);
+  const uint4* al = (const uint4*)(at - sh);
+  const int qc = (int)((k + 7) / 8), lane = threadIdx.x % 32;
+  for (int q0 = lane; q0 < qc; q0 += 32 * LATE_UNROLL) {
+    uint4 lo[LATE_UNROLL], hi[LATE_UNROLL];
+#pragma unroll
+    for (int u = 0; u < LATE_UNROLL; u++) {
+      const int q = min(q0 + 32 * u, qc - 1);
+      lo[u] = __ldg(al + q);
+      hi[u] = __ldg(al + q + 1);
+    }
+#pragma unroll
+    for (int u = 0; u < LATE_UNROLL; u++)
+      if (q0 + 32 * u < qc) to[q0 + 32 * u] = funnel(lo[u], hi[u], sh);
+  }
+}
+// A's rows [a_pre, m - 1), by one warp of the producer warpgroup: claims of
+// cr rows (a power of two, about 32 KB, at most 64: a claim never straddles
+// a band), each published to its band once its stores are visible to TMA.
+AIT_DEV void stage_late(const unsigned char* As, unsigned char* ws, long long m, long long k, long long a_pre,
+                        long long band_rows) {
+  unsigned* ctl = (unsigned*)(ws + CTL_OFF);
+  unsigned* band = band_ctr(ws);
+  const long long ap = (k + 63) / 64 * 64;
+  unsigned char* sa = ws + SA_OFF;
+  int cr = 1;
+  while (cr < 64 && 2ll * cr * k * 2 <= 32768) cr *= 2;
+  const unsigned total = (unsigned)((m - 1 - a_pre + cr - 1) / cr);
+  const int lane = threadIdx.x % 32;
+  unsigned c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[3], 1u) : 0u, 0);
+  while (c < total) {
+    const unsigned next = lane == 0 ? atomicAdd(&ctl[3], 1u) : 0u;
+    const long long r0 = a_pre + (long long)c * cr, nr = min((long long)cr, m - 1 - r0);
+    for (long long r = r0; r < r0 + nr; r++) late_row(As, r, k, (uint4*)(sa + r * ap * 2));
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    __syncwarp();
+    if (lane == 0) { __threadfence(); atomicAdd(&band[(unsigned)(r0 / band_rows)], (unsigned)nr); }
+    c = __shfl_sync(~0u, next, 0);
+  }
+}
+// The TMA thread, before tile row tm's first load: wait until its band is
+// copied (bands of the first wave are, and so is A's last row).
+AIT_DEV void wait_band(unsigned char* ws, int tm, long long m, long long a_pre, long long band_rows) {
+  const long long r = (long long)tm * BM;
+  if (r < a_pre || r >= m) return;
+  const unsigned b = (unsigned)(r / band_rows);
+  const unsigned need = (unsigned)(min(m - 1, (long long)(b + 1) * band_rows) - (long long)b * band_rows);
+  const unsigned* ctr = band_ctr(ws) + b;
+  while (ld_acquire(ctr) < need) __nanosleep(256);
   asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 #endif
@@ -584,17 +728,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
    long long m, long long n, long long k%s%s)
 {
   extern __shared__ unsigned char smem_raw[];
+  const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
+  // Units of work: tiles, or pairs of tiles for a cluster (a pair past the
+  // edge still loads its half of the shared operand; its stores are masked).
+  const int units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m, units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
+#if OVERLAP
+  const long long band_rows = (long long)((tiles_m + NBANDS - 1) / NBANDS) * BM;
+  const long long a_pre = first_rows(m, k, units_m, units_n, gridDim.x / CLUSTER, band_rows);
+#else
+  const long long a_pre = m;
+#endif
 #if STAGE_A || STAGE_B
-  stage_all(As, Bs, ws, m, n, k);
+  stage_all(As, Bs, ws, m, n, k, a_pre);
 #endif
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
   const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
   const int wg = threadIdx.x / 128;
-  const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
-  // Units of work: tiles, or pairs of tiles for a cluster (a pair past the
-  // edge still loads its half of the shared operand; its stores are masked).
-  const int units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m, units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
   const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
   const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
   sched_t S;
@@ -615,6 +765,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         tile_at(u, units_m, units_n, tm, tn);
         if (SHARE == 1) tm = 2 * tm + rank;
         if (SHARE == 2) tn = 2 * tn + rank;
+#if OVERLAP
+        wait_band(ws, tm, m, a_pre, band_rows);
+#endif
         for (int kb = k0; kb < k1; kb++) {
           mbar_wait(empty + 8 * s, ph ^ 1);
           const unsigned bar = full + 8 * s;
@@ -626,6 +779,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
       }
     }
+#if OVERLAP
+    if (threadIdx.x >= 32) stage_late(As, ws, m, k, a_pre, band_rows);
+#endif
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
     const int c = wg - 1, lane = threadIdx.x %% 32, warp = (threadIdx.x %% 128) / 32;
@@ -804,10 +960,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
   // No CTA of a pair leaves while its peer may still arrive on its barriers.
   if (CLUSTER > 1) cluster_sync();
+#if OVERLAP
+  // Every warp of this CTA is past its claims and waits: the last CTA out
+  // leaves the late counters zero for the next launch.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* ctl = (unsigned*)(ws + CTL_OFF);
+    __threadfence();
+    if (atomicAdd(&ctl[4], 1u) == gridDim.x - 1) {
+      ctl[3] = 0; ctl[4] = 0;
+      for (int b = 0; b < NBANDS; b++) band_ctr(ws)[b] = 0;
+    }
+  }
+#endif
 }
 ]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct,
     (p.streamk == 1 or p.stage ~= "none") and ", unsigned char* __restrict__ ws" or "",
-    p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", p.producer_regs,
+    p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
     a_load, b_load, consumer_regs(p), b_desc),
   }
   return table.concat(src, "\n")
@@ -826,7 +995,7 @@ function M.launch(layout, p, dt, dev)
                or p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
                or string.format("%s * %d", units, per)
   local wl = ws_layout(p, dev)
-  local sa, sb = p.stage:find("a") ~= nil, p.stage:find("b") ~= nil
+  local _, sa, sb = staging(p)
   -- A staged operand's map reads its copy in the workspace, whose rows are
   -- padded to 128 bytes: A's m rows of k, then B's (nt: n of k; nn: k of n).
   local a_pitch = "cdiv(k, 64) * 128"

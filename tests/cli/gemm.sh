@@ -37,7 +37,7 @@ tasks:
     templates: [wgmma]
     shapes: {m: {values: [64]}, n: {values: [4097]}, k: {values: [64]}}
 YAML
-run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd.db" --max-evals 2
+run "$AITUNE" compile -v "$T/odd.yaml" --db "$T/odd-nn.db" --max-evals 2
 expect_eq "n = 4097 compiles with wgmma" "$RC" 0 || show_last
 nw=$(grep -c 'gemm_nn/wgmma' "$T/out")
 expect_true "wgmma candidates at n = 4097 ($nw)" test "$nw" -ge 2
@@ -80,6 +80,20 @@ expect_true "the sample has stream-K configs ($nsk)" test "$nsk" -ge 1
 expect_eq "no stream-K config spills" "$(grep '"streamk":1' "$T/out" | awk '$5 != 0' | wc -l)" 0
 expect_eq "every stream-K kernel takes the workspace" \
     "$(sql "$T/sk.db" "select count(*) from cubins where source like '%#define STREAMK 1%' and source like '%unsigned char* __restrict__ ws)%'")" "$nsk"
+
+# Overlapped staging (A's late rows copied by the producer's idle warps):
+# a sample of the overlapped configs of small tiles (the space narrowed by
+# bench/narrow.py, as bench/overlap.sh runs them under compute-sanitizer)
+# compiles without spills at both layouts, with 56 producer registers.
+python3 "$ROOT/bench/narrow.py" "$T/ovhome" wgmma "$ROOT/bench/gemm/overlap_small_space.lua"
+AITUNE_HOME=$T/ovhome run "$AITUNE" compile -v "$ROOT/tests/gpu/overlap_sanitize.yaml" --db "$T/ov.db" --max-evals 3
+expect_eq "compile a sample of overlapped configs" "$RC" 0 || show_last
+nov=$(grep -c '_overlap"' "$T/out")
+expect_true "the sample has overlapped configs at nn ($nov in all)" grep -q 'gemm_nn/wgmma.*_overlap"' "$T/out"
+expect_true "... and at nt" grep -q 'gemm_nt/wgmma.*_overlap"' "$T/out"
+expect_eq "no overlapped config spills" "$(grep '_overlap"' "$T/out" | awk '$5 != 0' | wc -l)" 0
+expect_eq "each overlapped kernel copies behind the first wave with 56 producer registers" \
+    "$(sql "$T/ov.db" "select count(*) from cubins where source like '%#define OVERLAP 1%' and source like '%setmaxnreg.dec.sync.aligned.u32 56;%'")" "$nov"
 
 # Winners through the whole pipeline, then emit + nvcc.
 fake_sweep ok "$DB" "$SPEC" --max-evals 2

@@ -213,6 +213,92 @@ static void test_instantiate(tmpl *T)
     free(sup);
 }
 
+/* The wgmma family's overlapped staging ("a_overlap", "ab_overlap"): where
+** the constraints take it, and what it puts in the kernel and its plan. */
+static const char *OV_CFG =
+    "{\"bm\":128,\"bn\":256,\"cluster\":\"1x1\",\"consumers\":2,\"epilogue\":\"rows\",\"group\":8,\"inflight\":0,"
+    "\"persistent\":1,\"producer_regs\":40,\"raster\":\"%s\",\"schedule\":\"coop\",\"stage\":\"%s\",\"stages\":4,"
+    "\"streamk\":0}";
+
+static int ov_valid(tmpl *T, const char *op, long long m, long long n, long long k, const char *raster,
+                    const char *stage, int regs, char *why, int whycap)
+{
+    op_task t;
+    long long shape[] = { m, n, k };
+    if (tmpl_task(T, op, "bf16", shape, &t)) return -1;
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, OV_CFG, raster, stage);
+    if (regs != 40) {
+        char *at = strstr(cfg, "\"producer_regs\":40");
+        if (at) memcpy(at + 16, "24", 2);
+    }
+    char *rows = strstr(cfg, "\"rows\"");
+    if (n % 8 == 0 && rows) memcpy(rows, "\"tma\" ", 6);    /* aligned rows of D: the TMA store */
+    int ok = -1;
+    char tname[64];
+    snprintf(tname, sizeof tname, "%s/wgmma", op);
+    return tmpl_valid(T, tname, cfg, &t, &dev, &ok, why, whycap) ? -1 : ok;
+}
+
+static void test_wgmma_overlap(tmpl *T)
+{
+    char why[256] = "";
+    /* 4001^3: 32 x 16 tiles, the first wave of 132 reads tile rows 0..11. */
+    CHECK(ov_valid(T, "gemm_nn", 4001, 4001, 4001, "m", "ab_overlap", 40, why, sizeof why) == 1,
+          "nn 4001^3 takes ab_overlap (%s)", why);
+    CHECK(ov_valid(T, "gemm_nt", 4001, 4001, 4001, "m", "ab_overlap", 40, why, sizeof why) == 1,
+          "nt 4001^3 takes ab_overlap (%s)", why);
+    CHECK(ov_valid(T, "gemm_nn", 4001, 4000, 4001, "m", "a_overlap", 40, why, sizeof why) == 1,
+          "nn 4001 x 4000 x 4001 takes a_overlap (%s)", why);
+    CHECK(ov_valid(T, "gemm_nn", 4001, 4000, 4001, "m", "ab_overlap", 40, why, sizeof why) == 0 && has(why, "stage a"),
+          "an aligned n does not stage B, overlapped or not: '%s'", why);
+    CHECK(ov_valid(T, "gemm_nn", 4096, 4096, 4096, "m", "a_overlap", 40, why, sizeof why) == 0 && has(why, "in place"),
+          "aligned rows are never staged: '%s'", why);
+    CHECK(ov_valid(T, "gemm_nn", 4001, 4001, 4001, "n", "ab_overlap", 40, why, sizeof why) == 0 && has(why, "raster n"),
+          "raster n's first wave reads all of A: '%s'", why);
+    CHECK(ov_valid(T, "gemm_nn", 4001, 4001, 4001, "m", "ab_overlap", 24, why, sizeof why) == 0 && has(why, "registers"),
+          "overlap sets the producer's registers itself: '%s'", why);
+    /* 1536 rows: 12 tile rows x 16 = 192 tiles, but the first 132 reach tile
+    ** row 11 (group 8: rows 0..7, then 8..11 of the next group): all of A. */
+    CHECK(ov_valid(T, "gemm_nn", 1536, 4001, 4001, "m", "ab_overlap", 40, why, sizeof why) == 0 && has(why, "first wave"),
+          "a first wave that reads every row of A leaves nothing to overlap: '%s'", why);
+    CHECK(ov_valid(T, "gemm_nn", 1537, 4001, 4001, "m", "ab_overlap", 40, why, sizeof why) == 1,
+          "one tile row more than the first wave reads is overlapped (%s)", why);
+
+    op_task t;
+    long long shape[] = { 4001, 4001, 4001 };
+    if (tmpl_task(T, "gemm_nn", "bf16", shape, &t)) { CHECK(0, "setup: gemm_nn task"); return; }
+    char cfg[512];
+    kernel_src k, up;
+    snprintf(cfg, sizeof cfg, OV_CFG, "m", "ab_overlap");
+    int rc = tmpl_instantiate(T, "gemm_nn/wgmma", cfg, &t, &dev, "k_ov", &k);
+    CHECK(rc == 0, "instantiate the overlapped config (%s)", rc ? tmpl_errmsg(T) : "ok");
+    snprintf(cfg, sizeof cfg, OV_CFG, "m", "ab");
+    int rc2 = tmpl_instantiate(T, "gemm_nn/wgmma", cfg, &t, &dev, "k_up", &up);
+    CHECK(rc2 == 0, "instantiate the up-front config (%s)", rc2 ? tmpl_errmsg(T) : "ok");
+    if (rc || rc2) return;
+    CHECK(has(k.source, "#define OVERLAP 1") && has(up.source, "#define OVERLAP 0"), "OVERLAP follows the stage value");
+    CHECK(has(k.source, "setmaxnreg.dec.sync.aligned.u32 56;") && has(k.source, "setmaxnreg.inc.sync.aligned.u32 224;"),
+          "the overlapped kernel gives its producer 56 registers and its consumers 224");
+    CHECK(has(up.source, "setmaxnreg.dec.sync.aligned.u32 40;") && has(up.source, "setmaxnreg.inc.sync.aligned.u32 232;"),
+          "the up-front kernel keeps producer_regs 40 and 232");
+    plan_geom g, gu;
+    char err[256] = "";
+    rc = kernel_geometry(&k, &t, &g, err, sizeof err);
+    rc2 = kernel_geometry(&up, &t, &gu, err, sizeof err);
+    CHECK(rc == 0 && rc2 == 0, "geometry of both (%s)", err);
+    if (!rc && !rc2) {
+        /* ctl (128 bytes) and 256 band counters are zeroed before a launch;
+        ** both copies of A and B follow, padded to 4032 elements. */
+        CHECK(gu.ws_zero == 128 && g.ws_zero == 128 + 256 * 4, "zeroed: %llu up front, %llu overlapped", gu.ws_zero, g.ws_zero);
+        unsigned long long copies = 2ull * 4001 * 4032 * 2;
+        CHECK(gu.ws_bytes == 128 + copies && g.ws_bytes == 128 + 1024 + copies, "workspace: %llu up front, %llu overlapped",
+              gu.ws_bytes, g.ws_bytes);
+    }
+    kernel_src_free(&k);
+    kernel_src_free(&up);
+}
+
 /* Collect every config the strategy gives, asking k at a time. */
 static int drain(search *s, int k, char ***all)
 {
@@ -450,6 +536,7 @@ int main(int argc, char **argv)
     test_tasks(T);
     test_configs(T);
     test_instantiate(T);
+    test_wgmma_overlap(T);
     test_search(T);
     tmpl_close(T);
     test_broken();
