@@ -464,6 +464,17 @@ AIT_DEV void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory")
 AIT_DEV void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template<int N> AIT_DEV void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
 
+#if STAGE_A || STAGE_B
+AIT_DEV unsigned ld_acquire(const unsigned* p) {
+  unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
+}
+// Between generic-proxy global stores and the async proxy (TMA) reading
+// them: the staged copies.
+AIT_DEV void fence_proxy_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
+#endif
+
+// ==== host-testable from here: tests/host/staging.cpp compiles this part
+// of the source on the CPU, its CUDA built-ins emulated with threads. ====
 // Tile t of a tiles_m x tiles_n grid, walked in groups of GROUP rows (or
 // columns) so that CTAs running together share their A (or B) tiles in L2.
 AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
@@ -539,9 +550,6 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
     }
   }
 }
-AIT_DEV unsigned ld_acquire(const unsigned* p) {
-  unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
-}
 // Stage the operands TMA cannot read in place, then wait until every claim
 // of the grid is copied. Each warp claims rows on its own: claims of at
 // least 4 KB of A's first a_pre rows (of k; all m unless OVERLAP), then of
@@ -570,7 +578,7 @@ AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigne
     c = __shfl_sync(~0u, next, 0);
   }
   // The copies are read by TMA (the async proxy), in other CTAs.
-  asm volatile("fence.proxy.async.global;" ::: "memory");
+  fence_proxy_global();
   __syncwarp();
   if (lane == 0 && mine) { __threadfence(); atomicAdd(&ctl[1], mine); }
   __syncthreads();
@@ -579,7 +587,7 @@ AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigne
     if (atomicAdd(&ctl[2], 1u) == gridDim.x - 1) { ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; }
   }
   __syncthreads();
-  asm volatile("fence.proxy.async.global;" ::: "memory");
+  fence_proxy_global();
 }
 #endif
 
@@ -631,14 +639,15 @@ AIT_DEV void stage_late(const unsigned char* As, unsigned char* ws, long long m,
   unsigned char* sa = ws + SA_OFF;
   int cr = 1;
   while (cr < 64 && 2ll * cr * k * 2 <= 32768) cr *= 2;
-  const unsigned total = (unsigned)((m - 1 - a_pre + cr - 1) / cr);
+  const long long late = max(0ll, m - 1 - a_pre);     // none when the first wave reads all of A
+  const unsigned total = (unsigned)((late + cr - 1) / cr);
   const int lane = threadIdx.x % 32;
   unsigned c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[3], 1u) : 0u, 0);
   while (c < total) {
     const unsigned next = lane == 0 ? atomicAdd(&ctl[3], 1u) : 0u;
     const long long r0 = a_pre + (long long)c * cr, nr = min((long long)cr, m - 1 - r0);
     for (long long r = r0; r < r0 + nr; r++) late_row(As, r, k, (uint4*)(sa + r * ap * 2));
-    asm volatile("fence.proxy.async.global;" ::: "memory");
+    fence_proxy_global();
     __syncwarp();
     if (lane == 0) { __threadfence(); atomicAdd(&band[(unsigned)(r0 / band_rows)], (unsigned)nr); }
     c = __shfl_sync(~0u, next, 0);
@@ -653,9 +662,11 @@ AIT_DEV void wait_band(unsigned char* ws, int tm, long long m, long long a_pre, 
   const unsigned need = (unsigned)(min(m - 1, (long long)(b + 1) * band_rows) - (long long)b * band_rows);
   const unsigned* ctr = band_ctr(ws) + b;
   while (ld_acquire(ctr) < need) __nanosleep(256);
-  asm volatile("fence.proxy.async.global;" ::: "memory");
+  fence_proxy_global();
 }
 #endif
+
+// ==== end host-testable ====
 
 // This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
 // cluster counting once) takes the data-parallel units w, w + G, ... below

@@ -1,0 +1,169 @@
+// The wgmma family's staging code (templates/lib/wgmma.lua: stage_all, the
+// overlapped copy and the TMA thread's band waits) run on the CPU, so its
+// claims, bands and copies are checked without a GPU.
+//
+// Built by tests/cli/staging_host.sh from a generated kernel: DEFS names a
+// file with the config's #defines, PART the source's host-testable part.
+//   g++ -std=c++17 -pthread -DDEFS='"defs.h"' -DPART='"part.cuh"' staging.cpp
+//   ./staging M N K GRID        (prints "ok ..." lines, or "FAIL ..." and exits 1)
+// Each CUDA thread is an OS thread: a warp's __shfl_sync and __syncwarp meet
+// at the warp's barrier, __syncthreads at the CTA's, atomics are the
+// compiler's. The grid is GRID CTAs of 128 threads (the producer warpgroup's
+// size: stage_all runs on any number of warps; warps 1-3 copy behind the
+// first wave). Operands sit against inaccessible pages, so a read past A or
+// B faults.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define AIT_DEV static inline
+#define __restrict__
+template<class T> static inline T min(T a, T b) { return a < b ? a : b; }
+template<class T> static inline T max(T a, T b) { return a > b ? a : b; }
+struct uint4 { unsigned x, y, z, w; };
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{ x, y, z, w }; }
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s & 31));
+}
+template<class T> static inline T __ldg(const T* p) { return *p; }
+static inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __nanosleep(unsigned) { sched_yield(); }
+static inline unsigned ld_acquire(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void fence_proxy_global() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+static const int CTA_THREADS = 128;
+struct warp_t { pthread_barrier_t bar; unsigned slot[32]; };
+struct cta_t { pthread_barrier_t bar; warp_t warp[CTA_THREADS / 32]; };
+static std::vector<cta_t> ctas;
+struct { unsigned x; } gridDim;
+static thread_local struct { unsigned x; } threadIdx;
+static thread_local int my_cta;
+static warp_t& my_warp() { return ctas[my_cta].warp[threadIdx.x / 32]; }
+static inline void __syncwarp() { pthread_barrier_wait(&my_warp().bar); }
+static inline void __syncthreads() { pthread_barrier_wait(&ctas[my_cta].bar); }
+static inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
+  warp_t& w = my_warp();
+  w.slot[threadIdx.x % 32] = v;
+  pthread_barrier_wait(&w.bar);
+  const unsigned r = w.slot[src];
+  pthread_barrier_wait(&w.bar);
+  return r;
+}
+
+#include DEFS
+#include PART
+
+static long long m, n, k;
+static const unsigned char *As, *Bs;
+static unsigned char* ws;
+static long long a_pre = 0, band_rows = 1;
+static int units_m, units_n;
+static unsigned bad_waits = 0, waits = 0;
+
+// size bytes whose end touches an inaccessible page (and whose start, 16-byte
+// aligned, follows one), filled with a pattern.
+static unsigned char* guarded(size_t size, unsigned seed) {
+  const size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (size + 15) / 16 * 16;
+  const size_t span = (body + pg - 1) / pg * pg + 2 * pg;
+  unsigned char* base = (unsigned char*)mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED || mprotect(base + pg, span - 2 * pg, PROT_READ | PROT_WRITE)) { perror("mmap"); exit(2); }
+  unsigned char* p = base + span - pg - body;
+  for (size_t i = 0; i < body; i++) p[i] = (unsigned char)(seed * 2654435761u + i * 40503u >> 7);
+  return p;
+}
+
+// Whether rows [r0, r1) of the staged copy of src (rows of cols, padded to
+// pad elements) equal src.
+static bool rows_equal(const unsigned char* src, long long cols, const unsigned char* dst, long long pad, long long r0, long long r1) {
+  for (long long r = r0; r < r1; r++)
+    if (memcmp(src + r * cols * 2, dst + r * pad * 2, (size_t)cols * 2)) return false;
+  return true;
+}
+
+static void* thread_main(void* arg) {
+  const long t = (long)arg;
+  my_cta = (int)(t / CTA_THREADS);
+  threadIdx.x = (unsigned)(t % CTA_THREADS);
+  stage_all(As, Bs, ws, m, n, k, a_pre);
+#if OVERLAP
+  const int G = (int)gridDim.x / CLUSTER, w = my_cta / CLUSTER, rank = my_cta % CLUSTER;
+  if (threadIdx.x == 0) {
+    // The TMA thread: every tile row this CTA's persistent walk reaches, its
+    // band waited for, then read (A's rows of that tile).
+    const long long ap = (k + 63) / 64 * 64;
+    for (int u = w; u < units_m * units_n; u += G) {
+      int tm, tn;
+      tile_at(u, units_m, units_n, tm, tn);
+      if (SHARE == 1) tm = 2 * tm + rank;
+      wait_band(ws, tm, m, a_pre, band_rows);
+      const long long r0 = min(m, (long long)tm * BM), r1 = min(m, (long long)tm * BM + BM);
+      __atomic_fetch_add(&waits, 1u, __ATOMIC_RELAXED);
+      if (!rows_equal(As, k, ws + SA_OFF, ap, r0, r1)) __atomic_fetch_add(&bad_waits, 1u, __ATOMIC_RELAXED);
+    }
+  } else if (threadIdx.x >= 32) {
+    stage_late(As, ws, m, k, a_pre, band_rows);
+  }
+#endif
+  __syncthreads();
+  return nullptr;
+}
+
+static int fails = 0;
+static void check(bool ok, const char* what) {
+  printf("%s %s (m=%lld n=%lld k=%lld grid=%u)\n", ok ? "ok  " : "FAIL", what, m, n, k, gridDim.x);
+  fails += !ok;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 5) { fprintf(stderr, "usage: staging M N K GRID\n"); return 2; }
+  m = atoll(argv[1]); n = atoll(argv[2]); k = atoll(argv[3]);
+  gridDim.x = (unsigned)atoi(argv[4]);
+  const long long br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
+  const long long ap = (k + 63) / 64 * 64, bp = (bc + 63) / 64 * 64;
+  As = guarded((size_t)(m * k * 2), 1);
+  Bs = guarded((size_t)((NT ? n : k) * (NT ? k : n) * 2), 2);
+  const size_t wsz = (size_t)SA_OFF + (STAGE_A ? (size_t)(m * ap * 2) : 0) + (size_t)(br * bp * 2);
+  ws = guarded(wsz, 3);
+  memset(ws, 0, SA_OFF);       // the plan's zeroed part: the counters
+  const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
+  units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m;
+  units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
+#if OVERLAP
+  band_rows = (long long)((tiles_m + NBANDS - 1) / NBANDS) * BM;
+  a_pre = first_rows(m, k, units_m, units_n, (int)gridDim.x / CLUSTER, band_rows);
+  printf("     a_pre %lld of %lld rows, bands of %lld rows\n", a_pre, m, band_rows);
+#else
+  a_pre = m;
+#endif
+  ctas.resize(gridDim.x);
+  for (auto& c : ctas) {
+    pthread_barrier_init(&c.bar, nullptr, CTA_THREADS);
+    for (auto& w : c.warp) pthread_barrier_init(&w.bar, nullptr, 32);
+  }
+  const long nt = (long)gridDim.x * CTA_THREADS;
+  std::vector<pthread_t> th((size_t)nt);
+  for (long t = 0; t < nt; t++)
+    if (pthread_create(&th[(size_t)t], nullptr, thread_main, (void*)t)) { perror("pthread_create"); return 2; }
+  for (auto& t : th) pthread_join(t, nullptr);
+
+  if (STAGE_A) check(rows_equal(As, k, ws + SA_OFF, ap, 0, m), "every row of A is staged, equal to A");
+  if (STAGE_B) check(rows_equal(Bs, bc, ws + SA_OFF + (STAGE_A ? m * ap * 2 : 0), bp, 0, br), "every row of B is staged, equal to B");
+  const unsigned* ctl = (const unsigned*)(ws + CTL_OFF);
+  check(ctl[0] == 0 && ctl[1] == 0 && ctl[2] == 0, "the up-front counters are left zero for the next launch");
+#if OVERLAP
+  bool bands = true;
+  for (long long b = (a_pre + band_rows - 1) / band_rows; b * band_rows < m - 1 && b < NBANDS; b++)
+    bands = bands && ctl[32 + b] == (unsigned)(min(m - 1, (b + 1) * band_rows) - b * band_rows);
+  check(bands, "every late band counts exactly its rows (A's last row is staged up front)");
+  check(waits > 0 && bad_waits == 0, "every band wait returned with its rows in place");
+  printf("     %u tile rows waited for\n", waits);
+#endif
+  return fails ? 1 : 0;
+}
