@@ -1799,6 +1799,42 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
     return rc;
 }
 
+/* A bucket holds one winner (of a hardware). When W replaces a winner tuned
+** at another shape of the bucket, and W's template refuses W's config at
+** that shape (it needs another kernel there: rows TMA cannot read in place,
+** say), that shape is left without a kernel that runs it: say so. The old
+** shape comes from the registry: anything unexpected in it skips the check. */
+static void warn_displaced(sw *S, const op_task *t, const bucket *b, const winner *W)
+{
+    winner old;
+    if (reg_winner_get(S->R, t->op, S->arch, t->dtype, b->key, &old) != 1) return;
+    json *js = NULL;
+    char err[128], why[256] = "";
+    long long shape[TMPL_MAXDIMS];
+    int ok = strcmp(old.shape, W->shape) && !json_parse(old.shape, &js, err, sizeof err);
+    for (int d = 0; ok && d < t->ndims; d++) {
+        const json *v = json_get(js, t->dims[d]);
+        ok = v && v->type == JSON_NUM && v->is_int && v->i >= 1;
+        if (ok) shape[d] = v->i;
+    }
+    op_task ot;
+    int valid = 1;
+    if (ok && !tmpl_task(S->T, t->op, t->dtype, shape, &ot) &&
+        !tmpl_valid(S->T, W->tmpl, W->config, &ot, &S->dev, &valid, why, sizeof why) && !valid) {
+        char was[160] = "", now[160] = "";
+        for (int d = 0, a = 0, c = 0; d < t->ndims; d++) {
+            a += snprintf(was + a, sizeof was - (size_t)a, "%s%lld", d ? "x" : "", shape[d]);
+            c += snprintf(now + c, sizeof now - (size_t)c, "%s%lld", d ? "x" : "", t->shape[d]);
+            if (a >= (int)sizeof was || c >= (int)sizeof now) break;
+        }
+        warning("%s %s %s: the winner tuned at %s is replaced by one tuned at %s, which %s refuses at %s (%s); "
+                "a bucket holds one winner, so tune shapes that need different kernels into separate registries (--db)",
+                t->op, t->dtype, b->key, was, now, W->tmpl, was, why);
+    }
+    json_free(js);
+    winner_free(&old);
+}
+
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
     if (!bs->nf) {
@@ -1870,6 +1906,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     } else {
         winner W;
         rc = winner_row(S, t, b, bs->f, k, w, bs->default_us, bs->exhaustive, cs, k, &W);
+        warn_displaced(S, t, b, &W);
         if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
         else S->winners++;
         say_winner(S, t, &W);

@@ -95,6 +95,30 @@ expect_eq "no overlapped config spills" "$(grep '_overlap"' "$T/out" | awk '$5 !
 expect_eq "each overlapped kernel copies behind the first wave with 56 producer registers" \
     "$(sql "$T/ov.db" "select count(*) from cubins where source like '%#define OVERLAP 1%' and source like '%setmaxnreg.dec.sync.aligned.u32 56;%'")" "$nov"
 
+# A bucket holds one winner. A sweep at another shape of the bucket replaces
+# it quietly when the new winner's template takes it at the old shape
+# (4096^3, then 4096 x 4104 x 4096); when it does not (4096 x 4097 x 4096
+# must stage B, which an aligned n refuses), a warning names both shapes.
+cat > "$T/al.yaml" <<'YAML'
+name: al
+tasks:
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [4096]}, n: {values: [4096]}, k: {values: [4096]}}
+YAML
+fake_sweep ok "$T/al.db" "$T/al.yaml" --max-evals 1
+expect_eq "fake sweep of 4096^3 exits 0" "$RC" 0 || show_last
+sed -i 's/n: {values: \[4096\]}/n: {values: [4104]}/' "$T/al.yaml"
+fake_sweep ok "$T/al.db" "$T/al.yaml" --max-evals 1
+expect_eq "4096 x 4104 x 4096 replaces it" "$RC,$(sql "$T/al.db" "select json_extract(shape, '\$.n') from winners")" "0,4104"
+expect_true "... without a warning: its winner runs 4096^3 too" sh -c "! grep -q 'is replaced' '$T/err'"
+sed -i 's/n: {values: \[4104\]}/n: {values: [4097]}/' "$T/al.yaml"
+fake_sweep ok "$T/al.db" "$T/al.yaml" --max-evals 1
+expect_eq "4096 x 4097 x 4096 replaces it" "$RC,$(sql "$T/al.db" "select json_extract(shape, '\$.n') from winners")" "0,4097"
+expect_true "... with one warning naming both shapes and why" \
+    grep -q 'm=2^12,n=2^12,k=2^12: the winner tuned at 4096x4104x4096 is replaced by one tuned at 4096x4097x4096, which gemm_nn/wgmma refuses at 4096x4104x4096 (rows are 16-byte aligned' "$T/err"
+
 # Winners through the whole pipeline, then emit + nvcc.
 fake_sweep ok "$DB" "$SPEC" --max-evals 2
 expect_eq "fake sweep of the GEMM sample exits 0" "$RC" 0 || show_last
