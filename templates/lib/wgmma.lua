@@ -237,6 +237,7 @@ function M.constraints(layout, p, shape, dt, dev)
     if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself (56)" end
     if p.persistent ~= 1 or p.streamk ~= 0 then return false, "overlapped staging needs a persistent grid without stream-K" end
     if p.raster ~= "m" then return false, "overlapped staging: raster n's first wave reads every row of A" end
+    if shape.k < 16 then return false, "overlapped staging: rows of k < 16 are all staged up front" end
     if first_wave_rows(p, shape, dev) >= shape.m then return false, "overlapped staging: the first wave reads every row of A" end
   end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end

@@ -264,6 +264,8 @@ static void test_wgmma_overlap(tmpl *T)
           "a first wave that reads every row of A leaves nothing to overlap: '%s'", why);
     CHECK(ov_valid(T, "gemm_nn", 1537, 4001, 4001, "m", "ab_overlap", 40, why, sizeof why) == 1,
           "one tile row more than the first wave reads is overlapped (%s)", why);
+    CHECK(ov_valid(T, "gemm_nn", 4001, 4001, 15, "m", "ab_overlap", 40, why, sizeof why) == 0 && has(why, "k < 16"),
+          "k < 16: the kernel stages all of A up front, so nothing overlaps: '%s'", why);
 
     op_task t;
     long long shape[] = { 4001, 4001, 4001 };
