@@ -16,7 +16,8 @@ w=$(mktemp -d /tmp/aitune-overlap.XXXX)
 if [ "${2:-}" != "--no-sanitize" ]; then
     python3 bench/narrow.py "$w/small" wgmma bench/gemm/overlap_small_space.lua
     t0=$(date +%s)
-    AITUNE_HOME=$w/small SANITIZE_SPEC=tests/gpu/overlap_sanitize.yaml tests/gpu/sanitize.sh "$keep/sanitize" |
+    # At most 4 minutes, so the measurement below fits one device call.
+    AITUNE_HOME=$w/small SANITIZE_SPEC=tests/gpu/overlap_sanitize.yaml timeout 240 tests/gpu/sanitize.sh "$keep/sanitize" |
         tee "$keep/sanitize-verdict.txt"
     echo "sanitize: $(( $(date +%s) - t0 )) s"
 fi
