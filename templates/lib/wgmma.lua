@@ -69,7 +69,7 @@
 -- raster m): only the rows of A that the first wave of tiles reads are
 -- copied before the wait (with B when it is staged); the rest of A is
 -- copied behind it by the producer warpgroup's three idle warps while the
--- consumers multiply. They claim a few rows at a time (about 32 KB) and
+-- consumers multiply. They claim a few rows at a time (about 8 KB) and
 -- count each claim into its band's counter (a band: cdiv(tiles_m, 256)
 -- tile rows), and the TMA thread waits for a tile row's band before its
 -- first load. The copy then costs only B and the first wave's rows up
@@ -630,8 +630,11 @@ AIT_DEV void late_row(const unsigned char* As, long long r, long long k, uint4* 
   }
 }
 // A's rows [a_pre, m - 1), by one warp of the producer warpgroup: claims of
-// cr rows (a power of two, about 32 KB, at most 64: a claim never straddles
+// cr rows (a power of two, about 8 KB, at most 64: a claim never straddles
 // a band), each published to its band once its stores are visible to TMA.
+// Small claims keep the bands in flight few (about 400 rows over the grid's
+// copy warps at k = 4001, three bands), so they complete in the order the
+// tiles need them rather than all at once.
 AIT_DEV void stage_late(const unsigned char* As, unsigned char* ws, long long m, long long k, long long a_pre,
                         long long band_rows) {
   unsigned* ctl = (unsigned*)(ws + CTL_OFF);
@@ -639,7 +642,7 @@ AIT_DEV void stage_late(const unsigned char* As, unsigned char* ws, long long m,
   const long long ap = (k + 63) / 64 * 64;
   unsigned char* sa = ws + SA_OFF;
   int cr = 1;
-  while (cr < 64 && 2ll * cr * k * 2 <= 32768) cr *= 2;
+  while (cr < 64 && 2ll * cr * k * 2 <= 8192) cr *= 2;
   const long long late = max(0ll, m - 1 - a_pre);     // none when the first wave reads all of A
   const unsigned total = (unsigned)((late + cr - 1) / cr);
   const int lane = threadIdx.x % 32;
