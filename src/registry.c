@@ -728,9 +728,17 @@ static void read_winner(sqlite3_stmt *st, winner *w)
 
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w)
 {
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 AND bucket = ?4");
+    return reg_winner_get_hw(r, op, arch, dtype, bucket, NULL, w);
+}
+
+int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
+                      winner *w)
+{
+    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') "
+                               "AND dtype = ?3 AND bucket = ?4 AND (?5 IS NULL OR hw = ?5)");
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
+    if (hw) bind_text(st, 5, hw);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) read_winner(st, w);
     sqlite3_finalize(st);

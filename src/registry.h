@@ -141,6 +141,9 @@ int reg_winners_put(reg *r, const char *home, const winner *w, int n);
 /* The winner of (op, arch, dtype, bucket): 1 found, 0 none. arch is the base
 ** ("sm_90"); a row stored as "sm_90a" or "sm_90f" matches it, as in libaitune. */
 int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w);
+/* The same, measured on hardware hw only (identity.h: identity_hw). */
+int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
+                      winner *w);
 /* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
 /* The winners of bucket home and its parts (a split bucket's) of (op, arch,

@@ -1799,15 +1799,17 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
     return rc;
 }
 
-/* A bucket holds one winner (of a hardware). When W replaces a winner tuned
-** at another shape of the bucket, and W's template refuses W's config at
+/* A bucket holds one winner per hardware. When W replaces this GPU's winner
+** tuned at another shape of the bucket, and W's template refuses W's config at
 ** that shape (it needs another kernel there: rows TMA cannot read in place,
 ** say), that shape is left without a kernel that runs it: say so. The old
 ** shape comes from the registry: anything unexpected in it skips the check. */
 static void warn_displaced(sw *S, const op_task *t, const bucket *b, const winner *W)
 {
     winner old;
-    if (reg_winner_get(S->R, t->op, S->arch, t->dtype, b->key, &old) != 1) return;
+    char hw[256];
+    identity_hw(&S->dev, hw, sizeof hw);
+    if (reg_winner_get_hw(S->R, t->op, S->arch, t->dtype, b->key, hw, &old) != 1) return;
     json *js = NULL;
     char err[128], why[256] = "";
     long long shape[TMPL_MAXDIMS];
