@@ -731,11 +731,15 @@ int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, 
     return reg_winner_get_hw(r, op, arch, dtype, bucket, NULL, w);
 }
 
+/* hw NULL: no mention of the hw column, which a 0.1 registry read without
+** migrating it lacks. */
 int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
                       winner *w)
 {
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') "
-                               "AND dtype = ?3 AND bucket = ?4 AND (?5 IS NULL OR hw = ?5)");
+    sqlite3_stmt *st = prep(r, hw ? "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') "
+                                    "AND dtype = ?3 AND bucket = ?4 AND hw = ?5"
+                                  : "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') "
+                                    "AND dtype = ?3 AND bucket = ?4");
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
     if (hw) bind_text(st, 5, hw);
