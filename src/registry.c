@@ -736,10 +736,10 @@ int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, 
 int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
                       winner *w)
 {
-    sqlite3_stmt *st = prep(r, hw ? "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') "
-                                    "AND dtype = ?3 AND bucket = ?4 AND hw = ?5"
-                                  : "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') "
-                                    "AND dtype = ?3 AND bucket = ?4");
+#define WINNER_OF_BUCKET "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') " \
+                         "AND dtype = ?3 AND bucket = ?4"
+    sqlite3_stmt *st = prep(r, hw ? WINNER_OF_BUCKET " AND hw = ?5" : WINNER_OF_BUCKET);
+#undef WINNER_OF_BUCKET
     if (!st) return -1;
     bind_bucket(st, op, arch, dtype, bucket);
     if (hw) bind_text(st, 5, hw);

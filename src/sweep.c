@@ -1804,36 +1804,28 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
 ** that shape (it needs another kernel there: rows TMA cannot read in place,
 ** say), that shape is left without a kernel that runs it: say so. The old
 ** shape comes from the registry: anything unexpected in it skips the check. */
+static int part_of_row(const winner *w, const op_task *t, bucket *pb);
+
 static void warn_displaced(sw *S, const op_task *t, const bucket *b, const winner *W)
 {
     winner old;
     char hw[256];
     identity_hw(&S->dev, hw, sizeof hw);
     if (reg_winner_get_hw(S->R, t->op, S->arch, t->dtype, b->key, hw, &old) != 1) return;
-    json *js = NULL;
-    char err[128], why[256] = "";
-    long long shape[TMPL_MAXDIMS];
-    int ok = strcmp(old.shape, W->shape) && !json_parse(old.shape, &js, err, sizeof err);
-    for (int d = 0; ok && d < t->ndims; d++) {
-        const json *v = json_get(js, t->dims[d]);
-        ok = v && v->type == JSON_NUM && v->is_int && v->i >= 1;
-        if (ok) shape[d] = v->i;
-    }
+    bucket ob;
     op_task ot;
+    char why[256] = "";
     int valid = 1;
-    if (ok && !tmpl_task(S->T, t->op, t->dtype, shape, &ot) &&
-        !tmpl_valid(S->T, W->tmpl, W->config, &ot, &S->dev, &valid, why, sizeof why) && !valid) {
-        char was[160] = "", now[160] = "";
-        for (int d = 0, a = 0, c = 0; d < t->ndims; d++) {
-            a += snprintf(was + a, sizeof was - (size_t)a, "%s%lld", d ? "x" : "", shape[d]);
-            c += snprintf(now + c, sizeof now - (size_t)c, "%s%lld", d ? "x" : "", t->shape[d]);
-            if (a >= (int)sizeof was || c >= (int)sizeof now) break;
-        }
+    if (!part_of_row(&old, t, &ob) && memcmp(ob.rep, t->shape, sizeof *t->shape * (size_t)t->ndims) &&
+        !sub_task(S, t, ob.rep, &ot) && !tmpl_valid(S->T, W->tmpl, W->config, &ot, &S->dev, &valid, why, sizeof why) &&
+        !valid) {
+        char was[160], now[160];
+        shape_text(ob.rep, t->ndims, was, sizeof was);
+        shape_text(t->shape, t->ndims, now, sizeof now);
         warning("%s %s %s: the winner tuned at %s is replaced by one tuned at %s, which %s refuses at %s (%s); "
                 "a bucket holds one winner, so tune shapes that need different kernels into separate registries (--db)",
                 t->op, t->dtype, b->key, was, now, W->tmpl, was, why);
     }
-    json_free(js);
     winner_free(&old);
 }
 

@@ -215,10 +215,10 @@ static void test_instantiate(tmpl *T)
 
 /* The wgmma family's overlapped staging ("a_overlap", "ab_overlap"): where
 ** the constraints take it, and what it puts in the kernel and its plan. */
-static const char *OV_CFG =
-    "{\"bm\":128,\"bn\":256,\"cluster\":\"1x1\",\"consumers\":2,\"epilogue\":\"rows\",\"group\":8,\"inflight\":0,"
-    "\"persistent\":1,\"producer_regs\":40,\"raster\":\"%s\",\"schedule\":\"coop\",\"stage\":\"%s\",\"stages\":4,"
-    "\"streamk\":0}";
+#define OV_CFG \
+    "{\"bm\":128,\"bn\":256,\"cluster\":\"1x1\",\"consumers\":2,\"epilogue\":\"%s\",\"group\":8,\"inflight\":0," \
+    "\"persistent\":1,\"producer_regs\":%d,\"raster\":\"%s\",\"schedule\":\"coop\",\"stage\":\"%s\",\"stages\":4," \
+    "\"streamk\":0}"
 
 static int ov_valid(tmpl *T, const char *op, long long m, long long n, long long k, const char *raster,
                     const char *stage, int regs, char *why, int whycap)
@@ -227,13 +227,8 @@ static int ov_valid(tmpl *T, const char *op, long long m, long long n, long long
     long long shape[] = { m, n, k };
     if (tmpl_task(T, op, "bf16", shape, &t)) return -1;
     char cfg[512];
-    snprintf(cfg, sizeof cfg, OV_CFG, raster, stage);
-    if (regs != 40) {
-        char *at = strstr(cfg, "\"producer_regs\":40");
-        if (at) memcpy(at + 16, "24", 2);
-    }
-    char *rows = strstr(cfg, "\"rows\"");
-    if (n % 8 == 0 && rows) memcpy(rows, "\"tma\" ", 6);    /* aligned rows of D: the TMA store */
+    /* Aligned rows of D take the TMA store, odd ones "rows". */
+    snprintf(cfg, sizeof cfg, OV_CFG, n % 8 == 0 ? "tma" : "rows", regs, raster, stage);
     int ok = -1;
     char tname[64];
     snprintf(tname, sizeof tname, "%s/wgmma", op);
@@ -272,10 +267,10 @@ static void test_wgmma_overlap(tmpl *T)
     if (tmpl_task(T, "gemm_nn", "bf16", shape, &t)) { CHECK(0, "setup: gemm_nn task"); return; }
     char cfg[512];
     kernel_src k, up;
-    snprintf(cfg, sizeof cfg, OV_CFG, "m", "ab_overlap");
+    snprintf(cfg, sizeof cfg, OV_CFG, "rows", 40, "m", "ab_overlap");
     int rc = tmpl_instantiate(T, "gemm_nn/wgmma", cfg, &t, &dev, "k_ov", &k);
     CHECK(rc == 0, "instantiate the overlapped config (%s)", rc ? tmpl_errmsg(T) : "ok");
-    snprintf(cfg, sizeof cfg, OV_CFG, "m", "ab");
+    snprintf(cfg, sizeof cfg, OV_CFG, "rows", 40, "m", "ab");
     int rc2 = tmpl_instantiate(T, "gemm_nn/wgmma", cfg, &t, &dev, "k_up", &up);
     CHECK(rc2 == 0, "instantiate the up-front config (%s)", rc2 ? tmpl_errmsg(T) : "ok");
     if (rc || rc2) return;
