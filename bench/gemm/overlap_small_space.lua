@@ -12,5 +12,5 @@ M.params = {
   { "inflight", { 0 } },
   { "epilogue", { "direct", "rows" } },
   { "streamk", { 0 } },
-  { "stage", { "a_overlap", "ab_overlap" } },
+  { "stage", { "a_overlap", "ab_overlap", "abk_overlap" } },
 }

@@ -84,8 +84,9 @@ local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
 -- need 56 in the producer (measured with ptxas 13.0: 40 spill), so two
 -- consumers get 224.
 local function overlapped(p) return p.stage:find("_overlap$") ~= nil end
-local function producer_regs(p) return overlapped(p) and 56 or p.producer_regs end
+local function producer_regs(p) return p.stage == "abk_overlap" and 72 or overlapped(p) and 56 or p.producer_regs end
 local function consumer_regs(p)
+  if p.stage == "abk_overlap" then return p.consumers == 2 and 216 or 240 end
   if overlapped(p) then return p.consumers == 2 and 224 or 240 end
   return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
 end
@@ -119,6 +120,10 @@ M.params = {
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
+-- Also built, not in the space: stage "abk_overlap" (nn), which copies B's
+-- late k rows behind too. Measured slower than ab_overlap at 4001^3 nn (the
+-- copy warps fall behind the first wave's k loops: bench/overlap_b.sh,
+-- bench/RESULTS.md); a narrowed space (bench/narrow.py) can still name it.
 
 -- A layout's params: nt's A and B rows are both k long, so they are staged
 -- together or not at all (a stage value that can never be valid would only
@@ -168,10 +173,19 @@ local function streamk_bytes(p, dev)
 end
 
 -- A config's staging: the operands it stages ("none", "a", "b", "ab"),
--- whether it stages A and B, and whether A's late rows overlap the product.
+-- whether it stages A and B, whether A's late rows overlap the product, and
+-- whether B's late k rows do too ("abk_overlap", nn).
 local function staging(p)
-  local base = p.stage:gsub("_overlap$", "")
-  return base, base:find("a", 1, true) ~= nil, base:find("b", 1, true) ~= nil, overlapped(p)
+  local base = (p.stage:gsub("_overlap$", ""):gsub("k$", ""))
+  return base, base:find("a", 1, true) ~= nil, base:find("b", 1, true) ~= nil, overlapped(p), p.stage == "abk_overlap"
+end
+
+-- B's k rows staged up front under "abk_overlap": the first B_PRE8 eighths
+-- of its k tiles (a head start for the copy warps, which copy the rest in k
+-- order ahead of the first wave's k loops), as the kernel's b_pre.
+local B_PRE8 = 2
+local function b_pre_rows(k)
+  return math.min(k, (((k + 63) // 64) * B_PRE8 + 7) // 8 * 64)
 end
 
 -- Overlapped staging: A's rows the first wave of tiles reads (whole bands
@@ -208,12 +222,13 @@ end
 -- counters start, zero where both end), stream-K's partial tiles (from
 -- zero), then the staged A and B from sa: rows padded to 64 elements (128
 -- bytes).
--- Overlapped staging adds a counter per band after the 128 bytes of ctl.
+-- Overlapped staging adds a counter per band after the 128 bytes of ctl
+-- (A's bands, then, for "abk_overlap", B's).
 local STAGE_CTL = 128
 local function ws_layout(p, dev)
-  local base, _, _, ov = staging(p)
+  local base, _, _, ov, kb = staging(p)
   local L = { ctl = p.streamk == 1 and TICKET_BYTES or 0 }
-  L.zero = L.ctl + (base ~= "none" and STAGE_CTL + (ov and 4 * NBANDS or 0) or 0)
+  L.zero = L.ctl + (base ~= "none" and STAGE_CTL + (ov and 4 * NBANDS * (kb and 2 or 1) or 0) or 0)
   L.sa = L.zero + (p.streamk == 1 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
   return L
 end
@@ -239,6 +254,16 @@ function M.constraints(layout, p, shape, dt, dev)
     if p.raster ~= "m" then return false, "overlapped staging: raster n's first wave reads every row of A" end
     if shape.k < 16 then return false, "overlapped staging: rows of k < 16 are all staged up front" end
     if first_wave_rows(p, shape, dev) >= shape.m then return false, "overlapped staging: the first wave reads every row of A" end
+    if p.stage == "abk_overlap" and layout == "nt" then return false, "nt's rows of B each hold all of k: none is late" end
+    if p.stage == "abk_overlap" and shape.n < 16 then return false, "overlapped staging: rows of B of n < 16 are all staged up front" end
+    if p.stage == "abk_overlap" and b_pre_rows(shape.k) >= shape.k - 1 then
+      return false, "overlapped staging: k is too short to leave rows of B to copy behind"
+    end
+  end
+  -- setmaxnreg.inc waits until the registers are free: two consumers' must
+  -- fit in what the producer gives back from the launch's 168 a thread.
+  if p.consumers == 2 and producer_regs(p) + 2 * consumer_regs(p) > 3 * 168 then
+    return false, string.format("%d + 2 x %d registers do not fit 3 x 168", producer_regs(p), consumer_regs(p))
   end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
@@ -313,7 +338,7 @@ function M.source(layout, p, dt, dev, name)
   local wm = rows_per_consumer(p)
   local mi = wm // 64
   local wl = ws_layout(p, dev)
-  local _, sa, sb, ov = staging(p)
+  local _, sa, sb, ov, kb = staging(p)
   local out_ct = dtype.ctype(t.Out)
   local store
   if t.Out == "f32" then
@@ -384,6 +409,8 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define STAGE_A %d
 #define STAGE_B %d
 #define OVERLAP %d
+#define OVERLAP_B %d
+#define B_PRE8 %d
 #define NBANDS %d
 #define NT %d
 #define CTL_OFF %d
@@ -394,7 +421,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
       p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
-      sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, NBANDS, layout == "nt" and 1 or 0,
+      sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
       wl.ctl, wl.zero, wl.sa),
     [[
 struct __align__(64) tmap_t { unsigned long long v[16]; };
@@ -554,27 +581,32 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
 // Stage the operands TMA cannot read in place, then wait until every claim
 // of the grid is copied. Each warp claims rows on its own: claims of at
 // least 4 KB of A's first a_pre rows (of k; all m unless OVERLAP), then of
-// B's (nt: n of k; nn: k of n), then (when a_pre < m) A's last row, which
-// the overlapped copy leaves out (its pieces past A need the bounds checks).
+// B's first b_pre rows (nt: n of k; nn: k of n; all of them unless
+// OVERLAP_B), then (when a_pre < m) A's last row and (when b_pre < k) B's,
+// which the overlapped copy leaves out (its pieces past A and B need the
+// bounds checks).
 // Counters: ctl[0] claims handed out, ctl[1] claims done, ctl[2] CTAs
 // through (the last one resets all three for the next launch).
 AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k,
-                       long long a_pre) {
+                       long long a_pre, long long b_pre) {
   unsigned* ctl = (unsigned*)(ws + CTL_OFF);
-  const long long ar = STAGE_A ? a_pre : 0, br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
+  const long long ar = STAGE_A ? a_pre : 0, bn_ = STAGE_B ? (NT ? n : k) : 0, br = min(bn_, b_pre), bc = NT ? k : n;
   const long long ap = (k + 63) / 64 * 64, bp = (bc + 63) / 64 * 64;
   unsigned char* sa = ws + SA_OFF;
   unsigned char* sb = sa + (STAGE_A ? m * ap * 2 : 0);
   const long long acr = max(1ll, 2048 / max(k, 1ll)), bcr = max(1ll, 2048 / max(bc, 1ll));
   const unsigned ca = (unsigned)((ar + acr - 1) / acr), cb = (unsigned)((br + bcr - 1) / bcr);
-  const unsigned total = ca + cb + (STAGE_A && a_pre < m ? 1u : 0u);
+  const unsigned a_last = ca + cb + (STAGE_A && a_pre < m ? 1u : 0u), total = a_last + (br < bn_ ? 1u : 0u);
   const int lane = threadIdx.x % 32;
   unsigned mine = 0, c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u, 0);
   while (c < total) {
     const unsigned next = lane == 0 ? atomicAdd(&ctl[0], 1u) : 0u;   // lands while this claim is copied
-    if (c < ca) stage_rows<STAGE_UNROLL>(As, m, k, sa, ap, c * acr, min(acr, ar - c * acr));
-    else if (c < ca + cb) stage_rows<STAGE_UNROLL>(Bs, br, bc, sb, bp, (c - ca) * bcr, min(bcr, br - (c - ca) * bcr));
-    else stage_rows<STAGE_UNROLL>(As, m, k, sa, ap, m - 1, 1);
+    // Claim c: rows [r0, r0 + nr) of A (its first ar, or its last) or of B
+    // (its first br, or its last), through one copy loop.
+    const bool b = (c >= ca && c < ca + cb) || c >= a_last;
+    const long long r0 = c < ca ? c * acr : c < ca + cb ? (c - ca) * bcr : c < a_last ? m - 1 : bn_ - 1;
+    const long long nr = c < ca ? min(acr, ar - r0) : c < ca + cb ? min(bcr, br - r0) : 1;
+    stage_rows<STAGE_UNROLL>(b ? Bs : As, b ? bn_ : m, b ? bc : k, b ? sb : sa, b ? bp : ap, r0, nr);
     mine++;
     c = __shfl_sync(~0u, next, 0);
   }
@@ -608,6 +640,14 @@ AIT_DEV long long first_rows(long long m, long long k, int units_m, int units_n,
   if (SHARE == 1) tm = 2 * tm + 1;
   return min(m, ((long long)tm * BM / band_rows + 1) * band_rows);
 }
+// B's k rows in bands of whole k tiles (cdiv(k tiles, NBANDS) each), and
+// how many of them the grid stages up front under OVERLAP_B: the first
+// B_PRE8 eighths of the k tiles (the copy warps' head start on the first
+// wave's k loops), or all when B's rows are too short for late_row.
+AIT_DEV long long kband_rows_of(long long k) { return ((k + 63) / 64 + NBANDS - 1) / NBANDS * 64; }
+AIT_DEV long long first_krows(long long n, long long k) {
+  return OVERLAP_B && n >= 16 ? min(k, ((k + 63) / 64 * B_PRE8 + 7) / 8 * 64) : k;
+}
 // Row r of A (k >= 16 elements) into its padded row `to`, by one warp, for a
 // row with a row before and after it (every 16-byte piece around it lies in A):
 // no bounds checks and 32-bit offsets, to fit the producer's registers.
@@ -629,31 +669,58 @@ AIT_DEV void late_row(const unsigned char* As, long long r, long long k, uint4* 
       if (q0 + 32 * u < qc) to[q0 + 32 * u] = funnel(lo[u], hi[u], sh);
   }
 }
-// A's rows [a_pre, m - 1), by one warp of the producer warpgroup: claims of
-// cr rows (a power of two, about 8 KB, at most 64: a claim never straddles
-// a band), each published to its band once its stores are visible to TMA.
-// Small claims keep the bands in flight few (about 400 rows over the grid's
-// copy warps at k = 4001, three bands), so they complete in the order the
-// tiles need them rather than all at once.
-AIT_DEV void stage_late(const unsigned char* As, unsigned char* ws, long long m, long long k, long long a_pre,
-                        long long band_rows) {
+// Rows per claim of the overlapped copy for rows `cols` long: a power of
+// two, about 8 KB, at most 64 (a claim never straddles a band: bands are
+// whole multiples of 64 rows past where the claims start).
+AIT_DEV int claim_rows(long long cols) {
+  int cr = 1;
+  while (cr < 64 && 2ll * cr * cols * 2 <= 8192) cr *= 2;
+  return cr;
+}
+// Rows [r0, r0 + nr) of a matrix of rows `cols` long into its rows padded
+// to pad elements at dst, by one warp, then counted into their band (of
+// band_rows, at ctr) once the stores are visible to TMA.
+AIT_DEV void late_claim(const unsigned char* src, long long cols, unsigned char* dst, long long pad, long long r0, long long nr,
+                        long long band_rows, unsigned* ctr) {
+  for (long long r = r0; r < r0 + nr; r++) late_row(src, r, cols, (uint4*)(dst + r * pad * 2));
+  fence_proxy_global();
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) { __threadfence(); atomicAdd(&ctr[(unsigned)(r0 / band_rows)], (unsigned)nr); }
+}
+// By one warp of the producer warpgroup: (OVERLAP_B) B's k rows [b_pre,
+// k - 1) in k order, counted into B's bands of kband_rows, then A's rows
+// [a_pre, m - 1) (into A's bands), in claims of about 8 KB. Small claims
+// keep the bands in flight few (about 400 rows over the grid's copy warps
+// at k = 4001, three bands), so they complete in the order the tiles need
+// them rather than all at once.
+AIT_DEV void stage_late(const unsigned char* As, const unsigned char* Bs, unsigned char* ws, long long m, long long n, long long k,
+                        long long a_pre, long long band_rows, long long b_pre, long long kband_rows) {
   unsigned* ctl = (unsigned*)(ws + CTL_OFF);
   unsigned* band = band_ctr(ws);
   const long long ap = (k + 63) / 64 * 64;
   unsigned char* sa = ws + SA_OFF;
-  int cr = 1;
-  while (cr < 64 && 2ll * cr * k * 2 <= 8192) cr *= 2;
-  const long long late = max(0ll, m - 1 - a_pre);     // none when the first wave reads all of A
-  const unsigned total = (unsigned)((late + cr - 1) / cr);
+  const int cra = claim_rows(k);
+  const unsigned ta = (unsigned)((max(0ll, m - 1 - a_pre) + cra - 1) / cra);   // none when the first wave reads all of A
+#if OVERLAP_B
+  const int crb = claim_rows(n);
+  const unsigned tb = (unsigned)((max(0ll, k - 1 - b_pre) + crb - 1) / crb);
+#else
+  const unsigned tb = 0;
+#endif
   const int lane = threadIdx.x % 32;
   unsigned c = __shfl_sync(~0u, lane == 0 ? atomicAdd(&ctl[3], 1u) : 0u, 0);
-  while (c < total) {
+  while (c < ta + tb) {
     const unsigned next = lane == 0 ? atomicAdd(&ctl[3], 1u) : 0u;
-    const long long r0 = a_pre + (long long)c * cr, nr = min((long long)cr, m - 1 - r0);
-    for (long long r = r0; r < r0 + nr; r++) late_row(As, r, k, (uint4*)(sa + r * ap * 2));
-    fence_proxy_global();
-    __syncwarp();
-    if (lane == 0) { __threadfence(); atomicAdd(&band[(unsigned)(r0 / band_rows)], (unsigned)nr); }
+#if OVERLAP_B
+    if (c < tb) {
+      const long long r0 = b_pre + (long long)c * crb;
+      late_claim(Bs, n, sa + m * ap * 2, (n + 63) / 64 * 64, r0, min((long long)crb, k - 1 - r0), kband_rows, band + NBANDS);
+    } else
+#endif
+    {
+      const long long r0 = a_pre + (long long)(c - tb) * cra;
+      late_claim(As, k, sa, ap, r0, min((long long)cra, m - 1 - r0), band_rows, band);
+    }
     c = __shfl_sync(~0u, next, 0);
   }
 }
@@ -667,6 +734,22 @@ AIT_DEV void wait_band(unsigned char* ws, int tm, long long m, long long a_pre, 
   const unsigned* ctr = band_ctr(ws) + b;
   while (ld_acquire(ctr) < need) __nanosleep(256);
   fence_proxy_global();
+}
+// The TMA thread, before k tile kb's loads: wait until B's k rows through
+// the tile's are copied. ready: the rows below it are known copied (b_pre
+// at first, k - 1 once all are: B's last row is staged up front), so each
+// band is waited for once per CTA.
+AIT_DEV void wait_kband(unsigned char* ws, int kb, long long k, long long b_pre, long long kband_rows, long long& ready) {
+  const long long end = min(k - 1, (long long)kb * 64 + 64);
+  while (ready < end) {
+    const unsigned b = (unsigned)(ready / kband_rows);
+    const long long hi = min(k - 1, (long long)(b + 1) * kband_rows);
+    const unsigned need = (unsigned)(hi - max(b_pre, (long long)b * kband_rows));
+    const unsigned* ctr = band_ctr(ws) + NBANDS + b;
+    while (ld_acquire(ctr) < need) __nanosleep(128);
+    fence_proxy_global();
+    ready = hi;
+  }
 }
 #endif
 
@@ -750,11 +833,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if OVERLAP
   const long long band_rows = (long long)((tiles_m + NBANDS - 1) / NBANDS) * BM;
   const long long a_pre = first_rows(m, k, units_m, units_n, gridDim.x / CLUSTER, band_rows);
+  const long long kband_rows = kband_rows_of(k), b_pre = NT ? n : first_krows(n, k);
 #else
-  const long long a_pre = m;
+  const long long a_pre = m, b_pre = NT ? n : k;
 #endif
 #if STAGE_A || STAGE_B
-  stage_all(As, Bs, ws, m, n, k, a_pre);
+  stage_all(As, Bs, ws, m, n, k, a_pre, b_pre);
 #endif
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
@@ -775,6 +859,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 0) {
       int s = 0; unsigned ph = 0;
       int u, k0, k1;
+#if OVERLAP_B
+      long long kready = b_pre;
+#endif
       for (int it = 0; item_at(S, it, u, k0, k1); it++) {
         int tm, tn;
         tile_at(u, units_m, units_n, tm, tn);
@@ -784,6 +871,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         wait_band(ws, tm, m, a_pre, band_rows);
 #endif
         for (int kb = k0; kb < k1; kb++) {
+#if OVERLAP_B
+          wait_kband(ws, kb, k, b_pre, kband_rows, kready);
+#endif
           mbar_wait(empty + 8 * s, ph ^ 1);
           const unsigned bar = full + 8 * s;
           mbar_expect(bar, A_BYTES + B_BYTES);
@@ -795,7 +885,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       }
     }
 #if OVERLAP
-    if (threadIdx.x >= 32) stage_late(As, ws, m, k, a_pre, band_rows);
+    if (threadIdx.x >= 32) stage_late(As, Bs, ws, m, n, k, a_pre, band_rows, b_pre, kband_rows);
 #endif
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
@@ -984,7 +1074,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     __threadfence();
     if (atomicAdd(&ctl[4], 1u) == gridDim.x - 1) {
       ctl[3] = 0; ctl[4] = 0;
-      for (int b = 0; b < NBANDS; b++) band_ctr(ws)[b] = 0;
+      for (int b = 0; b < NBANDS * (1 + OVERLAP_B); b++) band_ctr(ws)[b] = 0;
     }
   }
 #endif

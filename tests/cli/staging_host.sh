@@ -4,7 +4,8 @@
 # generated kernel's host-testable part is built with g++ against emulated
 # CUDA built-ins and run at shapes that cover the edge cases: many late
 # bands, a first wave that reads all of A with k > 8192 (one-row claims), k
-# under 16, a last band holding only A's last row. Every staged row must
+# under 16, a last band holding only A's last row; for B's k rows copied
+# behind (abk_overlap) too. Every staged row must
 # equal its operand, every late band count exactly its rows, every band wait
 # return with its rows in place, the counters be left zero, and no read
 # leave A or B (they sit against inaccessible pages).
@@ -20,7 +21,9 @@ fi
 configs='nn|4001,4001,4001|128,256,2,4,1x1,8,rows,ab_overlap
 nt|4001,1001,1001|128,64,2,8,2x1,4,direct,ab_overlap
 nn|4001,1000,1001|128,64,2,8,1x2,4,direct,a_overlap
-nn|4001,4001,4001|128,256,2,4,1x1,8,rows,ab'
+nn|4001,4001,4001|128,256,2,4,1x1,8,rows,ab
+nn|4001,4001,4001|128,256,2,4,1x1,4,rows,abk_overlap
+nn|4001,1001,1001|128,64,2,8,2x1,4,direct,abk_overlap'
 i=0
 while IFS='|' read -r layout shape vals; do
     i=$((i + 1))

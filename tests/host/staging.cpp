@@ -63,9 +63,9 @@ static inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
 static long long m, n, k;
 static const unsigned char *As, *Bs;
 static unsigned char* ws;
-static long long a_pre = 0, band_rows = 1;
+static long long a_pre = 0, band_rows = 1, b_pre = 0, kband_rows = 64;
 static int units_m, units_n;
-static unsigned bad_waits = 0, waits = 0;
+static unsigned bad_waits = 0, waits = 0, bad_kwaits = 0, kwaits = 0;
 
 // size bytes whose end touches an inaccessible page (and whose start, 16-byte
 // aligned, follows one), filled with a pattern.
@@ -91,13 +91,14 @@ static void* thread_main(void* arg) {
   const long t = (long)arg;
   my_cta = (int)(t / CTA_THREADS);
   threadIdx.x = (unsigned)(t % CTA_THREADS);
-  stage_all(As, Bs, ws, m, n, k, a_pre);
+  stage_all(As, Bs, ws, m, n, k, a_pre, b_pre);
 #if OVERLAP
   const int G = (int)gridDim.x / CLUSTER, w = my_cta / CLUSTER, rank = my_cta % CLUSTER;
   if (threadIdx.x == 0) {
     // The TMA thread: every tile row this CTA's persistent walk reaches, its
     // band waited for, then read (A's rows of that tile).
     const long long ap = (k + 63) / 64 * 64;
+    long long kready = b_pre, checked = 0;
     for (int u = w; u < units_m * units_n; u += G) {
       int tm, tn;
       tile_at(u, units_m, units_n, tm, tn);
@@ -106,9 +107,21 @@ static void* thread_main(void* arg) {
       const long long r0 = min(m, (long long)tm * BM), r1 = min(m, (long long)tm * BM + BM);
       __atomic_fetch_add(&waits, 1u, __ATOMIC_RELAXED);
       if (!rows_equal(As, k, ws + SA_OFF, ap, r0, r1)) __atomic_fetch_add(&bad_waits, 1u, __ATOMIC_RELAXED);
+#if OVERLAP_B
+      // Its k loop: each k tile's rows of B waited for, then read.
+      for (int kb = 0; kb < (int)((k + 63) / 64); kb++) {
+        wait_kband(ws, kb, k, b_pre, kband_rows, kready);
+        const long long k1 = min(k, (long long)kb * 64 + 64);
+        if (k1 <= checked) continue;
+        __atomic_fetch_add(&kwaits, 1u, __ATOMIC_RELAXED);
+        if (!rows_equal(Bs, n, ws + SA_OFF + m * ap * 2, (n + 63) / 64 * 64, (long long)kb * 64, k1))
+          __atomic_fetch_add(&bad_kwaits, 1u, __ATOMIC_RELAXED);
+        checked = k1;
+      }
+#endif
     }
   } else if (threadIdx.x >= 32) {
-    stage_late(As, ws, m, k, a_pre, band_rows);
+    stage_late(As, Bs, ws, m, n, k, a_pre, band_rows, b_pre, kband_rows);
   }
 #endif
   __syncthreads();
@@ -138,9 +151,13 @@ int main(int argc, char** argv) {
 #if OVERLAP
   band_rows = (long long)((tiles_m + NBANDS - 1) / NBANDS) * BM;
   a_pre = first_rows(m, k, units_m, units_n, (int)gridDim.x / CLUSTER, band_rows);
-  printf("     a_pre %lld of %lld rows, bands of %lld rows\n", a_pre, m, band_rows);
+  kband_rows = kband_rows_of(k);
+  b_pre = NT ? n : first_krows(n, k);
+  printf("     a_pre %lld of %lld rows, bands of %lld rows; b_pre %lld of %lld k rows, bands of %lld\n", a_pre, m, band_rows,
+         b_pre, br, kband_rows);
 #else
   a_pre = m;
+  b_pre = br;
 #endif
   ctas.resize(gridDim.x);
   for (auto& c : ctas) {
@@ -164,6 +181,16 @@ int main(int argc, char** argv) {
   check(bands, "every late band counts exactly its rows (A's last row is staged up front)");
   check(waits > 0 && bad_waits == 0, "every band wait returned with its rows in place");
   printf("     %u tile rows waited for\n", waits);
+#if OVERLAP_B
+  bool kbands = true;
+  for (long long b = b_pre / kband_rows; b * kband_rows < k - 1 && b < NBANDS; b++) {
+    const long long lo = max(b_pre, b * kband_rows), hi = min(k - 1, (b + 1) * kband_rows);
+    if (hi > lo) kbands = kbands && ctl[32 + NBANDS + b] == (unsigned)(hi - lo);
+  }
+  check(kbands, "every late band of B's k rows counts exactly its rows (B's last row is staged up front)");
+  check(b_pre >= k - 1 || (kwaits > 0 && bad_kwaits == 0), "every k band wait returned with B's rows in place");
+  printf("     %u k tiles of B checked\n", kwaits);
+#endif
 #endif
   return fails ? 1 : 0;
 }
