@@ -84,12 +84,10 @@ local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
 -- need 56 in the producer (measured with ptxas 13.0: 40 spill), so two
 -- consumers get 224.
 local function overlapped(p) return p.stage:find("_overlap$") ~= nil end
--- The rows_async epilogue's store warps need 56 too (40 spill).
-local function busy_producer(p) return overlapped(p) or p.epilogue == "rows_async" end
-local function producer_regs(p) return p.stage == "abk_overlap" and 72 or busy_producer(p) and 56 or p.producer_regs end
+local function producer_regs(p) return p.stage == "abk_overlap" and 72 or overlapped(p) and 56 or p.producer_regs end
 local function consumer_regs(p)
   if p.stage == "abk_overlap" then return p.consumers == 2 and 216 or 240 end
-  if busy_producer(p) then return p.consumers == 2 and 224 or 240 end
+  if overlapped(p) then return p.consumers == 2 and 224 or 240 end
   return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
 end
 
@@ -97,13 +95,13 @@ end
 -- "rows": one 8 KB piece per consumer (each warp stores only the rows it
 -- wrote, so there is nothing to double-buffer).
 local function epi_bytes(p)
-  return ((p.epilogue == "tma" or p.epilogue == "rows_async") and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
+  return (p.epilogue == "tma" and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
 end
 
 local function sizes(p)
   local a = p.bm * BK * 2
   local b = p.bn * BK * 2
-  return a, b, p.stages * (a + b) + epi_bytes(p) + 1024 + 16 * p.stages + 16 + (p.epilogue == "rows_async" and 32 * p.consumers or 0)
+  return a, b, p.stages * (a + b) + epi_bytes(p) + 1024 + 16 * p.stages + 16
 end
 
 M.params = {
@@ -118,7 +116,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
-  { "epilogue", { "direct", "tma", "rows", "rows_async" } },
+  { "epilogue", { "direct", "tma", "rows" } },
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
@@ -293,13 +291,9 @@ function M.constraints(layout, p, shape, dt, dev)
   end
   -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
   -- spill 16 bytes.
-  if p.epilogue:find("^rows") and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
+  if p.epilogue == "rows" and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
-  if shape.n % 8 == 0 and p.epilogue:find("^rows") then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
-  if p.epilogue == "rows_async" and (p.schedule ~= "coop" or p.streamk ~= 0) then
-    return false, "rows_async: the store warps walk a cooperative schedule's whole tiles"
-  end
-  if p.epilogue == "rows_async" and p.producer_regs ~= 40 then return false, "rows_async sets the producer's registers itself (56)" end
+  if shape.n % 8 == 0 and p.epilogue == "rows" then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -405,7 +399,6 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define D_T %s
 #define EPI_TMA %d
 #define EPI_ROWS %d
-#define EPI_ASYNC %d
 #define EPI_BYTES %d
 #define CW %d
 #define EPI_F32 %d
@@ -425,7 +418,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define SA_OFF %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
-      p.epilogue == "tma" and 1 or 0, p.epilogue:find("^rows") and 1 or 0, p.epilogue == "rows_async" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
+      p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
@@ -803,13 +796,19 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
 }]], out_ct, t.Out, t.Out),
     [[
 #if EPI_ROWS
-// Row pr of a swizzled 64-row x 128-byte epilogue piece at buf, stored by
-// one warp into D's row `row` from column col, masked at n. Word `lane` of
+// Row pr of a swizzled 64-row x 128-byte epilogue piece: lane's word at
+// piece_word(pr, lane), read into w and stored by store_word_row, by one
+// warp, into D's row `row` from column col, masked at n. Word `lane` of
 // the piece's row holds elements 2*lane and 2*lane + 1 (f32: element lane).
 // A row that starts on an odd element has its aligned pairs one element on:
 // lane l stores elements 2l+1 and 2l+2 (its word's upper half and the next
 // lane's lower half), lane 31 element 63 alone and lane 0 element 0 too.
 AIT_DEV unsigned piece_word(int pr, int lane) { return pr * 128 + ((((unsigned)lane >> 2) ^ (unsigned)(pr & 7)) << 4) + 4 * (lane & 3); }
+AIT_DEV unsigned ld_shared_u32(unsigned a) {
+  unsigned w;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w) : "r"(a) : "memory");
+  return w;
+}
 AIT_DEV void store_word_row(D_T* D, unsigned w, long long row, long long col, long long n, int lane) {
   D_T* d = D + row * n + col;
   const int left = (int)min(n - col, 64ll);     // columns of the row in D: > 0 (the caller's)
@@ -823,26 +822,6 @@ AIT_DEV void store_word_row(D_T* D, unsigned w, long long row, long long col, lo
   if (e != 2 * lane && lane == 0) d[0] = (unsigned short)w;
 #endif
 }
-AIT_DEV void store_row(D_T* D, unsigned buf, int pr, long long row, long long col, long long n, int lane) {
-  unsigned w;
-  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w) : "r"(buf + piece_word(pr, lane)) : "memory");
-  store_word_row(D, w, row, col, n, lane);
-}
-#if EPI_ASYNC
-// A whole piece (at p in shared memory) into D from (row0, col), masked at
-// m and n, by one warp of the producer warpgroup: four rows' words read
-// before their stores, so the loads overlap.
-AIT_DEV void store_piece(D_T* D, const unsigned char* p, long long row0, long long col, long long m, long long n, int lane) {
-  for (int r0 = 0; r0 < 64 && row0 + r0 < m; r0 += 4) {
-    unsigned w[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) w[j] = *reinterpret_cast<const unsigned*>(p + piece_word(r0 + j, lane));
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-      if (row0 + r0 + j < m) store_word_row(D, w[j], row0 + r0 + j, col, n, lane);
-  }
-}
-#endif
 #endif]],
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
@@ -868,9 +847,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
   const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
-  // rows_async: consumer c's piece buffer b is full (its 4 warps arrive) at
-  // efull + 8 * (2c + b), stored (its store warp arrives) at eempty + ...
-  const unsigned efull = order + 16, eempty = efull + 16 * CONSUMERS;
   const int wg = threadIdx.x / 128;
   const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
   const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
@@ -879,8 +855,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER); }
     if (PINGPONG) { mbar_init(order, 4); mbar_init(order + 8, 4); }
-    if (EPI_ASYNC)
-      for (int b = 0; b < 2 * CONSUMERS; b++) { mbar_init(efull + 8 * b, 4); mbar_init(eempty + 8 * b, 1); }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if (CLUSTER > 1) cluster_sync(); else __syncthreads();
@@ -916,30 +890,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 #if OVERLAP
     if (threadIdx.x >= 32) stage_late(As, Bs, ws, m, n, k, a_pre, band_rows, b_pre, kband_rows);
-#endif
-#if EPI_ASYNC
-    // Warp 1 + c stores consumer c's pieces as they fill, so the consumers
-    // go on to their next tile's product meanwhile.
-    if (threadIdx.x >= 32 && threadIdx.x < 32 * (1 + CONSUMERS)) {
-      const int c = threadIdx.x / 32 - 1, lane = threadIdx.x %% 32;
-      unsigned pieces = 0;
-      int u, k0, k1;
-      for (int it = 0; item_at(S, it, u, k0, k1); it++) {
-        int tm, tn;
-        tile_at(u, units_m, units_n, tm, tn);
-        if (SHARE == 1) tm = 2 * tm + rank;
-        if (SHARE == 2) tn = 2 * tn + rank;
-        for (int i = 0; i < MI; i++)
-          for (int jc = 0; jc < BN / CW; jc++, pieces++) {
-            const unsigned b = 2 * c + (pieces & 1), buf = ebase + c * 16384 + (pieces & 1) * 8192;
-            mbar_wait(efull + 8 * b, (pieces >> 1) & 1);
-            const long long grow = (long long)tm * BM + c * WM + i * 64, gcol = (long long)tn * BN + jc * CW;
-            if (gcol < n) store_piece(D, smem_raw + (buf - smem_u32(smem_raw)), grow, gcol, m, n, lane);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(eempty + 8 * b);
-          }
-      }
-    }
 #endif
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
@@ -1051,10 +1001,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             const unsigned buf = ebase + c * 16384 + (pieces & 1) * 8192;
             if ((threadIdx.x %% 128) == 0) bulk_wait_read<1>();
             wg_sync(1 + c);
-#elif EPI_ASYNC
-            // The buffer's previous piece stored by the store warp.
-            const unsigned buf = ebase + c * 16384 + (pieces & 1) * 8192;
-            if (pieces >= 2) mbar_wait(eempty + 8 * (2 * c + (pieces & 1)), ((pieces >> 1) - 1) & 1);
 #else
             const unsigned buf = ebase + c * 8192;
 #endif
@@ -1074,17 +1020,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             wg_sync(1 + c);
             if ((threadIdx.x %% 128) == 0)
               tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
-#elif EPI_ASYNC
-            __syncwarp();
-            if (lane == 0) mbar_arrive(efull + 8 * (2 * c + (pieces & 1)));
 #else
             __syncwarp();
             const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
             const long long gcol = (long long)tn * BN + jc * CW;
             if (gcol < n) {
-#pragma unroll 1
+              // All 16 rows' words read first, so the reads overlap.
+              unsigned w[16];
+#pragma unroll
+              for (int rr = 0; rr < 16; rr++) w[rr] = ld_shared_u32(buf + piece_word(warp * 16 + rr, lane));
+#pragma unroll
               for (int rr = 0; rr < 16; rr++)
-                if (grow + rr < m) store_row(D, buf, warp * 16 + rr, grow + rr, gcol, n, lane);
+                if (grow + rr < m) store_word_row(D, w[rr], grow + rr, gcol, n, lane);
             }
             __syncwarp();
 #endif

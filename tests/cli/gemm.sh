@@ -84,7 +84,8 @@ expect_eq "every stream-K kernel takes the workspace" \
 # Overlapped staging (A's late rows copied by the producer's idle warps):
 # a sample of the overlapped configs of small tiles (the space narrowed by
 # bench/narrow.py, as bench/overlap.sh runs them under compute-sanitizer)
-# compiles without spills at both layouts, with 56 producer registers.
+# compiles without spills at both layouts, with 56 producer registers (72
+# where B's k rows are copied behind too).
 python3 "$ROOT/bench/narrow.py" "$T/ovhome" wgmma "$ROOT/bench/gemm/overlap_small_space.lua"
 AITUNE_HOME=$T/ovhome run "$AITUNE" compile -v "$ROOT/tests/gpu/overlap_sanitize.yaml" --db "$T/ov.db" --max-evals 3
 expect_eq "compile a sample of overlapped configs" "$RC" 0 || show_last
@@ -92,8 +93,11 @@ nov=$(grep -c '_overlap"' "$T/out")
 expect_true "the sample has overlapped configs at nn ($nov in all)" grep -q 'gemm_nn/wgmma.*_overlap"' "$T/out"
 expect_true "... and at nt" grep -q 'gemm_nt/wgmma.*_overlap"' "$T/out"
 expect_eq "no overlapped config spills" "$(grep '_overlap"' "$T/out" | awk '$5 != 0' | wc -l)" 0
-expect_eq "each overlapped kernel copies behind the first wave with 56 producer registers" \
-    "$(sql "$T/ov.db" "select count(*) from cubins where source like '%#define OVERLAP 1%' and source like '%setmaxnreg.dec.sync.aligned.u32 56;%'")" "$nov"
+nk=$(grep -c '"abk_overlap"' "$T/out")
+expect_eq "each overlapped kernel copies A behind the first wave with 56 producer registers" \
+    "$(sql "$T/ov.db" "select count(*) from cubins where source like '%#define OVERLAP 1%' and source like '%#define OVERLAP_B 0%' and source like '%setmaxnreg.dec.sync.aligned.u32 56;%'")" "$((nov - nk))"
+expect_eq "... and B's k rows too (abk_overlap, $nk) with 72" \
+    "$(sql "$T/ov.db" "select count(*) from cubins where source like '%#define OVERLAP_B 1%' and source like '%setmaxnreg.dec.sync.aligned.u32 72;%'")" "$nk"
 
 # A bucket holds one winner. A sweep at another shape of the bucket replaces
 # it quietly when the new winner's template takes it at the old shape

@@ -10,7 +10,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop" } },
   { "inflight", { 0, 1 } },
-  { "epilogue", { "rows_async" } },
+  { "epilogue", { "rows" } },
   { "streamk", { 0 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
