@@ -9,7 +9,8 @@
 #    (bench/gemm/nn4097.yaml), every config, cuBLAS in the same call.
 # (At commit 2c378c9, bench/rows_async.sh ran it with the rows_async
 # epilogue too, since removed: bench/RESULTS.md.)
-#   bench/rows_epilogue.sh OUTDIR SMALL_SPACE
+# SPACE_4001 and SPACE_4097 replace the spaces of step 2.
+#   bench/rows_epilogue.sh OUTDIR SMALL_SPACE [SPACE_4001 SPACE_4097]
 set -u
 keep=${1:?usage: bench/rows_epilogue.sh OUTDIR SMALL_SPACE}
 small=${2:?usage: bench/rows_epilogue.sh OUTDIR SMALL_SPACE}
@@ -19,5 +20,5 @@ python3 bench/narrow.py "$w/small" wgmma "$small"
 AITUNE_HOME=$w/small SANITIZE_SPEC=tests/gpu/rows_sanitize.yaml timeout 200 tests/gpu/sanitize.sh "$w/sanitize" |
     tail -2 | tee "$keep/sanitize-verdict.txt"
 grep -h "failed candidate\|wrong\|Invalid\|ERROR" "$w/sanitize"/* | head -20 >> "$keep/sanitize-verdict.txt"
-bench/variants.sh "$keep/4001" wgmma bench/gemm/overlap.yaml bench/gemm/late_space.lua "base="
-bench/variants.sh "$keep/4097" wgmma bench/gemm/nn4097.yaml bench/gemm/nn4097_space.lua "base="
+bench/variants.sh "$keep/4001" wgmma bench/gemm/overlap.yaml "${3:-bench/gemm/late_space.lua}" "base="
+bench/variants.sh "$keep/4097" wgmma bench/gemm/nn4097.yaml "${4:-bench/gemm/nn4097_space.lua}" "base="
