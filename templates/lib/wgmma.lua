@@ -94,15 +94,7 @@ end
 -- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
 -- "rows": one 8 KB piece per consumer (each warp stores only the rows it
 -- wrote, so there is nothing to double-buffer).
--- Rows of the CTA tile one consumer warpgroup computes.
-local function rows_per_consumer(p)
-  return p.schedule == "pingpong" and p.bm or p.bm // p.consumers
-end
-
--- "rows_defer": the whole tile of each consumer (2-byte outputs), stored
--- during the next tile's product.
 local function epi_bytes(p)
-  if p.epilogue == "rows_defer" then return rows_per_consumer(p) * p.bn * 2 * p.consumers end
   return (p.epilogue == "tma" and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
 end
 
@@ -124,7 +116,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
-  { "epilogue", { "direct", "tma", "rows", "rows_defer" } },
+  { "epilogue", { "direct", "tma", "rows" } },
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
@@ -152,6 +144,10 @@ local function params_of(layout)
   return out
 end
 
+-- Rows of the CTA tile one consumer warpgroup computes.
+local function rows_per_consumer(p)
+  return p.schedule == "pingpong" and p.bm or p.bm // p.consumers
+end
 
 -- 0: no cluster, 1: a pair along M sharing B, 2: a pair along N sharing A.
 local function share(p)
@@ -295,13 +291,9 @@ function M.constraints(layout, p, shape, dt, dev)
   end
   -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
   -- spill 16 bytes.
-  if p.epilogue:find("^rows") and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
+  if p.epilogue == "rows" and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
-  if shape.n % 8 == 0 and p.epilogue:find("^rows") then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
-  if p.epilogue == "rows_defer" then
-    if p.schedule ~= "coop" or p.streamk ~= 0 then return false, "rows_defer: a cooperative schedule's whole tiles" end
-    if gemm.types(dt).Out == "f32" then return false, "rows_defer: 2-byte outputs" end
-  end
+  if shape.n % 8 == 0 and p.epilogue == "rows" then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -407,8 +399,6 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define D_T %s
 #define EPI_TMA %d
 #define EPI_ROWS %d
-#define EPI_DEFER %d
-#define NPIECE %d
 #define EPI_BYTES %d
 #define CW %d
 #define EPI_F32 %d
@@ -428,8 +418,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define SA_OFF %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
-      p.epilogue == "tma" and 1 or 0, p.epilogue:find("^rows") and 1 or 0, p.epilogue == "rows_defer" and 1 or 0,
-      mi * (p.bn // (128 // dtype.size(t.Out))), epi_bytes(p), 128 // dtype.size(t.Out),
+      p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
@@ -833,28 +822,6 @@ AIT_DEV void store_word_row(D_T* D, unsigned w, long long row, long long col, lo
   if (e != 2 * lane && lane == 0) d[0] = (unsigned short)w;
 #endif
 }
-#if EPI_DEFER
-// Rows [from, to) (multiples of 4) of this warp's pending ones into D: the
-// previous tile's pieces wait whole in shared memory at ebuf (piece p at
-// ebuf + 8192 p: rows 64 (p / (BN / CW)).., columns CW (p %% (BN / CW))..),
-// and pending row q is row warp * 16 + q %% 16 of piece q / 16, the rows
-// this warp wrote. prow, pcol: the consumer's first row and column of that
-// tile. Four rows' words are read before their stores.
-AIT_DEV void store_pending(D_T* D, unsigned ebuf, int from, int to, long long prow, long long pcol, long long m, long long n,
-                           int warp, int lane) {
-  for (int q0 = from; q0 < to; q0 += 4) {
-    unsigned w[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) w[j] = ld_shared_u32(ebuf + ((q0 + j) / 16) * 8192 + piece_word(warp * 16 + (q0 + j) % 16, lane));
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      const int q = q0 + j, pc = q / 16;
-      const long long row = prow + (pc / (BN / CW)) * 64 + warp * 16 + q % 16, col = pcol + (pc % (BN / CW)) * CW;
-      if (row < m && col < n) store_word_row(D, w[j], row, col, n, lane);
-    }
-  }
-}
-#endif
 #endif]],
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
@@ -931,14 +898,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if EPI_TMA || EPI_ROWS
     unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
 #endif
-#if EPI_DEFER
-    // The previous tile waits in shared memory (this consumer's pieces at
-    // ebuf); this warp stores its rows of it (pend of 16 NPIECE stored), 4
-    // a k tile during the next product, the rest before the next epilogue.
-    const unsigned ebuf = ebase + c * NPIECE * 8192;
-    int pend = 16 * NPIECE;
-    long long prow = 0, pcol = 0;
-#endif
     int u, k0, k1;
 #if STREAMK
     __shared__ unsigned sk_last[2];
@@ -975,9 +934,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           for (int i = 0; i < MI; i++) wgmma_tile(acc[i], desc(sA + i * 64 * 128 + kk * 32, 1, 1024), %s);
         }
         wg_commit();
-#if EPI_DEFER
-        if (pend < 16 * NPIECE) { store_pending(D, ebuf, pend, pend + 4, prow, pcol, m, n, warp, lane); pend += 4; }
-#endif
         // Keep INFLIGHT groups running; release the slot of the one retired.
         wg_wait<INFLIGHT>();
         if (INFLIGHT == 0) {
@@ -1037,12 +993,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // Warp w writes (and, for "rows", stores) rows 16*w .. 16*w + 15.
       {
         const int r = warp * 16 + lane / 4, q4 = lane %% 4;
-#if EPI_DEFER
-        // The previous tile's rows this warp has not stored yet (a short k
-        // loop), before its pieces are written over.
-        store_pending(D, ebuf, pend, 16 * NPIECE, prow, pcol, m, n, warp, lane);
-        __syncwarp();
-#endif
 #pragma unroll
         for (int i = 0; i < MI; i++) {
 #pragma unroll
@@ -1051,8 +1001,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             const unsigned buf = ebase + c * 16384 + (pieces & 1) * 8192;
             if ((threadIdx.x %% 128) == 0) bulk_wait_read<1>();
             wg_sync(1 + c);
-#elif EPI_DEFER
-            const unsigned buf = ebuf + (i * (BN / CW) + jc) * 8192;
 #else
             const unsigned buf = ebase + c * 8192;
 #endif
@@ -1072,8 +1020,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             wg_sync(1 + c);
             if ((threadIdx.x %% 128) == 0)
               tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
-#elif EPI_DEFER
-            // Stored during the next tile's product (store_pending).
 #else
             __syncwarp();
             const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
@@ -1091,12 +1037,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
           }
         }
-#if EPI_DEFER
-        __syncwarp();
-        pend = 0;
-        prow = (long long)tm * BM + c * WM;
-        pcol = (long long)tn * BN;
-#endif
       }
 #else
       const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
@@ -1128,9 +1068,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       }
 #endif
     }
-#if EPI_DEFER
-    store_pending(D, ebuf, pend, 16 * NPIECE, prow, pcol, m, n, warp, lane);     // the last tile's
-#endif
   }
   // Shared memory must outlive the TMA stores reading it.
   if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
