@@ -14,7 +14,7 @@ vs=("base=")
 for v in "$@"; do
     IFS=: read -r u p c <<< "$v"
     vs+=("u$u=s/^#define LATE_UNROLL [0-9]*/#define LATE_UNROLL $u/;
-s/return overlapped(p) and [0-9]* or p.producer_regs/return overlapped(p) and $p or p.producer_regs/;
+s/ overlapped(p) and [0-9]* or p.producer_regs/ overlapped(p) and $p or p.producer_regs/;
 s/if overlapped(p) then return p.consumers == 2 and [0-9]* or 240 end/if overlapped(p) then return p.consumers == 2 and $c or 240 end/")
 done
 bench/variants.sh "$keep" wgmma bench/gemm/overlap.yaml bench/gemm/late_space.lua "${vs[@]}"
