@@ -82,7 +82,7 @@ local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
 
 -- Registers per thread after setmaxnreg. Overlapped staging's copy warps
 -- need 56 in the producer (measured with ptxas 13.0: 40 spill), so two
--- consumers get 224.
+-- consumers get 224; copying B's k rows behind too needs 72 (216).
 local function overlapped(p) return p.stage:find("_overlap$") ~= nil end
 local function producer_regs(p) return p.stage == "abk_overlap" and 72 or overlapped(p) and 56 or p.producer_regs end
 local function consumer_regs(p)
@@ -249,7 +249,7 @@ function M.constraints(layout, p, shape, dt, dev)
     end
   end
   if ov then
-    if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself (56)" end
+    if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself" end
     if p.persistent ~= 1 or p.streamk ~= 0 then return false, "overlapped staging needs a persistent grid without stream-K" end
     if p.raster ~= "m" then return false, "overlapped staging: raster n's first wave reads every row of A" end
     if shape.k < 16 then return false, "overlapped staging: rows of k < 16 are all staged up front" end
@@ -539,7 +539,6 @@ AIT_DEV uint4 funnel(const uint4& lo, const uint4& hi, unsigned sh) {
 // 8 (cudaMemcpy2DAsync: 1.35); taking the second piece from the
 // neighbouring lane instead was slower (1.5).
 #define STAGE_UNROLL 16
-template<int STAGE_U>
 AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols, unsigned char* dst, long long pad,
                         long long r0, long long nr) {
   const int qc = (int)((cols + 7) / 8), lane = threadIdx.x % 32;
@@ -549,10 +548,10 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
     const unsigned sh = (unsigned)(at & 15ull);
     const unsigned long long al = at - sh, need = sh ? 32ull : 16ull;
     uint4* to = (uint4*)(dst + r * pad * 2);
-    for (int q0 = lane; q0 < qc; q0 += 32 * STAGE_U) {
-      uint4 lo[STAGE_U], hi[STAGE_U];
+    for (int q0 = lane; q0 < qc; q0 += 32 * STAGE_UNROLL) {
+      uint4 lo[STAGE_UNROLL], hi[STAGE_UNROLL];
 #pragma unroll
-      for (int u = 0; u < STAGE_U; u++) {
+      for (int u = 0; u < STAGE_UNROLL; u++) {
         const unsigned long long p = al + 16ull * (q0 + 32 * u);
         lo[u] = hi[u] = make_uint4(0, 0, 0, 0);
         if (q0 + 32 * u < qc && p >= lo_end && p + need <= hi_end) {
@@ -561,7 +560,7 @@ AIT_DEV void stage_rows(const unsigned char* src, long long rows, long long cols
         }
       }
 #pragma unroll
-      for (int u = 0; u < STAGE_U; u++) {
+      for (int u = 0; u < STAGE_UNROLL; u++) {
         const int q = q0 + 32 * u;
         if (q >= qc) continue;
         const unsigned long long p = al + 16ull * q;
@@ -606,7 +605,7 @@ AIT_DEV void stage_all(const unsigned char* As, const unsigned char* Bs, unsigne
     const bool b = (c >= ca && c < ca + cb) || c >= a_last;
     const long long r0 = c < ca ? c * acr : c < ca + cb ? (c - ca) * bcr : c < a_last ? m - 1 : bn_ - 1;
     const long long nr = c < ca ? min(acr, ar - r0) : c < ca + cb ? min(bcr, br - r0) : 1;
-    stage_rows<STAGE_UNROLL>(b ? Bs : As, b ? bn_ : m, b ? bc : k, b ? sb : sa, b ? bp : ap, r0, nr);
+    stage_rows(b ? Bs : As, b ? bn_ : m, b ? bc : k, b ? sb : sa, b ? bp : ap, r0, nr);
     mine++;
     c = __shfl_sync(~0u, next, 0);
   }
@@ -648,14 +647,15 @@ AIT_DEV long long kband_rows_of(long long k) { return ((k + 63) / 64 + NBANDS - 
 AIT_DEV long long first_krows(long long n, long long k) {
   return OVERLAP_B && n >= 16 ? min(k, ((k + 63) / 64 * B_PRE8 + 7) / 8 * 64) : k;
 }
-// Row r of A (k >= 16 elements) into its padded row `to`, by one warp, for a
-// row with a row before and after it (every 16-byte piece around it lies in A):
+// Row r of a matrix at src (rows of cols >= 16 elements: A's, or B's under
+// OVERLAP_B) into its padded row `to`, by one warp, for a row with a row
+// before and after it (every 16-byte piece around it lies in the matrix):
 // no bounds checks and 32-bit offsets, to fit the producer's registers.
-AIT_DEV void late_row(const unsigned char* As, long long r, long long k, uint4* to) {
-  const unsigned long long at = (unsigned long long)As + (unsigned long long)r * k * 2;
+AIT_DEV void late_row(const unsigned char* src, long long r, long long cols, uint4* to) {
+  const unsigned long long at = (unsigned long long)src + (unsigned long long)r * cols * 2;
   const unsigned sh = (unsigned)(at & 15ull);
   const uint4* al = (const uint4*)(at - sh);
-  const int qc = (int)((k + 7) / 8), lane = threadIdx.x % 32;
+  const int qc = (int)((cols + 7) / 8), lane = threadIdx.x % 32;
   for (int q0 = lane; q0 < qc; q0 += 32 * LATE_UNROLL) {
     uint4 lo[LATE_UNROLL], hi[LATE_UNROLL];
 #pragma unroll
