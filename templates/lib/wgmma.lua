@@ -34,16 +34,7 @@
 -- odd row start shifts the pairs by one element: the word straddling two
 -- smem words is put together with a shuffle, the row's two end elements
 -- stored alone), so each store instruction is one contiguous 128-byte line
--- where "direct" scatters 16 bytes over 8 rows. "bulk" hands the same rows
--- to the TMA unit instead, as "tma" does, so the consumers go back to their
--- product: each warp writes its 16 rows of a piece into a buffer of its own
--- (two, used in turn), each row shifted by its start's misalignment in D so
--- that D's 16-byte chunks are 16-byte chunks of the buffer, and its lanes
--- issue one bulk copy (cp.async.bulk) per row for the whole chunks and
--- store the row's few end elements (fewer than 8 at each end) themselves.
--- A row's chunks are rotated by its row in the buffer (8 rows of a warp
--- store then hit 8 different banks), so a row's whole chunks are one or
--- two bulk copies.
+-- where "direct" scatters 16 bytes over 8 rows.
 --
 -- Stream-K (persistent grids): when the units do not divide evenly among the
 -- G resident workers, the last sk = `units mod G` units are not given whole
@@ -102,11 +93,9 @@ end
 
 -- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
 -- "rows": one 8 KB piece per consumer (each warp stores only the rows it
--- wrote, so there is nothing to double-buffer). "bulk": two 2 KB buffers
--- per warp (16 rows x 128 bytes), the TMA unit reading one while the warp
--- writes the other.
+-- wrote, so there is nothing to double-buffer).
 local function epi_bytes(p)
-  return (p.epilogue == "tma" and 16384 or p.epilogue == "rows" and 8192 or p.epilogue == "bulk" and 16384 or 0) * p.consumers
+  return (p.epilogue == "tma" and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
 end
 
 local function sizes(p)
@@ -127,7 +116,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
-  { "epilogue", { "direct", "tma", "rows", "bulk" } },
+  { "epilogue", { "direct", "tma", "rows" } },
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
@@ -302,10 +291,9 @@ function M.constraints(layout, p, shape, dt, dev)
   end
   -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
   -- spill 16 bytes.
-  local by_rows = p.epilogue == "rows" or p.epilogue == "bulk"
-  if by_rows and p.stage ~= "none" and acc > 128 then return false, "spills (staging, " .. p.epilogue .. " stores, 192 accumulators)" end
+  if p.epilogue == "rows" and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
-  if shape.n % 8 == 0 and by_rows then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
+  if shape.n % 8 == 0 and p.epilogue == "rows" then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -411,7 +399,6 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define D_T %s
 #define EPI_TMA %d
 #define EPI_ROWS %d
-#define EPI_BULK %d
 #define EPI_BYTES %d
 #define CW %d
 #define EPI_F32 %d
@@ -431,7 +418,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define SA_OFF %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
-      p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, p.epilogue == "bulk" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
+      p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
@@ -835,59 +822,6 @@ AIT_DEV void store_word_row(D_T* D, unsigned w, long long row, long long col, lo
   if (e != 2 * lane && lane == 0) d[0] = (unsigned short)w;
 #endif
 }
-#endif
-#if EPI_BULK
-// "bulk": row rr (0..15) of a warp's 16-row x 128-byte buffer holds D's
-// columns [col, col + CW) of a row whose start in D lies sh elements past
-// a 16-byte boundary. Column j sits at byte (sh + j) * ES of the row, in
-// 16-byte chunk q = (sh + j) * ES / 16, and chunk q is kept at (q + rr) % 8:
-// chunk 8 (the row's last sh elements) wraps to chunk 0, whose first sh
-// elements are free. D's 16-byte chunks are then 16-byte chunks of the
-// buffer, as a bulk copy needs.
-#define EPI_ES ((int)sizeof(D_T))
-#define EPI_CE (16 / EPI_ES)
-AIT_DEV unsigned bulk_at(unsigned buf, int rr, int sh, int j) {
-  const unsigned b = (unsigned)((sh + j) * EPI_ES);
-  return buf + (unsigned)rr * 128u + ((((b >> 4) + (unsigned)rr) & 7u) << 4) + (b & 15u);
-}
-AIT_DEV int bulk_shift(const D_T* p) { return (int)(((size_t)p & 15) / EPI_ES); }
-// Columns j and j + 1 (j even) of row rr: one accumulator pair. An odd
-// shift splits the pair's word (or, f32, its 8 bytes) in two.
-AIT_DEV void bulk_put(unsigned buf, int rr, int sh, int j, float x, float y) {
-  if ((sh & 1) == 0) { st_shared(bulk_at(buf, rr, sh, j), x, y); return; }
-#if EPI_F32
-  asm volatile("st.shared.f32 [%0], %1;" :: "r"(bulk_at(buf, rr, sh, j)), "f"(x) : "memory");
-  asm volatile("st.shared.f32 [%0], %1;" :: "r"(bulk_at(buf, rr, sh, j + 1)), "f"(y) : "memory");
-#else
-  unsigned v; asm("cvt.rn." EPI_CVT ".f32 %0, %2, %1;" : "=r"(v) : "f"(x), "f"(y));
-  asm volatile("st.shared.b16 [%0], %1;" :: "r"(bulk_at(buf, rr, sh, j)), "h"((unsigned short)v) : "memory");
-  asm volatile("st.shared.b16 [%0], %1;" :: "r"(bulk_at(buf, rr, sh, j + 1)), "h"((unsigned short)(v >> 16)) : "memory");
-#endif
-}
-// Lane l's share of storing a written buffer: row rr = l / 2 of the warp's
-// 16, D's columns [0, len) from d. The row's whole chunks [q0, qe) go by
-// bulk copy, those before the rotation's wrap (lane parity 0) and after it
-// (1); the elements before the first whole chunk (0) and after the last
-// (1) are stored by the lane itself, read back from the buffer.
-AIT_DEV void bulk_row(unsigned buf, D_T* d, int len, int lane) {
-  const int rr = lane >> 1, part = lane & 1, sh = bulk_shift(d);
-  const int q0 = sh > 0 ? 1 : 0, qe = (len + sh) / EPI_CE, wrap = 8 - (rr & 7);
-  const int a = part == 0 ? q0 : max(q0, wrap), b = part == 0 ? min(qe, wrap) : qe;
-  if (a < b)
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-                 :: "l"((char*)d + 16 * a - sh * EPI_ES), "r"(buf + (unsigned)rr * 128u + ((unsigned)(a + rr) & 7u) * 16u),
-                    "r"(16 * (b - a)) : "memory");
-  int j0 = part == 0 ? 0 : qe * EPI_CE - sh, j1 = part == 0 ? q0 * EPI_CE - sh : len;
-  if (qe <= q0) { j0 = part == 0 ? 0 : len; j1 = len; }   // no whole chunk: lane parity 0 stores all
-  for (int j = j0; j < j1; j++) {
-#if EPI_F32
-    float v; asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(bulk_at(buf, rr, sh, j)) : "memory");
-#else
-    unsigned short v; asm volatile("ld.shared.b16 %0, [%1];" : "=h"(v) : "r"(bulk_at(buf, rr, sh, j)) : "memory");
-#endif
-    d[j] = v;
-  }
-}
 #endif]],
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
@@ -961,7 +895,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
     const int c = wg - 1, lane = threadIdx.x %% 32, warp = (threadIdx.x %% 128) / 32;
     int s = 0; unsigned ph = 0, mine = 0;
-#if EPI_TMA || EPI_ROWS || EPI_BULK
+#if EPI_TMA || EPI_ROWS
     unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
 #endif
     int u, k0, k1;
@@ -1104,39 +1038,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           }
         }
       }
-#elif EPI_BULK
-      // Piece (i, jc) as for "rows"; warp w's rows 16*w .. 16*w + 15 go
-      // through its own two buffers (bulk_at), lane l stores row l / 2.
-      {
-        const int g = lane / 4, q4 = lane %% 4;
-        const unsigned wbuf = ebase + c * 16384 + warp * 4096;
-#pragma unroll
-        for (int i = 0; i < MI; i++) {
-          const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
-#pragma unroll
-          for (int jc = 0; jc < BN / CW; jc++, pieces++) {
-            const unsigned buf = wbuf + (pieces & 1) * 2048;
-            const long long gcol = (long long)tn * BN + jc * CW;
-            // This lane's copies out of buf, two pieces ago, have read it.
-            bulk_wait_read<1>();
-            __syncwarp();
-            if (gcol < n) {
-              const int sh0 = bulk_shift(D + (grow + g) * n + gcol), sh1 = bulk_shift(D + (grow + g + 8) * n + gcol);
-#pragma unroll
-              for (int jj = 0; jj < CW / 8; jj++) {
-                const int j8 = jc * (CW / 8) + jj;
-                bulk_put(buf, g, sh0, 8 * jj + 2 * q4, acc[i][4 * j8], acc[i][4 * j8 + 1]);
-                bulk_put(buf, g + 8, sh1, 8 * jj + 2 * q4, acc[i][4 * j8 + 2], acc[i][4 * j8 + 3]);
-              }
-              asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-              __syncwarp();
-              const long long row = grow + lane / 2;
-              if (row < m) bulk_row(buf, D + row * n + gcol, (int)min(n - gcol, (long long)CW), lane);
-            }
-            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-          }
-        }
-      }
 #else
       const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
       const long long col0 = (long long)tn * BN + 2 * (lane %% 4);
@@ -1170,7 +1071,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
   // Shared memory must outlive the TMA stores reading it.
   if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
-  if (EPI_BULK && wg > 0) bulk_wait_all();
   // No CTA of a pair leaves while its peer may still arrive on its barriers.
   if (CLUSTER > 1) cluster_sync();
 #if OVERLAP
