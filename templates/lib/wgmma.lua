@@ -34,7 +34,15 @@
 -- odd row start shifts the pairs by one element: the word straddling two
 -- smem words is put together with a shuffle, the row's two end elements
 -- stored alone), so each store instruction is one contiguous 128-byte line
--- where "direct" scatters 16 bytes over 8 rows.
+-- where "direct" scatters 16 bytes over 8 rows. Storing D themselves holds
+-- the consumers between tiles (at 4000^3 "rows" costs 26 us over a TMA
+-- store, bench/RESULTS.md), so "tma_ws" (persistent, coop) TMA-stores the
+-- pieces into a copy of D in the workspace whose rows are padded to 128
+-- bytes, and the producer's idle warps copy each tile from there to D (as
+-- "rows" stores a row) while the consumers run the next one: a consumer
+-- marks a tile ready (ws_ready) a few k tiles into the next, once its TMA
+-- stores are complete. The CTA's last tile has nothing after it to hide
+-- a copy under: the consumers store it to D themselves, as "rows".
 --
 -- Stream-K (persistent grids): when the units do not divide evenly among the
 -- G resident workers, the last sk = `units mod G` units are not given whole
@@ -84,18 +92,26 @@ local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
 -- need 56 in the producer (measured with ptxas 13.0: 40 spill), so two
 -- consumers get 224; copying B's k rows behind too needs 72 (216).
 local function overlapped(p) return p.stage:find("_overlap$") ~= nil end
-local function producer_regs(p) return p.stage == "abk_overlap" and 72 or overlapped(p) and 56 or p.producer_regs end
+-- The copy warps' work (the overlapped staging's late rows) needs 56
+-- registers; tma_ws's copy of D (8 chunks of 16 bytes in flight a lane)
+-- and abk_overlap's, 72.
+local function copies(p) return overlapped(p) or p.epilogue == "tma_ws" end
+local function producer_regs(p)
+  return (p.stage == "abk_overlap" or p.epilogue == "tma_ws") and 72 or copies(p) and 56 or p.producer_regs
+end
 local function consumer_regs(p)
-  if p.stage == "abk_overlap" then return p.consumers == 2 and 216 or 240 end
-  if overlapped(p) then return p.consumers == 2 and 224 or 240 end
+  if p.stage == "abk_overlap" or p.epilogue == "tma_ws" then return p.consumers == 2 and 216 or 240 end
+  if copies(p) then return p.consumers == 2 and 224 or 240 end
   return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
 end
 
 -- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
 -- "rows": one 8 KB piece per consumer (each warp stores only the rows it
 -- wrote, so there is nothing to double-buffer).
+-- "tma_ws": the TMA store's buffers (its last tile's rows use them too).
 local function epi_bytes(p)
-  return (p.epilogue == "tma" and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
+  local tma = p.epilogue == "tma" or p.epilogue == "tma_ws"
+  return (tma and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
 end
 
 local function sizes(p)
@@ -116,7 +132,7 @@ M.params = {
   { "cluster", { "1x1", "2x1", "1x2" } },
   { "schedule", { "coop", "pingpong" } },
   { "inflight", { 0, 1 } },
-  { "epilogue", { "direct", "tma", "rows" } },
+  { "epilogue", { "direct", "tma", "rows", "tma_ws" } },
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
@@ -291,9 +307,18 @@ function M.constraints(layout, p, shape, dt, dev)
   end
   -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
   -- spill 16 bytes.
-  if p.epilogue == "rows" and p.stage ~= "none" and acc > 128 then return false, "spills (staging, rows stores, 192 accumulators)" end
+  local by_rows = p.epilogue == "rows" or p.epilogue == "tma_ws"
+  if by_rows and p.stage ~= "none" and acc > 128 then return false, "spills (staging, " .. p.epilogue .. " stores, 192 accumulators)" end
   if shape.n % 8 ~= 0 and p.epilogue == "tma" then return false, "D's rows are not 16-byte aligned for a TMA store" end
-  if shape.n % 8 == 0 and p.epilogue == "rows" then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
+  if shape.n % 8 == 0 and by_rows then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
+  if p.epilogue == "tma_ws" then
+    if p.persistent ~= 1 then return false, "tma_ws: the copy warps follow a persistent CTA's tiles" end
+    if p.streamk == 1 then return false, "tma_ws: stream-K's last pieces store D themselves" end
+    if p.schedule ~= "coop" then return false, "tma_ws: a tile is ready when both consumers' halves are (coop)" end
+    if p.producer_regs ~= 40 then return false, "tma_ws sets the producer's registers itself" end
+    -- Measured with ptxas 13.0: 48-668 bytes with one consumer.
+    if p.consumers == 1 then return false, "spills (tma_ws with one consumer)" end
+  end
   if p.persistent == 0 and (p.group ~= 1 or p.raster ~= "m") then
     return false, "raster order only matters for a persistent grid"
   end
@@ -399,6 +424,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define D_T %s
 #define EPI_TMA %d
 #define EPI_ROWS %d
+#define EPI_WS %d
 #define EPI_BYTES %d
 #define CW %d
 #define EPI_F32 %d
@@ -418,7 +444,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
 #define SA_OFF %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
-      p.epilogue == "tma" and 1 or 0, p.epilogue == "rows" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
+      (p.epilogue == "tma" or p.epilogue == "tma_ws") and 1 or 0, p.epilogue == "rows" and 1 or 0, p.epilogue == "tma_ws" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
@@ -492,6 +518,20 @@ AIT_DEV void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory")
 AIT_DEV void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template<int N> AIT_DEV void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
 
+#if EPI_WS
+// tma_ws's copy warps: 16 bytes of the copy of D through L2 (just written
+// there), and a consumer's count of ready tiles.
+AIT_DEV uint4 ld_cg_v4(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
+AIT_DEV unsigned ld_acquire_cta(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory");
+  return v;
+}
+#endif
 #if STAGE_A || STAGE_B
 AIT_DEV unsigned ld_acquire(const unsigned* p) {
   unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
@@ -753,7 +793,6 @@ AIT_DEV void wait_kband(unsigned char* ws, int kb, long long k, long long b_pre,
 }
 #endif
 
-// ==== end host-testable ====
 
 // This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
 // cluster counting once) takes the data-parallel units w, w + G, ... below
@@ -783,6 +822,100 @@ AIT_DEV bool item_at(const sched_t& S, int it, int& u, int& k0, int& k1) {
 AIT_DEV float* sk_slot(unsigned char* ws, int w, int rank, int part) {
   return (float*)(ws + SLOT_OFF) + (((long long)w * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
 }
+#if EPI_WS
+// "tma_ws": D's copy in the workspace (rows padded to 128 bytes) after the
+// staged operands, and the tiles each consumer has there (ws_ready[c]:
+// the CTA's first ws_ready[c] tiles are complete in the copy).
+__shared__ unsigned ws_ready[2];
+AIT_DEV long long ws_d_pitch(long long n) { return (n * (long long)sizeof(D_T) + 127) / 128 * 128 / (long long)sizeof(D_T); }
+AIT_DEV long long ws_d_off(long long m, long long n, long long k) {
+  const long long kp = (k + 63) / 64 * 128;
+  return SA_OFF + (STAGE_A ? m * kp : 0) + (STAGE_B ? (NT ? n * kp : k * ((n + 63) / 64 * 128)) : 0);
+}
+// A 16-byte chunk of a tile row (v: 8 elements, f32 4) into D at d, where
+// the row has `left` (> 0) elements from d on. f32, or a chunk that starts
+// on an even element: 16-, 4- or 2-byte stores as d allows. One that
+// starts on an odd element stores the aligned pairs one element on (the
+// last with nxt, the next chunk's first word, when `more`: the row goes on
+// in this tile) and its first element alone when `first` (the tile's
+// row starts here; otherwise the chunk before stored it).
+AIT_DEV void ws_store_chunk(D_T* d, const uint4& v, unsigned nxt, int left, bool first, bool more) {
+  const unsigned w[5] = { v.x, v.y, v.z, v.w, nxt };
+  const size_t at = (size_t)d;
+#if EPI_F32
+  if ((at & 15) == 0 && left >= 4) { *reinterpret_cast<uint4*>(d) = v; return; }
+#pragma unroll
+  for (int e = 0; e < 4; e++) if (e < left) reinterpret_cast<unsigned*>(d)[e] = w[e];
+#else
+  unsigned short* h = reinterpret_cast<unsigned short*>(d);
+  if ((at & 15) == 0 && left >= 8) { *reinterpret_cast<uint4*>(d) = v; return; }
+  if ((at & 3) == 0) {
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      if (2 * j + 1 < left) *reinterpret_cast<unsigned*>(h + 2 * j) = w[j];
+      else if (2 * j < left) h[2 * j] = (unsigned short)w[j];
+    }
+    return;
+  }
+  if (first) h[0] = (unsigned short)w[0];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const int e = 2 * j + 1;
+    if (e + 1 < left && (j < 3 || more)) *reinterpret_cast<unsigned*>(h + e) = __byte_perm(w[j], w[j + 1], 0x5432);
+    else if (e < left) h[e] = (unsigned short)(w[j] >> 16);
+  }
+#endif
+}
+// The producer's warps 1-3: every tile of the CTA but its last, once both
+// consumers have it in the copy, from there to D. A tile row is CPR
+// 16-byte chunks; L lanes take a row (a power of two, lanes past CPR idle),
+// so a warp step covers 32 / L rows, or a row takes CPR / 32 steps (f32).
+// A warp loads 8 steps' chunks (16 bytes a lane each, read through L2:
+// the copy was just written there), then stores them, and takes every
+// third 8 steps. The chunk after a lane's in its row is the next lane's.
+#define WS_CPR (BN * (int)sizeof(D_T) / 16)
+#define WS_L (WS_CPR <= 8 ? 8 : WS_CPR <= 16 ? 16 : 32)
+#define WS_H ((WS_CPR + 31) / 32)
+#define WS_CE (16 / (int)sizeof(D_T))
+AIT_DEV void ws_copy(const sched_t& S, D_T* D, const unsigned char* ws, long long m, long long n, long long k,
+                     int units_m, int units_n, int rank) {
+  const D_T* W = (const D_T*)(ws + ws_d_off(m, n, k));
+  const long long dp = ws_d_pitch(n);
+  const int cw = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
+  int u, k0, k1, un, k0n, k1n;
+  for (int it = 0; item_at(S, it, u, k0, k1) && item_at(S, it + 1, un, k0n, k1n); it++) {
+    int tm, tn;
+    tile_at(u, units_m, units_n, tm, tn);
+    if (SHARE == 1) tm = 2 * tm + rank;
+    if (SHARE == 2) tn = 2 * tn + rank;
+    while (ld_acquire_cta(&ws_ready[0]) <= (unsigned)it || (CONSUMERS > 1 && ld_acquire_cta(&ws_ready[1]) <= (unsigned)it))
+      __nanosleep(256);
+    const long long r0 = (long long)tm * BM, c0 = (long long)tn * BN;
+    if (r0 >= m || c0 >= n) continue;     // a pair's tile past the edge
+    const int rows = (int)min(m - r0, (long long)BM), cols = (int)min(n - c0, (long long)BN);
+    const int steps = (rows + 32 / WS_L - 1) / (32 / WS_L) * WS_H;
+    for (int s0 = cw * 8; s0 < steps; s0 += 24) {
+      uint4 v[8];
+#pragma unroll
+      for (int j = 0; j < 8; j++) {
+        const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
+        v[j] = make_uint4(0u, 0u, 0u, 0u);
+        if (s < steps && row < rows && ch * WS_CE < cols) v[j] = ld_cg_v4(W + (r0 + row) * dp + c0 + ch * WS_CE);
+      }
+#pragma unroll
+      for (int j = 0; j < 8; j++) {
+        const unsigned nxt = __shfl_down_sync(~0u, v[j].x, 1);
+        const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
+        if (s < steps && row < rows && ch * WS_CE < cols)
+          ws_store_chunk(D + (r0 + row) * n + c0 + ch * WS_CE, v[j], nxt, cols - ch * WS_CE, ch == 0,
+                         ch + 1 < WS_CPR && lane % WS_L + 1 < WS_L);
+      }
+    }
+  }
+}
+#endif
+
+// ==== end host-testable ====
 ]],
     store,
     string.format([[
@@ -795,7 +928,7 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
   if (col + 1 < n) D[row * n + col + 1] = st_%s(y);
 }]], out_ct, t.Out, t.Out),
     [[
-#if EPI_ROWS
+#if EPI_ROWS || EPI_WS
 // Row pr of a swizzled 64-row x 128-byte epilogue piece: lane's word at
 // piece_word(pr, lane), read into w and stored by store_word_row, by one
 // warp, into D's row `row` from column col, masked at n. Word `lane` of
@@ -855,6 +988,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER); }
     if (PINGPONG) { mbar_init(order, 4); mbar_init(order + 8, 4); }
+#if EPI_WS
+    ws_ready[0] = ws_ready[1] = 0;
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if (CLUSTER > 1) cluster_sync(); else __syncthreads();
@@ -890,6 +1026,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 #if OVERLAP
     if (threadIdx.x >= 32) stage_late(As, Bs, ws, m, n, k, a_pre, band_rows, b_pre, kband_rows);
+#endif
+#if EPI_WS
+    if (threadIdx.x >= 32) ws_copy(S, D, ws, m, n, k, units_m, units_n, rank);
 #endif
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
@@ -934,6 +1073,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           for (int i = 0; i < MI; i++) wgmma_tile(acc[i], desc(sA + i * 64 * 128 + kk * 32, 1, 1024), %s);
         }
         wg_commit();
+#if EPI_WS
+        // The previous tile's TMA stores into the copy are long issued:
+        // once complete, it is the copy warps' (ws_copy).
+        if (it > 0 && kb == min(k0 + 2, k1 - 1) && (threadIdx.x %% 128) == 0) {
+          bulk_wait_all();
+          asm volatile("fence.proxy.async.global;" ::: "memory");
+          asm volatile("st.release.cta.shared.u32 [%%0], %%1;" :: "r"(smem_u32(&ws_ready[c])), "r"((unsigned)it) : "memory");
+        }
+#endif
         // Keep INFLIGHT groups running; release the slot of the one retired.
         wg_wait<INFLIGHT>();
         if (INFLIGHT == 0) {
@@ -992,6 +1140,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // CW*jc, written swizzled (16-byte chunk q of row r at q ^ (r %% 8)).
       // Warp w writes (and, for "rows", stores) rows 16*w .. 16*w + 15.
       {
+#if EPI_WS
+        // The CTA's last tile goes to D as "rows" stores it.
+        int un, k0n, k1n;
+        const bool by_tma = item_at(S, it + 1, un, k0n, k1n);
+#else
+        const bool by_tma = EPI_TMA;
+#endif
         const int r = warp * 16 + lane / 4, q4 = lane %% 4;
 #pragma unroll
         for (int i = 0; i < MI; i++) {
@@ -1016,24 +1171,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
               st_shared(buf + (r + 8) * 128 + off, acc[i][4 * j8 + 2], acc[i][4 * j8 + 3]);
             }
 #if EPI_TMA
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            wg_sync(1 + c);
-            if ((threadIdx.x %% 128) == 0)
-              tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
-#else
-            __syncwarp();
-            const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
-            const long long gcol = (long long)tn * BN + jc * CW;
-            if (gcol < n) {
-              // All 16 rows' words read first, so the reads overlap.
-              unsigned w[16];
-#pragma unroll
-              for (int rr = 0; rr < 16; rr++) w[rr] = ld_shared_u32(buf + piece_word(warp * 16 + rr, lane));
-#pragma unroll
-              for (int rr = 0; rr < 16; rr++)
-                if (grow + rr < m) store_word_row(D, w[rr], grow + rr, gcol, n, lane);
+            if (by_tma) {
+              asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+              wg_sync(1 + c);
+              if ((threadIdx.x %% 128) == 0)
+                tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
             }
-            __syncwarp();
+#endif
+#if EPI_ROWS || EPI_WS
+            if (!by_tma) {
+              __syncwarp();
+              const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
+              const long long gcol = (long long)tn * BN + jc * CW;
+              if (gcol < n) {
+                // All 16 rows' words read first, so the reads overlap.
+                unsigned w[16];
+#pragma unroll
+                for (int rr = 0; rr < 16; rr++) w[rr] = ld_shared_u32(buf + piece_word(warp * 16 + rr, lane));
+#pragma unroll
+                for (int rr = 0; rr < 16; rr++)
+                  if (grow + rr < m) store_word_row(D, w[rr], grow + rr, gcol, n, lane);
+              }
+              __syncwarp();
+            }
 #endif
           }
         }
@@ -1087,8 +1247,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
 #endif
 }
-]], name, p.epilogue == "tma" and " const __grid_constant__ tmap_t tmD," or "", out_ct,
-    (p.streamk == 1 or p.stage ~= "none") and ", unsigned char* __restrict__ ws" or "",
+]], name, (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
+    (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
     p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
     a_load, b_load, consumer_regs(p), b_desc),
   }
@@ -1130,9 +1290,14 @@ function M.launch(layout, p, dt, dev)
       box = { BK, sh == 2 and p.bm // 2 or p.bm }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
-  if p.epilogue == "tma" then
-    local osize = dtype.size(t.Out)
-    params[#params + 1] = { kind = "tmap", arg = "D", dims = { "n", "m" }, strides = { "n*" .. osize },
+  -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
+  -- its rows padded to 128 bytes (ws_d_pitch).
+  local osize = dtype.size(t.Out)
+  local d_at = tostring(wl.sa) .. (sa and " + " .. a_copy or "") .. (sb and string.format(" + %s * %s", b_rows, b_pitch) or "")
+  local d_pitch = string.format("cdiv(n * %d, 128) * 128", osize)
+  if p.epilogue == "tma" or p.epilogue == "tma_ws" then
+    params[#params + 1] = { kind = "tmap", arg = "D", at = p.epilogue == "tma_ws" and d_at or nil, dims = { "n", "m" },
+                            strides = { p.epilogue == "tma_ws" and d_pitch or "n*" .. osize },
                             box = { 128 // osize, 64 }, swizzle = 128, oob = "zero", l2 = 0 }
   end
   for _, x in ipairs({ { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
@@ -1141,8 +1306,8 @@ function M.launch(layout, p, dt, dev)
   end
   -- Only the counters must be zero at a launch (the kernel leaves them zero
   -- again); partial tiles and staged copies are written before they are read.
-  if p.streamk == 1 or p.stage ~= "none" then
-    local size = tostring(wl.sa) .. (sa and " + " .. a_copy or "") .. (sb and string.format(" + %s * %s", b_rows, b_pitch) or "")
+  if p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws" then
+    local size = d_at .. (p.epilogue == "tma_ws" and " + m * " .. d_pitch or "")
     params[#params + 1] = { kind = "workspace", size = size, zero = tostring(wl.zero) }
   end
   if p.stage ~= "none" then

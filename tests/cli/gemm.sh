@@ -60,6 +60,56 @@ expect_eq "... each kernel has the rows epilogue" \
 expect_eq "no candidate at an aligned n stores rows" \
     "$(sql "$DB" "select count(*) from cubins where source like '%#define EPI_ROWS 1%'")" 0
 
+# "tma_ws" (D through TMA into an aligned copy in the workspace, copied to D
+# by the producer's warps 1-3): a sample of its small configs (the space
+# narrowed as bench/ws_epilogue.sh runs them under compute-sanitizer) at odd
+# n, both layouts: each kernel takes D's tensor map and the workspace, gives
+# the producer 72 registers and the consumers 216, and keeps the "rows"
+# store for the CTA's last tile; no aligned n, non-persistent or ping-pong
+# config takes it.
+python3 "$ROOT/bench/narrow.py" "$T/wshome" wgmma "$ROOT/bench/gemm/ws_small_space.lua"
+AITUNE_HOME=$T/wshome run "$AITUNE" compile -v "$ROOT/tests/gpu/ws_sanitize.yaml" --db "$T/ws.db" --max-evals 1
+expect_eq "compile a sample of tma_ws configs" "$RC" 0 || show_last
+nws=$(grep -c '"epilogue":"tma_ws"' "$T/out")
+expect_true "the sample has tma_ws configs at nn" grep -q 'gemm_nn/wgmma.*"epilogue":"tma_ws"' "$T/out"
+expect_true "... and at nt ($nws in all)" grep -q 'gemm_nt/wgmma.*"epilogue":"tma_ws"' "$T/out"
+expect_eq "each tma_ws kernel takes D's tensor map and the workspace, with 72 producer and 216 consumer registers" \
+    "$(sql "$T/ws.db" "select count(*) from cubins where source like '%#define EPI_WS 1%' and source like '%const __grid_constant__ tmap_t tmD,%'
+       and source like '%unsigned char* __restrict__ ws%' and source like '%setmaxnreg.dec.sync.aligned.u32 72;%'
+       and source like '%setmaxnreg.inc.sync.aligned.u32 216;%' and source like '%store_word_row(D, w[rr]%'")" "$nws"
+expect_eq "no candidate at an aligned n takes tma_ws" \
+    "$(sql "$DB" "select count(*) from cubins where source like '%#define EPI_WS 1%'")" 0
+# Its rules: a one-config space that tma_ws accepts at 4001^3 nn, then the
+# same config breaking one rule at a time is refused.
+cat > "$T/wsc.yaml" <<'YAML'
+name: wsc
+tasks:
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [4001]}, n: {values: [4001]}, k: {values: [4001]}}
+YAML
+for bad in 'none|' 'persistent|0' 'schedule|"pingpong"' 'consumers|1' 'producer_regs|24'; do
+    key=${bad%%|*} val=${bad#*|}
+    cat > "$T/wsbad.lua" <<LUA
+M.params = {
+  { "bm", { 128 } }, { "bn", { 128 } }, { "consumers", { 2 } }, { "stages", { 6 } },
+  { "persistent", { 1 } }, { "raster", { "m" } }, { "group", { 1 } }, { "producer_regs", { 40 } },
+  { "cluster", { "1x1" } }, { "schedule", { "coop" } }, { "inflight", { 1 } },
+  { "epilogue", { "tma_ws" } }, { "streamk", { 0 } }, { "stage", { "ab" } },
+}
+LUA
+    sed -i "s/{ \"$key\", { [^}]* } }/{ \"$key\", { $val } }/" "$T/wsbad.lua"
+    rm -rf "$T/wsbad"
+    python3 "$ROOT/bench/narrow.py" "$T/wsbad" wgmma "$T/wsbad.lua"
+    AITUNE_HOME=$T/wsbad run "$AITUNE" compile "$T/wsc.yaml" --db "$T/wsbad.db" --quiet
+    if [ "$key" = none ]; then
+        expect_true "tma_ws at 4001^3 nn: the one-config space is compiled" grep -q '1 candidates evaluated; 1 compiled' "$T/err"
+    else
+        expect_true "tma_ws with $key $val: refused by the constraints" grep -q '0 candidates evaluated; 0 compiled, 0 from the cache; 1 rejected' "$T/err"
+    fi
+done
+
 # Stream-K (persistent grids whose units leave a wave part empty: 1152^2 is
 # 81 tiles of 128x128 on 132 SMs): sampled configs with and without it
 # compile without spills, and the stream-K kernels take the workspace. A

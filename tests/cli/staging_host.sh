@@ -8,7 +8,11 @@
 # behind (abk_overlap) too. Every staged row must
 # equal its operand, every late band count exactly its rows, every band wait
 # return with its rows in place, the counters be left zero, and no read
-# leave A or B (they sit against inaccessible pages).
+# leave A or B (they sit against inaccessible pages). For the tma_ws
+# epilogue, the copy warps' copy of D (ws_copy) runs too, D placed 0, 1 and
+# 3 elements past a 16-byte boundary: every tile but each CTA's last must
+# equal the workspace's copy, nothing else be written (tile widths 64, 192
+# and 256: rows of 8, 24 and 32 chunks).
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v g++ >/dev/null 2>&1; then
@@ -23,7 +27,10 @@ nt|4001,1001,1001|128,64,2,8,2x1,4,direct,ab_overlap
 nn|4001,1000,1001|128,64,2,8,1x2,4,direct,a_overlap
 nn|4001,4001,4001|128,256,2,4,1x1,8,rows,ab
 nn|4001,4001,4001|128,256,2,4,1x1,4,rows,abk_overlap
-nn|4001,1001,1001|128,64,2,8,2x1,4,direct,abk_overlap'
+nn|4001,1001,1001|128,64,2,8,2x1,4,direct,abk_overlap
+nn|4001,4001,4001|128,256,2,4,1x1,8,tma_ws,ab_overlap
+nt|4001,1001,1001|128,64,2,8,2x1,4,tma_ws,ab
+nn|4001,1001,1001|128,192,2,4,1x2,4,tma_ws,ab'
 i=0
 while IFS='|' read -r layout shape vals; do
     i=$((i + 1))
@@ -59,10 +66,13 @@ YAML
     run g++ -std=c++17 -O1 -pthread -Wno-unknown-pragmas -I"$T" -DDEFS="\"defs$i.h\"" -DPART="\"part$i.cuh\"" \
         "$ROOT/tests/host/staging.cpp" -o "$T/staging$i"
     expect_eq "$what: its staging code builds on the CPU" "$RC" 0 || { show_last 12; continue; }
-    for run_shape in "4001 4001 4001 8" "1000 1001 999 6" "300 72 9001 8" "700 520 15 4" "1025 1001 1001 2"; do
+    runs='"4001 4001 4001 8" "1000 1001 999 6" "300 72 9001 8" "700 520 15 4" "1025 1001 1001 2"'
+    [ "$epi" = tma_ws ] && runs="$runs \"1000 1001 999 6 1\" \"1025 1003 200 3 3\" \"517 4001 64 5 1\""
+    eval "set -- $runs"
+    for run_shape in "$@"; do
         run timeout 60 "$T/staging$i" $run_shape
         if [ "$RC" = 0 ] && ! grep -q '^FAIL' "$T/out"; then
-            ok "$what at m n k grid = $run_shape: $(grep -c '^ok' "$T/out") checks ($(grep -o 'a_pre [0-9]* of [0-9]*' "$T/out" || echo 'no overlap'))"
+            ok "$what, $epi at m n k grid = $run_shape: $(grep -c '^ok' "$T/out") checks ($(grep -o 'a_pre [0-9]* of [0-9]*' "$T/out" || echo 'no overlap'))"
         else
             fail "$what at m n k grid = $run_shape: exit $RC"
             show_last 8

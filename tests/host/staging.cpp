@@ -1,11 +1,17 @@
 // The wgmma family's staging code (templates/lib/wgmma.lua: stage_all, the
-// overlapped copy and the TMA thread's band waits) run on the CPU, so its
-// claims, bands and copies are checked without a GPU.
+// overlapped copy and the TMA thread's band waits) and tma_ws's copy of D
+// (ws_copy) run on the CPU, so its claims, bands and copies are checked
+// without a GPU.
 //
 // Built by tests/cli/staging_host.sh from a generated kernel: DEFS names a
 // file with the config's #defines, PART the source's host-testable part.
 //   g++ -std=c++17 -pthread -DDEFS='"defs.h"' -DPART='"part.cuh"' staging.cpp
-//   ./staging M N K GRID        (prints "ok ..." lines, or "FAIL ..." and exits 1)
+//   ./staging M N K GRID [DOFF]  (prints "ok ..." lines, or "FAIL ..." and exits 1)
+// tma_ws (EPI_WS): after the staging, the copy warps of every CTA copy its
+// tiles but its last from a patterned copy of D in the workspace to D
+// (DOFF elements past a 16-byte boundary, against an inaccessible page),
+// every tile marked ready; D must then equal the copy on exactly those
+// tiles and keep its fill everywhere else.
 // Each CUDA thread is an OS thread: a warp's __shfl_sync and __syncwarp meet
 // at the warp's barrier, __syncthreads at the CTA's, atomics are the
 // compiler's. The grid is GRID CTAs of 128 threads (the producer warpgroup's
@@ -24,6 +30,7 @@
 
 #define AIT_DEV static inline
 #define __restrict__
+#define __shared__
 template<class T> static inline T min(T a, T b) { return a < b ? a : b; }
 template<class T> static inline T max(T a, T b) { return a > b ? a : b; }
 struct uint4 { unsigned x, y, z, w; };
@@ -43,7 +50,7 @@ struct warp_t { pthread_barrier_t bar; unsigned slot[32]; };
 struct cta_t { pthread_barrier_t bar; warp_t warp[CTA_THREADS / 32]; };
 static std::vector<cta_t> ctas;
 struct { unsigned x; } gridDim;
-static thread_local struct { unsigned x; } threadIdx;
+static thread_local struct { unsigned x; } threadIdx, blockIdx;
 static thread_local int my_cta;
 static warp_t& my_warp() { return ctas[my_cta].warp[threadIdx.x / 32]; }
 static inline void __syncwarp() { pthread_barrier_wait(&my_warp().bar); }
@@ -56,6 +63,18 @@ static inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
   pthread_barrier_wait(&w.bar);
   return r;
 }
+static inline unsigned __shfl_down_sync(unsigned mask, unsigned v, unsigned d) {
+  const unsigned lane = threadIdx.x % 32;
+  return __shfl_sync(mask, v, (int)(lane + d < 32 ? lane + d : lane));
+}
+static inline unsigned __byte_perm(unsigned a, unsigned b, unsigned sel) {
+  const unsigned long long x = ((unsigned long long)b << 32) | a;
+  unsigned r = 0;
+  for (int i = 0; i < 4; i++) r |= (unsigned)(x >> (8 * ((sel >> (4 * i)) & 7)) & 0xff) << (8 * i);
+  return r;
+}
+static inline uint4 ld_cg_v4(const void* p) { uint4 v; memcpy(&v, p, sizeof v); return v; }
+static inline unsigned ld_acquire_cta(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 #include DEFS
 #include PART
@@ -63,6 +82,7 @@ static inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
 static long long m, n, k;
 static const unsigned char *As, *Bs;
 static unsigned char* ws;
+static D_T* D;
 static long long a_pre = 0, band_rows = 1, b_pre = 0, kband_rows = 64;
 static int units_m, units_n;
 static unsigned bad_waits = 0, waits = 0, bad_kwaits = 0, kwaits = 0;
@@ -125,6 +145,14 @@ static void* thread_main(void* arg) {
   }
 #endif
   __syncthreads();
+#if EPI_WS
+  if (threadIdx.x >= 32) {
+    blockIdx.x = (unsigned)my_cta;
+    sched_t S;
+    sched_init(S, units_m * units_n, (int)((k + 63) / 64));
+    ws_copy(S, D, ws, m, n, k, units_m, units_n, my_cta % CLUSTER);
+  }
+#endif
   return nullptr;
 }
 
@@ -135,19 +163,28 @@ static void check(bool ok, const char* what) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 5) { fprintf(stderr, "usage: staging M N K GRID\n"); return 2; }
+  if (argc != 5 && argc != 6) { fprintf(stderr, "usage: staging M N K GRID [DOFF]\n"); return 2; }
   m = atoll(argv[1]); n = atoll(argv[2]); k = atoll(argv[3]);
   gridDim.x = (unsigned)atoi(argv[4]);
   const long long br = STAGE_B ? (NT ? n : k) : 0, bc = NT ? k : n;
   const long long ap = (k + 63) / 64 * 64, bp = (bc + 63) / 64 * 64;
   As = guarded((size_t)(m * k * 2), 1);
   Bs = guarded((size_t)((NT ? n : k) * (NT ? k : n) * 2), 2);
-  const size_t wsz = (size_t)SA_OFF + (STAGE_A ? (size_t)(m * ap * 2) : 0) + (size_t)(br * bp * 2);
+  size_t wsz = (size_t)SA_OFF + (STAGE_A ? (size_t)(m * ap * 2) : 0) + (size_t)(br * bp * 2);
+#if EPI_WS
+  const long long doff = argc == 6 ? atoll(argv[5]) : 0;
+  wsz += (size_t)(m * ws_d_pitch(n)) * sizeof(D_T);
+  D = (D_T*)guarded((size_t)(m * n + doff) * sizeof(D_T), 4) + doff;
+  memset(D, 0xA5, (size_t)(m * n) * sizeof(D_T));
+#endif
   ws = guarded(wsz, 3);
   memset(ws, 0, SA_OFF);       // the plan's zeroed part: the counters
   const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
   units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m;
   units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
+#if EPI_WS
+  ws_ready[0] = ws_ready[1] = ~0u;   // every tile in the copy
+#endif
 #if OVERLAP
   band_rows = (long long)((tiles_m + NBANDS - 1) / NBANDS) * BM;
   a_pre = first_rows(m, k, units_m, units_n, (int)gridDim.x / CLUSTER, band_rows);
@@ -191,6 +228,42 @@ int main(int argc, char** argv) {
   check(b_pre >= k - 1 || (kwaits > 0 && bad_kwaits == 0), "every k band wait returned with B's rows in place");
   printf("     %u k tiles of B checked\n", kwaits);
 #endif
+#endif
+#if EPI_WS
+  // D against the copy: the tiles each CTA copies (all its tiles but its
+  // last), and its fill elsewhere.
+  {
+    const D_T* W = (const D_T*)(ws + ws_d_off(m, n, k));
+    const long long dp = ws_d_pitch(n);
+    std::vector<char> copied((size_t)(m * n), 0);
+    const int G = (int)gridDim.x / CLUSTER, nunits = units_m * units_n;
+    long long tiles = 0;
+    for (int c = 0; c < (int)gridDim.x; c++) {
+      const int w = c / CLUSTER, rank = c % CLUSTER;
+      for (int u = w; u + G < nunits; u += G) {     // not the CTA's last
+        int tm, tn;
+        tile_at(u, units_m, units_n, tm, tn);
+        if (SHARE == 1) tm = 2 * tm + rank;
+        if (SHARE == 2) tn = 2 * tn + rank;
+        tiles++;
+        for (long long r = (long long)tm * BM; r < min(m, (long long)tm * BM + BM); r++)
+          for (long long q = (long long)tn * BN; q < min(n, (long long)tn * BN + BN); q++) copied[(size_t)(r * n + q)] = 1;
+      }
+    }
+    long long bad_copy = 0, bad_fill = 0, ncopied = 0;
+    for (long long r = 0; r < m; r++)
+      for (long long q = 0; q < n; q++) {
+        const D_T v = D[r * n + q];
+        D_T fill;
+        memset(&fill, 0xA5, sizeof fill);
+        if (copied[(size_t)(r * n + q)]) { ncopied++; bad_copy += memcmp(&v, &W[r * dp + q], sizeof v) != 0; }
+        else bad_fill += memcmp(&v, &fill, sizeof v) != 0;
+      }
+    check(bad_copy == 0, "tma_ws: every element of the copied tiles equals the copy in the workspace");
+    check(bad_fill == 0, "tma_ws: no element outside them is written (each CTA's last tile is the consumers')");
+    printf("     %lld tiles, %lld elements copied (D %lld elements past 16 bytes); %lld wrong, %lld written outside\n",
+           tiles, ncopied, doff, bad_copy, bad_fill);
+  }
 #endif
   return fails ? 1 : 0;
 }

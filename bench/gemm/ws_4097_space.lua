@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 256 } },
+  { "bn", { 128 } },
+  { "consumers", { 2 } },
+  { "stages", { 4 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 4, 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 0, 1 } },
+  { "epilogue", { "rows", "tma_ws" } },
+  { "streamk", { 0 } },
+  { "stage", { "b" } },
+}

@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 64, 128 } },
+  { "bn", { 64, 128 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 2, 3, 4, 5, 6, 7, 8 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 4 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1", "1x2" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 0, 1 } },
+  { "epilogue", { "tma_ws" } },
+  { "streamk", { 0 } },
+  { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
+}
