@@ -128,12 +128,34 @@ function Space:estimate()
   return math.max(self.nvalid, math.ceil(self.N * self.nvalid / self.nchecked))
 end
 
+-- A template may narrow its params' values for a task: t.narrow(shape,
+-- dtype, dev) gives { name = { values } }, each a subset of that param's
+-- values (kept in the param's order), when its constraints refuse the
+-- others at every config of the task. The space then never draws them: a
+-- value that is dead for the task would otherwise dilute the samples.
+local function narrowed(t, shape, dtype, dev)
+  local keep = t.narrow and t.narrow(shape, dtype, dev) or {}
+  local out = {}
+  for i, p in ipairs(t.params) do
+    out[i] = p[2]
+    if keep[p[1]] then
+      local set, sub = {}, {}
+      for _, v in ipairs(keep[p[1]]) do set[v] = true end
+      for _, v in ipairs(p[2]) do if set[v] then sub[#sub + 1] = v end end
+      -- None left (a space narrowed by hand to values the task refuses):
+      -- the constraints say why, config by config, as without narrow().
+      if #sub > 0 then out[i] = sub end
+    end
+  end
+  return out
+end
+
 function Space.new(t, shape, dtype, dev)
-  local names, values = {}, {}
+  local names, values = {}, narrowed(t, shape, dtype, dev)
   local N = 1
   for i, p in ipairs(t.params) do
-    names[i], values[i] = p[1], p[2]
-    N = N * #p[2]
+    names[i] = p[1]
+    N = N * #values[i]
   end
   local n = #names
   local function at(i)

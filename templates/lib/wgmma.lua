@@ -38,11 +38,12 @@
 -- the consumers between tiles (at 4000^3 "rows" costs 26 us over a TMA
 -- store, bench/RESULTS.md), so "tma_ws" (persistent, coop) TMA-stores the
 -- pieces into a copy of D in the workspace whose rows are padded to 128
--- bytes, and the producer's idle warps copy each tile from there to D (as
--- "rows" stores a row) while the consumers run the next one: a consumer
--- marks a tile ready (ws_ready) a few k tiles into the next, once its TMA
--- stores are complete. The CTA's last tile has nothing after it to hide
--- a copy under: the consumers store it to D themselves, as "rows".
+-- bytes, and the producer's idle warps copy each tile from there to D
+-- (ws_copy: 16-byte loads, odd row starts stored as shifted pairs) while
+-- the consumers run the next one: a consumer marks a tile ready
+-- (ws_ready) a few k tiles into the next, once its TMA stores are
+-- complete. The CTA's last tile has nothing after it to hide a copy under:
+-- the consumers' warps, done, copy it with the copy warps.
 --
 -- Stream-K (persistent grids): when the units do not divide evenly among the
 -- G resident workers, the last sk = `units mod G` units are not given whole
@@ -108,7 +109,7 @@ end
 -- Bytes of the TMA-store epilogue's buffers: two 8 KB pieces per consumer.
 -- "rows": one 8 KB piece per consumer (each warp stores only the rows it
 -- wrote, so there is nothing to double-buffer).
--- "tma_ws": the TMA store's buffers (its last tile's rows use them too).
+-- "tma_ws": the TMA store's buffers.
 local function epi_bytes(p)
   local tma = p.epilogue == "tma" or p.epilogue == "tma_ws"
   return (tma and 16384 or p.epilogue == "rows" and 8192 or 0) * p.consumers
@@ -866,51 +867,62 @@ AIT_DEV void ws_store_chunk(D_T* d, const uint4& v, unsigned nxt, int left, bool
   }
 #endif
 }
-// The producer's warps 1-3: every tile of the CTA but its last, once both
-// consumers have it in the copy, from there to D. A tile row is CPR
+// Tile (tm, tn) from the copy to D, by warp cw of ncw. A tile row is CPR
 // 16-byte chunks; L lanes take a row (a power of two, lanes past CPR idle),
 // so a warp step covers 32 / L rows, or a row takes CPR / 32 steps (f32).
-// A warp loads 8 steps' chunks (16 bytes a lane each, read through L2:
-// the copy was just written there), then stores them, and takes every
-// third 8 steps. The chunk after a lane's in its row is the next lane's.
+// A warp loads 8 steps' chunks (16 bytes a lane each, read through L2: the
+// copy was just written there), then stores them, and takes every ncw-th 8
+// steps. The chunk after a lane's in its row is the next lane's.
 #define WS_CPR (BN * (int)sizeof(D_T) / 16)
 #define WS_L (WS_CPR <= 8 ? 8 : WS_CPR <= 16 ? 16 : 32)
 #define WS_H ((WS_CPR + 31) / 32)
 #define WS_CE (16 / (int)sizeof(D_T))
-AIT_DEV void ws_copy(const sched_t& S, D_T* D, const unsigned char* ws, long long m, long long n, long long k,
-                     int units_m, int units_n, int rank) {
+AIT_DEV void ws_copy_tile(D_T* D, const unsigned char* ws, long long m, long long n, long long k, int tm, int tn,
+                          int cw, int ncw) {
   const D_T* W = (const D_T*)(ws + ws_d_off(m, n, k));
   const long long dp = ws_d_pitch(n);
-  const int cw = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
+  const int lane = threadIdx.x % 32;
+  const long long r0 = (long long)tm * BM, c0 = (long long)tn * BN;
+  if (r0 >= m || c0 >= n) return;     // a pair's tile past the edge
+  const int rows = (int)min(m - r0, (long long)BM), cols = (int)min(n - c0, (long long)BN);
+  const int steps = (rows + 32 / WS_L - 1) / (32 / WS_L) * WS_H;
+  for (int s0 = cw * 8; s0 < steps; s0 += ncw * 8) {
+    uint4 v[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
+      v[j] = make_uint4(0u, 0u, 0u, 0u);
+      if (s < steps && row < rows && ch * WS_CE < cols) v[j] = ld_cg_v4(W + (r0 + row) * dp + c0 + ch * WS_CE);
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      const unsigned nxt = __shfl_down_sync(~0u, v[j].x, 1);
+      const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
+      if (s < steps && row < rows && ch * WS_CE < cols)
+        ws_store_chunk(D + (r0 + row) * n + c0 + ch * WS_CE, v[j], nxt, cols - ch * WS_CE, ch == 0,
+                       ch + 1 < WS_CPR && lane % WS_L + 1 < WS_L);
+    }
+  }
+}
+// Whether both consumers have the CTA's first `tiles` tiles in the copy.
+AIT_DEV bool ws_ready_for(unsigned tiles) {
+  return ld_acquire_cta(&ws_ready[0]) >= tiles && (CONSUMERS == 1 || ld_acquire_cta(&ws_ready[1]) >= tiles);
+}
+// The copy warps (the producer's warps 1-3): each tile of the CTA once
+// both consumers have it in the copy; the last tile with the consumers'
+// warps too (WS_WARPS in all), which have nothing left to do.
+#define WS_WARPS (3 + 4 * CONSUMERS)
+AIT_DEV void ws_copy(const sched_t& S, D_T* D, const unsigned char* ws, long long m, long long n, long long k,
+                     int units_m, int units_n, int rank) {
   int u, k0, k1, un, k0n, k1n;
-  for (int it = 0; item_at(S, it, u, k0, k1) && item_at(S, it + 1, un, k0n, k1n); it++) {
+  for (int it = 0; item_at(S, it, u, k0, k1); it++) {
     int tm, tn;
     tile_at(u, units_m, units_n, tm, tn);
     if (SHARE == 1) tm = 2 * tm + rank;
     if (SHARE == 2) tn = 2 * tn + rank;
-    while (ld_acquire_cta(&ws_ready[0]) <= (unsigned)it || (CONSUMERS > 1 && ld_acquire_cta(&ws_ready[1]) <= (unsigned)it))
-      __nanosleep(256);
-    const long long r0 = (long long)tm * BM, c0 = (long long)tn * BN;
-    if (r0 >= m || c0 >= n) continue;     // a pair's tile past the edge
-    const int rows = (int)min(m - r0, (long long)BM), cols = (int)min(n - c0, (long long)BN);
-    const int steps = (rows + 32 / WS_L - 1) / (32 / WS_L) * WS_H;
-    for (int s0 = cw * 8; s0 < steps; s0 += 24) {
-      uint4 v[8];
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
-        v[j] = make_uint4(0u, 0u, 0u, 0u);
-        if (s < steps && row < rows && ch * WS_CE < cols) v[j] = ld_cg_v4(W + (r0 + row) * dp + c0 + ch * WS_CE);
-      }
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        const unsigned nxt = __shfl_down_sync(~0u, v[j].x, 1);
-        const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
-        if (s < steps && row < rows && ch * WS_CE < cols)
-          ws_store_chunk(D + (r0 + row) * n + c0 + ch * WS_CE, v[j], nxt, cols - ch * WS_CE, ch == 0,
-                         ch + 1 < WS_CPR && lane % WS_L + 1 < WS_L);
-      }
-    }
+    while (!ws_ready_for((unsigned)it + 1)) __nanosleep(256);
+    const bool last = !item_at(S, it + 1, un, k0n, k1n);
+    ws_copy_tile(D, ws, m, n, k, tm, tn, threadIdx.x / 32 - 1, last ? WS_WARPS : 3);
   }
 }
 #endif
@@ -928,7 +940,7 @@ AIT_DEV void store2m(%s* D, long long row, long long col, long long n, float x, 
   if (col + 1 < n) D[row * n + col + 1] = st_%s(y);
 }]], out_ct, t.Out, t.Out),
     [[
-#if EPI_ROWS || EPI_WS
+#if EPI_ROWS
 // Row pr of a swizzled 64-row x 128-byte epilogue piece: lane's word at
 // piece_word(pr, lane), read into w and stored by store_word_row, by one
 // warp, into D's row `row` from column col, masked at n. Word `lane` of
@@ -1041,6 +1053,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if STREAMK
     __shared__ unsigned sk_last[2];
 #endif
+#if EPI_WS
+    int ws_tm = 0, ws_tn = 0;
+    unsigned ws_tiles = 0;    // this CTA's tiles: the last is (ws_tm, ws_tn)
+#endif
     for (int it = 0; item_at(S, it, u, k0, k1); it++, mine++) {
       if (PINGPONG && (int)(mine & 1) != c) {
         // The other consumer's tile: skip its slots in the ring.
@@ -1053,6 +1069,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       tile_at(u, units_m, units_n, tm, tn);
       if (SHARE == 1) tm = 2 * tm + rank;
       if (SHARE == 2) tn = 2 * tn + rank;
+#if EPI_WS
+      ws_tm = tm; ws_tn = tn; ws_tiles = (unsigned)it + 1;
+#endif
       // Ping-pong: wait for the other consumer's mainloop of the previous tile.
       const unsigned j = mine >> 1;
       if (PINGPONG && (c == 1 || j > 0)) mbar_wait(order + 8 * c, c == 1 ? (j & 1) : ((j - 1) & 1));
@@ -1140,13 +1159,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // CW*jc, written swizzled (16-byte chunk q of row r at q ^ (r %% 8)).
       // Warp w writes (and, for "rows", stores) rows 16*w .. 16*w + 15.
       {
-#if EPI_WS
-        // The CTA's last tile goes to D as "rows" stores it.
-        int un, k0n, k1n;
-        const bool by_tma = item_at(S, it + 1, un, k0n, k1n);
-#else
         const bool by_tma = EPI_TMA;
-#endif
         const int r = warp * 16 + lane / 4, q4 = lane %% 4;
 #pragma unroll
         for (int i = 0; i < MI; i++) {
@@ -1178,7 +1191,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
             }
 #endif
-#if EPI_ROWS || EPI_WS
+#if EPI_ROWS
             if (!by_tma) {
               __syncwarp();
               const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
@@ -1228,6 +1241,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       }
 #endif
     }
+#if EPI_WS
+    // The last tile: in the copy once its stores are complete, then copied
+    // to D by these warps and the copy warps together.
+    if (ws_tiles > 0) {
+      if ((threadIdx.x %% 128) == 0) {
+        bulk_wait_all();
+        asm volatile("fence.proxy.async.global;" ::: "memory");
+        asm volatile("st.release.cta.shared.u32 [%%0], %%1;" :: "r"(smem_u32(&ws_ready[c])), "r"(ws_tiles) : "memory");
+      }
+      while (!ws_ready_for(ws_tiles)) __nanosleep(64);
+      ws_copy_tile(D, ws, m, n, k, ws_tm, ws_tn, 3 + 4 * c + warp, WS_WARPS);
+    }
+#endif
   }
   // Shared memory must outlive the TMA stores reading it.
   if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
@@ -1335,6 +1361,11 @@ function M.family(op)
     dtypes = op.dtypes,
     params = params_of(layout),
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, shape, dt, dev) end,
+    -- The epilogues D's rows allow (constraints refuse the others): the
+    -- space never draws the dead half (search/space.lua).
+    narrow = function(shape)
+      return { epilogue = shape.n % 8 == 0 and { "direct", "tma" } or { "direct", "rows", "tma_ws" } }
+    end,
     supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev) end,
     launch = function(p, dt, dev) return M.launch(layout, p, dt, dev) end,
     source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name) end,

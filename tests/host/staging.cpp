@@ -8,10 +8,11 @@
 //   g++ -std=c++17 -pthread -DDEFS='"defs.h"' -DPART='"part.cuh"' staging.cpp
 //   ./staging M N K GRID [DOFF]  (prints "ok ..." lines, or "FAIL ..." and exits 1)
 // tma_ws (EPI_WS): after the staging, the copy warps of every CTA copy its
-// tiles but its last from a patterned copy of D in the workspace to D
-// (DOFF elements past a 16-byte boundary, against an inaccessible page),
-// every tile marked ready; D must then equal the copy on exactly those
-// tiles and keep its fill everywhere else.
+// tiles from a patterned copy of D in the workspace to D (DOFF elements
+// past a 16-byte boundary, against an inaccessible page), every tile
+// marked ready, and the same threads then take the consumers' warps'
+// shares of its last tile; D must then equal the copy on the grid's tiles,
+// and the copy warps alone must have left the consumers' shares unwritten.
 // Each CUDA thread is an OS thread: a warp's __shfl_sync and __syncwarp meet
 // at the warp's barrier, __syncthreads at the CTA's, atomics are the
 // compiler's. The grid is GRID CTAs of 128 threads (the producer warpgroup's
@@ -83,6 +84,19 @@ static long long m, n, k;
 static const unsigned char *As, *Bs;
 static unsigned char* ws;
 static D_T* D;
+static pthread_barrier_t grid_bar;      // every thread of the grid
+static long long ws_left = -1;
+#if EPI_WS
+// Elements of D that differ from the copy in the workspace (D starts as
+// its bitwise complement, so an element is copied or not, never both).
+static long long count_fill() {
+  const D_T* W = (const D_T*)(ws + ws_d_off(m, n, k));
+  long long c = 0;
+  for (long long r = 0; r < m; r++)
+    for (long long q = 0; q < n; q++) c += memcmp(&D[r * n + q], &W[r * ws_d_pitch(n) + q], sizeof(D_T)) != 0;
+  return c;
+}
+#endif
 static long long a_pre = 0, band_rows = 1, b_pre = 0, kband_rows = 64;
 static int units_m, units_n;
 static unsigned bad_waits = 0, waits = 0, bad_kwaits = 0, kwaits = 0;
@@ -152,6 +166,25 @@ static void* thread_main(void* arg) {
     sched_init(S, units_m * units_n, (int)((k + 63) / 64));
     ws_copy(S, D, ws, m, n, k, units_m, units_n, my_cta % CLUSTER);
   }
+  // Every CTA's copy warps are done: what they left of the last tiles is
+  // the consumers' shares (counted once, by the grid's first thread).
+  pthread_barrier_wait(&grid_bar);
+  if (my_cta == 0 && threadIdx.x == 0) ws_left = count_fill();
+  pthread_barrier_wait(&grid_bar);
+  if (threadIdx.x >= 32) {
+    // The consumers' warps' shares of the CTA's last tile, taken by these.
+    sched_t S;
+    sched_init(S, units_m * units_n, (int)((k + 63) / 64));
+    int u, k0, k1, last = -1;
+    for (int it = 0; item_at(S, it, u, k0, k1); it++) last = u;
+    if (last >= 0) {
+      int tm, tn;
+      tile_at(last, units_m, units_n, tm, tn);
+      if (SHARE == 1) tm = 2 * tm + my_cta % CLUSTER;
+      if (SHARE == 2) tn = 2 * tn + my_cta % CLUSTER;
+      for (int cw = 3 + (int)threadIdx.x / 32 - 1; cw < WS_WARPS; cw += 3) ws_copy_tile(D, ws, m, n, k, tm, tn, cw, WS_WARPS);
+    }
+  }
 #endif
   return nullptr;
 }
@@ -175,9 +208,17 @@ int main(int argc, char** argv) {
   const long long doff = argc == 6 ? atoll(argv[5]) : 0;
   wsz += (size_t)(m * ws_d_pitch(n)) * sizeof(D_T);
   D = (D_T*)guarded((size_t)(m * n + doff) * sizeof(D_T), 4) + doff;
-  memset(D, 0xA5, (size_t)(m * n) * sizeof(D_T));
 #endif
   ws = guarded(wsz, 3);
+#if EPI_WS
+  {
+    const unsigned char* W = ws + ws_d_off(m, n, k);
+    for (long long r = 0; r < m; r++)
+      for (long long q = 0; q < n; q++)
+        for (size_t b = 0; b < sizeof(D_T); b++)
+          ((unsigned char*)D)[(r * n + q) * sizeof(D_T) + b] = (unsigned char)~W[(r * ws_d_pitch(n) + q) * sizeof(D_T) + b];
+  }
+#endif
   memset(ws, 0, SA_OFF);       // the plan's zeroed part: the counters
   const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
   units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m;
@@ -202,6 +243,7 @@ int main(int argc, char** argv) {
     for (auto& w : c.warp) pthread_barrier_init(&w.bar, nullptr, 32);
   }
   const long nt = (long)gridDim.x * CTA_THREADS;
+  pthread_barrier_init(&grid_bar, nullptr, (unsigned)nt);
   std::vector<pthread_t> th((size_t)nt);
   for (long t = 0; t < nt; t++)
     if (pthread_create(&th[(size_t)t], nullptr, thread_main, (void*)t)) { perror("pthread_create"); return 2; }
@@ -230,39 +272,42 @@ int main(int argc, char** argv) {
 #endif
 #endif
 #if EPI_WS
-  // D against the copy: the tiles each CTA copies (all its tiles but its
-  // last), and its fill elsewhere.
+  // D against the copy, everywhere; and what the copy warps alone left: the
+  // consumers' shares of the last tiles, at least one element unless every
+  // CTA's last tile is within the copy warps' shares.
   {
     const D_T* W = (const D_T*)(ws + ws_d_off(m, n, k));
     const long long dp = ws_d_pitch(n);
-    std::vector<char> copied((size_t)(m * n), 0);
+    long long bad = 0;
+    for (long long r = 0; r < m; r++)
+      for (long long q = 0; q < n; q++) bad += memcmp(&D[r * n + q], &W[r * dp + q], sizeof(D_T)) != 0;
+    check(bad == 0, "tma_ws: every element of D equals the copy in the workspace");
+    // The consumers' shares: warp cw of WS_WARPS takes 8-step runs cw,
+    // cw + WS_WARPS, ...; the copy warps are 0-2. A step is 32 / L rows of
+    // L lanes (f32: a row over WS_H steps), a lane 16 bytes of its row.
     const int G = (int)gridDim.x / CLUSTER, nunits = units_m * units_n;
-    long long tiles = 0;
+    long long want = 0;
     for (int c = 0; c < (int)gridDim.x; c++) {
-      const int w = c / CLUSTER, rank = c % CLUSTER;
-      for (int u = w; u + G < nunits; u += G) {     // not the CTA's last
-        int tm, tn;
-        tile_at(u, units_m, units_n, tm, tn);
-        if (SHARE == 1) tm = 2 * tm + rank;
-        if (SHARE == 2) tn = 2 * tn + rank;
-        tiles++;
-        for (long long r = (long long)tm * BM; r < min(m, (long long)tm * BM + BM); r++)
-          for (long long q = (long long)tn * BN; q < min(n, (long long)tn * BN + BN); q++) copied[(size_t)(r * n + q)] = 1;
+      const int w = c / CLUSTER;
+      if (w >= nunits) continue;
+      int tm, tn;
+      tile_at(w + (nunits - 1 - w) / G * G, units_m, units_n, tm, tn);
+      if (SHARE == 1) tm = 2 * tm + c % CLUSTER;
+      if (SHARE == 2) tn = 2 * tn + c % CLUSTER;
+      const long long rows = min(m - (long long)tm * BM, (long long)BM), cols = min(n - (long long)tn * BN, (long long)BN);
+      if (rows <= 0 || cols <= 0) continue;
+      const long long steps = (rows + 32 / WS_L - 1) / (32 / WS_L) * WS_H;
+      for (long long st = 0; st < steps; st++) {
+        if (st / 8 % WS_WARPS < 3) continue;
+        for (int lane = 0; lane < 32; lane++) {
+          const long long row = st / WS_H * (32 / WS_L) + lane / WS_L, ch = st % WS_H * WS_L + lane % WS_L;
+          if (row < rows && ch * WS_CE < cols) want += min((long long)WS_CE, cols - ch * WS_CE);
+        }
       }
     }
-    long long bad_copy = 0, bad_fill = 0, ncopied = 0;
-    for (long long r = 0; r < m; r++)
-      for (long long q = 0; q < n; q++) {
-        const D_T v = D[r * n + q];
-        D_T fill;
-        memset(&fill, 0xA5, sizeof fill);
-        if (copied[(size_t)(r * n + q)]) { ncopied++; bad_copy += memcmp(&v, &W[r * dp + q], sizeof v) != 0; }
-        else bad_fill += memcmp(&v, &fill, sizeof v) != 0;
-      }
-    check(bad_copy == 0, "tma_ws: every element of the copied tiles equals the copy in the workspace");
-    check(bad_fill == 0, "tma_ws: no element outside them is written (each CTA's last tile is the consumers')");
-    printf("     %lld tiles, %lld elements copied (D %lld elements past 16 bytes); %lld wrong, %lld written outside\n",
-           tiles, ncopied, doff, bad_copy, bad_fill);
+    check(ws_left == want, "tma_ws: the copy warps leave exactly the consumers' shares of the last tiles unwritten");
+    printf("     %lld elements (D %lld elements past 16 bytes); %lld wrong; %lld left to the consumers' warps (%lld expected)\n",
+           m * n, doff, bad, ws_left, want);
   }
 #endif
   return fails ? 1 : 0;
