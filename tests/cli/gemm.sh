@@ -64,9 +64,9 @@ expect_eq "no candidate at an aligned n stores rows" \
 # by the producer's warps 1-3): a sample of its small configs (the space
 # narrowed as bench/ws_epilogue.sh runs them under compute-sanitizer) at odd
 # n, both layouts: each kernel takes D's tensor map and the workspace, gives
-# the producer 72 registers and the consumers 216, and keeps the "rows"
-# store for the CTA's last tile; no aligned n, non-persistent or ping-pong
-# config takes it.
+# the producer 72 registers and the consumers 216, and has the consumers'
+# warps copy the CTA's last tile with the copy warps (no "rows" store); no
+# aligned n, non-persistent or ping-pong config takes it.
 python3 "$ROOT/bench/narrow.py" "$T/wshome" wgmma "$ROOT/bench/gemm/ws_small_space.lua"
 AITUNE_HOME=$T/wshome run "$AITUNE" compile -v "$ROOT/tests/gpu/ws_sanitize.yaml" --db "$T/ws.db" --max-evals 1
 expect_eq "compile a sample of tma_ws configs" "$RC" 0 || show_last
@@ -76,7 +76,8 @@ expect_true "... and at nt ($nws in all)" grep -q 'gemm_nt/wgmma.*"epilogue":"tm
 expect_eq "each tma_ws kernel takes D's tensor map and the workspace, with 72 producer and 216 consumer registers" \
     "$(sql "$T/ws.db" "select count(*) from cubins where source like '%#define EPI_WS 1%' and source like '%const __grid_constant__ tmap_t tmD,%'
        and source like '%unsigned char* __restrict__ ws%' and source like '%setmaxnreg.dec.sync.aligned.u32 72;%'
-       and source like '%setmaxnreg.inc.sync.aligned.u32 216;%' and source like '%store_word_row(D, w[rr]%'")" "$nws"
+       and source like '%setmaxnreg.inc.sync.aligned.u32 216;%' and source like '%ws_copy_tile(D, ws, m, n, k, ws_tm, ws_tn,%'
+       and source like '%#define EPI_ROWS 0%'")" "$nws"
 expect_eq "no candidate at an aligned n takes tma_ws" \
     "$(sql "$DB" "select count(*) from cubins where source like '%#define EPI_WS 1%'")" 0
 # Its rules: a one-config space that tma_ws accepts at 4001^3 nn, then the
