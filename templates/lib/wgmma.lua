@@ -93,16 +93,13 @@ local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
 -- need 56 in the producer (measured with ptxas 13.0: 40 spill), so two
 -- consumers get 224; copying B's k rows behind too needs 72 (216).
 local function overlapped(p) return p.stage:find("_overlap$") ~= nil end
--- The copy warps' work (the overlapped staging's late rows) needs 56
--- registers; tma_ws's copy of D (8 chunks of 16 bytes in flight a lane)
--- and abk_overlap's, 72.
-local function copies(p) return overlapped(p) or p.epilogue == "tma_ws" end
-local function producer_regs(p)
-  return (p.stage == "abk_overlap" or p.epilogue == "tma_ws") and 72 or copies(p) and 56 or p.producer_regs
-end
+-- tma_ws's copy of D (8 chunks of 16 bytes in flight a lane) needs 72 as
+-- abk_overlap's copy does.
+local function copies72(p) return p.stage == "abk_overlap" or p.epilogue == "tma_ws" end
+local function producer_regs(p) return copies72(p) and 72 or overlapped(p) and 56 or p.producer_regs end
 local function consumer_regs(p)
-  if p.stage == "abk_overlap" or p.epilogue == "tma_ws" then return p.consumers == 2 and 216 or 240 end
-  if copies(p) then return p.consumers == 2 and 224 or 240 end
+  if copies72(p) then return p.consumers == 2 and 216 or 240 end
+  if overlapped(p) then return p.consumers == 2 and 224 or 240 end
   return p.consumers == 2 and (p.producer_regs == 24 and 240 or 232) or 240
 end
 
@@ -886,19 +883,24 @@ AIT_DEV void ws_copy_tile(D_T* D, const unsigned char* ws, long long m, long lon
   if (r0 >= m || c0 >= n) return;     // a pair's tile past the edge
   const int rows = (int)min(m - r0, (long long)BM), cols = (int)min(n - c0, (long long)BN);
   const int steps = (rows + 32 / WS_L - 1) / (32 / WS_L) * WS_H;
+  // Step s's row and chunk for this lane; false past the tile.
+  auto at = [&](int s, int& row, int& ch) {
+    row = s / WS_H * (32 / WS_L) + lane / WS_L;
+    ch = s % WS_H * WS_L + lane % WS_L;
+    return s < steps && row < rows && ch * WS_CE < cols;
+  };
   for (int s0 = cw * 8; s0 < steps; s0 += ncw * 8) {
     uint4 v[8];
+    int row, ch;
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-      const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
       v[j] = make_uint4(0u, 0u, 0u, 0u);
-      if (s < steps && row < rows && ch * WS_CE < cols) v[j] = ld_cg_v4(W + (r0 + row) * dp + c0 + ch * WS_CE);
+      if (at(s0 + j, row, ch)) v[j] = ld_cg_v4(W + (r0 + row) * dp + c0 + ch * WS_CE);
     }
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       const unsigned nxt = __shfl_down_sync(~0u, v[j].x, 1);
-      const int s = s0 + j, row = s / WS_H * (32 / WS_L) + lane / WS_L, ch = s % WS_H * WS_L + lane % WS_L;
-      if (s < steps && row < rows && ch * WS_CE < cols)
+      if (at(s0 + j, row, ch))
         ws_store_chunk(D + (r0 + row) * n + c0 + ch * WS_CE, v[j], nxt, cols - ch * WS_CE, ch == 0,
                        ch + 1 < WS_CPR && lane % WS_L + 1 < WS_L);
     }
@@ -966,6 +968,15 @@ AIT_DEV void store_word_row(D_T* D, unsigned w, long long row, long long col, lo
   else if (e < left) d[e] = (unsigned short)(e == 2 * lane ? w : w >> 16);
   if (e != 2 * lane && lane == 0) d[0] = (unsigned short)w;
 #endif
+}
+#endif
+#if EPI_WS
+// Consumer c's first `tiles` tiles are in the copy: its TMA stores of them
+// complete, made visible to the copy warps' loads (one thread).
+AIT_DEV void ws_mark_ready(int c, unsigned tiles) {
+  bulk_wait_all();
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  asm volatile("st.release.cta.shared.u32 [%0], %1;" :: "r"(smem_u32(&ws_ready[c])), "r"(tiles) : "memory");
 }
 #endif]],
     wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
@@ -1095,11 +1106,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if EPI_WS
         // The previous tile's TMA stores into the copy are long issued:
         // once complete, it is the copy warps' (ws_copy).
-        if (it > 0 && kb == min(k0 + 2, k1 - 1) && (threadIdx.x %% 128) == 0) {
-          bulk_wait_all();
-          asm volatile("fence.proxy.async.global;" ::: "memory");
-          asm volatile("st.release.cta.shared.u32 [%%0], %%1;" :: "r"(smem_u32(&ws_ready[c])), "r"((unsigned)it) : "memory");
-        }
+        if (it > 0 && kb == min(k0 + 2, k1 - 1) && (threadIdx.x %% 128) == 0) ws_mark_ready(c, (unsigned)it);
 #endif
         // Keep INFLIGHT groups running; release the slot of the one retired.
         wg_wait<INFLIGHT>();
@@ -1159,7 +1166,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // CW*jc, written swizzled (16-byte chunk q of row r at q ^ (r %% 8)).
       // Warp w writes (and, for "rows", stores) rows 16*w .. 16*w + 15.
       {
-        const bool by_tma = EPI_TMA;
         const int r = warp * 16 + lane / 4, q4 = lane %% 4;
 #pragma unroll
         for (int i = 0; i < MI; i++) {
@@ -1184,29 +1190,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
               st_shared(buf + (r + 8) * 128 + off, acc[i][4 * j8 + 2], acc[i][4 * j8 + 3]);
             }
 #if EPI_TMA
-            if (by_tma) {
-              asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-              wg_sync(1 + c);
-              if ((threadIdx.x %% 128) == 0)
-                tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
-            }
-#endif
-#if EPI_ROWS
-            if (!by_tma) {
-              __syncwarp();
-              const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
-              const long long gcol = (long long)tn * BN + jc * CW;
-              if (gcol < n) {
-                // All 16 rows' words read first, so the reads overlap.
-                unsigned w[16];
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            wg_sync(1 + c);
+            if ((threadIdx.x %% 128) == 0)
+              tma_store(&tmD, buf, tn * BN + jc * CW, tm * BM + (PINGPONG ? 0 : c * WM) + i * 64);
+#else
+            __syncwarp();
+            const long long grow = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + i * 64 + warp * 16;
+            const long long gcol = (long long)tn * BN + jc * CW;
+            if (gcol < n) {
+              // All 16 rows' words read first, so the reads overlap.
+              unsigned w[16];
 #pragma unroll
-                for (int rr = 0; rr < 16; rr++) w[rr] = ld_shared_u32(buf + piece_word(warp * 16 + rr, lane));
+              for (int rr = 0; rr < 16; rr++) w[rr] = ld_shared_u32(buf + piece_word(warp * 16 + rr, lane));
 #pragma unroll
-                for (int rr = 0; rr < 16; rr++)
-                  if (grow + rr < m) store_word_row(D, w[rr], grow + rr, gcol, n, lane);
-              }
-              __syncwarp();
+              for (int rr = 0; rr < 16; rr++)
+                if (grow + rr < m) store_word_row(D, w[rr], grow + rr, gcol, n, lane);
             }
+            __syncwarp();
 #endif
           }
         }
@@ -1245,11 +1246,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // The last tile: in the copy once its stores are complete, then copied
     // to D by these warps and the copy warps together.
     if (ws_tiles > 0) {
-      if ((threadIdx.x %% 128) == 0) {
-        bulk_wait_all();
-        asm volatile("fence.proxy.async.global;" ::: "memory");
-        asm volatile("st.release.cta.shared.u32 [%%0], %%1;" :: "r"(smem_u32(&ws_ready[c])), "r"(ws_tiles) : "memory");
-      }
+      if ((threadIdx.x %% 128) == 0) ws_mark_ready(c, ws_tiles);
       while (!ws_ready_for(ws_tiles)) __nanosleep(64);
       ws_copy_tile(D, ws, m, n, k, ws_tm, ws_tn, 3 + 4 * c + warp, WS_WARPS);
     }

@@ -9,10 +9,11 @@
 # equal its operand, every late band count exactly its rows, every band wait
 # return with its rows in place, the counters be left zero, and no read
 # leave A or B (they sit against inaccessible pages). For the tma_ws
-# epilogue, the copy warps' copy of D (ws_copy) runs too, D placed 0, 1 and
-# 3 elements past a 16-byte boundary: every tile but each CTA's last must
-# equal the workspace's copy, nothing else be written (tile widths 64, 192
-# and 256: rows of 8, 24 and 32 chunks).
+# epilogue, the copy of D (ws_copy, then the consumers' warps' shares of
+# each CTA's last tile) runs too, D placed 0, 1 and 3 elements past a
+# 16-byte boundary: D must equal the workspace's copy, and the copy warps
+# alone must leave exactly the consumers' shares (tile widths 64, 192 and
+# 256: rows of 8, 24 and 32 chunks).
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v g++ >/dev/null 2>&1; then
@@ -58,7 +59,7 @@ YAML
     # which is never one of these configs: it has inflight 1).
     q="from cubins where hash not in (select cubin from defaults where cubin is not null)"
     n=$(sql "$T/c$i.db" "select count(*) $q")
-    what="$layout $bm x $bn, cluster $cluster, stage $stage"
+    what="$layout $bm x $bn, cluster $cluster, stage $stage, $epi"
     expect_eq "$what: instantiated and compiled" "$RC,$n" "0,1" || { show_last; continue; }
     sql "$T/c$i.db" "select source $q" > "$T/src$i.cu"
     sed -n '/^#define BM /,/^#define SA_OFF /p' "$T/src$i.cu" > "$T/defs$i.h"
@@ -69,12 +70,11 @@ YAML
     runs='"4001 4001 4001 8" "1000 1001 999 6" "300 72 9001 8" "700 520 15 4" "1025 1001 1001 2"'
     # tma_ws: its staging is the configs' above; the copy's own shapes.
     [ "$epi" = tma_ws ] && runs='"1000 1001 999 6" "300 72 9001 8" "1025 1001 1001 2" "1000 1001 999 6 1" "1025 1003 200 3 3" "517 4001 64 5 1"'
-
     eval "set -- $runs"
     for run_shape in "$@"; do
         run timeout 60 "$T/staging$i" $run_shape
         if [ "$RC" = 0 ] && ! grep -q '^FAIL' "$T/out"; then
-            ok "$what, $epi at m n k grid = $run_shape: $(grep -c '^ok' "$T/out") checks ($(grep -o 'a_pre [0-9]* of [0-9]*' "$T/out" || echo 'no overlap'))"
+            ok "$what at m n k grid = $run_shape: $(grep -c '^ok' "$T/out") checks ($(grep -o 'a_pre [0-9]* of [0-9]*' "$T/out" || echo 'no overlap'))"
         else
             fail "$what at m n k grid = $run_shape: exit $RC"
             show_last 8
