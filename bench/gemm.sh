@@ -10,7 +10,7 @@
 #   bench/gemm.sh OUTDIR [SPEC] [--compile] [--triton] [--cold N] [--stream]
 # --cold N: the peers rotate through N copies of B, so the weights are cold in
 # L2 as aitune's own timing has them (it flushes L2 before every sample).
-# --stream: cuBLAS times the decode cases (m <= 16) back to back over rotating
+# --stream: cuBLAS times the decode cases (m <= 64) back to back over rotating
 # copies, as aitune does for tasks with `timing: stream` (specs/gemm-decode.yaml).
 set -u
 keep=${1:-/tmp/aitune-gemm}

@@ -10,7 +10,7 @@ timings, L2 cleared between runs: triton.testing.do_bench).
     CASE: op:dtype:MxNxK, e.g. gemm_nt:bf16:4096x14336x4096
 
 --cold N rotates through N copies of B (the weights), so none is in L2 when
-timed, as in decoding. --stream times decode cases (M <= 16) the way a spec's
+timed, as in decoding. --stream times decode and small-prefill cases (M <= 64) the way a spec's
 `timing: stream` has aitune time them (src/bench.h): A and B kept in enough
 copies that the pair a call reads was last read two L2s of traffic before,
 a chain of at least 16 calls over the copies in turn captured in a CUDA
@@ -153,7 +153,7 @@ def main():
         fn, a, bs = case(op, dt, m, n, k, copies)
         flops = 2.0 * m * n * k
         r = {"case": spec}
-        if stream and m <= 16:
+        if stream and m <= 64:
             ms = stream_timed(fn, op, m, n, k, DT[dt.partition(">")[0]])
             r["timing"] = "stream"
         else:

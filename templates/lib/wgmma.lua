@@ -85,6 +85,7 @@
 -- front.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
+local hopper = lib("hopper")
 local M = {}
 
 local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
@@ -334,27 +335,6 @@ function M.supports(layout, shape, dt, dev)
   return true
 end
 
--- "{%0, %1, ..., %(n-1)}"
-local function reglist(first, n)
-  local r = {}
-  for i = 0, n - 1 do r[#r + 1] = "%" .. (first + i) end
-  return "{" .. table.concat(r, ", ") .. "}"
-end
-
--- A device function issuing one wgmma m64nNk16 on a float[N/2] accumulator.
-local function wgmma_fn(n, intype, tnsp_b)
-  local outs = {}
-  for i = 0, n // 2 - 1 do outs[#outs + 1] = string.format('"+f"(d[%d])', i) end
-  return string.format([[
-AIT_DEV void wgmma_tile(float (&d)[%d], unsigned long long da, unsigned long long db) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, %%%d, %%%d, p, 1, 1, 0, %d; }\n"
-               : %s
-               : "l"(da), "l"(db), "r"(1));
-}
-]], n // 2, n // 2 + 2, n, intype, intype, reglist(0, n // 2), n // 2, n // 2 + 1, tnsp_b, table.concat(outs, ", "))
-end
-
 function M.source(layout, p, dt, dev, name)
   local t = gemm.types(dt)
   local a_bytes, b_bytes, smem = sizes(p)
@@ -448,29 +428,7 @@ AIT_DEV void store2(unsigned short* D, long long at, float x, float y) {
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
       wl.ctl, wl.zero, wl.sa),
     [[
-struct __align__(64) tmap_t { unsigned long long v[16]; };
-
-AIT_DEV unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-AIT_DEV void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count));
-}
-AIT_DEV void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned ok;
-  do {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                 : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  } while (!ok);
-}
-AIT_DEV void mbar_expect(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-AIT_DEV void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
-}
-AIT_DEV void tma_load(unsigned dst, const tmap_t* map, int x, int y, unsigned bar) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-               :: "r"(dst), "l"((unsigned long long)map), "r"(x), "r"(y), "r"(bar) : "memory");
-}
+]] .. hopper.ptx .. [[
 // The same box into the same offset of both CTAs of the pair.
 AIT_DEV void tma_load_both(unsigned dst, const tmap_t* map, int x, int y, unsigned bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
@@ -501,21 +459,12 @@ AIT_DEV void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 AIT_DEV unsigned cluster_rank() { unsigned r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-// A shared-memory matrix descriptor with the 128-byte swizzle.
-AIT_DEV unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
-         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
-}
 // A consumer warp is done with a slot: tell this CTA's producer and, in a
 // pair, the peer's (whose multicast also fills this slot).
 AIT_DEV void release(unsigned bar, int rank) {
   mbar_arrive(bar);
   if (CLUSTER > 1) mbar_arrive_peer(bar, (unsigned)rank ^ 1u);
 }
-AIT_DEV void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-AIT_DEV void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template<int N> AIT_DEV void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
-
 #if EPI_WS
 // tma_ws's copy warps: 16 bytes of the copy of D through L2 (just written
 // there), and a consumer's count of ready tiles.
@@ -979,7 +928,7 @@ AIT_DEV void ws_mark_ready(int c, unsigned tiles) {
   asm volatile("st.release.cta.shared.u32 [%0], %1;" :: "r"(smem_u32(&ws_ready[c])), "r"(tiles) : "memory");
 }
 #endif]],
-    wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
+    hopper.wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
     string.format([[
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 %s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,

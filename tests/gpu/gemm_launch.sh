@@ -59,6 +59,9 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"
     [ "$op" = gemm_nn ] && shapes="$shapes 2048x1001x520 2100x1000x600"
     # The decode buckets: inside them, between (m = 3) and past them.
     [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && shapes="1x4096x4096 16x4096x4096 3x4096x4096 16x1000x1001 2x8x8"
+    # The swapab bucket (m = 32): inside it, at m = 40 and 63 (a second pass
+    # of A's rows when its winner takes 32 per pass), and at n = 1000.
+    [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && [ "$arch" = sm_90 ] && shapes="$shapes 32x4096x4096 40x4096x4096 63x4096x4096 32x1000x1000"
     for shape in $shapes; do
         shape=${shape//x/ }
         line=$("$out/$op.check" "$db" "$op" "$arch" "$dt" $shape 2>&1 | tail -1)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The swap-AB decode family (templates/lib/swapab.lua, gemm_nt, sm_90a)
+# without a GPU: a seeded sample of its space at the shapes of
+# tests/gpu/swapab_sanitize.yaml (m = 1, 3, 16, 40; n = 1000; k = 1000 and
+# 4096; bf16 and f32 outputs) compiles for sm_90a without spills or stack;
+# each kernel takes the weight's and A's tensor maps and no workspace, and
+# does split-K through one cluster barrier split around the mainloop plus
+# one-way remote stores to CTA 0 (no barrier at the end); supports() keeps
+# it off k not a multiple of 8 and off m > 64; one-config spaces breaking
+# one rule at a time are refused.
+. "$(dirname "$0")/lib.sh"
+
+run "$AITUNE" compile -v "$ROOT/tests/gpu/swapab_sanitize.yaml" --db "$T/s.db" --max-evals 4
+expect_eq "compile a sample of the swapab space" "$RC" 0 || show_last
+cp "$T/out" "$T/table"
+n=$(awk '$2 == "gemm_nt/swapab"' "$T/table" | wc -l)
+expect_true "swapab configs are instantiated at every bucket ($n)" test "$n" -ge 16
+clean=$(awk '$2 == "gemm_nt/swapab" && $5 == 0 && $4 > 0' "$T/table" | wc -l)
+expect_eq "none of the $n swapab kernels spills, all report registers" "$clean" "$n"
+expect_eq "no swapab kernel keeps a stack frame" \
+    "$(sql "$T/s.db" "select count(*) from cubins where stack > 0 and source like '%#define CS %'")" 0
+expect_eq "no sampled config has l2pre without pdl" "$(grep 'gemm_nt/swapab' "$T/table" | grep -v '"l2pre":0' | grep -c '"pdl":0')" 0
+expect_eq "each kernel takes two tensor maps, D and the dims, no workspace" \
+    "$(sql "$T/s.db" "select count(*) from cubins where source like '%#define CS %' and source like '%(const __grid_constant__ tmap_t tmB,
+    const __grid_constant__ tmap_t tmA, % D, long long m, long long n, long long k)%'")" "$n"
+ncs=$(sql "$T/s.db" "select count(*) from cubins where source like '%#define CS 1
+%'")
+expect_true "the sample has split-K configs ($((n - ncs)) of $n)" test "$ncs" -lt "$n"
+expect_eq "split-K kernels send their sums to CTA 0 and never wait on a cluster barrier at the end" \
+    "$(sql "$T/s.db" "select count(*) from cubins where source not like '%#define CS 1
+%' and source like '%#define CS %' and source like '%barrier.cluster.arrive.relaxed.aligned%'
+    and source like '%arrive_peer(rbar, 0u);%' and source like '%mbar_wait_cluster(rbar%'")" "$((n - ncs))"
+# m = 40: a pass of 64 rows of A.
+n40=$(sql "$T/s.db" "select count(*) from cubins where source like '%#define BN 64%'")
+expect_true "m = 40 compiles bn 64 configs ($n40)" test "$n40" -ge 1
+
+# supports(): k not a multiple of 8 (TMA strides) and m > 64 get no swapab.
+spec nosw.yaml <<'YAML'
+name: nosw
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [16, 128]}, n: {values: [1000]}, k: {values: [1001]}}
+YAML
+run "$AITUNE" compile "$T/nosw.yaml" --db "$T/nosw.db" --max-evals 2
+expect_eq "no swapab kernel at k = 1001 or m = 128" "$(sql "$T/nosw.db" "select count(*) from cubins")" 0
+
+# Its rules: a one-config space accepted at 16 x 4096^2, then the same config
+# breaking one rule at a time (l2pre without pdl, a pass narrower than m,
+# one twice as wide as needed, more slots than boxes) is refused.
+spec one.yaml <<'YAML'
+name: one
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}
+YAML
+for bad in 'none|' 'pdl|0' 'bn|8' 'bn|32' 'csplit|8,stages|16'; do
+    cat > "$T/one.lua" <<'LUA'
+M.params = {
+  { "bm", { 64 } }, { "bn", { 16 } }, { "stages", { 8 } }, { "csplit", { 2 } },
+  { "pdl", { 1 } }, { "l2pre", { 1 } }, { "inflight", { 1 } },
+}
+LUA
+    IFS=, read -ra edits <<< "$bad"
+    for e in "${edits[@]}"; do
+        key=${e%%|*} val=${e#*|}
+        [ "$key" = none ] || sed -i "s/{ \"$key\", { [^}]* } }/{ \"$key\", { $val } }/" "$T/one.lua"
+    done
+    rm -rf "$T/onehome"
+    python3 "$ROOT/bench/narrow.py" "$T/onehome" swapab "$T/one.lua"
+    AITUNE_HOME=$T/onehome run "$AITUNE" compile "$T/one.yaml" --db "$T/one.db" --quiet
+    if [ "$bad" = 'none|' ]; then
+        expect_true "swapab at 16 x 4096^2: the one-config space is compiled" grep -q '1 candidates evaluated; 1 compiled' "$T/err"
+    else
+        expect_true "swapab with $bad: refused by the constraints" grep -q '0 candidates evaluated; 0 compiled, 0 from the cache; 1 rejected' "$T/err"
+    fi
+done
+done_testing
