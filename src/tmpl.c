@@ -770,6 +770,33 @@ int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, c
 int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config)
 {
     if (call_tmpl(T, tname, "default", NULL, task, dev, 1)) return -1;
+    /* A default without one of the params would fail only when a lookup
+    ** falls back to it, in an application: say so now. */
+    lua_State *L = T->L;
+    if (lua_istable(L, -1)) {
+        int cfg = lua_gettop(L);
+        if (tmpl_push_template(T, tname)) { lua_pop(L, 1); return -1; }
+        lua_getfield(L, -1, "params");
+        const char *missing = NULL;
+        for (int i = 1; i <= (int)lua_rawlen(L, -1) && !missing; i++) {
+            lua_rawgeti(L, -1, i);
+            lua_rawgeti(L, -1, 1);
+            const char *name = lua_tostring(L, -1);
+            if (name) {
+                lua_getfield(L, cfg, name);
+                if (lua_isnil(L, -1)) missing = name;
+                lua_pop(L, 1);
+            }
+            if (missing) break;
+            lua_pop(L, 2);
+        }
+        if (missing) {
+            fail(T, "template '%s' default(): the config has no '%s'", tname, missing);
+            lua_settop(L, cfg - 1);
+            return -1;
+        }
+        lua_settop(L, cfg);
+    }
     strbuf sb = STRBUF_INIT;
     int rc = tmpl_config_json(T, -1, &sb);
     lua_pop(T->L, 1);

@@ -6,4 +6,5 @@ M.params = {
   { "pdl", { 1 } },
   { "l2pre", { 0 } },
   { "inflight", { 0, 1 } },
+  { "kbox", { 1 } },
 }

@@ -6,14 +6,15 @@
 --
 -- A CTA owns BM rows of B (BM columns of D) and, with csplit > 1, one of
 -- csplit slices of k. One producer warp's elected lane streams BM x 64
--- boxes of B and the matching BN x 64 box of A through TMA (128-byte
--- swizzle; boxes past n, m or k are zero-filled) into a ring of `stages`
--- slots, each with a `full` and an `empty` mbarrier; one consumer warpgroup
--- issues BM/64 x 4 wgmma per slot and releases a slot once its group has
--- retired, either at once (inflight 0) or after the next slot's group is
--- issued (inflight 1: one group in flight). The weight moves as whole
--- 8 KB boxes, so DRAM and L2 see long contiguous runs of each row (a warp
--- load of the mma GEMV, lib/gemv.lua, covers 8 rows x 64 bytes).
+-- boxes of B and the matching BN x 64 boxes of A through TMA (128-byte
+-- swizzle; boxes past n, m or k are zero-filled), `kbox` of each per slot,
+-- into a ring of `stages` slots, each with a `full` and an `empty`
+-- mbarrier; one consumer warpgroup issues kbox x BM/64 x 4 wgmma per slot
+-- and releases a slot once its group has retired, either at once (inflight
+-- 0) or after the next slot's group is issued (inflight 1: one group in
+-- flight). What TMA streams fastest is many bytes in flight per SM (about
+-- 128 KB), not long runs of each row: boxes of 1 KB x 8 rows stream no
+-- faster than 128 B x 64 rows (bench/tma_rows.sh, bench/RESULTS.md).
 --
 -- Split-K over a cluster (csplit, 1 x csplit CTAs along gridDim.y): CTA 0
 -- of the cluster owns the tile's output. Every other CTA stores its fp32
@@ -56,12 +57,13 @@ M.params = {
   { "pdl", { 0, 1 } },            -- programmatic dependent launch
   { "l2pre", { 0, 1, 2, 4 } },    -- pdl: boxes of B prefetched into L2 before the wait
   { "inflight", { 0, 1 } },       -- wgmma groups left running when a slot is released
+  { "kbox", { 1, 2, 4 } },        -- 64-k boxes of B (and of A) per slot: one mbarrier round per kbox boxes
 }
 
 -- Shared memory: the ring (1024-aligned slots), red (the other ranks'
 -- sums), the mbarriers, and the slack to align the base to 1024 bytes.
 local function sizes(p)
-  local slot = p.bm * BK * 2 + p.bn * BK * 2
+  local slot = p.kbox * (p.bm * BK * 2 + p.bn * BK * 2)
   return slot, p.stages * slot + 4 * p.bn * p.bm * (p.csplit - 1) + 16 * p.stages + 16 + 1024
 end
 
@@ -69,18 +71,18 @@ local function constraints(p, shape, dt, dev)
   local ok, why = gemv.pdl_constraints(p, dev)
   if ok == false then return false, why end
   if p.l2pre > 0 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
-  if p.l2pre > p.stages then return false, "more boxes prefetched than the ring holds" end
   if shape.m > p.bn then return false, "m is larger than the rows of one pass" end
   if p.bn >= 2 * shape.m and p.bn > 8 then return false, "twice the rows needed compiled in" end
-  local kiters = (shape.k + BK - 1) // BK
-  if p.csplit > kiters then return false, "a split of k shorter than one box" end
+  local kiters = (shape.k + BK * p.kbox - 1) // (BK * p.kbox)
+  if p.csplit > kiters then return false, "a split of k shorter than one slot" end
   local tiles = (shape.n + p.bm - 1) // p.bm
   if p.csplit > 1 and tiles >= 2 * (dev.sms or 132) then
     return false, "enough column tiles to fill the GPU without split-K"
   end
-  -- Fewer boxes per CTA than slots: the extra slots are never used.
+  -- Fewer slots' worth of k per CTA than slots: the extra slots are never used.
   local per = (kiters + p.csplit - 1) // p.csplit
-  if p.stages > 2 and p.stages // 2 >= per then return false, string.format("%d slots for %d boxes", p.stages, per) end
+  if p.stages > 2 and p.stages // 2 >= per then return false, string.format("%d slots for %d slots' worth of k", p.stages, per) end
+  if p.l2pre > p.stages * p.kbox then return false, "more boxes prefetched than the ring holds" end
   local _, smem = sizes(p)
   local cap = dev.smem_optin or 232448
   if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
@@ -105,11 +107,13 @@ local function source(op, p, dt, dev, name)
 #define PDL %d
 #define L2PRE %d
 #define INFLIGHT %d
+#define KBOX %d
 #define W_BYTES (BM * 128)
+#define A_BYTES (BN * 128)
 #define SLOT %d
 #define MI (BM / 64)
 #define OUT_T %s
-]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, slot, dtype.ctype(t.Out)) ..
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, slot, dtype.ctype(t.Out)) ..
     hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. string.format([[
 // A float into CTA `to`'s shared memory at this CTA's address a (mapa), and
 // an arrive on CTA `to`'s mbarrier that releases this thread's earlier
@@ -144,7 +148,9 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
   const unsigned red = base + STAGES * SLOT;            // float [CS - 1][BM * BN]
   const unsigned full = red + 4 * BN * BM * (CS - 1), empty = full + 8 * STAGES, rbar = empty + 8 * STAGES;
   const int tile = blockIdx.x, rank = CS > 1 ? (int)cta_rank() : 0;
-  const int kiters = (int)((k + 63) / 64), per = (kiters + CS - 1) / CS;
+  // k in slots of KBOX boxes of 64 (the last slot's boxes past k are zeros).
+  const int kiters = (int)((k + 64 * KBOX - 1) / (64 * KBOX)), per = (kiters + CS - 1) / CS;
+  const int kboxes = (int)((k + 63) / 64);
   const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);
   const bool producer = threadIdx.x >= 128;
   if (threadIdx.x == 0) {
@@ -156,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
     asm volatile("prefetch.tensormap [%%0];" :: "l"((unsigned long long)&tmB) : "memory");
     asm volatile("prefetch.tensormap [%%0];" :: "l"((unsigned long long)&tmA) : "memory");
 #if L2PRE
-    for (int kb = kb0; kb < min(kb1, kb0 + L2PRE); kb++) l2_prefetch_box(&tmB, kb * 64, tile * BM);
+    for (int b = kb0 * KBOX; b < min(kb1 * KBOX, min(kboxes, kb0 * KBOX + L2PRE)); b++) l2_prefetch_box(&tmB, b * 64, tile * BM);
 #endif
   }
   __syncthreads();
@@ -171,10 +177,15 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
       if (threadIdx.x == 128) {
         for (int kb = kb0; kb < kb1; kb++) {
           mbar_wait(empty + 8 * s, ph ^ 1);
-          const unsigned bar = full + 8 * s, sB = base + s * SLOT;
+          const unsigned bar = full + 8 * s, sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
+          // Boxes past k (the last slot's) are zero-filled by TMA: every
+          // slot is whole, so the consumer's wgmma never sit under a branch
+          // (ptxas serializes wgmma in a divergent path).
           mbar_expect(bar, SLOT);
-          tma_load(sB, &tmB, kb * 64, tile * BM, bar);
-          tma_load(sB + W_BYTES, &tmA, kb * 64, (int)r0, bar);
+          for (int b = 0; b < KBOX; b++) {
+            tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
+            tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
+          }
           if (++s == STAGES) { s = 0; ph ^= 1; }
         }
       }
@@ -189,12 +200,15 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
       int prev = -1;
       for (int kb = kb0; kb < kb1; kb++) {
         mbar_wait(full + 8 * s, ph);
-        const unsigned sB = base + s * SLOT, sA = sB + W_BYTES;
+        const unsigned sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
         wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++)
+        for (int b = 0; b < KBOX; b++)
 #pragma unroll
-          for (int i = 0; i < MI; i++) wgmma_tile(acc[i], desc(sB + i * 64 * 128 + kk * 32, 1, 1024), desc(sA + kk * 32, 1, 1024));
+          for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+              wgmma_tile(acc[i], desc(sB + b * W_BYTES + i * 64 * 128 + kk * 32, 1, 1024), desc(sA + b * A_BYTES + kk * 32, 1, 1024));
         wg_commit();
         // INFLIGHT 1: this group keeps running; the previous one's slot is
         // released once it retires. 0: this slot, as soon as its group is done.
@@ -291,7 +305,7 @@ function M.family(op)
   t.default = function(shape, dt, dev)
     local bn = 8
     while bn < shape.m and bn < 64 do bn = bn * 2 end
-    return kernel.first_valid(t, shape, dt, dev, { bn = bn, pdl = 0, l2pre = 0 },
+    return kernel.first_valid(t, shape, dt, dev, { bn = bn, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },
       { { "bm", { 128, 64, 256 } }, { "csplit", { 4, 8, 2, 1 } }, { "stages", { 8, 6, 4, 2 } } })
   end
   return t

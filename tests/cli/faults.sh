@@ -103,4 +103,20 @@ for mode in ok wrong_verify:1; do
         "$(sql "$DB3" "select count(*) from measurements where config = '{\"block\":256,\"grid_stride\":0,\"ilp\":1,\"vec\":1}'")" 1
 done
 
+# A template whose default() leaves out a param: the sweep says which, in
+# one line, instead of storing a default that fails only when an
+# application's lookup falls back to it; the search goes on.
+mkdir -p "$T/nodef"
+cp -r "$ROOT/templates" "$ROOT/search" "$T/nodef/"
+sed -i 's/return { block = 256, vec = 1, ilp = 1, grid_stride = 0 }/return { block = 256, vec = 1, ilp = 1 }/' \
+    "$T/nodef/templates/lib/elementwise.lua"
+expect_true "the copy's axpy default lacks grid_stride" grep -q 'return { block = 256, vec = 1, ilp = 1 }' \
+    "$T/nodef/templates/lib/elementwise.lua"
+DB4=$T/nodef.db
+AITUNE_HOME=$T/nodef fake_sweep ok "$DB4" "$T/r22.yaml"
+expect_eq "a sweep past a broken default exits 0" "$RC" 0
+expect_stderr "template 'axpy/vec' default\\(\\): the config has no 'grid_stride'" "the broken default is named, with the param"
+expect_eq "no default is stored for it" "$(sql "$DB4" "select count(*) from defaults where op = 'axpy'")" 0
+expect_true "the search still measured configs" test "$(sql "$DB4" "select count(*) from measurements")" -ge 1
+
 done_testing
