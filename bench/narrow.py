@@ -1,30 +1,41 @@
-"""A copy of templates/ and search/ whose family FAMILY has a narrower space,
-for experiments that measure one region of it: the copy's
-templates/lib/FAMILY.lua gets SPACE's `M.params = { ... }` block in place of
-its own. Point aitune at the copy with AITUNE_HOME=HOME.
+"""A copy of templates/ and search/ in which families have narrower spaces,
+for experiments that measure one region of them: for each FAMILY SPACE
+pair, the copy's templates/lib/FAMILY.lua gets SPACE's block in place of
+the block of the same name. A block is `M.params = { ... }` or a local
+table such as gemv's `local nt_params = { ... }`; SPACE's first line names
+it. Point aitune at the copy with AITUNE_HOME=HOME.
 
-    python3 bench/narrow.py HOME FAMILY SPACE.lua"""
+    python3 bench/narrow.py HOME FAMILY SPACE.lua [FAMILY SPACE.lua ...]"""
 import os
 import shutil
 import sys
 
 
-def main(home, family, space):
+def narrow(home, family, space):
     block = open(space).read()
-    if not block.startswith("M.params = {"):
-        sys.exit("%s: must hold one `M.params = { ... }` block" % space)
-    shutil.rmtree(home, ignore_errors=True)
-    os.makedirs(home)
-    for d in ("templates", "search"):
-        shutil.copytree(d, os.path.join(home, d))
+    head = block.split("\n", 1)[0]
+    if not (head.startswith("M.params = {") or (head.startswith("local ") and head.endswith("= {"))):
+        sys.exit("%s: must hold one `M.params = { ... }` or `local NAME = { ... }` block" % space)
     path = os.path.join(home, "templates", "lib", family + ".lua")
     src = open(path).read()
-    a = src.index("M.params = {")
+    if head not in src:
+        sys.exit("%s: %s has no `%s` block" % (space, path, head))
+    a = src.index(head)
     b = src.index("\n}\n", a) + 3
     open(path, "w").write(src[:a] + block.rstrip("\n") + "\n" + src[b:])
 
 
+def main(home, pairs):
+    shutil.rmtree(home, ignore_errors=True)
+    os.makedirs(home)
+    for d in ("templates", "search"):
+        shutil.copytree(d, os.path.join(home, d))
+    for family, space in pairs:
+        narrow(home, family, space)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        sys.exit("usage: python3 bench/narrow.py HOME FAMILY SPACE.lua")
-    main(*sys.argv[1:])
+    args = sys.argv[1:]
+    if len(args) < 3 or len(args) % 2 == 0:
+        sys.exit("usage: python3 bench/narrow.py HOME FAMILY SPACE.lua [FAMILY SPACE.lua ...]")
+    main(args[0], list(zip(args[1::2], args[2::2])))

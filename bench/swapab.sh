@@ -4,7 +4,8 @@
 # bench/gemm/swapab_m16.yaml) swept by bench/gemm.sh --stream (cuBLAS timed
 # the same way) with swapab's space narrowed to SPACE (default
 # bench/gemm/swapab_space.lua) and gemv's nt space to the configs that won
-# the decode buckets (seventh session), so both families meet in one call.
+# the decode buckets (bench/gemm/gemv_decode_space.lua, seventh session), so
+# both families meet in one call.
 # Writes OUTDIR/sanitize-result.txt, gemm-table.txt, gemm-stats.txt,
 # gemm-measurements.tsv.
 #   bench/swapab.sh OUTDIR [SPEC] [SPACE]
@@ -14,20 +15,7 @@ spec=${2:-bench/gemm/swapab_m16.yaml}
 space=${3:-bench/gemm/swapab_space.lua}
 mkdir -p "$out"
 home=$(mktemp -d /tmp/aitune-swapab.XXXX)/home
-python3 bench/narrow.py "$home" swapab "$space"
-python3 - "$home/templates/lib/gemv.lua" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read()
-a = s.index("local nt_params = {")
-b = s.index("\n}\n", a) + 3
-s = s[:a] + """local nt_params = {
-  { "warps", { 8 } }, { "kw", { 4, 8 } }, { "cpw", { 1, 2 } }, { "vec", { 8 } }, { "unroll", { 4 } },
-  { "splitk", { 1 } }, { "l2pf", { 256 } }, { "pdl", { 1 } }, { "l2pre", { 1 } },
-}
-""" + s[b:]
-open(p, "w").write(s)
-PY
+python3 bench/narrow.py "$home" swapab "$space" gemv bench/gemm/gemv_decode_space.lua
 if [ -z "${SKIP_SANITIZE:-}" ]; then
     SANITIZE_SPEC=tests/gpu/swapab_sanitize.yaml tests/gpu/sanitize.sh "$out/sanitize" > /dev/null 2>&1
     cp "$out/sanitize/sanitize-result.txt" "$out/" 2>/dev/null

@@ -732,36 +732,53 @@ int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *ta
     return 0;
 }
 
+/* The config table at stack index cfg against the template on the stack
+** top's params: each one present and, when values, one of its values; the
+** first that is not goes to why. Leaves the stack as it found it. */
+static void check_params(lua_State *L, int cfg, int values, int *ok, char *why, int whycap)
+{
+    lua_getfield(L, -1, "params");
+    int top = lua_gettop(L), np = (int)lua_rawlen(L, -1);
+    *ok = 1;
+    for (int i = 1; i <= np && *ok; i++) {
+        lua_rawgeti(L, top, i);
+        lua_rawgeti(L, -1, 1);
+        const char *name = lua_tostring(L, -1);
+        lua_rawgeti(L, -2, 2);
+        lua_getfield(L, cfg, name ? name : "");
+        int found = !lua_isnil(L, -1);
+        if (!found) {
+            *ok = 0;
+            snprintf(why, (size_t)whycap, "%s=(missing) is not one of the template's values", name ? name : "?");
+        } else if (values) {
+            found = 0;
+            for (int k = 1; k <= (int)lua_rawlen(L, -2) && !found; k++) {
+                lua_rawgeti(L, -2, k);
+                found = lua_compare(L, -1, -2, LUA_OPEQ);
+                lua_pop(L, 1);
+            }
+            if (!found) {
+                *ok = 0;
+                snprintf(why, (size_t)whycap, "%s=%s is not one of the template's values", name, luaL_tolstring(L, -1, NULL));
+            }
+        }
+        lua_settop(L, top);
+    }
+    lua_settop(L, top - 1);
+}
+
 int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, char *why, int whycap)
 {
     lua_State *L = T->L;
     if (tmpl_push_template(T, tname)) return -1;
     if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
-    int cfg = lua_gettop(L);
-    lua_getfield(L, -2, "params");
-    int np = (int)lua_rawlen(L, -1), nkeys = 0;
-    *ok = 1;
+    int cfg = lua_gettop(L), nkeys = 0;
     lua_pushnil(L);
     while (lua_next(L, cfg)) { nkeys++; lua_pop(L, 1); }
-    for (int i = 1; i <= np && *ok; i++) {
-        lua_rawgeti(L, -1, i);
-        lua_rawgeti(L, -1, 1);
-        const char *name = lua_tostring(L, -1);
-        lua_rawgeti(L, -2, 2);
-        lua_getfield(L, cfg, name);
-        int found = 0;
-        for (int k = 1; k <= (int)lua_rawlen(L, -2) && !found; k++) {
-            lua_rawgeti(L, -2, k);
-            found = lua_compare(L, -1, -2, LUA_OPEQ);
-            lua_pop(L, 1);
-        }
-        if (!found) {
-            *ok = 0;
-            snprintf(why, (size_t)whycap, "%s=%s is not one of the template's values", name,
-                     lua_isnil(L, -1) ? "(missing)" : luaL_tolstring(L, -1, NULL));
-        }
-        lua_settop(L, cfg + 1);
-    }
+    lua_pushvalue(L, cfg - 1);           /* the template on top */
+    check_params(L, cfg, 1, ok, why, whycap);
+    lua_getfield(L, -1, "params");
+    int np = (int)lua_rawlen(L, -1);
     if (*ok && nkeys != np) { *ok = 0; snprintf(why, (size_t)whycap, "config has keys the template does not know"); }
     lua_settop(L, cfg - 2);
     return 0;
@@ -771,31 +788,19 @@ int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *
 {
     if (call_tmpl(T, tname, "default", NULL, task, dev, 1)) return -1;
     /* A default without one of the params would fail only when a lookup
-    ** falls back to it, in an application: say so now. */
+    ** falls back to it, in an application: say so now. (Its values may lie
+    ** outside a space narrowed by hand: only presence is checked.) */
     lua_State *L = T->L;
     if (lua_istable(L, -1)) {
-        int cfg = lua_gettop(L);
+        int cfg = lua_gettop(L), ok;
+        char why[160];
         if (tmpl_push_template(T, tname)) { lua_pop(L, 1); return -1; }
-        lua_getfield(L, -1, "params");
-        const char *missing = NULL;
-        for (int i = 1; i <= (int)lua_rawlen(L, -1) && !missing; i++) {
-            lua_rawgeti(L, -1, i);
-            lua_rawgeti(L, -1, 1);
-            const char *name = lua_tostring(L, -1);
-            if (name) {
-                lua_getfield(L, cfg, name);
-                if (lua_isnil(L, -1)) missing = name;
-                lua_pop(L, 1);
-            }
-            if (missing) break;
-            lua_pop(L, 2);
-        }
-        if (missing) {
-            fail(T, "template '%s' default(): the config has no '%s'", tname, missing);
-            lua_settop(L, cfg - 1);
-            return -1;
-        }
+        check_params(L, cfg, 0, &ok, why, (int)sizeof why);
         lua_settop(L, cfg);
+        if (!ok) {
+            lua_pop(L, 1);
+            return fail(T, "template '%s' default(): the config has no '%.*s'", tname, (int)strcspn(why, "="), why);
+        }
     }
     strbuf sb = STRBUF_INIT;
     int rc = tmpl_config_json(T, -1, &sb);

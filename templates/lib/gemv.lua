@@ -184,11 +184,11 @@ AIT_DEV void l2_prefetch(const void* p) { asm volatile("prefetch.global.L2 [%0];
 ]]
 M.pdl_fn = pdl_fn
 
--- The pdl and l2pre rules every family of this file and lib/rowdot.lua
--- keeps: false and the reason when p breaks one, else nil.
+-- The pdl and l2pre rules every family of this file, lib/rowdot.lua and
+-- lib/swapab.lua keeps: false and the reason when p breaks one, else nil.
 function M.pdl_constraints(p, dev)
   if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
-  if p.l2pre == 1 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
+  if p.l2pre > 0 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
   return nil
 end
 

@@ -70,7 +70,6 @@ end
 local function constraints(p, shape, dt, dev)
   local ok, why = gemv.pdl_constraints(p, dev)
   if ok == false then return false, why end
-  if p.l2pre > 0 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
   if shape.m > p.bn then return false, "m is larger than the rows of one pass" end
   if p.bn >= 2 * shape.m and p.bn > 8 then return false, "twice the rows needed compiled in" end
   local kiters = (shape.k + BK * p.kbox - 1) // (BK * p.kbox)
@@ -98,7 +97,7 @@ end
 
 local function source(op, p, dt, dev, name)
   local t = gemm.types(dt)
-  local slot, smem = sizes(p)
+  local slot = sizes(p)
   return dtype.prelude .. gemv.store_fn(t) .. string.format([[
 #define BM %d
 #define BN %d

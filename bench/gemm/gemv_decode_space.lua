@@ -1,0 +1,4 @@
+local nt_params = {
+  { "warps", { 8 } }, { "kw", { 4, 8 } }, { "cpw", { 1, 2 } }, { "vec", { 8 } }, { "unroll", { 4 } },
+  { "splitk", { 1 } }, { "l2pf", { 256 } }, { "pdl", { 1 } }, { "l2pre", { 1 } },
+}
