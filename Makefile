@@ -32,7 +32,7 @@ LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpt
 DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr json plan device proto tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
+TOOL_OBJS := util cu expr json plan device proto child tmpl search jit registry spec bench worker sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
@@ -173,9 +173,9 @@ $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fu
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
 
 # emit and what it reads: both registry readers, the templates (Lua), device
-# facts, jit.c for the cubin options' text. One templates handle serves
-# every run (--wrap: see fuzz_emit.c).
-EMIT_SRC := src/emit.c src/registry.c src/tmpl.c src/device.c src/util.c src/jit.c $(RT_SRC)
+# facts, jit.c for the cubin options' text (and child.c, proto.c: its pool's
+# helpers). One templates handle serves every run (--wrap: see fuzz_emit.c).
+EMIT_SRC := src/emit.c src/registry.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
 $(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
                          $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
 	@mkdir -p $(@D)

@@ -1,12 +1,16 @@
 /* jit.c: see jit.h. */
 #define _GNU_SOURCE
 #include "jit.h"
+#include "child.h"
 #include "util.h"
 #include <nvrtc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *jit_nvrtc_version(void)
@@ -166,6 +170,156 @@ void jit_job_clear(jit_job *j)
     memset(j, 0, sizeof *j);
 }
 
+/* ---- compiling in a helper process ---- */
+
+/* A request is cmd=compile, name, arch and the source as the blob. The reply
+** has ok, error, the report's numbers and log_len; its blob is the log,
+** then the cubin. */
+
+static const char *helper_cmd;      /* jit_use_helpers: the subcommand, or NULL */
+
+void jit_use_helpers(const char *subcommand) { helper_cmd = subcommand; }
+
+int jit_helper_main(void)
+{
+    /* stdout carries the replies; nothing else may write to it. */
+    int out = dup(1);
+    dup2(2, 1);
+    /* A crash is the parent's to report, as one line: no core file. */
+    struct rlimit no_core = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &no_core);
+    const char *crash = getenv("AITUNE_NVRTC_CRASH");
+    conn in = { 0, STRBUF_INIT };
+    msg m;
+    while (!msg_read(&in, &m, -1)) {
+        strbuf h = STRBUF_INIT;
+        jit_job j;
+        memset(&j, 0, sizeof j);
+        j.source = xmalloc(m.blob_len + 1);
+        if (m.blob_len) memcpy(j.source, m.blob, m.blob_len);
+        j.source[m.blob_len] = 0;
+        snprintf(j.name, sizeof j.name, "%s", msg_get(&m, "name") ? msg_get(&m, "name") : "");
+        snprintf(j.arch, sizeof j.arch, "%s", msg_get(&m, "arch") ? msg_get(&m, "arch") : "");
+        if (strcmp(msg_get(&m, "cmd") ? msg_get(&m, "cmd") : "", "compile")) {
+            j.error = xstrfmt("unknown command '%s'", msg_get(&m, "cmd") ? msg_get(&m, "cmd") : "");
+        } else {
+            if (crash && *crash && strstr(j.source, crash)) {
+                signal(SIGSEGV, SIG_DFL);
+                raise(SIGSEGV);
+            }
+            compile_job(&j);
+        }
+        size_t log_len = j.log ? strlen(j.log) : 0;
+        msg_kv(&h, "ok", "%d", j.ok);
+        if (j.error) msg_kv(&h, "error", "%s", j.error);
+        msg_kv(&h, "registers", "%d", j.registers);
+        msg_kv(&h, "spills", "%d", j.spills);
+        msg_kv(&h, "smem", "%d", j.smem);
+        msg_kv(&h, "stack", "%d", j.stack);
+        msg_kv(&h, "log_len", "%zu", log_len);
+        unsigned char *blob = xmalloc(log_len + j.cubin_len + 1);
+        if (log_len) memcpy(blob, j.log, log_len);
+        if (j.cubin_len) memcpy(blob + log_len, j.cubin, j.cubin_len);
+        int rc = msg_send(out, &h, blob, log_len + j.cubin_len);
+        free(blob);
+        sb_free(&h);
+        jit_job_clear(&j);
+        msg_free(&m);
+        if (rc) break;
+    }
+    sb_free(&in.in);
+    return 0;
+}
+
+/* A pool thread's own helper. */
+typedef struct helper {
+    jit_pool *pool;
+    child proc;
+} helper;
+
+static int helper_start(helper *h, char *err, size_t cap)
+{
+    char *argv[] = { "aitune", (char *)helper_cmd, NULL };
+    return child_spawn(&h->proc, "/proc/self/exe", argv, err, cap);
+}
+
+/* Close its stdin: it exits at end of file, or is killed after a while. */
+static void helper_stop(helper *h)
+{
+    if (h->proc.pid < 0) return;
+    close(h->proc.to);
+    h->proc.to = -1;
+    child_reap(&h->proc, 2);
+}
+
+/* The one line for a helper that ended (wait status) while compiling. */
+static char *died_error(int status)
+{
+    if (status != -1 && WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *name = child_signame(sig);
+        if (sig == SIGKILL || sig == SIGTERM)
+            return xstrfmt("the NVRTC helper was killed (signal %d%s%s) compiling this candidate", sig, *name ? ", " : "", name);
+        return xstrfmt("NVRTC crashed (signal %d%s%s) compiling this candidate", sig, *name ? ", " : "", name);
+    }
+    if (status != -1 && WIFEXITED(status))
+        return xstrfmt("the NVRTC helper exited with code %d compiling this candidate", WEXITSTATUS(status));
+    return xstrdup("the NVRTC helper ended while compiling this candidate");
+}
+
+/* Compile j in h's process, started if it is not running: as compile_job,
+** and a helper that dies on j makes j a compile error that names how. */
+static void compile_in_helper(helper *h, jit_job *j)
+{
+    strbuf req = STRBUF_INIT;
+    msg_kv(&req, "cmd", "compile");
+    msg_kv(&req, "name", "%s", j->name);
+    msg_kv(&req, "arch", "%s", j->arch);
+    j->ok = 0;
+    j->registers = j->spills = j->smem = j->stack = 0;
+    msg r;
+    int rc = -1;
+    double t0 = now_s();
+    /* Two tries: a helper killed from outside (SIGKILL, SIGTERM: the OOM
+    ** killer, a user), while idle or on j, gets j again on a fresh helper.
+    ** A crash is j's own (NVRTC fails the same way again): not retried. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char err[256];
+        if (h->proc.pid > 0 && child_ended(&h->proc)) child_reap(&h->proc, 0);   /* died idle */
+        if (h->proc.pid < 0 && helper_start(h, err, sizeof err)) {
+            j->error = xstrfmt("cannot start the NVRTC helper: %s", err);
+            break;
+        }
+        t0 = now_s();
+        rc = msg_send(h->proc.to, &req, j->source, strlen(j->source)) ? -1 : msg_read(&h->proc.from, &r, -1);
+        if (!rc) break;
+        int status = child_reap(&h->proc, 5);
+        int killed = status != -1 && WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM);
+        if (attempt == 0 && killed) continue;
+        j->error = died_error(status);
+        break;
+    }
+    sb_free(&req);
+    j->t_start = t0;
+    j->ms = (now_s() - t0) * 1e3;
+    if (rc) return;
+    size_t log_len = (size_t)msg_int(&r, "log_len", 0);
+    if (log_len > r.blob_len) log_len = r.blob_len;
+    j->log = xmalloc(log_len + 1);
+    if (log_len) memcpy(j->log, r.blob, log_len);
+    j->log[log_len] = 0;
+    j->cubin_len = r.blob_len - log_len;
+    if (j->cubin_len) j->cubin = memcpy(xmalloc(j->cubin_len), r.blob + log_len, j->cubin_len);
+    const char *e = msg_get(&r, "error");
+    j->ok = msg_int(&r, "ok", 0) == 1 && j->cubin_len > 0 && !e;
+    if (!j->ok) j->error = xstrdup(e ? e : "the NVRTC helper sent no cubin");
+    j->registers = (int)msg_int(&r, "registers", 0);
+    j->spills = (int)msg_int(&r, "spills", 0);
+    j->smem = (int)msg_int(&r, "smem", 0);
+    j->stack = (int)msg_int(&r, "stack", 0);
+    msg_free(&r);
+}
+
 /* ---- the pool: a FIFO of job pointers served by worker threads ---- */
 
 /* A job is idle (not in the pool, or done), queued, being compiled, or
@@ -180,6 +334,8 @@ struct jit_pool {
     int stop, nthreads;
     pthread_t *threads;
     jit_job **running;      /* the jobs being compiled, a place per thread */
+    int isolate;            /* compile in helper processes (jit_use_helpers) */
+    helper *helpers;        /* one per thread, started on its first job */
 };
 
 static void mark_done(jit_job *j)
@@ -246,7 +402,8 @@ static jit_job *in_flight(jit_pool *p, const jit_job *j)
 
 static void *serve(void *arg)
 {
-    jit_pool *p = arg;
+    helper *h = arg;
+    jit_pool *p = h->pool;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->head == p->tail && !p->stop) pthread_cond_wait(&p->work, &p->mu);
@@ -258,13 +415,16 @@ static void *serve(void *arg)
         p->running[slot] = j;
         j->state = JOB_RUNNING;
         pthread_mutex_unlock(&p->mu);
-        compile_job(j);
+        if (p->isolate) compile_in_helper(h, j);
+        else compile_job(j);
         pthread_mutex_lock(&p->mu);
         p->running[slot] = NULL;
         finish(j);
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
+    /* Before this thread ends: its end would kill the helper (child.h). */
+    helper_stop(h);
     return NULL;
 }
 
@@ -281,7 +441,15 @@ jit_pool *jit_pool_new(int threads)
     p->nthreads = threads;
     p->threads = xcalloc((size_t)threads, sizeof *p->threads);
     p->running = xcalloc((size_t)threads, sizeof *p->running);
-    for (int i = 0; i < threads; i++) pthread_create(&p->threads[i], NULL, serve, p);
+    p->isolate = helper_cmd != NULL;
+    /* A helper that dies while being written to must cost an EPIPE only. */
+    if (p->isolate) signal(SIGPIPE, SIG_IGN);
+    p->helpers = xcalloc((size_t)threads, sizeof *p->helpers);
+    for (int i = 0; i < threads; i++) {
+        p->helpers[i].pool = p;
+        p->helpers[i].proc = (child)CHILD_INIT;
+        pthread_create(&p->threads[i], NULL, serve, &p->helpers[i]);
+    }
     return p;
 }
 
@@ -299,6 +467,7 @@ void jit_pool_free(jit_pool *p)
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
     free(p->threads);
+    free(p->helpers);
     free(p->running);
     free(p->queue);
     free(p);

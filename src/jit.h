@@ -2,6 +2,21 @@
 ** waited for one by one, so the caller can time one candidate while the pool
 ** compiles the next ones. Each result carries the ptxas resource report.
 **
+** NVRTC can crash on a source (NVRTC 13.0 segfaulted on one swapab
+** variant). In a program that called jit_use_helpers (aitune does), each
+** pool thread compiles in a helper process of its own (this binary, exec'd
+** as `aitune __nvrtc`), started on the thread's first job and kept for the
+** next ones, so NVRTC's start-up is paid once per thread, not per job. A
+** helper that dies on a job makes that job a compile error like any other,
+** not ok, with one line that says how ("NVRTC crashed (signal 11, SIGSEGV)
+** compiling this candidate"); the thread starts a fresh helper for its next
+** job. A helper killed from outside (SIGKILL, SIGTERM) gets the job once
+** more on a fresh one. Otherwise (the unit tests) the threads compile in
+** this process.
+**
+** AITUNE_NVRTC_CRASH=TEXT, for tests: a helper raises SIGSEGV on itself
+** instead of compiling a source that contains TEXT.
+**
 ** Caching is the caller's: jit_key gives the cache key, a hash of the
 ** source, the entry name, the options, the arch and the NVRTC version. The
 ** pool only keeps a kernel from compiling twice at once: a job submitted
@@ -42,8 +57,16 @@ const char *jit_options(const char *arch);
 /* Cache key of (source, name, options, arch, NVRTC version): 16 hex digits. */
 void jit_key(const char *source, const char *name, const char *arch, char out[17]);
 
+/* Compile in helper processes from now on (pools made after the call):
+** `/proc/self/exe SUBCOMMAND` must run jit_helper_main. */
+void jit_use_helpers(const char *subcommand);
+/* A helper's loop: requests on stdin, replies on stdout, until end of file. */
+int jit_helper_main(void);
+
 jit_pool *jit_pool_new(int threads);      /* threads <= 0: one per core */
-void jit_pool_free(jit_pool *p);          /* waits for running jobs */
+/* Waits for running and queued jobs, then ends the helpers: their stdin is
+** closed, and one that has not exited 2 s later is killed. */
+void jit_pool_free(jit_pool *p);
 int jit_pool_threads(const jit_pool *p);
 void jit_submit(jit_pool *p, jit_job *j); /* j must live until waited for */
 void jit_wait(jit_pool *p, jit_job *j);
@@ -55,7 +78,9 @@ void jit_pool_cancel(jit_pool *p);
 ** it is compiling (wait for it) or done. A job of the same key waiting on
 ** j is compiled in its place. */
 int jit_cancel(jit_pool *p, jit_job *j);
-/* Compile in the calling thread. */
+/* Compile in the calling thread, in this process (no helper): a crash of
+** NVRTC ends the caller. For one-off compiles and tests; tuning uses the
+** pool. */
 void jit_compile(jit_job *j);
 void jit_job_clear(jit_job *j);           /* frees outputs and source */
 

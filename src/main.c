@@ -559,6 +559,8 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "__worker")) return worker_main(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "__nvrtc")) return jit_helper_main();
+    jit_use_helpers("__nvrtc");     /* a compiler crash costs one candidate, not the run */
     if (argc < 2) { overview(stderr); return EXIT_USAGE; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { overview(stdout); return EXIT_OK; }
     if (!strcmp(argv[1], "--version")) {

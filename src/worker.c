@@ -1,16 +1,14 @@
 /* worker.c: see worker.h. Both ends of the pipe live here: the parent's
-** process management and the worker's request loop. */
+** side (restarts, replays; the process itself is a child.h) and the
+** worker's request loop. */
 #define _GNU_SOURCE
 #include "worker.h"
 #include "bench.h"
-#include <errno.h>
-#include <fcntl.h>
+#include "child.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct replay {
@@ -22,9 +20,7 @@ typedef struct replay {
 
 struct worker {
     int ordinal;
-    pid_t pid;
-    int to;                 /* the worker's stdin */
-    conn from;              /* its stdout */
+    child proc;             /* its stdin and stdout carry the requests */
     replay support, task;
     worker_stats stats;
     char err[1024];
@@ -47,63 +43,34 @@ worker *worker_new(int ordinal)
 {
     worker *w = xcalloc(1, sizeof *w);
     w->ordinal = ordinal;
-    w->pid = -1;
-    w->to = w->from.fd = -1;
+    w->proc = (child)CHILD_INIT;
     /* A worker that dies mid-write must not take the parent with it. */
     signal(SIGPIPE, SIG_IGN);
     return w;
 }
 
-/* Reap the process; describe how it ended. */
+/* Reap the process (killed first, or waited for); describe how it ended. */
 static void reap(worker *w, int kill_it, char *how, size_t cap)
 {
-    if (w->pid < 0) return;
-    int status = 0;
-    if (w->pid > 0) {
-        /* The whole group: a worker run through /bin/sh -c (AITUNE_WORKER)
-        ** is sh's child, and would outlive sh alone. */
-        if (kill_it) { kill(-w->pid, SIGKILL); kill(w->pid, SIGKILL); }
-        if (waitpid(w->pid, &status, 0) < 0) status = 0;
-    }
-    if (how) {
-        if (WIFSIGNALED(status)) snprintf(how, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-        else if (WIFEXITED(status)) snprintf(how, cap, "exited with code %d", WEXITSTATUS(status));
-        else snprintf(how, cap, "ended");
-    }
-    if (w->to >= 0) close(w->to);
-    if (w->from.fd >= 0) close(w->from.fd);
-    sb_free(&w->from.in);
-    w->to = w->from.fd = -1;
-    w->pid = -1;
+    if (w->proc.pid < 0) return;
+    int status = child_reap(&w->proc, kill_it ? 0 : -1);
+    if (how) child_describe(status, how, cap);
 }
 
 static int spawn(worker *w)
 {
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) return fail(w, "cannot make pipes: %s", strerror(errno));
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) return fail(w, "cannot fork: %s", strerror(errno));
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        char ord[16];
-        snprintf(ord, sizeof ord, "%d", w->ordinal);
-        const char *fake = getenv("AITUNE_WORKER");
-        if (fake && *fake) execl("/bin/sh", "sh", "-c", fake, "aitune-worker", ord, (char *)NULL);
-        else execl("/proc/self/exe", "aitune", "__worker", ord, (char *)NULL);
-        _exit(127);
+    char ord[16], err[256];
+    snprintf(ord, sizeof ord, "%d", w->ordinal);
+    const char *fake = getenv("AITUNE_WORKER");
+    int rc;
+    if (fake && *fake) {
+        char *argv[] = { "sh", "-c", (char *)fake, "aitune-worker", ord, NULL };
+        rc = child_spawn(&w->proc, "/bin/sh", argv, err, sizeof err);
+    } else {
+        char *argv[] = { "aitune", "__worker", ord, NULL };
+        rc = child_spawn(&w->proc, "/proc/self/exe", argv, err, sizeof err);
     }
-    setpgid(pid, pid);     /* as the child does: no window before it has */
-    close(in[0]);
-    close(out[1]);
-    w->pid = pid;
-    w->to = in[1];
-    w->from.fd = out[0];
-    sb_reset(&w->from.in);
+    if (rc) return fail(w, "%s", err);
     w->stats.starts++;
     return 0;
 }
@@ -112,7 +79,7 @@ static int spawn(worker *w)
 static int exchange(worker *w, const strbuf *h, const void *blob, size_t len, msg *reply, double timeout_s)
 {
     memset(reply, 0, sizeof *reply);
-    int rc = msg_send(w->to, h, blob, len) ? -1 : msg_read(&w->from, reply, timeout_s);
+    int rc = msg_send(w->proc.to, h, blob, len) ? -1 : msg_read(&w->proc.from, reply, timeout_s);
     if (rc == 0) {
         if (msg_int(reply, "sticky", 0)) {
             w->stats.sticky++;
@@ -135,7 +102,7 @@ static int exchange(worker *w, const strbuf *h, const void *blob, size_t len, ms
 
 static int ensure(worker *w, msg *hello)
 {
-    if (w->pid > 0) return 0;
+    if (w->proc.pid > 0) return 0;
     if (spawn(w)) return -1;
     strbuf h = STRBUF_INIT;
     msg_kv(&h, "cmd", "hello");
@@ -177,7 +144,7 @@ static void copy3(char *dst, size_t cap, const msg *m, const char *key)
 int worker_hello(worker *w, device *d, strbuf *env)
 {
     msg r;
-    if (w->pid > 0) reap(w, 1, NULL, 0);   /* a fresh hello: facts as of now */
+    if (w->proc.pid > 0) reap(w, 1, NULL, 0);   /* a fresh hello: facts as of now */
     if (ensure(w, &r)) return -1;
     memset(d, 0, sizeof *d);
     copy3(d->name, sizeof d->name, &r, "name");
@@ -249,25 +216,18 @@ int worker_request(worker *w, const strbuf *h, const void *blob, size_t len, msg
 void worker_free(worker *w)
 {
     if (!w) return;
-    if (w->pid > 0) {
+    if (w->proc.pid > 0) {
         strbuf h = STRBUF_INIT;
         msg_kv(&h, "cmd", "quit");
-        msg_send(w->to, &h, NULL, 0);
+        msg_send(w->proc.to, &h, NULL, 0);
         sb_free(&h);
         /* Give it a moment to free the GPU cleanly, then make sure. */
-        int status, gone = 0;
-        for (int i = 0; i < 100 && !gone; i++) {
-            gone = waitpid(w->pid, &status, WNOHANG) == w->pid;
-            if (!gone) usleep(20000);
-        }
-        if (gone) w->pid = 0;   /* reaped: reap() only closes the pipes */
-        reap(w, 1, NULL, 0);
+        child_reap(&w->proc, 2);
     }
     sb_free(&w->support.header);
     sb_free(&w->task.header);
     free(w->support.blob);
     free(w->task.blob);
-    sb_free(&w->from.in);
     free(w);
 }
 

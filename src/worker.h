@@ -8,7 +8,7 @@
 **
 ** The worker is put in its own process group, so Ctrl-C reaches only the
 ** parent, which decides what to do with the candidate in flight; and it dies
-** with the parent (PR_SET_PDEATHSIG).
+** with the parent (PR_SET_PDEATHSIG): child.h starts and ends it.
 **
 ** AITUNE_WORKER, when set, is a command run instead (by /bin/sh -c): tests use
 ** it to put a fake worker that crashes, hangs or lies in the GPU's place. */

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# tests/run: alone (it times or kills processes, or loads every core)
+# NVRTC crashing on one candidate (it happens: NVRTC 13.0 segfaulted on a
+# swapab variant) costs that candidate, not the run: the pool compiles in
+# helper processes (`aitune __nvrtc`, jit.h), and a helper that dies is a
+# compile error with one line naming the signal. AITUNE_NVRTC_CRASH=TEXT
+# makes a helper raise SIGSEGV on a source that contains TEXT.
+. "$(dirname "$0")/lib.sh"
+
+# A template of four candidates; the one with block 128 carries the marker.
+# The marker is this run's own, so the helpers of this run can be found by
+# their environment (tests run in parallel).
+MARK="aitune_crash_marker_$$_$RANDOM"
+mkdir -p "$T/home/templates/axpy" "$T/home/search"
+ln -s "$ROOT/templates/lib" "$T/home/templates/lib"
+cp "$ROOT/templates/axpy/op.lua" "$T/home/templates/axpy/op.lua"
+cp "$ROOT"/search/*.lua "$T/home/search/"
+cat >"$T/home/templates/axpy/four.lua" <<EOF
+local t = lib("elementwise").template(OP)
+t.params = { { "block", { 32, 64, 128, 256 } } }
+t.constraints = function() return true end
+t.default = function() return { block = 64 } end
+t.launch = function(p) return { grid = { "cdiv(n, 64)", 1, 1 }, block = { p.block, 1, 1 }, smem = 0 } end
+t.source = function(p, dt, dev, name)
+  local mark = p.block == 128 and "// $MARK\n" or ""
+  return mark .. 'extern "C" __global__ void ' .. name .. '(float* x) { x[threadIdx.x] = ' .. p.block .. '.0f; }'
+end
+return t
+EOF
+cat >"$T/home/four.yaml" <<'EOF'
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [6, 6]}
+EOF
+
+# Processes whose environment holds this run's marker: helpers left behind.
+leftovers() {
+    local f n=0
+    for f in /proc/[0-9]*/environ; do
+        grep -qs "$MARK" "$f" && n=$((n + 1))
+    done
+    echo "$n"
+}
+
+crash_compile() {
+    run env AITUNE_HOME="$T/home" AITUNE_NVRTC_CRASH="$MARK" "$AITUNE" compile "$T/home/four.yaml" --db "$T/c.db" -j2 -v "$@"
+}
+
+crash_compile
+expect_eq "compile with a candidate that crashes NVRTC exits 1, as for any failed candidate" "$RC" 1
+[ "$RC" -lt 128 ] || show_last 20
+expect_stdout "axpy/four .*\{\"block\":128\}.*NVRTC crashed \(signal 11, SIGSEGV\) compiling this candidate" \
+    "the crashed candidate's row names the crash and the signal"
+expect_stderr "1 of 4 kernels failed to compile" "the summary counts it as one failed compile"
+expect_eq "the other three compiled (cubins cached)" "$(sql "$T/c.db" "select count(*) from cubins where length(cubin) > 100")" 3
+expect_eq "the other rows carry no error" "$(grep '^f32 axpy/four' "$T/out" | grep -c -E 'crash|error')" 1
+expect_eq "no helper is left behind" "$(leftovers)" 0
+[ -z "$(ls "$T"/core* "$ROOT"/core 2>/dev/null)" ] && ok "no core file" || fail "a core file was written"
+
+crash_compile
+expect_eq "the second run exits 1 again" "$RC" 1
+expect_stdout "axpy/four .*\{\"block\":128\}.* NVRTC crashed \(signal 11" "the crash is compiled again, not taken from the cache"
+expect_stderr "1 compiled, 3 from the cache" "the three good ones come from the cache"
+expect_eq "still three cubins" "$(sql "$T/c.db" "select count(*) from cubins")" 3
+expect_eq "no helper is left behind after the second run" "$(leftovers)" 0
+
+# Without the fault, all four compile: the crash was the injection's.
+run env AITUNE_HOME="$T/home" "$AITUNE" compile "$T/home/four.yaml" --db "$T/c.db" -j2
+expect_eq "without AITUNE_NVRTC_CRASH all four compile" "$RC" 0 || show_last
+
+# A sweep (the fake worker times) records the crash as a compile row and goes on.
+rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
+run env AITUNE_HOME="$T/home" AITUNE_NVRTC_CRASH="$MARK" AITUNE_WORKER="$FAKE" FAKE_MODE=ok FAKE_STATE="$T/fake-state" \
+    "$AITUNE" sweep "$T/home/four.yaml" --db "$T/s.db" --quiet -j2
+expect_eq "a sweep with a candidate that crashes NVRTC exits 0" "$RC" 0 || show_last 20
+expect_eq "the crash is a compile row with the signal" \
+    "$(sql "$T/s.db" "select count(*) from measurements where status = 'compile' and error like 'NVRTC crashed (signal 11, SIGSEGV)%'")" 1
+expect_eq "the other three are measured ok" "$(sql "$T/s.db" "select count(*) from measurements where status = 'ok'")" 3
+expect_eq "a winner is stored" "$(sql "$T/s.db" "select count(*) from winners")" 1
+expect_eq "no helper is left behind by the sweep" "$(leftovers)" 0
+
+# A helper killed from outside (SIGKILL) is replaced: its job goes to a
+# fresh helper and every candidate compiles. slow_nvrtc.so makes each
+# compile take 800 ms (it is preloaded into the helpers too), so the kill
+# lands while the run goes on, in a compile or between two.
+SLOW=${AITUNE_SLOW_NVRTC:-$ROOT/build/tests/slow_nvrtc.so}
+if [ ! -f "$SLOW" ]; then
+    skip "a killed helper is replaced: $SLOW is not built"
+else
+    rm -f "$T/k.db"
+    env AITUNE_HOME="$T/home" LD_PRELOAD="$SLOW" SLOW_NVRTC_MS=800 MARK_ENV="$MARK" \
+        "$AITUNE" compile "$T/home/four.yaml" --db "$T/k.db" -j1 >"$T/k.out" 2>"$T/k.err" </dev/null &
+    pid=$!
+    BG_PIDS="${BG_PIDS:-} $pid"
+    helper=""
+    for i in $(seq 1 100); do
+        helper=$(pgrep -P "$pid" -f __nvrtc | head -n 1)
+        [ -n "$helper" ] && break
+        sleep 0.05
+    done
+    [ -n "$helper" ] && ok "compile runs NVRTC in a helper process (aitune __nvrtc)" || fail "no __nvrtc child of aitune compile"
+    n=$(leftovers)
+    [ "$n" -ge 2 ] && ok "the marker finds this run's processes while it runs ($n)" || fail "the marker finds $n processes of a running compile"
+    [ -n "$helper" ] && kill -KILL "$helper"
+    wait "$pid"
+    code=$?
+    expect_eq "compile with a helper killed from outside exits 0" "$code" 0 || sed -e 's/^/    err: /' "$T/k.err" | head
+    expect_eq "every candidate compiled" "$(sql "$T/k.db" "select count(*) from cubins")" 4
+    expect_eq "no helper is left behind after the kill" "$(leftovers)" 0
+fi
+
+done_testing
