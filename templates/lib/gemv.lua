@@ -16,6 +16,19 @@
 -- arithmetic off the FMA pipe, which at m = 16 would need as long as the
 -- weight stream itself.
 --
+-- nt, lean 1: whole steps by vector loads without tests (rows past n or m
+-- read row 0 and are never stored), the rest of k (all of it when the
+-- vector path cannot run) on the FMA pipe, k by k; few registers, and
+-- minb asks ptxas for blocks per SM (4 x 8 warps: 64 registers, the whole
+-- 16 x 4096^2 grid in one wave). seg 2 (lean only): a warp load is 4 rows
+-- x 8*vec k instead of 8 rows x 4*vec k (128 contiguous bytes of a row
+-- instead of 64): lane (g, t) loads half g % 2 of row g / 2, and the mma
+-- of each half takes only that half's columns (the other lanes pass
+-- zeros), so a row's two columns are added at the end; twice the mma and
+-- A's loads. At 16 x 4096^2: 13.15-13.17 us against 13.34-13.38 for the
+-- seg 1 kernel without lean; m = 8: 12.84 against 13.07 (lean, minb 1;
+-- bench/RESULTS.md, thirteenth session).
+--
 -- nn (B is k x n): a lane owns `vec` consecutive columns and walks k eight
 -- rows at a time (8*unroll weight loads in flight); the warps of a block
 -- split k and add their sums in shared memory in a fixed order; A's rows
@@ -70,6 +83,18 @@ local nt_params = {
   { "kw", { 1, 2, 4, 8 } },        -- warps of a block sharing columns, splitting k
   { "cpw", { 1, 2, 4 } },          -- column groups of 8 per warp
   { "vec", { 8, 4 } },             -- k elements per lane per load (16 or 8 bytes)
+  -- Pieces of a weight row per warp load: 1: 8 rows x 4 vec k (each lane
+  -- its fragment's row); 2: 4 rows x 8 vec k, each mma taking one segment's
+  -- columns (twice the mma and A's loads, longer runs of a row per load).
+  { "seg", { 1, 2 } },
+  -- lean 1: whole steps by vector loads without tests, the rest of k on
+  -- the FMA pipe (few registers; seg 2 and minb need it).
+  { "lean", { 0, 1 } },
+  -- Blocks per SM asked of ptxas (__launch_bounds__'s second value; 0:
+  -- none). Not asking is not asking for 1: ptxas then allots fewer
+  -- registers (lean seg 1 at 8 warps, unroll 4: 61 against 110), and the
+  -- decode GEMV's speed follows the registers. 4 x 8 warps leave 64.
+  { "minb", { 0, 1, 4 } },
   { "unroll", { 1, 2, 4 } },       -- k chunks loaded before the first mma of a step
   { "splitk", { 1, 2, 4, 8, 16 } },
   -- Weight loads ask L2 for the whole 256-byte block around each 64-byte
@@ -95,7 +120,7 @@ local nn_params = {
 local function ticket_bytes(n) return 4 * n + 64 end
 
 local function cols_per_block(layout, p)
-  if layout == "nt" then return p.warps // p.kw * 8 * p.cpw end
+  if layout == "nt" then return p.warps // p.kw * (8 // p.seg) * p.cpw end
   return 32 * p.vec
 end
 
@@ -103,7 +128,7 @@ end
 -- that keeps ptxas away from spills).
 local function reg_estimate(layout, p)
   if layout == "nt" then
-    return p.unroll * p.cpw * p.vec // 2 + p.unroll * p.vec + 4 * p.cpw + 40
+    return p.unroll * p.cpw * p.vec // 2 + p.unroll * p.seg * p.vec + 4 * p.cpw + 40
   end
   return p.mmax * p.vec + 4 * p.unroll * p.vec + 4 + 40
 end
@@ -123,14 +148,16 @@ local function constraints(layout, p, shape, dt, dev)
   end
   if layout == "nt" then
     if p.kw > p.warps or p.warps % p.kw ~= 0 then return false, "kw must divide warps" end
-    if p.kw > 1 and shape.k // p.splitk < p.kw * p.unroll * 4 * p.vec then
+    if p.minb > 0 and p.lean == 0 then return false, "minb needs lean (the tested path's registers would spill or double)" end
+    if p.seg > 1 and p.lean == 0 then return false, "seg 2 needs lean (measured slower without it)" end
+    if p.kw > 1 and shape.k // p.splitk < p.kw * p.unroll * 4 * p.vec * p.seg then
       return false, "warps along k with no step of their own"
     end
   end
   local ok, why = M.pdl_constraints(p, dev)
   if ok == false then return false, why end
   if p.pdl == 1 and p.splitk > 1 then return false, "pdl with split-K: its workspace is zeroed between launches" end
-  local step = layout == "nt" and p.unroll * 4 * p.vec or 8 * p.unroll * p.warps
+  local step = layout == "nt" and p.unroll * 4 * p.vec * p.seg or 8 * p.unroll * p.warps
   if p.splitk > 1 and shape.k // p.splitk < step then
     return false, "a split of k shorter than one step"
   end
@@ -271,13 +298,18 @@ local function nt_source(op, p, dt, dev, name)
 #define KW %d
 #define CPW %d
 #define VEC %d
+#define SEG %d
 #define UNROLL %d
 #define SPLITK %d
 #define PDL %d
 #define L2PRE %d
+#define LEAN %d
+#define MINB %d
+#define LD_IN ld_%s
 #define NW (VEC / 2)
-#define CHUNK (4 * VEC)
-#define COLS (WARPS / KW * 8 * CPW)
+#define CHUNK (4 * VEC * SEG)
+#define GROUP (8 / SEG)
+#define COLS (WARPS / KW * GROUP * CPW)
 #define OUT_T %s
 typedef unsigned int u32;
 typedef unsigned short u16;
@@ -345,16 +377,109 @@ template<bool V> AIT_DEV void mainloop(float (&acc)[CPW][4], const u16* __restri
     step<V>(acc, bw, alo, ahi, oklo, okhi, hi_rows, k0, ke, t);
   }
 }
+#if LEAN
+// A segment is 4 VEC k: lane (g, t) loads k [VEC t, VEC t + VEC) of it (16
+// or 8 bytes), for A rows g and g + 8. mma step s takes words 2s and 2s + 1:
+// as the fragments' k pairs (2t, 2t+1) and (2t+8, 2t+9) they stand for
+// physical k VEC t+4s+{0,1} and VEC t+4s+{2,3}, in A and B alike.
+// A group is GROUP weight rows, a load SEG segments of each: lane (g, t)
+// loads segment g %% SEG of row g / SEG (SEG 1: row g; SEG 2: a warp load is
+// 4 rows x 8 VEC k). Column g of a group's mma is then "segment g %% SEG of
+// row g / SEG": the mma of segment s takes A's fragment of s and, as B, the
+// words of the lanes of segment s only (zeros from the others), so the
+// other columns add nothing and one accumulator serves every segment; a
+// row's SEG columns are added at the end.
+// The mma of segment q of one chunk: A's fragment a, the chunk's weights.
+AIT_DEV void mma_seg(float (&acc)[CPW][4], const u32 (&a)[2][NW], const u32 (&bw)[CPW][NW], int q, int sl) {
+  const u32 keep = (SEG == 1 || sl == q) ? 0xffffffffu : 0u;
+#pragma unroll
+  for (int s = 0; s < VEC / 4; s++)
+#pragma unroll
+    for (int c = 0; c < CPW; c++)
+      mma16816(acc[c], a[0][2 * s], a[1][2 * s], a[0][2 * s + 1], a[1][2 * s + 1], bw[c][2 * s] & keep,
+               bw[c][2 * s + 1] & keep);
+}
+
+// lean: a step wholly inside the vector range, loads without tests (rows
+// past n or m read row 0, and their sums are never stored) from the
+// lane's pointers wp (weights) and pl, ph (A's rows g and g + 8); each
+// segment's A loaded just before its mma (fewer registers live).
+AIT_DEV void step_full(float (&acc)[CPW][4], const u16* const (&wp)[CPW], const u16* __restrict__ pl,
+                       const u16* __restrict__ ph, bool hi_rows, int sl) {
+  u32 bw[UNROLL][CPW][NW];
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+    for (int c = 0; c < CPW; c++) vld_w(bw[u][c], wp[c] + u * CHUNK);
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+    for (int q = 0; q < SEG; q++) {
+      u32 a[2][NW];
+      vld_a(a[0], pl + u * CHUNK + q * 4 * VEC);
+      if (hi_rows) vld_a(a[1], ph + u * CHUNK + q * 4 * VEC);
+      else {
+#pragma unroll
+        for (int i = 0; i < NW; i++) a[1][i] = 0u;
+      }
+      mma_seg(acc, a, bw[u], q, sl);
+    }
+}
+
+// lean: whole steps of [kb, ke) by vector loads without tests (rows past n
+// or m read row 0; their sums are never stored), then the rest (all of it
+// when !vec) on the FMA pipe, k by k, each lane adding its own fragment
+// entries: few registers, so minb 4 leaves 64 a thread at 8 warps (4
+// blocks an SM). Column j of group c is weight row GROUP c + j / SEG
+// (SEG 2: the rest goes to the even columns, added to the odd at the end).
+AIT_DEV void lean_loop(float (&acc)[CPW][4], const u16* __restrict__ alo, const u16* __restrict__ ahi, bool hi_rows,
+                       const u16* const (&brow)[CPW], const u16* __restrict__ B, long long col0, long long n, long long k,
+                       long long kb, long long ke, int t, int wk, int lk, int sl, bool vec) {
+  long long kv = kb;
+  if (vec) {
+    // Pointers walk the steps; a 32-bit count ends the loop.
+    const long long stride = (long long)KW * UNROLL * CHUNK, k0 = kb + (long long)wk * UNROLL * CHUNK;
+    kv = kb + (ke - kb) / (UNROLL * CHUNK) * (UNROLL * CHUNK);
+    const int steps = k0 < kv ? (int)((kv - k0 + stride - 1) / stride) : 0;
+    const u16* wp[CPW];
+#pragma unroll
+    for (int c = 0; c < CPW; c++) wp[c] = brow[c] + k0 + VEC * lk;
+    const u16* pl = alo + k0 + VEC * t;
+    const u16* ph = ahi + k0 + VEC * t;
+#pragma unroll 1
+    for (int i = 0; i < steps; i++) {
+      step_full(acc, wp, pl, ph, hi_rows, sl);
+#pragma unroll
+      for (int c = 0; c < CPW; c++) wp[c] += stride;
+      pl += stride;
+      ph += stride;
+    }
+  }
+#pragma unroll 1
+  for (long long kk = kv + wk; kk < ke; kk += KW) {
+    const float xlo = LD_IN(alo[kk]), xhi = hi_rows ? LD_IN(ahi[kk]) : 0.0f;
+#pragma unroll
+    for (int c = 0; c < CPW; c++)
+#pragma unroll
+      for (int j = 0; j < 2 / SEG; j++) {
+        const long long col = min(col0 + GROUP * c + (2 * t + j) / SEG, n - 1);
+        const float w = LD_IN(B[col * k + kk]);
+        acc[c][j] = fmaf(xlo, w, acc[c][j]);
+        acc[c][2 + j] = fmaf(xhi, w, acc[c][2 + j]);
+      }
+  }
+}
+#endif
 %s
-extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
+extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
   pdl_launch();
 #if KW > 1
   __shared__ float red[WARPS][CPW * 4][32];
 #endif
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int wc = warp / KW, wk = warp %% KW;
+  const int wc = warp / KW, wk = warp %% KW, lk = lane %% (4 * SEG), sl = g %% SEG;
   const long long cb = (long long)blockIdx.x * COLS;
-  const long long col0 = cb + wc * (8 * CPW);
+  const long long col0 = cb + wc * (GROUP * CPW);
   // This block's k range: whole chunks, SPLITK ways.
   const long long nch = (k + CHUNK - 1) / CHUNK, per = (nch + SPLITK - 1) / SPLITK;
   const long long kb = min(k, (long long)blockIdx.y * per * CHUNK), ke = min(k, kb + per * CHUNK);
@@ -363,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
   bool bok[CPW];
 #pragma unroll
   for (int c = 0; c < CPW; c++) {
-    const long long col = col0 + 8 * c + g;
+    const long long col = col0 + GROUP * c + g / SEG;
     bok[c] = col < n;
     brow[c] = B + (bok[c] ? col * k : 0);
   }
@@ -376,7 +501,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
     for (int u = 0; u < UNROLL; u++)
 #pragma unroll
       for (int c = 0; c < CPW; c++) {
-        const long long kk = kb + (long long)wk * UNROLL * CHUNK + u * CHUNK + VEC * t;
+        const long long kk = kb + (long long)wk * UNROLL * CHUNK + u * CHUNK + VEC * lk;
         if (bok[c] && kk < ke) l2_prefetch(brow[c] + kk);
       }
   }
@@ -396,8 +521,12 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
     const u16* alo = A + (oklo ? (r0 + g) * k : 0);
     const u16* ahi = A + (okhi ? (r0 + g + 8) * k : 0);
     if (col0 < n) {   // warp-uniform: warps wholly past n skip the stream
+#if LEAN
+      lean_loop(acc, alo, ahi, m - r0 > 8, brow, B, col0, n, k, kb, ke, t, wk, lk, sl, vec);
+#else
       if (vec) mainloop<true>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t, wk);
       else mainloop<false>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t, wk);
+#endif
     }
 #if KW > 1
     // The kw warps of a column slot: their sums in warp order, by the first.
@@ -416,6 +545,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
     __syncthreads();   // red is reused by the next pass of 16 rows
     if (wk != 0) continue;
 #endif
+#if SEG == 1
     // Fragment of D: rows g and g + 8, columns 2t and 2t + 1 of each group.
 #pragma unroll
     for (int c = 0; c < CPW; c++) {
@@ -435,12 +565,31 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
         }
       }
     }
+#else
+    // Fragment of D: rows g and g + 8, columns 2t and 2t + 1 of each group,
+    // the two segments of weight row t: added, then stored.
+#pragma unroll
+    for (int c = 0; c < CPW; c++) {
+      const long long col = col0 + GROUP * c + t;
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const long long row = r0 + g + 8 * h;
+        const float v = acc[c][2 * h] + acc[c][2 * h + 1];
+        if (row < m && col < n) {
+          if (SPLITK == 1) D[row * n + col] = st_out(v);
+          else part[((long long)blockIdx.y * m + row) * n + col] = v;
+        }
+      }
+    }
+#endif
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.kw, p.cpw, p.vec, p.unroll, p.splitk, p.pdl, p.l2pre, dtype.ctype(t.Out), M.ld_piece_src(vld_w, vld_a), t.In, t.In,
+]], p.warps, p.kw, p.cpw, p.vec, p.seg, p.unroll, p.splitk, p.pdl, p.l2pre, p.lean, p.minb, t.In, dtype.ctype(t.Out),
+    M.ld_piece_src(vld_w, vld_a) .. "AIT_DEV void vld_w(u32 (&w)[NW], const u16* p) { " .. vld_w .. " }\n" ..
+    "AIT_DEV void vld_a(u32 (&w)[NW], const u16* p) { " .. vld_a .. " }\n", t.In, t.In,
     pdl_fn .. finish_fn,
-    name, kernel.params(op, dt, true))
+    p.minb > 0 and ", MINB" or "", name, kernel.params(op, dt, true))
 end
 
 local function nn_source(op, p, dt, dev, name)
@@ -652,7 +801,7 @@ function M.family(op)
     if layout == "nt" then
       -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
       -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
-      return kernel.first_valid(t, shape, dt, dev, { vec = 8, warps = 8, l2pf = 256, kw = 1, pdl = 0, l2pre = 0 },
+      return kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 1, lean = 0, minb = 0, warps = 8, l2pf = 256, kw = 1, pdl = 0, l2pre = 0 },
         { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
     end
     local mm = 1

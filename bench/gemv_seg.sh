@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# gemv nt's seg and lean paths (templates/lib/gemv.lua: seg 2, a warp load
+# of 4 rows x 128 bytes instead of 8 rows x 64; lean, whole steps without
+# tests and the rest on the FMA pipe, so that minb 4 holds 64 registers)
+# on the H100, in one call: compute-sanitizer over
+# bench/gemm/gemv_seg_sanitize.yaml with lean 1 only, then SPEC (default
+# bench/gemm/gemv_seg.yaml) swept by bench/gemm.sh --stream (cuBLAS timed
+# the same way) with gemv's nt space narrowed to SPACE (default
+# bench/gemm/gemv_seg_space.lua). Writes OUTDIR/sanitize-result.txt,
+# gemm-table.txt, gemm-stats.txt, gemm-measurements.tsv.
+#   bench/gemv_seg.sh OUTDIR [SPEC] [SPACE]
+set -u
+out=${1:-/tmp/aitune-gemv-seg}
+spec=${2:-bench/gemm/gemv_seg.yaml}
+space=${3:-bench/gemm/gemv_seg_space.lua}
+mkdir -p "$out"
+tmp=$(mktemp -d /tmp/aitune-gemv-seg.XXXX)
+if [ -z "${SKIP_SANITIZE:-}" ]; then
+    python3 bench/narrow.py "$tmp/san" gemv bench/gemm/gemv_seg_sanitize_space.lua
+    AITUNE_HOME=$tmp/san SANITIZE_SPEC=bench/gemm/gemv_seg_sanitize.yaml tests/gpu/sanitize.sh "$out/sanitize" > /dev/null 2>&1
+    cp "$out/sanitize/sanitize-result.txt" "$out/" 2>/dev/null
+    grep -h "ERROR SUMMARY\|PASS\|FAIL\|bad:" "$out/sanitize/sanitize.txt" "$out/sanitize-result.txt" | tail -8
+    rm -rf "$out/sanitize"
+fi
+python3 bench/narrow.py "$tmp/home" gemv "$space"
+AITUNE_HOME=$tmp/home bench/gemm.sh "$out" "$spec" --stream > "$out/gemm-run.txt" 2>&1
+rm -f "$out/gemm-winners.json" "$out/gemm-show.txt" "$out/gemm-sweep.txt"
+grep -h "template\|status\|failed" "$out/gemm-stats.txt"
+cat "$out/gemm-table.txt"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# gemv nt's lean path, seg 2 and minb (templates/lib/gemv.lua) without a
+# GPU: a sample of the lean space at odd and decode shapes compiles; lean
+# kernels keep the untested vector loop and the FMA-pipe rest; minb 0 asks
+# ptxas nothing and minb 1 and 4 ask for that many blocks (which moves the
+# registers: the decode GEMV's speed follows them); at 8 warps minb 4 holds
+# 64 registers, and the measured 16 x 4096^2 config compiles there without
+# spills; seg 2 and minb without lean are refused, and the default stays
+# the pre-lean kernel (lean 0, seg 1, no launch-bounds minimum).
+. "$(dirname "$0")/lib.sh"
+
+python3 "$ROOT/bench/narrow.py" "$T/home" gemv "$ROOT/bench/gemm/gemv_seg_sanitize_space.lua"
+AITUNE_HOME=$T/home run "$AITUNE" compile -v "$ROOT/bench/gemm/gemv_seg_sanitize.yaml" --db "$T/s.db" --max-evals 6
+expect_eq "compile a sample of the lean space at m = 1, 9, 16 and k = 1001, 1096, 4096" "$RC" 0 || show_last
+n=$(grep -c 'gemm_nt/gemv' "$T/out")
+expect_true "lean configs are instantiated ($n)" test "$n" -ge 10
+nk=$(sql "$T/s.db" "select count(*) from cubins where source like '%#define LEAN 1%'")
+expect_true "the registry holds lean kernels ($nk)" test "$nk" -ge 10
+expect_eq "every lean kernel has the untested step loop and the FMA-pipe rest" \
+    "$(sql "$T/s.db" "select count(*) from cubins where source like '%#define LEAN 1%' and source like '%step_full(acc, wp, pl, ph%'
+    and source like '%acc[c][j] = fmaf(xlo, w, acc[c][j]);%'")" "$nk"
+expect_eq "minb 0 asks ptxas for no minimum of blocks" \
+    "$(sql "$T/s.db" "select count(*) from cubins where source like '%#define MINB 0%' and source not like '%__launch_bounds__(WARPS * 32) %'")" 0
+expect_eq "minb 1 and 4 ask for them" \
+    "$(sql "$T/s.db" "select count(*) from cubins where source not like '%#define MINB 0%' and source not like '%__launch_bounds__(WARPS * 32, MINB) %'")" 0
+
+# minb 4 at 8 warps, every seg, unroll, cpw and kw of the decode space:
+# ptxas holds 64 registers (some spill a little: those are pruned).
+cat > "$T/m4.lua" <<'LUA'
+local nt_params = {
+  { "warps", { 8 } }, { "kw", { 2, 8 } }, { "cpw", { 1, 2 } }, { "vec", { 8 } }, { "seg", { 1, 2 } }, { "lean", { 1 } },
+  { "minb", { 4 } }, { "unroll", { 1, 2, 4 } }, { "splitk", { 1 } }, { "l2pf", { 256 } }, { "pdl", { 1 } }, { "l2pre", { 1 } },
+}
+LUA
+python3 "$ROOT/bench/narrow.py" "$T/m4" gemv "$T/m4.lua"
+AITUNE_HOME=$T/m4 run "$AITUNE" compile "$ROOT/bench/gemm/gemv_seg.yaml" --db "$T/m4.db" --quiet
+expect_eq "compile minb 4 at 8 warps" "$RC" 0 || show_last
+n4=$(sql "$T/m4.db" "select count(*) from cubins where source like '%#define MINB 4%'")
+expect_eq "24 kernels besides the default" "$n4" 24
+expect_eq "each at 64 registers or fewer" \
+    "$(sql "$T/m4.db" "select count(*) from cubins where source like '%#define MINB 4%' and (registers > 64 or registers < 1)")" 0
+
+# The config that measured fastest at 16 x 4096^2 (lean, seg 2, minb 4,
+# unroll 4, bench/RESULTS.md) compiles without spills at 64 registers.
+spec one.yaml <<'YAML'
+name: one
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}
+YAML
+one() {   # EDITS: the one-config space with KEY|VALUE edits, narrowed into $T/one
+    cat > "$T/one.lua" <<'LUA'
+local nt_params = {
+  { "warps", { 8 } }, { "kw", { 8 } }, { "cpw", { 2 } }, { "vec", { 8 } }, { "seg", { 2 } }, { "lean", { 1 } },
+  { "minb", { 4 } }, { "unroll", { 4 } }, { "splitk", { 1 } }, { "l2pf", { 0 } }, { "pdl", { 1 } }, { "l2pre", { 1 } },
+}
+LUA
+    IFS=, read -ra edits <<< "$1"
+    for e in "${edits[@]}"; do
+        key=${e%%|*} val=${e#*|}
+        [ "$key" = none ] || sed -i "s/{ \"$key\", { [^}]* } }/{ \"$key\", { $val } }/" "$T/one.lua"
+    done
+    rm -rf "$T/one" "$T/one.db"
+    python3 "$ROOT/bench/narrow.py" "$T/one" gemv "$T/one.lua"
+}
+one 'none|'
+AITUNE_HOME=$T/one run "$AITUNE" compile -v "$T/one.yaml" --db "$T/one.db"
+expect_eq "the measured lean seg 2 config compiles" "$RC" 0 || show_last
+expect_eq "with no spills, at 64 registers or fewer" \
+    "$(sql "$T/one.db" "select count(*) from cubins where spills = 0 and registers between 1 and 64")" 1
+for bad in 'lean|0' 'lean|0,seg|1,minb|1'; do
+    one "$bad"
+    AITUNE_HOME=$T/one run "$AITUNE" compile "$T/one.yaml" --db "$T/one.db" --quiet
+    expect_true "gemv with $bad: refused by the constraints" grep -q '0 candidates evaluated; 0 compiled, 0 from the cache; 1 rejected' "$T/err"
+done
+
+# The default is the kernel the earlier winners were: lean 0, seg 1, and no
+# minimum asked of ptxas.
+seed_db "$T/def.db"
+fake_sweep ok "$T/def.db" "$T/one.yaml" --max-evals 1
+expect_eq "a fake sweep of the gemv bucket exits 0" "$RC" 0
+expect_eq "its default is lean 0, seg 1, minb 0" \
+    "$(sql "$T/def.db" "select count(*) from defaults where template = 'gemm_nt/gemv' and config like '%\"lean\":0%'
+    and config like '%\"minb\":0%' and config like '%\"seg\":1%'")" 1
+
+done_testing
