@@ -432,11 +432,17 @@ AIT_DEV void step_full(float (&acc)[CPW][4], const u16* const (&wp)[CPW], const 
 // entries: few registers, so minb 4 leaves 64 a thread at 8 warps (4
 // blocks an SM). Column j of group c is weight row GROUP c + j / SEG
 // (SEG 2: the rest goes to the even columns, added to the odd at the end).
-AIT_DEV void lean_loop(float (&acc)[CPW][4], const u16* __restrict__ alo, const u16* __restrict__ ahi, bool hi_rows,
+AIT_DEV void lean_loop(float (&acc)[CPW][4], const u16* __restrict__ A, long long r0, long long m, bool hi_rows,
                        const u16* const (&brow)[CPW], const u16* __restrict__ B, long long col0, long long n, long long k,
                        long long kb, long long ke, int t, int wk, int lk, int sl, bool vec) {
+  // A's rows g and g + 8 (row 0 past m) are derived where they are used,
+  // not kept across the mainloop: at minb 4 that is what keeps seg 2 at
+  // unroll 2 from spilling.
   long long kv = kb;
+  const int g = (threadIdx.x & 31) >> 2;
   if (vec) {
+    const u16* alo = A + (r0 + g < m ? (r0 + g) * k : 0);
+    const u16* ahi = A + (r0 + g + 8 < m ? (r0 + g + 8) * k : 0);
     // Pointers walk the steps; a 32-bit count ends the loop.
     const long long stride = (long long)KW * UNROLL * CHUNK, k0 = kb + (long long)wk * UNROLL * CHUNK;
     kv = kb + (ke - kb) / (UNROLL * CHUNK) * (UNROLL * CHUNK);
@@ -455,6 +461,8 @@ AIT_DEV void lean_loop(float (&acc)[CPW][4], const u16* __restrict__ alo, const 
       ph += stride;
     }
   }
+  const u16* alo = A + (r0 + g < m ? (r0 + g) * k : 0);
+  const u16* ahi = A + (r0 + g + 8 < m ? (r0 + g + 8) * k : 0);
 #pragma unroll 1
   for (long long kk = kv + wk; kk < ke; kk += KW) {
     const float xlo = LD_IN(alo[kk]), xhi = hi_rows ? LD_IN(ahi[kk]) : 0.0f;
@@ -522,7 +530,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
     const u16* ahi = A + (okhi ? (r0 + g + 8) * k : 0);
     if (col0 < n) {   // warp-uniform: warps wholly past n skip the stream
 #if LEAN
-      lean_loop(acc, alo, ahi, m - r0 > 8, brow, B, col0, n, k, kb, ke, t, wk, lk, sl, vec);
+      lean_loop(acc, A, r0, m, m - r0 > 8, brow, B, col0, n, k, kb, ke, t, wk, lk, sl, vec);
 #else
       if (vec) mainloop<true>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t, wk);
       else mainloop<false>(acc, alo, ahi, oklo, okhi, m - r0 > 8, brow, bok, kb, ke, t, wk);
