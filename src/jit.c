@@ -189,6 +189,7 @@ int jit_helper_main(void)
     struct rlimit no_core = { 0, 0 };
     setrlimit(RLIMIT_CORE, &no_core);
     const char *crash = getenv("AITUNE_NVRTC_CRASH");
+    const char *hang = getenv("AITUNE_NVRTC_HANG");
     conn in = { 0, STRBUF_INIT };
     msg m;
     while (!msg_read(&in, &m, -1)) {
@@ -207,6 +208,8 @@ int jit_helper_main(void)
                 signal(SIGSEGV, SIG_DFL);
                 raise(SIGSEGV);
             }
+            if (hang && *hang && strstr(j.source, hang))
+                for (;;) pause();
             compile_job(&j);
         }
         size_t log_len = j.log ? strlen(j.log) : 0;
@@ -267,8 +270,34 @@ static char *died_error(int status)
     return xstrdup("the NVRTC helper ended while compiling this candidate");
 }
 
+/* How long a helper may take over one job (jit.h): AITUNE_COMPILE_TIMEOUT
+** seconds, else 600. A value that is not a number of seconds in (0, 86400]
+** is said once on stderr and not used. */
+static double timeout_s = 600;
+static pthread_once_t timeout_once = PTHREAD_ONCE_INIT;
+
+static void read_timeout(void)
+{
+    const char *v = getenv("AITUNE_COMPILE_TIMEOUT");
+    if (!v || !*v) return;
+    char *end;
+    double t = strtod(v, &end);
+    if (*end || !(t > 0 && t <= 86400))
+        fprintf(stderr, "aitune: AITUNE_COMPILE_TIMEOUT='%.32s' is not a number of seconds in (0, 86400]; using %g\n", v,
+                timeout_s);
+    else
+        timeout_s = t;
+}
+
+static double compile_timeout_s(void)
+{
+    pthread_once(&timeout_once, read_timeout);
+    return timeout_s;
+}
+
 /* Compile j in h's process, started if it is not running: as compile_job,
-** and a helper that dies on j makes j a compile error that names how. */
+** and a helper that dies on j, or takes longer than compile_timeout_s(),
+** makes j a compile error that names how (the late one is killed). */
 static void compile_in_helper(helper *h, jit_job *j)
 {
     strbuf req = STRBUF_INIT;
@@ -291,8 +320,14 @@ static void compile_in_helper(helper *h, jit_job *j)
             break;
         }
         t0 = now_s();
-        rc = msg_send(h->proc.to, &req, j->source, strlen(j->source)) ? -1 : msg_read(&h->proc.from, &r, -1);
+        rc = msg_send(h->proc.to, &req, j->source, strlen(j->source)) ? -1 : msg_read(&h->proc.from, &r, compile_timeout_s());
         if (!rc) break;
+        if (rc == -2) {   /* late: killed, not retried (it would hang again) */
+            child_reap(&h->proc, 0);
+            j->error = xstrfmt("NVRTC did not finish in %g s compiling this candidate (its helper was killed; "
+                               "AITUNE_COMPILE_TIMEOUT sets the limit)", compile_timeout_s());
+            break;
+        }
         int status = child_reap(&h->proc, 5);
         int killed = status != -1 && WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM);
         if (attempt == 0 && killed) continue;

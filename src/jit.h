@@ -14,8 +14,13 @@
 ** more on a fresh one. Otherwise (the unit tests) the threads compile in
 ** this process.
 **
+** A helper that takes longer than AITUNE_COMPILE_TIMEOUT seconds (default
+** 600; NVRTC takes 0.1-3 s on aitune's kernels) over one job is killed,
+** and the job is a compile error that says so; it is not retried.
+**
 ** AITUNE_NVRTC_CRASH=TEXT, for tests: a helper raises SIGSEGV on itself
-** instead of compiling a source that contains TEXT.
+** instead of compiling a source that contains TEXT. AITUNE_NVRTC_HANG=TEXT:
+** it never answers on such a source.
 **
 ** Caching is the caller's: jit_key gives the cache key, a hash of the
 ** source, the entry name, the options, the arch and the NVRTC version. The

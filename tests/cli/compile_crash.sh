@@ -4,7 +4,9 @@
 # swapab variant) costs that candidate, not the run: the pool compiles in
 # helper processes (`aitune __nvrtc`, jit.h), and a helper that dies is a
 # compile error with one line naming the signal. AITUNE_NVRTC_CRASH=TEXT
-# makes a helper raise SIGSEGV on a source that contains TEXT.
+# makes a helper raise SIGSEGV on a source that contains TEXT, and
+# AITUNE_NVRTC_HANG=TEXT makes it never answer (AITUNE_COMPILE_TIMEOUT cuts
+# it).
 . "$(dirname "$0")/lib.sh"
 
 # A template of four candidates; the one with block 128 carries the marker.
@@ -69,6 +71,24 @@ expect_eq "no helper is left behind after the second run" "$(leftovers)" 0
 # Without the fault, all four compile: the crash was the injection's.
 run env AITUNE_HOME="$T/home" "$AITUNE" compile "$T/home/four.yaml" --db "$T/c.db" -j2
 expect_eq "without AITUNE_NVRTC_CRASH all four compile" "$RC" 0 || show_last
+
+# A compile that never ends (AITUNE_NVRTC_HANG) is cut at
+# AITUNE_COMPILE_TIMEOUT: that candidate fails with a line that says so,
+# its helper is killed, the others compile.
+rm -f "$T/h.db"
+t0=$(date +%s)
+run env AITUNE_HOME="$T/home" AITUNE_NVRTC_HANG="$MARK" AITUNE_COMPILE_TIMEOUT=2 "$AITUNE" compile "$T/home/four.yaml" \
+    --db "$T/h.db" -j2 -v
+el=$(( $(date +%s) - t0 ))
+expect_eq "compile with a candidate whose NVRTC hangs exits 1" "$RC" 1
+expect_stdout "axpy/four .*\{\"block\":128\}.*NVRTC did not finish in 2 s compiling this candidate" \
+    "the hung candidate's row says it was cut at the limit"
+expect_true "the run ended soon after the limit (${el} s)" test "$el" -lt 30
+expect_eq "the other three compiled" "$(sql "$T/h.db" "select count(*) from cubins")" 3
+expect_eq "no helper is left behind after the hang" "$(leftovers)" 0
+run env AITUNE_HOME="$T/home" AITUNE_COMPILE_TIMEOUT=soon "$AITUNE" compile "$T/home/four.yaml" --db "$T/h.db" -j2
+expect_eq "a bad AITUNE_COMPILE_TIMEOUT does not stop the run" "$RC" 0
+expect_stderr "AITUNE_COMPILE_TIMEOUT='soon' is not a number of seconds" "it is named on stderr"
 
 # A sweep (the fake worker times) records the crash as a compile row and goes on.
 rm -f "$T/fake-state" "$T/fake-state.pid" "$T/fake-state.log"
