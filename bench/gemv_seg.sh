@@ -15,15 +15,8 @@ spec=${2:-bench/gemm/gemv_seg.yaml}
 space=${3:-bench/gemm/gemv_seg_space.lua}
 mkdir -p "$out"
 tmp=$(mktemp -d /tmp/aitune-gemv-seg.XXXX)
-if [ -z "${SKIP_SANITIZE:-}" ]; then
-    python3 bench/narrow.py "$tmp/san" gemv bench/gemm/gemv_seg_sanitize_space.lua
-    AITUNE_HOME=$tmp/san SANITIZE_SPEC=bench/gemm/gemv_seg_sanitize.yaml tests/gpu/sanitize.sh "$out/sanitize" > /dev/null 2>&1
-    cp "$out/sanitize/sanitize-result.txt" "$out/" 2>/dev/null
-    grep -h "ERROR SUMMARY\|PASS\|FAIL\|bad:" "$out/sanitize/sanitize.txt" "$out/sanitize-result.txt" | tail -8
-    rm -rf "$out/sanitize"
-fi
+. bench/narrowed.sh
+[ -n "${SKIP_SANITIZE:-}" ] || python3 bench/narrow.py "$tmp/san" gemv bench/gemm/gemv_seg_sanitize_space.lua
+sanitize_into "$out" bench/gemm/gemv_seg_sanitize.yaml "$tmp/san"
 python3 bench/narrow.py "$tmp/home" gemv "$space"
-AITUNE_HOME=$tmp/home bench/gemm.sh "$out" "$spec" --stream > "$out/gemm-run.txt" 2>&1
-rm -f "$out/gemm-winners.json" "$out/gemm-show.txt" "$out/gemm-sweep.txt"
-grep -h "template\|status\|failed" "$out/gemm-stats.txt"
-cat "$out/gemm-table.txt"
+sweep_into "$out" "$spec" "$tmp/home"

@@ -16,13 +16,6 @@ space=${3:-bench/gemm/swapab_space.lua}
 mkdir -p "$out"
 home=$(mktemp -d /tmp/aitune-swapab.XXXX)/home
 python3 bench/narrow.py "$home" swapab "$space" gemv bench/gemm/gemv_decode_space.lua
-if [ -z "${SKIP_SANITIZE:-}" ]; then
-    SANITIZE_SPEC=tests/gpu/swapab_sanitize.yaml tests/gpu/sanitize.sh "$out/sanitize" > /dev/null 2>&1
-    cp "$out/sanitize/sanitize-result.txt" "$out/" 2>/dev/null
-    grep -h "ERROR SUMMARY\|PASS\|FAIL\|bad:" "$out/sanitize/sanitize.txt" "$out/sanitize-result.txt" | tail -8
-    rm -rf "$out/sanitize"
-fi
-AITUNE_HOME=$home bench/gemm.sh "$out" "$spec" --stream > "$out/gemm-run.txt" 2>&1
-rm -f "$out/gemm-winners.json" "$out/gemm-show.txt" "$out/gemm-sweep.txt"
-grep -h "template\|kw\|csplit\|status\|failed" "$out/gemm-stats.txt"
-cat "$out/gemm-table.txt"
+. bench/narrowed.sh
+sanitize_into "$out" tests/gpu/swapab_sanitize.yaml
+sweep_into "$out" "$spec" "$home"

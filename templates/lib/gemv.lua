@@ -594,8 +594,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
 ]], p.warps, p.kw, p.cpw, p.vec, p.seg, p.unroll, p.splitk, p.pdl, p.l2pre, p.lean, p.minb, t.In, dtype.ctype(t.Out),
-    M.ld_piece_src(vld_w, vld_a) .. "AIT_DEV void vld_w(u32 (&w)[NW], const u16* p) { " .. vld_w .. " }\n" ..
-    "AIT_DEV void vld_a(u32 (&w)[NW], const u16* p) { " .. vld_a .. " }\n", t.In, t.In,
+    M.ld_piece_src(vld_w, vld_a) .. (p.lean == 1 and ("AIT_DEV void vld_w(u32 (&w)[NW], const u16* p) { " .. vld_w ..
+    " }\nAIT_DEV void vld_a(u32 (&w)[NW], const u16* p) { " .. vld_a .. " }\n") or ""), t.In, t.In,
     pdl_fn .. finish_fn,
     p.minb > 0 and ", MINB" or "", name, kernel.params(op, dt, true))
 end

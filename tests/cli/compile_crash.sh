@@ -29,13 +29,7 @@ t.source = function(p, dt, dev, name)
 end
 return t
 EOF
-cat >"$T/home/four.yaml" <<'EOF'
-tasks:
-  - op: axpy
-    dtypes: [f32]
-    shapes:
-      n: {log2: [6, 6]}
-EOF
+small_spec home/four.yaml
 
 # Processes whose environment holds this run's marker: helpers left behind.
 leftovers() {
