@@ -56,7 +56,14 @@
 -- kernel's writes land, so a prefetch never makes a later load stale, and
 -- nothing is read into the SM before the wait; the weights' first DRAM
 -- round trip then overlaps the previous kernel's tail (16 x 4096^2: 14.42
--- -> 13.39 us, bench/RESULTS.md).
+-- -> 13.39 us, bench/RESULTS.md). nt, l2pre 2 and 4: the first 2 or 4
+-- steps, so more of a block's weights are on their way while the previous
+-- kernel ends. nt, apf 1: first thing, each block's first warp asks L2
+-- for 4 KB of A (block b the b-th 4 KB), so A, which every block reads,
+-- is fetched from DRAM once, at the start, and not step by step on each
+-- block's critical path (same reasoning as l2pre: L2 only). At 16 x
+-- 4096^2, apf 1 with l2pre 2-4: 12.76-12.84 us (2.61-2.63 TB/s) against
+-- 13.13-13.28 with l2pre 1 (fourteenth session).
 --
 -- Both: split-K over gridDim.y. Each block writes fp32 partials to the
 -- workspace; the last block of a column tile to arrive (a ticket counter,
@@ -93,15 +100,22 @@ local nt_params = {
   -- Blocks per SM asked of ptxas (__launch_bounds__'s second value; 0:
   -- none). Not asking is not asking for 1: ptxas then allots fewer
   -- registers (lean seg 1 at 8 warps, unroll 4: 61 against 110), and the
-  -- decode GEMV's speed follows the registers. 4 x 8 warps leave 64.
-  { "minb", { 0, 1, 4 } },
+  -- decode GEMV's speed follows the registers. 4 x 8 warps leave 64; 2
+  -- leave 128 (16 x 4096^2's fastest, with cpw 4, l2pre 2 and apf).
+  { "minb", { 0, 1, 2, 4 } },
   { "unroll", { 1, 2, 4 } },       -- k chunks loaded before the first mma of a step
   { "splitk", { 1, 2, 4, 8, 16 } },
   -- Weight loads ask L2 for the whole 256-byte block around each 64-byte
   -- piece (.L2::256B): the warp reads the rest of it within its next steps.
   { "l2pf", { 0, 256 } },
   { "pdl", { 0, 1 } },             -- programmatic dependent launch (sm_90, no split-K)
-  { "l2pre", { 0, 1 } },           -- pdl: the first step's weights prefetched into L2 before the wait
+  -- pdl: the weights of the first l2pre steps prefetched into L2 before
+  -- the wait (at 16 x 4096^2, unroll 2, kw 8: 4 steps are a warp's whole
+  -- share; 6 and 8 measured slower than 2 and 4).
+  { "l2pre", { 0, 1, 2, 4 } },
+  -- A's rows asked of L2 right after the wait, spread over the blocks: each
+  -- block reads all of A, and its later steps then find it there.
+  { "apf", { 0, 1 } },
 }
 
 local nn_params = {
@@ -150,6 +164,9 @@ local function constraints(layout, p, shape, dt, dev)
     if p.kw > p.warps or p.warps % p.kw ~= 0 then return false, "kw must divide warps" end
     if p.minb > 0 and p.lean == 0 then return false, "minb needs lean (the tested path's registers would spill or double)" end
     if p.seg > 1 and p.lean == 0 then return false, "seg 2 needs lean (measured slower without it)" end
+    if p.l2pre > 1 and (p.l2pre - 1) * p.kw * p.unroll * 4 * p.vec * p.seg >= shape.k // p.splitk then
+      return false, "l2pre steps past a warp's share of k (the same as fewer)"
+    end
     if p.kw > 1 and shape.k // p.splitk < p.kw * p.unroll * 4 * p.vec * p.seg then
       return false, "warps along k with no step of their own"
     end
@@ -303,6 +320,7 @@ local function nt_source(op, p, dt, dev, name)
 #define SPLITK %d
 #define PDL %d
 #define L2PRE %d
+#define APF %d
 #define LEAN %d
 #define MINB %d
 #define LD_IN ld_%s
@@ -481,6 +499,20 @@ AIT_DEV void lean_loop(float (&acc)[CPW][4], const u16* __restrict__ A, long lon
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
   pdl_launch();
+#if APF
+  // A asked of L2 at once, a 128-byte line a lane of each block's first
+  // warp, the blocks in turn (and the line of A's last byte, whatever its
+  // alignment). Before the wait, as l2pre's weights: L2 is where the
+  // previous kernel's writes land, so no later load can be stale; first
+  // thing, while nothing else is live (after the pointers, ptxas spilled).
+  if (threadIdx.x < 32) {
+    const unsigned long long bytes = (unsigned long long)(m * k) * sizeof(u16);
+    const unsigned long long step = 4096ull * gridDim.x * gridDim.y;
+    for (unsigned long long off = 128ull * (threadIdx.x + 32ull * (blockIdx.x + blockIdx.y * gridDim.x));
+         off < bytes + 128; off += step)
+      l2_prefetch((const char*)A + (off < bytes ? off : bytes - 1));
+  }
+#endif
 #if KW > 1
   __shared__ float red[WARPS][CPW * 4][32];
 #endif
@@ -501,17 +533,19 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
     brow[c] = B + (bok[c] ? col * k : 0);
   }
 #if L2PRE
-  // The first step's weights asked of L2 before the wait: L2 is where the
-  // previous kernel's writes land, so nothing stale can be read later, and
-  // nothing is read into this SM before the wait.
+  // The first L2PRE steps' weights asked of L2 before the wait: L2 is where
+  // the previous kernel's writes land, so nothing stale can be read later,
+  // and nothing is read into this SM before the wait.
   if (col0 < n) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; u++)
+    for (int s = 0; s < L2PRE; s++)
 #pragma unroll
-      for (int c = 0; c < CPW; c++) {
-        const long long kk = kb + (long long)wk * UNROLL * CHUNK + u * CHUNK + VEC * lk;
-        if (bok[c] && kk < ke) l2_prefetch(brow[c] + kk);
-      }
+      for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+        for (int c = 0; c < CPW; c++) {
+          const long long kk = kb + ((long long)s * KW + wk) * UNROLL * CHUNK + u * CHUNK + VEC * lk;
+          if (bok[c] && kk < ke) l2_prefetch(brow[c] + kk);
+        }
   }
 #endif
   pdl_wait();
@@ -593,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
   }
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.kw, p.cpw, p.vec, p.seg, p.unroll, p.splitk, p.pdl, p.l2pre, p.lean, p.minb, t.In, dtype.ctype(t.Out),
+]], p.warps, p.kw, p.cpw, p.vec, p.seg, p.unroll, p.splitk, p.pdl, p.l2pre, p.apf, p.lean, p.minb, t.In, dtype.ctype(t.Out),
     M.ld_piece_src(vld_w, vld_a) .. (p.lean == 1 and ("AIT_DEV void vld_w(u32 (&w)[NW], const u16* p) { " .. vld_w ..
     " }\nAIT_DEV void vld_a(u32 (&w)[NW], const u16* p) { " .. vld_a .. " }\n") or ""), t.In, t.In,
     pdl_fn .. finish_fn,
@@ -807,9 +841,19 @@ function M.family(op)
   end
   t.default = function(shape, dt, dev)
     if layout == "nt" then
+      -- A weight wide enough for a block of 16 columns per SM, rows of
+      -- whole vectors: the config measured fastest at 16 x 4096^2 as a
+      -- stream (12.76-12.89 us, bench/RESULTS.md, fourteenth session), so a
+      -- search that misses it in a space this size still races it.
+      if (shape.n + 15) // 16 >= (dev.sms or 132) and shape.k % 8 == 0 then
+        local q = kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 2, lean = 1, minb = 2, warps = 8, cpw = 4, l2pf = 0,
+                                                          splitk = 1, unroll = 2, apf = 1 },
+          { { "pdl", { 1, 0 } }, { "l2pre", { 2, 1, 0 } }, { "kw", { 8, 4, 2, 1 } } })
+        if q then return q end
+      end
       -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
       -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
-      return kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 1, lean = 0, minb = 0, warps = 8, l2pf = 256, kw = 1, pdl = 0, l2pre = 0 },
+      return kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 1, lean = 0, minb = 0, warps = 8, l2pf = 256, kw = 1, pdl = 0, l2pre = 0, apf = 0 },
         { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
     end
     local mm = 1

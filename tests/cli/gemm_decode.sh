@@ -121,6 +121,12 @@ EOF
 fake_sweep ok "$T/emit.db" "$T/emit.yaml"
 expect_eq "a fake sweep of one gemv, one rowdot, one mma and one wgmma bucket exits 0" "$RC" 0 || show_last
 if command -v nvcc >/dev/null 2>&1; then
+    # gemv's default at 16 x 4096^2 (the fake sweep's winner) launches with
+    # pdl: its plan loses the flag here, so the first emit is the plain
+    # launcher, and the flag is put back below.
+    sql "$T/emit.db" "update winners set launch = replace(launch, ',\"pdl\":true', '') where op = 'gemm_nt'" >/dev/null
+    expect_eq "the gemv winner's plan without pdl" \
+        "$(sql "$T/emit.db" "select count(*) from winners where op = 'gemm_nt' and launch like '%\"pdl\"%'")" 0
     for q in "gemm_nt 16,4096,4096 gemv" "gemm_nt 1,4096,4096 rowdot" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma"; do
         set -- $q
         run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1-$3.cu"
