@@ -224,7 +224,11 @@ static int take(const t4_result *t, void *ctx)
     long long lo[TMPL_MAXDIMS], hi;
     for (int d = 0; d < task.ndims; d++) bucket_of(shape[d], &lo[d], &hi);
     if (t->bucket && !im->shape) snprintf(m->bucket, sizeof m->bucket, "%s", t->bucket);
-    else bucket_key(task.ndims, task.dims, lo, m->bucket, sizeof m->bucket);
+    else if (bucket_key(task.ndims, task.dims, lo, shape, m->bucket, sizeof m->bucket)) {
+        sb_free(&cfg);
+        im->n--;
+        return bad(im, EXIT_INPUT, i, "the bucket key of its shape is longer than %d characters", (int)sizeof m->bucket - 1);
+    }
     int at = snprintf(m->shape, sizeof m->shape, "{");
     for (int d = 0; d < task.ndims; d++)
         at += snprintf(m->shape + at, sizeof m->shape - (size_t)at, "%s\"%s\":%lld", d ? "," : "", task.dims[d], shape[d]);

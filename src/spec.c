@@ -1,6 +1,7 @@
 /* spec.c: see spec.h. */
 #define _GNU_SOURCE
 #include "spec.h"
+#include "align.h"
 #include "util.h"
 #include <errno.h>
 #include <math.h>
@@ -187,17 +188,42 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
         for (int i = 0; i < n; i++) {
             yaml_node_t *item = node(c, seq->data.sequence.items.start[i]);
             if (parse_int(c, item, "a size", 1, 1LL << 40, &d->values[d->nvalues++])) return -1;
-            /* Buckets are keyed by their log2 edges: two sizes in one bucket
-            ** would share a key, and the second would resume the first. */
+            /* Buckets are keyed by their log2 edges and alignment class: two
+            ** sizes of one bucket and class would share a key, and the
+            ** second would resume the first. Sizes of different classes
+            ** (4096 and 4097) get buckets of their own. */
             long long v = d->values[d->nvalues - 1], lo, hi;
             bucket_of(v, &lo, &hi);
             for (int j = 0; j < d->nvalues - 1; j++)
-                if (d->values[j] >= lo && d->values[j] < hi)
-                    return fail(c, item, "dim '%s': sizes %lld and %lld fall in the same bucket [%lld, %lld)", name,
-                                d->values[j], v, lo, hi);
+                if (d->values[j] >= lo && d->values[j] < hi && align_class(d->values[j]) == align_class(v))
+                    return fail(c, item,
+                                "dim '%s': sizes %lld and %lld fall in the same bucket [%lld, %lld) and alignment "
+                                "class %d (a bucket holds one size per class: 1, 2, 4 or 8)",
+                                name, d->values[j], v, lo, hi, align_class(v));
         }
     }
     return 0;
+}
+
+/* The length of the task's longest bucket key (bucket_key): per dim its
+** name, '=', its longest lo edge and, where a size is not aligned, the
+** ":alignC" suffix; commas between. */
+static int key_room(const spec_task *t)
+{
+    int n = t->ndims - 1;
+    for (int d = 0; d < t->ndims; d++) {
+        int most = 0;
+        for (int i = 0; i < t->dims[d].nvalues; i++) {
+            long long v = t->dims[d].values[i], lo, hi;
+            char sz[32];
+            bucket_of(v, &lo, &hi);
+            fmt_size(sz, sizeof sz, lo);
+            int len = (int)strlen(sz) + (align_key_class(v, lo) ? 7 : 0);
+            most = len > most ? len : most;
+        }
+        n += (int)strlen(t->dims[d].name) + 1 + most;
+    }
+    return n;
 }
 
 static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
@@ -262,6 +288,9 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
             if (!strcmp(task->dims[j].name, d->name))
                 return fail(c, node(c, p->key), "task '%s': dim '%s' appears twice", task->op, d->name);
         task->ndims++;
+        if (key_room(task) >= (int)sizeof(((bucket *)0)->key))
+            return fail(c, node(c, p->key), "task '%s': its bucket keys would be longer than %d characters "
+                        "(shorter dim names)", task->op, (int)sizeof(((bucket *)0)->key) - 1);
         long long most = 0;
         for (int j = 0; j < d->nvalues; j++) most = d->values[j] > most ? d->values[j] : most;
         elems *= (long double)most;
@@ -428,15 +457,18 @@ void bucket_of(long long v, long long *lo, long long *hi)
     *hi = p * 2;
 }
 
-void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int cap)
+int bucket_key(int ndims, char names[][16], const long long *lo, const long long *rep, char *out, int cap)
 {
     int at = 0;
     out[0] = 0;
     for (int d = 0; d < ndims && at < cap; d++) {
-        char sz[32];
+        char sz[32], cls[24] = "";
         fmt_size(sz, sizeof sz, lo[d]);
-        at += snprintf(out + at, (size_t)(cap - at), "%s%s=%s", d ? "," : "", names[d], sz);
+        int c = align_key_class(rep[d], lo[d]);
+        if (c) snprintf(cls, sizeof cls, ":align%d", c);
+        at += snprintf(out + at, (size_t)(cap - at), "%s%s=%s%s", d ? "," : "", names[d], sz, cls);
     }
+    return at < cap ? 0 : -1;
 }
 
 int spec_buckets(const spec_task *t, bucket **out)
@@ -453,12 +485,19 @@ int spec_buckets(const spec_task *t, bucket **out)
             long long v = t->dims[d].values[rest % t->dims[d].nvalues];
             rest /= t->dims[d].nvalues;
             b[i].rep[d] = v;
+            b[i].align[d] = align_class(v);
             bucket_of(v, &b[i].lo[d], &b[i].hi[d]);
         }
-        bucket_key(t->ndims, names, b[i].lo, b[i].key, sizeof b[i].key);
+        bucket_key(t->ndims, names, b[i].lo, b[i].rep, b[i].key, sizeof b[i].key);   /* fits: key_room */
     }
     *out = b;
     return total;
+}
+
+int bucket_align(const bucket *b, int d)
+{
+    int c = b->align[d];
+    return c == 1 || c == 2 || c == 4 || c == ALIGN_FULL ? c : align_class(b->rep[d] > 0 ? b->rep[d] : 1);
 }
 
 int bucket_split_point(long long lo, long long hi, long long *at)
@@ -494,11 +533,15 @@ int bucket_split(const bucket *b, unsigned mask, bucket *parts)
     for (int i = 0; i < n; i++) {
         bucket *p = &parts[i];
         *p = *b;
+        for (int d = 0; d < b->ndims; d++) p->align[d] = bucket_align(b, d);   /* the parts of parts too */
         for (int j = 0; j < k; j++) {
             int d = dims[j], upper = i >> (k - 1 - j) & 1;   /* dim 0 varies slowest */
             if (upper) p->lo[d] = at[d];
             else p->hi[d] = at[d];
-            p->rep[d] = b->rep[d] >= p->lo[d] && b->rep[d] < p->hi[d] ? b->rep[d] : p->lo[d];
+            /* Elsewhere the first size of the bucket's class from the
+            ** lower edge: a part of an odd bucket is tuned at an odd size. */
+            long long first = align_up(p->lo[d], p->align[d]);
+            p->rep[d] = b->rep[d] >= p->lo[d] && b->rep[d] < p->hi[d] ? b->rep[d] : first < p->hi[d] ? first : p->lo[d];
         }
         int len = snprintf(p->key, sizeof p->key, "%s%c", home, BUCKET_PART);
         for (int d = 0; d < b->ndims && len < (int)sizeof p->key; d++) {

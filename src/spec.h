@@ -96,11 +96,15 @@ typedef struct spec {
     char hash[17];          /* of the file's bytes */
 } spec;
 
-/* A bucket: per dim [lo, hi) and the size tuned, in the task's dim order. */
+/* A bucket: per dim [lo, hi), the size tuned and that size's alignment
+** class (align.h), in the task's dim order. Whatever the sweep measures
+** in a bucket (its parts' sizes, the sizes a hold race probes) keeps the
+** class, so a winner is chosen among configs that run at its class. */
 typedef struct bucket {
     int ndims;
     long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], rep[SPEC_MAXDIMS];
-    char key[96];           /* "n=2^26" or "rows=2^14,cols=2^12" */
+    int align[SPEC_MAXDIMS];    /* align_class(rep[d]) */
+    char key[96];           /* "n=2^26", "rows=2^14,cols=2^12" or "n=2^12:align1" */
 } bucket;
 
 /* Whether task t tunes template tname ("op/impl"): every template when the
@@ -118,10 +122,20 @@ void spec_free(spec *s);
 
 /* The log2 bucket of a size: [2^k, 2^(k+1)) with 2^k <= v. */
 void bucket_of(long long v, long long *lo, long long *hi);
+/* The alignment class of b's dim d: b->align[d], or where that was not
+** recorded (0) the class of b->rep[d]. */
+int bucket_align(const bucket *b, int d);
 /* Every bucket of a task (cross product of its dims); caller frees. */
 int spec_buckets(const spec_task *t, bucket **out);
-/* Key of a bucket: "n=2^26,..." from dims and lo edges. */
-void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int cap);
+/* Key of a bucket from its dims' names, lo edges and sizes tuned (rep):
+** per dim "name=2^k", and ":alignC" after it when the size's class C
+** (align.h) is below its lower edge's (align_key_class): 1, 2 or 4 from
+** 2^3 up, "m=2^12,n=2^12:align1,k=2^12" for 4096 x 4097 x 4096. A bucket
+** tuned at aligned sizes (and one below 8 tuned at its lower edge) keeps
+** the key it had before classes were part of it, so registries written
+** then still resume and answer. Returns 0, or -1 when the key does not fit
+** in cap (out is then cut). */
+int bucket_key(int ndims, char names[][16], const long long *lo, const long long *rep, char *out, int cap);
 
 /* Split buckets (spec `hold: true` with `split_at`). A bucket's winner that
 ** loses more than split_at somewhere in it is replaced by the winners of its
@@ -136,11 +150,16 @@ void bucket_key(int ndims, char names[][16], const long long *lo, char *out, int
 ** a dim with no point inside (one value, as [1, 2) or [2, 4)) is not split. Splitting the dims of mask (bit d: dim d) gives 2^k parts, k the
 ** dims split: each dim's lower part [lo, at) and upper part [at, hi), the
 ** other dims whole. A part is tuned at the parent's size where that falls in
-** it, else at its lower edge. Which dims are split is the sweep's choice
-** (sweep.c: split_box): those along which the best config changes.
+** it, else at the smallest size of the parent's class (align.h: align_up)
+** from its lower edge: the lower edge itself for class 8, 5761 in [5760,
+** 8192) for class 1; at the lower edge when the part holds no size of that
+** class (a part of [4, 8) cut at 5: [4, 5)). Which dims are split is the
+** sweep's choice (sweep.c: split_box): those along which the best config
+** changes.
 **
 ** A part's key is its bucket's, '/', and its lower corner in the dims' order
-** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760"), at every level: a
+** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760", "n=2^12:align1/5760":
+** the class stays in the home), at every level: a
 ** part's part that shares its lower corner shares its key, and the leaves,
 ** disjoint, have keys of their own. The bucket's key is the part's home,
 ** which keeps the measurements taken at the bucket's size, and the registry

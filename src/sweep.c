@@ -4,6 +4,7 @@
 #include "peers.h"
 #include "identity.h"
 #include "jit.h"
+#include "align.h"
 #include "json.h"
 #include "progress.h"
 #include "registry.h"
@@ -789,7 +790,9 @@ static int sub_task(sw *S, const op_task *t, const long long *shape, op_task *ou
 ** the race's, compiled and loaded, and gets the others) are verified and
 ** raced at three shapes of the bucket: its representative, its geometric
 ** middle and its upper edge (the last two rounded down to a multiple of 64:
-** kernels' fast paths want aligned sizes, and so do real workloads). A
+** kernels' fast paths want aligned sizes, and so do real workloads; plus
+** the bucket's alignment class in a bucket tuned at an unaligned size, whose
+** winner must run sizes of that class: probe_size). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
 ** minus one (a finalist wrong or failing there loses everything). The
 ** winner becomes the finalist with the smallest worst loss, the race's
@@ -961,14 +964,25 @@ static double worst_in(const probes *P, const bucket *box, int i, int *at)
     return worst;
 }
 
+/* A size of b's dim d to probe near x: x rounded down to a multiple of 64
+** (kernels' fast paths want aligned sizes, and so do real workloads), plus
+** the bucket's alignment class where that is not 8 (align.h), so the probe
+** keeps the class the bucket is tuned at: 8192 + 1 in an odd bucket, whose
+** winner must run odd sizes, not aligned ones. fallback where that leaves
+** the bucket. */
+static long long probe_size(const bucket *b, int d, long long x, long long fallback)
+{
+    int c = bucket_align(b, d);
+    long long v = x / 64 * 64 + (c < ALIGN_FULL ? c : 0);
+    return v < b->lo[d] || v >= b->hi[d] || v < 1 ? fallback : v;
+}
+
 /* The upper edge of a bucket: each dim's last size rounded down to a
-** multiple of 64, its representative where that leaves the bucket. */
+** multiple of 64 (in the bucket's class: probe_size), its representative
+** where that leaves the bucket. */
 static void upper_edge(const bucket *b, long long *shape)
 {
-    for (int d = 0; d < b->ndims; d++) {
-        long long v = (b->hi[d] - 1) / 64 * 64;
-        shape[d] = v < b->lo[d] || v < 1 ? b->rep[d] : v;
-    }
+    for (int d = 0; d < b->ndims; d++) shape[d] = probe_size(b, d, b->hi[d] - 1, b->rep[d]);
 }
 
 /* The winner of box among slots [0, P->m): the smallest worst loss over
@@ -1535,9 +1549,8 @@ static int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs
         long long shape[TMPL_MAXDIMS];
         int same = 1;
         for (int d = 0; d < b->ndims; d++) {
-            double x = pass == 1 ? sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : (double)(b->hi[d] - 1);
-            long long v = (long long)x / 64 * 64;
-            if (pass == 0 || v < b->lo[d] || v < 1) v = t->shape[d];
+            long long x = pass == 1 ? (long long)sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : b->hi[d] - 1;
+            long long v = pass == 0 ? t->shape[d] : probe_size(b, d, x, t->shape[d]);
             shape[d] = v;
             same &= v == t->shape[d];
         }
@@ -1799,7 +1812,10 @@ static int put_parts(sw *S, const op_task *t, const bucket *b, const bucket_stat
     return rc;
 }
 
-/* A bucket holds one winner per hardware. When W replaces this GPU's winner
+/* A bucket holds one winner per hardware (and is tuned at one size per
+** alignment class: spec.h, bucket_key; a registry written before classes
+** were keyed may hold a winner tuned at an odd size under an aligned
+** bucket's key). When W replaces this GPU's winner
 ** tuned at another shape of the bucket, and W's template refuses W's config at
 ** that shape (it needs another kernel there: rows TMA cannot read in place,
 ** say), that shape is left without a kernel that runs it: say so. The old
@@ -1823,7 +1839,8 @@ static void warn_displaced(sw *S, const op_task *t, const bucket *b, const winne
         shape_text(ob.rep, t->ndims, was, sizeof was);
         shape_text(t->shape, t->ndims, now, sizeof now);
         warning("%s %s %s: the winner tuned at %s is replaced by one tuned at %s, which %s refuses at %s (%s); "
-                "a bucket holds one winner, so tune shapes that need different kernels into separate registries (--db)",
+                "a bucket holds one winner per alignment class, so tune shapes of one class that need different kernels "
+                "into separate registries (--db)",
                 t->op, t->dtype, b->key, was, now, W->tmpl, was, why);
     }
     winner_free(&old);
@@ -2376,6 +2393,7 @@ static int part_of_row(const winner *w, const op_task *t, bucket *pb)
         const json *v = json_get(sh, t->dims[d]);
         bad = e1 == lo || e2 == hi || !v || v->type != JSON_NUM || !v->is_int;
         if (!bad) pb->rep[d] = v->i;
+        if (!bad && pb->rep[d] >= 1) pb->align[d] = align_class(pb->rep[d]);
         bad = bad || pb->rep[d] < pb->lo[d] || pb->rep[d] >= pb->hi[d] || pb->rep[d] < 1;
         lo = *e1 ? e1 + 1 : e1;
         hi = *e2 ? e2 + 1 : e2;
@@ -2432,10 +2450,14 @@ static int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *s
             return -1;
         }
         shape[d] = ob->rep[d] = b->rep[k];
+        ob->align[d] = bucket_align(b, k);
         ob->lo[d] = b->lo[k];
         ob->hi[d] = b->hi[k];
     }
-    bucket_key(nd, dims, ob->lo, ob->key, sizeof ob->key);
+    if (bucket_key(nd, dims, ob->lo, ob->rep, ob->key, sizeof ob->key)) {
+        tmpl_seterr(S->T, "op '%s': a bucket key of the task is longer than %d characters", st->op, (int)sizeof ob->key - 1);
+        return -1;
+    }
     return 0;
 }
 

@@ -4,6 +4,7 @@
 ** run recorded. Reads the registry only. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "align.h"
 #include "registry.h"
 #include "spec.h"
 #include "tmpl.h"
@@ -28,8 +29,10 @@ const char why_summary[] =
     "3 for a registry that does not open.";
 const char why_usage[] = "aitune why OP --dtype T (--shape S | --bucket KEY) [--arch A] [--all] [--db PATH]";
 
-/* Whether bucket key ("rows=2^14,cols=2^12") holds the shape given per
-** dim name: each dim's size in [lo, 2 lo). */
+/* Whether bucket key ("rows=2^14,cols=2^12", "n=2^12:align1") holds the
+** shape given per dim name: each dim's size in [lo, 2 lo) and of the
+** alignment class the key names (spec.h: bucket_key), so a shape's bucket
+** is the one a sweep at that shape would write. */
 static int key_holds(const char *key, int nd, char dims[][16], const long long *shape)
 {
     int matched = 0;
@@ -39,10 +42,13 @@ static int key_holds(const char *key, int nd, char dims[][16], const long long *
         char *eq = strchr(part, '=');
         if (!eq) return 0;
         *eq = 0;
-        long long lo = !strncmp(eq + 1, "2^", 2) ? 1LL << atoi(eq + 3) : atoll(eq + 1);
+        char *cls = strstr(eq + 1, ":align");
+        int want = cls ? atoi(cls + 6) : 0;
+        int e = !strncmp(eq + 1, "2^", 2) ? atoi(eq + 3) : -1;   /* the key is the registry's: any text */
+        long long lo = e >= 0 ? (e < 62 ? 1LL << e : 0) : atoll(eq + 1);
         int d = 0;
         while (d < nd && strcmp(dims[d], part)) d++;
-        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo) return 0;
+        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo || align_key_class(shape[d], lo) != want) return 0;
         matched++;
     }
     return matched == nd;

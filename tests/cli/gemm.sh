@@ -150,10 +150,13 @@ expect_eq "each overlapped kernel copies A behind the first wave with 56 produce
 expect_eq "... and B's k rows too (abk_overlap, $nk) with 72" \
     "$(sql "$T/ov.db" "select count(*) from cubins where source like '%#define OVERLAP_B 1%' and source like '%setmaxnreg.dec.sync.aligned.u32 72;%'")" "$nk"
 
-# A bucket holds one winner. A sweep at another shape of the bucket replaces
-# it quietly when the new winner's template takes it at the old shape
-# (4096^3, then 4096 x 4104 x 4096); when it does not (4096 x 4097 x 4096
-# must stage B, which an aligned n refuses), a warning names both shapes.
+# A bucket holds one winner per alignment class. A sweep at another shape of
+# the bucket and class replaces it quietly when the new winner's template
+# takes it at the old shape (4096^3, then 4096 x 4104 x 4096); 4096 x 4097 x
+# 4096 (class 1: it must stage B, which an aligned n refuses) is a bucket of
+# its own. A registry written before classes were keyed may hold a winner
+# tuned at 4097 under the aligned key: one tuned at 4096 replaces it with a
+# warning naming both shapes.
 cat > "$T/al.yaml" <<'YAML'
 name: al
 tasks:
@@ -170,9 +173,18 @@ expect_eq "4096 x 4104 x 4096 replaces it" "$RC,$(sql "$T/al.db" "select json_ex
 expect_true "... without a warning: its winner runs 4096^3 too" sh -c "! grep -q 'is replaced' '$T/err'"
 sed -i 's/n: {values: \[4104\]}/n: {values: [4097]}/' "$T/al.yaml"
 fake_sweep ok "$T/al.db" "$T/al.yaml" --max-evals 1
-expect_eq "4096 x 4097 x 4096 replaces it" "$RC,$(sql "$T/al.db" "select json_extract(shape, '\$.n') from winners")" "0,4097"
+expect_eq "4096 x 4097 x 4096 gets a bucket of its own beside it" \
+    "$RC,$(sql "$T/al.db" "select bucket || ' ' || json_extract(shape, '\$.n') from winners order by bucket" | tr '\n' ';')" \
+    "0,m=2^12,n=2^12,k=2^12 4104;m=2^12,n=2^12:align1,k=2^12 4097;"
+expect_true "... without a warning" sh -c "! grep -q 'is replaced' '$T/err'"
+sql "$T/al.db" "delete from winners where bucket = 'm=2^12,n=2^12,k=2^12';
+                update winners set bucket = 'm=2^12,n=2^12,k=2^12'" >/dev/null
+sed -i 's/n: {values: \[4097\]}/n: {values: [4096]}/' "$T/al.yaml"
+fake_sweep ok "$T/al.db" "$T/al.yaml" --max-evals 1
+expect_eq "4096^3 replaces a winner tuned at 4097 under the aligned key (an old registry)" \
+    "$RC,$(sql "$T/al.db" "select json_extract(shape, '\$.n') from winners")" "0,4096"
 expect_true "... with one warning naming both shapes and why" \
-    grep -q 'm=2^12,n=2^12,k=2^12: the winner tuned at 4096x4104x4096 is replaced by one tuned at 4096x4097x4096, which gemm_nn/wgmma refuses at 4096x4104x4096 (rows are 16-byte aligned' "$T/err"
+    grep -q 'm=2^12,n=2^12,k=2^12: the winner tuned at 4096x4097x4096 is replaced by one tuned at 4096x4096x4096, which gemm_nn/wgmma refuses at 4096x4097x4096 (' "$T/err" || show_last
 
 # Winners through the whole pipeline, then emit + nvcc.
 fake_sweep ok "$DB" "$SPEC" --max-evals 2

@@ -6,6 +6,7 @@
 **     build/tests/test_spec
 */
 #define _GNU_SOURCE
+#include "align.h"
 #include "check.h"
 #include "spec.h"
 #include "util.h"
@@ -337,6 +338,124 @@ static void test_errors(void)
     CHECK(rc == -1 && small[9] == 0 && small[10] == 'X', "error text is truncated to errcap");
 }
 
+/* Alignment classes (align.h): sizes of one log2 bucket and different
+** classes are buckets of their own, keyed apart; aligned ones keep their
+** keys; a split keeps the class in its parts' sizes. */
+static void test_align(void)
+{
+    CHECK(align_class(4096) == 8 && align_class(4104) == 8 && align_class(4097) == 1 && align_class(4098) == 2 &&
+          align_class(4100) == 4 && align_class(1) == 1 && align_class(6) == 2, "align_class: 8, 8, 1, 2, 4, 1, 2");
+    CHECK(align_up(5760, 1) == 5761 && align_up(5760, 8) == 5760 && align_up(5761, 8) == 5768 && align_up(5760, 2) == 5762 &&
+          align_up(5760, 4) == 5764 && align_up(5762, 1) == 5763 && align_up(5763, 1) == 5763 && align_up(5765, 4) == 5772,
+          "align_up: the first size of a class from a size");
+    unsigned char lg[3] = { 9, 9, 9 };
+    char err[256] = "";
+    CHECK(!align_shape("{\"m\":4096,\"n\":4097,\"k\":4100}", "m,n,k", 3, lg, err, sizeof err) && lg[0] == 3 && lg[1] == 0 &&
+          lg[2] == 2, "align_shape reads each dim's class from a winner's shape (%s)", err);
+    CHECK(align_shape("{\"m\":4096,\"k\":4100}", "m,n,k", 3, lg, err, sizeof err) && strstr(err, "dim 'n'"),
+          "a shape without a dim: '%s'", err);
+    CHECK(align_shape("{\"m\":4096,\"n\":-3,\"k\":1}", "m,n,k", 3, lg, err, sizeof err) && strstr(err, "dim 'n'") &&
+          strstr(err, "integer >= 1"), "a negative size: '%s'", err);
+    CHECK(align_shape("{\"m\":4096,\"n\":\"4097\",\"k\":1}", "m,n,k", 3, lg, err, sizeof err) && strstr(err, "dim 'n'"),
+          "a size that is not a number: '%s'", err);
+    CHECK(align_shape("{\"m\":4096.5,\"n\":1,\"k\":1}", "m,n,k", 3, lg, err, sizeof err) && strstr(err, "dim 'm'"),
+          "a size that is not an integer: '%s'", err);
+    CHECK(align_shape("[4096]", "m", 1, lg, err, sizeof err) && strstr(err, "object"), "a shape that is no object: '%s'", err);
+    CHECK(align_shape("{\"m\":", "m", 1, lg, err, sizeof err) && strstr(err, "JSON"), "a shape that is no JSON: '%s'", err);
+
+    /* A spec may list 4096 and 4097 (and 4098, 4100) for one dim; keys. */
+    spec s;
+    const char *path = yaml("tasks:\n  - op: gemm_nt\n    dtypes: [bf16]\n    shapes:\n      m: {values: [4096]}\n"
+                            "      n: {values: [4096, 4097, 4098, 4100, 8192, 8193]}\n      k: {values: [4096]}\n");
+    int rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0, "a dim may list 4096, 4097, 4098 and 4100: one bucket range, four classes (%s)", err);
+    if (!rc) {
+        bucket *b;
+        int nb = spec_buckets(&s.tasks[0], &b);
+        const char *want[] = { "m=2^12,n=2^12,k=2^12", "m=2^12,n=2^12:align1,k=2^12", "m=2^12,n=2^12:align2,k=2^12",
+                               "m=2^12,n=2^12:align4,k=2^12", "m=2^12,n=2^13,k=2^12", "m=2^12,n=2^13:align1,k=2^12" };
+        int cls[] = { 8, 1, 2, 4, 8, 1 };
+        CHECK(nb == 6, "6 buckets (%d)", nb);
+        for (int i = 0; i < nb && i < 6; i++) {
+            CHECK_STR(b[i].key, want[i], "a bucket's key names its class where not aligned");
+            CHECK(b[i].align[1] == cls[i] && b[i].align[0] == 8 && b[i].lo[1] == (i < 4 ? 4096 : 8192),
+                  "bucket %d records class %d in n (%d), 8 in m, and the log2 edges", i, cls[i], b[i].align[1]);
+        }
+        free(b);
+        spec_free(&s);
+    }
+    /* Below 8 no size is aligned: a log2 spec's keys from 2^0 stay as they were. */
+    path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [0, 4]}\n");
+    rc = spec_load(path, &s, err, sizeof err);
+    if (!rc) {
+        bucket *b;
+        int nb = spec_buckets(&s.tasks[0], &b);
+        CHECK(nb == 5 && !strcmp(b[0].key, "n=2^0") && !strcmp(b[1].key, "n=2^1") && !strcmp(b[2].key, "n=2^2") &&
+              !strcmp(b[3].key, "n=2^3") && !strcmp(b[4].key, "n=2^4"), "log2 [0, 4]: keys n=2^0 .. n=2^4, no class (%s %s %s)",
+              nb > 0 ? b[0].key : "", nb > 1 ? b[1].key : "", nb > 2 ? b[2].key : "");
+        free(b);
+        spec_free(&s);
+    } else {
+        CHECK(0, "log2 [0, 4] loads (%s)", err);
+    }
+    path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [4, 5, 6, 3]}\n");
+    rc = spec_load(path, &s, err, sizeof err);
+    if (!rc) {
+        bucket *b;
+        int nb = spec_buckets(&s.tasks[0], &b);
+        CHECK(nb == 4 && !strcmp(b[0].key, "n=2^2") && !strcmp(b[1].key, "n=2^2:align1") && !strcmp(b[2].key, "n=2^2:align2") &&
+              !strcmp(b[3].key, "n=2^1:align1"), "4, 5, 6 and 3: n=2^2, n=2^2:align1, n=2^2:align2, n=2^1:align1");
+        free(b);
+        spec_free(&s);
+    } else {
+        CHECK(0, "values [4, 5, 6, 3] load (%s)", err);
+    }
+    /* Same bucket, same class: refused, naming both sizes and the class. */
+    expect_error("two sizes of one bucket and class",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [4096, 4097, 4104]}\n", 5,
+                 "sizes 4096 and 4104", "alignment class 8");
+    expect_error("two odd sizes of one bucket",
+                 "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [4097, 4099]}\n", 5,
+                 "sizes 4097 and 4099", "alignment class 1");
+    expect_error("bucket keys too long",
+                 "tasks:\n  - op: gemm_nt\n    dtypes: [bf16]\n    shapes:\n      aaaaaaaaaaaaaaa: {values: [4097]}\n"
+                 "      bbbbbbbbbbbbbbb: {values: [4097]}\n      ccccccccccccccc: {values: [4097]}\n"
+                 "      ddddddddddddddd: {values: [4097]}\n", 8, "longer than 95", NULL);
+
+    /* A split keeps the class: an odd bucket's parts are tuned at odd sizes. */
+    bucket odd = { .ndims = 2, .lo = { 4096, 4096 }, .hi = { 8192, 8192 }, .rep = { 4096, 4097 }, .align = { 8, 1 },
+                   .key = "m=2^12,n=2^12:align1" }, parts[16];
+    int n = bucket_split(&odd, 3, parts);
+    CHECK(n == 4, "an odd bucket splits along both dims (%d)", n);
+    if (n == 4) {
+        CHECK(parts[0].rep[0] == 4096 && parts[0].rep[1] == 4097 && parts[1].rep[1] == 5761 && parts[2].rep[0] == 5760 &&
+              parts[3].rep[0] == 5760 && parts[3].rep[1] == 5761,
+              "its parts are tuned at n = 4097 and 5761 (odd), m = 4096 and 5760 (aligned): %lld %lld %lld %lld",
+              parts[0].rep[1], parts[1].rep[1], parts[2].rep[0], parts[3].rep[1]);
+        CHECK(parts[1].align[1] == 1 && parts[3].align[0] == 8, "the parts record the bucket's classes");
+        CHECK_STR(parts[3].key, "m=2^12,n=2^12:align1/5760,5760", "a part's key keeps the class in its home");
+        char home[96];
+        bucket_home(parts[3].key, home, sizeof home);
+        CHECK_STR(home, "m=2^12,n=2^12:align1", "its home is the odd bucket");
+        CHECK(bucket_in_home(parts[3].key, "m=2^12,n=2^12:align1") && !bucket_in_home(parts[3].key, "m=2^12,n=2^12"),
+              "it is in the odd bucket's home, not the aligned one's");
+        bucket again[16];
+        int n2 = bucket_split(&parts[1], 2, again);
+        CHECK(n2 == 2 && again[1].rep[1] % 2 == 1 && again[1].rep[1] > again[1].lo[1] && again[1].rep[1] < again[1].hi[1],
+              "a part's part is tuned at an odd size too (%lld in [%lld, %lld))", n2 == 2 ? again[1].rep[1] : 0,
+              n2 == 2 ? again[1].lo[1] : 0, n2 == 2 ? again[1].hi[1] : 0);
+    }
+    bucket two = { .ndims = 1, .lo = { 4096 }, .hi = { 8192 }, .rep = { 4100 }, .align = { 4 }, .key = "n=2^12:align4" };
+    n = bucket_split(&two, 1, parts);
+    CHECK(n == 2 && parts[0].rep[0] == 4100 && parts[1].rep[0] == 5764, "class 4: the upper part at 5764 (%lld)",
+          n == 2 ? parts[1].rep[0] : 0);
+    /* No size of the class in the part: its lower edge. */
+    bucket tiny = { .ndims = 1, .lo = { 4 }, .hi = { 8 }, .rep = { 6 }, .align = { 2 }, .key = "n=2^2:align2" };
+    n = bucket_split(&tiny, 1, parts);
+    CHECK(n == 2 && parts[0].lo[0] == 4 && parts[0].hi[0] == 5 && parts[0].rep[0] == 4 && parts[1].rep[0] == 6,
+          "[4, 8) of class 2 cut at 5: [4, 5) at 4 (no size of class 2 in it), [5, 8) at 6");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/aitune-test-spec-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -347,6 +466,7 @@ int main(void)
     test_good();
     test_errors();
     test_split();
+    test_align();
     cleanup();
     CHECK_DONE();
 }
