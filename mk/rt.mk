@@ -3,7 +3,8 @@
 # LIBDIR, PREFIX, libdir, includedir and BUILD first.
 #
 # libaitune.a holds rt.o and what it launches with (the launch plan, its
-# expression grammar and JSON reader, the libcuda loader), compiled -fPIC: a
+# expression grammar and JSON reader, the libcuda loader) and chooses with
+# (align.o: a winner's alignment classes), compiled -fPIC: a
 # static user links SQLite itself (aitune.pc says so in Libs.private).
 # libaitune.so carries a private copy of SQLite, so a dynamic user needs
 # nothing but -laitune; it exports only the aitune_ functions
@@ -26,10 +27,10 @@ rt: $(RT_TARGETS)
 rt-check: $(BUILD)/tests/test_rt
 	$(BUILD)/tests/test_rt db/schema.sql
 
-RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,plan expr json cu)
+RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,align plan expr json cu)
 
 # -fPIC: one object serves both the archive and the shared library.
-$(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h
+$(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h src/align.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 

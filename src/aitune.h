@@ -68,6 +68,20 @@
 **   split a bucket and one that did not), the one measured on the
 **   context's GPU answers; knowing no GPU, the smaller lo, then the
 **   narrower bucket.
+** - Sizes of one log2 range but of different alignment classes (the
+**   largest of 1, 2, 4 and 8 that divides the size: 4096 is 8, 4097 is 1,
+**   4100 is 4) are tuned into buckets of their own, with the same edges,
+**   keyed "m=2^12,n=2^12:align1,k=2^12" (an aligned size's key has no
+**   suffix). Of the buckets that hold a shape, the answer is first one whose
+**   winner was tuned at a class at most the shape's in every dim (a config
+**   tuned at 4097 runs at 4096 and 4100; one tuned at 4096 may not run at
+**   4097: a TMA tensor map needs 16-byte rows), then the one tuned at the
+**   classes closest to the shape's; the GPU and lo rules above come after.
+**   Among nearest buckets, classes only break ties of distance and lo
+**   (buckets of one range tuned at several classes). Classes
+**   never make a nearest bucket answer in place of one that holds the
+**   shape: a registry tuned at 4096 only answers 4097 from it, at
+**   AITUNE_EXACT.
 ** - args: one entry per op argument in the op's order (op.lua): buffers as
 **   device addresses in .ptr, scalars in .f32; entries for dims are ignored
 **   (the shape gives them). When aitune_kernel_workspace reports a non-zero

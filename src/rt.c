@@ -29,6 +29,7 @@
 #define _GNU_SOURCE /* stat, realpath */
 
 #include "aitune.h"
+#include "align.h"
 #include "cu.h"
 #include "plan.h"
 
@@ -53,6 +54,7 @@ struct rt_pool {
 struct rt_winner {
     size_t bucket, tmpl, config, hw; /* offsets into the set's pool; hw "" before schema 3 */
     size_t edges;     /* index into edges: ndims lo values, then ndims hi */
+    size_t cls;       /* index into cls: ndims alignment classes (align.h: align_log2) */
     int ndims;
     double median_us;
     long long rowid;  /* winners.rowid, for the plan and cubin */
@@ -101,6 +103,8 @@ struct rt_set {
     size_t nwinners, winners_cap;
     long long *edges;         /* bucket edges, hi exclusive */
     size_t nedges, edges_cap;
+    unsigned char *cls;       /* the winners' alignment classes, of their shapes */
+    size_t ncls, cls_cap;
     struct rt_pool pool;
     struct rt_group *groups;  /* one per number of dims */
     size_t ngroups;
@@ -368,8 +372,8 @@ static int rt_set_fail(aitune *h, struct rt_set *s, int rc, const char *fmt, ...
 }
 
 /* Append the statement's current row (bucket, dims, lo, hi, template,
-** config, median_us, rowid, hw) to s, checking its edges: the lookup
-** trusts them. */
+** config, median_us, rowid, hw, shape) to s, checking its edges and its
+** shape, whose sizes give its alignment classes: the lookup trusts both. */
 static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlite3_stmt *st)
 {
     const char *bucket = rt_text(st, 0), *dims = rt_text(st, 1);
@@ -381,7 +385,8 @@ static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlit
         ndims += *p == ',';
 
     if (rt_grow((void **)&s->winners, &s->winners_cap, s->nwinners + 1, sizeof *s->winners) ||
-        rt_grow((void **)&s->edges, &s->edges_cap, s->nedges + 2 * (size_t)ndims, sizeof *s->edges))
+        rt_grow((void **)&s->edges, &s->edges_cap, s->nedges + 2 * (size_t)ndims, sizeof *s->edges) ||
+        rt_grow((void **)&s->cls, &s->cls_cap, s->ncls + (size_t)ndims, 1))
         return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
 
     struct rt_winner *w = &s->winners[s->nwinners];
@@ -396,23 +401,30 @@ static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlit
             return rt_set_fail(h, s, AITUNE_CORRUPT,
                                "registry '%s': winner %s %s %s %s: empty bucket, lo '%s' hi '%s'",
                                h->path, op, arch, dtype, bucket, lo, hi);
+    char why[160];
+    if (align_shape(rt_text(st, 9), dims, ndims, s->cls + s->ncls, why, sizeof why))
+        return rt_set_fail(h, s, AITUNE_CORRUPT, "registry '%s': winner %s %s %s %s: %s", h->path, op, arch,
+                           dtype, bucket, why);
     if (rt_intern(&s->pool, bucket, strlen(bucket), &w->bucket) ||
         rt_field(L, &s->pool, st, 4, 0, &w->tmpl) ||
         rt_intern(&s->pool, rt_text(st, 5), strlen(rt_text(st, 5)), &w->config) ||
         rt_field(L, &s->pool, st, 8, 1, &w->hw))
         return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
     w->edges = s->nedges;
+    w->cls = s->ncls;
     w->ndims = ndims;
     w->median_us = sqlite3_column_double(st, 6);
     w->rowid = sqlite3_column_int64(st, 7);
     s->nedges += 2 * (size_t)ndims;
+    s->ncls += (size_t)ndims;
     s->nwinners++;
     return AITUNE_OK;
 }
 
 /* Order within a set: dims, lo[0], hi[0] (one dim-0 range is one run), the
-** other lo and hi, then the hardware, so that even winners of one bucket
-** measured on two GPUs have a fixed order. */
+** other lo and hi, then the hardware, the alignment classes and the bucket
+** key, so that even winners of one bucket measured on two GPUs, or of one
+** range tuned at sizes of two classes, have a fixed order. */
 static int rt_cmp_winner(const void *a, const void *b, void *ctx)
 {
     const struct rt_set *s = ctx;
@@ -428,7 +440,10 @@ static int rt_cmp_winner(const void *a, const void *b, void *ctx)
     for (int i = 1; i < 2 * n; i++)
         if (lx[i] != ly[i])
             return lx[i] < ly[i] ? -1 : 1;
-    return x->hw == y->hw ? 0 : strcmp(s->pool.s + x->hw, s->pool.s + y->hw);
+    int c = x->hw == y->hw ? 0 : strcmp(s->pool.s + x->hw, s->pool.s + y->hw);
+    if (!c)
+        c = memcmp(s->cls + x->cls, s->cls + y->cls, (size_t)n);
+    return c ? c : strcmp(s->pool.s + x->bucket, s->pool.s + y->bucket);
 }
 
 /* Whether dim-1 ranges of slots [first, first + n) are sorted and each
@@ -644,6 +659,7 @@ static void rt_free_set(struct rt_set *s)
     free(s->err);
     free(s->winners);
     free(s->edges);
+    free(s->cls);
     free(s->pool.s);
     free(s->groups);
     free(s->runs);
@@ -767,9 +783,9 @@ static int rt_connect(aitune *h, const char *name, int uri)
         /* A stored arch may carry the 'a' or 'f' suffix: the set's query
         ** takes the base arch and both suffixed forms. */
         const char *sql = h->schema >= 3
-            ? "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, hw FROM winners "
+            ? "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, hw, shape FROM winners "
               "WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3"
-            : "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, '' FROM winners "
+            : "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, '', shape FROM winners "
               "WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3";
         rc = sqlite3_prepare_v3(h->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->set_st, NULL);
         if (rc != SQLITE_OK)
@@ -889,12 +905,37 @@ int aitune_open(const char *path, aitune **out)
 
 /* ---- lookup ---- */
 
-/* Is (exact, dist, lo) a better answer than (bexact, bdist, blo)? Exact beats
-** nearest, then the smaller distance wins. Distances within 1e-9 are a tie
-** (two log2 differences that are equal on paper can round apart), broken by
-** the smaller lo so that the answer never depends on row order. */
-static int rt_better(int exact, double dist, const long long *lo, int bexact, double bdist,
-                     const long long *blo, int ndims)
+/* How winner w's alignment classes (align.h) suit shape, as one number,
+** larger is better: whether it fits (every size of the shape is of w's
+** class or a higher one: a config tuned at 4097 runs at 4096, one tuned at
+** 4096 may not run at 4097), then how close its classes are (the sum over
+** dims of their distance in log2 steps; 0: tuned at the shape's own
+** classes). A set whose winners were all tuned at aligned sizes scores
+** them all alike, so classes change none of its answers. */
+static int rt_align_score(const struct rt_set *s, const struct rt_winner *w, const long long *shape, int ndims)
+{
+    const unsigned char *c = s->cls + w->cls;
+    int fit = 1, gap = 0;
+    for (int i = 0; i < ndims; i++) {
+        int q = align_log2(shape[i]);
+        fit &= c[i] <= q;
+        gap += c[i] > q ? c[i] - q : q - c[i];
+    }
+    return (fit ? 1 << 20 : 0) - gap;   /* gap <= 3 per dim */
+}
+
+/* Is (exact, dist, lo, score) a better answer than (bexact, bdist, blo,
+** bscore)? Exact beats nearest, then the smaller distance wins. Distances
+** within 1e-9 are a tie (two log2 differences that are equal on paper can
+** round apart), broken by the smaller lo so that the answer never depends
+** on row order, then by the alignment score (rt_align_score: buckets of one
+** range tuned at sizes of several classes). Alignment never makes another
+** bucket the answer than the one today's rule picks: a registry tuned at
+** aligned sizes answers as it did before classes, and a winner that holds
+** the shape (exact; rt_exact_better) beats any nearer fit, since the
+** memory-bound kernels run at any class. */
+static int rt_better(int exact, double dist, const long long *lo, int score, int bexact, double bdist,
+                     const long long *blo, int bscore, int ndims)
 {
     if (exact != bexact)
         return exact;
@@ -903,17 +944,23 @@ static int rt_better(int exact, double dist, const long long *lo, int bexact, do
     for (int i = 0; i < ndims; i++)
         if (lo[i] != blo[i])
             return lo[i] < blo[i];
-    return 0;
+    return score > bscore;
 }
 
-/* Of two buckets that both hold a shape, is w's the answer rather than
-** best's? The one measured on hw, when hw is given (a registry merged from
-** several GPUs: one may have split a bucket another left whole); then the
-** smaller lo; then the set's fixed order (the narrower range first), so
-** the answer never depends on the order the buckets are visited in. */
+/* Of two buckets that both hold shape, is w's the answer rather than
+** best's? The one whose alignment classes suit the shape better
+** (rt_align_score: one tuned at 4097 for 4097 or 4100, one tuned at 4096
+** for 4096 or 4104); then the one measured on hw, when hw is given (a
+** registry merged from several GPUs: one may have split a bucket another
+** left whole); then the smaller lo; then the set's fixed order (the
+** narrower range first), so the answer never depends on the order the
+** buckets are visited in. */
 static int rt_exact_better(const struct rt_set *s, const struct rt_winner *w, const struct rt_winner *best,
-                           const char *hw, int ndims)
+                           const char *hw, const long long *shape, int ndims)
 {
+    int a = rt_align_score(s, w, shape, ndims), b = rt_align_score(s, best, shape, ndims);
+    if (a != b)
+        return a > b;
     if (hw) {
         int a = !strcmp(s->pool.s + w->hw, hw), b = !strcmp(s->pool.s + best->hw, hw);
         if (a != b)
@@ -968,7 +1015,7 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
         return rt_error(h, s->rc, "%s", s->err ? s->err : "registry: a set failed to load");
 
     const struct rt_winner *best = NULL;
-    int best_exact = 0, other_ndims = 0;
+    int best_exact = 0, best_score = 0, other_ndims = 0;
     double best_dist = 0;
     const struct rt_group *g = NULL;
     for (size_t i = 0; i < s->ngroups; i++)
@@ -1028,7 +1075,7 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
             int exact = 1;
             for (int i = 0; i < ndims && exact; i++)
                 exact = shape[i] >= (lo[i] > 1 ? lo[i] : 1) && shape[i] <= hi[i] - 1;
-            if (exact && (!best || rt_exact_better(s, w, best, hw, ndims))) {
+            if (exact && (!best || rt_exact_better(s, w, best, hw, shape, ndims))) {
                 best = w;
                 best_exact = 1;
             }
@@ -1051,12 +1098,14 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
                 dist += fabs(log2((double)v) - log2((double)near));
             }
         }
-        if (!best || rt_better(exact, dist, lo, best_exact, best_dist, E + best->edges, ndims) ||
-            (!rt_better(best_exact, best_dist, E + best->edges, exact, dist, lo, ndims) &&
+        int score = rt_align_score(s, w, shape, ndims);
+        if (!best || rt_better(exact, dist, lo, score, best_exact, best_dist, E + best->edges, best_score, ndims) ||
+            (!rt_better(best_exact, best_dist, E + best->edges, best_score, exact, dist, lo, score, ndims) &&
              rt_prefer_hw(s, w, best, hw, ndims))) {
             best = w;
             best_exact = exact;
             best_dist = dist;
+            best_score = score;
         }
     }
     if (best) {

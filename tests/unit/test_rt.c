@@ -96,15 +96,40 @@ static void exec(sqlite3 *db, const char *sql, const char *const *args, int narg
     sqlite3_finalize(st);
 }
 
+/* The shape a winner was tuned at, as the sweep writes it: {"dim":size},
+** each dim at its bucket's lo edge, or at the sizes in rep ("4096,4097")
+** when given. */
+static void shape_json(const char *dims, const char *lo, const char *rep, char *out, size_t cap)
+{
+    const char *sizes = rep ? rep : lo;
+    size_t at = (size_t)snprintf(out, cap, "{");
+    while (*dims && at < cap) {
+        size_t n = strcspn(dims, ","), m = strcspn(sizes, ",");
+        at += (size_t)snprintf(out + at, cap - at, "%s\"%.*s\":%.*s", at > 1 ? "," : "", (int)n, dims, (int)m, sizes);
+        dims += n + (dims[n] == ',');
+        sizes += m + (sizes[m] == ',');
+    }
+    if (at < cap) snprintf(out + at, cap - at, "}");
+}
+
+static void winner_at(sqlite3 *db, const char *op, const char *arch, const char *dtype,
+                      const char *bucket, const char *dims, const char *lo, const char *hi,
+                      const char *rep, const char *tmpl, const char *config, const char *us)
+{
+    char shape[256];
+    shape_json(dims, lo, rep, shape, sizeof shape);
+    const char *args[] = { op, arch, dtype, bucket, dims, lo, hi, tmpl, config, us, shape };
+    exec(db,
+         "INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, template, config,"
+         " median_us, shape, launch) VALUES (?,?,?,?,?,?,?,?,?,CAST(? AS REAL),?,'{}')",
+         args, 11);
+}
+
 static void winner(sqlite3 *db, const char *op, const char *arch, const char *dtype,
                    const char *bucket, const char *dims, const char *lo, const char *hi,
                    const char *tmpl, const char *config, const char *us)
 {
-    const char *args[] = { op, arch, dtype, bucket, dims, lo, hi, tmpl, config, us };
-    exec(db,
-         "INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, template, config,"
-         " median_us, shape, launch) VALUES (?,?,?,?,?,?,?,?,?,CAST(? AS REAL),'{}','{}')",
-         args, 10);
+    winner_at(db, op, arch, dtype, bucket, dims, lo, hi, NULL, tmpl, config, us);
 }
 
 static void deflt(sqlite3 *db, const char *op, const char *arch, const char *dtype,
@@ -475,10 +500,10 @@ static void test_hw_order(void)
             const char *tm = g[12] == '8' ? "sxm/t" : "pcie/t";
             const char *args[] = { g, tm };
             exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch)"
-                     " VALUES ('mm', 'sm_90', 'bf16', 'n=2^10', ?, 'n', '1024', '2048', ?, '{}', 1.0, '{}', '{}')", args, 2);
+                     " VALUES ('mm', 'sm_90', 'bf16', 'n=2^10', ?, 'n', '1024', '2048', ?, '{}', 1.0, '{\"n\":1024}', '{}')", args, 2);
         }
         exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch)"
-                 " VALUES ('mm', 'sm_90', 'bf16', 'n=2^11', 'x', 'n', '2048', '4096', 'other/t', '{}', 1.0, '{}', '{}')", NULL, 0);
+                 " VALUES ('mm', 'sm_90', 'bf16', 'n=2^11', 'x', 'n', '2048', '4096', 'other/t', '{}', 1.0, '{\"n\":2048}', '{}')", NULL, 0);
         close_db(db);
         aitune *h;
         CHECK(aitune_open(path, &h) == AITUNE_OK, "hw order %d: open (%s)", order, aitune_errmsg(h));
@@ -602,9 +627,9 @@ static void test_split(void)
     path = made[nmade - 1];
     exec(db, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '3')", NULL, 0);
     exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch) VALUES"
-             " ('ax', 'sm_90', 'f32', 'n=2^12', 'gpu A', 'n', '4096', '8192', 'ax/t', '{\"v\":\"A\"}', 1, '{}', '{}'),"
-             " ('ax', 'sm_90', 'f32', 'n=2^12/5760', 'gpu B', 'n', '5760', '8192', 'ax/t', '{\"v\":\"B hi\"}', 1, '{}', '{}'),"
-             " ('ax', 'sm_90', 'f32', 'n=2^12/2^12', 'gpu B', 'n', '4096', '5760', 'ax/t', '{\"v\":\"B lo\"}', 1, '{}', '{}')",
+             " ('ax', 'sm_90', 'f32', 'n=2^12', 'gpu A', 'n', '4096', '8192', 'ax/t', '{\"v\":\"A\"}', 1, '{\"n\":4096}', '{}'),"
+             " ('ax', 'sm_90', 'f32', 'n=2^12/5760', 'gpu B', 'n', '5760', '8192', 'ax/t', '{\"v\":\"B hi\"}', 1, '{\"n\":5760}', '{}'),"
+             " ('ax', 'sm_90', 'f32', 'n=2^12/2^12', 'gpu B', 'n', '4096', '5760', 'ax/t', '{\"v\":\"B lo\"}', 1, '{\"n\":4096}', '{}')",
          NULL, 0);
     close_db(db);
     CHECK(aitune_open(path, &h) == AITUNE_OK, "open the merged registry (%s)", aitune_errmsg(h));
@@ -619,6 +644,126 @@ static void test_split(void)
           lookup1(h, "ax", "sm_90", "f32", 5000, &c) == AITUNE_OK && !strcmp(c.config, "{\"v\":\"B lo\"}"),
           "knowing no GPU: the smaller lo, then the narrower bucket");
     aitune_close(h);
+}
+
+/* Alignment classes: winners of one range tuned at 4096 and at 4097 (keys
+** without and with ":align1"), in either row order, on one GPU or two. */
+static const char *pick(aitune *h, long long m, long long n, long long k, const char *gpu, int *level)
+{
+    aitune_choice c;
+    long long shape[3] = { m, n, k };
+    int rc = aitune_lookup_gpu(h, "gemm_nt", "sm_90", "bf16", shape, 3, gpu, &c, NULL);
+    *level = rc == AITUNE_OK ? c.level : -1;
+    return rc == AITUNE_OK ? c.config : aitune_errmsg(h);
+}
+
+static void test_align(void)
+{
+    static const char *al = "m=2^12,n=2^12,k=2^12", *odd = "m=2^12,n=2^12:align1,k=2^12";
+    for (int order = 0; order < 2; order++) {
+        sqlite3 *db = registry(order ? "align_b.db" : "align_a.db");
+        const char *path = made[nmade - 1];
+        for (int i = 0; i < 2; i++) {
+            int o = order ? 1 - i : i;
+            winner_at(db, "gemm_nt", "sm_90", "bf16", o ? odd : al, "m,n,k", "4096,4096,4096", "8192,8192,8192",
+                      o ? "4096,4097,4096" : "4096,4096,4096", "gemm_nt/t", o ? "{\"odd\":1}" : "{\"aligned\":1}", "1");
+        }
+        close_db(db);
+        aitune *h;
+        CHECK(aitune_open(path, &h) == AITUNE_OK, "align %d: open (%s)", order, aitune_errmsg(h));
+        static const struct { long long n; const char *want, *why; } q[] = {
+            { 4097, "{\"odd\":1}", "4097: the winner tuned at 4097" },
+            { 4100, "{\"odd\":1}", "4100 (class 4): the odd winner fits, the aligned one does not" },
+            { 4098, "{\"odd\":1}", "4098 (class 2): the odd winner" },
+            { 4104, "{\"aligned\":1}", "4104 (class 8): the aligned winner, the closer class" },
+            { 4096, "{\"aligned\":1}", "4096: the aligned winner" },
+            { 8191, "{\"odd\":1}", "8191: the odd winner" },
+        };
+        for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+            int level;
+            const char *got = pick(h, 4096, q[i].n, 4096, NULL, &level);
+            CHECK(level == AITUNE_EXACT && !strcmp(got, q[i].want), "align %d: %s (%s)", order, q[i].why, got);
+        }
+        /* Out of range in k: nearest, the same distance to both; the class decides. */
+        int level;
+        const char *got = pick(h, 4096, 4097, 20000, NULL, &level);
+        CHECK(level == AITUNE_NEAREST && !strcmp(got, "{\"odd\":1}"), "align %d: nearest, 4097 takes the odd winner (%s)",
+              order, got);
+        got = pick(h, 4096, 4096, 20000, NULL, &level);
+        CHECK(level == AITUNE_NEAREST && !strcmp(got, "{\"aligned\":1}"), "align %d: nearest, 4096 the aligned one (%s)",
+              order, got);
+        aitune_close(h);
+    }
+
+    /* Only the aligned winner: 4097 gets it, exact, as before classes. */
+    sqlite3 *db = registry("align_only.db");
+    const char *path = made[nmade - 1];
+    winner_at(db, "gemm_nt", "sm_90", "bf16", al, "m,n,k", "4096,4096,4096", "8192,8192,8192", "4096,4096,4096", "gemm_nt/t",
+              "{\"aligned\":1}", "1");
+    winner_at(db, "gemm_nt", "sm_90", "bf16", "m=2^13,n=2^12:align1,k=2^12", "m,n,k", "8192,4096,4096", "16384,8192,8192",
+              "8192,4097,4096", "gemm_nt/t", "{\"next\":1}", "1");
+    close_db(db);
+    aitune *h;
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "align only: open (%s)", aitune_errmsg(h));
+    int level;
+    const char *got = pick(h, 4096, 4097, 4096, NULL, &level);
+    CHECK(level == AITUNE_EXACT && !strcmp(got, "{\"aligned\":1}"),
+          "a registry tuned at 4096 only answers 4097 from it, exact: an odd winner out of range is no answer (%s)", got);
+    aitune_close(h);
+
+    /* Two GPUs: the aligned winner measured on A, the odd one on B. The class
+    ** comes first: A gets B's odd winner for 4097 (its own may not run). */
+    db = registry("align_hw.db");
+    path = made[nmade - 1];
+    exec(db, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '3')", NULL, 0);   /* rows carry hw */
+    exec(db, "INSERT INTO winners (op, arch, dtype, bucket, hw, dims, lo, hi, template, config, median_us, shape, launch) VALUES"
+             " ('gemm_nt', 'sm_90', 'bf16', 'm=2^12,n=2^12,k=2^12', 'gpu A', 'm,n,k', '4096,4096,4096', '8192,8192,8192',"
+             "  'gemm_nt/t', '{\"A\":1}', 1, '{\"m\":4096,\"n\":4096,\"k\":4096}', '{}'),"
+             " ('gemm_nt', 'sm_90', 'bf16', 'm=2^12,n=2^12:align1,k=2^12', 'gpu B', 'm,n,k', '4096,4096,4096', '8192,8192,8192',"
+             "  'gemm_nt/t', '{\"B\":1}', 1, '{\"m\":4096,\"n\":4097,\"k\":4096}', '{}'),"
+             " ('gemm_nt', 'sm_90', 'bf16', 'm=2^12,n=2^12:align1,k=2^12', 'gpu A', 'm,n,k', '4096,4096,4096', '8192,8192,8192',"
+             "  'gemm_nt/t', '{\"A odd\":1}', 1, '{\"m\":4096,\"n\":4097,\"k\":4096}', '{}')",
+         NULL, 0);
+    close_db(db);
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "align hw: open (%s)", aitune_errmsg(h));
+    got = pick(h, 4096, 4097, 4096, "gpu A", &level);
+    CHECK(level == AITUNE_EXACT && !strcmp(got, "{\"A odd\":1}"), "on A, 4097: A's own odd winner (%s)", got);
+    got = pick(h, 4096, 4097, 4096, "gpu B", &level);
+    CHECK(level == AITUNE_EXACT && !strcmp(got, "{\"B\":1}"), "on B, 4097: B's odd winner (%s)", got);
+    got = pick(h, 4096, 4096, 4096, "gpu B", &level);
+    CHECK(level == AITUNE_EXACT && !strcmp(got, "{\"A\":1}"), "on B, 4096: A's aligned winner, the class first (%s)", got);
+    got = pick(h, 4096, 4097, 4096, NULL, &level);
+    CHECK(level == AITUNE_EXACT && !strcmp(got, "{\"A odd\":1}"), "knowing no GPU, 4097: an odd winner, the first hw (%s)", got);
+    aitune_close(h);
+
+    /* A damaged shape: the set fails to load, naming registry, op and bucket. */
+    static const struct { const char *shape, *what; } bad[] = {
+        { "{\"m\":4096,\"k\":4096}", "dim 'n'" },
+        { "{\"m\":4096,\"n\":\"x\",\"k\":4096}", "dim 'n'" },
+        { "{\"m\":4096,\"n\":-4097,\"k\":4096}", "integer >= 1" },
+        { "4096", "object" },
+        { "", "JSON" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "align_bad%zu.db", i);
+        db = registry(name);
+        path = made[nmade - 1];
+        const char *args[] = { bad[i].shape };
+        exec(db, "INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, template, config, median_us, shape, launch) VALUES"
+                 " ('gemm_nt', 'sm_90', 'bf16', 'm=2^12,n=2^12:align1,k=2^12', 'm,n,k', '4096,4096,4096', '8192,8192,8192',"
+                 "  'gemm_nt/t', '{}', 1, ?, '{}')", args, 1);
+        close_db(db);
+        CHECK(aitune_open(path, &h) == AITUNE_OK, "bad shape %zu: the open succeeds", i);
+        aitune_choice c;
+        long long shape[3] = { 4096, 4097, 4096 };
+        int rc = aitune_lookup(h, "gemm_nt", "sm_90", "bf16", shape, 3, &c);
+        const char *msg = aitune_errmsg(h);
+        CHECK(rc == AITUNE_CORRUPT && strstr(msg, path) && strstr(msg, "gemm_nt") && strstr(msg, "m=2^12,n=2^12:align1,k=2^12") &&
+              strstr(msg, bad[i].what) && !strchr(msg, '\n'),
+              "shape '%s': AITUNE_CORRUPT naming the registry, op, bucket and '%s': %s", bad[i].shape, bad[i].what, msg);
+        aitune_close(h);
+    }
 }
 
 /* Lookups from many threads on one fresh handle: the first lookups of each
@@ -748,6 +893,7 @@ int main(int argc, char **argv)
     test_index();
     test_hw_order();
     test_split();
+    test_align();
     test_threads();
     test_open_errors();
     test_readonly_dir();
