@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "emit.h"
 #include "aitune.h"
+#include "align.h"
 #include "device.h"
 #include "registry.h"
 #include "tmpl.h"
@@ -22,6 +23,7 @@ typedef struct ek {
     char note[1024];        /* comment text, already made safe */
     int ndims;
     long long lo[PLAN_MAXDIMS], hi[PLAN_MAXDIMS];
+    unsigned char cls[PLAN_MAXDIMS];   /* alignment classes of the shape it was tuned at (align_log2) */
     int ns;                 /* the namespace holding its source */
 } ek;
 
@@ -181,6 +183,11 @@ static int add_winner(emitter *E, const winner *w)
     for (int i = 0; i < k->ndims; i++)
         if (k->lo[i] < 0 || k->hi[i] <= k->lo[i] || k->hi[i] <= 1)
             return efail(E, EXIT_INPUT, "registry '%s': %s: empty bucket", E->o->db_path, what);
+    /* The dispatcher picks by alignment class as libaitune does: from the
+    ** shape it was tuned at, named by the row's dims, as rt.c reads it. */
+    char why[160];
+    if (align_shape(w->shape, w->dims, k->ndims, k->cls, why, sizeof why))
+        return efail(E, EXIT_INPUT, "registry '%s': %s: %s", E->o->db_path, what, why);
     char tm[96], cfg[256], shape[160];
     safe_text(tm, sizeof tm, w->tmpl);
     safe_text(cfg, sizeof cfg, w->config);
@@ -452,10 +459,15 @@ static const char encoder[] =
     "    return fn(m, dt, (cuuint32_t)rank, (void*)addr, d, s, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, l2, oob) != CUDA_SUCCESS;\n"
     "}\n\n";
 
-/* The dispatcher: aitune_lookup's choice (exact bucket, else the nearest
-** by log2 distance, ties to the smaller lo, then the smaller hi: a split
-** bucket's part before the whole bucket another GPU kept) over the file's
-** buckets. */
+/* The dispatcher: aitune_lookup's choice over the file's buckets (rt.c:
+** rt_choose, rt_exact_better, rt_better). Exact bucket, else the nearest by
+** log2 distance. Among exact ones, the winner whose alignment classes suit
+** the shape (tuned at a class at most the shape's in every dim, then the
+** closest classes: rt_align_score), then the smaller lo; among nearest
+** ones, the smaller lo, then the classes. Then the smaller hi (a split
+** bucket's part before the whole bucket another GPU kept), the lower
+** classes, and the first in the file (the registry's bucket order, as
+** libaitune's last tie-break). */
 static void dispatcher(emitter *E, strbuf *out, int with_ws)
 {
     int nd = E->task.ndims;
@@ -471,32 +483,52 @@ static void dispatcher(emitter *E, strbuf *out, int with_ws)
         for (int d = 0; d < nd; d++) sb_printf(out, "%s%lldLL", d ? ", " : "", E->k[i].hi[d]);
         sb_puts(out, "}");
     }
+    sb_printf(out, " };\n// log2 of the alignment class (1, 2, 4, 8) of each dim of the shape each was tuned at.\n"
+                   "static const unsigned char aitune_al[%d][%d] = {", E->nk, nd);
+    for (int i = 0; i < E->nk; i++) {
+        sb_puts(out, i ? ", {" : " {");
+        for (int d = 0; d < nd; d++) sb_printf(out, "%s%d", d ? ", " : "", E->k[i].cls[d]);
+        sb_puts(out, "}");
+    }
     sb_printf(out, " };\n\n"
                    "// The bucket for a shape, as aitune_lookup picks it; -1 for a size < 1.\n"
                    "static int aitune_pick(const long long* s)\n{\n"
-                   "    int best = -1, best_exact = 0;\n    double best_dist = 0;\n"
-                   "    for (int i = 0; i < %d; i++) if (s[i] < 1) return -1;\n"
+                   "    int best = -1, best_exact = 0, best_score = 0, q[%d];\n    double best_dist = 0;\n"
+                   "    for (int i = 0; i < %d; i++) {\n"
+                   "        if (s[i] < 1) return -1;\n"
+                   "        long long c = s[i] %% 8 == 0 ? 8 : s[i] & -s[i];\n"
+                   "        q[i] = c == 8 ? 3 : c == 4 ? 2 : c == 2 ? 1 : 0;\n"
+                   "    }\n"
                    "    for (int k = 0; k < %d; k++) {\n"
-                   "        int exact = 1;\n        double dist = 0;\n"
+                   "        int exact = 1, fit = 1, gap = 0;\n        double dist = 0;\n"
                    "        for (int i = 0; i < %d; i++) {\n"
                    "            long long a = aitune_lo[k][i] > 1 ? aitune_lo[k][i] : 1, b = aitune_hi[k][i] - 1;\n"
                    "            long long c = s[i] < a ? a : s[i] > b ? b : s[i];\n"
                    "            if (c != s[i]) { exact = 0; dist += fabs(log2((double)s[i]) - log2((double)c)); }\n"
+                   "            fit &= aitune_al[k][i] <= q[i];\n"
+                   "            gap += aitune_al[k][i] > q[i] ? aitune_al[k][i] - q[i] : q[i] - aitune_al[k][i];\n"
                    "        }\n"
+                   "        int score = (fit ? 1 << 20 : 0) - gap;\n"
                    "        int better = best < 0;\n"
                    "        if (!better && exact != best_exact) better = exact;\n"
                    "        else if (!better && fabs(dist - best_dist) > 1e-9) better = dist < best_dist;\n"
+                   "        else if (!better && exact && score != best_score) better = score > best_score;\n"
                    "        else if (!better) {\n"
                    "            int i = 0;\n"
                    "            while (i < %d && aitune_lo[k][i] == aitune_lo[best][i]) i++;\n"
                    "            if (i < %d) better = aitune_lo[k][i] < aitune_lo[best][i];\n"
+                   "            else if (score != best_score) better = score > best_score;\n"
                    "            else {\n"
                    "                for (i = 0; i < %d && aitune_hi[k][i] == aitune_hi[best][i]; i++) {}\n"
-                   "                better = i < %d && aitune_hi[k][i] < aitune_hi[best][i];\n"
+                   "                if (i < %d) better = aitune_hi[k][i] < aitune_hi[best][i];\n"
+                   "                else {\n"
+                   "                    for (i = 0; i < %d && aitune_al[k][i] == aitune_al[best][i]; i++) {}\n"
+                   "                    better = i < %d && aitune_al[k][i] < aitune_al[best][i];\n"
+                   "                }\n"
                    "            }\n"
                    "        }\n"
-                   "        if (better) { best = k; best_exact = exact; best_dist = dist; }\n"
-                   "    }\n    return best;\n}\n\n", nd, E->nk, nd, nd, nd, nd, nd);
+                   "        if (better) { best = k; best_exact = exact; best_dist = dist; best_score = score; }\n"
+                   "    }\n    return best;\n}\n\n", nd, nd, E->nk, nd, nd, nd, nd, nd, nd, nd);
     sb_printf(out, "// Workspace bytes the kernel chosen for this shape needs (0: none).\nextern \"C\" size_t %s_workspace_bytes(", E->fn);
     dims_params(E, out);
     sb_puts(out, ")\n{\n    const long long aitune_s[] = { ");
