@@ -31,10 +31,10 @@ lookup() {
     run "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape "$2" --db "$1" --json
     sed -n 's/.*"level":"\([a-z]*\)".*"bucket":"\([^"]*\)".*/\1 \2/p' "$T/out"
 }
-SHAPES="4096,4096,4096 4096,4097,4096 4096,4098,4096 4096,4100,4096 4096,4104,4096 4096,8191,4096 5000,4099,6000 4096,4097,20000"
+SHAPES="4096,4096,4096 4096,4097,4096 4096,4098,4096 4096,4100,4096 4096,4104,4096 4096,8191,4096 5000,4099,6000 4096,4097,20000 4096,4096,20000"
 got=""
 for s in $SHAPES; do got="$got$s:$(lookup "$DB" "$s");"; done
-expect_eq "lookup: 4097, 4098, 4100 (classes 1, 2, 4) take the odd winner, 4096 and 4104 the aligned one" "$got" \
+expect_eq "lookup: 4097, 4098, 4100 (classes 1, 2, 4) take the odd winner, 4096 and 4104 the aligned one, exact or nearest" "$got" \
 "4096,4096,4096:exact m=2^12,n=2^12,k=2^12;\
 4096,4097,4096:exact m=2^12,n=2^12:align1,k=2^12;\
 4096,4098,4096:exact m=2^12,n=2^12:align1,k=2^12;\
@@ -42,7 +42,8 @@ expect_eq "lookup: 4097, 4098, 4100 (classes 1, 2, 4) take the odd winner, 4096 
 4096,4104,4096:exact m=2^12,n=2^12,k=2^12;\
 4096,8191,4096:exact m=2^12,n=2^12:align1,k=2^12;\
 5000,4099,6000:exact m=2^12,n=2^12:align1,k=2^12;\
-4096,4097,20000:nearest m=2^12,n=2^12:align1,k=2^12;"
+4096,4097,20000:nearest m=2^12,n=2^12:align1,k=2^12;\
+4096,4096,20000:nearest m=2^12,n=2^12,k=2^12;"
 
 # A registry tuned at 4096 only answers 4097 from that bucket, exact, as before.
 cp "$DB" "$T/aligned.db"
