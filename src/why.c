@@ -17,11 +17,14 @@ const char why_summary[] =
     "candidates, every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
     "the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), and the recorded\n"
     "environment (GPU, driver, NVRTC, clocks, command, seed). The bucket is the one that holds\n"
-    "--shape, or --bucket as `aitune show` prints it. A bucket split in parts (spec split_at) shows the\n"
+    "--shape (of buckets of one range tuned at sizes of other alignment classes, n=2^12 and\n"
+    "n=2^12:align1, the one whose class suits the shape, as lookup picks), or --bucket as\n"
+    "`aitune show` prints it. A bucket split in parts (spec split_at) shows the\n"
     "winner of the part that holds --shape (every part's for --bucket); its measurements are the bucket's.\n\n"
     "  --dtype T      the dtype (required)\n"
     "  --shape S      a shape in the op's dims (4096 or 4096,1024), or\n"
-    "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12; a part: n=2^12/5760)\n"
+    "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12; a part: n=2^12/5760; of an\n"
+    "                 unaligned size: n=2^12:align1)\n"
     "  --arch A       only this arch (default: every arch with that bucket)\n"
     "  --all          every ok candidate, not only the fastest 10\n"
     "  --db PATH      the registry\n\n"
@@ -30,12 +33,15 @@ const char why_summary[] =
 const char why_usage[] = "aitune why OP --dtype T (--shape S | --bucket KEY) [--arch A] [--all] [--db PATH]";
 
 /* Whether bucket key ("rows=2^14,cols=2^12", "n=2^12:align1") holds the
-** shape given per dim name: each dim's size in [lo, 2 lo) and of the
-** alignment class the key names (spec.h: bucket_key), so a shape's bucket
-** is the one a sweep at that shape would write. */
-static int key_holds(const char *key, int nd, char dims[][16], const long long *shape)
+** shape given per dim name: each dim's size in [lo, 2 lo). *score: how the
+** class the key names (spec.h: bucket_key; none: its lower edge's, up to 8)
+** suits the shape's, as libaitune ranks winners of one range (rt.c:
+** rt_align_score): higher when every size is of the key's class or a
+** higher one (a config tuned at 4097 runs 4096, not the reverse), then the
+** closer the classes. */
+static int key_holds(const char *key, int nd, char dims[][16], const long long *shape, int *score)
 {
-    int matched = 0;
+    int matched = 0, fit = 1, gap = 0;
     char buf[128];
     snprintf(buf, sizeof buf, "%s", key);
     for (char *save = NULL, *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
@@ -43,14 +49,17 @@ static int key_holds(const char *key, int nd, char dims[][16], const long long *
         if (!eq) return 0;
         *eq = 0;
         char *cls = strstr(eq + 1, ":align");
-        int want = cls ? atoi(cls + 6) : 0;
         int e = !strncmp(eq + 1, "2^", 2) ? atoi(eq + 3) : -1;   /* the key is the registry's: any text */
         long long lo = e >= 0 ? (e < 62 ? 1LL << e : 0) : atoll(eq + 1);
         int d = 0;
         while (d < nd && strcmp(dims[d], part)) d++;
-        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo || align_key_class(shape[d], lo) != want) return 0;
+        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo) return 0;
+        int have = align_log2(cls ? atoi(cls + 6) : lo < ALIGN_FULL ? lo : ALIGN_FULL), q = align_log2(shape[d]);
+        fit &= have <= q;
+        gap += have > q ? have - q : q - have;
         matched++;
     }
+    *score = (fit ? 1 << 20 : 0) - gap;
     return matched == nd;
 }
 
@@ -61,21 +70,37 @@ typedef struct want {
     long long shape[TMPL_MAXDIMS];
     int n;                      /* matches */
     char arch[8][16], key[8][96];
+    int score[8];               /* a --shape match's (key_holds) */
 } want;
 
 /* A shape's bucket is a home bucket: a split one's parts are explained
-** under it (explain), a part alone only when --bucket names it. */
+** under it (explain), a part alone only when --bucket names it. Of the
+** buckets of one arch that hold a shape (4096 and 4097 of one range, keyed
+** without and with ":align1"), those whose class suits it best, as lookup
+** picks (key_holds). */
 static int pick_bucket(const char *arch, const char *bucket, void *ctx)
 {
     want *w = ctx;
     char home[96];
     bucket_home(bucket, home, sizeof home);
     const char *key = w->bucket ? bucket : home;
-    int hit = w->bucket ? !strcmp(w->bucket, bucket) : key_holds(home, w->nd, w->dims, w->shape);
+    int score = 0;
+    int hit = w->bucket ? !strcmp(w->bucket, bucket) : key_holds(home, w->nd, w->dims, w->shape, &score);
     for (int i = 0; i < w->n && hit; i++) hit = strcmp(w->arch[i], arch) || strcmp(w->key[i], key);
+    for (int i = 0; i < w->n && hit; i++) hit = strcmp(w->arch[i], arch) || w->score[i] <= score;
+    for (int i = 0; i < w->n && hit;)   /* a better class of the same arch replaces them */
+        if (!strcmp(w->arch[i], arch) && w->score[i] < score) {
+            w->n--;
+            memmove(&w->arch[i], &w->arch[i + 1], sizeof w->arch[0] * (size_t)(w->n - i));
+            memmove(&w->key[i], &w->key[i + 1], sizeof w->key[0] * (size_t)(w->n - i));
+            memmove(&w->score[i], &w->score[i + 1], sizeof w->score[0] * (size_t)(w->n - i));
+        } else {
+            i++;
+        }
     if (hit && w->n < 8) {
         snprintf(w->arch[w->n], sizeof w->arch[0], "%s", arch);
         snprintf(w->key[w->n], sizeof w->key[0], "%s", key);
+        w->score[w->n] = score;
         w->n++;
     }
     return 0;

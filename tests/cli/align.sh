@@ -47,7 +47,7 @@ expect_eq "lookup: 4097, 4098, 4100 (classes 1, 2, 4) take the odd winner, 4096 
 
 # A registry tuned at 4096 only answers 4097 from that bucket, exact, as before.
 cp "$DB" "$T/aligned.db"
-sql "$T/aligned.db" "delete from winners where bucket like '%:align%'" >/dev/null
+sql "$T/aligned.db" "delete from winners where bucket like '%:align%'; delete from measurements where bucket like '%:align%'" >/dev/null
 got=""
 for s in 4096,4097,4096 4096,4100,4096 4096,4096,4096; do got="$got$(lookup "$T/aligned.db" "$s");"; done
 expect_eq "a registry with only the aligned winner answers every n of the range with it, exact" "$got" \
@@ -103,6 +103,14 @@ expect_resumed ok "$DB" "$T/gemm.yaml" "select bucket, shape, config from winner
 run "$AITUNE" why gemm_nt --dtype bf16 --shape 4096,4097,4096 --db "$DB"
 expect_stdout "^gemm_nt bf16 m=2\^12,n=2\^12:align1,k=2\^12 on sm_90" "why --shape 4096,4097,4096 explains the odd bucket"
 expect_no_stdout "^gemm_nt bf16 m=2\^12,n=2\^12,k=2\^12 on" "and not the aligned one"
+run "$AITUNE" why gemm_nt --dtype bf16 --shape 4096,4100,4096 --db "$DB"
+expect_stdout "^gemm_nt bf16 m=2\^12,n=2\^12:align1,k=2\^12 on sm_90" "why --shape 4096,4100,4096: the odd bucket, whose winner runs it"
+expect_no_stdout "^gemm_nt bf16 m=2\^12,n=2\^12,k=2\^12 on" "and not the aligned one"
+run "$AITUNE" why gemm_nt --dtype bf16 --shape 4096,4104,4096 --db "$DB"
+expect_stdout "^gemm_nt bf16 m=2\^12,n=2\^12,k=2\^12 on sm_90" "why --shape 4096,4104,4096: the aligned bucket"
+expect_no_stdout "^gemm_nt bf16 m=2\^12,n=2\^12:align1,k=2\^12 on" "and not the odd one"
+run "$AITUNE" why gemm_nt --dtype bf16 --shape 4096,4097,4096 --db "$T/aligned.db"
+expect_stdout "^gemm_nt bf16 m=2\^12,n=2\^12,k=2\^12 on sm_90" "why --shape 4096,4097,4096 with the aligned winner only: that bucket"
 
 # ---- a damaged winners.shape: one line, exit 3, from lookup and emit ----
 for bad in '{"m":4096,"k":4096}|dim .n.' '{"m":4096,"n":"4097","k":4096}|dim .n.' '{"m":4096,"n":-4097,"k":4096}|integer >= 1' \
