@@ -912,16 +912,17 @@ int aitune_open(const char *path, aitune **out)
 ** dims of their distance in log2 steps; 0: tuned at the shape's own
 ** classes). A set whose winners were all tuned at aligned sizes scores
 ** them all alike, so classes change none of its answers. */
-static int rt_align_score(const struct rt_set *s, const struct rt_winner *w, const long long *shape, int ndims)
+static long long rt_align_score(const struct rt_set *s, const struct rt_winner *w, const long long *shape, int ndims)
 {
     const unsigned char *c = s->cls + w->cls;
-    int fit = 1, gap = 0;
+    int fit = 1;
+    long long gap = 0;   /* at most 3 per dim */
     for (int i = 0; i < ndims; i++) {
         int q = align_log2(shape[i]);
         fit &= c[i] <= q;
         gap += c[i] > q ? c[i] - q : q - c[i];
     }
-    return (fit ? 1 << 20 : 0) - gap;   /* gap <= 3 per dim */
+    return (fit ? 1LL << 40 : 0) - gap;
 }
 
 /* Is (exact, dist, lo, score) a better answer than (bexact, bdist, blo,
@@ -934,8 +935,8 @@ static int rt_align_score(const struct rt_set *s, const struct rt_winner *w, con
 ** aligned sizes answers as it did before classes, and a winner that holds
 ** the shape (exact; rt_exact_better) beats any nearer fit, since the
 ** memory-bound kernels run at any class. */
-static int rt_better(int exact, double dist, const long long *lo, int score, int bexact, double bdist,
-                     const long long *blo, int bscore, int ndims)
+static int rt_better(int exact, double dist, const long long *lo, long long score, int bexact, double bdist,
+                     const long long *blo, long long bscore, int ndims)
 {
     if (exact != bexact)
         return exact;
@@ -958,9 +959,9 @@ static int rt_better(int exact, double dist, const long long *lo, int score, int
 static int rt_exact_better(const struct rt_set *s, const struct rt_winner *w, const struct rt_winner *best,
                            const char *hw, const long long *shape, int ndims)
 {
-    int a = rt_align_score(s, w, shape, ndims), b = rt_align_score(s, best, shape, ndims);
-    if (a != b)
-        return a > b;
+    long long sw = rt_align_score(s, w, shape, ndims), sb = rt_align_score(s, best, shape, ndims);
+    if (sw != sb)
+        return sw > sb;
     if (hw) {
         int a = !strcmp(s->pool.s + w->hw, hw), b = !strcmp(s->pool.s + best->hw, hw);
         if (a != b)
@@ -1015,7 +1016,8 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
         return rt_error(h, s->rc, "%s", s->err ? s->err : "registry: a set failed to load");
 
     const struct rt_winner *best = NULL;
-    int best_exact = 0, best_score = 0, other_ndims = 0;
+    int best_exact = 0, other_ndims = 0;
+    long long best_score = 0;
     double best_dist = 0;
     const struct rt_group *g = NULL;
     for (size_t i = 0; i < s->ngroups; i++)
@@ -1098,7 +1100,7 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
                 dist += fabs(log2((double)v) - log2((double)near));
             }
         }
-        int score = rt_align_score(s, w, shape, ndims);
+        long long score = rt_align_score(s, w, shape, ndims);
         if (!best || rt_better(exact, dist, lo, score, best_exact, best_dist, E + best->edges, best_score, ndims) ||
             (!rt_better(best_exact, best_dist, E + best->edges, best_score, exact, dist, lo, score, ndims) &&
              rt_prefer_hw(s, w, best, hw, ndims))) {
