@@ -33,6 +33,9 @@
 **       shapes:
 **         n: {log2: [10, 28]}        # buckets [2^k, 2^(k+1)), tuned at 2^k
 **         m: {values: [4096, 5000]}  # tuned at these sizes, bucketed by log2
+**                                    # and alignment class: two sizes of one
+**                                    # log2 bucket only of different classes
+**                                    # (4096 and 4097; align.h)
 **
 ** Errors name the file, the line and the field. */
 #ifndef SPEC_H

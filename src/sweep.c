@@ -967,9 +967,9 @@ static double worst_in(const probes *P, const bucket *box, int i, int *at)
 /* A size of b's dim d to probe near x: x rounded down to a multiple of 64
 ** (kernels' fast paths want aligned sizes, and so do real workloads), plus
 ** the bucket's alignment class where that is not 8 (align.h), so the probe
-** keeps the class the bucket is tuned at: 8192 + 1 in an odd bucket, whose
-** winner must run odd sizes, not aligned ones. fallback where that leaves
-** the bucket. */
+** keeps the class the bucket is tuned at: the upper edge of [4096, 8192)
+** is 8129 in an odd bucket, whose winner must run odd sizes, 8128 in an
+** aligned one. fallback where that leaves the bucket. */
 static long long probe_size(const bucket *b, int d, long long x, long long fallback)
 {
     int c = bucket_align(b, d);

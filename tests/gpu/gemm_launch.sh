@@ -51,10 +51,11 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"
         tests/gpu/gemm_launch_check.cu "$out/$op.cu" -Lbuild -laitune -Xlinker -rpath -Xlinker "$PWD/build" -lcuda \
         -o "$out/$op.check" 2>> "$out/nvcc.err"
     check "nvcc builds the $op checker" $? "$(tail -1 "$out/nvcc.err")"
-    # n = 1001 only for gemm_nn, whose bucket there has a staged winner: the
-    # gemm_nt buckets were tuned at n = 512, and their nearest winner stores
-    # D through TMA, which needs rows of 16-byte multiples (buckets have no
-    # alignment key yet; aitune_launch says so in one line).
+    # n = 1001 only for gemm_nn, whose bucket there (keyed :align1) has a
+    # staged winner: the gemm_nt buckets were tuned at n = 512 only, and
+    # their nearest winner stores D through TMA, which needs rows of 16-byte
+    # multiples (no gemm_nt winner was tuned at an odd n to hand it instead;
+    # aitune_launch says so in one line).
     shapes="256x512x512 1024x512x512 700x512x512 3000x520x1000 1x8x8 129x136x72"
     [ "$op" = gemm_nn ] && shapes="$shapes 2048x1001x520 2100x1000x600"
     # The decode buckets: inside them, between (m = 3) and past them.
