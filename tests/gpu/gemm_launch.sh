@@ -2,8 +2,10 @@
 # GEMM winners launched through libaitune (aitune_launch, tensor maps built by
 # the launch plan) and through the whole-op emitted .cu agree bit for bit, and
 # with an fp64 reference, at shapes inside, between and outside the tuned
-# buckets (tests/gpu/gemm_launch.yaml). Needs a GPU, a built tree and nvcc;
-# SQLITE_INC/SQLITE_LIB as for tests/gpu/launch.sh are not needed here.
+# buckets (tests/gpu/gemm_launch.yaml); in a range tuned at two alignment
+# classes (n = 512 and 513), each shape is answered from its class's
+# bucket. Needs a GPU, a built tree and nvcc; SQLITE_INC/SQLITE_LIB as for
+# tests/gpu/launch.sh are not needed here.
 #   tests/gpu/gemm_launch.sh [OUTDIR]
 # Prints PASS, FAIL or SKIP per check; exits 1 if any check failed.
 set -u
@@ -52,10 +54,10 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"
         -o "$out/$op.check" 2>> "$out/nvcc.err"
     check "nvcc builds the $op checker" $? "$(tail -1 "$out/nvcc.err")"
     # n = 1001 only for gemm_nn, whose bucket there (keyed :align1) has a
-    # staged winner: the gemm_nt buckets were tuned at n = 512 only, and
-    # their nearest winner stores D through TMA, which needs rows of 16-byte
-    # multiples (no gemm_nt winner was tuned at an odd n to hand it instead;
-    # aitune_launch says so in one line).
+    # staged winner: gemm_nt f16>f32 was tuned at n = 512 only, and its
+    # nearest winner stores D through TMA, which needs rows of 16-byte
+    # multiples (aitune_launch says so in one line); gemm_nt bf16's odd n
+    # is checked below, in the range tuned at both 512 and 513.
     shapes="256x512x512 1024x512x512 700x512x512 3000x520x1000 1x8x8 129x136x72"
     [ "$op" = gemm_nn ] && shapes="$shapes 2048x1001x520 2100x1000x600"
     # The decode buckets: inside them, between (m = 3) and past them.
@@ -63,11 +65,23 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"
     # The swapab bucket (m = 32): inside it, at m = 40 and 63 (a second pass
     # of A's rows when its winner takes 32 per pass), and at n = 1000.
     [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && [ "$arch" = sm_90 ] && shapes="$shapes 32x4096x4096 40x4096x4096 63x4096x4096 32x1000x1000"
+    # One range tuned at n = 512 and 513 (an alignment class each): 513 and
+    # 516 are answered from the odd bucket, 512 and 520 from the aligned.
+    [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && shapes="$shapes 1024x512x512 1024x513x512 1024x516x512 1024x520x512"
     for shape in $shapes; do
         shape=${shape//x/ }
         line=$("$out/$op.check" "$db" "$op" "$arch" "$dt" $shape 2>&1 | tail -1)
         case $line in ok*) rc=0 ;; *) rc=1 ;; esac
         check "$op $dt ${shape// /x}: aitune_launch == emitted == reference" $rc "$line"
+        case "$op $dt ${shape// /x}" in
+        "gemm_nt bf16 1024x513x512" | "gemm_nt bf16 1024x516x512") want="bucket m=2^10,n=2^9:align1,k=2^9," ;;
+        "gemm_nt bf16 1024x512x512" | "gemm_nt bf16 1024x520x512") want="bucket m=2^10,n=2^9,k=2^9," ;;
+        *) want= ;;
+        esac
+        if [ -n "$want" ]; then
+            case $line in *"$want"*) rc=0 ;; *) rc=1 ;; esac
+            check "$op $dt ${shape// /x}: answered from ${want%,} (its alignment class)" $rc
+        fi
     done
 done
 echo "$fails failed"

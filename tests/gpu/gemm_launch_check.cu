@@ -168,9 +168,10 @@ int main(int argc, char** argv)
         }
     }
     int ok = diff == 0 && wrong == 0;
-    printf("%s %s %s %lldx%lldx%lld: aitune_launch (%s, %s %s) vs the emitted file: %zu of %zu outputs differ; "
+    printf("%s %s %s %lldx%lldx%lld: aitune_launch (%s, bucket %s, %s %s) vs the emitted file: %zu of %zu outputs differ; "
            "vs the fp64 reference: %zu of %zu checked outside the tolerance\n",
-           ok ? "ok  " : "FAIL", op, dtype, M, N, K, aitune_level_name(info.level), info.template_name, info.config,
+           ok ? "ok  " : "FAIL", op, dtype, M, N, K, aitune_level_name(info.level), info.bucket ? info.bucket : "-",
+           info.template_name, info.config,
            diff, o1.size(), wrong, checked);
     aitune_close(h);
     return ok ? 0 : 1;
