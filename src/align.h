@@ -47,6 +47,26 @@ static inline int align_log2(long long v)
     return c == 1 ? 0 : c == 2 ? 1 : c == 4 ? 2 : 3;
 }
 
+/* How a winner tuned at sizes of log2 classes have[0, n) suits a shape of
+** sizes shape[0, n), as one number, larger is better: whether it fits
+** (every size of the shape is of the winner's class or a higher one: a
+** config tuned at 4097 runs at 4096, one tuned at 4096 may not run at
+** 4097), then how close the classes are (the sum over dims of their
+** distance in log2 steps; 0: tuned at the shape's own classes). Winners all
+** tuned at aligned sizes score alike. libaitune (rt.c) and `why --shape`
+** rank with it; the dispatcher emit.c writes spells it out in the file. */
+static inline long long align_score(const unsigned char *have, const long long *shape, int n)
+{
+    int fit = 1;
+    long long gap = 0;   /* at most 3 per dim */
+    for (int i = 0; i < n; i++) {
+        int q = align_log2(shape[i]);
+        fit &= have[i] <= q;
+        gap += have[i] > q ? have[i] - q : q - have[i];
+    }
+    return (fit ? 1LL << 40 : 0) - gap;
+}
+
 /* The smallest size >= v (>= 1) of class cls (1, 2, 4 or 8): a multiple of
 ** 8 for 8, else an odd multiple of cls. */
 static inline long long align_up(long long v, int cls)

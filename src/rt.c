@@ -905,24 +905,12 @@ int aitune_open(const char *path, aitune **out)
 
 /* ---- lookup ---- */
 
-/* How winner w's alignment classes (align.h) suit shape, as one number,
-** larger is better: whether it fits (every size of the shape is of w's
-** class or a higher one: a config tuned at 4097 runs at 4096, one tuned at
-** 4096 may not run at 4097), then how close its classes are (the sum over
-** dims of their distance in log2 steps; 0: tuned at the shape's own
-** classes). A set whose winners were all tuned at aligned sizes scores
-** them all alike, so classes change none of its answers. */
+/* How winner w's alignment classes suit shape (align.h: align_score). A
+** set whose winners were all tuned at aligned sizes scores them all alike,
+** so classes change none of its answers. */
 static long long rt_align_score(const struct rt_set *s, const struct rt_winner *w, const long long *shape, int ndims)
 {
-    const unsigned char *c = s->cls + w->cls;
-    int fit = 1;
-    long long gap = 0;   /* at most 3 per dim */
-    for (int i = 0; i < ndims; i++) {
-        int q = align_log2(shape[i]);
-        fit &= c[i] <= q;
-        gap += c[i] > q ? c[i] - q : q - c[i];
-    }
-    return (fit ? 1LL << 40 : 0) - gap;
+    return align_score(s->cls + w->cls, shape, ndims);
 }
 
 /* Is (exact, dist, lo, score) a better answer than (bexact, bdist, blo,

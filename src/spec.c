@@ -205,9 +205,20 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
     return 0;
 }
 
+/* One dim of a bucket key, "name=2^k" and ":alignC" where the size tuned
+** names a class (align_key_class), into out (snprintf's rules: the length
+** it needs whatever cap is). */
+static int key_piece(char *out, size_t cap, const char *name, long long lo, long long rep)
+{
+    char sz[32], cls[24] = "";
+    fmt_size(sz, sizeof sz, lo);
+    int c = align_key_class(rep, lo);
+    if (c) snprintf(cls, sizeof cls, ":align%d", c);
+    return snprintf(out, cap, "%s=%s%s", name, sz, cls);
+}
+
 /* The length of the task's longest bucket key (bucket_key): per dim its
-** name, '=', its longest lo edge and, where a size is not aligned, the
-** ":alignC" suffix; commas between. */
+** longest piece (key_piece), commas between. */
 static int key_room(const spec_task *t)
 {
     int n = t->ndims - 1;
@@ -215,13 +226,11 @@ static int key_room(const spec_task *t)
         int most = 0;
         for (int i = 0; i < t->dims[d].nvalues; i++) {
             long long v = t->dims[d].values[i], lo, hi;
-            char sz[32];
             bucket_of(v, &lo, &hi);
-            fmt_size(sz, sizeof sz, lo);
-            int len = (int)strlen(sz) + (align_key_class(v, lo) ? 7 : 0);
+            int len = key_piece(NULL, 0, t->dims[d].name, lo, v);
             most = len > most ? len : most;
         }
-        n += (int)strlen(t->dims[d].name) + 1 + most;
+        n += most;
     }
     return n;
 }
@@ -462,11 +471,8 @@ int bucket_key(int ndims, char names[][16], const long long *lo, const long long
     int at = 0;
     out[0] = 0;
     for (int d = 0; d < ndims && at < cap; d++) {
-        char sz[32], cls[24] = "";
-        fmt_size(sz, sizeof sz, lo[d]);
-        int c = align_key_class(rep[d], lo[d]);
-        if (c) snprintf(cls, sizeof cls, ":align%d", c);
-        at += snprintf(out + at, (size_t)(cap - at), "%s%s=%s%s", d ? "," : "", names[d], sz, cls);
+        if (d) at += snprintf(out + at, (size_t)(cap - at), ",");
+        if (at < cap) at += key_piece(out + at, (size_t)(cap - at), names[d], lo[d], rep[d]);
     }
     return at < cap ? 0 : -1;
 }

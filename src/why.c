@@ -39,9 +39,11 @@ const char why_usage[] = "aitune why OP --dtype T (--shape S | --bucket KEY) [--
 ** rt_align_score): higher when every size is of the key's class or a
 ** higher one (a config tuned at 4097 runs 4096, not the reverse), then the
 ** closer the classes. */
-static int key_holds(const char *key, int nd, char dims[][16], const long long *shape, int *score)
+static int key_holds(const char *key, int nd, char dims[][16], const long long *shape, long long *score)
 {
-    int matched = 0, fit = 1, gap = 0;
+    int matched = 0;
+    unsigned char have[TMPL_MAXDIMS];
+    memset(have, 3, sizeof have);   /* aligned, for a dim a key names twice and another not */
     char buf[128];
     snprintf(buf, sizeof buf, "%s", key);
     for (char *save = NULL, *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
@@ -54,13 +56,12 @@ static int key_holds(const char *key, int nd, char dims[][16], const long long *
         int d = 0;
         while (d < nd && strcmp(dims[d], part)) d++;
         if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo) return 0;
-        int have = align_log2(cls ? atoi(cls + 6) : lo < ALIGN_FULL ? lo : ALIGN_FULL), q = align_log2(shape[d]);
-        fit &= have <= q;
-        gap += have > q ? have - q : q - have;
+        have[d] = (unsigned char)align_log2(cls ? atoi(cls + 6) : lo < ALIGN_FULL ? lo : ALIGN_FULL);
         matched++;
     }
-    *score = (fit ? 1 << 20 : 0) - gap;
-    return matched == nd;
+    if (matched != nd) return 0;
+    *score = align_score(have, shape, nd);
+    return 1;
 }
 
 typedef struct want {
@@ -70,7 +71,7 @@ typedef struct want {
     long long shape[TMPL_MAXDIMS];
     int n;                      /* matches */
     char arch[8][16], key[8][96];
-    int score[8];               /* a --shape match's (key_holds) */
+    long long score[8];         /* a --shape match's (key_holds) */
 } want;
 
 /* A shape's bucket is a home bucket: a split one's parts are explained
@@ -84,7 +85,7 @@ static int pick_bucket(const char *arch, const char *bucket, void *ctx)
     char home[96];
     bucket_home(bucket, home, sizeof home);
     const char *key = w->bucket ? bucket : home;
-    int score = 0;
+    long long score = 0;
     int hit = w->bucket ? !strcmp(w->bucket, bucket) : key_holds(home, w->nd, w->dims, w->shape, &score);
     for (int i = 0; i < w->n && hit; i++) hit = strcmp(w->arch[i], arch) || strcmp(w->key[i], key);
     for (int i = 0; i < w->n && hit; i++) hit = strcmp(w->arch[i], arch) || w->score[i] <= score;
