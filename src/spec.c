@@ -159,16 +159,56 @@ static int is_name(const char *s)
     return 1;
 }
 
+/* {range: [lo, hi], align: [8, 1]} into d (spec.h: spec_dim.range). */
+static int parse_range(ctx *c, yaml_node_t *v, spec_dim *d)
+{
+    yaml_node_t *r = get(c, v, "range"), *al = get(c, v, "align");
+    const char *name = d->name;
+    if (r->type != YAML_SEQUENCE_NODE || r->data.sequence.items.top - r->data.sequence.items.start != 2)
+        return fail(c, r, "dim '%s': range takes [lo, hi], the smallest and largest size served", name);
+    long long e[2];
+    for (int i = 0; i < 2; i++)
+        if (parse_int(c, node(c, r->data.sequence.items.start[i]), "a range's size", 1, 1LL << 40, &e[i])) return -1;
+    if (e[1] < e[0]) return fail(c, r, "dim '%s': range [%lld, %lld] is empty", name, e[0], e[1]);
+    unsigned mask = ALIGN_FULL | 1;
+    if (al) {
+        if (al->type != YAML_SEQUENCE_NODE || al->data.sequence.items.top == al->data.sequence.items.start)
+            return fail(c, al, "dim '%s': align takes a list of classes out of 1, 2, 4 and 8", name);
+        mask = 0;
+        for (yaml_node_item_t *i = al->data.sequence.items.start; i < al->data.sequence.items.top; i++) {
+            yaml_node_t *n = node(c, *i);
+            long long cls;
+            if (parse_int(c, n, "an alignment class", 1, ALIGN_FULL, &cls)) return -1;
+            if (cls & (cls - 1)) return fail(c, n, "dim '%s': alignment class %lld is not 1, 2, 4 or 8", name, cls);
+            if (mask & (unsigned)cls) return fail(c, n, "dim '%s': alignment class %lld is listed twice", name, cls);
+            mask |= (unsigned)cls;
+        }
+    }
+    d->range = 1;
+    d->range_lo = e[0];
+    d->range_hi = e[1];
+    d->range_align = mask;
+    d->nvalues = spec_range_reps(e[0], e[1], mask, d->values, SPEC_MAXVALUES);
+    if (d->nvalues < 0)
+        return fail(c, r, "dim '%s': range [%lld, %lld] makes more than %d buckets (narrow it, or fewer classes in "
+                    "align)", name, e[0], e[1], SPEC_MAXVALUES);
+    return 0;
+}
+
 static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
 {
     const char *name = scalar(k);
     if (!is_name(name) || strlen(name) >= sizeof d->name) return fail(c, k, "bad dim name '%s'", name ? name : "?");
     snprintf(d->name, sizeof d->name, "%s", name);
     d->line = (int)k->start_mark.line + 1;
-    static const char *const fields[] = { "log2", "values", NULL };
-    if (want_map(c, v, "a dim ({log2: [lo, hi]} or {values: [...]})") || known_keys(c, v, "a dim", fields)) return -1;
-    yaml_node_t *l = get(c, v, "log2"), *vals = get(c, v, "values");
-    if (!!l == !!vals) return fail(c, v, "dim '%s' needs exactly one of log2 or values", name);
+    static const char *const fields[] = { "log2", "values", "range", "align", NULL };
+    if (want_map(c, v, "a dim ({log2: [lo, hi]}, {values: [...]} or {range: [lo, hi]})") ||
+        known_keys(c, v, "a dim", fields))
+        return -1;
+    yaml_node_t *l = get(c, v, "log2"), *vals = get(c, v, "values"), *r = get(c, v, "range");
+    if (!!l + !!vals + !!r != 1) return fail(c, v, "dim '%s' needs exactly one of log2, values or range", name);
+    if (get(c, v, "align") && !r) return fail(c, get(c, v, "align"), "dim '%s': align goes with range", name);
+    if (r) return parse_range(c, v, d);
     yaml_node_t *seq = l ? l : vals;
     if (seq->type != YAML_SEQUENCE_NODE) return fail(c, seq, "dim '%s': %s must be a list", name, l ? "log2" : "values");
     int n = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
@@ -466,6 +506,61 @@ void bucket_of(long long v, long long *lo, long long *hi)
     *hi = p * 2;
 }
 
+int spec_range_reps(long long lo, long long hi, unsigned align, long long *out, int cap)
+{
+    int n = 0;
+    for (long long blo = 0, bhi = 0, at = lo; at <= hi; at = bhi) {
+        bucket_of(at, &blo, &bhi);
+        long long a = at, z = hi < bhi - 1 ? hi : bhi - 1;
+        int first = n;
+        /* Each class a key can name in this bucket (align_key_class: 0 for
+        ** 8, and for a class at or above the lower edge's below 8), its
+        ** largest size: within 8 sizes of the top, as the classes repeat
+        ** every 8. Sizes found once (two classes keyed alike) count once. */
+        for (int cls = ALIGN_FULL; cls >= 1; cls /= 2) {
+            if (!(align & (unsigned)cls)) continue;
+            int top = blo >= ALIGN_FULL ? ALIGN_FULL : (int)blo, want = cls >= top ? 0 : cls;
+            for (long long s = z; s >= a && s > z - 2 * ALIGN_FULL; s--) {
+                if (align_key_class(s, blo) != want) continue;
+                int dup = 0;
+                for (int j = first; j < n; j++) dup |= out[j] == s;
+                if (dup) break;
+                if (n == cap) return -1;
+                out[n++] = s;
+                break;
+            }
+        }
+        /* Every size must be served by a bucket of its class or a lower
+        ** one: when the classes asked for leave the bucket's least aligned
+        ** sizes out (align [8] over odd sizes; align [1] where the range
+        ** holds only 256), it is tuned at its largest size of that class
+        ** too. Classes as numbers: key class 0 is the bucket's top. */
+        int top = blo >= ALIGN_FULL ? ALIGN_FULL : (int)blo, least = top, covered = 0;
+        for (long long s = a; s <= z && s < a + 2 * ALIGN_FULL; s++) {
+            int k = align_key_class(s, blo);
+            if ((k ? k : top) < least) least = k ? k : top;
+        }
+        for (int j = first; j < n; j++) {
+            int k = align_key_class(out[j], blo);
+            covered |= (k ? k : top) <= least;
+        }
+        for (long long s = z; !covered && s >= a; s--)
+            if (align_key_class(s, blo) == (least == top ? 0 : least)) {
+                if (n == cap) return -1;
+                out[n++] = s;
+                covered = 1;
+            }
+        /* In increasing order within the bucket (few: an insertion sort). */
+        for (int i = first + 1; i < n; i++)
+            for (int j = i; j > first && out[j - 1] > out[j]; j--) {
+                long long t = out[j];
+                out[j] = out[j - 1];
+                out[j - 1] = t;
+            }
+    }
+    return n;
+}
+
 int bucket_key(int ndims, char names[][16], const long long *lo, const long long *rep, char *out, int cap)
 {
     int at = 0;
@@ -493,6 +588,13 @@ int spec_buckets(const spec_task *t, bucket **out)
             b[i].rep[d] = v;
             b[i].align[d] = align_class(v);
             bucket_of(v, &b[i].lo[d], &b[i].hi[d]);
+            b[i].slo[d] = b[i].lo[d];
+            b[i].shi[d] = b[i].hi[d];
+            if (t->dims[d].range) {
+                b[i].ranged |= 1u << d;
+                if (t->dims[d].range_lo > b[i].slo[d]) b[i].slo[d] = t->dims[d].range_lo;
+                if (t->dims[d].range_hi + 1 < b[i].shi[d]) b[i].shi[d] = t->dims[d].range_hi + 1;
+            }
         }
         bucket_key(t->ndims, names, b[i].lo, b[i].rep, b[i].key, sizeof b[i].key);   /* fits: key_room */
     }
@@ -527,12 +629,25 @@ int bucket_split_point(long long lo, long long hi, long long *at)
     return 0;
 }
 
+/* A range dim's part [a, z) of bucket b is tuned, as the bucket is, at
+** its largest size: the largest of [a, z) of the bucket's key class
+** (align_key_class against the bucket's own lower edge), else z - 1. */
+static long long range_part_rep(const bucket *b, int d, long long a, long long z)
+{
+    int want = align_key_class(b->rep[d], b->lo[d]);
+    for (long long s = z - 1; s >= a && s > z - 1 - 2 * ALIGN_FULL; s--)
+        if (align_key_class(s, b->lo[d]) == want) return s;
+    return z - 1;
+}
+
 int bucket_split(const bucket *b, unsigned mask, bucket *parts)
 {
     long long at[SPEC_MAXDIMS];
     int dims[SPEC_MAXDIMS], k = 0;
     for (int d = 0; d < b->ndims; d++)
-        if ((mask >> d & 1) && bucket_split_point(b->lo[d], b->hi[d], &at[d])) dims[k++] = d;
+        if ((mask >> d & 1) && bucket_split_point(b->lo[d], b->hi[d], &at[d]) &&
+            (!(b->ranged >> d & 1) || (at[d] > b->slo[d] && at[d] < b->shi[d])))   /* sizes of the range each side */
+            dims[k++] = d;
     int n = 1 << k;
     char home[96];
     bucket_home(b->key, home, sizeof home);
@@ -542,8 +657,12 @@ int bucket_split(const bucket *b, unsigned mask, bucket *parts)
         for (int d = 0; d < b->ndims; d++) p->align[d] = bucket_align(b, d);   /* the parts of parts too */
         for (int j = 0; j < k; j++) {
             int d = dims[j], upper = i >> (k - 1 - j) & 1;   /* dim 0 varies slowest */
-            if (upper) p->lo[d] = at[d];
-            else p->hi[d] = at[d];
+            if (upper) p->lo[d] = p->slo[d] = at[d];
+            else p->hi[d] = p->shi[d] = at[d];
+            if (b->ranged >> d & 1) {
+                p->rep[d] = range_part_rep(b, d, p->slo[d], p->shi[d]);
+                continue;
+            }
             /* Elsewhere the first size of the bucket's class from the
             ** lower edge: a part of an odd bucket is tuned at an odd size. */
             long long first = align_up(p->lo[d], p->align[d]);

@@ -36,6 +36,10 @@
 **                                    # and alignment class: two sizes of one
 **                                    # log2 bucket only of different classes
 **                                    # (4096 and 4097; align.h)
+**         b: {range: [1, 256]}       # every size from 1 to 256 served: a bucket
+**                                    # per log2 range and class, tuned at its
+**                                    # largest size (spec_range_reps)
+**         c: {range: [1, 256], align: [1]}  # classes to tune apart (default [8, 1])
 **
 ** Errors name the file, the line and the field. */
 #ifndef SPEC_H
@@ -56,8 +60,16 @@
 typedef struct spec_dim {
     char name[16];
     int nvalues;
-    long long values[SPEC_MAXVALUES];   /* representatives */
+    long long values[SPEC_MAXVALUES];   /* representatives: the sizes tuned */
     int line;
+    /* A range ({range: [lo, hi]}): every size of [range_lo, range_hi] is
+    ** served. values[] then holds, per log2 bucket the range meets and per
+    ** alignment class it asks for (range_align: a mask of 1, 2, 4, 8), the
+    ** largest size of the range in that bucket and class (spec_range_reps):
+    ** where a kernel tiled along the dim is slowest. */
+    int range;
+    long long range_lo, range_hi;
+    unsigned range_align;
 } spec_dim;
 
 typedef struct spec_task {
@@ -108,6 +120,11 @@ typedef struct bucket {
     long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], rep[SPEC_MAXDIMS];
     int align[SPEC_MAXDIMS];    /* align_class(rep[d]) */
     char key[96];           /* "n=2^26", "rows=2^14,cols=2^12" or "n=2^12:align1" */
+    /* Bit d: dim d comes from a range, whose sizes in [slo[d], shi[d]) this
+    ** bucket promises to serve (those of its class and above: align.h). The
+    ** other dims: [lo, hi). */
+    unsigned ranged;
+    long long slo[SPEC_MAXDIMS], shi[SPEC_MAXDIMS];
 } bucket;
 
 /* Whether task t tunes template tname ("op/impl"): every template when the
@@ -122,6 +139,18 @@ int spec_load(const char *path, spec *out, char *err, int errcap);
 /* The same from text in memory (len bytes; path names it in messages). */
 int spec_load_text(const char *path, const char *text, size_t len, spec *out, char *err, int errcap);
 void spec_free(spec *s);
+
+/* The sizes a range [lo, hi] is tuned at: per log2 bucket it meets, in
+** increasing order, and per class of align (a mask of 1, 2, 4 and 8), the
+** largest size of the range in that bucket whose bucket key names that
+** class (align_key_class: 8 names none, and below 8 the lower edge's class
+** names none), when the range holds one. A range bucket is tuned where a
+** kernel tiled along the dim does the most work: [16, 32) of [1, 256] at 24
+** (class 8) and 31 (class 1). A size of a class the range does not tune
+** apart is served by a bucket of a lower class (a config tuned at 31 runs
+** 30). At most cap sizes into out; returns their count, or -1 when there
+** would be more than cap. */
+int spec_range_reps(long long lo, long long hi, unsigned align, long long *out, int cap);
 
 /* The log2 bucket of a size: [2^k, 2^(k+1)) with 2^k <= v. */
 void bucket_of(long long v, long long *lo, long long *hi);

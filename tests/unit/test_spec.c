@@ -456,6 +456,122 @@ static void test_align(void)
           "[4, 8) of class 2 cut at 5: [4, 5) at 4 (no size of class 2 in it), [5, 8) at 6");
 }
 
+/* Ranges: a bucket per log2 range and class asked for, tuned at its largest
+** size of that class (where a kernel tiled along the dim does the most
+** work); every size of the range served by a bucket of its class or lower. */
+static void reps_are(const char *what, long long lo, long long hi, unsigned align, const long long *want, int nwant)
+{
+    long long got[64];
+    int n = spec_range_reps(lo, hi, align, got, 64);
+    int same = n == nwant;
+    for (int i = 0; same && i < n; i++) same = got[i] == want[i];
+    char text[512] = "";
+    for (int i = 0, at = 0; i < n && at < (int)sizeof text - 24; i++) at += snprintf(text + at, sizeof text - (size_t)at, " %lld", got[i]);
+    CHECK(same, "%s: tuned at%s", what, text);
+}
+
+/* Whether every size of [lo, hi] is served: a rep in its log2 bucket of a
+** key class at most its own (align_key_class; 0 is the bucket's top), and
+** at most 7 below it (within one period of the classes: a bucket is tuned
+** at its largest size of its class). */
+static int key_cls(long long s, long long blo)
+{
+    int k = align_key_class(s, blo);
+    return k ? k : blo >= 8 ? 8 : (int)blo;
+}
+
+static int covers(long long lo, long long hi, const long long *reps, int n)
+{
+    for (long long s = lo; s <= hi; s++) {
+        long long blo, bhi;
+        bucket_of(s, &blo, &bhi);
+        int ok = 0;
+        for (int i = 0; i < n && !ok; i++)
+            ok = reps[i] >= blo && reps[i] < bhi && key_cls(reps[i], blo) <= key_cls(s, blo) && reps[i] >= s - 7;
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static void test_range(void)
+{
+    static const long long dflt[] = { 1, 2, 3, 4, 7, 8, 15, 24, 31, 56, 63, 120, 127, 248, 255, 256 };
+    reps_are("[1, 256], classes 8 and 1", 1, 256, 9, dflt, (int)(sizeof dflt / sizeof *dflt));
+    static const long long odd[] = { 1, 3, 7, 15, 31, 63, 127, 255, 256 };
+    reps_are("[1, 256], class 1 only (256: the bucket's only size)", 1, 256, 1, odd, 9);
+    static const long long few[] = { 19 };
+    reps_are("[17, 20]: no multiple of 8 in it, class 1 at 19", 17, 20, 9, few, 1);
+    static const long long eight[] = { 4, 7, 8, 15 };
+    reps_are("[4, 15], class 8 only: the odd sizes still get a bucket", 4, 15, 8, eight, 4);
+    long long r[64];
+    for (long long lo = 1; lo <= 40; lo += 3)
+        for (long long hi = lo; hi <= 300; hi += 37) {
+            int n1 = spec_range_reps(lo, hi, 9, r, 64), n8 = 0;
+            int ok1 = n1 > 0 && covers(lo, hi, r, n1);
+            long long r8[64];
+            n8 = spec_range_reps(lo, hi, 8, r8, 64);
+            if (!ok1 || !(n8 > 0 && covers(lo, hi, r8, n8))) {
+                CHECK(0, "range [%lld, %lld] is covered by its buckets", lo, hi);
+                return;
+            }
+        }
+    CHECK(1, "every range [lo, hi] sampled from 1..300 is covered by its buckets (classes 8+1, and 8 alone)");
+    CHECK(spec_range_reps(1, 1LL << 40, 9, r, 64) == -1, "[1, 2^40] with two classes: more than 64 buckets, refused");
+
+    const char *path = yaml("tasks:\n  - op: gemm_nt\n    dtypes: [bf16]\n    shapes:\n      m: {range: [1, 64]}\n"
+                            "      n: {values: [4096]}\n      k: {values: [4096]}\n");
+    spec s;
+    char err[512];
+    if (spec_load(path, &s, err, sizeof err)) {
+        CHECK(0, "a range spec loads (%s)", err);
+        return;
+    }
+    bucket *b = NULL;
+    int nb = spec_buckets(&s.tasks[0], &b);
+    CHECK(nb == 12, "m in [1, 64]: 12 buckets (1; 2, 3; 4, 7; 8, 15; 24, 31; 56, 63; 64) (got %d)", nb);
+    int k24 = -1, k31 = -1, k64 = -1;
+    for (int i = 0; i < nb; i++) {
+        if (b[i].rep[0] == 24) k24 = i;
+        if (b[i].rep[0] == 31) k31 = i;
+        if (b[i].rep[0] == 64) k64 = i;
+    }
+    CHECK(k24 >= 0 && !strcmp(b[k24].key, "m=2^4,n=2^12,k=2^12") && b[k24].ranged == 1 && b[k24].slo[0] == 16 &&
+          b[k24].shi[0] == 32 && b[k24].lo[0] == 16 && b[k24].hi[0] == 32,
+          "24: key m=2^4 (the aligned bucket), serves [16, 32) (key '%s')", k24 >= 0 ? b[k24].key : "");
+    CHECK(k31 >= 0 && !strcmp(b[k31].key, "m=2^4:align1,n=2^12,k=2^12") && b[k31].align[0] == 1,
+          "31: key m=2^4:align1 (key '%s')", k31 >= 0 ? b[k31].key : "");
+    CHECK(k64 >= 0 && b[k64].lo[0] == 64 && b[k64].hi[0] == 128 && b[k64].slo[0] == 64 && b[k64].shi[0] == 65,
+          "64: the bucket [64, 128) keeps its log2 edges and serves only 64 of the range");
+    /* A range bucket's parts are tuned at their largest sizes, and a dim
+    ** is not cut where one side would hold no size of the range. */
+    bucket parts[16];
+    int np = k31 >= 0 ? bucket_split(&b[k31], 1, parts) : 0;
+    CHECK(np == 2 && parts[0].rep[0] == 23 && parts[1].rep[0] == 31 && parts[0].shi[0] == 24 && parts[1].slo[0] == 24,
+          "[16, 32) of class 1 cut at 24: parts tuned at 23 and 31 (got %lld, %lld)", np == 2 ? parts[0].rep[0] : 0,
+          np == 2 ? parts[1].rep[0] : 0);
+    np = k24 >= 0 ? bucket_split(&b[k24], 1, parts) : 0;
+    CHECK(np == 2 && parts[0].rep[0] == 16 && parts[1].rep[0] == 24, "[16, 32) of class 8: parts tuned at 16 and 24");
+    np = k64 >= 0 ? bucket_split(&b[k64], 1, parts) : 0;
+    CHECK(np == 1 && parts[0].rep[0] == 64, "[64, 128) serving only 64: not cut (%d parts)", np);
+    free(b);
+    spec_free(&s);
+
+    expect_error("range with values", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {range: [1, 8], values: [4]}\n",
+                 5, "exactly one", "range");
+    expect_error("align without range", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {values: [4], align: [1]}\n",
+                 5, "align", "range");
+    expect_error("an empty range", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {range: [9, 8]}\n", 5,
+                 "empty", NULL);
+    expect_error("a range of one size", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {range: [9]}\n", 5,
+                 "[lo, hi]", NULL);
+    expect_error("class 3", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {range: [1, 9], align: [3]}\n", 5,
+                 "class 3", NULL);
+    expect_error("a class twice", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {range: [1, 9], align: [1, 1]}\n",
+                 5, "twice", NULL);
+    expect_error("a range too wide", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {range: [1, 1099511627776]}\n",
+                 5, "more than 64 buckets", NULL);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/aitune-test-spec-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -467,6 +583,7 @@ int main(void)
     test_errors();
     test_split();
     test_align();
+    test_range();
     cleanup();
     CHECK_DONE();
 }

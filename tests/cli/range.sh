@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Ranges in specs (docs/SPEC.md): `rows: {range: [1, 20]}` tunes a bucket per
+# log2 range and alignment class the range meets, each at its largest size of
+# that class, and every size of the range is then answered from a bucket that
+# holds it, by a winner tuned at a size of its class or a lower one, at most
+# 7 below it (the fake worker plays the GPU).
+. "$(dirname "$0")/lib.sh"
+
+spec range.yaml <<'YAML'
+name: range
+search: random
+max_evals: 2
+top_k: 2
+tasks:
+  - op: softmax
+    dtypes: [bf16]
+    templates: [stream]
+    shapes:
+      rows: {range: [1, 20]}
+      cols: {values: [1000]}
+YAML
+DB=$T/range.db
+fake_sweep ok "$DB" "$T/range.yaml"
+expect_eq "a range sweep exits 0" "$RC" 0 || show_last
+keys=$(sql "$DB" "select group_concat(bucket || '@' || json_extract(shape, '$.rows'), ' ') from (select bucket, shape from winners order by json_extract(shape, '$.rows'))")
+want="rows=2^0,cols=2^9@1 rows=2^1,cols=2^9@2 rows=2^1:align1,cols=2^9@3 rows=2^2,cols=2^9@4"
+want="$want rows=2^2:align1,cols=2^9@7 rows=2^3,cols=2^9@8 rows=2^3:align1,cols=2^9@15"
+want="$want rows=2^4,cols=2^9@16 rows=2^4:align1,cols=2^9@19"
+expect_eq "a winner per bucket and class, tuned at its largest size" "$keys" "$want"
+
+# Every size of the range: an exact answer from a bucket tuned at a size of
+# a class the size meets, within one class period above it.
+bad=""
+for r in $(seq 1 20); do
+    out=$("$AITUNE" lookup softmax --arch sm_90 --dtype bf16 --shape "$r,1000" --db "$DB" --json 2>&1)
+    lvl=$(printf '%s' "$out" | sed -n 's/.*"level": *"\([a-z]*\)".*/\1/p')
+    b=$(printf '%s' "$out" | sed -n 's/.*"bucket": *"\([^"]*\)".*/\1/p')
+    tuned=$(sql "$DB" "select json_extract(shape, '$.rows') from winners where bucket = '$b'")
+    cls() { local v=$1 c=1; while [ $((v % (c * 2))) -eq 0 ] && [ $c -lt 8 ]; do c=$((c * 2)); done; echo $c; }
+    if [ "$lvl" != exact ] || [ -z "$tuned" ] || [ "$(cls "$tuned")" -gt "$(cls "$r")" ] || [ "$tuned" -lt $((r - 7)) ]; then
+        bad="$bad $r($lvl,$b,$tuned)"
+    fi
+done
+expect_eq "rows 1..20 each answered exactly by a winner that runs it, tuned at most 7 below it" "$bad" ""
+
+# A range spec resumes like any other: nothing measured again.
+expect_resumed ok "$DB" "$T/range.yaml" "select bucket || template || config from winners order by bucket"
+
+# A point spec over the same op keeps its keys: values [16] is rows=2^4.
+spec point.yaml <<'YAML'
+name: point
+search: random
+max_evals: 2
+tasks:
+  - op: softmax
+    dtypes: [bf16]
+    templates: [stream]
+    shapes:
+      rows: {values: [16]}
+      cols: {values: [1000]}
+YAML
+fake_sweep ok "$T/point.db" "$T/point.yaml"
+expect_eq "the point spec's bucket keeps its key" "$(sql "$T/point.db" "select bucket || '@' || shape from winners")" \
+    'rows=2^4,cols=2^9@{"rows":16,"cols":1000}'
+done_testing
