@@ -1,0 +1,251 @@
+/* sweep_hold.c: see sweep_hold.h. hold_probe in named steps: the slots
+** (hold_slots), their races at three sizes of the bucket (hold_race), the
+** choice (hold_choose, pure), its lines (hold_say), the split where the
+** winner still loses too much (hold_split), the bucket left whole after its
+** parts' sizes were raced (hold_whole), and the counts (hold_tally). */
+#define _GNU_SOURCE
+#include "sweep_hold.h"
+#include "sweep_task.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One bucket's hold: the race's slots, the probes they were raced at, and
+** what was chosen. */
+typedef struct hold {
+    sw *S;
+    const op_task *t;
+    const bucket *b;
+    bucket_state *bs;
+    cand *ps[16];           /* the slots: ps[0, m) */
+    int *fi;                /* ps[i]'s index in bs->f (-1: out of the race) */
+    int m;
+    probes *P;
+    int probed, failed;     /* raced beyond the representative; a tool failed */
+    int w, nw;              /* the race's winner, and the winner now (in bs->f) */
+    hold_choice c;
+    double after;           /* the winner's worst loss after hold */
+    int hw;                 /* the hold winner's slot */
+    int nheld;              /* the probes hold raced; splitting adds the parts' */
+} hold;
+
+/* The slots: the race's cs[0, k), then the next finalists up to
+** HOLD_FINALISTS, compiled. Returns how many. */
+static int hold_slots(sw *S, const op_task *t, bucket_state *bs, cand *cs, int k, int *fi)
+{
+    int m = bs->nf < HOLD_FINALISTS ? bs->nf : HOLD_FINALISTS;
+    if (m < k) m = k;
+    /* retune: the stored parts' winners are slots, next after the race's:
+    ** a part's winner may be slow at the bucket's size (a config fast only
+    ** in its part, found by the part's own search), and a bucket raced
+    ** without it would seem to hold, or its part would lose it. */
+    for (int i = 0, at = k; i < bs->nparts && at < 16; i++)
+        for (int j = at; j < bs->nf; j++)
+            if (!strcmp(bs->f[j].tmpl, bs->parts[i].tmpl) && !strcmp(bs->f[j].config, bs->parts[i].config)) {
+                final x = bs->f[j];
+                memmove(&bs->f[at + 1], &bs->f[at], sizeof *bs->f * (size_t)(j - at));
+                bs->f[at++] = x;
+                if (m < at) m = at;
+                break;
+            }
+    for (int i = 0; i < k; i++) {
+        fi[i] = -1;
+        for (int j = 0; j < k; j++)
+            if (!strcmp(bs->f[j].tmpl, cs[i].tmpl) && cs[i].config && !strcmp(bs->f[j].config, cs[i].config)) fi[i] = j;
+    }
+    for (int i = k; i < m; i++) {
+        fi[i] = i;
+        if (cand_build(S, &cs[i], bs->f[i].tmpl, bs->f[i].config, t)) fi[i] = -1;
+    }
+    return m;
+}
+
+/* The shape of pass 0 (the representative), 1 (the geometric middle) or 2
+** (the upper edge); 0 when it is the representative's again. */
+static int hold_shape(const op_task *t, const bucket *b, int pass, long long *shape)
+{
+    int same = 1;
+    for (int d = 0; d < b->ndims; d++) {
+        long long x = pass == 1 ? (long long)sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : b->hi[d] - 1;
+        long long v = pass == 0 ? t->shape[d] : probe_size(b, d, x, t->shape[d]);
+        shape[d] = v;
+        same &= v == t->shape[d];
+    }
+    return pass == 0 || !same;
+}
+
+/* The slots raced at the three sizes; the finalists' stored times become
+** those of the race at the representative. */
+static void hold_race(hold *H)
+{
+    for (int pass = 0; pass < 3 && !H->failed; pass++) {
+        long long shape[TMPL_MAXDIMS];
+        if (!hold_shape(H->t, H->b, pass, shape)) continue;
+        int n0 = H->P->n, rc = probe_race(H->S, H->t, H->ps, H->fi, shape, H->P);
+        if (rc < 0) H->failed = 1;
+        if (rc <= 0 || H->P->n == n0) continue;
+        for (int i = 0; i < H->m && pass == 0; i++)
+            if (H->P->p[n0].us[i] > 0) {
+                H->bs->f[H->fi[i]].median_us = H->P->p[n0].us[i];
+                H->bs->f[H->fi[i]].spread = H->P->p[n0].spread[i];
+            }
+        H->probed |= pass > 0;
+    }
+}
+
+int hold_choose(const probes *P, const bucket *b, const int *fi, int w, double noise, hold_choice *c)
+{
+    c->cw = -1;
+    c->cb = 0;
+    for (int i = 0; i < P->m; i++) {
+        c->at[i] = -1;
+        c->worst[i] = fi[i] >= 0 ? probe_worst(P, b, i, &c->at[i]) : INFINITY;
+        if (fi[i] == w) c->cw = i;
+        if (c->worst[i] < c->worst[c->cb]) c->cb = i;
+    }
+    if (c->cw < 0 || fi[c->cb] < 0) {
+        c->nw = w;
+        return 0;
+    }
+    c->nw = c->worst[c->cb] < c->worst[c->cw] - noise ? fi[c->cb] : w;
+    return 1;
+}
+
+/* Where slot i loses most, on a line. */
+static void hold_where(const hold *H, int i, char *out, size_t cap)
+{
+    int a = H->c.at[i];
+    if (H->fi[i] < 0 || a < 0 || !memcmp(H->P->p[a].shape, H->t->shape, sizeof *H->t->shape * (size_t)H->b->ndims))
+        snprintf(out, cap, "the representative");
+    else
+        task_shape_text(H->P->p[a].shape, H->b->ndims, out, cap);
+}
+
+/* The choice counted and said. */
+static void hold_say(hold *H)
+{
+    sw *S = H->S;
+    const op_task *t = H->t;
+    int cw = H->c.cw, cb = H->c.cb, moved = H->nw != H->w;
+    double wc = H->c.worst[cw];
+    S->held++;
+    S->moved += moved;
+    H->after = moved ? H->c.worst[cb] : wc;
+    if (isfinite(wc) && wc > S->hold_before) S->hold_before = wc;
+    if (isfinite(H->after) && H->after > S->hold_after) S->hold_after = H->after;
+    S->broken_before += !isfinite(wc);
+    char where[96];
+    hold_where(H, cw, where, sizeof where);
+    sw_say(S, "hold       %s %s %s: the race's winner loses %s%.1f%% (at %s); %s\n", t->op, t->dtype, H->b->key,
+           isfinite(wc) ? "" : "everything ", isfinite(wc) ? 100 * wc : 100.0, where,
+           moved ? "another finalist, worst loss smaller, wins" : "it stays");
+    if (moved) {
+        hold_where(H, cb, where, sizeof where);
+        sw_say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, H->b->key,
+               H->bs->f[H->nw].tmpl, H->bs->f[H->nw].config, 100 * H->c.worst[cb], where);
+    }
+    H->hw = moved ? cb : cw;
+    H->nheld = H->P->n;
+}
+
+/* The winner still loses more than split_at: the bucket split, its parts
+** decided (each part's own search, split again), a split on trial kept only
+** where a part's own search changed a winner. */
+static void hold_split(hold *H, split *sp)
+{
+    sw *S = H->S;
+    const op_task *t = H->t;
+    const bucket *b = H->b;
+    if (S->split_at > 0 && H->after > S->split_at && !H->failed) {
+        const char *why;
+        if (!split_box(S, t, b, H->ps, H->fi, H->hw, H->P, sp, -1, &sp->trial, &why))
+            sw_say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but %s; not split\n", t->op,
+                   t->dtype, b->key, 100 * H->after, 100 * S->split_at, why);
+    }
+    int n1 = sp->n;   /* the bucket's own parts: p[0, n1) */
+    const cand *x = n1 ? sp->p[0].c[sp->p[0].w] : NULL;
+    if (sp->n && !sp->trial) split_say(S, t, b, sp, -1, H->after);
+    for (int i = 0; i < n1 && !sp->rc; i++) {
+        sp->rc = split_settle(S, t, sp, i);
+        if (!sp->rc && !sp->trial) split_say_part(S, t, sp, i);
+    }
+    if (!sp->n || !sp->trial || sp->rc) return;
+    if (split_trial_kept(sp, 0, x)) {
+        split_say(S, t, b, sp, -1, H->after);
+        for (int i = 0; i < n1; i++) split_say_part(S, t, sp, i);
+    } else {
+        sw_say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but no part would change it, "
+               "nor did a part's own search; not split\n", t->op, t->dtype, b->key, 100 * H->after, 100 * S->split_at);
+        sp->n = 0;
+    }
+}
+
+/* Whole after its parts' sizes were raced too: its winner is the slot with
+** the smallest worst loss over all of them (the parts all agree on one,
+** which may not be hold's: hold saw three sizes), and the line gives that
+** loss. Returns that loss. */
+static double hold_whole(hold *H)
+{
+    sw *S = H->S;
+    const op_task *t = H->t;
+    double worst;
+    int a, bw = probe_winner(H->P, H->b, H->hw, S->o->noise, &worst, &a);
+    if (bw != H->hw && H->fi[bw] >= 0) {
+        S->moved += (H->fi[bw] != H->w) - (H->nw != H->w);
+        H->nw = H->fi[bw];
+    }
+    char at[96] = "the representative";
+    if (a >= 0 && memcmp(H->P->p[a].shape, t->shape, sizeof *t->shape * (size_t)H->b->ndims))
+        task_shape_text(H->P->p[a].shape, H->b->ndims, at, sizeof at);
+    sw_say(S, "hold       %s %s %s: %s %s, worst loss %s%.1f%% (at %s), the parts' sizes raced too\n", t->op, t->dtype,
+           H->b->key, H->bs->f[H->nw].tmpl, H->bs->f[H->nw].config, isfinite(worst) ? "" : "everything ",
+           isfinite(worst) ? 100 * worst : 100.0, at);
+    return worst;
+}
+
+/* The bucket's worst loss after hold and splitting, into the counts. */
+static void hold_tally(hold *H, const split *sp)
+{
+    sw *S = H->S;
+    double final_worst = H->after;
+    if (!sp->n && !sp->rc && H->P->n > H->nheld) final_worst = hold_whole(H);
+    int broken = !isfinite(final_worst);
+    if (sp->n && !(sp->trial && sp->rc)) {   /* a split on trial that Ctrl-C cut is not decided */
+        final_worst = 0;
+        broken = 0;
+        for (int i = 0; i < sp->n; i++) {
+            if (sp->p[i].nkids) {
+                S->resplit++;
+                continue;
+            }
+            if (sp->p[i].worst > final_worst) final_worst = sp->p[i].worst;
+            broken += !isfinite(sp->p[i].worst);
+            S->parts++;
+        }
+        S->split++;
+    }
+    S->broken_after += broken;
+    if (isfinite(final_worst) && final_worst > S->hold_final) S->hold_final = final_worst;
+}
+
+int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w, split *sp)
+{
+    hold H = { .S = S, .t = t, .b = b, .bs = bs, .fi = sp->fi, .w = w, .nw = w };
+    sp->n = 0;
+    H.m = *kp = hold_slots(S, t, bs, cs, *kp, sp->fi);
+    for (int i = 0; i < 16; i++) H.ps[i] = &cs[i];
+    H.P = xcalloc(1, sizeof *H.P);
+    H.P->m = H.m;
+    hold_race(&H);
+    if (H.probed && hold_choose(H.P, b, H.fi, w, S->o->noise, &H.c)) {
+        H.nw = H.c.nw;
+        hold_say(&H);
+        hold_split(&H, sp);
+        hold_tally(&H, sp);
+    }
+    /* The worker's task goes back to the bucket's own shape. */
+    task_send(S, t);
+    free(H.P);
+    return H.nw;
+}

@@ -1,0 +1,56 @@
+/* sweep_hold.h: buckets that hold (spec `hold: true`). A winner is chosen at the
+** bucket's representative size and then answers every shape of the bucket,
+** up to twice as large in every dim. So the bucket's best HOLD_FINALISTS
+** (the race's, and the next ones by their search times; cs[0, *kp) holds
+** the race's, compiled and loaded, and gets the others) are verified and
+** raced at three shapes of the bucket: its representative, its geometric
+** middle and its upper edge (the last two rounded down to a multiple of 64:
+** kernels' fast paths want aligned sizes, and so do real workloads; plus
+** the bucket's alignment class in a bucket tuned at an unaligned size, whose
+** winner must run sizes of that class: probe_size). A
+** finalist's loss at a shape is its time over the fastest finalist's there,
+** minus one (a finalist wrong or failing there loses everything). The
+** winner becomes the finalist with the smallest worst loss, the race's
+** winner when it is within the noise margin of that. The finalists' stored
+** times become those of the race at the representative.
+**
+** A bucket whose winner still loses more than the task's split_at somewhere
+** is split (sweep_split.h): its parts (spec.h: bucket_split) get winners of
+** their own from the same finalists, raced at each part's size and upper
+** edge too. A part whose winner still loses more than split_at gets a
+** search of its own where it loses most (sweep_split.c: research_part), and a bucket that
+** no part's winner among the finalists would change is split on trial, kept
+** only if such a search changes a part's winner. A part whose winner still
+** loses more than split_at after that is split again the same way among its
+** own candidates (split_settle), down to the task's split_depth. */
+#ifndef SWEEP_HOLD_H
+#define SWEEP_HOLD_H
+#include "sweep_split.h"
+
+#define HOLD_FINALISTS 8
+
+/* After the race of bucket b (its winner bs->f[w]; cs[0, *kp) the race's
+** slots, compiled and loaded): the winner's index in bs->f, and sp->n > 0
+** when the bucket is split (sp->rc: a tool failed, or Ctrl-C cut a part's
+** search). A worker that cannot be given a probe's task (said already)
+** ends the probes: the winner is chosen from those raced. */
+int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w, split *sp);
+
+/* hold's choice, given the races: the slots raced at the probes P (slot i
+** is bs->f[fi[i]], fi[i] -1 when it left the race), the race's winner
+** bs->f[w]. The winner becomes the slot with the smallest worst loss over
+** the probes inside b when that is smaller than the race winner's by more
+** than noise; else the race's winner stays. Returns 0 when there is no
+** choice to make (the race's winner is not a slot, or no slot has a time):
+** then c->nw is w. */
+typedef struct hold_choice {
+    int cw;                 /* the race winner's slot (-1: it is not one) */
+    int cb;                 /* the slot with the smallest worst loss */
+    int nw;                 /* the winner now: an index in bs->f */
+    double worst[16];       /* each slot's worst loss (INFINITY: out of the race, or failing at a probe) */
+    int at[16];             /* the probe of that loss (-1: none) */
+} hold_choice;
+int hold_choose(const probes *P, const bucket *b, const int *fi, int w, double noise, hold_choice *c);
+
+#endif
+

@@ -1,0 +1,330 @@
+/* sweep_lanes.c: see sweep_lanes.h. */
+#define _GNU_SOURCE
+#include "sweep_lanes.h"
+#include "identity.h"
+#include "sweep_task.h"
+#include "sweep_tune.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The device and run records, the engine's kernels, the copy ceiling. */
+static int start_gpu(sw *S, const strbuf *env)
+{
+    if (reg_device(S->R, &S->dev, &S->dev_id) ||
+        reg_run_begin(S->R, S->o->command, S->sp.hash, S->sp.seed, S->dev_id, sb_str(env), &S->run_id))
+        return error("%s", reg_errmsg(S->R));
+    /* The engine's own kernels, through the cache like any other. */
+    cand c = { 0 };
+    if (tmpl_support(S->T, &c.k.source)) return error("%s", tmpl_errmsg(S->T));
+    snprintf(c.k.name, sizeof c.k.name, "fill_f32");
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d", S->dev.cc);
+    if (cand_compile(S, &c, arch) || cand_finish(S, &c)) { cand_free(&c); return -1; }
+    int rc = 0;
+    if (!c.job.ok) rc = error("the engine's kernels do not compile: %s", c.job.error ? c.job.error : "?");
+    else if (worker_set_support(S->W, c.job.cubin, c.job.cubin_len)) rc = error("%s", worker_errmsg(S->W));
+    cand_free(&c);
+    if (rc) return rc;
+    strbuf h = STRBUF_INIT;
+    msg_kv(&h, "cmd", "copy");
+    msg_kv(&h, "bytes", "%lld", S->dev.mem > (8LL << 30) ? (1LL << 30) : S->dev.mem / 8);
+    msg r;
+    if (worker_request(S->W, &h, NULL, 0, &r, 120) == WORKER_OK) {
+        S->copy_gbps = msg_num(&r, "gbps", 0);
+        msg_free(&r);
+    }
+    sb_free(&h);
+    sw_say(S, "device: %s (sm_%d, %d SMs, %.0f GB, L2 %.0f MB), driver %s, NVRTC %s; copy ceiling %.0f GB/s\n", S->dev.name,
+        S->dev.cc, S->dev.sms, S->dev.mem / 1e9, S->dev.l2 / 1048576.0, S->dev.driver, S->dev.nvrtc, S->copy_gbps);
+    return 0;
+}
+
+/* --shard i/n: the buckets of the spec, in its order (task, dtype, bucket),
+** dealt round-robin, so every shard of the same spec gets a fixed share. */
+int sweep_parse_shard(const char *s, int *i, int *n)
+{
+    char *end;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/') return -1;
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (end == p || *end || b < 1 || b > 100000 || a < 0 || a >= b) return -1;
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
+int lanes_in_shard(const sweep_opts *o, int slot)
+{
+    return o->shard_n <= 1 || slot % o->shard_n == o->shard_i;
+}
+
+/* The run's toolchain identity beyond the device row: the hash of each
+** op's template sources (identity.h), for `aitune status`. */
+static int record_sources(sw *S)
+{
+    strbuf j = STRBUF_INIT;
+    sb_puts(&j, "{");
+    int n = 0;
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        const char *op = S->sp.tasks[i].op;
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = !strcmp(S->sp.tasks[k].op, op);
+        char h[17];
+        if (seen || identity_sources(S->o->root, op, h)) continue;
+        if (n++) sb_puts(&j, ",");
+        sb_json_str(&j, op);
+        sb_puts(&j, ":");
+        sb_json_str(&j, h);
+    }
+    sb_puts(&j, "}");
+    int rc = reg_run_sources(S->R, S->run_id, sb_str(&j));
+    sb_free(&j);
+    return rc ? error("%s", reg_errmsg(S->R)) : 0;
+}
+
+/* --gpus: "all", a count N (GPUs 0..N-1), or a list of two or more
+** ordinals "0,2,3" (one GPU alone is --gpu I). */
+int sweep_parse_gpus(const char *s, sweep_gpus *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!strcmp(s, "all")) {
+        g->all = 1;
+        return 0;
+    }
+    char *end;
+    if (!strchr(s, ',')) {
+        long n = strtol(s, &end, 10);
+        if (end == s || *end || n < 1 || n > SWEEP_MAX_GPUS) return -1;
+        g->first = (int)n;
+        return 0;
+    }
+    for (const char *p = s;; p = end + 1) {
+        long i = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || i < 0 || i > 63 || g->n == SWEEP_MAX_GPUS) return -1;
+        for (int k = 0; k < g->n; k++)
+            if (g->list[k] == i) return -1;    /* one worker per GPU: a GPU twice would time two at once */
+        g->list[g->n++] = (int)i;
+        if (!*end) break;
+    }
+    /* Ascending, so the lowest ordinal says hello first and tells the count. */
+    for (int i = 1; i < g->n; i++)
+        for (int k = i; k > 0 && g->list[k - 1] > g->list[k]; k--) {
+            int x = g->list[k];
+            g->list[k] = g->list[k - 1];
+            g->list[k - 1] = x;
+        }
+    return 0;
+}
+
+static int wanted(sw *S, const op_task *t, const bucket *ob)
+{
+    const sweep_opts *o = S->o;
+    if (!o->want) return 1;
+    pthread_mutex_lock(&S->hub->mu);
+    int w = o->want(o->want_ctx, &S->dev, t->op, S->arch, t->dtype, ob);
+    pthread_mutex_unlock(&S->hub->mu);
+    return w;
+}
+
+/* One bucket, start to winner, on the lane's GPU. */
+static void sweep_slot(sw *S, const slot *q)
+{
+    const sweep_opts *o = S->o;
+    spec_task *st = &S->sp.tasks[q->task];
+    long long shape[TMPL_MAXDIMS];
+    op_task t;
+    bucket ob;
+    if (task_bucket(S, st, &q->b, shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[q->dtype], shape, &t)) {
+        error("%s", tmpl_errmsg(S->T));
+        S->code = EXIT_INPUT;
+        return;
+    }
+    t.stream = st->stream;
+    if (!wanted(S, &t, &ob)) return;
+    /* Refused here, not by a failed allocation in the worker. */
+    if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
+        error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path, st->line, t.op,
+              t.dtype, q->b.key, tmpl_task_bytes(&t), S->dev.mem);
+        S->code = EXIT_INPUT;
+        return;
+    }
+    double t_task = now_s();
+    S->hold = st->hold && !o->retune && !o->check && !o->compile_only;
+    S->split_at = st->split_at;
+    S->split_depth = st->split_depth;
+    S->task = st;
+    if (task_send(S, &t)) { S->code = EXIT_FAIL; return; }
+    if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
+         : st->joint && !o->compile_only ? tune_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
+        S->code = EXIT_FAIL;
+    sw_op_time(S, t.op, now_s() - t_task);
+}
+
+/* A lane: buckets from the queue until it is empty, the budget is spent or
+** Ctrl-C. Its worker goes when it is done: a worker the lane's thread
+** restarted dies with that thread (PR_SET_PDEATHSIG). */
+static void *lane_main(void *arg)
+{
+    sw *S = arg;
+    hub *H = S->hub;
+    while (!sw_interrupted() && !S->budget_hit) {
+        pthread_mutex_lock(&H->mu);
+        int k = H->next < H->nq ? H->next++ : -1;
+        pthread_mutex_unlock(&H->mu);
+        if (k < 0) break;
+        sweep_slot(S, &H->q[k]);
+    }
+    S->ws = worker_counts(S->W);
+    worker_free(S->W);
+    S->W = NULL;
+    return NULL;
+}
+
+/* The buckets of the spec in its order (task, dtype, bucket): this shard's. */
+static void queue(sw *S, hub *H)
+{
+    int n = 0;      /* the bucket's place in the spec's order, for --shard */
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        spec_task *st = &S->sp.tasks[i];
+        bucket *bs;
+        int nb = spec_buckets(st, &bs);
+        for (int d = 0; d < st->ndtypes; d++)
+            for (int bi = 0; bi < nb; bi++) {
+                if (!lanes_in_shard(S->o, n++)) continue;
+                H->q = xrealloc(H->q, sizeof *H->q * (size_t)(H->nq + 1));
+                H->q[H->nq++] = (slot){ i, d, bs[bi] };
+            }
+        free(bs);
+    }
+}
+
+/* A lane for GPU ordinal gpu, as S is but for its own worker, templates
+** and (later) registry connection. */
+static sw *lane_new(sw *S, int gpu)
+{
+    sw *L = xcalloc(1, sizeof *L);
+    L->o = S->o;
+    L->sp = S->sp;          /* shared, read-only; S frees it */
+    L->peers = S->peers;
+    L->t0 = S->t0;
+    L->budget_s = S->budget_s;
+    memcpy(L->arch, S->arch, sizeof L->arch);
+    L->T = tmpl_open(S->o->root);
+    L->hub = S->hub;
+    L->gpu = gpu;
+    return L;
+}
+
+static void lane_free(sw *L)
+{
+    if (L->W) worker_free(L->W);
+    reg_close(L->R);
+    tmpl_close(L->T);
+    sb_free(&L->env);
+    free(L);
+}
+
+/* The workers and their device facts, before the registry is touched:
+** without a GPU a sweep leaves no file behind. o->gpus (else o->gpu alone)
+** says which; each becomes a lane of H. Returns 0 or the exit code. */
+int lanes_start(sw *S, hub *H)
+{
+    const sweep_gpus *g = &S->o->gpus;
+    int want[SWEEP_MAX_GPUS], n = 1, count = 0;
+    want[0] = g->n ? g->list[0] : g->all || g->first ? 0 : S->o->gpu;
+    if (g->n) {
+        memcpy(want, g->list, sizeof *want * (size_t)g->n);
+        n = g->n;
+    }
+    for (int i = 0; i < n; i++) {
+        /* The lowest ordinal answered first: it says how many there are. */
+        if (count && want[i] >= count) {
+            error("--gpus names GPU %d; this host has %d (0 to %d)", want[i], count, count - 1);
+            return EXIT_USAGE;
+        }
+        sw *L = i ? lane_new(S, want[i]) : S;
+        L->gpu = want[i];
+        H->lanes[H->nlanes++] = L;
+        L->W = worker_new(want[i]);
+        if (worker_hello(L->W, &L->dev, &L->env)) {
+            if (i) error("GPU %d: %s", want[i], worker_errmsg(L->W));
+            else error("sweep needs a GPU to time candidates: %s", worker_errmsg(L->W));
+            fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, and `aitune emit` writes kernels\n",
+                    S->sp.path);
+            return EXIT_FAIL;
+        }
+        if (!i) count = L->dev.count > 0 ? L->dev.count : 1;
+        if (!i && (g->all || g->first)) {
+            int total = g->all ? count : g->first;
+            if (total > count) {
+                error("--gpus %d: this host has %d GPU%s", total, count, count == 1 ? "" : "s");
+                return EXIT_USAGE;
+            }
+            for (; n < total; n++) want[n] = n;
+        }
+    }
+    /* One model per sweep, unless the GPUs are named: a bucket lands on
+    ** whichever GPU is free, and the registry would hold a patchwork of
+    ** winners, each of one model. Named, each winner is keyed by the
+    ** hardware that measured it (the registry's winners are per hw). */
+    char hw0[256], hw[256];
+    identity_hw(&S->dev, hw0, sizeof hw0);
+    for (int i = 1; i < H->nlanes && !g->n; i++) {
+        identity_hw(&H->lanes[i]->dev, hw, sizeof hw);
+        if (strcmp(hw, hw0)) {
+            error("GPUs %d (%s) and %d (%s) are different models: name the ones to sweep with --gpus (e.g. --gpus %d,%d)",
+                  S->gpu, S->dev.name, H->lanes[i]->gpu, H->lanes[i]->dev.name, S->gpu, H->lanes[i]->gpu);
+            return EXIT_USAGE;
+        }
+    }
+    for (int i = 0; i < H->nlanes; i++) {
+        H->lanes[i]->nlanes = H->nlanes;
+        if (H->nlanes > 1) snprintf(H->lanes[i]->tag, sizeof H->lanes[i]->tag, " [GPU %d]", H->lanes[i]->gpu);
+    }
+    return 0;
+}
+
+int lanes_begin(hub *H)
+{
+    for (int i = 0; i < H->nlanes; i++)
+        if (start_gpu(H->lanes[i], &H->lanes[i]->env) || record_sources(H->lanes[i])) return -1;
+    return 0;
+}
+
+void lanes_run(sw *S, hub *H)
+{
+    /* Lane 0 works on this thread, the others on their own. */
+    queue(S, H);
+    pthread_t th[SWEEP_MAX_GPUS];
+    int started[SWEEP_MAX_GPUS] = { 0 };
+    for (int i = 1; i < H->nlanes; i++) {
+        started[i] = !pthread_create(&th[i], NULL, lane_main, H->lanes[i]);
+        if (!started[i]) warning("GPU %d: no thread for it; the other GPUs take its share", H->lanes[i]->gpu);
+    }
+    lane_main(S);
+    for (int i = 1; i < H->nlanes; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        sw_add_counts(S, H->lanes[i]);
+    }
+}
+
+int lanes_buckets(const sw *S)
+{
+    int nbuckets = 0, nslots = 0;
+    for (int i = 0; i < S->sp.ntasks; i++) {
+        bucket *bs;
+        int nb = spec_buckets(&S->sp.tasks[i], &bs) * S->sp.tasks[i].ndtypes;
+        for (int k = 0; k < nb; k++) nbuckets += lanes_in_shard(S->o, nslots++);
+        free(bs);
+    }
+    return nbuckets;
+}
+
+void lanes_free(hub *H)
+{
+    for (int i = 1; i < H->nlanes; i++) lane_free(H->lanes[i]);
+    free(H->q);
+    pthread_mutex_destroy(&H->mu);
+}

@@ -1,0 +1,54 @@
+/* sweep_lanes.h: a sweep's buckets and the GPUs they run on. The spec's
+** buckets, in its order (task, dtype, bucket), are this run's share of them
+** (--shard i/n: dealt round-robin, so every shard of the same spec gets a
+** fixed share) and queue up; each GPU is a lane (sweep_session.h: sw) with
+** its own worker, thread, templates and registry connection, taking the
+** next bucket from the queue until it is empty, the budget is spent or
+** Ctrl-C. */
+#ifndef SWEEP_LANES_H
+#define SWEEP_LANES_H
+#include "sweep_session.h"
+#include <pthread.h>
+
+/* One bucket of the queue: the spec's task, dtype and bucket. */
+typedef struct slot {
+    int task, dtype;
+    bucket b;
+} slot;
+
+/* What the lanes of one sweep share. The buckets are handed out one at a
+** time to whichever lane asks first, so a slow bucket on one GPU never
+** idles another, and each bucket is measured and raced on one GPU. The
+** lock also serializes o->want, whose context is the caller's, not the
+** lanes'. Compiles go through the one jit pool (its -j is the whole
+** host's budget); the registry is one file with a connection per lane (WAL,
+** busy timeout: each write commits on its own, so a kill loses nothing
+** committed and leaves nothing half-written). */
+typedef struct hub {
+    pthread_mutex_t mu;
+    slot *q;
+    int nq, next;
+    int nlanes;
+    sw *lanes[SWEEP_MAX_GPUS];  /* lanes[0] is the sweep's own state */
+} hub;
+
+
+/* The workers and their device facts, before the registry is touched:
+** without a GPU a sweep leaves no file behind. S->o->gpus (else S->o->gpu
+** alone) says which; each becomes a lane of H, S the first. Returns 0 or
+** the exit code (said). */
+int lanes_start(sw *S, hub *H);
+/* Each lane's device and run records, engine kernels and copy ceiling, and
+** the run's template sources. -1: said. */
+int lanes_begin(hub *H);
+/* The queue worked through by every lane; their counts end up in S's. */
+void lanes_run(sw *S, hub *H);
+/* The lanes but S, the queue. */
+void lanes_free(hub *H);
+
+/* Whether the bucket at place slot of the spec's order is this shard's,
+** and how many of the spec's buckets are. */
+int lanes_in_shard(const sweep_opts *o, int slot);
+int lanes_buckets(const sw *S);
+
+#endif

@@ -1,0 +1,141 @@
+/* sweep_probe.c: see sweep_probe.h. */
+#define _GNU_SOURCE
+#include "sweep_probe.h"
+#include "align.h"
+#include "sweep_task.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The probe at shape, or -1. */
+int probe_find(const probes *P, const long long *shape, int ndims)
+{
+    for (int i = 0; i < P->n; i++)
+        if (!memcmp(P->p[i].shape, shape, sizeof *shape * (size_t)ndims)) return i;
+    return -1;
+}
+
+/* Race slots cs[0, P->m) (fi[i] == -1: out of the race) at shape, each
+** verified there first, but at the task's own shape where the bucket's
+** search verified it (every slot but a part's own finalist, PART_OWN: its
+** search ran at another size); their times become a probe of P. Returns 1
+** raced (or raced already), 0 skipped (no such task, too large for the
+** GPU, none verified), -1 a tool failure. */
+int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P)
+{
+    if (probe_find(P, shape, t->ndims) >= 0) return 1;
+    if (P->n == PROBES_MAX) return 0;
+    int rep = !memcmp(shape, t->shape, sizeof *shape * (size_t)t->ndims), m = P->m;
+    op_task tp;
+    if (task_at(S, t, shape, &tp)) return 0;
+    if (!rep && S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) return 0;
+    if (task_send(S, &tp)) return -1;
+    int ok[16];
+    for (int i = 0; i < m; i++) {
+        ok[i] = 0;
+        if (fi[i] == -1 || !cand_load(S, cs[i], &tp, i)) continue;
+        ok[i] = (rep && fi[i] != PART_OWN) || cand_verify(S, cs[i], i);
+    }
+    /* The race wants every slot loaded: a failed one is raced with a
+    ** verified stand-in and its time ignored. */
+    int stand = -1;
+    for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
+    if (stand < 0) return 0;
+    for (int i = 0; i < m; i++) if (!ok[i]) cand_load(S, cs[stand], &tp, i);
+    final pf[16];
+    memset(pf, 0, sizeof pf);
+    cand_race(S, cs[0], m, pf);
+    probe *p = &P->p[P->n++];
+    memset(p, 0, sizeof *p);
+    memcpy(p->shape, shape, sizeof *shape * (size_t)t->ndims);
+    for (int i = 0; i < m; i++)
+        if (ok[i] && pf[i].median_us > 0) {
+            p->us[i] = pf[i].median_us;
+            p->spread[i] = pf[i].spread;
+        }
+    return 1;
+}
+
+/* Slot i's loss at probe p: its time over the fastest's, minus one. */
+double probe_loss(const probe *p, int i, int m)
+{
+    double best = INFINITY;
+    for (int j = 0; j < m; j++) if (p->us[j] > 0 && p->us[j] < best) best = p->us[j];
+    return p->us[i] > 0 && isfinite(best) ? p->us[i] / best - 1 : INFINITY;
+}
+
+int probe_in_box(const bucket *box, const long long *shape)
+{
+    for (int d = 0; d < box->ndims; d++)
+        if (shape[d] < box->lo[d] || shape[d] >= box->hi[d]) return 0;
+    return 1;
+}
+
+/* Slot i's worst loss over the probes inside box (0 with none), and the
+** first probe where it is that (-1: none). */
+double probe_worst(const probes *P, const bucket *box, int i, int *at)
+{
+    double worst = 0;
+    *at = -1;
+    for (int k = 0; k < P->n; k++) {
+        if (!probe_in_box(box, P->p[k].shape)) continue;
+        double loss = probe_loss(&P->p[k], i, P->m);
+        if (*at < 0 || loss > worst) {
+            *at = k;
+            worst = loss;
+        }
+    }
+    return worst;
+}
+
+/* A size of b's dim d to probe near x: x rounded down to a multiple of 64
+** (kernels' fast paths want aligned sizes, and so do real workloads), plus
+** the bucket's alignment class where that is not 8 (align.h), so the probe
+** keeps the class the bucket is tuned at: the upper edge of [4096, 8192)
+** is 8129 in an odd bucket, whose winner must run odd sizes, 8128 in an
+** aligned one. fallback where that leaves the bucket. */
+long long probe_size(const bucket *b, int d, long long x, long long fallback)
+{
+    int c = bucket_align(b, d);
+    long long v = x / 64 * 64 + (c < ALIGN_FULL ? c : 0);
+    return v < b->lo[d] || v >= b->hi[d] || v < 1 ? fallback : v;
+}
+
+/* The upper edge of a bucket: each dim's last size rounded down to a
+** multiple of 64 (in the bucket's class: probe_size), its representative
+** where that leaves the bucket. */
+void probe_upper(const bucket *b, long long *shape)
+{
+    for (int d = 0; d < b->ndims; d++) shape[d] = probe_size(b, d, b->hi[d] - 1, b->rep[d]);
+}
+
+/* The winner of box among slots [0, P->m): the smallest worst loss over
+** the probes inside it, the preferred slot when within the noise margin
+** of that. */
+int probe_winner(const probes *P, const bucket *box, int prefer, double noise, double *worst, int *at)
+{
+    int best = -1, ab = -1, ap = -1;
+    double wb = INFINITY, wp = INFINITY;
+    for (int i = 0; i < P->m; i++) {
+        int a;
+        double x = probe_worst(P, box, i, &a);
+        if (best < 0 || x < wb) { best = i; wb = x; ab = a; }
+        if (i == prefer) { wp = x; ap = a; }
+    }
+    if (prefer >= 0 && !(wb < wp - noise)) { best = prefer; wb = wp; ab = ap; }
+    *worst = wb;
+    *at = ab;
+    return best;
+}
+
+/* The probes of Q inside box, as a probes set of their own (the same
+** candidates): a part's parts are raced into it, not into its parent's. */
+probes *probes_in(const probes *Q, const bucket *box)
+{
+    probes *R = xcalloc(1, sizeof *R);
+    R->m = Q->m;
+    for (int k = 0; k < Q->n; k++)
+        if (probe_in_box(box, Q->p[k].shape)) R->p[R->n++] = Q->p[k];
+    return R;
+}

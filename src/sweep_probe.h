@@ -1,0 +1,54 @@
+/* sweep_probe.h: a bucket's candidates raced at other sizes of the bucket
+** than the one it was tuned at (probes), and what a choice among them is
+** made of: a slot's loss at a probe (its time over the fastest's there,
+** minus one; a slot wrong or failing there loses everything), its worst loss
+** over the probes inside a box, and the box's winner. Used by hold
+** (sweep_hold.h) and by the split of a bucket into parts (sweep_split.h). */
+#ifndef SWEEP_PROBE_H
+#define SWEEP_PROBE_H
+#include "sweep_cand.h"
+
+#define PROBES_MAX 48           /* sizes raced for one bucket, its parts' included */
+#define PART_OWN (-2)           /* fi of a finalist of a part's own search (the part's or a parent's) */
+
+/* The sizes a bucket's finalists were raced at: slot i's time there, 0
+** when it failed (load, verification) or had no time. */
+typedef struct probe {
+    long long shape[TMPL_MAXDIMS];
+    double us[16], spread[16];
+} probe;
+
+typedef struct probes {
+    probe p[PROBES_MAX];
+    int n;
+    int m;                  /* slots raced: cs[0, m) */
+} probes;
+
+
+/* Race slots cs[0, P->m) (fi[i] == -1: out of the race) at shape, each
+** verified there first, but at the task's own shape where the bucket's
+** search verified it (every slot but PART_OWN ones); their times become a
+** probe of P. 1 raced (or raced already), 0 skipped, -1 a tool failure. */
+int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P);
+/* The probe at shape, or -1. */
+int probe_find(const probes *P, const long long *shape, int ndims);
+/* Slot i's loss at probe p among m slots (INFINITY: it failed there). */
+double probe_loss(const probe *p, int i, int m);
+int probe_in_box(const bucket *box, const long long *shape);
+/* Slot i's worst loss over the probes inside box (0 with none); *at the
+** first probe where it is that (-1: none). */
+double probe_worst(const probes *P, const bucket *box, int i, int *at);
+/* The winner of box among slots [0, P->m): the smallest worst loss over the
+** probes inside it, the preferred slot (>= 0) when within noise of that.
+** *worst its worst loss, *at where. */
+int probe_winner(const probes *P, const bucket *box, int prefer, double noise, double *worst, int *at);
+/* The probes of Q inside box, as a set of their own (the same slots; caller frees). */
+probes *probes_in(const probes *Q, const bucket *box);
+
+/* A size of b's dim d to probe near x (rounded down to a multiple of 64,
+** in the bucket's alignment class), fallback where that leaves the bucket;
+** and b's upper edge, each dim's last size so rounded. */
+long long probe_size(const bucket *b, int d, long long x, long long fallback);
+void probe_upper(const bucket *b, long long *shape);
+
+#endif

@@ -1,0 +1,76 @@
+/* sweep_split.h: a bucket split into parts (spec.h: bucket_split) where
+** no one winner holds all of it (sweep_hold.h says when). Each part gets a
+** winner of its own among the bucket's candidates, raced at the part's
+** size and upper edge; a part whose winner still loses more than the task's
+** split_at gets a search of its own where it loses most, and then is split
+** again the same way among its own candidates, down to the task's
+** split_depth. A split that no part's winner among the candidates would
+** change is made on trial, kept only if a part's own search changes a
+** winner. The parts not split again are stored in place of the bucket's
+** winner (split_store). */
+#ifndef SWEEP_SPLIT_H
+#define SWEEP_SPLIT_H
+#include "sweep_probe.h"
+
+/* A part of a split bucket, at any level: the candidates raced in it (the
+** hold race's slots, its parent part's candidates, and the finalists of its
+** own search when it had one), each one's time at the part's size, its
+** winner and the winner's worst loss in it. A part split again keeps its
+** record (its parts point at its candidates) but is not stored. */
+#define SPLIT_MAXPARTS 64       /* parts of every level of one bucket: bounds a split's memory and races */
+typedef struct part {
+    bucket b;
+    int depth;              /* 1: a part of the bucket, 2: a part of a part, ... */
+    int up;                 /* its parent's index in split.p; -1: the bucket */
+    int nkids;              /* split again into that many parts (those whose up is it); 0: stored */
+    int n, w;               /* the candidates c[0, n); the winner c[w] */
+    cand *c[16];
+    int fi[16];             /* c[i]'s index in bs->f (-1: out of the race), or PART_OWN */
+    double us[16];
+    double worst;
+    char where[96];
+    char whole[96];         /* why a part that still loses more than split_at was not split again */
+    probes *q;              /* the probes inside it, of c[0, n) (owned): where its own parts are chosen */
+    int searched;           /* its own search ran, at searched_at */
+    long long searched_at[TMPL_MAXDIMS];
+    cand *own;              /* its own search's finalists, owned: own[0, nown) */
+    int nown;
+    int capped;             /* its own search was cut by its budget */
+} part;
+
+/* What hold_probe decided beyond the winner: n > 0 parts when the bucket
+** is split, p[0, n) of every level (the bucket's own parts first, each
+** part's parts after their parent); fi maps the race's slots to bs->f. */
+typedef struct split {
+    int n;
+    int trial;              /* no part changes the winner among the slots: split only if a part's search does */
+    part p[SPLIT_MAXPARTS];
+    int fi[16];
+    int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
+} split;
+
+
+void split_free(split *sp);
+
+/* Split box (the bucket, or part up of sp; -1: the bucket) among the
+** candidates cs[0, Q->m) (fi: their indices in bs->f, -1 or PART_OWN)
+** raced at the probes Q, whose winner cs[cw] loses more than split_at
+** there; see sweep_split.c. Returns how many parts were added to sp (with
+** *trial when kept on trial), 0 when not split with the reason in *why. */
+int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const int *fi, int cw, probes *Q,
+              split *sp, int up, int *trial, const char **why);
+/* Part i of sp decided (its own search, split again): 0, 1 when Ctrl-C cut
+** it (the bucket is not decided), -1 when a tool failed. */
+int split_settle(sw *S, const op_task *t, split *sp, int i);
+/* Whether a split on trial is kept: a stored part of sp->p[first, n) has a
+** winner other than x, the one all the split's parts had among their candidates. */
+int split_trial_kept(const split *sp, int first, const cand *x);
+/* The line of a split (of the bucket b when i < 0, its winner losing loss;
+** else of part i), and the lines of part i (its parts' after its own). */
+void split_say(sw *S, const op_task *t, const bucket *b, const split *sp, int i, double loss);
+void split_say_part(sw *S, const op_task *t, const split *sp, int i);
+/* The parts of split bucket b as winner rows, in place of the bucket's,
+** in one transaction. -1: a tool failure (said). */
+int split_store(sw *S, const op_task *t, const bucket *b, const bucket_state *bs, const split *sp);
+
+#endif

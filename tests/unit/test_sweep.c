@@ -1,0 +1,145 @@
+/* test_sweep: the sweep's choices as pure functions, on times the test
+** makes up: the race's winner (tune_pick: ties, the spread, the canonical
+** config, retune's standing winner), a slot's losses over probes and a
+** box's winner (sweep_probe.h), hold's choice (hold_choose), and the sizes
+** a bucket is probed at (probe_size, probe_upper). */
+#define _GNU_SOURCE
+#include "check.h"
+#include "align.h"
+#include "sweep_hold.h"
+#include "sweep_tune.h"
+#include <math.h>
+#include <stdlib.h>
+
+static final fin(const char *tmpl, const char *config, double us, double spread)
+{
+    final f = { .median_us = us, .spread = spread };
+    snprintf(f.tmpl, sizeof f.tmpl, "%s", tmpl);
+    f.config = (char *)config;
+    return f;
+}
+
+static void test_pick(void)
+{
+    final f[4] = { fin("t/a", "{\"x\":1}", 12.0, 0.01), fin("t/a", "{\"x\":2}", 10.0, 0.02),
+                   fin("t/b", "{\"x\":3}", 10.04, 0.01), fin("t/b", "{\"x\":4}", 20.0, 0.0) };
+    int w = tune_pick(f, 4, NULL, NULL, 0.03);
+    CHECK(f[0].median_us == 10.0 && f[1].median_us == 10.04 && f[3].median_us == 20.0, "the finalists come back fastest first");
+    CHECK(w == 1 && !strcmp(f[w].config, "{\"x\":3}"),
+          "within 0.5%% of the fastest the steadier wins (got %d: %s)", w, f[w].config);
+
+    final g[3] = { fin("t/a", "{\"x\":2}", 10.0, 0.01), fin("t/a", "{\"x\":1}", 10.03, 0.01), fin("t/a", "{\"x\":0}", 10.2, 0.0) };
+    w = tune_pick(g, 3, NULL, NULL, 0.03);
+    CHECK(w == 1 && !strcmp(g[w].config, "{\"x\":1}"),
+          "same spread: the lower canonical config; 2%% slower is no tie, however steady (got %s)", g[w].config);
+
+    final h[3] = { fin("t/a", "{\"x\":1}", 10.0, 0.05), fin("t/b", "{\"x\":2}", 10.2, 0.05), fin("t/c", "{\"x\":3}", 10.6, 0.0) };
+    w = tune_pick(h, 3, "t/b", "{\"x\":2}", 0.03);
+    CHECK(w == 1, "retune: the standing winner 2%% behind stays within a 3%% margin (got %d)", w);
+    w = tune_pick(h, 3, "t/c", "{\"x\":3}", 0.03);
+    CHECK(w == 0, "retune: one 6%% behind does not (got %d)", w);
+    w = tune_pick(h, 3, "t/a", "{\"x\":2}", 0.03);
+    CHECK(w == 0, "retune: the standing winner is matched by template and config both (got %d)", w);
+    final one[1] = { fin("t/a", "{}", 5.0, 0.0) };
+    CHECK(tune_pick(one, 1, NULL, NULL, 0) == 0, "one finalist wins");
+}
+
+/* A bucket of one dim [lo, hi) tuned at rep. */
+static bucket box1(long long lo, long long hi, long long rep)
+{
+    bucket b = { .ndims = 1 };
+    b.lo[0] = lo;
+    b.hi[0] = hi;
+    b.rep[0] = rep;
+    b.align[0] = align_class(rep);
+    return b;
+}
+
+/* Probes at sizes x[0, n) of slots [0, m): us[k][i] slot i's time at x[k]. */
+static void set_probes(probes *P, int m, int n, const long long *x, double us[][4])
+{
+    memset(P, 0, sizeof *P);
+    P->m = m;
+    P->n = n;
+    for (int k = 0; k < n; k++) {
+        P->p[k].shape[0] = x[k];
+        for (int i = 0; i < m; i++) P->p[k].us[i] = us[k][i];
+    }
+}
+
+static void test_probes(void)
+{
+    probes P;
+    long long x[3] = { 1024, 1536, 2047 };
+    double us[3][4] = { { 10, 11, 12 }, { 20, 18, 19 }, { 40, 30, 0 } };   /* slot 2 fails at 2047 */
+    set_probes(&P, 3, 3, x, us);
+    CHECK(fabs(probe_loss(&P.p[0], 1, 3) - 0.1) < 1e-12, "a loss is the time over the fastest's, minus one");
+    CHECK(isinf(probe_loss(&P.p[2], 2, 3)), "a slot with no time at a probe loses everything there");
+    bucket b = box1(1024, 2048, 1024);
+    int at;
+    double wl = probe_worst(&P, &b, 0, &at);
+    CHECK(fabs(wl - 40.0 / 30 + 1) < 1e-12 && at == 2, "slot 0's worst loss is at the upper edge (%.3f at %d)", wl, at);
+    bucket lower = box1(1024, 1536, 1024);
+    wl = probe_worst(&P, &lower, 0, &at);
+    CHECK(wl == 0 && at == 0, "inside a box only its probes count (%.3f at %d)", wl, at);
+    CHECK(probe_find(&P, &x[1], 1) == 1 && probe_find(&P, (long long[]){ 7 }, 1) == -1, "probe_find");
+
+    double worst;
+    int w = probe_winner(&P, &b, -1, 0.02, &worst, &at);
+    CHECK(w == 1 && fabs(worst - 0.1) < 1e-12, "the box's winner has the smallest worst loss (slot %d, %.3f)", w, worst);
+    w = probe_winner(&P, &b, 0, 0.5, &worst, &at);
+    CHECK(w == 0, "the preferred slot stays within the noise margin (slot %d)", w);
+    w = probe_winner(&P, &b, 0, 0.2, &worst, &at);
+    CHECK(w == 1, "and not beyond it (slot %d)", w);
+    probes *Q = probes_in(&P, &lower);
+    CHECK(Q->n == 1 && Q->m == 3 && Q->p[0].shape[0] == 1024, "probes_in keeps the probes inside the box (%d)", Q->n);
+    free(Q);
+}
+
+static void test_hold_choose(void)
+{
+    probes P;
+    long long x[3] = { 4096, 5760, 8128 };
+    /* The race's winner (slot 0) is fastest at its size and loses 50% at
+    ** the upper edge; slot 1 loses 5% at most; slot 2 is out of the race. */
+    double us[3][4] = { { 10, 10.5, 0 }, { 15, 14, 0 }, { 30, 20, 0 } };
+    set_probes(&P, 3, 3, x, us);
+    bucket b = box1(4096, 8192, 4096);
+    int fi[3] = { 4, 2, -1 };     /* slots' finalists in bs->f */
+    hold_choice c;
+    int ok = hold_choose(&P, &b, fi, 4, 0.02, &c);
+    CHECK(ok && c.cw == 0 && c.cb == 1, "the race's winner is slot 0, the smallest worst loss slot 1 (%d, %d)", c.cw, c.cb);
+    CHECK(c.nw == 2, "another finalist, worst loss smaller, wins: bs->f[%d]", c.nw);
+    CHECK(fabs(c.worst[0] - 0.5) < 1e-12 && c.at[0] == 2, "the race winner's worst loss is 50%% at the upper edge");
+    CHECK(isinf(c.worst[2]) && c.at[2] == -1, "a slot out of the race loses everything");
+    ok = hold_choose(&P, &b, fi, 4, 0.6, &c);
+    CHECK(ok && c.nw == 4, "within the noise margin the race's winner stays (bs->f[%d])", c.nw);
+    ok = hold_choose(&P, &b, fi, 7, 0.02, &c);
+    CHECK(!ok && c.nw == 7 && c.cw == -1, "a race winner that is no slot: no choice");
+    int out[3] = { -1, -1, -1 };
+    ok = hold_choose(&P, &b, out, 4, 0.02, &c);
+    CHECK(!ok && c.nw == 4, "no slot in the race: no choice");
+}
+
+static void test_sizes(void)
+{
+    bucket b = box1(4096, 8192, 4096);
+    CHECK(probe_size(&b, 0, 8191, 4096) == 8128, "an aligned bucket is probed at multiples of 64 (%lld)", probe_size(&b, 0, 8191, 4096));
+    bucket odd = box1(4096, 8192, 4097);
+    CHECK(probe_size(&odd, 0, 8191, 4097) == 8129, "an odd bucket keeps its class: 8129 (%lld)", probe_size(&odd, 0, 8191, 4097));
+    bucket small = box1(100, 120, 100);
+    CHECK(probe_size(&small, 0, 119, 100) == 100, "a size that rounds out of the bucket falls back (%lld)",
+          probe_size(&small, 0, 119, 100));
+    long long up[TMPL_MAXDIMS];
+    probe_upper(&b, up);
+    CHECK(up[0] == 8128, "the upper edge (%lld)", up[0]);
+}
+
+int main(void)
+{
+    test_pick();
+    test_probes();
+    test_hold_choose();
+    test_sizes();
+    CHECK_DONE();
+}
