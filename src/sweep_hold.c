@@ -75,13 +75,24 @@ static int hold_shape(const op_task *t, const bucket *b, int pass, long long *sh
     return pass == 0 || !same;
 }
 
-/* The slots raced at the three sizes; the finalists' stored times become
+/* The shapes hold races the slots at, the representative first: three
+** (hold_shape), or a range bucket's (probe_range_shapes). */
+static int hold_shapes(const op_task *t, const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int cap)
+{
+    if (b->ranged) return probe_range_shapes(b, shapes, cap);
+    int n = 0;
+    for (int pass = 0; pass < 3 && n < cap; pass++) n += hold_shape(t, b, pass, shapes[n]);
+    return n;
+}
+
+/* The slots raced at the hold's sizes; the finalists' stored times become
 ** those of the race at the representative. */
 static void hold_race(hold *H)
 {
-    for (int pass = 0; pass < 3 && !H->failed; pass++) {
-        long long shape[TMPL_MAXDIMS];
-        if (!hold_shape(H->t, H->b, pass, shape)) continue;
+    long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
+    int ns = hold_shapes(H->t, H->b, shapes, PROBES_MAX / 2);
+    for (int pass = 0; pass < ns && !H->failed; pass++) {
+        const long long *shape = shapes[pass];
         int n0 = H->P->n, rc = probe_race(H->S, H->t, H->ps, H->fi, shape, H->P);
         if (rc < 0) H->failed = 1;
         if (rc <= 0 || H->P->n == n0) continue;

@@ -151,7 +151,8 @@ static void sweep_slot(sw *S, const slot *q)
         return;
     }
     double t_task = now_s();
-    S->hold = st->hold && !o->retune && !o->check && !o->compile_only;
+    /* A range bucket promises every size of its range: it holds, always. */
+    S->hold = (st->hold || ob.ranged) && !o->retune && !o->check && !o->compile_only;
     S->split_at = st->split_at;
     S->split_depth = st->split_depth;
     S->task = st;

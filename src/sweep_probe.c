@@ -102,12 +102,72 @@ long long probe_size(const bucket *b, int d, long long x, long long fallback)
     return v < b->lo[d] || v >= b->hi[d] || v < 1 ? fallback : v;
 }
 
+/* Whether size s is of the class a range bucket's dim d is tuned at: the
+** class its key names (align_key_class against the bucket's lower edge). */
+static int range_class_is(const bucket *b, int d, long long s)
+{
+    return align_key_class(s, b->lo[d]) == align_key_class(b->rep[d], b->lo[d]);
+}
+
 /* The upper edge of a bucket: each dim's last size rounded down to a
 ** multiple of 64 (in the bucket's class: probe_size), its representative
-** where that leaves the bucket. */
+** where that leaves the bucket. A range dim's: the largest size of the
+** range in the bucket, of its class (where a range bucket is tuned). */
 void probe_upper(const bucket *b, long long *shape)
 {
-    for (int d = 0; d < b->ndims; d++) shape[d] = probe_size(b, d, b->hi[d] - 1, b->rep[d]);
+    for (int d = 0; d < b->ndims; d++) {
+        shape[d] = probe_size(b, d, b->hi[d] - 1, b->rep[d]);
+        if (!(b->ranged >> d & 1)) continue;
+        for (long long s = b->shi[d] - 1; s >= b->slo[d] && s > b->shi[d] - 1 - 2 * ALIGN_FULL; s--)
+            if (range_class_is(b, d, s)) {
+                shape[d] = s;
+                break;
+            }
+    }
+}
+
+/* Add size s of dim d (the other dims at rep) to the shapes, once. */
+static int range_add(const bucket *b, int d, long long s, long long (*shapes)[TMPL_MAXDIMS], int n, int cap)
+{
+    long long x[TMPL_MAXDIMS];
+    memcpy(x, b->rep, sizeof x);
+    x[d] = s;
+    for (int i = 0; i < n; i++)
+        if (!memcmp(shapes[i], x, sizeof *x * (size_t)b->ndims)) return n;
+    if (n < cap) memcpy(shapes[n++], x, sizeof x);
+    return n;
+}
+
+int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int cap)
+{
+    int n = range_add(b, 0, b->rep[0], shapes, 0, cap);
+    for (int d = 0; d < b->ndims; d++) {
+        if (!(b->ranged >> d & 1)) continue;
+        long long lo = b->slo[d], hi = b->shi[d], few[PROBE_RANGE_ALL + 1], s = lo;
+        int count = 0;
+        for (; s < hi && count <= PROBE_RANGE_ALL; s++)
+            if (range_class_is(b, d, s)) few[count++] = s;
+        if (count == 0) continue;
+        if (count <= PROBE_RANGE_ALL) {
+            for (int i = 0; i < count; i++) n = range_add(b, d, few[i], shapes, n, cap);
+            continue;
+        }
+        long long first = few[0];
+        /* Too many to race each: the first, and the first past each
+        ** boundary of tiles of t rows (t the largest power of two at most
+        ** a quarter of the sizes, at least 8), where a tiled kernel starts
+        ** another pass; the last (the representative) is in already. */
+        long long t = 8;
+        while (t * 2 <= (hi - lo) / 4) t *= 2;
+        n = range_add(b, d, first, shapes, n, cap);
+        for (long long edge = (lo / t + 1) * t; edge < hi; edge += t)
+            for (long long s = edge + 1; s < hi && s <= edge + ALIGN_FULL; s++)
+                if (range_class_is(b, d, s)) {
+                    n = range_add(b, d, s, shapes, n, cap);
+                    break;
+                }
+    }
+    return n;
 }
 
 /* The winner of box among slots [0, P->m): the smallest worst loss over

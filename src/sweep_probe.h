@@ -51,4 +51,17 @@ probes *probes_in(const probes *Q, const bucket *box);
 long long probe_size(const bucket *b, int d, long long x, long long fallback);
 void probe_upper(const bucket *b, long long *shape);
 
+/* A range bucket (spec.h: bucket.ranged) promises every size of its range
+** dims, and is tuned at each one's largest size of its class, where a
+** kernel tiled along the dim does the most work; its winner is then
+** checked where a smaller size may want another config: the shapes it is
+** raced at, the representative first, then per range dim (the other dims
+** at their representative) every size of the range in the bucket of the
+** bucket's class when there are at most PROBE_RANGE_ALL, else the first
+** and the first past each quarter's boundary of tiles of a power of two
+** rows, where a tiled kernel starts another pass ([128, 256) of class 1:
+** 129, 161, 193, 225, 255). At most cap shapes; returns how many. */
+#define PROBE_RANGE_ALL 6
+int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int cap);
+
 #endif

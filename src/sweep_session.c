@@ -128,14 +128,14 @@ void sw_summary(sw *S)
         snprintf(searched, sizeof searched, ", %d part%s searched (%d candidate%s)", S->searched,
                  S->searched == 1 ? "" : "s", S->searched_evals, S->searched_evals == 1 ? "" : "s");
     if (S->held && !S->split)
-        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed%s; the worst loss "
+        fprintf(stderr, "hold: %d bucket%s probed at other sizes than their own, %d winner%s changed%s; the worst loss "
                 "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
                 S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", searched, 100 * S->hold_before,
                 100 * S->hold_final);
     char again[48] = "";
     if (S->resplit) snprintf(again, sizeof again, ", %d part%s split again", S->resplit, S->resplit == 1 ? "" : "s");
     if (S->held && S->split)
-        fprintf(stderr, "hold: %d bucket%s probed at their middle and upper edge, %d winner%s changed, %d bucket%s split "
+        fprintf(stderr, "hold: %d bucket%s probed at other sizes than their own, %d winner%s changed, %d bucket%s split "
                 "in %d parts%s%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "
                 "after hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved,
                 S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, again, searched,

@@ -41,6 +41,9 @@ int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *shape, b
         ob->align[d] = bucket_align(b, k);
         ob->lo[d] = b->lo[k];
         ob->hi[d] = b->hi[k];
+        ob->slo[d] = b->slo[k];
+        ob->shi[d] = b->shi[k];
+        if (b->ranged >> k & 1) ob->ranged |= 1u << d;
     }
     if (bucket_key(nd, dims, ob->lo, ob->rep, ob->key, sizeof ob->key)) {
         tmpl_seterr(S->T, "op '%s': a bucket key of the task is longer than %d characters", st->op, (int)sizeof ob->key - 1);

@@ -46,6 +46,22 @@ expect_eq "rows 1..20 each answered exactly by a winner that runs it, tuned at m
 # A range spec resumes like any other: nothing measured again.
 expect_resumed ok "$DB" "$T/range.yaml" "select bucket || template || config from winners order by bucket"
 
+# Rankings that flip at rows = 24 (the fake worker): a range bucket's winner,
+# tuned at its largest size, is raced at the smaller sizes of its range too,
+# and the bucket [16, 32) is split at 24 in both classes, each part tuned at
+# its own largest size.
+sed 's/\[1, 20\]/[1, 40]/' "$T/range.yaml" >"$T/flip.yaml"
+fake_sweep flip_at:24,flip_dim:0 "$T/flip.db" "$T/flip.yaml"
+expect_eq "the flipped range sweep exits 0" "$RC" 0 || show_last
+parts=$(sql "$T/flip.db" "select group_concat(bucket || '@' || json_extract(shape, '$.rows'), ' ') from (select * from winners where bucket like 'rows=2^4%' order by bucket like '%align1%', json_extract(shape, '$.rows'))")
+expect_eq "[16, 32) split at 24, parts tuned at 16 and 24 (class 8), 23 and 31 (class 1)" "$parts" \
+    "rows=2^4,cols=2^9/2^4,2^9@16 rows=2^4,cols=2^9/24,2^9@24 rows=2^4:align1,cols=2^9/2^4,2^9@23 rows=2^4:align1,cols=2^9/24,2^9@31"
+timed=$(sed -n 's/.* time .*task=\([0-9]*\),1000\/.*/\1/p' "$T/fake-state.log" | sort -n | uniq | tr '\n' ' ')
+expect_true "the finalists are raced at the smaller sizes of each bucket's class: 17, 25 and 16 ($timed)" \
+    sh -c "for x in 16 17 25; do case ' $timed' in *\" \$x \"*) ;; *) exit 1 ;; esac; done"
+n=$(sql "$T/flip.db" "select count(*) from winners where bucket like 'rows=2^5%' and bucket like '%/%'")
+expect_eq "[32, 64) holds rows 32..40 with no flip in it: not split" "$n" 0
+
 # A point spec over the same op keeps its keys: values [16] is rows=2^4.
 spec point.yaml <<'YAML'
 name: point

@@ -57,7 +57,7 @@ expect_stdout "^axpy +f32 +n=2\^12/5760 +[0-9.]+ us" "each part gets its winner'
 expect_eq "the buckets that hold are not split" "$(grep -c '^split  *axpy f32 n=2^1[13]' "$T/out")" 0
 expect_stdout "^hold       axpy f32 n=2\^11: the race's winner loses 0\.0% .*it stays" "n=2^11 holds with one ranking"
 cat "$T/sweep.err" >"$T/err"
-expect_stderr "^hold: 3 buckets probed at their middle and upper edge, [0-9]+ winners? changed, 1 bucket split in 2 parts; .* after hold, 0\.0% after splitting$" \
+expect_stderr "^hold: 3 buckets probed at other sizes than their own, [0-9]+ winners? changed, 1 bucket split in 2 parts; .* after hold, 0\.0% after splitting$" \
     "the summary counts the split and the worst loss after splitting"
 grep -q 'task=5696/f32' "$T/fake-state.log" && ok "the lower part was raced at its upper edge, 5696" || fail "no race at n=5696"
 

@@ -135,11 +135,66 @@ static void test_sizes(void)
     CHECK(up[0] == 8128, "the upper edge (%lld)", up[0]);
 }
 
+/* A range bucket of one dim [lo, hi) serving [slo, shi), tuned at rep. */
+static bucket range1(long long lo, long long hi, long long slo, long long shi, long long rep)
+{
+    bucket b = box1(lo, hi, rep);
+    b.ranged = 1;
+    b.slo[0] = slo;
+    b.shi[0] = shi;
+    return b;
+}
+
+static void shapes_are(const char *what, const bucket *b, const long long *want, int nwant)
+{
+    long long sh[PROBES_MAX][TMPL_MAXDIMS];
+    int n = probe_range_shapes(b, sh, PROBES_MAX), same = n == nwant;
+    char text[256] = "";
+    for (int i = 0, at = 0; i < n && at < 200; i++) {
+        same &= i < nwant && sh[i][0] == want[i];
+        at += snprintf(text + at, sizeof text - (size_t)at, " %lld", sh[i][0]);
+    }
+    CHECK(same, "%s: raced at%s", what, text);
+}
+
+static void test_range_shapes(void)
+{
+    bucket b = range1(16, 32, 16, 32, 31);
+    static const long long odd[] = { 31, 17, 25 };
+    shapes_are("[16, 32) of class 1: the representative, the first odd size, the first past 24", &b, odd, 3);
+    b = range1(16, 32, 16, 32, 24);
+    static const long long eight[] = { 24, 16 };
+    shapes_are("[16, 32) of class 8: 24 and 16, every size of its class", &b, eight, 2);
+    b = range1(128, 256, 128, 256, 255);
+    static const long long wide[] = { 255, 129, 161, 193, 225 };
+    shapes_are("[128, 256) of class 1: past each boundary of tiles of 32", &b, wide, 5);
+    b = range1(16, 32, 17, 21, 19);
+    static const long long few[] = { 19, 17 };
+    shapes_are("[16, 32) serving 17..20 of class 1: 19 and 17", &b, few, 2);
+    b = range1(256, 512, 256, 257, 256);
+    static const long long one[] = { 256 };
+    shapes_are("[256, 512) serving 256 alone: only 256", &b, one, 1);
+    /* Two dims, one a range: the other stays at its representative. */
+    bucket two = { .ndims = 2, .lo = { 4, 4096 }, .hi = { 8, 8192 }, .rep = { 7, 4096 }, .align = { 1, 8 } };
+    two.ranged = 1;
+    two.slo[0] = 4;
+    two.shi[0] = 8;
+    long long sh[PROBES_MAX][TMPL_MAXDIMS];
+    int n = probe_range_shapes(&two, sh, PROBES_MAX);
+    CHECK(n == 2 && sh[0][0] == 7 && sh[1][0] == 5 && sh[0][1] == 4096 && sh[1][1] == 4096,
+          "[4, 8) x 4096 of class 1: 7 and 5, n at 4096 (%d shapes)", n);
+    bucket up = range1(128, 256, 128, 200, 199);
+    long long u[TMPL_MAXDIMS];
+    probe_upper(&up, u);
+    CHECK(u[0] == 199, "a range part's upper edge is its largest size of its class, not a multiple of 64 (%lld)", u[0]);
+}
+
 int main(void)
 {
     test_pick();
     test_probes();
     test_hold_choose();
     test_sizes();
+    test_range_shapes();
     CHECK_DONE();
 }
