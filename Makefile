@@ -32,7 +32,7 @@ LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpt
 DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr json align plan device proto child tmpl search jit registry spec bench worker sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
+TOOL_OBJS := util cu expr json align plan device proto child tmpl wire search jit registry spec bench worker sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
@@ -73,7 +73,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_O) tests/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
 
-$(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/util.o \
+$(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/wire.o $(BUILD)/obj/util.o \
                             $(BUILD)/obj/plan.o $(BUILD)/obj/expr.o $(BUILD)/obj/json.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $^

@@ -12,7 +12,7 @@
 ** divides it: 1, 2, 4 or 8 (8: a multiple of 8, "aligned"). Above 8 nothing
 ** changes for any kernel aitune knows: 8 elements are 16 bytes of bf16.
 **
-** One owner for the rule: spec.c (bucket keys, split parts), sweep.c (the
+** One owner for the rule: spec.c (bucket keys, split parts), sweep_probe.c (the
 ** sizes a hold race measures), rt.c (libaitune) and emit.c read it here.
 ** libaitune links align.o, which needs only json.o. */
 #ifndef ALIGN_H

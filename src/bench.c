@@ -323,13 +323,13 @@ static void values(bench *b, int ref, int copy, plan_value *v)
     }
 }
 
-/* Decode the message's plan and check it against the task's arguments. */
-static int task_plan(bench *b, const msg *m, plan **out)
+/* Decode a request's plan and check it against the task's arguments. */
+static int task_plan(bench *b, const char *text, plan **out)
 {
     char err[512];
     *out = NULL;
-    if (!msg_get(m, "plan")) return fail(b, CUDA_SUCCESS, "no launch plan");
-    if (plan_decode(msg_get(m, "plan"), out, err, sizeof err)) return fail(b, CUDA_SUCCESS, "%s", err);
+    if (!text) return fail(b, CUDA_SUCCESS, "no launch plan");
+    if (plan_decode(text, out, err, sizeof err)) return fail(b, CUDA_SUCCESS, "%s", err);
     plan *p = *out;
     int ok = p->nargs == b->ntask && p->ndims == b->ndims;
     for (int i = 0; ok && i < p->nargs; i++) ok = !strcmp(p->args[i].name, b->args[i].name) && p->args[i].role == b->args[i].role;
@@ -362,50 +362,22 @@ static int allow_smem(bench *b, CUfunction fn, unsigned smem)
     return BENCH_OK;
 }
 
-static const char *role_names[] = { "in", "out", "inout", "scalar", "dim" };
-
-/* arg<i>=name role dtype esize count init value */
-static int parse_arg(const char *s, op_arg *a)
+int bench_task(bench *b, const wire_task *t, const void *blob, size_t len)
 {
-    char role[16], init[16];
-    memset(a, 0, sizeof *a);
-    if (!s || sscanf(s, "%31s %15s %7s %d %lld %15s %lf", a->name, role, a->dtype, &a->esize, &a->count, init,
-                     &a->value) != 7)
-        return -1;
-    a->role = -1;
-    for (int r = 0; r < 5; r++)
-        if (!strcmp(role, role_names[r])) a->role = r;
-    a->init = !strcmp(init, "uniform") ? INIT_UNIFORM : INIT_NORMAL;
-    return a->role < 0 ? -1 : 0;
-}
-
-int bench_task(bench *b, const msg *m)
-{
+    (void)len;
     for (int i = 0; i < BENCH_SLOTS; i++) bench_unload(b, i);
     free_task(b);
-    int n = (int)msg_int(m, "nargs", 0);
-    if (n < 1 || n > TMPL_MAXARGS) return fail(b, CUDA_SUCCESS, "task: bad nargs");
-    unsigned long long seed = strtoull(msg_get(m, "seed") ? msg_get(m, "seed") : "1", NULL, 10);
-    b->rtol = msg_num(m, "rtol", 0);
-    b->atol = msg_num(m, "atol", 0);
-    const char *timing = msg_get(m, "timing");
-    if (timing && strcmp(timing, "stream") && strcmp(timing, "flush")) return fail(b, CUDA_SUCCESS, "task: bad timing");
-    b->streaming = timing && !strcmp(timing, "stream");
+    int n = t->nargs;
+    unsigned long long seed = t->seed;
+    b->rtol = t->rtol;
+    b->atol = t->atol;
+    b->streaming = t->stream;
     b->copies = 1;
-    /* shape=4096,1024: the dims' sizes in the op's order. */
-    b->ndims = 0;
-    for (const char *s = msg_get(m, "shape"); s && *s && b->ndims < PLAN_MAXDIMS;) {
-        char *end;
-        b->shape[b->ndims++] = strtoll(s, &end, 10);
-        if (end == s) return fail(b, CUDA_SUCCESS, "task: bad shape");
-        s = *end == ',' ? end + 1 : end;
-    }
-    if (b->ndims < 1) return fail(b, CUDA_SUCCESS, "task: no shape");
+    b->ndims = t->ndims;
+    memcpy(b->shape, t->shape, sizeof *b->shape * (size_t)t->ndims);
     size_t need = 0;
     for (int i = 0; i < n; i++) {
-        char key[16];
-        snprintf(key, sizeof key, "arg%d", i);
-        if (parse_arg(msg_get(m, key), &b->args[i])) return fail(b, CUDA_SUCCESS, "task: bad %s", key);
+        b->args[i] = t->args[i];
         if (b->args[i].role <= ROLE_INOUT) need += 3 * (size_t)b->args[i].count * (size_t)b->args[i].esize;
     }
     /* Stream timing: enough copies of the inputs that the one a launch reads
@@ -454,17 +426,17 @@ int bench_task(bench *b, const msg *m)
         }
     }
     /* The reference writes the ref buffers once. */
-    if (!m->blob) return fail(b, CUDA_SUCCESS, "task: no reference cubin");
+    if (!blob) return fail(b, CUDA_SUCCESS, "task: no reference cubin");
     CUmodule mod;
     CUfunction fn;
-    CK(b->cu->ModuleLoadData(&mod, m->blob), "load the reference");
-    CUresult rc = b->cu->ModuleGetFunction(&fn, mod, msg_get(m, "name") ? msg_get(m, "name") : "reference");
+    CK(b->cu->ModuleLoadData(&mod, blob), "load the reference");
+    CUresult rc = b->cu->ModuleGetFunction(&fn, mod, t->name[0] ? t->name : "reference");
     if (rc) { b->cu->ModuleUnload(mod); return fail(b, rc, "reference entry"); }
     plan *p;
     plan_launch L;
-    int st = task_plan(b, m, &p);
+    int st = task_plan(b, t->plan, &p);
     if (!st) st = bind(b, p, 1, 0, 0, &L);
-    if (!st && strcmp(p->kernel, msg_get(m, "name") ? msg_get(m, "name") : p->kernel))
+    if (!st && t->name[0] && strcmp(p->kernel, t->name))
         st = fail(b, CUDA_SUCCESS, "the reference's plan names kernel '%s'", p->kernel);
     if (!st) st = allow_smem(b, fn, L.g.smem);
     if (!st && (rc = plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, fn, b->stream, &L)))
@@ -475,17 +447,18 @@ int bench_task(bench *b, const msg *m)
     return st;
 }
 
-int bench_load(bench *b, const msg *m)
+int bench_load(bench *b, const wire_load *l, const void *blob, size_t len)
 {
-    int k = (int)msg_int(m, "slot", -1);
+    (void)len;
+    int k = l->slot;
     if (k < 0 || k >= BENCH_SLOTS) return fail(b, CUDA_SUCCESS, "load: bad slot");
-    if (!m->blob) return fail(b, CUDA_SUCCESS, "load: no cubin");
+    if (!blob) return fail(b, CUDA_SUCCESS, "load: no cubin");
     bench_unload(b, k);
     slot *s = &b->slots[k];
-    CK(b->cu->ModuleLoadData(&s->mod, m->blob), "load the cubin");
+    CK(b->cu->ModuleLoadData(&s->mod, blob), "load the cubin");
     s->used = 1;
     plan *p;
-    if (task_plan(b, m, &p)) return BENCH_FAIL;
+    if (task_plan(b, l->plan, &p)) return BENCH_FAIL;
     CUresult rc = b->cu->ModuleGetFunction(&s->fn, s->mod, p->kernel);
     int st = rc ? fail(b, rc, "find kernel '%s'", p->kernel) : BENCH_OK;
     char err[512];
@@ -635,8 +608,9 @@ static int collect(bench *b, int e, double *us)
     return BENCH_OK;
 }
 
-int bench_time(bench *b, const int *slots, int nslots, const bench_opts *o, stats *out)
+int bench_time(bench *b, const wire_time *o, stats *out)
 {
+    const int *slots = o->slots, nslots = o->nslots;
     if (nslots < 1 || nslots > BENCH_SLOTS) return fail(b, CUDA_SUCCESS, "time: 1 to %d slots", BENCH_SLOTS);
     for (int j = 0; j < nslots; j++)
         if (slots[j] < 0 || slots[j] >= BENCH_SLOTS || !b->slots[slots[j]].used)

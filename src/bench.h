@@ -31,34 +31,20 @@
 #ifndef BENCH_H
 #define BENCH_H
 #include "device.h"
-#include "proto.h"
+#include "wire.h"
 #include <stddef.h>
 
 enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_FAIL = -1 };
 #define BENCH_BATCH 10
-#define BENCH_SLOTS 16
+#define BENCH_SLOTS WIRE_SLOTS
 #define BENCH_MAXCOPIES 16
 #define BENCH_CHAIN 16
-
-typedef struct stats {
-    double median, min, max;
-    double spread;          /* interquartile range / median */
-    int n;
-} stats;
 
 /* Statistics of n samples (x is left untouched). */
 void stats_of(const double *x, int n, stats *out);
 /* Whether the median has settled: the median of all n samples and that of
 ** the first n - batch differ by less than tol (relative). */
 int stats_settled(const double *x, int n, int batch, double tol);
-
-typedef struct bench_opts {
-    int warmup;             /* launches before the first sample */
-    int min_samples, max_samples;
-    double max_seconds;     /* per timing call */
-    double settle;          /* relative tolerance of stats_settled */
-    int rounds;             /* > 0: interleaved race, this many rounds */
-} bench_opts;
 
 typedef struct bench bench;
 
@@ -72,15 +58,15 @@ void bench_env(const bench *b, strbuf *json);
 
 /* The engine's kernels (fill_*, compare_*, same_bytes), once per process. */
 int bench_support(bench *b, const void *cubin, size_t len);
-/* Set a task up from a "cmd=task" message (see worker.c). */
-int bench_task(bench *b, const msg *m);
-/* Load a candidate into a slot from a "cmd=load" message. */
-int bench_load(bench *b, const msg *m);
+/* Set a task up (wire.h), its reference's cubin the blob. */
+int bench_task(bench *b, const wire_task *t, const void *blob, size_t len);
+/* Load a candidate's cubin (the blob) into a slot. */
+int bench_load(bench *b, const wire_load *l, const void *blob, size_t len);
 int bench_unload(bench *b, int slot);
 int bench_verify(bench *b, int slot);
-/* Time the slots: one (adaptive) or several (interleaved rounds); out[i]
-** for slots[i]. */
-int bench_time(bench *b, const int *slots, int nslots, const bench_opts *o, stats *out);
+/* Time the slots q->slots: one (adaptive) or several (interleaved rounds);
+** out[i] for q->slots[i]. */
+int bench_time(bench *b, const wire_time *q, stats *out);
 
 /* The copy ceiling: a device-to-device copy of `bytes`, bytes read plus
 ** written per second, median of several runs. */

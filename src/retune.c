@@ -4,12 +4,12 @@
 ** fraction of a sweep's cost. The buckets of SPEC whose winner is stale on
 ** this GPU (identity_stale, as `aitune status` says) race their stored
 ** finalists again; only a bucket whose ranking moved beyond the noise
-** margin, or whose finalist now fails, is searched again (sweep.c,
+** margin, or whose finalist now fails, is searched again (sweep_tune.c,
 ** retune_bucket).
 **
 ** check is the golden suite to run after a driver change: each winner of
 ** this GPU in SPEC is verified and timed again against its recorded time
-** (sweep.c, check_bucket); a slower one beyond the noise margin, or one
+** (sweep_tune.c, check_bucket); a slower one beyond the noise margin, or one
 ** that now fails, is a regression. A winner is timed the way it was
 ** recorded (reg_winner_stream), whatever the spec's timing says now. */
 #define _GNU_SOURCE

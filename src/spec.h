@@ -15,7 +15,7 @@
 **   split_at: 0.05          # hold: a bucket whose winner still loses more than this
 **                           # fraction somewhere is split (bucket_split); 0 never
 **   split_evals: 16         # hold: candidates of a part's own search where it loses
-**                           # most (sweep.c: research_part), when its winner among the
+**                           # most (sweep_split.c: research_part), when its winner among the
 **                           # bucket's finalists still loses more than split_at (as
 **                           # max_evals: per template, or per bucket with joint);
 **                           # default max(8, max_evals/4), the whole space with no
@@ -23,7 +23,7 @@
 **   split_depth: 2          # hold: levels of parts below a bucket, 1 to 4: a part
 **                           # whose winner still loses more than split_at after
 **                           # its own search is split again, down to this level
-**                           # (sweep.c: settle_part); 1: never again; default 2
+**                           # (sweep_split.c: split_settle); 1: never again; default 2
 **   tasks:
 **     - op: axpy
 **       dtypes: [f32, bf16]
@@ -81,9 +81,9 @@ typedef struct spec_task {
     char search[32];
     int max_evals;
     int joint;                  /* one search per bucket across templates */
-    int hold;                   /* winners chosen for the whole bucket (sweep.c: hold_probe) */
+    int hold;                   /* winners chosen for the whole bucket (sweep_hold.h) */
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
-    int split_evals;            /* hold: a part's own search (sweep.c: research_part); -1 the default, 0 none */
+    int split_evals;            /* hold: a part's own search (sweep_split.c: research_part); -1 the default, 0 none */
     int split_depth;            /* hold: levels of parts below a bucket, 1..SPEC_MAXSPLITDEPTH */
     int stream;                 /* timing: 0 flush (L2 flushed, one launch per sample), 1 stream (bench.h) */
     int ntemplates;             /* 0: all of the op's templates */
@@ -186,7 +186,7 @@ int bucket_key(int ndims, char names[][16], const long long *lo, const long long
 ** from its lower edge: the lower edge itself for class 8, 5761 in [5760,
 ** 8192) for class 1; at the lower edge when the part holds no size of that
 ** class (a part of [4, 8) cut at 5: [4, 5)). Which dims are split is the
-** sweep's choice (sweep.c: split_box): those along which the best config
+** sweep's choice (sweep_split.c: split_box): those along which the best config
 ** changes.
 **
 ** A part's key is its bucket's, '/', and its lower corner in the dims' order

@@ -25,7 +25,24 @@
 ** kernels, and at the end of the run the rest (unless interrupted: then the
 ** (op, dtype) in hand stays whole). Winners', finalists' and defaults'
 ** kernels stay, and so does everything of a bucket with no winner yet, so
-** an interrupted sweep resumes without compiling again. */
+** an interrupted sweep resumes without compiling again.
+**
+** The modules (each header is its manual), from the run down:
+**   sweep.c          sweep_run: the spec, the lanes, the registry, the run's end
+**   sweep_lanes.h    the buckets' queue, shards (--shard), one lane per GPU (--gpus)
+**   sweep_compile.h  aitune compile
+**   sweep_tune.h     a bucket: its searches, the race (tune_pick), its winner;
+**                    retune; check
+**   sweep_hold.h     hold: the race's finalists at other sizes of the bucket
+**   sweep_split.h    a bucket's parts where no one winner holds it
+**   sweep_probe.h    races at other sizes, losses, a box's winner
+**   sweep_flow.h     a search's candidates on their way (look-ahead)
+**   sweep_record.h   winner rows, defaults, what earlier runs stored
+**   sweep_task.h     the task at a shape, as the worker sets it up
+**   sweep_cand.h     a candidate: instantiate, compile, load, verify, time
+**   sweep_session.h  the lane's state, budget, Ctrl-C, lines, trace, summary
+** and below them the worker (worker.h), its typed messages (wire.h), the
+** compile pool (jit.h), the registry, the templates and the searches. */
 #ifndef SWEEP_H
 #define SWEEP_H
 #include "device.h"

@@ -1,7 +1,6 @@
 /* sweep_cand.c: see sweep_cand.h. */
 #define _GNU_SOURCE
 #include "sweep_cand.h"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,17 +68,12 @@ void cand_set_status(cand *c, const char *status, const char *err)
     c->m.error = err ? xstrdup(err) : NULL;
 }
 
-/* Send a request; map a dead or hung worker to a candidate status. Returns
-** 1 if the reply says ok, 0 if the candidate failed (status set). */
-static int ask_worker(sw *S, cand *c, const strbuf *h, const void *blob, size_t len, double timeout, msg *r)
+/* A request's result as c's status: a dead or hung worker, an error or a
+** wrong answer is the candidate's. Returns 1 when it went well. */
+static int worker_said(sw *S, cand *c, int rc)
 {
-    int rc = worker_request(S->W, h, blob, len, r, timeout);
-    if (rc == WORKER_TIMEOUT) { cand_set_status(c, "timeout", worker_errmsg(S->W)); return 0; }
-    if (rc == WORKER_DIED) { cand_set_status(c, "runtime", worker_errmsg(S->W)); return 0; }
-    const char *st = msg_get(r, "status") ? msg_get(r, "status") : "error";
-    if (!strcmp(st, "ok")) return 1;
-    cand_set_status(c, !strcmp(st, "wrong") ? "wrong" : "runtime", msg_get(r, "error") ? msg_get(r, "error") : st);
-    msg_free(r);
+    if (rc == WORKER_OK) return 1;
+    cand_set_status(c, rc == WORKER_TIMEOUT ? "timeout" : rc == WORKER_WRONG ? "wrong" : "runtime", worker_errmsg(S->W));
     return 0;
 }
 
@@ -96,63 +90,38 @@ int cand_load(sw *S, cand *c, const op_task *t, int slot)
     }
     /* The plan, not evaluated numbers: the worker binds it at the task's
     ** shape exactly as the runtime and emitted code do. */
-    strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "load");
-    msg_kv(&h, "slot", "%d", slot);
-    msg_kv(&h, "name", "%s", c->k.name);
-    msg_kv(&h, "plan", "%s", pj);
+    wire_load l = { .slot = slot, .name = c->k.name, .plan = pj };
+    int ok = worker_said(S, c, worker_load(S->W, &l, c->job.cubin, c->job.cubin_len, 60));
     free(pj);
-    msg r;
-    int ok = ask_worker(S, c, &h, c->job.cubin, c->job.cubin_len, 60, &r);
-    sb_free(&h);
-    if (ok) msg_free(&r);
     return ok;
-}
-
-static int fill_stats(cand *c, const char *t, const op_task *task)
-{
-    if (!t || sscanf(t, "%lf %lf %lf %lf %d", &c->m.median_us, &c->m.min_us, &c->m.max_us, &c->m.spread, &c->m.samples) != 5 ||
-        !(c->m.median_us > 0) || !isfinite(c->m.median_us))
-        return -1;
-    c->m.gbps = c->m.median_us > 0 ? task->bytes / c->m.median_us / 1e3 : 0;
-    c->m.tflops = c->m.median_us > 0 ? task->flops / c->m.median_us / 1e6 : 0;
-    return 0;
 }
 
 int cand_verify(sw *S, cand *c, int slot)
 {
-    strbuf h = STRBUF_INIT;
-    msg r;
-    msg_kv(&h, "cmd", "verify");
-    msg_kv(&h, "slot", "%d", slot);
-    int ok = ask_worker(S, c, &h, NULL, 0, S->o->kernel_timeout, &r);
-    sb_free(&h);
-    if (ok) msg_free(&r);
-    return ok;
+    return worker_said(S, c, worker_verify(S->W, slot, S->o->kernel_timeout));
 }
 
 /* Verify and time a compiled candidate in slot 0; fills c->m. */
 static void evaluate(sw *S, cand *c, const op_task *t)
 {
     if (!cand_load(S, c, t, 0) || !cand_verify(S, c, 0)) return;
-    strbuf h = STRBUF_INIT;
-    msg r;
-    msg_kv(&h, "cmd", "time");
-    msg_kv(&h, "slots", "0");
-    msg_kv(&h, "max_s", "1.5");
-    int ok = ask_worker(S, c, &h, NULL, 0, 60 + 20 * S->o->kernel_timeout, &r);
-    sb_free(&h);
-    if (!ok) return;
-    if (fill_stats(c, msg_get(&r, "t0"), t)) {
-        char *e = xstrfmt("the worker's time reply does not parse: t0='%s'", msg_get(&r, "t0") ? msg_get(&r, "t0") : "(missing)");
-        c->m.median_us = c->m.min_us = c->m.max_us = c->m.spread = 0;
-        c->m.samples = 0;
-        msg_free(&r);
-        cand_set_status(c, "runtime", e);
-        free(e);
+    wire_time q;
+    wire_time_init(&q);
+    q.nslots = 1;
+    q.max_seconds = 1.5;
+    stats st;
+    if (!worker_said(S, c, worker_time(S->W, &q, &st, 60 + 20 * S->o->kernel_timeout))) return;
+    c->m.median_us = st.median;
+    c->m.min_us = st.min;
+    c->m.max_us = st.max;
+    c->m.spread = st.spread;
+    c->m.samples = st.n;
+    if (!(st.median > 0)) {
+        cand_set_status(c, "runtime", worker_errmsg(S->W));
         return;
     }
-    msg_free(&r);
+    c->m.gbps = t->bytes / st.median / 1e3;
+    c->m.tflops = t->flops / st.median / 1e6;
     cand_set_status(c, "ok", NULL);
 }
 
@@ -335,29 +304,18 @@ int final_cmp(const void *a, const void *b)
 ** same way. */
 void cand_race(sw *S, cand *cs, int k, final *f)
 {
-    strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "time");
-    strbuf slots = STRBUF_INIT;
-    for (int i = 0; i < k; i++) sb_printf(&slots, "%s%d", i ? "," : "", i);
-    msg_kv(&h, "slots", "%s", sb_str(&slots));
-    msg_kv(&h, "rounds", "%d", 30);
-    sb_free(&slots);
-    msg r;
-    if (ask_worker(S, &cs[0], &h, NULL, 0, 120 + 60 * S->o->kernel_timeout, &r)) {
-        for (int i = 0; i < k; i++) {
-            char key[16];
-            snprintf(key, sizeof key, "t%d", i);
-            double med = 0, mn, mx, spread = 0;
-            int n;
-            if (msg_get(&r, key) && sscanf(msg_get(&r, key), "%lf %lf %lf %lf %d", &med, &mn, &mx, &spread, &n) >= 4 &&
-                med > 0 && isfinite(med)) {
-                f[i].median_us = med;
-                f[i].spread = spread;
-            }
+    wire_time q;
+    wire_time_init(&q);
+    q.rounds = 30;
+    q.nslots = k;
+    for (int i = 0; i < k; i++) q.slots[i] = i;
+    stats st[WIRE_SLOTS];
+    if (!worker_said(S, &cs[0], worker_time(S->W, &q, st, 120 + 60 * S->o->kernel_timeout))) return;
+    for (int i = 0; i < k; i++)
+        if (st[i].median > 0) {
+            f[i].median_us = st[i].median;
+            f[i].spread = st[i].spread;
         }
-        msg_free(&r);
-    }
-    sb_free(&h);
 }
 
 void bucket_state_free(bucket_state *bs)

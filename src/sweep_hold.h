@@ -1,28 +1,19 @@
-/* sweep_hold.h: buckets that hold (spec `hold: true`). A winner is chosen at the
-** bucket's representative size and then answers every shape of the bucket,
-** up to twice as large in every dim. So the bucket's best HOLD_FINALISTS
-** (the race's, and the next ones by their search times; cs[0, *kp) holds
-** the race's, compiled and loaded, and gets the others) are verified and
-** raced at three shapes of the bucket: its representative, its geometric
-** middle and its upper edge (the last two rounded down to a multiple of 64:
-** kernels' fast paths want aligned sizes, and so do real workloads; plus
-** the bucket's alignment class in a bucket tuned at an unaligned size, whose
-** winner must run sizes of that class: probe_size). A
+/* sweep_hold.h: buckets that hold (spec `hold: true`). A winner is chosen
+** at the bucket's representative size and then answers every shape of the
+** bucket, up to twice as large in every dim. So the bucket's best
+** HOLD_FINALISTS (the race's, and the next ones by their search times) are
+** verified and raced at three shapes of the bucket: its representative, its
+** geometric middle and its upper edge (sweep_probe.h: probe_size). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
 ** minus one (a finalist wrong or failing there loses everything). The
 ** winner becomes the finalist with the smallest worst loss, the race's
-** winner when it is within the noise margin of that. The finalists' stored
-** times become those of the race at the representative.
+** winner when it is within the noise margin of that (hold_choose). The
+** finalists' stored times become those of the race at the representative.
 **
 ** A bucket whose winner still loses more than the task's split_at somewhere
-** is split (sweep_split.h): its parts (spec.h: bucket_split) get winners of
-** their own from the same finalists, raced at each part's size and upper
-** edge too. A part whose winner still loses more than split_at gets a
-** search of its own where it loses most (sweep_split.c: research_part), and a bucket that
-** no part's winner among the finalists would change is split on trial, kept
-** only if such a search changes a part's winner. A part whose winner still
-** loses more than split_at after that is split again the same way among its
-** own candidates (split_settle), down to the task's split_depth. */
+** is split (sweep_split.h): its parts get winners of their own from the
+** same finalists, a search of their own where they still lose, and parts of
+** their own below that, down to the task's split_depth. */
 #ifndef SWEEP_HOLD_H
 #define SWEEP_HOLD_H
 #include "sweep_split.h"

@@ -26,15 +26,7 @@ static int start_gpu(sw *S, const strbuf *env)
     else if (worker_set_support(S->W, c.job.cubin, c.job.cubin_len)) rc = error("%s", worker_errmsg(S->W));
     cand_free(&c);
     if (rc) return rc;
-    strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "copy");
-    msg_kv(&h, "bytes", "%lld", S->dev.mem > (8LL << 30) ? (1LL << 30) : S->dev.mem / 8);
-    msg r;
-    if (worker_request(S->W, &h, NULL, 0, &r, 120) == WORKER_OK) {
-        S->copy_gbps = msg_num(&r, "gbps", 0);
-        msg_free(&r);
-    }
-    sb_free(&h);
+    worker_copy(S->W, S->dev.mem > (8LL << 30) ? (1LL << 30) : S->dev.mem / 8, &S->copy_gbps, 120);
     sw_say(S, "device: %s (sm_%d, %d SMs, %.0f GB, L2 %.0f MB), driver %s, NVRTC %s; copy ceiling %.0f GB/s\n", S->dev.name,
         S->dev.cc, S->dev.sms, S->dev.mem / 1e9, S->dev.l2 / 1048576.0, S->dev.driver, S->dev.nvrtc, S->copy_gbps);
     return 0;

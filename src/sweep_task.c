@@ -114,30 +114,13 @@ int task_send(sw *S, const op_task *t)
     if (!rc && (kernel_geometry(&c.k, t, &g, err, sizeof err) || !(pj = cand_plan_json(&c.k, err, sizeof err))))
         rc = error("op '%s' reference launch: %s", t->op, err);
     if (!rc) {
-        static const char *roles[] = { "in", "out", "inout", "scalar", "dim" };
-        strbuf h = STRBUF_INIT;
-        msg_kv(&h, "cmd", "task");
-        msg_kv(&h, "seed", "%llu", S->sp.seed);
-        msg_kv(&h, "nargs", "%d", t->nargs);
-        for (int i = 0; i < t->nargs; i++) {
-            const op_arg *a = &t->args[i];
-            char key[16];
-            snprintf(key, sizeof key, "arg%d", i);
-            msg_kv(&h, key, "%s %s %s %d %lld %s %.17g", a->name, roles[a->role], a->dtype[0] ? a->dtype : "-", a->esize,
-                   a->count, a->init == INIT_UNIFORM ? "uniform" : "normal", a->value);
-        }
-        msg_kv(&h, "rtol", "%.9g", t->rtol);
-        msg_kv(&h, "atol", "%.9g", t->atol);
-        msg_kv(&h, "name", "%s", c.k.name);
-        strbuf shape = STRBUF_INIT;
-        for (int d = 0; d < t->ndims; d++) sb_printf(&shape, "%s%lld", d ? "," : "", t->shape[d]);
-        msg_kv(&h, "shape", "%s", sb_str(&shape));
-        sb_free(&shape);
-        msg_kv(&h, "plan", "%s", pj);
-        if (t->stream) msg_kv(&h, "timing", "stream");
-        if (worker_set_task(S->W, &h, c.job.cubin, c.job.cubin_len))
+        wire_task wt = { .seed = S->sp.seed, .nargs = t->nargs, .rtol = t->rtol, .atol = t->atol, .ndims = t->ndims,
+                         .plan = pj, .stream = t->stream };
+        memcpy(wt.args, t->args, sizeof *wt.args * (size_t)t->nargs);
+        memcpy(wt.shape, t->shape, sizeof *wt.shape * (size_t)t->ndims);
+        snprintf(wt.name, sizeof wt.name, "%s", c.k.name);
+        if (worker_task(S->W, &wt, c.job.cubin, c.job.cubin_len))
             rc = error("%s %s: cannot set the task up: %s", t->op, t->dtype, worker_errmsg(S->W));
-        sb_free(&h);
     }
     free(pj);
     cand_free(&c);

@@ -81,7 +81,9 @@ static int exchange(worker *w, const strbuf *h, const void *blob, size_t len, ms
     memset(reply, 0, sizeof *reply);
     int rc = msg_send(w->proc.to, h, blob, len) ? -1 : msg_read(&w->proc.from, reply, timeout_s);
     if (rc == 0) {
-        if (msg_int(reply, "sticky", 0)) {
+        wire_reply r;
+        wire_get_reply(reply, &r);
+        if (r.sticky) {
             w->stats.sticky++;
             reap(w, 1, NULL, 0);
         }
@@ -100,21 +102,36 @@ static int exchange(worker *w, const strbuf *h, const void *blob, size_t len, ms
     return WORKER_DIED;
 }
 
+/* Whether a setup request's reply is ok (else worker_errmsg says why). */
+static int setup_ok(worker *w, const msg *r)
+{
+    wire_reply rp;
+    wire_get_reply(r, &rp);
+    if (rp.status == WIRE_OK) return 1;
+    fail(w, "%s", rp.error ? rp.error : "setup failed");
+    return 0;
+}
+
 static int ensure(worker *w, msg *hello)
 {
     if (w->proc.pid > 0) return 0;
     if (spawn(w)) return -1;
     strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "hello");
     /* The real worker has the ordinal in argv; a command in AITUNE_WORKER
     ** (a fake playing several GPUs) reads it here. */
-    msg_kv(&h, "gpu", "%d", w->ordinal);
+    wire_put_hello(&h, w->ordinal);
     msg r;
     int rc = exchange(w, &h, NULL, 0, &r, 120);
     sb_free(&h);
-    if (rc) return fail(w, "the worker did not start: %s", worker_errmsg(w));
-    if (strcmp(msg_get(&r, "status") ? msg_get(&r, "status") : "", "ok")) {
-        fail(w, "%s", msg_get(&r, "error") ? msg_get(&r, "error") : "the worker refused to start");
+    if (rc) {
+        char how[sizeof w->err];
+        snprintf(how, sizeof how, "%s", w->err);   /* fail writes w->err */
+        return fail(w, "the worker did not start: %s", how);
+    }
+    wire_reply rp;
+    wire_get_reply(&r, &rp);
+    if (rp.status != WIRE_OK) {
+        fail(w, "%s", rp.error ? rp.error : "the worker refused to start");
         msg_free(&r);
         reap(w, 1, NULL, 0);
         return -1;
@@ -126,8 +143,7 @@ static int ensure(worker *w, msg *hello)
         msg rr;
         rc = exchange(w, &rs[i]->header, rs[i]->blob, rs[i]->len, &rr, 600);
         if (rc) { msg_free(&r); return -1; }
-        int ok = !strcmp(msg_get(&rr, "status") ? msg_get(&rr, "status") : "", "ok");
-        if (!ok) fail(w, "%s", msg_get(&rr, "error") ? msg_get(&rr, "error") : "setup failed");
+        int ok = setup_ok(w, &rr);
         msg_free(&rr);
         if (!ok) { msg_free(&r); reap(w, 1, NULL, 0); return -1; }
     }
@@ -136,35 +152,12 @@ static int ensure(worker *w, msg *hello)
     return 0;
 }
 
-static void copy3(char *dst, size_t cap, const msg *m, const char *key)
-{
-    snprintf(dst, cap, "%s", msg_get(m, key) ? msg_get(m, key) : "");
-}
-
 int worker_hello(worker *w, device *d, strbuf *env)
 {
     msg r;
     if (w->proc.pid > 0) reap(w, 1, NULL, 0);   /* a fresh hello: facts as of now */
     if (ensure(w, &r)) return -1;
-    memset(d, 0, sizeof *d);
-    copy3(d->name, sizeof d->name, &r, "name");
-    copy3(d->uuid, sizeof d->uuid, &r, "uuid");
-    copy3(d->driver, sizeof d->driver, &r, "driver");
-    copy3(d->nvrtc, sizeof d->nvrtc, &r, "nvrtc");
-    d->cc = (int)msg_int(&r, "cc", 0);
-    d->sms = (int)msg_int(&r, "sms", 0);
-    d->mem = msg_int(&r, "mem", 0);
-    d->l2 = msg_int(&r, "l2", 0);
-    d->smem_optin = (int)msg_int(&r, "smem_optin", 0);
-    d->smem_per_sm = (int)msg_int(&r, "smem_per_sm", 0);
-    d->regs_per_sm = (int)msg_int(&r, "regs_per_sm", 0);
-    d->max_threads_per_sm = (int)msg_int(&r, "max_threads_per_sm", 0);
-    d->clock_khz = (int)msg_int(&r, "clock_khz", 0);
-    d->mem_clock_khz = (int)msg_int(&r, "mem_clock_khz", 0);
-    d->cuda_driver = (int)msg_int(&r, "cuda_driver", 0);
-    d->real = 1;
-    d->count = (int)msg_int(&r, "count", 1);
-    if (env) sb_puts(env, msg_get(&r, "env") ? msg_get(&r, "env") : "{}");
+    wire_get_device(&r, d, env);
     msg_free(&r);
     return 0;
 }
@@ -186,8 +179,7 @@ static int setup(worker *w, replay *r, const strbuf *h, const void *blob, size_t
     msg rep;
     int rc = exchange(w, h, blob, len, &rep, 600);
     if (rc) return -1;
-    int ok = !strcmp(msg_get(&rep, "status") ? msg_get(&rep, "status") : "", "ok");
-    if (!ok) fail(w, "%s", msg_get(&rep, "error") ? msg_get(&rep, "error") : "setup failed");
+    int ok = setup_ok(w, &rep);
     msg_free(&rep);
     return ok ? 0 : -1;
 }
@@ -195,15 +187,19 @@ static int setup(worker *w, replay *r, const strbuf *h, const void *blob, size_t
 int worker_set_support(worker *w, const void *cubin, size_t len)
 {
     strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "support");
+    wire_put_cmd(&h, WIRE_SUPPORT);
     int rc = setup(w, &w->support, &h, cubin, len);
     sb_free(&h);
     return rc;
 }
 
-int worker_set_task(worker *w, const strbuf *header, const void *cubin, size_t len)
+int worker_task(worker *w, const wire_task *t, const void *cubin, size_t len)
 {
-    return setup(w, &w->task, header, cubin, len);
+    strbuf h = STRBUF_INIT;
+    wire_put_task(&h, t);
+    int rc = setup(w, &w->task, &h, cubin, len);
+    sb_free(&h);
+    return rc;
 }
 
 int worker_request(worker *w, const strbuf *h, const void *blob, size_t len, msg *reply, double timeout_s)
@@ -213,12 +209,82 @@ int worker_request(worker *w, const strbuf *h, const void *blob, size_t len, msg
     return exchange(w, h, blob, len, reply, timeout_s);
 }
 
+/* A typed request: worker_request, its reply's status as the result
+** (WORKER_ERROR and WORKER_WRONG with the worker's text in worker_errmsg).
+** The reply is kept in *r when the result is WORKER_OK and r is given. */
+static int ask(worker *w, const strbuf *h, const void *blob, size_t len, double timeout_s, msg *r)
+{
+    msg reply;
+    int rc = worker_request(w, h, blob, len, &reply, timeout_s);
+    if (rc != WORKER_OK) return rc;
+    wire_reply rp;
+    wire_get_reply(&reply, &rp);
+    if (rp.status != WIRE_OK) {
+        fail(w, "%s", rp.error ? rp.error : rp.text);
+        rc = rp.status == WIRE_WRONG ? WORKER_WRONG : WORKER_ERROR;
+    }
+    if (rc == WORKER_OK && r) *r = reply;
+    else msg_free(&reply);
+    return rc;
+}
+
+int worker_load(worker *w, const wire_load *l, const void *cubin, size_t len, double timeout_s)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_load(&h, l);
+    int rc = ask(w, &h, cubin, len, timeout_s, NULL);
+    sb_free(&h);
+    return rc;
+}
+
+int worker_verify(worker *w, int slot, double timeout_s)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_slot(&h, WIRE_VERIFY, slot);
+    int rc = ask(w, &h, NULL, 0, timeout_s, NULL);
+    sb_free(&h);
+    return rc;
+}
+
+int worker_time(worker *w, const wire_time *q, stats *out, double timeout_s)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_time(&h, q);
+    msg r;
+    int rc = ask(w, &h, NULL, 0, timeout_s, &r);
+    sb_free(&h);
+    if (rc != WORKER_OK) return rc;
+    int said = 0;
+    for (int i = 0; i < q->nslots; i++) {
+        if (!wire_get_times(&r, i, &out[i]) || said++) continue;
+        char key[16];
+        snprintf(key, sizeof key, "t%d", i);
+        fail(w, "the worker's time reply does not parse: %s='%s'", key, msg_get(&r, key) ? msg_get(&r, key) : "(missing)");
+    }
+    msg_free(&r);
+    return rc;
+}
+
+int worker_copy(worker *w, long long bytes, double *gbps, double timeout_s)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_copy(&h, bytes);
+    msg r;
+    int rc = ask(w, &h, NULL, 0, timeout_s, &r);
+    sb_free(&h);
+    if (rc == WORKER_OK) {
+        *gbps = wire_get_gbps(&r);
+        msg_free(&r);
+    }
+    return rc;
+}
+
 void worker_free(worker *w)
 {
     if (!w) return;
     if (w->proc.pid > 0) {
         strbuf h = STRBUF_INIT;
-        msg_kv(&h, "cmd", "quit");
+        wire_put_cmd(&h, WIRE_QUIT);
         msg_send(w->proc.to, &h, NULL, 0);
         sb_free(&h);
         /* Give it a moment to free the GPU cleanly, then make sure. */
@@ -236,22 +302,86 @@ void worker_free(worker *w)
 static void reply_status(int fd, bench *b, int rc)
 {
     strbuf h = STRBUF_INIT;
-    msg_kv(&h, "status", "%s", rc == BENCH_OK ? "ok" : rc == BENCH_WRONG ? "wrong" : "error");
-    if (rc != BENCH_OK) msg_kv(&h, "error", "%s", bench_err(b));
-    if (rc == BENCH_FAIL && bench_sticky(b)) msg_kv(&h, "sticky", "1");
+    wire_put_reply(&h, rc == BENCH_OK ? WIRE_OK : rc == BENCH_WRONG ? WIRE_WRONG : WIRE_ERROR, rc != BENCH_OK ? bench_err(b) : NULL,
+                   rc == BENCH_FAIL && bench_sticky(b));
     msg_send(fd, &h, NULL, 0);
     sb_free(&h);
 }
 
-static int parse_slots(const char *s, int *slots)
+static void reply_error(int fd, const char *err)
 {
-    int n = 0;
-    while (s && *s && n < BENCH_SLOTS) {
-        slots[n++] = atoi(s);
-        s = strchr(s, ',');
-        if (s) s++;
+    strbuf h = STRBUF_INIT;
+    wire_put_reply(&h, WIRE_ERROR, err, 0);
+    msg_send(fd, &h, NULL, 0);
+    sb_free(&h);
+}
+
+/* One request m answered on fd (bench b is open). */
+static void serve(int fd, bench *b, const msg *m)
+{
+    strbuf h = STRBUF_INIT;
+    char err[512];
+    switch (wire_cmd(m)) {
+    case WIRE_HELLO: {
+        device d;
+        bench_device(b, &d);
+        strbuf env = STRBUF_INIT;
+        bench_env(b, &env);
+        wire_put_device(&h, &d, sb_str(&env));
+        sb_free(&env);
+        msg_send(fd, &h, NULL, 0);
+        break;
     }
-    return n;
+    case WIRE_SUPPORT:
+        reply_status(fd, b, bench_support(b, m->blob, m->blob_len));
+        break;
+    case WIRE_TASK: {
+        wire_task t;
+        if (wire_get_task(m, &t, err, sizeof err)) reply_error(fd, err);
+        else reply_status(fd, b, bench_task(b, &t, m->blob, m->blob_len));
+        break;
+    }
+    case WIRE_LOAD: {
+        wire_load l;
+        wire_get_load(m, &l);
+        reply_status(fd, b, bench_load(b, &l, m->blob, m->blob_len));
+        break;
+    }
+    case WIRE_UNLOAD:
+        reply_status(fd, b, bench_unload(b, wire_get_slot(m)));
+        break;
+    case WIRE_VERIFY:
+        reply_status(fd, b, bench_verify(b, wire_get_slot(m)));
+        break;
+    case WIRE_COPY: {
+        double gbps = 0;
+        int rc = bench_copy(b, (size_t)wire_get_copy(m), &gbps);
+        if (rc) {
+            reply_status(fd, b, rc);
+        } else {
+            wire_put_gbps(&h, gbps);
+            msg_send(fd, &h, NULL, 0);
+        }
+        break;
+    }
+    case WIRE_TIME: {
+        wire_time q;
+        wire_get_time(m, &q);
+        stats st[WIRE_SLOTS];
+        int rc = bench_time(b, &q, st);
+        if (rc) {
+            reply_status(fd, b, rc);
+        } else {
+            wire_put_times(&h, st, q.nslots);
+            msg_send(fd, &h, NULL, 0);
+        }
+        break;
+    }
+    default:
+        snprintf(err, sizeof err, "unknown command '%s'", wire_cmd_text(m));
+        reply_error(fd, err);
+    }
+    sb_free(&h);
 }
 
 int worker_main(int argc, char **argv)
@@ -266,87 +396,9 @@ int worker_main(int argc, char **argv)
     for (;;) {
         msg m;
         if (msg_read(&in, &m, -1)) break;
-        const char *cmd = msg_get(&m, "cmd") ? msg_get(&m, "cmd") : "";
-        strbuf h = STRBUF_INIT;
-        if (!strcmp(cmd, "quit")) { msg_free(&m); break; }
-        if (!b && !(b = bench_open(ordinal, err, sizeof err))) {
-            msg_kv(&h, "status", "error");
-            msg_kv(&h, "error", "%s", err);
-            msg_send(out, &h, NULL, 0);
-        } else if (!strcmp(cmd, "hello")) {
-            device d;
-            bench_device(b, &d);
-            msg_kv(&h, "status", "ok");
-            msg_kv(&h, "name", "%s", d.name);
-            msg_kv(&h, "uuid", "%s", d.uuid);
-            msg_kv(&h, "cc", "%d", d.cc);
-            msg_kv(&h, "sms", "%d", d.sms);
-            msg_kv(&h, "mem", "%lld", d.mem);
-            msg_kv(&h, "l2", "%lld", d.l2);
-            msg_kv(&h, "smem_optin", "%d", d.smem_optin);
-            msg_kv(&h, "smem_per_sm", "%d", d.smem_per_sm);
-            msg_kv(&h, "regs_per_sm", "%d", d.regs_per_sm);
-            msg_kv(&h, "max_threads_per_sm", "%d", d.max_threads_per_sm);
-            msg_kv(&h, "clock_khz", "%d", d.clock_khz);
-            msg_kv(&h, "mem_clock_khz", "%d", d.mem_clock_khz);
-            msg_kv(&h, "driver", "%s", d.driver);
-            msg_kv(&h, "cuda_driver", "%d", d.cuda_driver);
-            msg_kv(&h, "nvrtc", "%s", d.nvrtc);
-            msg_kv(&h, "count", "%d", d.count);
-            strbuf env = STRBUF_INIT;
-            bench_env(b, &env);
-            msg_kv(&h, "env", "%s", sb_str(&env));
-            sb_free(&env);
-            msg_send(out, &h, NULL, 0);
-        } else if (!strcmp(cmd, "support")) {
-            reply_status(out, b, bench_support(b, m.blob, m.blob_len));
-        } else if (!strcmp(cmd, "task")) {
-            reply_status(out, b, bench_task(b, &m));
-        } else if (!strcmp(cmd, "load")) {
-            reply_status(out, b, bench_load(b, &m));
-        } else if (!strcmp(cmd, "unload")) {
-            reply_status(out, b, bench_unload(b, (int)msg_int(&m, "slot", -1)));
-        } else if (!strcmp(cmd, "verify")) {
-            reply_status(out, b, bench_verify(b, (int)msg_int(&m, "slot", -1)));
-        } else if (!strcmp(cmd, "copy")) {
-            double gbps = 0;
-            int rc = bench_copy(b, (size_t)msg_int(&m, "bytes", 1LL << 30), &gbps);
-            if (rc) reply_status(out, b, rc);
-            else {
-                msg_kv(&h, "status", "ok");
-                msg_kv(&h, "gbps", "%.1f", gbps);
-                msg_send(out, &h, NULL, 0);
-            }
-        } else if (!strcmp(cmd, "time")) {
-            int slots[BENCH_SLOTS];
-            int n = parse_slots(msg_get(&m, "slots"), slots);
-            bench_opts o = {
-                .warmup = (int)msg_int(&m, "warmup", 3),
-                .min_samples = (int)msg_int(&m, "min", 10),
-                .max_samples = (int)msg_int(&m, "max", 200),
-                .max_seconds = msg_num(&m, "max_s", 2),
-                .settle = msg_num(&m, "settle", 0.005),
-                .rounds = (int)msg_int(&m, "rounds", 0),
-            };
-            stats st[BENCH_SLOTS];
-            int rc = bench_time(b, slots, n, &o, st);
-            if (rc) {
-                reply_status(out, b, rc);
-            } else {
-                msg_kv(&h, "status", "ok");
-                for (int i = 0; i < n; i++) {
-                    char key[16];
-                    snprintf(key, sizeof key, "t%d", i);
-                    msg_kv(&h, key, "%.4f %.4f %.4f %.5f %d", st[i].median, st[i].min, st[i].max, st[i].spread, st[i].n);
-                }
-                msg_send(out, &h, NULL, 0);
-            }
-        } else {
-            msg_kv(&h, "status", "error");
-            msg_kv(&h, "error", "unknown command '%s'", cmd);
-            msg_send(out, &h, NULL, 0);
-        }
-        sb_free(&h);
+        if (wire_cmd(&m) == WIRE_QUIT) { msg_free(&m); break; }
+        if (!b && !(b = bench_open(ordinal, err, sizeof err))) reply_error(out, err);
+        else serve(out, b, &m);
         msg_free(&m);
         /* A context that saw a sticky error is useless: exit, the parent restarts us. */
         if (b && bench_sticky(b)) _exit(3);

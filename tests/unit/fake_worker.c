@@ -65,8 +65,8 @@
 */
 #define _GNU_SOURCE
 #include "plan.h"
-#include "proto.h"
 #include "util.h"
+#include "wire.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -76,7 +76,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAXSLOTS 16
+#define MAXSLOTS WIRE_SLOTS
 
 static char slot_name[MAXSLOTS][64];
 static const char *state_path;
@@ -136,11 +136,10 @@ static void sleep_ms(long ms)
     while (nanosleep(&ts, &ts) != 0) {}
 }
 
-static void reply(int fd, const char *status, const char *err)
+static void reply(int fd, int status, const char *err)
 {
     strbuf h = STRBUF_INIT;
-    msg_kv(&h, "status", "%s", status);
-    if (err) msg_kv(&h, "error", "%s", err);
+    wire_put_reply(&h, status, err, 0);
     msg_send(fd, &h, NULL, 0);
     sb_free(&h);
 }
@@ -159,12 +158,12 @@ static CUresult fake_encode(CUtensorMap *m, CUtensorMapDataType dt, cuuint32_t r
     return CUDA_SUCCESS;
 }
 
-/* Decode and bind the request's plan with fake buffers: 0, or -1 with err. */
-static int check_plan(const msg *m, char *err, int errcap)
+/* Decode and bind a request's plan with fake buffers: 0, or -1 with err. */
+static int check_plan(const char *text, char *err, int errcap)
 {
     plan *p;
-    if (!msg_get(m, "plan")) { snprintf(err, (size_t)errcap, "fake: no launch plan"); return -1; }
-    if (plan_decode(msg_get(m, "plan"), &p, err, errcap)) return -1;
+    if (!text) { snprintf(err, (size_t)errcap, "fake: no launch plan"); return -1; }
+    if (plan_decode(text, &p, err, errcap)) return -1;
     int rc = 0;
     if (p->ndims != task_ndims) {
         snprintf(err, (size_t)errcap, "fake: the plan has %d dims, the task %d", p->ndims, task_ndims);
@@ -202,9 +201,165 @@ static int hits(const char *mode, const char *name, long count)
     return k == 0 || (k > 0 && k == count);
 }
 
+static const char *mode;
+static int out = 1;
+
+/* hello: the fake host's GPU at ordinal gpu, or a refusal. */
+static void do_hello(void)
+{
+    long ngpus = getenv("FAKE_GPUS") ? strtol(getenv("FAKE_GPUS"), NULL, 10) : 1;
+    char name_var[32], uuid[32], none[64];
+    snprintf(name_var, sizeof name_var, "FAKE_GPU_NAME_%d", gpu);
+    snprintf(uuid, sizeof uuid, "GPU-fake-%04d", gpu);
+    const char *name = getenv(name_var) ? getenv(name_var) : getenv("FAKE_GPU_NAME") ? getenv("FAKE_GPU_NAME") : "Fake GPU";
+    if (mode_arg(mode, "nogpu") >= 0) {
+        reply(out, WIRE_ERROR, "cuInit failed: no GPU");
+        return;
+    }
+    if (gpu < 0 || gpu >= ngpus) {
+        snprintf(none, sizeof none, "no GPU %d (this machine has %ld)", gpu, ngpus);
+        reply(out, WIRE_ERROR, none);
+        return;
+    }
+    device d = { .cc = 90, .mem = 85899345920LL, .l2 = 52428800, .smem_optin = 232448, .smem_per_sm = 233472,
+                 .regs_per_sm = 65536, .max_threads_per_sm = 2048, .clock_khz = 1980000, .mem_clock_khz = 2619000,
+                 .cuda_driver = 13000, .count = (int)ngpus };
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.uuid, sizeof d.uuid, "%s", getenv("FAKE_UUID") ? getenv("FAKE_UUID") : uuid);
+    d.sms = getenv("FAKE_SMS") ? atoi(getenv("FAKE_SMS")) : 132;
+    snprintf(d.driver, sizeof d.driver, "%s", getenv("FAKE_DRIVER") ? getenv("FAKE_DRIVER") : "fake");
+    snprintf(d.nvrtc, sizeof d.nvrtc, "%s", getenv("FAKE_NVRTC") ? getenv("FAKE_NVRTC") : "13.0");
+    strbuf h = STRBUF_INIT;
+    wire_put_device(&h, &d, "{\"fake\":true}");
+    msg_send(out, &h, NULL, 0);
+    sb_free(&h);
+}
+
+/* task: read as the real worker reads it; its plan must bind. */
+static void do_task(const msg *m)
+{
+    char err[512];
+    wire_task t;
+    task_ndims = 0;
+    if (wire_get_task(m, &t, err, sizeof err)) {
+        reply(out, WIRE_ERROR, err);
+        return;
+    }
+    /* The bucket, as a log reader tells them apart: shape, dtype (the first
+    ** argument's) and how it is timed (stream timing only is named). */
+    strbuf shape = STRBUF_INIT;
+    for (int d = 0; d < t.ndims; d++) sb_printf(&shape, "%s%lld", d ? "," : "", t.shape[d]);
+    snprintf(task_shape_text, sizeof task_shape_text, "%s/%s%s", sb_str(&shape), t.args[0].dtype[0] ? t.args[0].dtype : "-",
+             t.stream ? " timing=stream" : "");
+    sb_free(&shape);
+    task_ndims = t.ndims;
+    memcpy(task_shape, t.shape, sizeof *task_shape * (size_t)t.ndims);
+    if (check_plan(t.plan, err, sizeof err)) {
+        reply(out, WIRE_ERROR, err);
+    } else {
+        have_task = 1;
+        reply(out, WIRE_OK, NULL);
+    }
+}
+
+static void do_load(const msg *m)
+{
+    wire_load l;
+    wire_get_load(m, &l);
+    char err[512];
+    if (l.slot < 0 || l.slot >= MAXSLOTS || !l.name) {
+        reply(out, WIRE_ERROR, "fake: bad load");
+    } else if (check_plan(l.plan, err, sizeof err)) {
+        reply(out, WIRE_ERROR, err);
+    } else {
+        snprintf(slot_name[l.slot], sizeof slot_name[l.slot], "%s", l.name);
+        reply(out, WIRE_OK, NULL);
+    }
+}
+
+/* verify: the faults of FAKE_MODE, counted across restarts. */
+static void do_verify(const msg *m, long hang_s)
+{
+    long k = bump_verify_count();
+    int slot = wire_get_slot(m);
+    if (!have_task || !have_support) {
+        reply(out, WIRE_ERROR, "fake: verify without support and task set up since start");
+    } else if (slot < 0 || slot >= MAXSLOTS || !slot_name[slot][0]) {
+        reply(out, WIRE_ERROR, "fake: verify of an empty slot");
+    } else if (hits(mode, "crash_verify", k)) {
+        exit(1);
+    } else if (hits(mode, "hang_verify", k)) {
+        for (long i = 0; i < hang_s * 10; i++) sleep_ms(100);
+        exit(4);
+    } else if (hits(mode, "segv_verify", k)) {
+        signal(SIGSEGV, SIG_DFL);
+        raise(SIGSEGV);
+    } else if (hits(mode, "wrong_verify", k)) {
+        reply(out, WIRE_WRONG, "fake: 12 of 64 elements differ (max rel err 0.5)");
+    } else if (hits(mode, "sticky_verify", k)) {
+        strbuf h = STRBUF_INIT;
+        wire_put_reply(&h, WIRE_ERROR, "fake: CUDA_ERROR_ILLEGAL_ADDRESS", 1);
+        msg_send(out, &h, NULL, 0);
+        exit(3);
+    } else {
+        reply(out, WIRE_OK, NULL);
+    }
+}
+
+/* A kernel's time: a hash of its name (and, with shape_time, the task's
+** shape), changed by the modes that flip rankings across sizes. */
+static double fake_time(const char *name)
+{
+    uint64_t hv = hash_str(HASH_INIT, name);
+    if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
+    double med = 10 + (double)(hv % 1000) / 10.0;
+    long flip = mode_arg(mode, "flip_at"), fd = mode_arg(mode, "flip_dim");
+    long flip2 = mode_arg(mode, "flip2_at"), fd2 = mode_arg(mode, "flip2_dim");
+    if (fd < 0) fd = 0;
+    if (fd2 < 0) fd2 = 1;
+    int flips = flip > 0 && fd < task_ndims ? flips_below(mode, "flip_at:", task_shape[fd]) : 0;
+    if (flip2 > 0 && fd2 < task_ndims) flips += flips_below(mode, "flip2_at:", task_shape[fd2]);
+    if (flips % 2) med = 120 - med;
+    long late = mode_arg(mode, "late");
+    uint64_t own = hash_str(HASH_INIT, name);
+    if (late > 0 && fd < task_ndims && own % 3 == 0)
+        med = task_shape[fd] >= late ? (10 + (double)(own % 1000) / 10.0) / 20 : med + 200;
+    long ace = mode_arg(mode, "ace");
+    if (ace > 1 && own % (uint64_t)ace == 1) med = 9;
+    return med;
+}
+
+static void do_time(const msg *m, long times)
+{
+    long ms = mode_arg(mode, "slow_time");
+    if (ms > 0) sleep_ms(ms);
+    strbuf h = STRBUF_INIT;
+    wire_time q;
+    wire_get_time(m, &q);
+    if (!have_task || !have_support) {
+        reply(out, WIRE_ERROR, "fake: time without support and task set up since start");
+    } else if (mode_arg(mode, "lie") >= 0) {
+        /* Off the wire on purpose: a time that does not parse, or none. */
+        wire_put_reply(&h, WIRE_OK, NULL, 0);
+        if (times % 2) msg_kv(&h, "t0", "abc");
+        msg_send(out, &h, NULL, 0);
+    } else {
+        if (q.nslots > 1) note("race");   /* several slots timed interleaved */
+        stats st[MAXSLOTS];
+        for (int i = 0; i < q.nslots; i++) {
+            int slot = q.slots[i];
+            double med = fake_time(slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "");
+            st[i] = (stats){ med, med * 0.98, med * 1.05, 0.01, 20 };
+        }
+        wire_put_times(&h, st, q.nslots);
+        msg_send(out, &h, NULL, 0);
+    }
+    sb_free(&h);
+}
+
 int main(void)
 {
-    const char *mode = getenv("FAKE_MODE");
+    mode = getenv("FAKE_MODE");
     if (!mode || !*mode) mode = "ok";
     state_path = getenv("FAKE_STATE");
     if (state_path && !*state_path) state_path = NULL;
@@ -218,167 +373,43 @@ int main(void)
         }
     }
     long hang_s = getenv("FAKE_HANG_S") ? strtol(getenv("FAKE_HANG_S"), NULL, 10) : 30;
-    int out = 1;
     conn in = { 0, STRBUF_INIT };
     long times = 0;
     for (;;) {
         msg m;
         if (msg_read(&in, &m, -1)) break;
-        const char *cmd = msg_get(&m, "cmd") ? msg_get(&m, "cmd") : "";
-        if (!strcmp(cmd, "hello")) gpu = (int)msg_int(&m, "gpu", 0);
-        note(cmd);
-        strbuf h = STRBUF_INIT;
-        if (!strcmp(cmd, "quit")) {
+        int cmd = wire_cmd(&m);
+        if (cmd == WIRE_HELLO) gpu = wire_get_hello(&m);
+        note(wire_cmd_text(&m));
+        if (cmd == WIRE_QUIT) {
             msg_free(&m);
             break;
-        } else if (!strcmp(cmd, "hello")) {
-            long ngpus = getenv("FAKE_GPUS") ? strtol(getenv("FAKE_GPUS"), NULL, 10) : 1;
-            char name_var[32], uuid[32], none[64];
-            snprintf(name_var, sizeof name_var, "FAKE_GPU_NAME_%d", gpu);
-            snprintf(uuid, sizeof uuid, "GPU-fake-%04d", gpu);
-            const char *name = getenv(name_var) ? getenv(name_var) : getenv("FAKE_GPU_NAME") ? getenv("FAKE_GPU_NAME") : "Fake GPU";
-            if (mode_arg(mode, "nogpu") >= 0) {
-                reply(out, "error", "cuInit failed: no GPU");
-            } else if (gpu < 0 || gpu >= ngpus) {
-                snprintf(none, sizeof none, "no GPU %d (this machine has %ld)", gpu, ngpus);
-                reply(out, "error", none);
-            } else {
-                msg_kv(&h, "status", "ok");
-                msg_kv(&h, "name", "%s", name);
-                msg_kv(&h, "uuid", "%s", getenv("FAKE_UUID") ? getenv("FAKE_UUID") : uuid);
-                msg_kv(&h, "cc", "90");
-                msg_kv(&h, "sms", "%s", getenv("FAKE_SMS") ? getenv("FAKE_SMS") : "132");
-                msg_kv(&h, "mem", "85899345920");
-                msg_kv(&h, "l2", "52428800");
-                msg_kv(&h, "smem_optin", "232448");
-                msg_kv(&h, "smem_per_sm", "233472");
-                msg_kv(&h, "regs_per_sm", "65536");
-                msg_kv(&h, "max_threads_per_sm", "2048");
-                msg_kv(&h, "clock_khz", "1980000");
-                msg_kv(&h, "mem_clock_khz", "2619000");
-                msg_kv(&h, "driver", "%s", getenv("FAKE_DRIVER") ? getenv("FAKE_DRIVER") : "fake");
-                msg_kv(&h, "cuda_driver", "13000");
-                msg_kv(&h, "nvrtc", "%s", getenv("FAKE_NVRTC") ? getenv("FAKE_NVRTC") : "13.0");
-                msg_kv(&h, "count", "%ld", ngpus);
-                msg_kv(&h, "env", "{\"fake\":true}");
-                msg_send(out, &h, NULL, 0);
-            }
-        } else if (!strcmp(cmd, "support")) {
+        }
+        strbuf h = STRBUF_INIT;
+        char e[128];
+        switch (cmd) {
+        case WIRE_HELLO: do_hello(); break;
+        case WIRE_SUPPORT:
             have_support = m.blob_len > 0;
-            reply(out, have_support ? "ok" : "error", have_support ? NULL : "fake: support without a cubin");
-        } else if (!strcmp(cmd, "task")) {
-            char err[512];
-            task_ndims = 0;
-            /* The bucket, as a log reader tells them apart: shape and dtype (arg0's). */
-            char dt[16] = "-";
-            if (msg_get(&m, "arg0")) sscanf(msg_get(&m, "arg0"), "%*s %*s %15s", dt);
-            /* ... and how it is timed (stream timing only is named). */
-            const char *timing = msg_get(&m, "timing");
-            snprintf(task_shape_text, sizeof task_shape_text, "%s/%s%s", msg_get(&m, "shape") ? msg_get(&m, "shape") : "", dt,
-                     timing && !strcmp(timing, "stream") ? " timing=stream" : "");
-            for (const char *q = msg_get(&m, "shape"); q && *q && task_ndims < PLAN_MAXDIMS;) {
-                char *end;
-                task_shape[task_ndims++] = strtoll(q, &end, 10);
-                q = *end == ',' ? end + 1 : end + (*end != 0);
-            }
-            if (check_plan(&m, err, sizeof err)) {
-                reply(out, "error", err);
-            } else {
-                have_task = 1;
-                reply(out, "ok", NULL);
-            }
-        } else if (!strcmp(cmd, "load")) {
-            long slot = msg_int(&m, "slot", -1);
-            char err[512];
-            if (slot < 0 || slot >= MAXSLOTS || !msg_get(&m, "name")) {
-                reply(out, "error", "fake: bad load");
-            } else if (check_plan(&m, err, sizeof err)) {
-                reply(out, "error", err);
-            } else {
-                snprintf(slot_name[slot], sizeof slot_name[slot], "%s", msg_get(&m, "name"));
-                reply(out, "ok", NULL);
-            }
-        } else if (!strcmp(cmd, "unload")) {
-            long slot = msg_int(&m, "slot", -1);
+            reply(out, have_support ? WIRE_OK : WIRE_ERROR, have_support ? NULL : "fake: support without a cubin");
+            break;
+        case WIRE_TASK: do_task(&m); break;
+        case WIRE_LOAD: do_load(&m); break;
+        case WIRE_UNLOAD: {
+            int slot = wire_get_slot(&m);
             if (slot >= 0 && slot < MAXSLOTS) slot_name[slot][0] = 0;
-            reply(out, "ok", NULL);
-        } else if (!strcmp(cmd, "verify")) {
-            long k = bump_verify_count();
-            long slot = msg_int(&m, "slot", -1);
-            if (!have_task || !have_support) {
-                reply(out, "error", "fake: verify without support and task set up since start");
-            } else if (slot < 0 || slot >= MAXSLOTS || !slot_name[slot][0]) {
-                reply(out, "error", "fake: verify of an empty slot");
-            } else if (hits(mode, "crash_verify", k)) {
-                exit(1);
-            } else if (hits(mode, "hang_verify", k)) {
-                for (long i = 0; i < hang_s * 10; i++) sleep_ms(100);
-                exit(4);
-            } else if (hits(mode, "segv_verify", k)) {
-                signal(SIGSEGV, SIG_DFL);
-                raise(SIGSEGV);
-            } else if (hits(mode, "wrong_verify", k)) {
-                reply(out, "wrong", "fake: 12 of 64 elements differ (max rel err 0.5)");
-            } else if (hits(mode, "sticky_verify", k)) {
-                msg_kv(&h, "status", "error");
-                msg_kv(&h, "error", "fake: CUDA_ERROR_ILLEGAL_ADDRESS");
-                msg_kv(&h, "sticky", "1");
-                msg_send(out, &h, NULL, 0);
-                sb_free(&h);
-                msg_free(&m);
-                exit(3);
-            } else {
-                reply(out, "ok", NULL);
-            }
-        } else if (!strcmp(cmd, "time")) {
-            long ms = mode_arg(mode, "slow_time");
-            if (ms > 0) sleep_ms(ms);
-            times++;
-            if (!have_task || !have_support) {
-                reply(out, "error", "fake: time without support and task set up since start");
-            } else if (mode_arg(mode, "lie") >= 0) {
-                msg_kv(&h, "status", "ok");
-                if (times % 2) msg_kv(&h, "t0", "abc");
-                msg_send(out, &h, NULL, 0);
-            } else {
-                msg_kv(&h, "status", "ok");
-                const char *s = msg_get(&m, "slots") ? msg_get(&m, "slots") : "0";
-                if (strchr(s, ',')) note("race");   /* several slots timed interleaved */
-                for (int i = 0; s && *s && i < MAXSLOTS; i++) {
-                    int slot = atoi(s);
-                    const char *name = slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "";
-                    uint64_t hv = hash_str(HASH_INIT, name);
-                    if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
-                    double med = 10 + (double)(hv % 1000) / 10.0;
-                    long flip = mode_arg(mode, "flip_at"), fd = mode_arg(mode, "flip_dim");
-                    long flip2 = mode_arg(mode, "flip2_at"), fd2 = mode_arg(mode, "flip2_dim");
-                    if (fd < 0) fd = 0;
-                    if (fd2 < 0) fd2 = 1;
-                    int flips = flip > 0 && fd < task_ndims ? flips_below(mode, "flip_at:", task_shape[fd]) : 0;
-                    if (flip2 > 0 && fd2 < task_ndims) flips += flips_below(mode, "flip2_at:", task_shape[fd2]);
-                    if (flips % 2) med = 120 - med;
-                    long late = mode_arg(mode, "late");
-                    uint64_t own = hash_str(HASH_INIT, name);
-                    if (late > 0 && fd < task_ndims && own % 3 == 0)
-                        med = task_shape[fd] >= late ? (10 + (double)(own % 1000) / 10.0) / 20 : med + 200;
-                    long ace = mode_arg(mode, "ace");
-                    if (ace > 1 && own % (uint64_t)ace == 1) med = 9;
-                    char key[16];
-                    snprintf(key, sizeof key, "t%d", i);
-                    msg_kv(&h, key, "%.4f %.4f %.4f %.5f %d", med, med * 0.98, med * 1.05, 0.01, 20);
-                    s = strchr(s, ',');
-                    if (s) s++;
-                }
-                msg_send(out, &h, NULL, 0);
-            }
-        } else if (!strcmp(cmd, "copy")) {
-            msg_kv(&h, "status", "ok");
-            msg_kv(&h, "gbps", "3000.0");
+            reply(out, WIRE_OK, NULL);
+            break;
+        }
+        case WIRE_VERIFY: do_verify(&m, hang_s); break;
+        case WIRE_TIME: do_time(&m, ++times); break;
+        case WIRE_COPY:
+            wire_put_gbps(&h, 3000.0);
             msg_send(out, &h, NULL, 0);
-        } else {
-            char e[128];
-            snprintf(e, sizeof e, "unknown command '%s'", cmd);
-            reply(out, "error", e);
+            break;
+        default:
+            snprintf(e, sizeof e, "unknown command '%s'", wire_cmd_text(&m));
+            reply(out, WIRE_ERROR, e);
         }
         sb_free(&h);
         msg_free(&m);

@@ -1,7 +1,8 @@
 /*
 ** test_worker: the parent side of the GPU worker (worker.c) against the fake
 ** worker (tests/unit/fake_worker.c), which crashes, hangs or refuses on cue:
-** restarts, replays, deadlines and error messages, without a GPU.
+** restarts, replays, deadlines and error messages, without a GPU; and the
+** typed messages (wire.h) read back as written, malformed ones refused.
 **
 **     build/tests/test_worker [FAKE_WORKER]   (default: fake_worker beside this binary)
 */
@@ -103,22 +104,34 @@ static int request(worker *w, const char *cmd, const char *k2, const char *v2, m
     return rc;
 }
 
+static const char *status_of(const msg *r) { return msg_get(r, "status") ? msg_get(r, "status") : "(none)"; }
+
 static int load(worker *w, int slot, const char *name)
 {
-    strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "load");
-    msg_kv(&h, "slot", "%d", slot);
-    msg_kv(&h, "name", "%s", name);
-    msg_kv(&h, "plan", "%s", PLAN_AXPY);
-    msg r;
-    int rc = worker_request(w, &h, "CUBIN", 5, &r, 5);
-    sb_free(&h);
-    int ok = rc == WORKER_OK && msg_get(&r, "status") && !strcmp(msg_get(&r, "status"), "ok");
-    if (rc == WORKER_OK) msg_free(&r);
-    return ok;
+    wire_load l = { .slot = slot, .name = name, .plan = PLAN_AXPY };
+    return worker_load(w, &l, "CUBIN", 5, 5) == WORKER_OK;
 }
 
-static const char *status_of(const msg *r) { return msg_get(r, "status") ? msg_get(r, "status") : "(none)"; }
+static op_arg arg(const char *name, int role, const char *dtype, long long count, double value)
+{
+    op_arg a = { .role = role, .esize = dtype[0] ? 4 : 0, .count = count, .value = value };
+    snprintf(a.name, sizeof a.name, "%s", name);
+    snprintf(a.dtype, sizeof a.dtype, "%s", dtype);
+    return a;
+}
+
+/* The task axpy at n = 100, as the parent sends it. */
+static wire_task axpy_task(void)
+{
+    wire_task t = { .seed = 7, .nargs = 4, .rtol = 1e-5, .atol = 1e-6, .name = "ref", .ndims = 1, .shape = { 100 },
+                    .plan = PLAN_AXPY };
+    t.args[0] = arg("x", ROLE_IN, "f32", 100, 0);
+    t.args[1] = arg("y", ROLE_INOUT, "f32", 100, 0);
+    t.args[1].init = INIT_UNIFORM;
+    t.args[2] = arg("a", ROLE_SCALAR, "", 0, 2.5);
+    t.args[3] = arg("n", ROLE_DIM, "", 0, 100);
+    return t;
+}
 
 /* A worker with support and a task set up. */
 static worker *ready(void)
@@ -131,14 +144,9 @@ static worker *ready(void)
     }
     unsigned char sup[1000];
     memset(sup, 0xab, sizeof sup);
-    strbuf h = STRBUF_INIT;
-    msg_kv(&h, "cmd", "task");
-    msg_kv(&h, "nargs", "0");
-    msg_kv(&h, "shape", "100");
-    msg_kv(&h, "plan", "%s", PLAN_AXPY);
-    if (worker_set_support(w, sup, sizeof sup) || worker_set_task(w, &h, "REF", 3))
+    wire_task t = axpy_task();
+    if (worker_set_support(w, sup, sizeof sup) || worker_task(w, &t, "REF", 3))
         CHECK(0, "setup: support and task: %s", worker_errmsg(w));
-    sb_free(&h);
     return w;
 }
 
@@ -176,29 +184,50 @@ static void test_requests(void)
     use_mode("ok");
     worker *w = ready();
     CHECK(load(w, 0, "kern_a") && load(w, 1, "kern_b"), "load two slots");
-    msg r;
-    int rc = request(w, "verify", "slot", "0", &r, 5);
-    CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "ok"), "verify: ok");
-    if (rc == WORKER_OK) msg_free(&r);
-    rc = request(w, "time", "slots", "0,1", &r, 5);
-    CHECK(rc == WORKER_OK && msg_get(&r, "t0") && msg_get(&r, "t1"), "time two slots: t0 and t1");
-    if (rc == WORKER_OK) {
-        double want = 10 + (double)(hash_str(HASH_INIT, "kern_b") % 1000) / 10.0, got = 0;
-        sscanf(msg_get(&r, "t1") ? msg_get(&r, "t1") : "", "%lf", &got);
-        CHECK(got > want - 1e-3 && got < want + 1e-3, "t1 is the fake's time for kern_b (%g, want %g)", got, want);
-        msg_free(&r);
-    }
+    CHECK(worker_verify(w, 0, 5) == WORKER_OK, "verify: ok");
+    wire_time q;
+    wire_time_init(&q);
+    q.nslots = 2;
+    q.slots[0] = 0;
+    q.slots[1] = 1;
+    q.rounds = 30;
+    stats st[2];
+    int rc = worker_time(w, &q, st, 5);
+    double want = 10 + (double)(hash_str(HASH_INIT, "kern_b") % 1000) / 10.0;
+    CHECK(rc == WORKER_OK && st[0].median > 0 && st[0].n == 20, "time two slots: both timed (rc %d)", rc);
+    CHECK(st[1].median > want - 1e-3 && st[1].median < want + 1e-3, "slot 1's time is the fake's for kern_b (%g, want %g)",
+          st[1].median, want);
+    double gbps = 0;
+    CHECK(worker_copy(w, 1 << 20, &gbps, 5) == WORKER_OK && gbps == 3000.0, "copy: the ceiling (%g GB/s)", gbps);
     /* A 4 MB blob through the pipe both ways of the protocol. */
     size_t big = 4u << 20;
     unsigned char *blob = xmalloc(big);
     memset(blob, 0x5a, big);
     CHECK(worker_set_support(w, blob, big) == 0, "a 4 MB support blob goes through");
     free(blob);
+    msg r;
     rc = request(w, "frobnicate", NULL, NULL, &r, 5);
     CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "error") && has(msg_get(&r, "error"), "frobnicate"),
           "an unknown command is answered with an error");
     if (rc == WORKER_OK) msg_free(&r);
+    CHECK(worker_verify(w, 9, 5) == WORKER_ERROR && has(worker_errmsg(w), "empty slot"),
+          "a refused request is WORKER_ERROR with the worker's text: '%s'", worker_errmsg(w));
     CHECK(worker_counts(w).starts == 1, "no restarts in a clean session");
+    worker_free(w);
+
+    /* A worker that lies about times: the slot's time is zeros, and the
+    ** message quotes what came. */
+    use_mode("lie");
+    w = ready();
+    CHECK(load(w, 0, "kern_a"), "lie: load");
+    wire_time_init(&q);
+    q.nslots = 1;
+    rc = worker_time(w, &q, st, 5);
+    CHECK(rc == WORKER_OK && st[0].median == 0 && st[0].n == 0 && has(worker_errmsg(w), "t0='abc'"),
+          "lie: a time that does not parse is zeros: '%s'", worker_errmsg(w));
+    rc = worker_time(w, &q, st, 5);
+    CHECK(rc == WORKER_OK && st[0].median == 0 && has(worker_errmsg(w), "t0='(missing)'"),
+          "lie: and a missing one: '%s'", worker_errmsg(w));
     worker_free(w);
 }
 
@@ -269,18 +298,15 @@ static void test_sticky_wrong(void)
     worker *w = ready();
     int pid = fake_pid();
     CHECK(load(w, 0, "kern_a"), "sticky: load");
-    msg r;
-    int rc = request(w, "verify", "slot", "0", &r, 5);
-    CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "error") && has(msg_get(&r, "error"), "ILLEGAL_ADDRESS"),
-          "sticky: the reply arrives with its error");
-    if (rc == WORKER_OK) msg_free(&r);
+    int rc = worker_verify(w, 0, 5);
+    CHECK(rc == WORKER_ERROR && has(worker_errmsg(w), "ILLEGAL_ADDRESS"), "sticky: the reply arrives with its error (%d: %s)", rc,
+          worker_errmsg(w));
     CHECK(worker_counts(w).sticky == 1, "sticky: counted as a lost context (%d)", worker_counts(w).sticky);
     CHECK(process_gone(pid), "sticky: the process is ended");
     CHECK(load(w, 0, "kern_a"), "sticky: the next request restarts");
-    rc = request(w, "verify", "slot", "0", &r, 5);
-    CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "wrong") && has(msg_get(&r, "error"), "differ"),
-          "wrong: a wrong answer is a reply, status wrong");
-    if (rc == WORKER_OK) msg_free(&r);
+    rc = worker_verify(w, 0, 5);
+    CHECK(rc == WORKER_WRONG && has(worker_errmsg(w), "differ"), "wrong: a wrong answer is WORKER_WRONG with its text (%d: %s)",
+          rc, worker_errmsg(w));
     worker_stats s = worker_counts(w);
     CHECK(s.starts == 2 && s.crashes == 0 && s.sticky == 1, "sticky: counts: starts %d, crashes %d, sticky %d", s.starts, s.crashes,
           s.sticky);
@@ -318,25 +344,163 @@ static void test_plans(void)
 {
     use_mode("ok");
     worker *w = ready();
-    const char *plans[] = { PLAN_TMAP, PLAN_BAD };
-    for (int i = 0; i < 2; i++) {
-        strbuf h = STRBUF_INIT;
-        msg_kv(&h, "cmd", "load");
-        msg_kv(&h, "slot", "1");
-        msg_kv(&h, "name", "k");
-        msg_kv(&h, "plan", "%s", plans[i]);
-        msg r;
-        int rc = worker_request(w, &h, "CUBIN", 5, &r, 5);
-        sb_free(&h);
-        if (i == 0)
-            CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "ok"), "a plan with a tensor map, an i32 and a workspace binds (%s: %s)",
-                  rc == WORKER_OK ? status_of(&r) : "no reply", rc == WORKER_OK && msg_get(&r, "error") ? msg_get(&r, "error") : "");
-        else
-            CHECK(rc == WORKER_OK && !strcmp(status_of(&r), "error") && has(msg_get(&r, "error"), "launch plan: param 0 (dim)"),
-                  "a plan with a hostile expression is refused: %s", rc == WORKER_OK && msg_get(&r, "error") ? msg_get(&r, "error") : "?");
-        if (rc == WORKER_OK) msg_free(&r);
-    }
+    wire_load l = { .slot = 1, .name = "k", .plan = PLAN_TMAP };
+    int rc = worker_load(w, &l, "CUBIN", 5, 5);
+    CHECK(rc == WORKER_OK, "a plan with a tensor map, an i32 and a workspace binds (%d: %s)", rc, rc ? worker_errmsg(w) : "");
+    l.plan = PLAN_BAD;
+    rc = worker_load(w, &l, "CUBIN", 5, 5);
+    CHECK(rc == WORKER_ERROR && has(worker_errmsg(w), "launch plan: param 0 (dim)"), "a plan with a hostile expression is refused: %s",
+          worker_errmsg(w));
     worker_free(w);
+}
+
+/* A message as the other end reads it: h (and blob) through a pipe. */
+static int through(const strbuf *h, const char *blob, msg *m)
+{
+    int fd[2];
+    if (pipe(fd)) return -1;
+    int rc = msg_send(fd[1], h, blob, blob ? strlen(blob) : 0);
+    close(fd[1]);
+    conn c = { fd[0], STRBUF_INIT };
+    if (!rc) rc = msg_read(&c, m, 5);
+    sb_free(&c.in);
+    close(fd[0]);
+    return rc;
+}
+
+/* t's task message with key's line replaced by key=val. */
+static void put_task_but(strbuf *out, const wire_task *t, const char *key, const char *val)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_task(&h, t);
+    size_t k = strlen(key);
+    for (char *line = strtok(h.buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (strncmp(line, key, k) || line[k] != '=') sb_printf(out, "%s\n", line);
+    sb_printf(out, "%s=%s\n", key, val);
+    sb_free(&h);
+}
+
+/* Each message read back as written (wire.h), and what a reader refuses. */
+static void test_wire(void)
+{
+    strbuf h = STRBUF_INIT;
+    msg m;
+    wire_task t = axpy_task(), u;
+    t.stream = 1;
+    char err[128];
+    wire_put_task(&h, &t);
+    int rc = through(&h, "REF", &m);
+    CHECK(rc == 0 && wire_cmd(&m) == WIRE_TASK && m.blob_len == 3, "a task goes through with its blob");
+    rc = rc ? -1 : wire_get_task(&m, &u, err, sizeof err);
+    CHECK(rc == 0 && u.seed == 7 && u.nargs == 4 && u.rtol == 1e-5 && u.atol == 1e-6 && u.ndims == 1 && u.shape[0] == 100 &&
+              u.stream == 1 && !strcmp(u.name, "ref") && u.plan && !strcmp(u.plan, PLAN_AXPY),
+          "task: its fields read back (%s)", rc ? err : "ok");
+    int same = 1;
+    for (int i = 0; i < 4; i++)
+        same &= !strcmp(u.args[i].name, t.args[i].name) && u.args[i].role == t.args[i].role &&
+                !strcmp(u.args[i].dtype, t.args[i].dtype) && u.args[i].esize == t.args[i].esize &&
+                u.args[i].count == t.args[i].count && u.args[i].init == t.args[i].init && u.args[i].value == t.args[i].value;
+    CHECK(same, "task: every argument reads back (roles, dtypes, a scalar's value, an input's distribution)");
+    msg_free(&m);
+
+    struct { const char *key, *val, *want; } bad[] = {
+        { "nargs", "0", "task: bad nargs" },       { "nargs", "17", "task: bad nargs" },
+        { "timing", "warm", "task: bad timing" },  { "shape", "x", "task: bad shape" },
+        { "shape", "", "task: no shape" },         { "arg2", "a boss - 0 0 normal 2.5", "task: bad arg2" },
+        { "arg1", "y inout f32 4", "task: bad arg1" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        strbuf e = STRBUF_INIT;
+        put_task_but(&e, &t, bad[i].key, bad[i].val);
+        rc = through(&e, NULL, &m);
+        rc = rc ? 0 : wire_get_task(&m, &u, err, sizeof err);
+        CHECK(rc == -1 && !strcmp(err, bad[i].want), "task with %s='%s' refused: '%s'", bad[i].key, bad[i].val, rc ? err : "accepted");
+        msg_free(&m);
+        sb_free(&e);
+    }
+
+    sb_reset(&h);
+    wire_time q, r;
+    wire_time_init(&q);
+    q.nslots = 3;
+    q.slots[0] = 2;
+    q.slots[1] = 0;
+    q.slots[2] = 15;
+    q.rounds = 30;
+    q.max_seconds = 1.5;
+    wire_put_time(&h, &q);
+    rc = through(&h, NULL, &m);
+    if (!rc) wire_get_time(&m, &r);
+    CHECK(rc == 0 && wire_cmd(&m) == WIRE_TIME && r.nslots == 3 && r.slots[0] == 2 && r.slots[2] == 15 && r.rounds == 30 &&
+              r.max_seconds == 1.5 && r.warmup == 3 && r.min_samples == 10 && r.max_samples == 200 && r.settle == 0.005,
+          "time: slots and options read back");
+    msg_free(&m);
+
+    sb_reset(&h);
+    stats st[2] = { { 12.5, 12.25, 13.0, 0.01, 20 }, { 7.0, 6.5, 8.0, 0.125, 30 } }, got;
+    wire_put_times(&h, st, 2);
+    msg_kv(&h, "t2", "abc");
+    msg_kv(&h, "t3", "0 0 0 0 5");
+    msg_kv(&h, "t4", "inf 1 1 0 5");
+    rc = through(&h, NULL, &m);
+    wire_reply rp;
+    wire_get_reply(&m, &rp);
+    CHECK(rc == 0 && rp.status == WIRE_OK, "times: the reply is ok");
+    CHECK(!wire_get_times(&m, 1, &got) && got.median == 7.0 && got.min == 6.5 && got.max == 8.0 && got.spread == 0.125 &&
+              got.n == 30, "times: slot 1's statistics read back");
+    CHECK(wire_get_times(&m, 2, &got) == -1 && got.median == 0 && got.n == 0, "times: one that does not parse is refused, zeroed");
+    CHECK(wire_get_times(&m, 3, &got) == -1 && wire_get_times(&m, 4, &got) == -1 && wire_get_times(&m, 5, &got) == -1,
+          "times: a zero or infinite median, or none, is refused");
+    msg_free(&m);
+
+    sb_reset(&h);
+    wire_put_reply(&h, WIRE_WRONG, "12 of 64 differ", 1);
+    rc = through(&h, NULL, &m);
+    wire_get_reply(&m, &rp);
+    CHECK(rc == 0 && rp.status == WIRE_WRONG && !strcmp(rp.error, "12 of 64 differ") && rp.sticky, "reply: wrong, its text, sticky");
+    msg_free(&m);
+    sb_reset(&h);
+    msg_kv(&h, "gbps", "1");
+    rc = through(&h, NULL, &m);
+    wire_get_reply(&m, &rp);
+    CHECK(rc == 0 && rp.status == WIRE_ERROR && !strcmp(rp.text, "error") && !rp.error && !rp.sticky,
+          "reply: no status is an error");
+    msg_free(&m);
+
+    sb_reset(&h);
+    device d = { .cc = 90, .sms = 132, .mem = 85899345920LL, .l2 = 52428800, .count = 2, .cuda_driver = 13000 }, e;
+    snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
+    snprintf(d.uuid, sizeof d.uuid, "GPU-1234");
+    wire_put_device(&h, &d, "{\"x\":1}");
+    strbuf env = STRBUF_INIT;
+    rc = through(&h, NULL, &m);
+    wire_get_device(&m, &e, &env);
+    CHECK(rc == 0 && !strcmp(e.name, d.name) && !strcmp(e.uuid, d.uuid) && e.cc == 90 && e.sms == 132 && e.mem == d.mem &&
+              e.l2 == d.l2 && e.count == 2 && e.cuda_driver == 13000 && e.real == 1 && !strcmp(sb_str(&env), "{\"x\":1}"),
+          "hello: the device's facts read back");
+    sb_free(&env);
+    msg_free(&m);
+
+    sb_reset(&h);
+    wire_load l = { .slot = 3, .name = "k", .plan = "{}" }, lr;
+    wire_put_load(&h, &l);
+    rc = through(&h, "CUBIN", &m);
+    wire_get_load(&m, &lr);
+    CHECK(rc == 0 && wire_cmd(&m) == WIRE_LOAD && lr.slot == 3 && !strcmp(lr.name, "k") && !strcmp(lr.plan, "{}"),
+          "load: slot, name and plan read back");
+    msg_free(&m);
+    sb_reset(&h);
+    wire_put_cmd(&h, WIRE_UNLOAD);
+    rc = through(&h, NULL, &m);
+    wire_get_load(&m, &lr);
+    CHECK(rc == 0 && lr.slot == -1 && !lr.name && !lr.plan && wire_get_slot(&m) == -1, "load: absent fields read as absent");
+    msg_free(&m);
+    sb_reset(&h);
+    msg_kv(&h, "cmd", "frob");
+    rc = through(&h, NULL, &m);
+    CHECK(rc == 0 && wire_cmd(&m) == WIRE_UNKNOWN && !strcmp(wire_cmd_text(&m), "frob"), "an unknown command is WIRE_UNKNOWN");
+    msg_free(&m);
+    sb_free(&h);
 }
 
 int main(int argc, char **argv)
@@ -363,6 +527,7 @@ int main(int argc, char **argv)
     snprintf(state, sizeof state, "%s/state", dir);
     setenv("AITUNE_WORKER", fake, 1);
     setenv("FAKE_STATE", state, 1);
+    test_wire();
     test_hello();
     test_requests();
     test_plans();
