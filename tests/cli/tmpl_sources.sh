@@ -31,7 +31,7 @@ differs() {
 }
 
 if differs "$FIX"; then
-    fail "template sources differ from tests/fixtures/kernel_sample/sources.txt ($(grep -c '^>' "$T/diff") lines; the header says how to regenerate it after a change meant to alter kernels)"
+    fail "template sources differ from tests/fixtures/kernel_sample/sources.txt ($(grep -c '^[<>]' "$T/diff") diff lines; the header says how to regenerate it after a change meant to alter kernels)"
     head -n 8 "$T/diff" | cut -c1-220 | sed 's/^/    /'
     head -n 4 "$T/now.err" | sed 's/^/    err: /'
 else
