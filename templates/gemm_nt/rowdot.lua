@@ -3,7 +3,7 @@
 -- as one contiguous stream, a warp's load instruction covering 512 bytes of
 -- one row, and multiplied on the FMA pipe in fp32.
 --
--- Why beside gemv (lib/gemv.lua): mma.sync needs eight weight rows at the
+-- Why beside gemv (gemm_nt/gemv.lua): mma.sync needs eight weight rows at the
 -- same k in one fragment, so gemv's warp loads read 8 rows x 64 bytes each.
 -- At m = 1 the tensor cores buy nothing, and on the H100 (stream timing,
 -- 4096^2 bf16) that access pattern alone cost about 1 us of a 13 us launch

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Index-level model of the gemv, rowdot and mma GEMM families (templates/lib/gemv.lua, rowdot.lua,
+"""Index-level model of the gemv, rowdot and mma GEMM families (templates/gemm_nt/gemv.lua, gemm_nn/gemv.lua, gemm_nt/rowdot.lua,
 templates/lib/mma.lua), run on the CPU with numpy.
 
 The kernels' data movement is written here again, formula for formula:
