@@ -26,7 +26,7 @@
 -- zeros), so a row's two columns are added at the end; twice the mma and
 -- A's loads. At 16 x 4096^2: 13.15-13.17 us against 13.34-13.38 for the
 -- seg 1 kernel without lean; m = 8: 12.84 against 13.07 (lean, minb 1;
--- bench/RESULTS.md, thirteenth session).
+-- bench/RESULTS.md, "gemv nt gains `lean`, `seg` and `minb`").
 --
 -- nt, pdl 1 (sm_90): programmatic dependent launch. The kernel lets the
 -- next launch on the stream start at once (griddepcontrol.launch_dependents)
@@ -443,20 +443,21 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
 end
 
 local function default(t, shape, dt, dev)
-    -- A weight wide enough for a block of 16 columns per SM, rows of
-    -- whole vectors: the config measured fastest at 16 x 4096^2 as a
-    -- stream (12.76-12.89 us, bench/RESULTS.md, fourteenth session), so a
-    -- search that misses it in a space this size still races it.
-    if (shape.n + 15) // 16 >= (dev.sms or 132) and shape.k % 8 == 0 then
-      local q = kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 2, lean = 1, minb = 2, warps = 8, cpw = 4, l2pf = 0,
-                                                        splitk = 1, unroll = 2, apf = 1 },
-        { { "pdl", { 1, 0 } }, { "l2pre", { 2, 1, 0 } }, { "kw", { 8, 4, 2, 1 } } })
-      if q then return q end
-    end
-    -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
-    -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
-    return kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 1, lean = 0, minb = 0, warps = 8, l2pf = 256, kw = 1, pdl = 0, l2pre = 0, apf = 0 },
-      { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
+  -- A weight wide enough for a block of 16 columns per SM, rows of
+  -- whole vectors: the config measured fastest at 16 x 4096^2 as a
+  -- stream (12.76-12.89 us, bench/RESULTS.md, "gemv nt: deeper `l2pre`,
+  -- `apf`, `minb 2`, and a decode default"), so a search that misses it in
+  -- a space this size still races it.
+  if (shape.n + 15) // 16 >= (dev.sms or 132) and shape.k % 8 == 0 then
+    local q = kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 2, lean = 1, minb = 2, warps = 8, cpw = 4, l2pf = 0,
+                                                      splitk = 1, unroll = 2, apf = 1 },
+      { { "pdl", { 1, 0 } }, { "l2pre", { 2, 1, 0 } }, { "kw", { 8, 4, 2, 1 } } })
+    if q then return q end
+  end
+  -- 8 warps x 2 groups x 4 chunks: 4 KB of weights in flight per warp,
+  -- two 256-thread blocks per SM at 8-way split-K of a 4096-wide weight.
+  return kernel.first_valid(t, shape, dt, dev, { vec = 8, seg = 1, lean = 0, minb = 0, warps = 8, l2pf = 256, kw = 1, pdl = 0, l2pre = 0, apf = 0 },
+    { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
 end
 
 return gemv.family(OP, {

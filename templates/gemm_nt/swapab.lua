@@ -26,7 +26,7 @@
 -- around the mainloop (arrive after the mbarriers are initialized, wait
 -- before the first remote store), so nobody waits on it: a pair of full
 -- cluster barriers at the end cost about 2 us per launch at 16 x 4096^2
--- (bench/RESULTS.md, twelfth session).
+-- (bench/RESULTS.md, "`swapab`: the weight in wgmma's M dimension").
 --
 -- pdl 1: programmatic dependent launch, as lib/gemv.lua's (nothing read or
 -- written before griddepcontrol.wait). l2pre > 0 (with pdl): before the

@@ -20,7 +20,8 @@
 -- is fetched from DRAM once, at the start, and not step by step on each
 -- block's critical path (same reasoning as l2pre: L2 only). At 16 x
 -- 4096^2, apf 1 with l2pre 2-4: 12.76-12.84 us (2.61-2.63 TB/s) against
--- 13.13-13.28 with l2pre 1 (fourteenth session).
+-- 13.13-13.28 with l2pre 1 (bench/RESULTS.md, "gemv nt: deeper `l2pre`,
+-- `apf`, `minb 2`, and a decode default").
 --
 -- Both: split-K over gridDim.y. Each block writes fp32 partials to the
 -- workspace; the last block of a column tile to arrive (a ticket counter,
