@@ -98,7 +98,11 @@ static int list_task(tmpl *T, const device *dev, const spec_task *st, const char
         search *s = n > 0 ? search_new(T, "random", names[i], &task, dev, 1, n) : NULL;
         char **cfgs = NULL;
         int got = 0;
-        if (s && !search_ask(s, n, &cfgs, &got))
+        if (n > 0 && (!s || search_ask(s, n, &cfgs, &got))) {
+            fprintf(stderr, "kernel_sample: %s sample: %s\n", names[i], tmpl_errmsg(T));
+            rc = -1;
+        }
+        if (!rc)
             for (int c = 0; c < got; c++) {
                 if (strcmp(cfgs[c], def)) printf("%s\t%s\t%s\tsample\t%s\n", names[i], dtype, shape, cfgs[c]);
                 free(cfgs[c]);
