@@ -39,7 +39,7 @@ UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
 .PHONY: all deps test clean check-deps install uninstall
-all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so
+all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so $(BUILD)/tests/kernel_sample
 
 include mk/rt.mk
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gemv nt's l2pre 2/4 and apf (templates/lib/gemv.lua) checked on the GPU,
+# gemv nt's l2pre 2/4 and apf (templates/gemm_nt/gemv.lua) checked on the GPU,
 # in one call: compute-sanitizer over bench/gemm/gemv_seg_sanitize.yaml with
 # the lean space of bench/gemm/gemv_seg_sanitize_space.lua (apf 0 and 1,
 # l2pre 0-4, minb 0-4), then tests/gpu/gemm_launch.sh with gemv narrowed to

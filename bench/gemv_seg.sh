@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gemv nt's seg and lean paths (templates/lib/gemv.lua: seg 2, a warp load
+# gemv nt's seg and lean paths (templates/gemm_nt/gemv.lua: seg 2, a warp load
 # of 4 rows x 128 bytes instead of 8 rows x 64; lean, whole steps without
 # tests and the rest on the FMA pipe, so that minb 4 holds 64 registers)
 # on the H100, in one call: compute-sanitizer over

@@ -1,11 +1,13 @@
 """A copy of templates/ and search/ in which families have narrower spaces,
 for experiments that measure one region of them: for each FAMILY SPACE
-pair, the copy's templates/lib/FAMILY.lua gets SPACE's block in place of
-the block of the same name. A block is `M.params = { ... }` or a local
+pair, the copy's file of that family (templates/lib/FAMILY.lua, or an op's
+templates/OP/FAMILY.lua) that holds a block of the name SPACE's first line
+gives gets SPACE's block in place of it. A block is `M.params = { ... }` or a local
 table such as gemv's `local nt_params = { ... }`; SPACE's first line names
 it. Point aitune at the copy with AITUNE_HOME=HOME.
 
     python3 bench/narrow.py HOME FAMILY SPACE.lua [FAMILY SPACE.lua ...]"""
+import glob
 import os
 import shutil
 import sys
@@ -16,10 +18,13 @@ def narrow(home, family, space):
     head = block.split("\n", 1)[0]
     if not (head.startswith("M.params = {") or (head.startswith("local ") and head.endswith("= {"))):
         sys.exit("%s: must hold one `M.params = { ... }` or `local NAME = { ... }` block" % space)
-    path = os.path.join(home, "templates", "lib", family + ".lua")
+    paths = [os.path.join(home, "templates", "lib", family + ".lua")]
+    paths += sorted(glob.glob(os.path.join(home, "templates", "*", family + ".lua")))
+    holding = [p for p in paths if os.path.exists(p) and head in open(p).read()]
+    if not holding:
+        sys.exit("%s: no templates/*/%s.lua has a `%s` block" % (space, family, head))
+    path = holding[0]
     src = open(path).read()
-    if head not in src:
-        sys.exit("%s: %s has no `%s` block" % (space, path, head))
     a = src.index(head)
     b = src.index("\n}\n", a) + 3
     open(path, "w").write(src[:a] + block.rstrip("\n") + "\n" + src[b:])

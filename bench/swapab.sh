@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Swap-AB decode GEMM (templates/lib/swapab.lua) on the H100, in one call:
+# Swap-AB decode GEMM (templates/gemm_nt/swapab.lua) on the H100, in one call:
 # compute-sanitizer over tests/gpu/swapab_sanitize.yaml, then SPEC (default
 # bench/gemm/swapab_m16.yaml) swept by bench/gemm.sh --stream (cuBLAS timed
 # the same way) with swapab's space narrowed to SPACE (default

@@ -20,7 +20,7 @@ for v in "$@"; do
     name=${v%%=*} script=${v#*=}
     w=$(mktemp -d /tmp/aitune-tma-rows.XXXX)
     python3 bench/narrow.py "$w/home" swapab "$space"
-    [ -n "$script" ] && sed -i "$script" "$w/home/templates/lib/swapab.lua"
+    [ -n "$script" ] && sed -i "$script" "$w/home/templates/gemm_nt/swapab.lua"
     printf 'name: p\narch: sm_90a\ntasks:\n  - op: gemm_nt\n    dtypes: [bf16]\n    templates: [swapab]\n    shapes: {m: {values: [16]}, n: {values: [4096]}, k: {values: [4096]}}\n' > "$w/p.yaml"
     AITUNE_HOME=$w/home build/aitune compile "$w/p.yaml" --db "$w/p.db" --quiet > /dev/null
     mapfile -t -O ${#args[@]} args < <(python3 - "$w/p.db" "$w" "$name" <<'PY'

@@ -3,7 +3,7 @@
 // weight copies, PDL)? Three kinds of kernel, each timed the same way:
 // - a grid-stride 16-byte read (the ceiling);
 // - rowk: m = 1 on the FMA pipe, each warp load 512 contiguous bytes of one
-//   weight row (what templates/lib/rowdot.lua became);
+//   weight row (what templates/gemm_nt/rowdot.lua became);
 // - gap: the slab GEMV of decode_common.cuh (8 rows x 64 bytes per warp
 //   load, mma.sync), with flags that take parts of it away:
 //   1 PRE: the first step's weights loaded before griddepcontrol.wait

@@ -2,7 +2,7 @@
 // pieces of a weight row per warp load, at 16 x 4096^2 bf16 (back to back
 // over 8 rotating weight copies, PDL, median of 9; decode_common.cuh).
 //
-// gemv (templates/lib/gemv.lua) feeds mma.sync straight from its loads, so a
+// gemv (templates/gemm_nt/gemv.lua) feeds mma.sync straight from its loads, so a
 // warp load is 8 rows x 64 bytes: lane (g, t) must hold weight row g, the
 // fragment's column g. Here a warp load covers R rows x 512/R bytes: lane
 // (g, t) loads k [32 (g % S) + 8t, + 8) of row g / S of the load (S = 8/R

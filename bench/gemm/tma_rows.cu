@@ -10,7 +10,7 @@
 // ceiling in the same run, with the slab GEMV (decode_common.cuh, PDL, the
 // template's winning shape: 2 groups, 8 warps along k, 4 chunks).
 // With arguments, each CUBIN:KERNEL:BM:BN:CS:STAGES:SMEM:LABEL (a swapab kernel,
-// templates/lib/swapab.lua, as aitune compiled it: bench/tma_rows.sh) is checked
+// templates/gemm_nt/swapab.lua, as aitune compiled it: bench/tma_rows.sh) is checked
 // against the reference and timed the same way, at m = 16.
 #include "decode_common.cuh"
 #include <cuda.h>

@@ -1,3 +1,313 @@
--- Decode shapes (m <= 64) on Hopper: the weight in wgmma's M dimension,
--- streamed by TMA, split-K over a cluster (templates/lib/swapab.lua).
-return lib("swapab").family(OP)
+-- Swap-AB decode GEMM (nt, sm_90a): D = A·Bᵀ for small m, with the weight B
+-- in wgmma's M dimension and the m rows of A in its N dimension (wgmma
+-- m64nBNk16, BN = 8..64), so a decode step's 1..64 rows fill the narrow
+-- side of the tensor-core tile instead of 64-row tiles that are mostly
+-- padding (lib/wgmma.lua).
+--
+-- A CTA owns BM rows of B (BM columns of D) and, with csplit > 1, one of
+-- csplit slices of k. One producer warp's elected lane streams BM x 64
+-- boxes of B and the matching BN x 64 boxes of A through TMA (128-byte
+-- swizzle; boxes past n, m or k are zero-filled), `kbox` of each per slot,
+-- into a ring of `stages` slots, each with a `full` and an `empty`
+-- mbarrier; one consumer warpgroup issues kbox x BM/64 x 4 wgmma per slot
+-- and releases a slot once its group has retired, either at once (inflight
+-- 0) or after the next slot's group is issued (inflight 1: one group in
+-- flight). What TMA streams fastest is many bytes in flight per SM (about
+-- 128 KB), not long runs of each row: boxes of 1 KB x 8 rows stream no
+-- faster than 128 B x 64 rows (bench/tma_rows.sh, bench/RESULTS.md).
+--
+-- Split-K over a cluster (csplit, 1 x csplit CTAs along gridDim.y): CTA 0
+-- of the cluster owns the tile's output. Every other CTA stores its fp32
+-- sums into CTA 0's shared memory (red, one slice per rank, through
+-- distributed shared memory) and arrives on CTA 0's `rbar` mbarrier with
+-- release semantics at cluster scope, then exits; CTA 0 waits on rbar, adds
+-- its own sums and the slices in rank order (deterministic) and stores D.
+-- No workspace, so it goes with pdl. The only cluster-wide barrier is split
+-- around the mainloop (arrive after the mbarriers are initialized, wait
+-- before the first remote store), so nobody waits on it: a pair of full
+-- cluster barriers at the end cost about 2 us per launch at 16 x 4096^2
+-- (bench/RESULTS.md, "`swapab`: the weight in wgmma's M dimension").
+--
+-- pdl 1: programmatic dependent launch, as lib/gemv.lua's (nothing read or
+-- written before griddepcontrol.wait). l2pre > 0 (with pdl): before the
+-- wait, the producer asks L2 for its first l2pre boxes of B
+-- (cp.async.bulk.prefetch.tensor), so their DRAM round trip overlaps the
+-- previous kernel's tail; L2 is where that kernel's writes land, so no
+-- later read can be stale.
+--
+-- m > BN takes passes of BN rows of A, each streaming B again: the kernel
+-- runs any m of its bucket, and constraints keep the search at one pass.
+-- TMA needs 16-byte row strides: k must be a multiple of 8 (supports), and
+-- A and B 16-byte aligned (the launch plan checks at bind).
+local gemm = lib("gemm")
+local dtype = lib("dtype")
+local kernel = lib("kernel")
+local hopper = lib("hopper")
+local gemv = lib("gemv")
+local M = {}
+
+M.MAX_M = 64
+local BK = 64   -- k per box: 128 bytes of bf16/f16, the swizzle span
+
+M.params = {
+  { "bm", { 64, 128, 256 } },     -- rows of B (columns of D) per CTA
+  { "bn", { 8, 16, 32, 64 } },    -- rows of A per pass (wgmma N)
+  { "stages", { 2, 4, 6, 8, 12, 16 } },  -- slots in the TMA ring
+  { "csplit", { 1, 2, 4, 8 } },   -- split-K over a cluster, added through distributed shared memory
+  { "pdl", { 0, 1 } },            -- programmatic dependent launch
+  { "l2pre", { 0, 1, 2, 4, 8 } },  -- pdl: boxes of B prefetched into L2 before the wait (16 and 32 measured slower)
+  { "inflight", { 0, 1 } },       -- wgmma groups left running when a slot is released
+  { "kbox", { 1, 2, 4 } },        -- 64-k boxes of B (and of A) per slot: one mbarrier round per kbox boxes
+}
+
+-- Shared memory: the ring (1024-aligned slots), red (the other ranks'
+-- sums), the mbarriers, and the slack to align the base to 1024 bytes.
+local function sizes(p)
+  local slot = p.kbox * (p.bm * BK * 2 + p.bn * BK * 2)
+  return slot, p.stages * slot + 4 * p.bn * p.bm * (p.csplit - 1) + 16 * p.stages + 16 + 1024
+end
+
+local function constraints(p, shape, dt, dev)
+  local ok, why = gemv.pdl_constraints(p, dev)
+  if ok == false then return false, why end
+  if shape.m > p.bn then return false, "m is larger than the rows of one pass" end
+  if p.bn >= 2 * shape.m and p.bn > 8 then return false, "twice the rows needed compiled in" end
+  local kiters = (shape.k + BK * p.kbox - 1) // (BK * p.kbox)
+  if p.csplit > kiters then return false, "a split of k shorter than one slot" end
+  local tiles = (shape.n + p.bm - 1) // p.bm
+  if p.csplit > 1 and tiles >= 2 * (dev.sms or 132) then
+    return false, "enough column tiles to fill the GPU without split-K"
+  end
+  -- Fewer slots' worth of k per CTA than slots: the extra slots are never used.
+  local per = (kiters + p.csplit - 1) // p.csplit
+  if p.stages > 2 and p.stages // 2 >= per then return false, string.format("%d slots for %d slots' worth of k", p.stages, per) end
+  if p.l2pre > per * p.kbox then return false, "more boxes prefetched than the CTA reads" end
+  local _, smem = sizes(p)
+  local cap = dev.smem_optin or 232448
+  if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
+  return true
+end
+
+local function supports(shape, dt, dev)
+  if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
+  if shape.m > M.MAX_M then return false, string.format("m > %d: not a decode shape", M.MAX_M) end
+  if shape.k % 8 ~= 0 then return false, "rows of k not a multiple of 8 elements: TMA needs 16-byte strides" end
+  return true
+end
+
+local function source(op, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local slot = sizes(p)
+  return dtype.prelude .. gemv.store_fn(t) .. string.format([[
+#define BM %d
+#define BN %d
+#define STAGES %d
+#define CS %d
+#define PDL %d
+#define L2PRE %d
+#define INFLIGHT %d
+#define KBOX %d
+#define W_BYTES (BM * 128)
+#define A_BYTES (BN * 128)
+#define SLOT %d
+#define MI (BM / 64)
+#define OUT_T %s
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, slot, dtype.ctype(t.Out)) ..
+    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. string.format([[
+// A float into CTA `to`'s shared memory at this CTA's address a (mapa), and
+// an arrive on CTA `to`'s mbarrier that releases this thread's earlier
+// stores at cluster scope; the matching wait acquires at cluster scope.
+AIT_DEV void st_peer(unsigned a, float v, unsigned to) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %%0, %%1; st.shared::cluster.f32 [r], %%2; }"
+               :: "r"(a), "r"(to), "f"(v) : "memory");
+}
+AIT_DEV void arrive_peer(unsigned bar, unsigned to) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %%0, %%1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }"
+               :: "r"(bar), "r"(to) : "memory");
+}
+AIT_DEV void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned ok;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  } while (!ok);
+}
+AIT_DEV void l2_prefetch_box(const tmap_t* map, int x, int y) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%%0, {%%1, %%2}];"
+               :: "l"((unsigned long long)map), "r"(x), "r"(y) : "memory");
+}
+
+// Threads 0-127: the consumer warpgroup; 128-159: the producer warp.
+extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tmap_t tmB,
+    const __grid_constant__ tmap_t tmA, OUT_T* __restrict__ D, long long m, long long n, long long k)
+{
+  extern __shared__ unsigned char smem_raw[];
+  pdl_launch();
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned red = base + STAGES * SLOT;            // float [CS - 1][BM * BN]
+  const unsigned full = red + 4 * BN * BM * (CS - 1), empty = full + 8 * STAGES, rbar = empty + 8 * STAGES;
+  const int tile = blockIdx.x, rank = CS > 1 ? (int)cta_rank() : 0;
+  // k in slots of KBOX boxes of 64 (the last slot's boxes past k are zeros).
+  const int kiters = (int)((k + 64 * KBOX - 1) / (64 * KBOX)), per = (kiters + CS - 1) / CS;
+  const int kboxes = (int)((k + 63) / 64);
+  const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);
+  const bool producer = threadIdx.x >= 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, 4); }
+    if (CS > 1) mbar_init(rbar, 128 * (CS - 1));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (threadIdx.x == 128) {
+    asm volatile("prefetch.tensormap [%%0];" :: "l"((unsigned long long)&tmB) : "memory");
+    asm volatile("prefetch.tensormap [%%0];" :: "l"((unsigned long long)&tmA) : "memory");
+#if L2PRE
+    for (int b = kb0 * KBOX; b < min(kb1 * KBOX, min(kboxes, kb0 * KBOX + L2PRE)); b++) l2_prefetch_box(&tmB, b * 64, tile * BM);
+#endif
+  }
+  __syncthreads();
+  // rbar is initialized: the cluster may learn it (waited for before the
+  // first remote store, long after).
+  if (CS > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  pdl_wait();
+  int s = 0;
+  unsigned ph = 0;
+  for (long long r0 = 0, pass = 0; r0 < m; r0 += BN, pass++) {
+    if (producer) {
+      if (threadIdx.x == 128) {
+        for (int kb = kb0; kb < kb1; kb++) {
+          mbar_wait(empty + 8 * s, ph ^ 1);
+          const unsigned bar = full + 8 * s, sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
+          // Boxes past k (the last slot's) are zero-filled by TMA: every
+          // slot is whole, so the consumer's wgmma never sit under a branch
+          // (ptxas serializes wgmma in a divergent path).
+          mbar_expect(bar, SLOT);
+          for (int b = 0; b < KBOX; b++) {
+            tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
+            tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
+          }
+          if (++s == STAGES) { s = 0; ph ^= 1; }
+        }
+      }
+      if (CS > 1 && pass == 0) cluster_wait();
+    } else {
+      const int lane = threadIdx.x %% 32, warp = threadIdx.x / 32;
+      float acc[MI][BN / 2];
+#pragma unroll
+      for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
+      int prev = -1;
+      for (int kb = kb0; kb < kb1; kb++) {
+        mbar_wait(full + 8 * s, ph);
+        const unsigned sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
+        wg_fence();
+#pragma unroll
+        for (int b = 0; b < KBOX; b++)
+#pragma unroll
+          for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+              wgmma_tile(acc[i], desc(sB + b * W_BYTES + i * 64 * 128 + kk * 32, 1, 1024), desc(sA + b * A_BYTES + kk * 32, 1, 1024));
+        wg_commit();
+        // INFLIGHT 1: this group keeps running; the previous one's slot is
+        // released once it retires. 0: this slot, as soon as its group is done.
+        wg_wait<INFLIGHT>();
+        if (INFLIGHT == 0) {
+          if (lane == 0) mbar_arrive(empty + 8 * s);
+        } else {
+          if (prev >= 0 && lane == 0) mbar_arrive(empty + 8 * prev);
+          prev = s;
+        }
+        if (++s == STAGES) { s = 0; ph ^= 1; }
+      }
+      wg_wait<0>();
+      if (prev >= 0 && lane == 0) mbar_arrive(empty + 8 * prev);
+      if (CS > 1 && pass == 0) cluster_wait();
+      // Accumulator (i, 4j + 2h + e): row 64i + 16 warp + g + 8h of the
+      // tile (a column of D), column 8j + 2t + e (a row of A, of D). In red,
+      // a thread's q-th value is word q * 128 + tid of its rank's slice.
+      const int g = lane / 4, t = lane %% 4;
+      // (CS 1 leaves the remote half out: NVRTC 13.0 crashes on it, dead,
+      // at BM >= 128.)
+#if CS > 1
+      if (rank > 0) {
+        const unsigned mine = red + 4u * (unsigned)((rank - 1) * BM * BN + threadIdx.x);
+#pragma unroll
+        for (int q = 0; q < MI * BN / 2; q++) st_peer(mine + 512u * q, acc[q / (BN / 2)][q %% (BN / 2)], 0u);
+        arrive_peer(rbar, 0u);
+      } else
+#endif
+      {
+#if CS > 1
+        mbar_wait_cluster(rbar, (unsigned)(pass & 1));
+        const float* r = (const float*)(smem_raw + (red - smem_u32(smem_raw)));
+#endif
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+          for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+              for (int e = 0; e < 2; e++) {
+                float v = acc[i][4 * j + 2 * h + e];
+#if CS > 1
+                const int q = i * (BN / 2) + 4 * j + 2 * h + e;
+                for (int c = 1; c < CS; c++) v += r[(c - 1) * BM * BN + q * 128 + threadIdx.x];
+#endif
+                const long long row = r0 + 8 * j + 2 * t + e, col = (long long)tile * BM + 64 * i + 16 * warp + g + 8 * h;
+                if (row < m && col < n) D[row * n + col] = st_out(v);
+              }
+      }
+    }
+    // Another pass rewrites red: CTA 0 must have read it first.
+    if (CS > 1 && r0 + BN < m) { cluster_arrive(); cluster_wait(); }
+  }
+}
+]], name)
+end
+
+-- The family table for gemm_nt (lib/gemm.lua).
+local function family(op)
+  assert(op.layout == "nt", "swapab: the nt layout only")
+  local t = {
+    op = op.name,
+    name = "swapab",
+    min_cc = 90,
+    max_cc = 90,
+    arch = "sm_90a",
+    dtypes = op.dtypes,
+    params = M.params,
+    constraints = constraints,
+    supports = supports,
+  }
+  t.launch = function(p, dt, dev)
+    local _, smem = sizes(p)
+    local esize = dtype.size(gemm.types(dt).In)
+    return {
+      grid = { string.format("cdiv(n, %d)", p.bm), p.csplit, 1 },
+      block = { 160, 1, 1 },
+      cluster = { 1, p.csplit, 1 },
+      smem = smem,
+      pdl = p.pdl == 1,
+      params = {
+        { kind = "tmap", arg = "B", dims = { "k", "n" }, strides = { "k*" .. esize }, box = { BK, p.bm },
+          swizzle = 128, oob = "zero", l2 = 256 },
+        { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize }, box = { BK, p.bn },
+          swizzle = 128, oob = "zero", l2 = 256 },
+        { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
+        { kind = "dim", expr = "k" },
+      },
+    }
+  end
+  t.source = function(p, dt, dev, name) return source(op, p, dt, dev, name) end
+  t.default = function(shape, dt, dev)
+    local bn = 8
+    while bn < shape.m and bn < 64 do bn = bn * 2 end
+    return kernel.first_valid(t, shape, dt, dev, { bn = bn, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },
+      { { "bm", { 128, 64, 256 } }, { "csplit", { 4, 8, 2, 1 } }, { "stages", { 8, 6, 4, 2 } } })
+  end
+  return t
+end
+
+return family(OP)

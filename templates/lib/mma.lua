@@ -98,50 +98,9 @@ AIT_DEV void mma16816(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
 ]], intype, intype)
 end
 
-function M.source(layout, p, dt, dev, name, op)
-  local t = gemm.types(dt)
-  local threads, wtm, wtn, mi, ni = shape_of(p)
-  local store
-  if t.Out == "f32" then
-    store = [[
-#define PAIR_BYTES 8
-AIT_DEV void store_pair(float* D, long long at, float x, float y) { *reinterpret_cast<float2*>(D + at) = make_float2(x, y); }
-AIT_DEV void store_one(float* D, long long at, float x) { D[at] = x; }
-]]
-  else
-    store = string.format([[
-#define PAIR_BYTES 4
-AIT_DEV void store_pair(unsigned short* D, long long at, float x, float y) {
-  unsigned v; asm("cvt.rn.%sx2.f32 %%0, %%2, %%1;" : "=r"(v) : "f"(x), "f"(y));
-  *reinterpret_cast<unsigned*>(D + at) = v;
-}
-AIT_DEV void store_one(unsigned short* D, long long at, float x) { D[at] = st_%s(x); }
-]], t.Out, t.Out)
-  end
-  return dtype.prelude .. string.format([[
-#define BM %d
-#define BN %d
-#define BK %d
-#define WM %d
-#define WN %d
-#define STAGES %d
-#define GROUP %d
-#define NN %d
-#define THREADS %d
-#define WTM %d
-#define WTN %d
-#define MI %d
-#define NI %d
-#define OUT_T %s
-typedef unsigned int u32;
-typedef unsigned short u16;
-// Shared-memory tiles, in elements: A is BM rows of BK; B is BN rows of BK
-// (nt) or BK rows of BN (nn).
-#define A_TILE (BM * BK)
-#define B_TILE (BK * BN)
-#define B_ROW (NN ? BN : BK)
-]], p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group, layout == "nn" and 1 or 0, threads, wtm, wtn, mi, ni,
-    dtype.ctype(t.Out)) .. store .. mma_fn(t.In) .. [[
+-- The kernel's text by concern, in the order the source puts it.
+-- Inline PTX: shared-memory addresses, cp.async and ldmatrix.
+local PTX = [[
 
 AIT_DEV u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 
@@ -172,6 +131,11 @@ AIT_DEV void ldsm_x4_t(u32 (&r)[4], u32 addr) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
 }
 
+]]
+
+-- Operand tiles into shared memory: swizzled cp.async (fixed or run-time
+-- widths) and the 2-byte register path.
+local LOADS = [[
 // A ROWS x COLS tile of a row-major matrix g (leading dimension ld; rows
 // below rmax and columns below cmax are in range) at (r0, c0) into the
 // shared-memory tile s, by cp.async of BYTES per chunk. The caller picks
@@ -258,6 +222,10 @@ template<int ROWS, int COLS> AIT_DEV void tile_any(int w, u16* s, const u16* __r
   else if (w == 4) tile_async<ROWS, COLS, 4, false>(s, g, ld, r0, c0, rmax, cmax);
 }
 
+]]
+
+-- The warps' fragments and mma.sync, and the pipelined main loop.
+local MAINLOOP = [[
 // The fragments of k-step kk (16 k) of the warp's tile from slot (sa, sb).
 AIT_DEV void frags(u32 (&af)[MI][4], u32 (&bf)[NI][2], u32 a0, u32 b0, int kk, int wm0, int wn0, int lane) {
 #pragma unroll
@@ -344,6 +312,11 @@ template<bool FAST> AIT_DEV void mainloop(float (&acc)[MI][NI][4], u16* smem, co
   cp_wait<0>();
 }
 
+]]
+
+-- The widest load a leading dimension and base pointer allow: the kernel's
+-- choice between the two main loops.
+local WIDTH = [[
 AIT_DEV int width(long long ld_elems, unsigned long long base) {
   const unsigned long long bytes = (unsigned long long)ld_elems * 2u;
   if (bytes % 16u == 0 && base % 16u == 0) return 16;
@@ -351,7 +324,52 @@ AIT_DEV int width(long long ld_elems, unsigned long long base) {
   if (bytes % 4u == 0 && base % 4u == 0) return 4;
   return 2;
 }
-]] .. string.format([[
+]]
+
+function M.source(layout, p, dt, dev, name, op)
+  local t = gemm.types(dt)
+  local threads, wtm, wtn, mi, ni = shape_of(p)
+  local store
+  if t.Out == "f32" then
+    store = [[
+#define PAIR_BYTES 8
+AIT_DEV void store_pair(float* D, long long at, float x, float y) { *reinterpret_cast<float2*>(D + at) = make_float2(x, y); }
+AIT_DEV void store_one(float* D, long long at, float x) { D[at] = x; }
+]]
+  else
+    store = string.format([[
+#define PAIR_BYTES 4
+AIT_DEV void store_pair(unsigned short* D, long long at, float x, float y) {
+  unsigned v; asm("cvt.rn.%sx2.f32 %%0, %%2, %%1;" : "=r"(v) : "f"(x), "f"(y));
+  *reinterpret_cast<unsigned*>(D + at) = v;
+}
+AIT_DEV void store_one(unsigned short* D, long long at, float x) { D[at] = st_%s(x); }
+]], t.Out, t.Out)
+  end
+  return dtype.prelude .. string.format([[
+#define BM %d
+#define BN %d
+#define BK %d
+#define WM %d
+#define WN %d
+#define STAGES %d
+#define GROUP %d
+#define NN %d
+#define THREADS %d
+#define WTM %d
+#define WTN %d
+#define MI %d
+#define NI %d
+#define OUT_T %s
+typedef unsigned int u32;
+typedef unsigned short u16;
+// Shared-memory tiles, in elements: A is BM rows of BK; B is BN rows of BK
+// (nt) or BK rows of BN (nn).
+#define A_TILE (BM * BK)
+#define B_TILE (BK * BN)
+#define B_ROW (NN ? BN : BK)
+]], p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group, layout == "nn" and 1 or 0, threads, wtm, wtn, mi, ni,
+    dtype.ctype(t.Out)) .. store .. mma_fn(t.In) .. PTX .. LOADS .. MAINLOOP .. WIDTH .. string.format([[
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) %s(%s) {
   extern __shared__ __align__(128) unsigned char smem_raw[];

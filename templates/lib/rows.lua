@@ -196,10 +196,12 @@ typedef %s T;
 ]], dtype.ctype(dt), dt, dt, ld_hint or 0, red_smem or 0) .. M.common
 end
 
--- What each kind of row op computes. `args` is the argument list the device
--- bodies take (the kernel's own names), `nred` the reductions per row and
--- `nst` the widest state, which size the shared-memory buffers.
-local kinds = {}
+-- What each op's rows compute lives in its op.lua as `op.rows`, built with
+-- the pieces below: `sig` and `call`, the argument list the device bodies
+-- take and pass (the kernel's own names), `ptrs` the pointers checked for
+-- vector alignment, `nred` the reductions per row and `nst` the widest
+-- state (they size the shared-memory buffers), `hold` whether it has a hold
+-- body, `has_b` a bias (layernorm), and the bodies `hold` and `stream`.
 
 -- The row loop every body shares: row groups with a grid stride; the loop
 -- count is uniform over the block, so every barrier is reached by all threads.
@@ -300,8 +302,7 @@ local function reduce_kind(comb, id)
 ]], comb, comb))
   return k
 end
-kinds.sum = reduce_kind("CSum", "0.f")
-kinds.max = reduce_kind("CMax", "NEG_INF")
+M.reduce_kind = reduce_kind
 
 -- A thread's softmax state St<2> st = (max in log2 units, sum of 2^(x -
 -- max)) over the elements `each` visits: their max first, then the sum.
@@ -312,73 +313,6 @@ function M.softmax_pair(each)
     st.v[1] = 0.f;
     if (cm != NEG_INF) {
 ]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -st.v[0]));") .. "    }\n"
-end
-
--- softmax: y = exp(x - max) / sum(exp(x - max)), in base 2.
-do
-  local k = {
-    sig = "const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols",
-    call = "x, y, rows, cols",
-    ptrs = { "x", "y" },
-    nred = 2, nst = 2, hold = true,
-  }
-  -- SM_PASSES 1: one block reduction of (max, sum) pairs, each thread's pair
-  -- taken over its own registers; 2: a max reduction, then a sum reduction.
-  -- One reduction halves the barriers a row waits on between its load and
-  -- its store.
-  k.hold = body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. LOAD_STEP .. [[
-    float ms, inv;
-    if constexpr (SM_PASSES == 1) {
-]] .. M.softmax_pair(each) .. [[
-      group_all<COnl, TPR, 2>(st, buf, g, t);
-      ms = st.v[0];
-      inv = 1.f / st.v[1];
-    } else {
-      St<1> m;
-      m.v[0] = NEG_INF;
-]] .. each("m.v[0] = fmaxf(m.v[0], xe);") .. [[
-      group_all<CMax, TPR, 1>(m, buf, g, t);
-      ms = m.v[0] * L2E;
-      St<1> s;
-      s.v[0] = 0.f;
-]] .. each("s.v[0] += fex2(fmaf(xe, L2E, -ms));") .. [[
-      group_all<CSum, TPR, 1>(s, buf + SLOT, g, t);
-      inv = 1.f / s.v[0];
-    }
-]] .. each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))
-  -- SM_PASSES 2: one online pass for (max, sum), one to write; 3: max, sum, write.
-  k.stream = body(k, "stream", "    T* yr = y + (rv ? row : 0) * cols;\n    float ms, inv;\n" .. [[
-    if constexpr (SM_PASSES == 2) {
-      St<2> st;
-      st.v[0] = NEG_INF;
-      st.v[1] = 0.f;
-]] .. steps(reindent(LOAD_STEP .. [[
-    float cm = NEG_INF;
-]] .. each("cm = fmaxf(cm, xe);") .. [[
-    const float nm = fmaxf(st.v[0], cm * L2E);
-    if (nm != NEG_INF) {
-      st.v[1] *= fex2(st.v[0] - nm);
-      st.v[0] = nm;
-]] .. each("st.v[1] += fex2(fmaf(xe, L2E, -nm));") .. [[
-    }
-]])) .. [[
-      group_all<COnl, TPR, 2>(st, buf, g, t);
-      ms = st.v[0];
-      inv = 1.f / st.v[1];
-    } else {
-      St<1> m;
-      m.v[0] = NEG_INF;
-]] .. steps(reindent(LOAD_STEP .. each("m.v[0] = fmaxf(m.v[0], xe);"))) .. [[
-      group_all<CMax, TPR, 1>(m, buf, g, t);
-      ms = m.v[0] * L2E;
-      St<1> s;
-      s.v[0] = 0.f;
-]] .. steps(reindent(LOAD_STEP .. each("s.v[0] += fex2(fmaf(xe, L2E, -ms));"))) .. [[
-      group_all<CSum, TPR, 1>(s, buf + SLOT, g, t);
-      inv = 1.f / s.v[0];
-    }
-]] .. steps(reindent(LOAD_STEP .. each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))))
-  kinds.softmax = k
 end
 
 -- The weight (and bias) vectors of column c: from registers held across rows
@@ -404,85 +338,16 @@ local function with_wreg(text, has_b)
   return (text:gsub("(  const long long nrb)", function(s) return load .. s end, 1))
 end
 
--- layernorm: y = (x - mean) * rstd * w + b, biased variance.
-do
-  local k = {
-    sig = "const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y, float eps, long long rows, long long cols",
-    call = "x, w, b, y, eps, rows, cols",
-    ptrs = { "x", "w", "b", "y" },
-    nred = 2, nst = 3, hold = true, has_b = true,
-  }
-  -- hold: two exact passes over the registers (mean, then centered squares).
-  k.hold = with_wreg(body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. LOAD_STEP .. [[
-    St<1> s;
-    s.v[0] = 0.f;
-]] .. each("s.v[0] += xe;") .. [[
-    group_all<CSum, TPR, 1>(s, buf, g, t);
-    const float mean = s.v[0] / (float)cols;
-    St<1> q;
-    q.v[0] = 0.f;
-]] .. each("const float d = xe - mean; q.v[0] = fmaf(d, d, q.v[0]);") .. [[
-    group_all<CSum, TPR, 1>(q, buf + SLOT, g, t);
-    const float rstd = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. each_out(wload(true, true), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));")), true)
-  -- stream: each step's loads give exact two-pass statistics of their own
-  -- (count, mean, squared deviations), merged by Chan's formula into the
-  -- thread's, then across the group; then a pass that writes.
-  k.stream = body(k, "stream", [[
-    T* yr = y + (rv ? row : 0) * cols;
-    St<3> s;
-    s.v[0] = 0.f;
-    s.v[1] = 0.f;
-    s.v[2] = 0.f;
-]] .. steps(reindent(LOAD_STEP .. [[
-    int cn = 0;
-    float cs = 0.f;
-#pragma unroll
-    for (int j = 0; j < NV; ++j) cn += ok[j] ? V : 0;
-]] .. each("cs += xe;") .. [[
-    if (cn > 0) {
-      St<3> u;
-      u.v[0] = (float)cn;
-      u.v[1] = cs / (float)cn;
-      u.v[2] = 0.f;
-]] .. each("const float d = xe - u.v[1]; u.v[2] = fmaf(d, d, u.v[2]);") .. [[
-      CChan::f(s, u);
-    }
-]])) .. [[
-    group_all<CChan, TPR, 3>(s, buf, g, t);
-    const float mean = s.v[1];
-    const float rstd = rsqrtf(fmaxf(s.v[2] / (float)cols, 0.f) + eps);
-]] .. steps(reindent(LOAD_STEP .. each_out(wload(true, false), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));"))))
-  kinds.layernorm = k
-end
 
--- rmsnorm: y = x * rsqrt(mean(x^2) + eps) * w.
-do
-  local k = {
-    sig = "const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, float eps, long long rows, long long cols",
-    call = "x, w, y, eps, rows, cols",
-    ptrs = { "x", "w", "y" },
-    nred = 1, nst = 1, hold = true, has_b = false,
-  }
-  k.hold = with_wreg(body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. LOAD_STEP .. [[
-    St<1> q;
-    q.v[0] = 0.f;
-]] .. each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
-    group_all<CSum, TPR, 1>(q, buf, g, t);
-    const float rr = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. each_out(wload(false, true), "ye = xe * rr * TO_F(wv.e[e]);")), false)
-  k.stream = body(k, "stream", [[
-    T* yr = y + (rv ? row : 0) * cols;
-    St<1> q;
-    q.v[0] = 0.f;
-]] .. steps(reindent(LOAD_STEP .. each("q.v[0] = fmaf(xe, xe, q.v[0]);"))) .. [[
-    group_all<CSum, TPR, 1>(q, buf, g, t);
-    const float rr = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. steps(reindent(LOAD_STEP .. each_out(wload(false, false), "ye = xe * rr * TO_F(wv.e[e]);"))))
-  kinds.rmsnorm = k
-end
-
-M.kinds = kinds
+-- The pieces an op's bodies are made of (templates/<op>/op.lua).
+M.body = body
+M.LOAD_STEP = LOAD_STEP
+M.each = each
+M.each_out = each_out
+M.steps = steps
+M.reindent = reindent
+M.wload = wload
+M.with_wreg = with_wreg
 
 -- Elements per vector for a config (vbytes over the element size, at least 1).
 local function vec_of(p, dt) return math.max(1, p.vbytes // dtype.size(dt)) end
@@ -499,7 +364,7 @@ M.best_vbytes = best_vbytes
 
 -- The kernel source of a row family config.
 function M.source(op, kindname, mode, p, dt, name)
-  local k = kinds[kindname]
+  local k = op.rows
   local V = vec_of(p, dt)
   local tpr, block = p.tpr, p.block
   local rpb = block // tpr
@@ -571,7 +436,7 @@ end
 -- registers across rows) and ld (reductions: 1 = non-coherent loads with no
 -- L1 allocation and 256-byte L2 fetches).
 function M.family(op, kindname, mode, name)
-  local k = kinds[kindname]
+  local k = op.rows
   local params = {
     { "vbytes", { 2, 4, 8, 16 } },
     { "tpr", { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 } },

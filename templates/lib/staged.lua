@@ -84,51 +84,12 @@ template<class C, int N> AIT_DEV void all_reduce(St<N>& s, float* red, float* pa
 }
 ]]
 
--- Per op: the passes over the staged slice. Each pass is a loop over this
--- thread's vectors of the slice (EACH: xe is the element as a float); OUT
--- writes the output vector o (ye per element) for each of them. cols is the
--- whole row, cb the slice's first column, n its length.
-local ops = {}
-ops.softmax = {
-  args = "x, y, rows, cols",
-  weights = {},
-  nst = 2,
-  passes = function(each, out) return rows.softmax_pair(each) .. [[
-  all_reduce<COnl, 2>(st, red, part);
-  const float ms = st.v[0], inv = 1.f / st.v[1];
-]] .. out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;") end,
-}
-ops.layernorm = {
-  args = "x, w, b, y, eps, rows, cols",
-  weights = { "w", "b" },
-  nst = 1,
-  -- exact two passes over shared memory: the mean, then centered squares
-  passes = function(each, out) return [[
-  St<1> s;
-  s.v[0] = 0.f;
-]] .. each("s.v[0] += xe;") .. [[
-  all_reduce<CSum, 1>(s, red, part);
-  const float mean = s.v[0] / (float)cols;
-  St<1> q;
-  q.v[0] = 0.f;
-]] .. each("const float d = xe - mean; q.v[0] = fmaf(d, d, q.v[0]);") .. [[
-  all_reduce<CSum, 1>(q, red + SLOT, part + 2);
-  const float rstd = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. out("const VecT<V> wv = ldv<V>(w + cb + c), bv = ldv<V>(b + cb + c);",
-          "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));") end,
-}
-ops.rmsnorm = {
-  args = "x, w, y, eps, rows, cols",
-  weights = { "w" },
-  nst = 1,
-  passes = function(each, out) return [[
-  St<1> q;
-  q.v[0] = 0.f;
-]] .. each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
-  all_reduce<CSum, 1>(q, red, part);
-  const float rr = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. out("const VecT<V> wv = ldv<V>(w + cb + c);", "ye = xe * rr * TO_F(wv.e[e]);") end,
-}
+-- Per op, its op.lua's `op.staged`: the passes over the staged slice. Each
+-- pass is a loop over this thread's vectors of the slice (EACH: xe is the
+-- element as a float); OUT writes the output vector o (ye per element) for
+-- each of them. cols is the whole row, cb the slice's first column, n its
+-- length. `args`: the kernel's arguments as the body passes them;
+-- `weights`: the vectors read per column; `nst`: the widest state.
 
 local function each(code)
   return string.format([[
@@ -181,7 +142,7 @@ local function static_bytes(k, p)
 end
 
 function M.source(op, kind, p, dt, name)
-  local k = ops[kind]
+  local k = op.staged
   local ve = chunk(dt)
   local slot = k.nst * rows.red_floats(p.block, p.red)
   local align = { "(unsigned long long)x", "(unsigned long long)y" }
@@ -252,7 +213,7 @@ function M.family(op, kind, name)
 
   -- Blocks of a config that fit an SM's shared memory at this shape.
   local function smem_blocks(p, shape, dt, dev)
-    local bytes = slice_of(shape.cols, dt, p.cluster) * dtype.size(dt) + static_bytes(ops[kind], p)
+    local bytes = slice_of(shape.cols, dt, p.cluster) * dtype.size(dt) + static_bytes(op.staged, p)
     return dev.smem_per_sm // bytes
   end
 
@@ -261,7 +222,7 @@ function M.family(op, kind, name)
     local cols = shape.cols
     if cols * s < 2048 then return false, "rows under 2 KB: the register families hold them" end
     local slice = slice_of(cols, dt, p.cluster)
-    if slice * s + static_bytes(ops[kind], p) - 1024 > dev.smem_optin then return false, "the slice does not fit a block's shared memory" end
+    if slice * s + static_bytes(op.staged, p) - 1024 > dev.smem_optin then return false, "the slice does not fit a block's shared memory" end
     if p.cluster > 1 and slice * s < 8192 then return false, "cluster slices under 8 KB: fewer blocks hold the row" end
     local nvec = slice // chunk(dt)
     if nvec < p.block then return false, "threads with no chunk of the slice" end

@@ -29,4 +29,7 @@ op.reference = rows.reference(op, function(dt) return string.format([[
 op.metrics = function(shape, dt)
   return { flops = shape.rows * shape.cols, bytes = kernel.bytes(op, dt, shape) }
 end
+
+-- What a row computes, for the row family (lib/rows.lua: stream).
+op.rows = rows.reduce_kind("CMax", "NEG_INF")
 return op

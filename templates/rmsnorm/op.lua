@@ -38,4 +38,46 @@ end)
 op.metrics = function(shape, dt)
   return { flops = 4 * shape.rows * shape.cols, bytes = kernel.bytes(op, dt, shape) }
 end
+
+-- What a row computes, for the row families (lib/rows.lua: hold and stream).
+-- y = x * rsqrt(mean(x^2) + eps) * w.
+do
+  local k = {
+    sig = "const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, float eps, long long rows, long long cols",
+    call = "x, w, y, eps, rows, cols",
+    ptrs = { "x", "w", "y" },
+    nred = 1, nst = 1, hold = true, has_b = false,
+  }
+  k.hold = rows.with_wreg(rows.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. rows.LOAD_STEP .. [[
+    St<1> q;
+    q.v[0] = 0.f;
+]] .. rows.each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
+    group_all<CSum, TPR, 1>(q, buf, g, t);
+    const float rr = rsqrtf(q.v[0] / (float)cols + eps);
+]] .. rows.each_out(rows.wload(false, true), "ye = xe * rr * TO_F(wv.e[e]);")), false)
+  k.stream = rows.body(k, "stream", [[
+    T* yr = y + (rv ? row : 0) * cols;
+    St<1> q;
+    q.v[0] = 0.f;
+]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each("q.v[0] = fmaf(xe, xe, q.v[0]);"))) .. [[
+    group_all<CSum, TPR, 1>(q, buf, g, t);
+    const float rr = rsqrtf(q.v[0] / (float)cols + eps);
+]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each_out(rows.wload(false, false), "ye = xe * rr * TO_F(wv.e[e]);"))))
+  op.rows = k
+end
+
+-- The passes over a staged slice, for the tma family (lib/staged.lua).
+op.staged = {
+  args = "x, w, y, eps, rows, cols",
+  weights = { "w" },
+  nst = 1,
+  passes = function(each, out) return [[
+  St<1> q;
+  q.v[0] = 0.f;
+]] .. each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
+  all_reduce<CSum, 1>(q, red, part);
+  const float rr = rsqrtf(q.v[0] / (float)cols + eps);
+]] .. out("const VecT<V> wv = ldv<V>(w + cb + c);", "ye = xe * rr * TO_F(wv.e[e]);") end,
+}
+
 return op

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Index-level model of the gemv, rowdot and mma GEMM families (templates/lib/gemv.lua, rowdot.lua,
+"""Index-level model of the gemv, rowdot and mma GEMM families (templates/gemm_nt/gemv.lua, gemm_nn/gemv.lua, gemm_nt/rowdot.lua,
 templates/lib/mma.lua), run on the CPU with numpy.
 
 The kernels' data movement is written here again, formula for formula:
@@ -362,7 +362,7 @@ def check_gemv_nn():
     print("ok   gemv nn: warp k-interleave, row passes and split-K match numpy")
 
 def rowdot(A, B, WARPS, KW, R, MR, U, vec):
-    # templates/lib/rowdot.lua: sets of KW warps take R weight rows, the KW
+    # templates/gemm_nt/rowdot.lua: sets of KW warps take R weight rows, the KW
     # warps contiguous k slices (multiples of 8); lane l reads [8l, 8l + 8)
     # of each 256-element piece; passes of MR rows of A; a warp's lanes and
     # then the set's warps added in order.

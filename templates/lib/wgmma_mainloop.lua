@@ -1,0 +1,196 @@
+-- The wgmma family's kernel (lib/wgmma.lua): its entry, the producer's TMA
+-- loop and the consumers' wgmma loop, around the fragments of the other
+-- concerns (lib/wgmma_stage.lua, lib/wgmma_streamk.lua,
+-- lib/wgmma_epilogue.lua). The CTA's structure, schedules and clusters: lib/wgmma.lua's header.
+local M = {}
+
+-- The host-testable region of the source starts here (tile_at, the tile
+-- walk) and ends with `host_last`; tests/host/staging.cpp compiles what lies
+-- between them on the CPU.
+M.host_first = [[
+// ==== host-testable from here: tests/host/staging.cpp compiles this part
+// of the source on the CPU, its CUDA built-ins emulated with threads. ====
+// Tile t of a tiles_m x tiles_n grid, walked in groups of GROUP rows (or
+// columns) so that CTAs running together share their A (or B) tiles in L2.
+AIT_DEV void tile_at(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+#if RASTER_N
+  const int per = GROUP * tiles_m, g = t / per, first = g * GROUP;
+  const int cols = min(tiles_n - first, GROUP), r = t - g * per;
+  tn = first + r % cols; tm = r / cols;
+#else
+  const int per = GROUP * tiles_n, g = t / per, first = g * GROUP;
+  const int rows = min(tiles_m - first, GROUP), r = t - g * per;
+  tm = first + r % rows; tn = r / rows;
+#endif
+}
+
+]]
+M.host_last = [[
+// ==== end host-testable ====
+]]
+
+-- The kernel, as one string.format over (name, D's tensor map parameter,
+-- D's C type, the workspace parameter, the staged operands' parameters,
+-- the producer's registers, A's load, B's load, the consumers' registers,
+-- B's descriptor). Its fragments: "%%" is "%".
+local HEAD = [[
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+%s(const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmB,%s %s* __restrict__ D,
+   long long m, long long n, long long k%s%s)
+{
+  extern __shared__ unsigned char smem_raw[];
+  const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
+  // Units of work: tiles, or pairs of tiles for a cluster (a pair past the
+  // edge still loads its half of the shared operand; its stores are masked).
+  const int units_m = SHARE == 1 ? (tiles_m + 1) / 2 : tiles_m, units_n = SHARE == 2 ? (tiles_n + 1) / 2 : tiles_n;
+#if OVERLAP
+  const long long band_rows = (long long)((tiles_m + NBANDS - 1) / NBANDS) * BM;
+  const long long a_pre = first_rows(m, k, units_m, units_n, gridDim.x / CLUSTER, band_rows);
+  const long long kband_rows = kband_rows_of(k), b_pre = NT ? n : first_krows(n, k);
+#else
+  const long long a_pre = m, b_pre = NT ? n : k;
+#endif
+#if STAGE_A || STAGE_B
+  stage_all(As, Bs, ws, m, n, k, a_pre, b_pre);
+#endif
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
+  const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
+  const int wg = threadIdx.x / 128;
+  const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
+  const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
+  sched_t S;
+  sched_init(S, nunits, kiters);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER); }
+    if (PINGPONG) { mbar_init(order, 4); mbar_init(order + 8, 4); }
+#if EPI_WS
+    ws_ready[0] = ws_ready[1] = 0;
+#endif
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (CLUSTER > 1) cluster_sync(); else __syncthreads();
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
+    if (threadIdx.x == 0) {
+      int s = 0; unsigned ph = 0;
+      int u, k0, k1;
+#if OVERLAP_B
+      long long kready = b_pre;
+#endif
+      for (int it = 0; item_at(S, it, u, k0, k1); it++) {
+        int tm, tn;
+        tile_at(u, units_m, units_n, tm, tn);
+        if (SHARE == 1) tm = 2 * tm + rank;
+        if (SHARE == 2) tn = 2 * tn + rank;
+#if OVERLAP
+        wait_band(ws, tm, m, a_pre, band_rows);
+#endif
+        for (int kb = k0; kb < k1; kb++) {
+#if OVERLAP_B
+          wait_kband(ws, kb, k, b_pre, kband_rows, kready);
+#endif
+          mbar_wait(empty + 8 * s, ph ^ 1);
+          const unsigned bar = full + 8 * s;
+          mbar_expect(bar, A_BYTES + B_BYTES);
+          const unsigned sA = base + s * A_BYTES, sB = base + STAGES * A_BYTES + s * B_BYTES;
+          %s
+          %s
+          if (++s == STAGES) { s = 0; ph ^= 1; }
+        }
+      }
+    }
+#if OVERLAP
+    if (threadIdx.x >= 32) stage_late(As, Bs, ws, m, n, k, a_pre, band_rows, b_pre, kband_rows);
+#endif
+#if EPI_WS
+    if (threadIdx.x >= 32) ws_copy(S, D, ws, m, n, k, units_m, units_n, rank);
+#endif
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
+    const int c = wg - 1, lane = threadIdx.x %% 32, warp = (threadIdx.x %% 128) / 32;
+    int s = 0; unsigned ph = 0, mine = 0;
+#if EPI_TMA || EPI_ROWS
+    unsigned pieces = 0;      // epilogue pieces stored: picks the buffer
+#endif
+    int u, k0, k1;
+#if STREAMK
+    __shared__ unsigned sk_last[2];
+#endif
+#if EPI_WS
+    int ws_tm = 0, ws_tn = 0;
+    unsigned ws_tiles = 0;    // this CTA's tiles: the last is (ws_tm, ws_tn)
+#endif
+    for (int it = 0; item_at(S, it, u, k0, k1); it++, mine++) {
+      if (PINGPONG && (int)(mine & 1) != c) {
+        // The other consumer's tile: skip its slots in the ring.
+        const int to = s + (k1 - k0);
+        ph ^= (unsigned)((to / STAGES) & 1);
+        s = to %% STAGES;
+        continue;
+      }
+      int tm, tn;
+      tile_at(u, units_m, units_n, tm, tn);
+      if (SHARE == 1) tm = 2 * tm + rank;
+      if (SHARE == 2) tn = 2 * tn + rank;
+#if EPI_WS
+      ws_tm = tm; ws_tn = tn; ws_tiles = (unsigned)it + 1;
+#endif
+      // Ping-pong: wait for the other consumer's mainloop of the previous tile.
+      const unsigned j = mine >> 1;
+      if (PINGPONG && (c == 1 || j > 0)) mbar_wait(order + 8 * c, c == 1 ? (j & 1) : ((j - 1) & 1));
+      float acc[MI][BN / 2];
+#pragma unroll
+      for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
+      int prev = -1;
+      for (int kb = k0; kb < k1; kb++) {
+        mbar_wait(full + 8 * s, ph);
+        const unsigned sA = base + s * A_BYTES + (PINGPONG ? 0 : c * WM * 128);
+        const unsigned sB = base + STAGES * A_BYTES + s * B_BYTES;
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+#pragma unroll
+          for (int i = 0; i < MI; i++) wgmma_tile(acc[i], desc(sA + i * 64 * 128 + kk * 32, 1, 1024), %s);
+        }
+        wg_commit();
+#if EPI_WS
+        // The previous tile's TMA stores into the copy are long issued:
+        // once complete, it is the copy warps' (ws_copy).
+        if (it > 0 && kb == min(k0 + 2, k1 - 1) && (threadIdx.x %% 128) == 0) ws_mark_ready(c, (unsigned)it);
+#endif
+        // Keep INFLIGHT groups running; release the slot of the one retired.
+        wg_wait<INFLIGHT>();
+        if (INFLIGHT == 0) {
+          if (lane == 0) release(empty + 8 * s, rank);
+        } else {
+          if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
+          prev = s;
+        }
+        if (++s == STAGES) { s = 0; ph ^= 1; }
+      }
+      if (PINGPONG && lane == 0) mbar_arrive(order + 8 * (c ^ 1));
+      wg_wait<0>();
+      if (prev >= 0 && lane == 0) release(empty + 8 * prev, rank);
+]]
+local LOOP_END = [[
+    }
+]]
+local TAIL = [[
+  }
+  // Shared memory must outlive the TMA stores reading it.
+  if (EPI_TMA && wg > 0 && (threadIdx.x %% 128) == 0) bulk_wait_all();
+  // No CTA of a pair leaves while its peer may still arrive on its barriers.
+  if (CLUSTER > 1) cluster_sync();
+]]
+local END = [[
+}
+]]
+
+function M.kernel(stage, streamk, epilogue)
+  return HEAD .. streamk.fixup .. epilogue.tile .. LOOP_END .. epilogue.last_tile .. TAIL .. stage.reset .. END
+end
+
+return M
