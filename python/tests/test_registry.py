@@ -134,3 +134,22 @@ def test_bound_launch_patches_addresses(reg_path, fake_cuda):
         bn.launch((A, W, D, 0.25))
         assert fk.param(3) & 0xffffffff == 0x3e800000 and fk.param(4) == 16
     raises(lambda: b.launch((A, W, D, 0x7f0000400000)), "closed")
+
+
+def test_a_swept_winner_binds_and_launches(fake_cuda):
+    """A registry from `aitune sweep` on the fake worker (tests/cli/python.sh): a real
+    template's launch plan and cubin, bound and launched through the recording driver."""
+    path = os.environ.get("AITUNE_SWEEP_DB")
+    if not path:
+        pytest.skip("no swept registry (AITUNE_SWEEP_DB; tests/cli/python.sh makes one)")
+    fk = fake_cuda
+    with aitune.Registry(path) as reg:
+        k = reg.kernel_in_context("softmax", "bf16", (64, 1000), "sm_90")
+        names = [a["name"] for a in k.plan["args"]]
+        assert names == ["x", "y", "rows", "cols"] and k.level == "exact"
+        b = reg.bind(k, (64, 1000))
+        vals = (0x7f0000100000, 0x7f0000200000) + ((0x7f0000300000,) if b.ws_bytes else ())
+        n = fk.launches()
+        b.launch(vals, 7)
+        assert fk.launches() == n + 1 and fk.kernel() == k.plan["kernel"] and fk.stream() == 7
+        assert fk.geom(1, 0) == b.block[0] and fk.geom(0, 0) == b.grid[0]
