@@ -40,10 +40,12 @@ class Dispatcher:
     """Bound launches of one registry, cached per (op, dtype, shape, device).
 
     arch: "sm_90" (a trailing a/f is ignored); None asks PyTorch for each device's.
+    host_tensors: launch for tensors off CUDA too (device -1: the tests, whose recording
+    libcuda launches nothing); else they fall back to PyTorch.
     hooks (for aitune.ops): capturing() says whether a graph capture is under way;
     device_scope(dev) makes dev current while a kernel loads."""
 
-    def __init__(self, registry, arch=None, capturing=None, device_scope=None):
+    def __init__(self, registry, arch=None, capturing=None, device_scope=None, host_tensors=False):
         self.reg = registry if isinstance(registry, Registry) else Registry(registry)
         self.arch = arch
         self._arches = {}
@@ -54,6 +56,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._capturing = capturing or _torch_capturing
         self._device_scope = device_scope or _torch_device
+        self.host_tensors = host_tensors
 
     # ---- answers ----
 
@@ -64,6 +67,10 @@ class Dispatcher:
             return self._kernels[key]
         except KeyError:
             pass
+        if dev < 0 and not self.host_tensors:
+            self.miss(op, dtype, shape, "not on a CUDA device")
+            self._kernels[key] = None
+            return None
         if dev >= 0 and self._capturing():
             self.miss(op, dtype, shape, "first seen during graph capture (run the model once before capturing)")
             return None

@@ -92,7 +92,7 @@ def torch_mod():
 def disp(reg_path, fake_cuda, torch_mod):
     """A Dispatcher over a fake registry, the one the ops use, for one test."""
     from aitune import dispatch
-    d = dispatch.use(dispatch.Dispatcher(reg_path, arch="sm_90"))
+    d = dispatch.use(dispatch.Dispatcher(reg_path, arch="sm_90", host_tensors=True))
     yield d
     dispatch._current = None
     d.reg.close()

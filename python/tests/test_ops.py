@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 import aitune  # noqa: E402
-from aitune import ops  # noqa: E402
+
 
 BF = torch.bfloat16
 
@@ -108,9 +108,9 @@ def _graph_targets(model, x):
 
 def test_compile_traces_the_ops_in_one_graph(tmp_path, libaitune):
     import fakereg
-    d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db")), arch="sm_90")
+    d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db")), arch="sm_90", host_tensors=True)
     model = Block().to(BF)
-    p = aitune.patch(model, d)
+    aitune.patch(model, d)
     try:
         x = torch.randn(3, 64, dtype=BF)
         y, targets = _graph_targets(model, x)
@@ -133,7 +133,7 @@ def test_inductor_compiles_around_the_ops(tmp_path, libaitune):
     what lies between them."""
     import fakereg
     from torch._inductor.utils import run_and_get_code
-    d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db")), arch="sm_90")
+    d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db")), arch="sm_90", host_tensors=True)
     model = Block().to(BF)
     aitune.patch(model, d)
     try:

@@ -234,11 +234,11 @@ def test_differs():
 
 def test_first_call_during_capture_falls_back(reg_path, fake_cuda, torch_mod):
     import contextlib
-    d = dispatch.Dispatcher(reg_path, arch="sm_90", capturing=lambda: True,
+    d = dispatch.Dispatcher(reg_path, arch="sm_90", host_tensors=True, capturing=lambda: True,
                             device_scope=lambda dev: contextlib.nullcontext())
     assert d.bound("gemm_nt", "bf16", (1, 64, 128), dev=0) is None
     assert "graph capture" in d.misses()[("gemm_nt", "bf16", (1, 64, 128))]["why"]
-    d2 = dispatch.Dispatcher(reg_path, arch="sm_90", capturing=lambda: False,
+    d2 = dispatch.Dispatcher(reg_path, arch="sm_90", host_tensors=True, capturing=lambda: False,
                              device_scope=lambda dev: contextlib.nullcontext())
     b = d2.bound("gemm_nt", "bf16", (1, 64, 128), dev=0)
     assert b is not None and d2.bound("gemm_nt", "bf16", (1, 64, 128), dev=0) is b, "cached"
@@ -252,7 +252,7 @@ def test_a_winner_that_cannot_bind_is_a_miss(tmp_path, fake_cuda):
     import fakereg
     # k = 100: the plan's tensor map needs 16-byte rows (k * 2 = 200 bytes is not).
     path = fakereg.build(str(tmp_path / "odd.db"), gemm=((1, 64, 100),), rows=(), dtypes=("bf16",))
-    d = dispatch.Dispatcher(path, arch="sm_90")
+    d = dispatch.Dispatcher(path, arch="sm_90", host_tensors=True)
     assert d.bound("gemm_nt", "bf16", (1, 64, 100)) is None
     assert "does not bind" in d.misses()[("gemm_nt", "bf16", (1, 64, 100))]["why"]
     d.reg.close()

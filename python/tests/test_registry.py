@@ -153,3 +153,24 @@ def test_a_swept_winner_binds_and_launches(fake_cuda):
         b.launch(vals, 7)
         assert fk.launches() == n + 1 and fk.kernel() == k.plan["kernel"] and fk.stream() == 7
         assert fk.geom(1, 0) == b.block[0] and fk.geom(0, 0) == b.grid[0]
+
+
+def test_pip_installed_copy_finds_the_library(tmp_path, libaitune):
+    """pip install ./python (into a folder): the package loads libaitune from
+    AITUNE_LIB, and without one says how to point at one."""
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                        "--target", str(tmp_path / "site"), os.path.join(fakereg.ROOT, "python")],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        pytest.skip("pip cannot build the package here: %s" % r.stderr.strip()[-200:])
+    code = "import aitune, aitune._lib as L\ntry:\n    L.load(); print('loaded', L.path())\n" \
+           "except aitune.AituneError as e:\n    print('error:', e)\n"
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    env.pop("AITUNE_LIB", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path),
+                         timeout=60).stdout
+    assert out.startswith("loaded") or ("AITUNE_LIB" in out and "make install" in out), out
+    env["AITUNE_LIB"] = fakereg.LIBAITUNE
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path),
+                         timeout=60).stdout
+    assert out.strip() == "loaded " + fakereg.LIBAITUNE, out

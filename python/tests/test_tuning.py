@@ -182,7 +182,7 @@ def test_tune_patch_run_and_tune_the_misses(tmp_path, fake_cuda):
             "--search", "random", "--db", db, "--aitune", AITUNE, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     norm = torch.nn.Sequential(LlamaRMSNorm(256)).to(torch.bfloat16)
-    d = aitune.dispatch.Dispatcher(db, arch="sm_90")
+    d = aitune.dispatch.Dispatcher(db, arch="sm_90", host_tensors=True)
     p = aitune.patch(norm, d)
     fk = fake_cuda
     with torch.no_grad():
@@ -199,7 +199,7 @@ def test_tune_patch_run_and_tune_the_misses(tmp_path, fake_cuda):
     r = cli("tune", "--from-misses", "--db", db, "--max-evals", "1", "--search", "random", "--aitune", AITUNE,
             env=env)
     assert r.returncode == 0, r.stderr[-2000:]
-    d = aitune.dispatch.Dispatcher(db, arch="sm_90")
+    d = aitune.dispatch.Dispatcher(db, arch="sm_90", host_tensors=True)
     aitune.patch(norm, d)
     with torch.no_grad():
         n = fk.launches()
