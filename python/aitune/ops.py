@@ -174,6 +174,15 @@ def workspace(dev, device, stream, nbytes):
     return w[0]
 
 
+def _relaunch(b, vals, s, dev, err):
+    """A launch refused because this thread has no current context (a thread that made
+    no CUDA runtime call yet): make the device's primary context current, try again."""
+    if dev < 0 or "context" not in str(err):
+        raise err
+    torch.cuda.set_device(dev)
+    b.launch(vals, s)
+
+
 def _runner(b, out_shape, dtype, device, dev, nbufs_in):
     """run(*inputs, *scalars) -> out for a Bound whose op takes nbufs_in input buffers,
     one output, then scalars (as the aitune ops do)."""
@@ -190,10 +199,13 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in):
                 c = _aligned(c)
             out = empty(out_shape, dtype=dtype, device=device)
             s = stream(dev)
+            vals = (a.data_ptr(), c.data_ptr(), out.data_ptr()) + scalars
             if ws:
-                launch((a.data_ptr(), c.data_ptr(), out.data_ptr()) + scalars + (workspace(dev, device, s, ws),), s)
-            else:
-                launch((a.data_ptr(), c.data_ptr(), out.data_ptr()) + scalars, s)
+                vals += (workspace(dev, device, s, ws),)
+            try:
+                launch(vals, s)
+            except AituneError as e:
+                _relaunch(b, vals, s, dev, e)
             return out
         return run
 
@@ -204,7 +216,10 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in):
         vals = tuple(t.data_ptr() for t in ins) + (out.data_ptr(),) + tuple(args[nbufs_in:])
         if ws:
             vals += (workspace(dev, device, s, ws),)
-        launch(vals, s)
+        try:
+            launch(vals, s)
+        except AituneError as e:
+            _relaunch(b, vals, s, dev, e)
         return out
     return run
 
