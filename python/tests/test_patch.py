@@ -256,3 +256,25 @@ def test_a_winner_that_cannot_bind_is_a_miss(tmp_path, fake_cuda):
     assert d.bound("gemm_nt", "bf16", (1, 64, 100)) is None
     assert "does not bind" in d.misses()[("gemm_nt", "bf16", (1, 64, 100))]["why"]
     d.reg.close()
+
+
+def test_a_transformers_llama(disp):
+    """transformers' own LlamaForCausalLM (when installed): every projection, the lm_head
+    and every RMSNorm are taken, the logits match unpatched PyTorch's where nothing is
+    tuned (all fall back), and unpatch restores the classes."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                                   num_key_value_heads=2, num_hidden_layers=2, vocab_size=100, head_dim=16)
+    torch.manual_seed(0)
+    m = transformers.LlamaForCausalLM(cfg).to(BF).eval()
+    ids = torch.randint(0, 100, (2, 5))
+    with torch.no_grad():
+        want = m(input_ids=ids).logits
+    p = aitune.patch(m)
+    assert p.counts == {"linear": 2 * 7 + 1, "rms_norm": 2 * 2 + 1}, p.counts
+    with torch.no_grad():
+        got = m(input_ids=ids).logits
+    assert torch.equal(got, want)
+    assert ("gemm_nt", "bf16", (10, 128, 64)) in p.misses(), "the MLP's up projection at 2 x 5 tokens"
+    aitune.unpatch(m)
+    assert not any(type(x).__name__.startswith("Aitune") for x in m.modules())
