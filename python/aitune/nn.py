@@ -8,7 +8,8 @@ runs an aitune op:
   - in eager mode it skips the dispatcher: each module keeps, per (input shape,
     dtype, device), a runner over a launch bound for its own weight's address
     (the weight's tensor map encoded once), so a call is a dict lookup, one
-    output allocation and one bound launch.
+    output allocation and one bound launch; past MODULE_RUNS shapes it shares
+    the dispatcher's runners (bound without the weight's address).
 The registry is the one aitune.use() (or aitune.patch) chose; with none, or where
 it has no tuned bucket for a shape, the module computes what PyTorch's does
 (recorded as a miss). Linear's bias is added by PyTorch after the product.
@@ -22,6 +23,12 @@ import torch
 import torch.nn.functional as F
 
 from . import dispatch, ops
+
+# A module keeps runners of its own for this many input shapes (a server's decode
+# batches); past them (a prefill's every prompt length), it shares the dispatcher's,
+# one per shape for all modules of the same weight shape, so memory grows with the
+# distinct shapes, not with shapes x modules.
+MODULE_RUNS = 16
 
 _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
@@ -72,7 +79,11 @@ def linear_forward(self, x):
     run = st.runs.get(key)
     if run is None:
         ops.check_linear(x, w, b)
-        run = st.runs[key] = ops.linear_runner(d, x, w, known_weight=True) or _FALLBACK
+        if len(st.runs) < MODULE_RUNS:
+            run = st.runs[key] = ops.linear_runner(d, x, w, known_weight=True) or _FALLBACK
+        else:
+            run = ops._cached(d, ("linear", x.shape, tuple(w.shape), x.dtype, dev),
+                              lambda: ops.linear_runner(d, x, w))
     if run is _FALLBACK:
         d.miss("gemm_nt", ops.DTYPES.get(x.dtype, str(x.dtype)), (ops._rows(x.shape),) + tuple(w.shape))
         return F.linear(x, w, b)
@@ -99,7 +110,10 @@ def _norm_eager(self, op, x, args, ref):
     w = args[0]
     if run is None:
         ops.check_norm(op, x, w, args[1] if op == "layer_norm" else None)
-        run = st.runs[key] = ops.norm_runner(d, op, x) or _FALLBACK
+        if len(st.runs) < MODULE_RUNS:
+            run = st.runs[key] = ops.norm_runner(d, op, x) or _FALLBACK
+        else:
+            run = ops._cached(d, (op, x.shape, x.dtype, dev), lambda: ops.norm_runner(d, op, x))
     if run is _FALLBACK:
         d.miss(ops.OPS[op][0], ops.DTYPES.get(x.dtype, str(x.dtype)), (ops._rows(x.shape), x.shape[-1]))
         return ref(x, *args)

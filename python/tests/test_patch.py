@@ -278,3 +278,21 @@ def test_a_transformers_llama(disp):
     assert ("gemm_nt", "bf16", (10, 128, 64)) in p.misses(), "the MLP's up projection at 2 x 5 tokens"
     aitune.unpatch(m)
     assert not any(type(x).__name__.startswith("Aitune") for x in m.modules())
+
+
+def test_many_shapes_share_runners(disp, fake_cuda, monkeypatch):
+    """Past MODULE_RUNS shapes a module uses the dispatcher's runners: per shape, not per
+    module and shape (a prefill meets every prompt length)."""
+    monkeypatch.setattr(ann, "MODULE_RUNS", 1)
+    a, b = ann.Linear(128, 64, bias=False, dtype=BF), ann.Linear(128, 64, bias=False, dtype=BF)
+    with torch.no_grad():
+        a(torch.randn(1, 128, dtype=BF))
+        b(torch.randn(1, 128, dtype=BF))
+        n = fake_cuda.launches()
+        ya = a(torch.randn(16, 128, dtype=BF))
+        assert fake_cuda.param(1) == a.weight.data_ptr()
+        yb = b(torch.randn(16, 128, dtype=BF))
+        assert fake_cuda.launches() == n + 2 and fake_cuda.param(1) == b.weight.data_ptr()
+        assert ya.shape == yb.shape == (16, 64)
+    assert len(a.__dict__["_aitune"].runs) == 1 and len(b.__dict__["_aitune"].runs) == 1
+    assert sum(1 for k in disp.runs if k[0] == "linear" and k[1] == (16, 128)) == 1
