@@ -158,8 +158,12 @@ def test_a_swept_winner_binds_and_launches(fake_cuda):
 def test_pip_installed_copy_finds_the_library(tmp_path, libaitune):
     """pip install ./python (into a folder): the package loads libaitune from
     AITUNE_LIB, and without one says how to point at one."""
+    import shutil
+    src = tmp_path / "src"         # a copy: building writes egg-info and build/ beside the sources
+    shutil.copytree(os.path.join(fakereg.ROOT, "python"), src, ignore=shutil.ignore_patterns(
+        "tests", "build", "*.egg-info", "__pycache__"))
     r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                        "--target", str(tmp_path / "site"), os.path.join(fakereg.ROOT, "python")],
+                        "--target", str(tmp_path / "site"), str(src)],
                        capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         pytest.skip("pip cannot build the package here: %s" % r.stderr.strip()[-200:])
