@@ -358,6 +358,13 @@ class Registry:
         return n.value
 
 
+def thread_buffer(tls):
+    """This thread's argument buffer for bound launches ((buffer, address), made once)."""
+    buf = ctypes.create_string_buffer(8 * 24)   # PLAN_MAXARGS entries and the workspace, and then some
+    tls.args = buf, ctypes.addressof(buf)
+    return tls.args
+
+
 class Bound:
     """A kernel bound at one shape (aitune_bind): launch() writes the buffers'
     addresses, the scalars and the stream into its prebuilt parameters and
@@ -391,9 +398,7 @@ class Bound:
         try:
             buf, addr = tls.args
         except AttributeError:
-            buf = ctypes.create_string_buffer(8 * 24)
-            addr = ctypes.addressof(buf)
-            tls.args = buf, addr
+            buf, addr = thread_buffer(tls)
         self._pack(buf, 0, *values)
         rc = self._fn(self.reg._h, self.ptr, addr, stream)
         if rc:

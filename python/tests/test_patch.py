@@ -296,3 +296,16 @@ def test_many_shapes_share_runners(disp, fake_cuda, monkeypatch):
         assert ya.shape == yb.shape == (16, 64)
     assert len(a.__dict__["_aitune"].runs) == 1 and len(b.__dict__["_aitune"].runs) == 1
     assert sum(1 for k in disp.runs if k[0] == "linear" and k[1] == (16, 128)) == 1
+
+
+def test_a_refused_launch_is_an_error(disp, fake_cuda):
+    lin = ann.Linear(128, 64, bias=False, dtype=BF)
+    x = torch.randn(1, 128, dtype=BF)
+    with torch.no_grad():
+        lin(x)
+        fake_cuda.fail(b"launch")
+        with pytest.raises(aitune.AituneError, match="LAUNCH_OUT_OF_RESOURCES"):
+            lin(x)
+        n = fake_cuda.launches()
+        lin(x)
+        assert fake_cuda.launches() == n + 1, "the next call launches"
