@@ -29,7 +29,8 @@ STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a
 LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
 # chromium-headless-shell: the report's screenshot test renders the page in a
 # real browser (tests/cli/report.sh).
-DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
+DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell \
+            python3-venv
 
 # The tool's modules, in dependency order.
 TOOL_OBJS := util cu expr json align plan device proto child tmpl wire search jit registry spec bench worker sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
@@ -98,9 +99,23 @@ deps:
 	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
 	fi
 	@test -x $(CUDA)/bin/nvcc || { echo "make deps: no CUDA toolkit at $(CUDA) (set CUDA=...)"; exit 1; }
+	@$(MAKE) --no-print-directory python-deps
+
+# The Python layer (python/): PyTorch (PyPI's default wheel) and pytest in a
+# virtual environment this makefile owns; tests/cli/python.sh runs its CPU
+# tests with $(VENV)/bin/python and skips, saying so, when it is absent.
+# Several trees may share one: make VENV=/path/to/venv deps test.
+VENV ?= .venv
+PYTHON ?= python3
+.PHONY: python-deps
+python-deps: $(VENV)/.aitune-deps
+$(VENV)/.aitune-deps:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q torch numpy pytest
+	touch $@
 
 test: all
-	tests/run
+	AITUNE_VENV=$(abspath $(VENV)) tests/run
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the tool, its templates,
 # search strategies and example specs under share/aitune (the binary finds

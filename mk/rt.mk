@@ -19,7 +19,7 @@ RT_SONAME  := libaitune.so.$(RT_MAJOR)
 RT_SO      := libaitune.so.$(RT_VERSION)
 
 RT_TARGETS := $(BUILD)/libaitune.a $(BUILD)/libaitune.so $(BUILD)/aitune.pc \
-              $(BUILD)/examples/lookup $(BUILD)/tests/test_rt
+              $(BUILD)/examples/lookup $(BUILD)/tests/test_rt $(BUILD)/tests/fakecuda/libcuda.so.1
 
 .PHONY: rt rt-check
 rt: $(RT_TARGETS)
@@ -93,3 +93,10 @@ $(BUILD)/tests/test_rt: tests/unit/test_rt.c tests/unit/check.h src/aitune.h \
                         $(BUILD)/libaitune.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libaitune.a $(RT_LIBS)
+
+# A libcuda that records launches instead of running them (tests/unit/
+# fake_cuda.c): test_rt and the Python tests load it by path before libaitune
+# opens "libcuda.so.1", and get the kernel layer without a GPU.
+$(BUILD)/tests/fakecuda/libcuda.so.1: tests/unit/fake_cuda.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $(LDFLAGS) -o $@ $<

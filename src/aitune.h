@@ -209,6 +209,75 @@ int aitune_kernel_workspace(aitune *h, const aitune_kernel *k, const long long *
 int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
                   const long long *shape, void *stream);
 
+/* ---- bound launches: the cached fast path ----
+**
+** aitune_launch evaluates the launch plan (geometry, dims, tensor maps) at
+** every call. An application that launches one kernel at one shape many
+** times (a model's layers, token after token) binds it once instead and
+** launches the bound launch, which only writes the buffers' addresses,
+** the scalars and the stream into a prebuilt parameter buffer:
+**
+**     aitune_kernel *k;
+**     aitune_bound *b;
+**     long long shape[] = { m, n, k };                     // gemm_nt
+**     aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", shape, 3, &k);
+**     aitune_arg known[] = { { 0 }, { .ptr = weight }, { 0 }, { 0 }, { 0 }, { 0 } };
+**     aitune_bind(h, k, shape, known, &b);                 // once, at warm-up
+**     ...
+**     aitune_arg args[] = { { .ptr = x }, { .ptr = weight }, { .ptr = y }, { 0 }, { 0 }, { 0 } };
+**     aitune_bound_launch(h, b, args, stream);             // every call
+**
+** - aitune_bind(h, k, shape, args, &b) evaluates k's plan at shape (k's
+**   ndims sizes; a shape of the bucket k was got for), allows the kernel
+**   the dynamic shared memory it needs there, and prebuilds every
+**   parameter. args may be NULL, or give addresses known now (a weight):
+**   a tensor map (TMA) is encoded at bind for those, and at a launch whose
+**   address differs it is encoded again (cuTensorMapEncodeTiled, host-only,
+**   every other argument stored at bind); buffers left 0 in args are
+**   mapped at each launch. Scalars given here are not kept: a launch gives
+**   them. Errors: AITUNE_MISUSE for a shape the plan refuses (a stride TMA
+**   cannot take, a size that does not fit), AITUNE_ERROR when the driver
+**   refuses the shared memory.
+** - aitune_bound_launch(h, b, args, stream) takes args as aitune_launch
+**   does (one entry per op argument in the op's order, dims ignored, then
+**   the workspace when aitune_bound_info_get says ws_bytes > 0; the part of
+**   it the kernel needs zeroed is zeroed on the stream first). It evaluates
+**   no expression, parses nothing, allocates nothing, takes no lock and
+**   writes nothing shared (only the handle's message, on failure), so one
+**   bound launch may be launched from several threads at once, and a
+**   launch inside CUDA graph capture records the kernel (and the
+**   workspace's memset) into the graph. It fails with AITUNE_MISUSE on a
+**   NULL buffer, a buffer a tensor map reads that is not 16-byte aligned,
+**   or a current context that is not the kernel's; with AITUNE_ERROR when
+**   the driver refuses the launch.
+** - Bound launches live until aitune_bound_free or aitune_close;
+**   aitune_bound_free(h, NULL) is a no-op.
+** - A bound launch has a kind (aitune_bound_info.kind): today every one is
+**   AITUNE_BOUND_KERNEL, a tuned kernel launched through the driver; a
+**   later kind (a vendor library's call, for a bucket the vendor wins) is
+**   launched through the same aitune_bound_launch with the same args.
+*/
+
+typedef struct aitune_bound aitune_bound;
+
+#define AITUNE_BOUND_KERNEL 0       /* a tuned kernel: cuLaunchKernel(Ex) */
+
+typedef struct aitune_bound_info {
+    int kind;                       /* AITUNE_BOUND_KERNEL */
+    const aitune_kernel *kernel;    /* the kernel it launches (kind KERNEL), else NULL */
+    int nargs;                      /* op arguments in args, not counting the workspace entry */
+    unsigned long long ws_bytes;    /* workspace bytes a launch needs (0: none, no entry) */
+    unsigned grid[3], block[3], cluster[3];
+    unsigned smem;                  /* dynamic shared memory, bytes */
+    int ntmaps;                     /* tensor maps encoded at a launch whose address moved */
+} aitune_bound_info;
+
+int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const aitune_arg *args,
+                aitune_bound **out);
+int aitune_bound_launch(aitune *h, const aitune_bound *b, const aitune_arg *args, void *stream);
+int aitune_bound_info_get(aitune *h, const aitune_bound *b, aitune_bound_info *out);
+int aitune_bound_free(aitune *h, aitune_bound *b);
+
 /* Add the counted misses to the registry's misses table (opened for writing
 ** for this call only) and reset the counts. */
 int aitune_flush_misses(aitune *h);

@@ -155,6 +155,7 @@ struct aitune {
     CUcontext hw_ctx;                             /* the context hw was read for */
     char hw[256];                                 /* its GPU's hardware identity (cu_hw) */
     struct aitune_kernel *kernels;
+    struct aitune_bound *bounds;                  /* aitune_bind's, under mu */
     struct rt_miss misses[RT_MAXMISSES];
     int nmisses;
     long long dropped;                            /* misses past the table */
@@ -1432,6 +1433,291 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
     return AITUNE_OK;
 }
 
+/* ---- bound launches (the cached fast path) ----
+**
+** aitune_bind does once what aitune_launch does on every call: it evaluates
+** the launch plan at a shape (geometry, dims, i32s), opts the kernel in to
+** its shared memory, and encodes its tensor maps. What it cannot know yet,
+** the buffers' addresses, it leaves to aitune_bound_launch, which copies the
+** prebuilt parameters onto its stack, writes the addresses, scalars and the
+** workspace into them, and launches: no expression, no JSON, no allocation,
+** no lock, no write to shared state.
+**
+** A tensor map holds its buffer's address, encoded by the driver in a layout
+** it does not document, so a map is re-encoded at launch when its address is
+** not the one it was prebuilt at (cuTensorMapEncodeTiled is a host-only call
+** with every other argument stored here: no expression is evaluated again).
+** To learn those arguments without a second copy of plan.c's tensor-map
+** rules, bind hands plan_bind a recording encoder (rt_record_encode) that
+** keeps each call's arguments before it calls the driver's.
+**
+** The kind and the launcher: a bound launch runs through b->launch, which for
+** a tuned kernel is rt_bound_kernel. Another kind (a vendor library's call)
+** gets its own launcher and keeps its state beside the kernel's. */
+
+/* How to encode one tensor-map parameter again at another address. */
+struct rt_tmap_rec {
+    int param;                      /* its index in the plan's params */
+    int src;                        /* the op argument it maps; -1: the workspace */
+    unsigned long long off;         /* bytes past that address (a map `at` the workspace) */
+    int known;                      /* the prebuilt map was encoded at a caller's address */
+    unsigned long long addr;        /* the address the prebuilt map holds */
+    CUtensorMapDataType dt;
+    cuuint32_t rank;
+    cuuint64_t gdim[5], gstride[4];
+    cuuint32_t box[5], estride[5];
+    CUtensorMapInterleave il;
+    CUtensorMapSwizzle sw;
+    CUtensorMapL2promotion l2;
+    CUtensorMapFloatOOBfill oob;
+};
+
+struct aitune_bound {
+    struct aitune_bound *next;      /* the handle's list (under mu), freed at close */
+    int kind;                       /* AITUNE_BOUND_KERNEL */
+    int (*launch)(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s);
+    const struct aitune_kernel *k;
+    const cu_api *cu;
+    int nargs;                      /* the op's arguments; the workspace entry follows */
+    int nbufs;
+    signed char bufs[PLAN_MAXARGS]; /* the op arguments that are buffers */
+    int ntmaps;
+    struct rt_tmap_rec tmaps[PLAN_MAXPARAMS];
+    plan_launch L;                  /* geometry and the prebuilt parameters */
+};
+
+/* Where rt_record_encode writes (bind's, in this thread). */
+struct rt_recorder {
+    struct aitune_bound *b;
+    const cu_api *cu;
+    int n;                          /* maps recorded so far */
+};
+static _Thread_local struct rt_recorder *rt_rec;
+
+static CUresult rt_record_encode(CUtensorMap *tm, CUtensorMapDataType dt, cuuint32_t rank, void *addr,
+                                 const cuuint64_t *gdim, const cuuint64_t *gstride, const cuuint32_t *box,
+                                 const cuuint32_t *estride, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                                 CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    struct rt_recorder *R = rt_rec;
+    if (!R || R->n >= R->b->ntmaps || rank < 1 || rank > 5)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct rt_tmap_rec *r = &R->b->tmaps[R->n++];
+    r->addr = (unsigned long long)(uintptr_t)addr;
+    r->dt = dt;
+    r->rank = rank;
+    for (cuuint32_t d = 0; d < rank; d++) {
+        r->gdim[d] = gdim[d];
+        r->box[d] = box[d];
+        r->estride[d] = estride[d];
+        if (d + 1 < rank)
+            r->gstride[d] = gstride[d];
+    }
+    r->il = il;
+    r->sw = sw;
+    r->l2 = l2;
+    r->oob = oob;
+    return R->cu->TensorMapEncodeTiled(tm, dt, rank, addr, gdim, gstride, box, estride, il, sw, l2, oob);
+}
+
+/* Where bind pretends buffers live when the caller gives no address: 16-byte
+** aligned, non-zero, and never reused by a launch (r->known stays 0). */
+#define RT_FAKE_ADDR(i) ((1ULL << 46) + ((unsigned long long)(i) << 20))
+
+static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s)
+{
+    const struct aitune_kernel *k = b->k;
+    const plan *p = k->p;
+    const cu_api *cu = b->cu;
+    for (int i = 0; i < b->nbufs; i++)
+        if (!args[b->bufs[i]].ptr)
+            return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: buffer '%s' is NULL", p->args[b->bufs[i]].name);
+    unsigned long long ws = b->L.g.ws_bytes ? args[b->nargs].ptr : 0;
+    if (b->L.g.ws_bytes && !ws)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch %s: the workspace (args[%d]) is NULL", p->kernel,
+                        b->nargs);
+    CUcontext ctx = NULL;
+    if (cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx != k->ctx)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: the current context is not the one the "
+                        "kernel was loaded in");
+    plan_launch L;
+    L.g = b->L.g;
+    L.nparams = b->L.nparams;
+    for (int i = 0; i < L.nparams; i++) {
+        const plan_param *q = &p->params[i];
+        L.params[i] = &L.storage[i];
+        switch (q->kind) {
+        case PLAN_PTR:       L.storage[i].u64 = args[q->arg].ptr; break;
+        case PLAN_F32:       L.storage[i].f32 = args[q->arg].f32; break;
+        case PLAN_WORKSPACE: L.storage[i].u64 = ws; break;
+        case PLAN_TMAP:      break;   /* below */
+        default:             L.storage[i].i64 = b->L.storage[i].i64; break;   /* dim, i32 */
+        }
+    }
+    for (int j = 0; j < b->ntmaps; j++) {
+        const struct rt_tmap_rec *r = &b->tmaps[j];
+        unsigned long long a = (r->src < 0 ? ws : args[r->src].ptr) + r->off;
+        CUtensorMap *tm = &L.storage[r->param].tmap;
+        if (r->known && a == r->addr) {
+            memcpy(tm, &b->L.storage[r->param].tmap, sizeof *tm);
+            continue;
+        }
+        if (a % 16)
+            return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch %s: buffer '%s' is not 16-byte aligned "
+                            "(a TMA tensor map reads it)", p->kernel,
+                            r->src < 0 ? "workspace" : p->args[r->src].name);
+        memset(tm, 0, sizeof *tm);
+        CUresult cr = cu->TensorMapEncodeTiled(tm, r->dt, r->rank, (void *)(uintptr_t)a, r->gdim,
+                                               r->rank > 1 ? r->gstride : NULL, r->box, r->estride, r->il, r->sw,
+                                               r->l2, r->oob);
+        if (cr != CUDA_SUCCESS)
+            return rt_error(h, AITUNE_ERROR, "aitune_bound_launch %s: encode the tensor map of '%s': %s", p->kernel,
+                            r->src < 0 ? "workspace" : p->args[r->src].name, cu_errstr(cr));
+    }
+    CUresult cr;
+    if (L.g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_zero, s)) != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
+    cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, &L);
+    if (cr != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "launch %s: %s", p->kernel, cu_errstr(cr));
+    return AITUNE_OK;
+}
+
+/* Allow k smem bytes of dynamic shared memory (once per size reached). */
+static int rt_optin(aitune *h, const cu_api *cu, struct aitune_kernel *k, unsigned smem)
+{
+    unsigned allowed = __atomic_load_n(&k->optin, __ATOMIC_RELAXED);
+    if (smem <= allowed)
+        return AITUNE_OK;
+    CUresult cr = cu->FuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+    if (cr != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "%s: allow %u bytes of shared memory: %s", k->p->kernel, smem, cu_errstr(cr));
+    while (allowed < smem && !__atomic_compare_exchange_n(&k->optin, &allowed, smem, 0, __ATOMIC_RELAXED,
+                                                          __ATOMIC_RELAXED))
+        ;
+    return AITUNE_OK;
+}
+
+int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const aitune_arg *args,
+                aitune_bound **out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bind: out is NULL");
+    *out = NULL;
+    if (!k || !shape)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bind: %s is NULL", !k ? "k" : "shape");
+    const plan *p = k->p;
+    for (int i = 0; i < p->ndims; i++)
+        if (shape[i] < 1)
+            return rt_error(h, AITUNE_MISUSE, "aitune_bind %s: %s = %lld (sizes must be >= 1)", p->kernel,
+                            p->dims[i], shape[i]);
+    const cu_api *cu = cu_load(NULL);   /* loaded: k exists */
+    struct aitune_bound *b = calloc(1, sizeof *b);
+    if (!b)
+        return rt_error(h, AITUNE_NOMEM, "out of memory");
+    b->kind = AITUNE_BOUND_KERNEL;
+    b->launch = rt_bound_kernel;
+    b->k = k;
+    b->cu = cu;
+    b->nargs = p->nargs;
+    plan_value v[PLAN_MAXARGS];
+    for (int i = 0; i < p->nargs; i++) {
+        int buf = p->args[i].role <= PLAN_INOUT;
+        v[i].ptr = !buf ? 0 : args && args[i].ptr ? args[i].ptr : RT_FAKE_ADDR(i + 1);
+        v[i].f32 = p->args[i].role == PLAN_SCALAR && args ? args[i].f32 : 0;
+        if (buf)
+            b->bufs[b->nbufs++] = (signed char)i;
+    }
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].kind == PLAN_TMAP) {
+            struct rt_tmap_rec *r = &b->tmaps[b->ntmaps++];
+            r->param = i;
+            r->src = p->params[i].at ? -1 : p->params[i].arg;
+        }
+    /* The workspace entry is read only when the plan has one. */
+    unsigned long long ws = RT_FAKE_ADDR(0);
+    struct rt_recorder R = { b, cu, 0 };
+    rt_rec = &R;
+    char err[512];
+    int bad = plan_bind(p, shape, v, ws, rt_record_encode, &b->L, err, sizeof err);
+    rt_rec = NULL;
+    int rc = AITUNE_OK;
+    if (bad)
+        rc = rt_error(h, AITUNE_MISUSE, "aitune_bind %s: %s", p->kernel, err);
+    else if (R.n != b->ntmaps)
+        rc = rt_error(h, AITUNE_ERROR, "aitune_bind %s: %d of %d tensor maps encoded", p->kernel, R.n, b->ntmaps);
+    for (int j = 0; rc == AITUNE_OK && j < b->ntmaps; j++) {
+        struct rt_tmap_rec *r = &b->tmaps[j];
+        unsigned long long base = r->src < 0 ? ws : v[r->src].ptr;
+        r->off = r->addr - base;
+        r->known = r->src >= 0 && args && args[r->src].ptr;
+    }
+    if (rc == AITUNE_OK)
+        rc = rt_optin(h, cu, (struct aitune_kernel *)k, b->L.g.smem);
+    if (rc != AITUNE_OK) {
+        free(b);
+        return rc;
+    }
+    pthread_mutex_lock(&h->mu);
+    b->next = h->bounds;
+    h->bounds = b;
+    pthread_mutex_unlock(&h->mu);
+    *out = b;
+    return AITUNE_OK;
+}
+
+int aitune_bound_launch(aitune *h, const aitune_bound *b, const aitune_arg *args, void *stream)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!b || !args)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: %s is NULL", !b ? "b" : "args");
+    return b->launch(h, b, args, (CUstream)stream);
+}
+
+int aitune_bound_info_get(aitune *h, const aitune_bound *b, aitune_bound_info *out)
+{
+    if (!h)
+        return AITUNE_MISUSE;
+    if (!b || !out)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_info_get: %s is NULL", !b ? "b" : "out");
+    memset(out, 0, sizeof *out);
+    out->kind = b->kind;
+    out->kernel = b->k;
+    out->nargs = b->nargs;
+    out->ws_bytes = b->L.g.ws_bytes;
+    for (int i = 0; i < 3; i++) {
+        out->grid[i] = b->L.g.grid[i];
+        out->block[i] = b->L.g.block[i];
+        out->cluster[i] = b->L.g.cluster[i];
+    }
+    out->smem = b->L.g.smem;
+    out->ntmaps = b->ntmaps;
+    return AITUNE_OK;
+}
+
+int aitune_bound_free(aitune *h, aitune_bound *b)
+{
+    if (!b)
+        return AITUNE_OK;
+    if (!h)
+        return AITUNE_MISUSE;
+    pthread_mutex_lock(&h->mu);
+    struct aitune_bound **at = &h->bounds;
+    while (*at && *at != b)
+        at = &(*at)->next;
+    int found = *at != NULL;
+    if (found)
+        *at = b->next;
+    pthread_mutex_unlock(&h->mu);
+    if (!found)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_free: not a bound launch of this handle");
+    free(b);
+    return AITUNE_OK;
+}
+
 int aitune_miss_count(aitune *h, long long *out)
 {
     if (!h)
@@ -1534,6 +1820,10 @@ const char *aitune_level_name(int level)
 int aitune_close(aitune *h)
 {
     if (h) {
+        for (struct aitune_bound *b = h->bounds, *next; b; b = next) {
+            next = b->next;
+            free(b);
+        }
         const cu_api *cu = h->kernels ? cu_load(NULL) : NULL;
         for (struct aitune_kernel *k = h->kernels, *next; k; k = next) {
             next = k->next;

@@ -1,408 +1,84 @@
-"""aitune: launch kernels tuned by `aitune sweep` from Python.
+"""aitune: CUDA kernels tuned by `aitune sweep`, from Python and inside PyTorch.
 
-A thin ctypes layer over libaitune.so (src/aitune.h is the manual); nothing
-is compiled. Tensors are PyTorch tensors or anything with
-``__cuda_array_interface__``; kernels run on the current stream.
+For a PyTorch model (modules that need torch are imported on first use):
 
-    import torch, aitune
+    import aitune
+    p = aitune.patch(model, "registry.db")   # nn.Linear, RMSNorm, LayerNorm -> tuned ops
+    model(x)                                  # warm-up: binds each shape (outside graph capture)
+    p.misses()                                # shapes the registry had no tuned bucket for
+    aitune.unpatch(model)
+
+The ops live in the torch.library namespace ``aitune`` (torch.ops.aitune.linear,
+rms_norm, layer_norm, softmax), with fake implementations, so torch.compile traces
+them; aitune.nn has the drop-in modules; ``python -m aitune tune --help`` tunes a
+model's shapes in one command. The modules, by what they do:
+
+    aitune._lib      loading libaitune.so, its C signatures
+    aitune.registry  Registry, Kernel, Bound: lookups, kernels, bound launches
+    aitune.dispatch  the cache per (op, dtype, shape) of bound launches; misses
+    aitune.ops       the torch.library ops and their fake implementations
+    aitune.nn        Linear, RMSNorm, LayerNorm
+    aitune.patching  patch / unpatch of a model's modules; check mode
+    aitune.tuning    a model's config -> the spec of its shapes -> `aitune sweep`
+
+Without torch, Registry launches kernels on anything with
+``__cuda_array_interface__``:
+
     reg = aitune.Registry("registry.db")
-    x = torch.randn(4096, 1024, device="cuda", dtype=torch.bfloat16)
-    y = torch.empty_like(x)
     reg.launch("softmax", x, y, shape=(4096, 1024))      # y = softmax(x) by rows
 
-``launch(op, *args, shape)`` takes the op's arguments in op.lua's order,
-leaving out its dims (the shape gives them): buffers as tensors, scalars as
-numbers. Before anything runs, each buffer is checked against the kernel's
-launch plan: dtype, element count for the shape, contiguity, device and
-16-byte alignment; a mismatch raises AituneError with one clear line.
-
-The library is found through $AITUNE_LIB, else build/libaitune.so of the
-source tree this package sits in, else the system's libaitune.so.
+``launch(op, *args, shape)`` takes the op's arguments in op.lua's order, leaving
+out its dims: buffers as tensors, scalars as numbers; each buffer is checked
+against the kernel's launch plan first (dtype, element count, contiguity,
+device, 16-byte alignment), a mismatch raising AituneError with one line.
 """
 
-import ctypes
-import ctypes.util
-import json
-import os
-import re
+from ._lib import AituneError
+from .registry import Bound, Kernel, Registry, check_args, eval_expr
 
-__all__ = ["Registry", "Kernel", "AituneError", "check_args", "eval_expr"]
+__all__ = ["Registry", "Kernel", "Bound", "AituneError", "check_args", "eval_expr", "patch", "unpatch", "use",
+           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning"]
 
-OK, ERROR, NOTFOUND, CANTOPEN, CORRUPT, MISUSE, NOMEM = range(7)
-LEVELS = {0: "exact", 1: "nearest", 2: "default"}
+_LAZY = {"nn", "ops", "patching", "tuning", "dispatch"}
 
 
-class AituneError(RuntimeError):
-    """A failed aitune call or a bad argument; str() is one line."""
-
-    def __init__(self, msg, status=ERROR):
-        super().__init__(msg)
-        self.status = status
-
-
-class _Arg(ctypes.Union):
-    _fields_ = [("ptr", ctypes.c_ulonglong), ("f32", ctypes.c_float), ("i64", ctypes.c_longlong)]
+def __getattr__(name):
+    # torch is imported only by what needs it, so `import aitune` works without it.
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'aitune' has no attribute %r" % name)
 
 
-class _Choice(ctypes.Structure):
-    _fields_ = [("level", ctypes.c_int), ("template_name", ctypes.c_char_p), ("config", ctypes.c_char_p),
-                ("bucket", ctypes.c_char_p), ("median_us", ctypes.c_double), ("distance", ctypes.c_double)]
+def patch(model, registry=None, **options):
+    """Swap model's nn.Linear, RMSNorm and LayerNorm modules for aitune's (see aitune.patching.patch)."""
+    from . import patching
+    return patching.patch(model, registry, **options)
 
 
-class _Info(ctypes.Structure):
-    _fields_ = [("level", ctypes.c_int), ("template_name", ctypes.c_char_p), ("config", ctypes.c_char_p),
-                ("bucket", ctypes.c_char_p), ("plan", ctypes.c_char_p), ("ndims", ctypes.c_int),
-                ("nargs", ctypes.c_int)]
+def unpatch(model):
+    """Put back the modules patch swapped; flush the misses to the registry."""
+    from . import patching
+    return patching.unpatch(model)
 
 
-_lib = None
+def use(registry=None):
+    """Make registry (a path or a Registry; default $AITUNE_DB or ~/.local/share/aitune/registry.db)
+    the one the aitune ops dispatch from; returns its Dispatcher."""
+    from . import dispatch
+    return dispatch.use(registry)
 
 
-def _load():
-    global _lib
-    if _lib is not None:
-        return _lib
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("AITUNE_LIB"), os.path.join(here, "..", "..", "build", "libaitune.so"),
-                  ctypes.util.find_library("aitune")]
-    errors = []
-    for c in candidates:
-        if not c:
-            continue
-        try:
-            lib = ctypes.CDLL(c)
-            break
-        except OSError as e:
-            errors.append(str(e))
-    else:
-        raise AituneError("cannot load libaitune.so (set AITUNE_LIB, or build it with make): " +
-                          ("; ".join(errors) or "not found"), CANTOPEN)
-    P, I, LL = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_longlong)
-    sig = {
-        "aitune_open": (I, [ctypes.c_char_p, ctypes.POINTER(P)]),
-        "aitune_close": (I, [P]),
-        "aitune_errmsg": (ctypes.c_char_p, [P]),
-        "aitune_lookup": (I, [P, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, LL, I, ctypes.POINTER(_Choice)]),
-        "aitune_count": (I, [P, ctypes.POINTER(I)]),
-        "aitune_kernel_get": (I, [P, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, LL, I, ctypes.POINTER(P)]),
-        "aitune_kernel_info_get": (I, [P, P, ctypes.POINTER(_Info)]),
-        "aitune_kernel_workspace": (I, [P, P, LL, ctypes.POINTER(ctypes.c_ulonglong)]),
-        "aitune_launch": (I, [P, P, ctypes.POINTER(_Arg), LL, P]),
-        "aitune_flush_misses": (I, [P]),
-        "aitune_miss_count": (I, [P, LL]),
-    }
-    for name, (res, args) in sig.items():
-        f = getattr(lib, name)
-        f.restype, f.argtypes = res, args
-    _lib = lib
-    return lib
+def misses():
+    """{(op, dtype, shape): {"count": calls, "why": reason}} of the shapes that fell back to PyTorch."""
+    from . import dispatch
+    d = dispatch.current()
+    return d.misses() if d else {}
 
 
-# ---- expressions (src/expr.h): integers, dim names, + - *, (), cdiv/min/max ----
-
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
-
-
-def eval_expr(text, env):
-    """Evaluate a launch-plan expression with dims from env (a dict)."""
-    toks = []
-    for num, name, ch in _TOKEN.findall(text):
-        toks.append(("n", int(num)) if num else ("id", name) if name else ("ch", ch))
-    pos = [0]
-
-    def peek():
-        return toks[pos[0]] if pos[0] < len(toks) else (None, None)
-
-    def take(ch):
-        if peek() == ("ch", ch):
-            pos[0] += 1
-            return True
-        return False
-
-    def atom():
-        kind, v = peek()
-        pos[0] += 1
-        if kind == "n":
-            return v
-        if kind == "ch" and v == "(":
-            x = total()
-            if not take(")"):
-                raise AituneError("expression %r: expected ')'" % text)
-            return x
-        if kind == "ch" and v == "-":
-            return -atom()
-        if kind == "id" and v in ("cdiv", "min", "max"):
-            if not take("("):
-                raise AituneError("expression %r: expected '('" % text)
-            a = total()
-            if not take(","):
-                raise AituneError("expression %r: expected ','" % text)
-            b = total()
-            if not take(")"):
-                raise AituneError("expression %r: expected ')'" % text)
-            return min(a, b) if v == "min" else max(a, b) if v == "max" else (a + b - 1) // b
-        if kind == "id" and v in env:
-            return int(env[v])
-        raise AituneError("expression %r: unexpected %r" % (text, v))
-
-    def product():
-        x = atom()
-        while take("*"):
-            x *= atom()
-        return x
-
-    def total():
-        x = product()
-        while True:
-            if take("+"):
-                x += product()
-            elif take("-"):
-                x -= product()
-            else:
-                return x
-
-    x = total()
-    if pos[0] != len(toks):
-        raise AituneError("expression %r: trailing text" % text)
-    return x
-
-
-# ---- arguments ----
-
-_TORCH_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-_CAI_DTYPES = {"<f4": "f32", "<f2": "f16", "f4": "f32", "f2": "f16"}
-
-
-def _buffer(obj, name):
-    """(address, dtype, numel, contiguous, device index or None) of a tensor-like."""
-    if type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
-        dt = _TORCH_DTYPES.get(str(obj.dtype).replace("torch.", ""))
-        if not obj.is_cuda:
-            raise AituneError("argument '%s' is on %s, not on a CUDA device" % (name, obj.device), MISUSE)
-        return obj.data_ptr(), dt or str(obj.dtype), obj.numel(), obj.is_contiguous(), obj.device.index
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is None:
-        raise AituneError("argument '%s' is a %s: want a CUDA tensor (PyTorch, or __cuda_array_interface__)"
-                          % (name, type(obj).__name__), MISUSE)
-    shape = tuple(cai.get("shape", ()))
-    typestr = cai.get("typestr", "?")
-    dt = _CAI_DTYPES.get(typestr, typestr)
-    itemsize = int(typestr[2:]) if len(typestr) > 2 and typestr[2:].isdigit() else 0
-    numel = 1
-    for s in shape:
-        numel *= s
-    strides = cai.get("strides")
-    contiguous = strides is None
-    if strides is not None:
-        want, contiguous = itemsize, True
-        for s, st in zip(reversed(shape), reversed(strides)):
-            if s != 1 and st != want:
-                contiguous = False
-            want *= s
-    return int(cai["data"][0]), dt, numel, contiguous, None
-
-
-def check_args(plan, args, shape, current_device=None):
-    """Check args (the op's non-dim arguments, in order) against a launch plan
-    (the dict of its JSON) at shape; return one value per op argument for
-    aitune_launch (address, float, or None for a dim). Raises AituneError."""
-    dims = plan["dims"]
-    if len(shape) != len(dims):
-        raise AituneError("%s takes a shape of %d dims (%s), not %d" % (plan["kernel"], len(dims), ", ".join(dims),
-                                                                       len(shape)), MISUSE)
-    env = {}
-    for d, s in zip(dims, shape):
-        if int(s) != s or s < 1:
-            raise AituneError("shape: %s = %r must be an integer >= 1" % (d, s), MISUSE)
-        env[d] = int(s)
-    takes = [a for a in plan["args"] if a["role"] != "dim"]
-    if len(args) != len(takes):
-        raise AituneError("the op takes %d arguments (%s; dims come from shape), not %d"
-                          % (len(takes), ", ".join(a["name"] for a in takes), len(args)), MISUSE)
-    it = iter(args)
-    values = []
-    for a in plan["args"]:
-        if a["role"] == "dim":
-            values.append(None)
-            continue
-        obj = next(it)
-        name = a["name"]
-        if a["role"] == "scalar":
-            if isinstance(obj, bool) or not isinstance(obj, (int, float)):
-                raise AituneError("argument '%s' is a scalar: want a number, not %s" % (name, type(obj).__name__),
-                                  MISUSE)
-            values.append(float(obj))
-            continue
-        addr, dt, numel, contiguous, dev = _buffer(obj, name)
-        if dt != a["dtype"]:
-            raise AituneError("argument '%s' has dtype %s; the kernel wants %s" % (name, dt, a["dtype"]), MISUSE)
-        if "size" in a:
-            want = eval_expr(a["size"], env)
-            if numel != want:
-                raise AituneError("argument '%s' has %d elements; shape %s needs %s = %d" %
-                                  (name, numel, tuple(shape), a["size"], want), MISUSE)
-        if not contiguous:
-            raise AituneError("argument '%s' is not contiguous (call .contiguous())" % name, MISUSE)
-        if current_device is not None and dev is not None and dev != current_device:
-            raise AituneError("argument '%s' is on cuda:%d, the current device is cuda:%d" %
-                              (name, dev, current_device), MISUSE)
-        if addr % 16:
-            raise AituneError("argument '%s' is not 16-byte aligned (a view at an offset?)" % name, MISUSE)
-        values.append(addr)
-    return values
-
-
-def _torch():
-    try:
-        import torch
-        return torch
-    except ImportError:
-        return None
-
-
-class Kernel:
-    """A tuned kernel loaded into the current CUDA context."""
-
-    def __init__(self, reg, ptr, info):
-        self._reg, self._ptr = reg, ptr
-        self.level = LEVELS.get(info.level, "?")
-        self.template = info.template_name.decode()
-        self.config = json.loads(info.config.decode())
-        self.bucket = info.bucket.decode() if info.bucket else None
-        self.plan = json.loads(info.plan.decode())
-
-    def workspace_bytes(self, shape):
-        shp = (ctypes.c_longlong * len(shape))(*shape)
-        out = ctypes.c_ulonglong()
-        self._reg._check(_load().aitune_kernel_workspace(self._reg._h, self._ptr, shp, ctypes.byref(out)))
-        return out.value
-
-
-class Registry:
-    """A registry opened read-only (aitune_open)."""
-
-    def __init__(self, path):
-        lib = _load()
-        self._h = ctypes.c_void_p()
-        rc = lib.aitune_open(os.fsencode(path), ctypes.byref(self._h))
-        if rc != OK:
-            msg = lib.aitune_errmsg(self._h).decode(errors="replace")
-            lib.aitune_close(self._h)
-            self._h = None
-            raise AituneError(msg, rc)
-
-    def close(self):
-        if self._h:
-            _load().aitune_close(self._h)
-            self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _check(self, rc):
-        if rc != OK:
-            raise AituneError(_load().aitune_errmsg(self._h).decode(errors="replace"), rc)
-
-    def _live(self):
-        if not self._h:
-            raise AituneError("the registry is closed", MISUSE)
-
-    def __len__(self):
-        self._live()
-        n = ctypes.c_int()
-        self._check(_load().aitune_count(self._h, ctypes.byref(n)))
-        return n.value
-
-    def lookup(self, op, arch, dtype, shape):
-        """The config for a shape: a dict with level, template, config, bucket, median_us."""
-        self._live()
-        shp = (ctypes.c_longlong * len(shape))(*shape)
-        c = _Choice()
-        self._check(_load().aitune_lookup(self._h, op.encode(), arch.encode(), dtype.encode(), shp, len(shape),
-                                          ctypes.byref(c)))
-        return {"level": LEVELS.get(c.level, "?"), "template": c.template_name.decode(),
-                "config": json.loads(c.config.decode()), "bucket": c.bucket.decode() if c.bucket else None,
-                "median_us": c.median_us, "distance": c.distance}
-
-    def kernel(self, op, dtype, shape, arch=None):
-        """The kernel for (op, dtype, shape) on the current device (arch: its cc)."""
-        self._live()
-        torch = _torch()
-        if arch is None:
-            if torch is None or not torch.cuda.is_available():
-                raise AituneError("no arch given and no PyTorch CUDA device to ask", MISUSE)
-            major, minor = torch.cuda.get_device_capability()
-            arch = "sm_%d%d" % (major, minor)
-        if torch is not None and torch.cuda.is_available():
-            # cudaSetDevice makes the device's primary context (PyTorch's)
-            # current in this thread, where libaitune loads the kernel.
-            torch.cuda.set_device(torch.cuda.current_device())
-        shp = (ctypes.c_longlong * len(shape))(*shape)
-        k = ctypes.c_void_p()
-        lib = _load()
-        self._check(lib.aitune_kernel_get(self._h, op.encode(), arch.encode(), dtype.encode(), shp, len(shape),
-                                          ctypes.byref(k)))
-        info = _Info()
-        self._check(lib.aitune_kernel_info_get(self._h, k, ctypes.byref(info)))
-        return Kernel(self, k, info)
-
-    def launch(self, op, *args, shape, dtype=None, arch=None, stream=None, workspace=None):
-        """Run the tuned kernel of op at shape on args (see the module doc).
-        dtype defaults to the first buffer's; stream to PyTorch's current one."""
-        self._live()
-        torch = _torch()
-        if dtype is None:
-            for a in args:
-                if not isinstance(a, (int, float)):
-                    dtype = _buffer(a, "the first buffer")[1]
-                    break
-            if dtype is None:
-                raise AituneError("no buffer to take the dtype from: pass dtype=", MISUSE)
-        k = self.kernel(op, dtype, shape, arch)
-        dev = torch.cuda.current_device() if torch is not None and torch.cuda.is_available() else None
-        values = check_args(k.plan, args, shape, dev)
-        arr = (_Arg * (len(values) + 1))()
-        for i, (a, v) in enumerate(zip(k.plan["args"], values)):
-            if a["role"] == "scalar":
-                arr[i].f32 = v
-            elif v is not None:
-                arr[i].ptr = v
-        need = k.workspace_bytes(shape)
-        keep = None
-        if need:
-            if workspace is None:
-                if torch is None:
-                    raise AituneError("the kernel needs a %d-byte workspace: pass workspace=" % need, MISUSE)
-                keep = torch.empty(need, dtype=torch.uint8, device="cuda")
-                workspace = keep
-            addr, _, numel, _, _ = _buffer(workspace, "workspace")
-            if numel * (workspace.element_size() if hasattr(workspace, "element_size") else 1) < need:
-                raise AituneError("the workspace is smaller than the %d bytes the kernel needs" % need, MISUSE)
-            arr[len(values)].ptr = addr
-        if stream is None and torch is not None and torch.cuda.is_available():
-            stream = torch.cuda.current_stream().cuda_stream
-        shp = (ctypes.c_longlong * len(shape))(*shape)
-        self._check(_load().aitune_launch(self._h, k._ptr, arr, shp, ctypes.c_void_p(stream or 0)))
-        if keep is not None and torch is not None:
-            keep.record_stream(torch.cuda.current_stream())
-        return k
-
-    def flush_misses(self):
-        """Write the shapes no tuned bucket held to the registry's misses table."""
-        self._live()
-        self._check(_load().aitune_flush_misses(self._h))
-
-    def miss_count(self):
-        self._live()
-        n = ctypes.c_longlong()
-        self._check(_load().aitune_miss_count(self._h, ctypes.byref(n)))
-        return n.value
+def flush_misses():
+    """Write the registry answers' misses to its misses table (the input of `tune --from-misses`)."""
+    from . import dispatch
+    d = dispatch.current()
+    if d:
+        d.flush_misses()

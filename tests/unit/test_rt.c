@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *schema_path;
 static char dir[512];
@@ -875,6 +878,282 @@ static void test_layer2(const char *path)
     aitune_close(h);
 }
 
+/* ---- bound launches, against the recording libcuda (tests/unit/fake_cuda.c) ---- */
+
+/* A GEMM-like plan: maps of A and B (one of A read from the workspace), D by
+** pointer, dims as i64 and i32, a workspace whose first 64 bytes are zeroed,
+** a 2-CTA cluster and more than 48 KB of shared memory. */
+#define BOUND_GEMM "{\"v\":2,\"kernel\":\"k_gemm\",\"dims\":[\"m\",\"n\",\"k\"],\"args\":[" \
+    "{\"name\":\"A\",\"role\":\"in\",\"dtype\":\"bf16\",\"size\":\"m * k\"}," \
+    "{\"name\":\"B\",\"role\":\"in\",\"dtype\":\"bf16\",\"size\":\"n * k\"}," \
+    "{\"name\":\"D\",\"role\":\"out\",\"dtype\":\"bf16\",\"size\":\"m * n\"}," \
+    "{\"name\":\"m\",\"role\":\"dim\"},{\"name\":\"n\",\"role\":\"dim\"},{\"name\":\"k\",\"role\":\"dim\"}]," \
+    "\"grid\":[\"cdiv(n,128)\",\"cdiv(m,64)\",\"1\"],\"block\":[\"384\",\"1\",\"1\"],\"cluster\":[\"2\",\"1\",\"1\"]," \
+    "\"smem\":\"100000\",\"params\":[" \
+    "{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],\"box\":[64,64],\"swizzle\":128,\"oob\":\"zero\",\"l2\":256}," \
+    "{\"kind\":\"tmap\",\"arg\":\"B\",\"dims\":[\"k\",\"n\"],\"strides\":[\"k*2\"],\"box\":[64,128],\"swizzle\":128,\"oob\":\"zero\",\"l2\":256}," \
+    "{\"kind\":\"ptr\",\"arg\":\"D\"},{\"kind\":\"dim\",\"expr\":\"m\"},{\"kind\":\"i32\",\"expr\":\"cdiv(k,64)\"}," \
+    "{\"kind\":\"workspace\",\"size\":\"1024 + m*k*2\",\"zero\":\"64\"}," \
+    "{\"kind\":\"tmap\",\"arg\":\"A\",\"at\":\"1024\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],\"box\":[64,64],\"swizzle\":128}]}"
+
+/* A norm: three pointers, an f32 scalar, two dims; no map, no workspace. */
+#define BOUND_NORM "{\"v\":2,\"kernel\":\"k_norm\",\"dims\":[\"rows\",\"cols\"],\"args\":[" \
+    "{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"bf16\",\"size\":\"rows * cols\"}," \
+    "{\"name\":\"w\",\"role\":\"in\",\"dtype\":\"bf16\",\"size\":\"cols\"}," \
+    "{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"bf16\",\"size\":\"rows * cols\"}," \
+    "{\"name\":\"eps\",\"role\":\"scalar\"},{\"name\":\"rows\",\"role\":\"dim\"},{\"name\":\"cols\",\"role\":\"dim\"}]," \
+    "\"grid\":[\"rows\",\"1\",\"1\"],\"block\":[\"256\",\"1\",\"1\"],\"smem\":\"0\",\"params\":[" \
+    "{\"kind\":\"ptr\",\"arg\":\"x\"},{\"kind\":\"ptr\",\"arg\":\"w\"},{\"kind\":\"ptr\",\"arg\":\"y\"}," \
+    "{\"kind\":\"f32\",\"arg\":\"eps\"},{\"kind\":\"dim\",\"expr\":\"rows\"},{\"kind\":\"i32\",\"expr\":\"cols\"}]}"
+
+/* The recording libcuda's controls, found with dlsym. */
+static struct {
+    int (*launches)(void), (*encodes)(void), (*memsets)(void), (*optin)(void), (*nparams)(void), (*ex)(void);
+    unsigned long long (*param)(int, int), (*memset_addr)(void), (*memset_bytes)(void), (*stream)(void);
+    unsigned (*geom)(int, int);
+    const char *(*kernel)(void);
+    void (*fail)(const char *), (*set_context)(unsigned long long);
+} fk;
+
+static void bound_registry(const char *name)
+{
+    sqlite3 *db = registry(name);
+    exec(db, "INSERT INTO cubins (hash, source, options, kernel, cubin) VALUES "
+             "('hg', '', '', 'k_gemm', CAST('FAKECUBIN 7 gemm kernel' AS BLOB)), "
+             "('hn', '', '', 'k_norm', CAST('FAKECUBIN 6 norm kernel' AS BLOB))", NULL, 0);
+    const char *g[] = { BOUND_GEMM }, *n[] = { BOUND_NORM };
+    exec(db, "INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, cubin, launch) "
+             "VALUES ('gemm_nt', 'sm_90', 'bf16', 'm=2^6,n=2^12,k=2^12', 'm,n,k', '64,4096,4096', '128,8192,8192', "
+             "'{\"m\":64,\"n\":4096,\"k\":4096}', 'gemm_nt/fake', '{}', 10, 'hg', ?)", g, 1);
+    exec(db, "INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, cubin, launch) "
+             "VALUES ('rmsnorm', 'sm_90', 'bf16', 'rows=2^4,cols=2^12', 'rows,cols', '16,4096', '32,8192', "
+             "'{\"rows\":16,\"cols\":4096}', 'rmsnorm/fake', '{}', 3, 'hn', ?)", n, 1);
+    close_db(db);
+}
+
+static void test_bound_fake(const char *path)
+{
+    aitune *h;
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "bound: open (%s)", aitune_errmsg(h));
+    long long shape[] = { 64, 4096, 4096 };
+    aitune_kernel *k = NULL;
+    int rc = aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", shape, 3, &k);
+    CHECK(rc == AITUNE_OK && k, "bound: the fake driver loads the gemm winner (%s)", aitune_errmsg(h));
+    if (!k) {
+        aitune_close(h);
+        return;
+    }
+    const unsigned long long W = 0x7f0000100000ULL, A = 0x7f0000200000ULL, D = 0x7f0000300000ULL,
+                             WS = 0x7f0000400000ULL;
+    aitune_arg known[7] = { { 0 } };
+    known[1].ptr = W;
+    aitune_bound *b = NULL;
+    int enc0 = fk.encodes();
+    rc = aitune_bind(h, k, shape, known, &b);
+    CHECK(rc == AITUNE_OK && b, "bound: bind the gemm at 64x4096x4096 (%s)", aitune_errmsg(h));
+    if (!b) {
+        aitune_close(h);
+        return;
+    }
+    CHECK(fk.encodes() - enc0 == 3 && fk.optin() == 100000,
+          "bound: bind encodes its 3 maps and opts in to 100000 bytes of shared memory (%d maps, %d bytes)",
+          fk.encodes() - enc0, fk.optin());
+    aitune_bound_info bi;
+    rc = aitune_bound_info_get(h, b, &bi);
+    CHECK(rc == AITUNE_OK && bi.kind == AITUNE_BOUND_KERNEL && bi.kernel == k && bi.nargs == 6 &&
+          bi.ws_bytes == 1024ULL + 64 * 4096 * 2 && bi.grid[0] == 32 && bi.grid[1] == 1 && bi.cluster[0] == 2 &&
+          bi.smem == 100000 && bi.ntmaps == 3,
+          "bound: info: kind kernel, 6 args, workspace %llu bytes, grid %ux%u, cluster %u, %u maps", bi.ws_bytes,
+          bi.grid[0], bi.grid[1], bi.cluster[0], bi.ntmaps);
+
+    aitune_arg args[7] = { { 0 } };
+    args[0].ptr = A, args[1].ptr = W, args[2].ptr = D, args[6].ptr = WS;
+    int launches = fk.launches(), memsets = fk.memsets();
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b, args, (void *)0x5150);
+    CHECK(rc == AITUNE_OK && fk.launches() == launches + 1, "bound: launch (%s)", aitune_errmsg(h));
+    CHECK(fk.param(0, 0) == A && fk.param(0, 15) == 0xfa4e && fk.param(0, 2) == 4096 && fk.param(0, 3) == 64 &&
+          fk.param(0, 7) == 8192,
+          "bound: A's map is encoded at A's address with dims k, m and stride k*2 (addr %llx)", fk.param(0, 0));
+    CHECK(fk.param(1, 0) == W && fk.param(1, 3) == 4096, "bound: B's map holds the weight given at bind (%llx)",
+          fk.param(1, 0));
+    CHECK(fk.encodes() - enc0 == 2, "bound: the launch encodes the 2 maps whose address moved, not B's (%d)",
+          fk.encodes() - enc0);
+    CHECK(fk.param(2, 0) == D && (long long)fk.param(3, 0) == 64 && (unsigned)fk.param(4, 0) == 64 &&
+          fk.param(5, 0) == WS,
+          "bound: D, m, cdiv(k,64) as i32 and the workspace are patched (%llx %llu %u %llx)", fk.param(2, 0),
+          fk.param(3, 0), (unsigned)fk.param(4, 0), fk.param(5, 0));
+    CHECK(fk.param(6, 0) == WS + 1024, "bound: the map `at` 1024 reads the workspace there (%llx)", fk.param(6, 0));
+    CHECK(fk.memsets() == memsets + 1 && fk.memset_addr() == WS && fk.memset_bytes() == 64,
+          "bound: the workspace's first 64 bytes are zeroed on the stream (%llu bytes)", fk.memset_bytes());
+    CHECK(fk.stream() == 0x5150 && fk.ex() && fk.geom(2, 0) == 2 && fk.geom(0, 0) == 32 && fk.geom(1, 0) == 384 &&
+          fk.geom(3, 0) == 100000 && !strcmp(fk.kernel(), "k_gemm"),
+          "bound: launched with cuLaunchKernelEx on the caller's stream, cluster 2, grid 32, 384 threads");
+
+    /* The same through aitune_launch: the bound launch matches it. */
+    unsigned long long p0[7];
+    for (int i = 0; i < 7; i++)
+        p0[i] = fk.param(i, 0);
+    rc = aitune_launch(h, k, args, shape, (void *)0x5150);
+    int same = rc == AITUNE_OK;
+    for (int i = 0; i < 7; i++)
+        same &= fk.param(i, 0) == p0[i];
+    CHECK(same, "bound: aitune_launch at the same shape passes the same parameters");
+
+    /* Another activation: its maps move, B's does not. */
+    args[0].ptr = A + 4096;
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.param(0, 0) == A + 4096 && fk.param(1, 0) == W && fk.encodes() - enc0 == 2,
+          "bound: a second launch maps the new A (%llx)", fk.param(0, 0));
+    /* Another weight: B's map is encoded again. */
+    args[1].ptr = W + 8192;
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.param(1, 0) == W + 8192 && fk.encodes() - enc0 == 3,
+          "bound: a launch with another weight encodes B's map again (%d maps)", fk.encodes() - enc0);
+    args[1].ptr = W;
+
+    /* Faults: each a clear error and no launch. */
+    launches = fk.launches();
+    args[0].ptr = A + 8;
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "'A'") && strstr(aitune_errmsg(h), "16-byte"),
+          "bound: a misaligned buffer under a map is refused: %s", aitune_errmsg(h));
+    args[0].ptr = A;
+    args[2].ptr = 0;
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "'D' is NULL"), "bound: a NULL buffer: %s",
+          aitune_errmsg(h));
+    args[2].ptr = D;
+    args[6].ptr = 0;
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "workspace"), "bound: no workspace: %s",
+          aitune_errmsg(h));
+    args[6].ptr = WS;
+    fk.set_context(0x9000);
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "context"), "bound: another context: %s",
+          aitune_errmsg(h));
+    fk.set_context(0x7000);
+    fk.fail("launch");
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_ERROR && strstr(aitune_errmsg(h), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+          "bound: the driver's refusal is reported: %s", aitune_errmsg(h));
+    fk.fail("encode");
+    args[0].ptr = A + 65536;
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_ERROR && strstr(aitune_errmsg(h), "tensor map of 'A'"), "bound: an encode that fails: %s",
+          aitune_errmsg(h));
+    CHECK(fk.launches() == launches, "bound: none of the faults launched anything");
+    CHECK(aitune_bound_launch(h, NULL, args, NULL) == AITUNE_MISUSE &&
+          aitune_bound_launch(h, b, NULL, NULL) == AITUNE_MISUSE && aitune_bound_launch(NULL, b, args, NULL) ==
+          AITUNE_MISUSE, "bound: NULL handle, bound or args is misuse");
+
+    /* Bind's faults. */
+    aitune_bound *b2 = (aitune_bound *)1;
+    long long bad[] = { 64, 4096, 4100 };   /* stride 8200 bytes: not a multiple of 16 */
+    rc = aitune_bind(h, k, bad, NULL, &b2);
+    CHECK(rc == AITUNE_MISUSE && b2 == NULL && strstr(aitune_errmsg(h), "strides"),
+          "bound: a shape whose rows TMA cannot read is refused at bind: %s", aitune_errmsg(h));
+    long long zero[] = { 0, 4096, 4096 };
+    rc = aitune_bind(h, k, zero, NULL, &b2);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "m = 0"), "bound: a zero size: %s", aitune_errmsg(h));
+    fk.fail("optin");
+    rc = aitune_bind(h, k, shape, NULL, &b2);
+    CHECK(rc == AITUNE_OK, "bound: a second bind needs no new opt-in (%s)", aitune_errmsg(h));
+    fk.fail("");
+    long long big[] = { 127, 8191, 8192 };
+    rc = aitune_bind(h, k, big, NULL, &b2);
+    CHECK(rc == AITUNE_OK && b2, "bound: a bind without addresses at another shape of the bucket (%s)",
+          aitune_errmsg(h));
+    args[1].ptr = W;
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b2, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.encodes() - enc0 == 3 && fk.param(1, 0) == W && fk.param(1, 3) == 8191 &&
+          fk.geom(0, 0) == 64 && fk.geom(0, 1) == 2,
+          "bound: without addresses at bind, every map is encoded at launch; grid 64x2 for 127x8191");
+    CHECK(aitune_bound_free(h, b2) == AITUNE_OK && aitune_bound_free(h, NULL) == AITUNE_OK,
+          "bound: free one, and NULL is a no-op");
+    CHECK(aitune_bound_free(h, b2) == AITUNE_MISUSE, "bound: freeing it twice is misuse: %s", aitune_errmsg(h));
+
+    /* The norm: the scalar is patched per launch, no map, no workspace. */
+    long long ns[] = { 16, 4096 };
+    aitune_kernel *kn = NULL;
+    aitune_bound *bn = NULL;
+    rc = aitune_kernel_get(h, "rmsnorm", "sm_90", "bf16", ns, 2, &kn);
+    if (rc == AITUNE_OK)
+        rc = aitune_bind(h, kn, ns, NULL, &bn);
+    CHECK(rc == AITUNE_OK && bn, "bound: bind the norm (%s)", aitune_errmsg(h));
+    if (bn) {
+        aitune_arg na[6] = { { 0 } };
+        na[0].ptr = A, na[1].ptr = W, na[2].ptr = D, na[3].f32 = 1e-5f;
+        rc = aitune_bound_launch(h, bn, na, NULL);
+        unsigned long long e = fk.param(3, 0);
+        float eps;
+        unsigned u = (unsigned)e;
+        memcpy(&eps, &u, 4);
+        CHECK(rc == AITUNE_OK && !fk.ex() && fk.param(0, 0) == A && fk.param(2, 0) == D && eps == 1e-5f &&
+              fk.param(4, 0) == 16 && (unsigned)fk.param(5, 0) == 4096 && fk.geom(0, 0) == 16,
+              "bound: the norm gets its pointers, eps %g, rows and cols, through cuLaunchKernel", eps);
+        na[3].f32 = 1e-6f;
+        rc = aitune_bound_launch(h, bn, na, NULL);
+        u = (unsigned)fk.param(3, 0);
+        memcpy(&eps, &u, 4);
+        CHECK(rc == AITUNE_OK && eps == 1e-6f, "bound: another eps at the next launch (%g)", eps);
+    }
+    aitune_close(h);   /* frees the bound launches left */
+
+    /* A fresh handle loads the kernel again, which must opt in again. */
+    CHECK(aitune_open(path, &h) == AITUNE_OK, "bound: open again (%s)", aitune_errmsg(h));
+    k = NULL;
+    b = (aitune_bound *)1;
+    rc = aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", shape, 3, &k);
+    fk.fail("optin");
+    if (rc == AITUNE_OK)
+        rc = aitune_bind(h, k, shape, NULL, &b);
+    CHECK(rc == AITUNE_ERROR && b == NULL && strstr(aitune_errmsg(h), "allow 100000 bytes of shared memory"),
+          "bound: the driver refusing the shared memory fails the bind: %s", aitune_errmsg(h));
+    aitune_close(h);
+}
+
+/* The recording driver is loaded in a child process, so the rest of this
+** file sees the machine's own libcuda (or its absence) as before. */
+static void test_bound(const char *argv0)
+{
+    char lib[600];
+    const char *slash = strrchr(argv0, '/');
+    snprintf(lib, sizeof lib, "%.*sfakecuda/libcuda.so.1", slash ? (int)(slash - argv0 + 1) : 0, argv0);
+    /* Without a driver: bind and launch refuse what they are given. */
+    CHECK(aitune_bind(NULL, NULL, NULL, NULL, NULL) == AITUNE_MISUSE, "bound: bind without a handle is misuse");
+    if (access(lib, R_OK) != 0) {
+        SKIP("bound launches: no recording libcuda at %s (make %s)", lib, lib);
+        return;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *dl = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+        if (!dl) {
+            printf("FAIL bound: dlopen %s: %s\n", lib, dlerror());
+            _exit(1);
+        }
+#define FK(name) *(void **)&fk.name = dlsym(dl, "fakecu_" #name)
+        FK(launches); FK(encodes); FK(memsets); FK(optin); FK(nparams); FK(ex); FK(param); FK(memset_addr);
+        FK(memset_bytes); FK(stream); FK(geom); FK(kernel); FK(fail); FK(set_context);
+#undef FK
+        bound_registry("bound.db");
+        test_bound_fake(made[nmade - 1]);
+        fflush(stdout);
+        _exit(check_failed);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "bound: the child with the recording libcuda passed");
+    /* The child made bound.db; the parent removes it. */
+    made_path("bound.db");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -887,6 +1166,9 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir))
         setup_failed(dir, "mkdtemp");
 
+    /* First: its child must load the recording libcuda before anything here
+    ** has tried the machine's (cu.c tries once per process). */
+    test_bound(argv[0]);
     const char *mainp = build_main();
     test_main(mainp);
     test_layer2(mainp);

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Issue 32's bar table in one call: transformers' LlamaForCausalLM with the
+Llama-3-8B configuration (random bf16 weights, built on the GPU), a static KV cache,
+one decode step captured in a CUDA graph.
+
+    python -m aitune tune llama3-8b.json --batch 1:32 --prompt 128:2048 --db llama.db  # first, on the GPU
+    OUT=/tmp/out python bench/llama_e2e.py --registry llama.db
+
+Measures, each in this process on this GPU (so every ratio is same card, same run):
+  - tokens/s of decoding (batch x steps / time of `steps` graph replays, after a
+    prompt of --prompt tokens) at each --batches for: cuBLAS eager (PyTorch as it
+    is), eager + aitune.patch, torch.compile (default mode), torch.compile + patch;
+  - batch 1 without a graph: eager and eager + patch (host overhead included);
+  - a --prefill-token prefill (batch 1), torch.compile with and without patch;
+  - host time per call of 1 x 4096 x 4096: aitune.nn.Linear's eager forward and
+    torch.ops.aitune.linear against torch.mm and F.linear (--host-calls calls each);
+  - check=True over one decode step (every patched call compared with PyTorch's on
+    the same input) and the step's logits against unpatched PyTorch's.
+Prints a short table last; writes details (JSON lines, one per measurement, as
+they land, so a run cut short keeps what it measured) to $OUT/llama_e2e.jsonl.
+
+--tiny runs a 2-layer model of the same structure (on the CPU with --device cpu:
+no graphs, a smoke test of this script).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
+                 num_hidden_layers=32, vocab_size=128256, head_dim=128, rms_norm_eps=1e-5, rope_theta=500000.0,
+                 max_position_embeddings=8192)
+TINY = dict(hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
+            num_hidden_layers=2, vocab_size=1000, head_dim=64, rms_norm_eps=1e-5, rope_theta=500000.0,
+            max_position_embeddings=4096)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--registry", required=True, help="the registry `python -m aitune tune` wrote")
+    p.add_argument("--batches", default="1,8,32", help="decode batch sizes (default 1,8,32)")
+    p.add_argument("--steps", type=int, default=48, help="decode steps timed per batch (default 48)")
+    p.add_argument("--prompt", type=int, default=128, help="prompt tokens before decoding (default 128)")
+    p.add_argument("--prefill", type=int, default=2048, help="tokens of the timed prefill (default 2048; 0: none)")
+    p.add_argument("--host-calls", type=int, default=2000, help="calls per host-time measurement (default 2000)")
+    p.add_argument("--variants", default="eager,patch,compile,compile+patch",
+                   help="which of eager, patch, compile, compile+patch (default all)")
+    p.add_argument("--tiny", action="store_true", help="a 2-layer model (a smoke test)")
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: no graphs (with --tiny)")
+    p.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for llama_e2e.jsonl (default $OUT)")
+    a = p.parse_args(argv)
+    try:
+        a.batches = [int(b) for b in a.batches.split(",") if b]
+    except ValueError:
+        p.error("--batches: a comma-separated list of integers")
+    a.variants = [v for v in a.variants.split(",") if v]
+    bad = set(a.variants) - {"eager", "patch", "compile", "compile+patch"}
+    if bad or not a.variants:
+        p.error("--variants: unknown %s" % ", ".join(sorted(bad)))
+    if not a.batches or min(a.batches) < 1 or a.steps < 1 or a.prompt < 1 or a.prefill < 0 or a.host_calls < 1:
+        p.error("batches, steps, prompt and host-calls must be >= 1, prefill >= 0")
+    if a.device == "cpu" and not a.tiny:
+        p.error("--device cpu needs --tiny (8B parameters on the CPU would take hours)")
+    if not os.path.isfile(a.registry):
+        p.error("--registry %s: no such file (tune first: python -m aitune tune --help)" % a.registry)
+    return a
+
+
+class Log:
+    def __init__(self, folder):
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, "llama_e2e.jsonl")
+        self.f = open(self.path, "w")
+        self.rows = []
+
+    def __call__(self, **row):
+        row["t"] = round(time.time(), 1)
+        self.rows.append(row)
+        self.f.write(json.dumps(row) + "\n")
+        self.f.flush()
+        print("  " + " ".join("%s=%s" % (k, v) for k, v in row.items() if k != "t"), flush=True)
+
+
+def build(a, torch):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(**(TINY if a.tiny else LLAMA3_8B))
+    cfg.use_cache = True
+    torch.manual_seed(0)
+    t = time.time()
+    # Built in bf16 on the device: no CPU copy, no fp32 init of 8B parameters.
+    dflt = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device(a.device):
+            model = LlamaForCausalLM(cfg)
+    finally:
+        torch.set_default_dtype(dflt)
+    model.eval().requires_grad_(False)
+    return model, cfg, time.time() - t
+
+
+def cache_kw(model):
+    import inspect
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def new_cache(cfg, batch, length, device, torch):
+    import inspect
+    from transformers import StaticCache
+    params = inspect.signature(StaticCache.__init__).parameters
+    kw = dict(config=cfg, max_cache_len=length)
+    if "max_batch_size" in params:           # transformers 4.x
+        kw.update(max_batch_size=batch, device=device, dtype=torch.bfloat16)
+    return StaticCache(**kw)
+
+
+class Decoder:
+    """One decode step over a static cache, in place: ids and the position advance on
+    the device, so the step can be captured in a CUDA graph and replayed."""
+
+    def __init__(self, model, cfg, batch, a, torch, fn):
+        self.torch, self.model, self.batch = torch, model, batch
+        self.kw = cache_kw(model)
+        self.cache = new_cache(cfg, batch, a.prompt + a.steps + 8, a.device, torch)
+        dev = a.device
+        g = torch.Generator(device=dev).manual_seed(1)
+        prompt = torch.randint(0, cfg.vocab_size, (batch, a.prompt), device=dev, generator=g)
+        with torch.no_grad():
+            out = model(input_ids=prompt, cache_position=torch.arange(a.prompt, device=dev), use_cache=True,
+                        logits_to_keep=1, **{self.kw: self.cache})
+        self.ids = out.logits[:, -1:].argmax(-1)
+        self.pos = torch.full((1,), a.prompt, dtype=torch.long, device=dev)
+        self.fn = fn
+        self.graph = None
+
+    def forward(self, ids, pos):
+        out = self.model(input_ids=ids, cache_position=pos, position_ids=pos.view(1, 1).expand(ids.shape[0], 1),
+                         use_cache=True, logits_to_keep=1, **{self.kw: self.cache})
+        return out.logits
+
+    def step(self):
+        logits = self.fn(self.ids, self.pos)
+        self.ids.copy_(logits[:, -1:].argmax(-1))
+        self.pos.add_(1)
+        return logits
+
+    def capture(self, warmup=2):
+        torch = self.torch
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.no_grad():
+            for _ in range(warmup):          # binds every shape before capture
+                self.step()
+        torch.cuda.current_stream().wait_stream(s)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph), torch.no_grad():
+            self.logits = self.step()
+
+    def run(self, steps):
+        torch = self.torch
+        with torch.no_grad():
+            if self.graph is None:
+                t = time.perf_counter()
+                for _ in range(steps):
+                    self.step()
+                if torch.cuda.is_available() and self.ids.is_cuda:
+                    torch.cuda.synchronize()
+                return time.perf_counter() - t
+            self.graph.replay()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            for _ in range(steps):
+                self.graph.replay()
+            torch.cuda.synchronize()
+            return time.perf_counter() - t
+
+
+def host_time(torch, aitune, a, log):
+    """Host time per call of a 1 x 4096 x 4096 product (bench/host_overhead.py)."""
+    sys.path.insert(0, HERE)
+    import host_overhead
+    res, tuned = host_overhead.measure(torch, aitune, a.device, 256 if a.tiny else 4096, a.host_calls,
+                                       min(500, a.host_calls), lambda row: log(**row))
+    return res, tuned
+
+
+def main(argv=None):
+    a = parse(argv)
+    import torch
+    import aitune
+    if a.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("llama_e2e: no CUDA device (use --tiny --device cpu for a smoke test)")
+    log = Log(a.out)
+    card = torch.cuda.get_device_name() if a.device == "cuda" else "cpu"
+    print("llama_e2e: %s, %s, registry %s" % (card, "tiny" if a.tiny else "Llama-3-8B", a.registry), flush=True)
+    d = aitune.use(a.registry)
+    model, cfg, build_s = build(a, torch)
+    log(what="build", seconds=round(build_s, 1), card=card, torch=torch.__version__,
+        transformers=__import__("transformers").__version__)
+    host, host_tuned = host_time(torch, aitune, a, log)
+
+    graphs = a.device == "cuda"
+    tps = {}
+
+    def decode(variant, batch, graph=True):
+        patched = variant.endswith("patch")
+        p = aitune.patch(model, d) if patched else None
+        try:
+            dec = Decoder(model, cfg, batch, a, torch, None)
+            fn = dec.forward
+            if variant.startswith("compile"):
+                fn = torch.compile(dec.forward, mode="default")
+            dec.fn = fn
+            t0 = time.time()
+            if graph and graphs:
+                dec.capture()
+            else:
+                dec.run(2)
+            setup = time.time() - t0
+            dt = dec.run(a.steps)
+            tok = batch * a.steps / dt
+            misses = sum(m["count"] for m in d.misses().values()) if patched else 0
+            log(what="decode", variant=variant, batch=batch, graph=graph and graphs, tokens_s=round(tok, 1),
+                ms_step=round(dt / a.steps * 1e3, 3), setup_s=round(setup, 1), missed_calls=misses)
+            return tok
+        finally:
+            if p is not None:
+                aitune.unpatch(model)
+
+    for batch in a.batches:
+        for v in a.variants:
+            tps[(v, batch, True)] = decode(v, batch)
+    for v in ("eager", "patch"):
+        if v in a.variants:
+            tps[(v, 1, False)] = decode(v, 1, graph=False)
+
+    prefill = {}
+    if a.prefill:
+        for v in [v for v in a.variants if v.startswith("compile")] or [v for v in a.variants]:
+            patched = v.endswith("patch")
+            p = aitune.patch(model, d) if patched else None
+            try:
+                ids = torch.randint(0, cfg.vocab_size, (1, a.prefill), device=a.device)
+                pos = torch.arange(a.prefill, device=a.device)
+                cache = new_cache(cfg, 1, a.prefill + 8, a.device, torch)
+                kw = cache_kw(model)
+
+                def fwd(ids, pos):
+                    return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1,
+                                 **{kw: cache}).logits
+                fn = torch.compile(fwd, mode="default") if v.startswith("compile") else fwd
+                times = []
+                with torch.no_grad():
+                    for i in range(6):
+                        cache.reset()            # each prefill starts from an empty cache
+                        if graphs:
+                            torch.cuda.synchronize()
+                        t = time.perf_counter()
+                        fn(ids, pos)
+                        if graphs:
+                            torch.cuda.synchronize()
+                        if i >= 2:
+                            times.append(time.perf_counter() - t)
+                ms = statistics.median(times) * 1e3
+                prefill[v] = ms
+                log(what="prefill", variant=v, tokens=a.prefill, ms=round(ms, 2),
+                    tokens_s=round(a.prefill / ms * 1e3, 1))
+            finally:
+                if p is not None:
+                    aitune.unpatch(model)
+
+    # check=True over one decode step, and the logits against PyTorch's.
+    check = None
+    dec = Decoder(model, cfg, 1, a, torch, None)
+    ids, pos = dec.ids.clone(), dec.pos.clone()
+    with torch.no_grad():
+        want = dec.forward(ids, pos).float()
+    dec2 = Decoder(model, cfg, 1, a, torch, None)
+    p = aitune.patch(model, d, check=True)
+    try:
+        with torch.no_grad():
+            got = dec2.forward(ids, pos).float()
+        scale = want.abs().max().item()
+        err = (got - want).abs().max().item() / max(scale, 1e-30)
+        same_token = bool((got.argmax(-1) == want.argmax(-1)).all())
+        check = {"compared": p.compared, "first_mismatch": p.first_mismatch, "logits_max_err_rel": err,
+                 "same_next_token": same_token}
+        log(what="check", **check)
+    finally:
+        aitune.unpatch(model)
+
+    # The table.
+    print()
+    print("llama_e2e on %s (%s), tokens/s; ratios to the same run's baseline" % (card, "tiny" if a.tiny else
+                                                                                "Llama-3-8B"))
+    print("| batch | cuBLAS eager | eager + patch | torch.compile | compile + patch | compile + patch / compile |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for batch in a.batches:
+        def cell(v):
+            t = tps.get((v, batch, True))
+            return "-" if t is None else "%.1f" % t
+        c, cp = tps.get(("compile", batch, True)), tps.get(("compile+patch", batch, True))
+        e, ep = tps.get(("eager", batch, True)), tps.get(("patch", batch, True))
+        print("| %d | %s | %s%s | %s | %s | %s |" % (
+            batch, cell("eager"), cell("patch"), " (%.2fx)" % (ep / e) if e and ep else "", cell("compile"),
+            cell("compile+patch"), "%.3fx" % (cp / c) if c and cp else "-"))
+    e, ep = tps.get(("eager", 1, False)), tps.get(("patch", 1, False))
+    if e and ep:
+        print("| 1, no graph | %.1f | %.1f (%.3fx) | | | |" % (e, ep, ep / e))
+    if prefill:
+        items = ", ".join("%s %.1f ms" % kv for kv in prefill.items())
+        ratio = prefill.get("compile") / prefill["compile+patch"] if "compile" in prefill and "compile+patch" in \
+            prefill else None
+        print("prefill %d tokens: %s%s" % (a.prefill, items, "; compile / compile+patch time %.3fx" % ratio
+                                           if ratio else ""))
+    print("host per call: aitune.nn.Linear.forward %.1f us, torch.ops.aitune.linear %s us, torch.mm %.1f us, "
+          "F.linear %.1f us (forward / mm %.2fx)%s" % (
+              host["aitune.nn.Linear.forward"], "%.1f" % host["torch.ops.aitune.linear"]
+              if "torch.ops.aitune.linear" in host else "-", host["torch.mm"], host["F.linear"],
+              host["aitune.nn.Linear.forward"] / host["torch.mm"], "" if host_tuned else
+              " (NOT TUNED at 1x4096x4096: aitune fell back)"))
+    if check:
+        print("check=True, one decode step: %d calls compared, first difference: %s; logits max error %.3g of max |logit|,"
+              " same next token: %s" % (check["compared"], check["first_mismatch"] or "none",
+                                        check["logits_max_err_rel"], check["same_next_token"]))
+    print("details: %s" % log.path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""python -m aitune: tune a model's shapes in one command (see `python -m aitune tune --help`)."""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from . import dispatch, tuning
+from ._lib import AituneError
+
+TUNE_HELP = """\
+Tune the GEMMs and norms of a model for the GPU this runs on, in one command, and
+leave the registry that aitune.patch(model) opens.
+
+  1. From the model's config (a Hugging Face config.json, or the folder that holds
+     it) and the batch sizes and prompt lengths it will serve, it writes the spec of
+     the model's shapes: one task per weight (F.linear's layout, gemm_nt) and per
+     norm width, the rows as ranges, split between decoding (rows = batch) and
+     prefilling (rows = batch x prompt tokens).
+  2. It runs `aitune sweep` on that spec (resumable: run the same command again
+     after Ctrl-C), writing the winners to the registry.
+  3. In the application:  aitune.patch(model, REGISTRY); model(x) once (warm-up,
+     before any CUDA graph capture); then run it as before.
+
+After a real run, the shapes the registry had no tuned bucket for are in its misses
+table (aitune.unpatch(model) writes them); `--from-misses` tunes exactly those.
+
+examples:
+  python -m aitune tune llama3-8b/config.json --batch 1:32 --prompt 128:2048
+  python -m aitune tune config.json --batch 1:8 --prompt 1:4096 --dry-run   # print the spec
+  python -m aitune tune config.json --ops rmsnorm --max-evals 8 --budget 10m
+  python -m aitune tune --from-misses --db registry.db
+
+exit: 0 done, 1 the sweep failed (no GPU, ...), 2 usage, 3 a bad config or misses table
+"""
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python -m aitune", description="aitune from Python: tune a model's shapes.")
+    sub = p.add_subparsers(dest="cmd")
+    t = sub.add_parser("tune", help="tune a model's shapes from its config (or the misses of a run)",
+                       description=TUNE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("config", nargs="?", help="config.json of the model (or its folder)")
+    t.add_argument("--from-misses", action="store_true",
+                   help="tune the shapes in the registry's misses table instead of a config's")
+    t.add_argument("--batch", default="1:32", metavar="LO:HI", help="batch sizes served (default 1:32)")
+    t.add_argument("--prompt", default="1:2048", metavar="LO:HI",
+                   help="prompt lengths prefilled, in tokens (default 1:2048)")
+    t.add_argument("--dtype", choices=("bf16", "f16"), help="default: the config's torch_dtype")
+    t.add_argument("--arch", default=None, help="compile target (default sm_90a; from the misses' GPU)")
+    t.add_argument("--ops", default="gemm_nt,rmsnorm", help="which ops to tune (default gemm_nt,rmsnorm)")
+    t.add_argument("--db", default=None, help="the registry (default $AITUNE_DB, else "
+                   "~/.local/share/aitune/registry.db: the one patch opens by default)")
+    t.add_argument("--spec-out", metavar="FILE", help="keep the spec there (default: a temporary file)")
+    t.add_argument("--dry-run", action="store_true", help="print the spec and stop")
+    t.add_argument("--search", default="model", help="search strategy (default model; `aitune list`)")
+    t.add_argument("--max-evals", type=int, default=48, help="candidates per bucket and template (default 48)")
+    t.add_argument("--budget", help="stop the sweep after this long (90s, 30m, 2h); winners so far are kept")
+    t.add_argument("--gpus", help="passed to `aitune sweep --gpus` (all, N, or I,J)")
+    t.add_argument("--aitune", metavar="PATH", help="the aitune binary (default: $AITUNE_BIN, PATH, build/aitune)")
+    return p
+
+
+def _config(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
+    try:
+        if os.path.getsize(path) > (1 << 20):
+            raise tuning.SpecError("config '%s': larger than 1 MiB" % path)
+        with open(path) as f:
+            return json.load(f), path
+    except OSError as e:
+        raise tuning.SpecError("config '%s': %s" % (path, e.strerror or e)) from None
+    except ValueError as e:
+        raise tuning.SpecError("config '%s': not JSON: %s" % (path, e)) from None
+
+
+def tune(a, p):
+    if a.max_evals < 0:
+        p.error("--max-evals must be >= 0")
+    db = a.db or dispatch.default_path()
+    if a.from_misses:
+        if a.config:
+            p.error("--from-misses takes no config")
+        text = tuning.misses_spec(tuning.read_misses(db), arch=a.arch, search=a.search, max_evals=a.max_evals)
+    else:
+        if not a.config:
+            p.error("a config.json (or --from-misses) is required")
+        cfg, where = _config(a.config)
+        ops = [o for o in a.ops.split(",") if o]
+        text = tuning.model_spec(cfg, tuning.parse_range(a.batch, "--batch"), tuning.parse_range(a.prompt, "--prompt"),
+                                 a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals, "config '%s'" % where)
+    if a.dry_run:
+        sys.stdout.write(text)
+        return 0
+    if a.spec_out:
+        spec = a.spec_out
+        with open(spec, "w") as f:
+            f.write(text)
+    else:
+        fd, spec = tempfile.mkstemp(prefix="aitune-model-", suffix=".yaml")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+    os.makedirs(os.path.dirname(os.path.abspath(db)), exist_ok=True)
+    extra = ["--max-evals", str(a.max_evals)]
+    if a.budget:
+        extra += ["--budget", a.budget]
+    if a.gpus:
+        extra += ["--gpus", a.gpus]
+    print("aitune: spec %s -> registry %s" % (spec, db), file=sys.stderr)
+    rc = tuning.run_sweep(spec, db, a.aitune, extra)
+    if not a.spec_out:
+        os.remove(spec)
+    if rc == 0:
+        print("aitune: tuned. In the application: aitune.patch(model, %r)" % db, file=sys.stderr)
+    return 1 if rc == 1 else rc
+
+
+def main(argv=None):
+    p = _parser()
+    a = p.parse_args(argv)
+    if a.cmd is None:
+        p.print_help()
+        return 2
+    try:
+        return tune(a, p)
+    except tuning.SpecError as e:
+        print("aitune: error: %s" % e, file=sys.stderr)
+        return 3
+    except AituneError as e:
+        print("aitune: error: %s" % e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

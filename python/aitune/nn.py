@@ -1,0 +1,199 @@
+"""Drop-in modules: Linear, RMSNorm and LayerNorm that run the registry's tuned kernels.
+
+Each is a subclass of PyTorch's module with the same parameters, state_dict and
+arguments (so a model built with them loads the same checkpoints), whose forward
+runs an aitune op:
+  - under torch.compile it calls torch.ops.aitune.<op>, which Dynamo traces
+    (fake implementation) and the compiled graph runs;
+  - in eager mode it skips the dispatcher: each module keeps, per (input shape,
+    dtype, device), a runner over a launch bound for its own weight's address
+    (the weight's tensor map encoded once), so a call is a dict lookup, one
+    output allocation and one bound launch; past MODULE_RUNS shapes it shares
+    the dispatcher's runners (bound without the weight's address).
+The registry is the one aitune.use() (or aitune.patch) chose; with none, or where
+it has no tuned bucket for a shape, the module computes what PyTorch's does
+(recorded as a miss). Linear's bias is added by PyTorch after the product.
+
+aitune.patching swaps these forwards into an existing model's modules (the class of
+each instance is swapped, its parameters untouched), including Hugging Face's
+RMSNorm classes, which rms_norm_class() subclasses.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from . import dispatch, ops
+
+# A module keeps runners of its own for this many input shapes (a server's decode
+# batches); past them (a prefill's every prompt length), it shares the dispatcher's,
+# one per shape for all modules of the same weight shape, so memory grows with the
+# distinct shapes, not with shapes x modules.
+MODULE_RUNS = 16
+
+_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
+_FALLBACK = ops._FALLBACK
+
+
+class _State:
+    """A module's runners for one dispatcher, and its check-mode hook."""
+
+    __slots__ = ("d", "runs", "checker", "name", "zeros")
+
+    def __init__(self, d, checker=None, name=""):
+        self.d, self.runs, self.checker, self.name, self.zeros = d, {}, checker, name, None
+
+
+def _state(mod, d):
+    st = mod.__dict__.get("_aitune")
+    if st is None or st.d is not d:
+        old = st
+        st = _State(d, old.checker if old else None, old.name if old else "")
+        mod.__dict__["_aitune"] = st
+    return st
+
+
+def _checked(st, op, shape, got, ref):
+    if st.checker is not None:
+        st.checker.compare(st.name, op, shape, got, ref)
+    return got
+
+
+# ---- forwards (shared by the drop-in classes and patched modules) ----
+
+def linear_forward(self, x):
+    p = self._parameters
+    w, b = p["weight"], p.get("bias")
+    if _compiling():
+        return ops.linear(x, w, b)
+    d = dispatch._current
+    if d is None:
+        return F.linear(x, w, b)
+    if _grad_enabled():
+        ops.check_grad("linear", (x, w, b), ("x", "weight", "bias"))
+    st = self.__dict__.get("_aitune")
+    if st is None or st.d is not d:
+        st = _state(self, d)
+    dev = x.get_device()
+    key = (x.shape, x.dtype, dev)
+    run = st.runs.get(key)
+    if run is None:
+        ops.check_linear(x, w, b)
+        if len(st.runs) < MODULE_RUNS:
+            run = st.runs[key] = ops.linear_runner(d, x, w, known_weight=True) or _FALLBACK
+        else:
+            run = ops._cached(d, ("linear", x.shape, tuple(w.shape), x.dtype, dev),
+                              lambda: ops.linear_runner(d, x, w))
+    if run is _FALLBACK:
+        d.miss("gemm_nt", ops.DTYPES.get(x.dtype, str(x.dtype)), (ops._rows(x.shape),) + tuple(w.shape))
+        return F.linear(x, w, b)
+    if w.dtype is not x.dtype or w.get_device() != dev:
+        ops.check_linear(x, w, b)    # the weight changed since: say how
+    out = run(x, w)
+    if b is not None:
+        out.add_(b)
+    if st.checker is not None:
+        return _checked(st, "aitune::linear", (ops._rows(x.shape),) + tuple(w.shape), out, F.linear(x, w, b))
+    return out
+
+
+def _norm_eager(self, op, x, args, ref):
+    d = dispatch._current
+    if d is None:
+        return ref(x, *args)
+    st = self.__dict__.get("_aitune")
+    if st is None or st.d is not d:
+        st = _state(self, d)
+    dev = x.get_device()
+    key = (x.shape, x.dtype, dev)
+    run = st.runs.get(key)
+    w = args[0]
+    if run is None:
+        ops.check_norm(op, x, w, args[1] if op == "layer_norm" else None)
+        if len(st.runs) < MODULE_RUNS:
+            run = st.runs[key] = ops.norm_runner(d, op, x) or _FALLBACK
+        else:
+            run = ops._cached(d, (op, x.shape, x.dtype, dev), lambda: ops.norm_runner(d, op, x))
+    if run is _FALLBACK:
+        d.miss(ops.OPS[op][0], ops.DTYPES.get(x.dtype, str(x.dtype)), (ops._rows(x.shape), x.shape[-1]))
+        return ref(x, *args)
+    if w.get_device() != dev or w.shape[0] != x.shape[-1]:
+        ops.check_norm(op, x, w)     # the weight changed since: say how
+    out = run(x, *args)
+    if st.checker is not None:
+        return _checked(st, "aitune::" + op, (ops._rows(x.shape), x.shape[-1]), out, ref(x, *args))
+    return out
+
+
+def rms_norm_forward(self, x, eps_attr="eps", fallback=None):
+    w = self._parameters["weight"]
+    eps = getattr(self, eps_attr)
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    if w is None or w.dtype is not x.dtype:
+        # Another output dtype (HF's RMSNorm promotes x to the weight's): theirs.
+        return fallback(self, x) if fallback else F.rms_norm(x, (x.shape[-1],), w, eps)
+    if _compiling():
+        return ops.rms_norm(x, w, eps)
+    if _grad_enabled():
+        ops.check_grad("rms_norm", (x, w), ("x", "weight"))
+    return _norm_eager(self, "rms_norm", x, (w, float(eps)), ops.ref_rms_norm)
+
+
+def layer_norm_forward(self, x):
+    w, b = self._parameters.get("weight"), self._parameters.get("bias")
+    if w is None or len(self.normalized_shape) != 1 or w.dtype is not x.dtype:
+        return F.layer_norm(x, self.normalized_shape, w, b, self.eps)
+    if _compiling():
+        return ops.layer_norm(x, w, b, self.eps)
+    if _grad_enabled():
+        ops.check_grad("layer_norm", (x, w, b), ("x", "weight", "bias"))
+    if b is None:
+        st = self.__dict__.get("_aitune")
+        if st is None or st.d is not dispatch._current:
+            st = _state(self, dispatch._current)
+        if st.zeros is None or st.zeros.dtype is not w.dtype or st.zeros.device != w.device:
+            st.zeros = torch.zeros_like(w)
+        b = st.zeros
+    return _norm_eager(self, "layer_norm", x, (w, b, float(self.eps)), ops.ref_layer_norm)
+
+
+# ---- the drop-in classes ----
+
+class Linear(torch.nn.Linear):
+    """torch.nn.Linear (bias included; bf16 and f16 tuned) whose product is aitune::linear."""
+
+    forward = linear_forward
+
+
+class RMSNorm(torch.nn.RMSNorm):
+    """torch.nn.RMSNorm (one normalized dim, with a weight) over aitune::rms_norm."""
+
+    def forward(self, x):
+        if len(self.normalized_shape) != 1:
+            return super().forward(x)
+        return rms_norm_forward(self, x, "eps", torch.nn.RMSNorm.forward)
+
+
+class LayerNorm(torch.nn.LayerNorm):
+    """torch.nn.LayerNorm (one normalized dim, with a weight; bias optional) over aitune::layer_norm."""
+
+    forward = layer_norm_forward
+
+
+_SUBCLASSES = {}
+
+
+def rms_norm_class(cls, eps_attr):
+    """A subclass of cls (a Hugging Face RMSNorm: y = weight * (x / rms(x)).to(x.dtype)),
+    with eps in attribute eps_attr, whose forward runs aitune::rms_norm (one per cls)."""
+    sub = _SUBCLASSES.get((cls, eps_attr))
+    if sub is None:
+        orig = cls.forward
+
+        def forward(self, x):
+            return rms_norm_forward(self, x, eps_attr, orig)
+        sub = type("Aitune" + cls.__name__, (cls,), {"forward": forward, "__module__": __name__,
+                                                     "__doc__": "%s over aitune::rms_norm" % cls.__name__})
+        _SUBCLASSES[(cls, eps_attr)] = sub
+    return sub

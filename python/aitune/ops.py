@@ -1,0 +1,425 @@
+"""The aitune ops in PyTorch: a torch.library namespace, fake implementations, runners.
+
+    torch.ops.aitune.linear(x, weight, bias=None)     x @ weight.T + bias   (F.linear; gemm_nt)
+    torch.ops.aitune.rms_norm(x, weight, eps)         over the last dim, in fp32, rounded once (rmsnorm)
+    torch.ops.aitune.layer_norm(x, weight, bias, eps) over the last dim, biased variance (layernorm)
+    torch.ops.aitune.softmax(x, dim=-1)               over the last dim only (softmax)
+
+Registered with a torch.library.Library directly (lib.define / lib.impl: a Python
+kernel per dispatch key), not @torch.library.custom_op, whose wrapper costs several
+times more per call. Each op has:
+  - a fake implementation (torch.library.register_fake), which also serves the meta
+    device: torch.compile(fullgraph=True) traces the ops without running them, and
+    Inductor fuses the code around them;
+  - a CUDA kernel: the registry's tuned kernel through the dispatch cache
+    (aitune.dispatch), PyTorch's own computation where the registry has no answer
+    (recorded as a miss);
+  - a CPU kernel: PyTorch's own computation (aitune tunes CUDA kernels only).
+
+Contract of the CUDA kernels, which the fake implementations share:
+  - outputs are new tensors from PyTorch's allocator (so graph capture and
+    torch.compile's memory planning see them), in the input's dtype; a kernel's
+    workspace is one buffer per (device, stream), from the allocator, grown when
+    a kernel needs more and kept while the process lives (a captured graph keeps
+    the address): launches on one stream are ordered, so they share it, as
+    cuBLAS's workspace is shared (two graphs captured on one stream and replayed
+    on two streams at once would share it too);
+  - no host synchronisation, no allocation outside PyTorch's allocator; a shape's
+    first call loads and binds its kernel, which must happen outside graph capture
+    (warm up first; see aitune.dispatch);
+  - inference only: a tensor that requires grad while grad mode is on is an
+    AituneError (wrap the call in torch.no_grad() or torch.inference_mode());
+  - an input that is not contiguous or not 16-byte aligned is copied first (one
+    copy kernel), never refused; arguments of the wrong rank, size, dtype or device
+    are refused with an AituneError that names the argument;
+  - tuned dtypes: bf16 and f16 for linear; bf16, f16 and f32 for the others;
+    another dtype, an empty tensor, or a registry without an answer runs PyTorch's
+    computation. linear's bias is added by PyTorch after the tuned product (the
+    GEMM templates have no bias epilogue yet).
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ._lib import AituneError, MISUSE
+from . import dispatch
+from .registry import thread_buffer
+
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+GEMM_DTYPES = (torch.bfloat16, torch.float16)
+# libaitune's op for each torch op, and its dims.
+OPS = {"linear": ("gemm_nt", ("m", "n", "k")), "rms_norm": ("rmsnorm", ("rows", "cols")),
+       "layer_norm": ("layernorm", ("rows", "cols")), "softmax": ("softmax", ("rows", "cols"))}
+
+_grad_enabled = torch.is_grad_enabled
+
+
+# ---- argument checks (shared by the fake and the real kernels) ----
+
+def _refuse(op, msg):
+    raise AituneError("aitune::%s: %s" % (op, msg), MISUSE)
+
+
+def check_grad(op, tensors, names):
+    """An AituneError when grad mode is on and one of tensors requires grad."""
+    if _grad_enabled():
+        for t, name in zip(tensors, names):
+            if t is not None and t.requires_grad:
+                _refuse(op, "'%s' requires grad: aitune ops are for inference (call under torch.no_grad() or "
+                            "torch.inference_mode(); unpatch the model to train it)" % name)
+
+
+def _same(op, x, t, name):
+    if t.dtype != x.dtype:
+        _refuse(op, "'%s' is %s, x is %s (cast one of them)" % (name, t.dtype, x.dtype))
+    if t.device != x.device:
+        _refuse(op, "'%s' is on %s, x on %s" % (name, t.device, x.device))
+
+
+def check_linear(x, weight, bias):
+    check_grad("linear", (x, weight, bias), ("x", "weight", "bias"))
+    if x.dim() < 1 or weight.dim() != 2:
+        _refuse("linear", "want x [..., k] and weight [n, k]; got x %s, weight %s"
+                % (list(x.shape), list(weight.shape)))
+    if x.shape[-1] != weight.shape[1]:
+        _refuse("linear", "x has k = %d, weight [n, k] has k = %d" % (x.shape[-1], weight.shape[1]))
+    _same("linear", x, weight, "weight")
+    if bias is not None:
+        if bias.dim() != 1 or bias.shape[0] != weight.shape[0]:
+            _refuse("linear", "bias must be [%d], got %s" % (weight.shape[0], list(bias.shape)))
+        _same("linear", x, bias, "bias")
+
+
+def check_norm(op, x, weight, bias=None):
+    check_grad(op, (x, weight, bias), ("x", "weight", "bias"))
+    if x.dim() < 1:
+        _refuse(op, "x must have at least one dim")
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is None:
+            continue
+        if t.dim() != 1 or t.shape[0] != x.shape[-1]:
+            _refuse(op, "'%s' must be [%d] (x's last dim), got %s" % (name, x.shape[-1], list(t.shape)))
+        _same(op, x, t, name)
+
+
+def check_softmax(x, dim):
+    check_grad("softmax", (x,), ("x",))
+    if x.dim() < 1:
+        _refuse("softmax", "x must have at least one dim")
+    if not -x.dim() <= dim < x.dim():
+        _refuse("softmax", "dim %d is out of range for %d dims" % (dim, x.dim()))
+
+
+# ---- PyTorch's computation: the CPU kernels, the fallback, and check mode's reference ----
+
+def ref_linear(x, weight, bias=None):
+    return F.linear(x, weight, bias)
+
+
+def ref_rms_norm(x, weight, eps):
+    return F.rms_norm(x.float(), (x.shape[-1],), weight.float(), eps).to(x.dtype)
+
+
+def ref_layer_norm(x, weight, bias, eps):
+    b = bias.float() if bias is not None else None
+    return F.layer_norm(x.float(), (x.shape[-1],), weight.float(), b, eps).to(x.dtype)
+
+
+def ref_softmax(x, dim=-1):
+    return torch.softmax(x.float(), dim).to(x.dtype)
+
+
+# ---- runners: a bound launch wrapped for tensors of one shape ----
+
+def _aligned(t):
+    """t, or a contiguous 16-byte aligned copy of it."""
+    if t.is_contiguous() and not t.data_ptr() & 15:
+        return t
+    return t.clone(memory_format=torch.contiguous_format) if t.is_contiguous() else t.contiguous()
+
+
+def _raw_stream():
+    """f(dev) -> the current raw stream of CUDA device dev; 0 for dev < 0 (tensors off CUDA:
+    the tests' recording libcuda)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return lambda dev: raw(dev) if dev >= 0 else 0
+
+
+_stream = _raw_stream()
+
+
+def _rows(shape):
+    n = 1
+    for s in shape[:-1]:
+        n *= s
+    return n
+
+
+# Workspaces, one per (device, stream), grown as needed and never freed (a captured
+# graph keeps the address it was captured with): launches on one stream run in
+# order, so they share it, as cuBLAS's workspace is shared per stream.
+_workspaces = {}
+
+
+def workspace(dev, device, stream, nbytes):
+    """The address of a workspace of at least nbytes for launches on (dev, stream)."""
+    key = (dev, stream)
+    w = _workspaces.get(key)
+    if w is None or w[1] < nbytes:
+        size = max(nbytes, 1 << 16, 2 * w[1] if w else 0)
+        t = torch.empty(size, dtype=torch.uint8, device=device)
+        keep = (w[2] + [t]) if w else [t]
+        w = _workspaces[key] = (t.data_ptr(), size, keep)
+    return w[0]
+
+
+def _relaunch(b, vals, s, dev, err):
+    """A launch refused because this thread has no current context (a thread that made
+    no CUDA runtime call yet): make the device's primary context current, try again."""
+    if dev < 0 or "context" not in str(err):
+        raise err
+    torch.cuda.set_device(dev)
+    b.launch(vals, s)
+
+
+def _runner(b, out_shape, dtype, device, dev, nbufs_in):
+    """run(*inputs, *scalars) -> out for a Bound whose op takes nbufs_in input buffers,
+    one output, then scalars (as the aitune ops do)."""
+    launch = b.launch
+    ws = b.ws_bytes
+    empty = torch.empty
+    stream = _stream
+
+    if nbufs_in == 2:
+        # The hot path (linear, rms_norm): Bound.launch inlined, the stream read directly.
+        pack, fn, reg, ptr, tls = b._pack, b._fn, b.reg, b.ptr, b._tls
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if dev >= 0 else None
+
+        def run(a, c, *scalars):
+            if not a.is_contiguous() or a.data_ptr() & 15:
+                a = _aligned(a)
+            if not c.is_contiguous() or c.data_ptr() & 15:
+                c = _aligned(c)
+            out = empty(out_shape, dtype=dtype, device=device)
+            s = raw(dev) if raw is not None else 0
+            vals = (a.data_ptr(), c.data_ptr(), out.data_ptr()) + scalars
+            if ws:
+                vals += (workspace(dev, device, s, ws),)
+            try:
+                buf, addr = tls.args
+            except AttributeError:
+                buf, addr = thread_buffer(tls)
+            pack(buf, 0, *vals)
+            rc = fn(reg._h, ptr, addr, s)
+            if rc:
+                try:
+                    reg._fail(rc)
+                except AituneError as e:
+                    _relaunch(b, vals, s, dev, e)
+            return out
+        return run
+
+    def run(*args):
+        ins = [_aligned(t) for t in args[:nbufs_in]]
+        out = empty(out_shape, dtype=dtype, device=device)
+        s = stream(dev)
+        vals = tuple(t.data_ptr() for t in ins) + (out.data_ptr(),) + tuple(args[nbufs_in:])
+        if ws:
+            vals += (workspace(dev, device, s, ws),)
+        try:
+            launch(vals, s)
+        except AituneError as e:
+            _relaunch(b, vals, s, dev, e)
+        return out
+    return run
+
+
+def linear_runner(d, x, weight, known_weight=False):
+    """A runner for F.linear at x's shape with weight's [n, k]: run(x, weight) -> out,
+    or None (a miss, recorded). known_weight binds a launch of its own for this
+    weight's address (a module's): its tensor map is encoded once."""
+    n, k = weight.shape
+    m = _rows(x.shape)
+    dev = x.get_device()
+    if x.dtype not in GEMM_DTYPES or m < 1:
+        d.miss("gemm_nt", str(x.dtype).replace("torch.", ""), (m, n, k),
+               "aitune's GEMMs take bf16 and f16" if m >= 1 else "an empty input")
+        return None
+    known = {"B": weight.data_ptr()} if known_weight and weight.is_contiguous() and not weight.data_ptr() & 15 \
+        else None
+    b = d.bound("gemm_nt", DTYPES[x.dtype], (m, n, k), dev, known)
+    if b is None:
+        return None
+    return _runner(b, tuple(x.shape[:-1]) + (n,), x.dtype, x.device, dev, 2)
+
+
+def norm_runner(d, op, x):
+    """A runner for rms_norm (run(x, weight, eps)), layer_norm (run(x, weight, bias, eps))
+    or softmax (run(x)) at x's shape, or None (a miss, recorded)."""
+    name, _ = OPS[op]
+    cols = x.shape[-1]
+    rows = _rows(x.shape)
+    if x.dtype not in DTYPES or rows < 1 or cols < 1:
+        d.miss(name, str(x.dtype).replace("torch.", ""), (rows, cols), "not a tuned dtype, or empty")
+        return None
+    b = d.bound(name, DTYPES[x.dtype], (rows, cols), x.get_device())
+    if b is None:
+        return None
+    nin = {"rms_norm": 2, "layer_norm": 3, "softmax": 1}[op]
+    return _runner(b, tuple(x.shape), x.dtype, x.device, x.get_device(), nin)
+
+
+# ---- the CUDA kernels ----
+
+_FALLBACK = object()
+
+
+def _cached(d, key, make):
+    runs = d.runs
+    run = runs.get(key)
+    if run is None:
+        run = make() or _FALLBACK
+        runs[key] = run
+    return run
+
+
+def _linear_cuda(x, weight, bias=None):
+    check_linear(x, weight, bias)
+    d = dispatch.current()
+    if d is None:
+        return ref_linear(x, weight, bias)
+    run = _cached(d, ("linear", x.shape, tuple(weight.shape), x.dtype, x.get_device()),
+                  lambda: linear_runner(d, x, weight))
+    if run is _FALLBACK:
+        d.miss("gemm_nt", DTYPES.get(x.dtype, str(x.dtype)), (_rows(x.shape),) + tuple(weight.shape))
+        return ref_linear(x, weight, bias)
+    out = run(x, weight)
+    if bias is not None:
+        out.add_(bias)
+    return out
+
+
+def _norm_cuda(op, x, args, ref):
+    d = dispatch.current()
+    if d is None:
+        return ref(x, *args)
+    run = _cached(d, (op, x.shape, x.dtype, x.get_device()), lambda: norm_runner(d, op, x))
+    if run is _FALLBACK:
+        d.miss(OPS[op][0], DTYPES.get(x.dtype, str(x.dtype)), (_rows(x.shape), x.shape[-1]))
+        return ref(x, *args)
+    return run(x, *args)
+
+
+def _rms_norm_cuda(x, weight, eps):
+    check_norm("rms_norm", x, weight)
+    return _norm_cuda("rms_norm", x, (weight, float(eps)), ref_rms_norm)
+
+
+def _layer_norm_cuda(x, weight, bias, eps):
+    check_norm("layer_norm", x, weight, bias)
+    if bias is None:
+        bias = torch.zeros_like(weight)
+    return _norm_cuda("layer_norm", x, (weight, bias, float(eps)), ref_layer_norm)
+
+
+def _softmax_cuda(x, dim=-1):
+    check_softmax(x, dim)
+    if dim % x.dim() != x.dim() - 1:
+        return ref_softmax(x, dim)
+    return _norm_cuda("softmax", x, (), ref_softmax)
+
+
+# ---- CPU kernels (PyTorch's), fakes ----
+
+def _linear_cpu(x, weight, bias=None):
+    check_linear(x, weight, bias)
+    return ref_linear(x, weight, bias)
+
+
+def _rms_norm_cpu(x, weight, eps):
+    check_norm("rms_norm", x, weight)
+    return ref_rms_norm(x, weight, eps)
+
+
+def _layer_norm_cpu(x, weight, bias, eps):
+    check_norm("layer_norm", x, weight, bias)
+    return ref_layer_norm(x, weight, bias, eps)
+
+
+def _softmax_cpu(x, dim=-1):
+    check_softmax(x, dim)
+    return ref_softmax(x, dim)
+
+
+def _linear_fake(x, weight, bias=None):
+    check_linear(x, weight, bias)
+    return x.new_empty(tuple(x.shape[:-1]) + (weight.shape[0],))
+
+
+def _rms_norm_fake(x, weight, eps):
+    check_norm("rms_norm", x, weight)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _layer_norm_fake(x, weight, bias, eps):
+    check_norm("layer_norm", x, weight, bias)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _softmax_fake(x, dim=-1):
+    check_softmax(x, dim)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+SCHEMAS = {
+    "linear": ("linear(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor",
+               _linear_cuda, _linear_cpu, _linear_fake),
+    "rms_norm": ("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor",
+                 _rms_norm_cuda, _rms_norm_cpu, _rms_norm_fake),
+    "layer_norm": ("layer_norm(Tensor x, Tensor weight, Tensor? bias, float eps) -> Tensor",
+                   _layer_norm_cuda, _layer_norm_cpu, _layer_norm_fake),
+    "softmax": ("softmax(Tensor x, int dim=-1) -> Tensor", _softmax_cuda, _softmax_cpu, _softmax_fake),
+}
+
+
+def _register():
+    lib = torch.library.Library("aitune", "DEF")
+    for name, (schema, cuda, cpu, fake) in SCHEMAS.items():
+        lib.define(schema)
+        lib.impl(name, cuda, "CUDA")
+        lib.impl(name, cpu, "CPU")
+        torch.library.register_fake("aitune::" + name, fake, lib=lib)
+    return lib
+
+
+# One registration per process: the Library object must live as long as the ops.
+_LIB = _register() if not hasattr(torch.ops.aitune, "linear") else None
+
+linear = torch.ops.aitune.linear
+rms_norm = torch.ops.aitune.rms_norm
+layer_norm = torch.ops.aitune.layer_norm
+softmax = torch.ops.aitune.softmax
+
+# The tolerances of check mode, per dtype (templates/<op>/op.lua's for bf16/f16/f32):
+# a result differs when |got - ref| > rtol * |ref| + atol * max|ref|.
+TOLERANCE = {torch.bfloat16: (1.6e-2, 1.6e-2), torch.float16: (2e-3, 2e-3), torch.float32: (1e-5, 1e-5)}
+
+
+def differs(got, ref):
+    """None when got matches ref within the dtype's tolerance, else a one-line description."""
+    rtol, atol = TOLERANCE.get(ref.dtype, (1e-5, 1e-5))
+    g, r = got.float(), ref.float()
+    scale = r.abs().max().item() if r.numel() else 0.0
+    err = (g - r).abs()
+    bad = err > rtol * r.abs() + atol * scale
+    bad |= g.isnan() & ~r.isnan()
+    if not bool(bad.any()):
+        return None
+    i = int(bad.flatten().nonzero()[0])
+    idx = list(torch.unravel_index(torch.tensor(i), r.shape)) if r.dim() else []
+    where = [int(v) for v in idx]
+    return "max error %.4g at %s (got %.6g, PyTorch %.6g; tolerance %.3g x |ref| + %.3g x %.4g)" % (
+        float(err.nan_to_num(math.inf).max()), where, float(g.flatten()[i]), float(r.flatten()[i]), rtol, atol,
+        scale)

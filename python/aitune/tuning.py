@@ -1,0 +1,256 @@
+"""Tuning a model in one command: its config -> the spec of its shapes -> `aitune sweep`.
+
+A decoder's GEMMs and norms have shapes fixed by its config but for the number of
+token rows m: the batch when decoding, batch x prompt length when prefilling.
+model_spec() writes one task per distinct weight (F.linear's layout, gemm_nt, n x k)
+and per norm width, with m as a range (docs/SPEC.md: `m: {range: [lo, hi]}`), split
+at a power of two between decoding (m up to the largest batch, timed as a decode
+loop runs: `timing: stream`) and prefilling (up to batch x prompt, timed one launch
+at a time). From a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3
+and their kin):
+
+    q_proj  heads*head_dim x hidden     k_proj, v_proj  kv_heads*head_dim x hidden
+    o_proj  hidden x heads*head_dim     gate/up  intermediate x hidden
+    down    hidden x intermediate       lm_head  vocab x hidden (decode rows only:
+    norms   rms over hidden (and over head_dim for Qwen3's q/k norms)     logits of the
+    router  experts x hidden (Mixtral-like configs)                       last token)
+
+misses_spec() writes the same from a registry's misses table (the shapes libaitune
+was asked for and had no tuned bucket for): per op and fixed dims, a range over the
+first dim covering the sizes missed. run_sweep() runs the aitune binary.
+
+Configs and registries are untrusted: every number is checked to be an integer in
+range before it becomes spec text, and names are reduced to [a-z0-9_-].
+"""
+
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+
+from ._lib import AituneError, CORRUPT
+
+DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "f16", "f16": "f16", "half": "f16"}
+MAX_DIM = 1 << 24
+MAX_ROWS = 1 << 32
+
+
+class SpecError(AituneError):
+    """A config, a range or a misses table that cannot become a spec (exit 3)."""
+
+    def __init__(self, msg):
+        super().__init__(msg, CORRUPT)
+
+
+def _int(cfg, key, where, default=None, lo=1, hi=MAX_DIM):
+    v = cfg.get(key, default)
+    if v is None:
+        raise SpecError("%s: field '%s' is missing" % (where, key))
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise SpecError("%s: field '%s' must be an integer in %d..%d, got %r" % (where, key, lo, hi, v))
+    return v
+
+
+def parse_range(text, what):
+    """'1:32' or '8' -> (lo, hi)."""
+    m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?", text or "")
+    if not m:
+        raise SpecError("%s: want LO:HI or N (e.g. 1:32), got %r" % (what, text))
+    lo = int(m.group(1))
+    hi = int(m.group(2)) if m.group(2) else lo
+    if not 1 <= lo <= hi <= MAX_ROWS:
+        raise SpecError("%s: want 1 <= LO <= HI <= %d, got %s" % (what, MAX_ROWS, text))
+    return lo, hi
+
+
+def model_shapes(cfg, where="config"):
+    """(weights, norms, lm_head, model_type) of a Hugging Face config dict: weights a
+    sorted list of distinct (n, k), norms of distinct (cols, rows per token)."""
+    if not isinstance(cfg, dict):
+        raise SpecError("%s: not a JSON object" % where)
+    text = cfg.get("text_config")
+    if isinstance(text, dict) and "hidden_size" not in cfg:
+        cfg = text                     # multimodal configs nest the decoder's
+    h = _int(cfg, "hidden_size", where)
+    heads = _int(cfg, "num_attention_heads", where, hi=1 << 12)
+    kv = _int(cfg, "num_key_value_heads", where, default=heads, hi=1 << 12)
+    hd = _int(cfg, "head_dim", where, default=h // heads if h % heads == 0 else None, hi=1 << 14)
+    inter = _int(cfg, "intermediate_size", where)
+    vocab = _int(cfg, "vocab_size", where, hi=1 << 22)
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts")
+    mtype = str(cfg.get("model_type", "model"))
+    weights = {(heads * hd, h), (kv * hd, h), (h, heads * hd), (inter, h), (h, inter)}
+    if experts is not None:
+        weights.add((_int(cfg, "num_local_experts" if "num_local_experts" in cfg else "num_experts", where,
+                          hi=1 << 12), h))
+        moe = cfg.get("moe_intermediate_size")
+        if moe is not None:
+            moe = _int(cfg, "moe_intermediate_size", where)
+            weights |= {(moe, h), (h, moe)}
+    norms = {(h, 1)}
+    if mtype.startswith("qwen3"):
+        norms |= {(hd, heads), (hd, kv)}
+    return sorted(weights), sorted(norms), (vocab, h), mtype
+
+
+def _name(s):
+    return re.sub(r"[^a-z0-9_-]+", "-", s.lower()).strip("-")[:40] or "model"
+
+
+def _task(op, dtype, shapes, timing=None, comment=None):
+    lines = []
+    if comment:
+        lines.append("  # " + comment)
+    lines += ["  - op: %s" % op, "    dtypes: [%s]" % dtype]
+    if timing:
+        lines.append("    timing: %s" % timing)
+    lines.append("    shapes:")
+    for dim, v in shapes:
+        if isinstance(v, tuple):
+            lines.append("      %s: {range: [%d, %d], align: [1]}" % (dim, v[0], v[1]))
+        else:
+            lines.append("      %s: {values: [%d]}" % (dim, v))
+    return lines
+
+
+def _header(name, arch, search, max_evals, what):
+    return ["# Written by `python -m aitune tune` (python/aitune/tuning.py): %s." % what,
+            "# Ranges: docs/SPEC.md. m (a GEMM's rows) and a norm's rows are token rows;",
+            "# their alignment does not decide the kernel, so `align: [1]`.",
+            "name: %s" % name, "arch: %s" % arch, "seed: 1", "search: %s" % search,
+            "max_evals: %d" % max_evals, "top_k: 4", "tasks:"]
+
+
+def _split(batch, prompt):
+    """(decode rows, prefill rows or None): every m from the least batch to the most
+    batch x prompt, cut at the power of two above the largest batch."""
+    blo, bhi = batch
+    plo, phi = prompt
+    cut = 1 << bhi.bit_length()            # the power of two above bhi
+    top = bhi * phi
+    if top < cut:
+        return (blo, top), None
+    dec = (blo, cut - 1)
+    pre = (max(cut, blo * plo), top)
+    return dec, pre
+
+
+def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", ops=None, search="model",
+               max_evals=48, where="config"):
+    """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
+    "gemm_nt", "rmsnorm" to keep (default both)."""
+    weights, norms, head, mtype = model_shapes(cfg, where)
+    if dtype is None:
+        dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
+        if dt not in DTYPES:
+            raise SpecError("%s: torch_dtype %r is not bf16 or f16 (give --dtype)" % (where, dt))
+        dtype = DTYPES[dt]
+    elif dtype not in DTYPES:
+        raise SpecError("dtype must be bf16 or f16, not %r" % (dtype,))
+    dtype = DTYPES[dtype]
+    if not re.fullmatch(r"sm_\d{2,3}[af]?", arch):
+        raise SpecError("arch must be like sm_90a, not %r" % (arch,))
+    ops = set(ops or ("gemm_nt", "rmsnorm"))
+    unknown = ops - {"gemm_nt", "rmsnorm"}
+    if unknown:
+        raise SpecError("ops: unknown %s (gemm_nt, rmsnorm)" % ", ".join(sorted(unknown)))
+    dec, pre = _split(batch, prompt)
+    out = _header("model-" + _name(mtype), arch, search, max_evals,
+                  "%s, batch %d..%d, prompt %d..%d tokens" % (_name(mtype), batch[0], batch[1], prompt[0],
+                                                              prompt[1]))
+    phases = [(dec, "stream", "decode")] + ([(pre, None, "prefill")] if pre else [])
+    for rows, timing, phase in phases:
+        if "gemm_nt" in ops:
+            for n, k in weights:
+                out += _task("gemm_nt", dtype, [("m", rows), ("n", n), ("k", k)], timing,
+                             "%s: %d x %d weight" % (phase, n, k))
+        if "rmsnorm" in ops:
+            for cols, per in norms:
+                r = (rows[0] * per, rows[1] * per)
+                if r[1] > MAX_ROWS:
+                    raise SpecError("%d rows of %d-wide norms: too many" % (r[1], cols))
+                out += _task("rmsnorm", dtype, [("rows", r), ("cols", cols)], timing,
+                             "%s: RMSNorm over %d" % (phase, cols))
+    if "gemm_nt" in ops:
+        out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], "stream",
+                     "lm_head: the last token's logits")
+    return "\n".join(out) + "\n"
+
+
+_SHAPE = re.compile(r"\d{1,13}(,\d{1,13}){0,3}")
+_OPNAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+_DTYPE = re.compile(r"[a-z0-9]{1,8}(>[a-z0-9]{1,8})?")
+
+
+def read_misses(db_path):
+    """[(op, arch, dtype, shape tuple, count)] of a registry's misses table, checked."""
+    if not os.path.isfile(db_path):
+        raise SpecError("registry '%s': not a file" % db_path)
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
+        rows = db.execute("SELECT op, arch, dtype, shape, count FROM misses ORDER BY op, dtype, shape").fetchall()
+        db.close()
+    except sqlite3.Error as e:
+        raise SpecError("registry '%s': %s" % (db_path, e)) from None
+    out = []
+    for op, arch, dtype, shape, count in rows:
+        if not (isinstance(op, str) and _OPNAME.fullmatch(op) and isinstance(arch, str)
+                and re.fullmatch(r"sm_\d{2,3}", arch) and isinstance(dtype, str) and _DTYPE.fullmatch(dtype)
+                and isinstance(shape, str) and _SHAPE.fullmatch(shape)):
+            raise SpecError("registry '%s': misses row %r is malformed" % (db_path, (op, arch, dtype, shape)))
+        dims = tuple(int(s) for s in shape.split(","))
+        if not all(1 <= d <= MAX_ROWS for d in dims):
+            raise SpecError("registry '%s': misses shape %s is out of range" % (db_path, shape))
+        out.append((op, arch, dtype, dims, count))
+    return out
+
+
+DIMS = {"gemm_nt": ("m", "n", "k"), "gemm_nn": ("m", "n", "k"), "rmsnorm": ("rows", "cols"),
+        "layernorm": ("rows", "cols"), "softmax": ("rows", "cols")}
+
+
+def misses_spec(misses, arch=None, search="model", max_evals=48):
+    """The spec text of the shapes in misses (read_misses'), for arch (default: the
+    arch most misses were asked for, with its 'a' target for sm_90 and later)."""
+    misses = [m for m in misses if m[0] in DIMS]
+    if not misses:
+        raise SpecError("no misses of the ops aitune.patch uses (%s): nothing to tune" % ", ".join(DIMS))
+    archs = {}
+    for m in misses:
+        archs[m[1]] = archs.get(m[1], 0) + m[4]
+    if arch is None:
+        base = max(sorted(archs), key=lambda a: archs[a])
+        arch = base + "a" if int(base[3:]) >= 90 else base
+    base = re.sub(r"[af]$", "", arch)
+    groups = {}
+    for op, a, dtype, dims, _ in misses:
+        if a != base or len(dims) != len(DIMS[op]):
+            continue
+        key = (op, dtype, dims[1:])
+        lo, hi = groups.get(key, (dims[0], dims[0]))
+        groups[key] = (min(lo, dims[0]), max(hi, dims[0]))
+    if not groups:
+        raise SpecError("no misses for %s" % base)
+    out = _header("misses-" + base, arch, search, max_evals, "the shapes libaitune missed")
+    for (op, dtype, rest), (lo, hi) in sorted(groups.items()):
+        names = DIMS[op]
+        shapes = [(names[0], (lo, hi))] + list(zip(names[1:], rest))
+        out += _task(op, dtype, shapes, "stream" if hi <= 64 else None)
+    return "\n".join(out) + "\n"
+
+
+def find_aitune(explicit=None):
+    """The aitune binary: explicit, $AITUNE_BIN, the PATH's, or build/aitune of this tree."""
+    here = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
+                                         "aitune"))
+    for c in (explicit, os.environ.get("AITUNE_BIN"), shutil.which("aitune"), here):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise AituneError("no aitune binary: build it (make), install it (make install), or pass --aitune PATH")
+
+
+def run_sweep(spec_path, db, aitune=None, extra=()):
+    """`aitune sweep SPEC --db DB ...`; its exit code."""
+    cmd = [find_aitune(aitune), "sweep", spec_path, "--db", db] + list(extra)
+    return subprocess.call(cmd)
