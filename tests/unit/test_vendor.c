@@ -1,5 +1,6 @@
 /*
-** test_vendor: the vendor module (src/vendor.c) without a GPU. cuBLASLt is
+** test_vendor: the vendor module (src/vendor.c) and the vendor's times in
+** the registry (src/registry_vendor.c) without a GPU. cuBLASLt is
 ** played by build/tests/fake_cublaslt.so (tests/unit/fake_cublaslt.c),
 ** which computes on the host what cuBLASLt documents, so the products
 ** vendor_gemm asks for are checked against row-major references: the layout
@@ -7,12 +8,17 @@
 ** threads), the alignment preferences, and the faults (no algorithm, a
 ** failing matmul). Child processes check the library's absence (a clear
 ** message) and the real libcublasLt, when this machine has one (every
-** symbol resolves).
+** symbol resolves). The registry part: rows stored and read back by
+** shape, hardware and timing, beside a winner (its timing), the migration
+** from schema 4, a read-only old registry (no rows, no error), export, and
+** merge carrying the rows once.
 */
 #define _GNU_SOURCE
 #include "check.h"
+#include "registry_vendor.h"
 #include "vendor.h"
 #include <dlfcn.h>
+#include <sqlite3.h>
 #include <libgen.h>
 #include <math.h>
 #include <pthread.h>
@@ -221,6 +227,236 @@ static void test_fake(void)
     vendor_close(NULL);
 }
 
+
+/* ---- the registry ---- */
+
+static char tmpdir[256];
+
+static device gpu(const char *uuid, const char *driver, const char *name)
+{
+    device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    d.cc = 90;
+    d.sms = 132;
+    d.mem = 85899345920LL;
+    d.l2 = 52428800;
+    d.smem_optin = 232448;
+    snprintf(d.driver, sizeof d.driver, "%s", driver);
+    d.cuda_driver = 13000;
+    snprintf(d.nvrtc, sizeof d.nvrtc, "13.0");
+    return d;
+}
+
+static reg_vendor vrow(const char *bucket, const char *shape, int stream, double us, long long dev)
+{
+    reg_vendor v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.op, sizeof v.op, "gemm_nt");
+    snprintf(v.arch, sizeof v.arch, "sm_90");
+    snprintf(v.dtype, sizeof v.dtype, "bf16");
+    snprintf(v.bucket, sizeof v.bucket, "%s", bucket);
+    snprintf(v.shape, sizeof v.shape, "%s", shape);
+    v.stream = stream;
+    snprintf(v.library, sizeof v.library, "cuBLASLt 130100");
+    snprintf(v.algo, sizeof v.algo, "algo 66 tile 20");
+    snprintf(v.status, sizeof v.status, "ok");
+    v.median_us = us;
+    v.min_us = us * 0.9;
+    v.max_us = us * 1.1;
+    v.spread = 0.01;
+    v.samples = 20;
+    v.device = dev;
+    return v;
+}
+
+#define SHAPE16 "{\"m\":16,\"n\":4096,\"k\":4096}"
+#define BUCKET16 "m=2^4,n=2^12,k=2^12"
+
+static winner wrow(const char *bucket, const char *tmpl, const char *config, double us, long long dev, long long run)
+{
+    winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.op, sizeof w.op, "gemm_nt");
+    snprintf(w.arch, sizeof w.arch, "sm_90");
+    snprintf(w.dtype, sizeof w.dtype, "bf16");
+    snprintf(w.bucket, sizeof w.bucket, "%s", bucket);
+    snprintf(w.dims, sizeof w.dims, "m,n,k");
+    snprintf(w.lo, sizeof w.lo, "16,4096,4096");
+    snprintf(w.hi, sizeof w.hi, "32,8192,8192");
+    snprintf(w.shape, sizeof w.shape, SHAPE16);
+    snprintf(w.tmpl, sizeof w.tmpl, "%s", tmpl);
+    w.config = (char *)config;
+    w.median_us = us;
+    w.margin = -1;
+    w.exhaustive = 1;
+    w.launch = (char *)"{}";
+    w.device = dev;
+    w.run = run;
+    return w;
+}
+
+static int count_cb(const reg_vendor *v, void *ctx)
+{
+    (void)v;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static int json_cb(const char *json, void *ctx)
+{
+    strbuf *sb = ctx;
+    sb_puts(sb, json);
+    sb_puts(sb, "\n");
+    return 0;
+}
+
+static int text_cb(int n, const char *const *names, const char *const *values, void *ctx)
+{
+    strbuf *sb = ctx;
+    for (int i = 0; i < n; i++) sb_printf(sb, "%s=%s;", names[i], values[i] ? values[i] : "NULL");
+    sb_puts(sb, "\n");
+    return 0;
+}
+
+static void test_registry(void)
+{
+    char path[512], path2[512], old[512];
+    snprintf(path, sizeof path, "%s/a.db", tmpdir);
+    snprintf(path2, sizeof path2, "%s/b.db", tmpdir);
+    snprintf(old, sizeof old, "%s/old.db", tmpdir);
+    reg *r;
+    CHECK(reg_open(path, 0, &r) == 0 && reg_version(r) == REG_SCHEMA_VERSION && REG_SCHEMA_VERSION == 5,
+          "a new registry is schema 5 (%s)", reg_errmsg(r));
+    device h100 = gpu("GPU-1", "580", "NVIDIA H100"), twin = gpu("GPU-2", "580", "NVIDIA H100"),
+           h200 = gpu("GPU-3", "580", "NVIDIA H200");
+    long long d1 = 0, d2 = 0, d3 = 0, run = 0;
+    reg_device(r, &h100, &d1);
+    reg_device(r, &twin, &d2);
+    reg_device(r, &h200, &d3);
+    reg_run_begin(r, "aitune sweep x.yaml", "hash", 1, d1, "{}", &run);
+    reg_vendor v = vrow(BUCKET16, SHAPE16, 1, 12.5, d1), got;
+    v.run = run;
+    CHECK(reg_vendor_put(r, &v) == 0, "a vendor row is stored (%s)", reg_errmsg(r));
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", SHAPE16, 1, d1, &got) == 1 && got.median_us == 12.5 &&
+              got.stream && !strcmp(got.status, "ok") && !strcmp(got.library, "cuBLASLt 130100") && got.run == run &&
+              strstr(got.hw, "NVIDIA H100|sm_90|132 SMs"),
+          "and read back by shape, timing and device, with the device's hardware (%s)", got.hw);
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", SHAPE16, 1, d2, &got) == 1,
+          "a twin GPU (same hardware, another uuid) finds it: a resume on the next GPU of the host");
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", SHAPE16, 0, d1, &got) == 0, "flush timing is another row");
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", SHAPE16, 1, d3, &got) == 0, "another GPU model is another row");
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", "{\"m\":17,\"n\":4096,\"k\":4096}", 1, d1, &got) == 0,
+          "another shape is another row");
+    v.median_us = 11.0;
+    reg_vendor_put(r, &v);
+    reg_vendor flush = vrow(BUCKET16, SHAPE16, 0, 20.0, d1);
+    reg_vendor_put(r, &flush);
+    reg_vendor bad = vrow(BUCKET16, "{\"m\":24,\"n\":4096,\"k\":4096}", 1, 0, d1);
+    snprintf(bad.status, sizeof bad.status, "wrong");
+    snprintf(bad.error, sizeof bad.error, "D: 3 of 64 elements wrong");
+    reg_vendor_put(r, &bad);
+    reg_vendor part = vrow(BUCKET16 "/24", "{\"m\":31,\"n\":4096,\"k\":4096}", 1, 14.0, d1);
+    reg_vendor_put(r, &part);
+    int n = 0;
+    reg_vendor_each(r, "gemm_nt", "sm_90", "bf16", BUCKET16, count_cb, &n);
+    CHECK(n == 4, "the bucket's rows, its part's included, a replaced row once: %d of 4", n);
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", "{\"m\":24,\"n\":4096,\"k\":4096}", 1, d1, &got) == 1 &&
+              !strcmp(got.status, "wrong") && got.median_us == 0 && strstr(got.error, "3 of 64"),
+          "a failed vendor measurement is kept with its reason, no time");
+    CHECK(reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", SHAPE16, 1, d1, &got) == 1 && got.median_us == 11.0,
+          "a row measured again replaces the old one");
+
+    /* Beside a winner: its shape, hardware and timing. */
+    double us = 0;
+    winner w = wrow(BUCKET16, "gemm_nt/wgmma", "{\"bm\":64}", 10.0, d1, run);
+    reg_winner_put(r, &w);
+    CHECK(reg_vendor_for_winner(r, &w, &us) == 1 && us == 20.0,
+          "a winner without measurements gets the newest row of either timing: the flush one (%g)", us);
+    measurement m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.op, sizeof m.op, "gemm_nt");
+    snprintf(m.tmpl, sizeof m.tmpl, "gemm_nt/wgmma");
+    snprintf(m.arch, sizeof m.arch, "sm_90");
+    snprintf(m.dtype, sizeof m.dtype, "bf16");
+    snprintf(m.bucket, sizeof m.bucket, BUCKET16);
+    snprintf(m.shape, sizeof m.shape, SHAPE16);
+    m.config = (char *)"{\"bm\":64}";
+    snprintf(m.config_hash, sizeof m.config_hash, "0123456789abcdef");
+    snprintf(m.status, sizeof m.status, "ok");
+    m.median_us = 10;
+    m.samples = 10;
+    m.device = d1;
+    m.run = run;
+    m.stream = 0;
+    reg_measure_put(r, &m);
+    CHECK(reg_vendor_for_winner(r, &w, &us) == 1 && us == 20.0, "a winner timed after a flush: the flush row (%g)", us);
+    m.stream = 1;
+    reg_measure_put(r, &m);
+    CHECK(reg_vendor_for_winner(r, &w, &us) == 1 && us == 11.0, "timed as a stream (its newest): the stream row (%g)", us);
+    winner w3 = wrow(BUCKET16, "gemm_nt/wgmma", "{\"bm\":64}", 10.0, d3, run);
+    CHECK(reg_vendor_for_winner(r, &w3, &us) == 0, "a winner measured on another GPU model has none");
+    winner wp = wrow(BUCKET16 "/24", "gemm_nt/wgmma", "{\"bm\":64}", 10.0, d1, run);
+    snprintf(wp.shape, sizeof wp.shape, "{\"m\":31,\"n\":4096,\"k\":4096}");
+    CHECK(reg_vendor_for_winner(r, &wp, &us) == 1 && us == 14.0, "a split bucket's part: the row at its shape (%g)", us);
+    long long nv = -1;
+    winner wv = wrow(BUCKET16 "/24", VENDOR_TEMPLATE, "{}", 14.0, d1, run);
+    reg_winners_put(r, BUCKET16, (winner[]){ w, wv }, 2);
+    CHECK(reg_vendor_winners(r, NULL, &nv) == 0 && nv == 1, "the vendor holds 1 winner (%lld)", nv);
+    reg_vendor_winners(r, "gemm_nn", &nv);
+    CHECK(nv == 0, "of gemm_nn, none");
+
+    /* Export. */
+    strbuf js = STRBUF_INIT, tx = STRBUF_INIT;
+    CHECK(reg_vendor_json_rows(r, "gemm_nt", json_cb, &js) == 0 && strstr(sb_str(&js), "\"shape\":{\"m\":16") &&
+              strstr(sb_str(&js), "\"timing\":\"stream\"") && strstr(sb_str(&js), "\"status\":\"wrong\""),
+          "JSON rows embed the shape as JSON");
+    reg_vendor_text_rows(r, NULL, text_cb, &tx);
+    CHECK(strstr(sb_str(&tx), "median_us=11.0;") && strstr(sb_str(&tx), "library=cuBLASLt 130100;"), "text rows");
+    sb_reset(&js);
+    reg_vendor_json_rows(r, "softmax", json_cb, &js);
+    CHECK(js.len == 0, "--op filters them");
+    sb_free(&js);
+    sb_free(&tx);
+    reg_close(r);
+
+    /* Merge: the rows come across once, ids mapped. */
+    reg *r2;
+    reg_open(path2, 0, &r2);
+    reg_merge_stats st;
+    memset(&st, 0, sizeof st);
+    CHECK(reg_merge(r2, path, &st) == 0 && st.vendor == 4, "merge carries the 4 vendor rows (%lld; %s)", st.vendor,
+          reg_errmsg(r2));
+    long long dd = 0;
+    reg_device(r2, &h100, &dd);
+    CHECK(reg_vendor_get(r2, "gemm_nt", "sm_90", "bf16", SHAPE16, 1, dd, &got) == 1 && got.median_us == 11.0 &&
+              got.device == dd && got.run > 0, "with the output's device and run ids");
+    memset(&st, 0, sizeof st);
+    CHECK(reg_merge(r2, path, &st) == 0 && st.vendor == 0, "merging again adds none");
+    reg_close(r2);
+
+    /* An old registry: schema 4, no table. */
+    reg_open(old, 0, &r);
+    reg_close(r);
+    sqlite3 *db;
+    sqlite3_open(old, &db);
+    sqlite3_exec(db, "DROP TABLE vendor_times; UPDATE meta SET value = '4' WHERE key = 'schema_version'", NULL, NULL, NULL);
+    sqlite3_close(db);
+    reg_open(old, 1, &r);
+    n = 0;
+    CHECK(reg_version(r) == 4 && reg_vendor_get(r, "gemm_nt", "sm_90", "bf16", SHAPE16, 1, 1, &got) == 0 &&
+              reg_vendor_each(r, "gemm_nt", "sm_90", "bf16", NULL, count_cb, &n) == 0 && n == 0 &&
+              reg_vendor_for_winner(r, &w, &us) == 0,
+          "a schema-4 registry opened read-only has no vendor rows, and no error");
+    v = vrow(BUCKET16, SHAPE16, 1, 1, 0);
+    CHECK(reg_vendor_put(r, &v) == -1 && strstr(reg_errmsg(r), "no vendor_times"), "and takes none: '%s'", reg_errmsg(r));
+    reg_close(r);
+    CHECK(reg_open(old, 0, &r) == 0 && reg_version(r) == 5, "opened for writing, it is migrated to schema 5");
+    CHECK(reg_vendor_put(r, &v) == 0, "and takes vendor rows (%s)", reg_errmsg(r));
+    reg_close(r);
+}
+
 /* In a child: checks print there; its exit code says whether any failed. */
 static void in_child(const char *what, void (*fn)(void))
 {
@@ -286,6 +522,15 @@ int main(int argc, char **argv)
         CHECK_DONE();
     }
     test_kinds();
+    snprintf(tmpdir, sizeof tmpdir, "%s/aitune-vendor-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        CHECK(0, "mkdtemp");
+        CHECK_DONE();
+    }
+    test_registry();
+    char rm[600];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
+    if (system(rm)) {}
     in_child("no cuBLASLt", missing);
     in_child("the real cuBLASLt", real);
     test_fake();
