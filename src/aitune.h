@@ -92,6 +92,21 @@
 **   which it writes before it reads); the rest may hold anything.
 ** - Buffers of kernels that use TMA must be 16-byte aligned (PyTorch's and
 **   cudaMalloc's always are).
+** - The vendor as a winner. Where no template beat the vendor library over
+**   a bucket or a split bucket's part (a sweep times cuBLASLt beside the
+**   candidates), the registry may name the vendor as that part's winner:
+**   template "vendor/cublaslt", config "{}", no cubin. Only the GEMM ops
+**   (gemm_nt, gemm_nn) have such winners. Lookups answer them as any
+**   winner. aitune_kernel_get then gives a kernel that calls cuBLASLt
+**   (libcublasLt.so.13, .12 or .so, opened at run time, or the file the
+**   environment variable AITUNE_CUBLASLT names; nothing is linked), with
+**   the heuristic's best algorithm for each shape, found at a shape's first
+**   launch and kept in the handle; it fails with AITUNE_ERROR, saying so,
+**   when cuBLASLt cannot be opened. Its workspace is 32 MiB
+**   (aitune_kernel_workspace), none of it zeroed; aitune_launch takes the
+**   arguments as for any kernel of the op, the workspace last, and calls
+**   cublasLtMatmul on the stream. Buffers may have any alignment (the
+**   algorithm is chosen for it).
 ** - Lookups and kernel_gets that were not answered by an exact bucket are
 **   counted in the handle (misses); aitune_flush_misses adds them to the
 **   registry's `misses` table, the next sweep's input, through a separate

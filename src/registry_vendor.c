@@ -1,6 +1,8 @@
 /* registry_vendor.c: see registry_vendor.h. */
 #define _GNU_SOURCE
 #include "registry_vendor.h"
+#include "plan.h"
+#include "tmpl.h"
 #include "vendor.h"
 #include <sqlite3.h>
 #include <stdio.h>
@@ -236,4 +238,42 @@ int reg_vendor_text_rows(reg *r, const char *op,
     }
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+}
+
+char *reg_vendor_plan(const op_task *t, char *err, int errcap)
+{
+    if (vendor_kind(t->op, t->dtype) < 0) {
+        snprintf(err, (size_t)errcap, "the vendor serves no %s %s", t->op, t->dtype);
+        return NULL;
+    }
+    plan *p = plan_new();
+    char *json = NULL;
+    if (!p) {
+        snprintf(err, (size_t)errcap, "out of memory");
+        return NULL;
+    }
+    snprintf(p->kernel, sizeof p->kernel, "%s", VENDOR_KERNEL);
+    p->ndims = t->ndims;
+    for (int i = 0; i < t->ndims; i++) snprintf(p->dims[i], sizeof p->dims[i], "%s", t->dims[i]);
+    p->nargs = t->nargs;
+    for (int i = 0; i < t->nargs; i++) {
+        plan_arg *a = &p->args[i];
+        snprintf(a->name, sizeof a->name, "%s", t->args[i].name);
+        a->role = t->args[i].role;   /* enum arg_role and enum plan_role agree */
+        if (a->role <= PLAN_INOUT) {
+            snprintf(a->dtype, sizeof a->dtype, "%s", t->args[i].dtype);
+            a->esize = t->args[i].esize;
+        }
+    }
+    char ws[32];
+    snprintf(ws, sizeof ws, "%llu", (unsigned long long)VENDOR_WORKSPACE);
+    int bad = 0;
+    for (int i = 0; i < 3 && !bad; i++)
+        bad = plan_set(&p->grid[i], "1") || plan_set(&p->block[i], "1") || plan_set(&p->cluster[i], "1");
+    if (bad || plan_set(&p->smem, "0")) snprintf(err, (size_t)errcap, "out of memory"), bad = 1;
+    if (!bad && plan_default_params(p, ws, err, errcap)) bad = 1;
+    if (!bad && plan_set(&p->params[p->nparams - 1].zero, "0")) snprintf(err, (size_t)errcap, "out of memory"), bad = 1;
+    if (!bad) json = plan_encode(p, err, errcap);
+    plan_free(p);
+    return json;
 }

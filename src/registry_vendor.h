@@ -58,6 +58,13 @@ int reg_vendor_json_rows(reg *r, const char *op, int (*cb)(const char *json, voi
 int reg_vendor_text_rows(reg *r, const char *op,
                          int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
 
+/* A vendor winner's launch plan (winners.launch) for task t's op: the op's
+** arguments and dims, kernel VENDOR_KERNEL, geometry 1, a workspace of
+** VENDOR_WORKSPACE bytes, none zeroed (vendor.h). JSON, malloc'd; NULL with
+** err when the vendor does not serve t's op and dtype. */
+struct op_task;
+char *reg_vendor_plan(const struct op_task *t, char *err, int errcap);
+
 /* reg_merge's step: the input's rows (schema src, device and run ids mapped
 ** through temp.devmap and temp.runmap) that the output lacks. */
 extern const char reg_vendor_merge_sql[];

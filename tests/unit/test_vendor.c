@@ -11,11 +11,18 @@
 ** symbol resolves). The registry part: rows stored and read back by
 ** shape, hardware and timing, beside a winner (its timing), the migration
 ** from schema 4, a read-only old registry (no rows, no error), export, and
-** merge carrying the rows once.
+** merge carrying the rows once. libaitune: a split bucket whose part the
+** vendor holds answers lookups with the vendor there and its own kernel
+** elsewhere; kernel_get on the vendor's part says so when cuBLASLt is
+** missing, gets past it to the driver when it is there, and refuses a
+** vendor row for a problem the vendor does not serve.
 */
 #define _GNU_SOURCE
 #include "check.h"
+#include "aitune.h"
+#include "plan.h"
 #include "registry_vendor.h"
+#include "tmpl.h"
 #include "vendor.h"
 #include <dlfcn.h>
 #include <sqlite3.h>
@@ -457,12 +464,117 @@ static void test_registry(void)
     reg_close(r);
 }
 
+
+/* ---- libaitune ---- */
+
+static char rtdb[512];
+
+/* A registry with gemm_nt bf16 bucket m=2^4 split at 24: [16, 24) held by a
+** kernel, [24, 32) by the vendor; and a softmax row naming the vendor. */
+static void make_rt_registry(void)
+{
+    snprintf(rtdb, sizeof rtdb, "%s/rt.db", tmpdir);
+    tmpl *T = tmpl_open(AITUNE_SOURCE_DIR);
+    op_task t;
+    long long shape[3] = { 28, 4096, 4096 };
+    CHECK(T && tmpl_task(T, "gemm_nt", "bf16", shape, &t) == 0, "gemm_nt's signature from the templates");
+    tmpl_close(T);
+    char err[512];
+    char *vp = reg_vendor_plan(&t, err, sizeof err);
+    plan *p = NULL;
+    CHECK(vp && plan_decode(vp, &p, err, sizeof err) == 0, "a vendor winner's plan decodes (%s)", vp ? err : "none");
+    if (p) {
+        int ws = p->nparams - 1;
+        CHECK(!strcmp(p->kernel, VENDOR_KERNEL) && p->nargs == 6 && p->ndims == 3 && ws >= 0 &&
+                  p->params[ws].kind == PLAN_WORKSPACE && !strcmp(p->params[ws].expr, "33554432") &&
+                  p->params[ws].zero && !strcmp(p->params[ws].zero, "0"),
+              "it names the op's arguments and a 32 MiB workspace, none zeroed: %s", vp);
+        plan_free(p);
+    }
+    t.dtype[0] = 0;
+    snprintf(t.dtype, sizeof t.dtype, "f32");
+    CHECK(reg_vendor_plan(&t, err, sizeof err) == NULL && strstr(err, "serves no gemm_nt f32"), "none for f32: '%s'", err);
+    reg *r;
+    reg_open(rtdb, 0, &r);
+    device h100 = gpu("GPU-1", "580", "NVIDIA H100");
+    long long d1 = 0;
+    reg_device(r, &h100, &d1);
+    winner own = wrow(BUCKET16 "/16", "gemm_nt/mma", "{\"bm\":64}", 10.0, d1, 0);
+    snprintf(own.hi, sizeof own.hi, "24,8192,8192");
+    own.launch = vp;
+    winner ven = wrow(BUCKET16 "/24", VENDOR_TEMPLATE, "{}", 12.0, d1, 0);
+    snprintf(ven.lo, sizeof ven.lo, "24,4096,4096");
+    snprintf(ven.shape, sizeof ven.shape, "{\"m\":31,\"n\":4096,\"k\":4096}");
+    ven.launch = vp;
+    CHECK(reg_winners_put(r, BUCKET16, (winner[]){ own, ven }, 2) == 0, "the parts are stored (%s)", reg_errmsg(r));
+    winner sm = wrow("rows=2^4,cols=2^12", VENDOR_TEMPLATE, "{}", 3.0, d1, 0);
+    snprintf(sm.op, sizeof sm.op, "softmax");
+    snprintf(sm.dims, sizeof sm.dims, "rows,cols");
+    snprintf(sm.lo, sizeof sm.lo, "16,4096");
+    snprintf(sm.hi, sizeof sm.hi, "32,8192");
+    snprintf(sm.shape, sizeof sm.shape, "{\"rows\":16,\"cols\":4096}");
+    sm.launch = vp;
+    reg_winner_put(r, &sm);
+    reg_close(r);
+    free(vp);
+}
+
+static void rt_lookups(void)
+{
+    aitune *h;
+    CHECK(aitune_open(rtdb, &h) == AITUNE_OK, "libaitune opens a schema-5 registry (%s)", aitune_errmsg(h));
+    long long at20[3] = { 20, 4096, 4096 }, at28[3] = { 28, 4096, 4096 };
+    aitune_choice c;
+    CHECK(aitune_lookup(h, "gemm_nt", "sm_90", "bf16", at20, 3, &c) == AITUNE_OK && c.level == AITUNE_EXACT &&
+              !strcmp(c.template_name, "gemm_nt/mma"), "m = 20: the kernel's part (%s)", c.template_name);
+    CHECK(aitune_lookup(h, "gemm_nt", "sm_90a", "bf16", at28, 3, &c) == AITUNE_OK && c.level == AITUNE_EXACT &&
+              !strcmp(c.template_name, VENDOR_TEMPLATE) && !strcmp(c.config, "{}") && !strcmp(c.bucket, BUCKET16 "/24") &&
+              c.median_us == 12.0, "m = 28: the vendor's part, exact (%s %s %s)", c.template_name, c.config, c.bucket);
+    aitune_close(h);
+}
+
+/* kernel_get where cuBLASLt is missing: clean, before any driver call. */
+static void rt_missing(void)
+{
+    setenv("AITUNE_CUBLASLT", "/nonexistent/libcublasLt.so", 1);
+    aitune *h;
+    aitune_open(rtdb, &h);
+    long long at28[3] = { 28, 4096, 4096 };
+    aitune_kernel *k = (aitune_kernel *)1;
+    int rc = aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", at28, 3, &k);
+    const char *e = aitune_errmsg(h);
+    CHECK(rc == AITUNE_ERROR && k == NULL && strstr(e, "held by the vendor (vendor/cublaslt)") &&
+              strstr(e, "cannot open cuBLASLt") && strstr(e, BUCKET16 "/24"),
+          "kernel_get on the vendor's part without cuBLASLt: AITUNE_ERROR, saying so: '%s'", e);
+    long long sm[2] = { 20, 4096 };
+    rc = aitune_kernel_get(h, "softmax", "sm_90", "bf16", sm, 2, &k);
+    CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "names the vendor, which serves no softmax"),
+          "a vendor row for softmax is corrupt: '%s'", aitune_errmsg(h));
+    aitune_close(h);
+}
+
+/* With cuBLASLt there, kernel_get goes on to the driver (none here). */
+static void rt_present(void)
+{
+    setenv("AITUNE_CUBLASLT", fake_path, 1);
+    aitune *h;
+    aitune_open(rtdb, &h);
+    long long at28[3] = { 28, 4096, 4096 };
+    aitune_kernel *k = NULL;
+    int rc = aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", at28, 3, &k);
+    const char *e = aitune_errmsg(h);
+    CHECK(rc == AITUNE_ERROR && !strstr(e, "cuBLASLt") && (strstr(e, "libcuda") || strstr(e, "context")),
+          "with cuBLASLt, kernel_get on the vendor's part gets to the driver: '%s'", e);
+    aitune_close(h);
+}
+
 /* In a child: checks print there; its exit code says whether any failed. */
 static void in_child(const char *what, void (*fn)(void))
 {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
+        check_failed = 0;   /* the child's own checks */
         fn();
         fflush(stdout);
         _exit(check_failed);
@@ -528,6 +640,10 @@ int main(int argc, char **argv)
         CHECK_DONE();
     }
     test_registry();
+    make_rt_registry();
+    rt_lookups();
+    in_child("libaitune without cuBLASLt", rt_missing);
+    in_child("libaitune with cuBLASLt", rt_present);
     char rm[600];
     snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
     if (system(rm)) {}
