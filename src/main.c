@@ -11,6 +11,7 @@
 #include "registry_vendor.h"
 #include "replay.h"
 #include "sweep.h"
+#include "sweep_vendor.h"
 #include "tmpl.h"
 #include "window.h"
 #include "worker.h"
@@ -144,7 +145,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
                    { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { "--gpus", 1, 0, 0 },
-                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { "--vendor", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
@@ -174,6 +175,9 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
         if ((rc = parse_count(c, "--ahead", opts[13].value, 0, 4096, &v))) return rc;
         o.ahead = v ? (int)v : -1;
     }
+    if (opts[14].set && compile_only) return usage_error(c, "--vendor is for sweep (compile times nothing)");
+    if (opts[14].set && sweep_vendor_parse(opts[14].value, &o.vendor))
+        return usage_error(c, "--vendor '%s' is not win, time or off", opts[14].value);
     void *misses = NULL;
     if (opts[10].set && (compile_only ? (rc = usage_error(c, "--from-misses is for sweep")) : (rc = window_from_misses(&o, &misses)))) {
         window_misses_free(misses);
@@ -496,12 +500,18 @@ static const cmd commands[] = {
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
       "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
       "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n"
-      "  --keep-cubins    keep every candidate's cubin (the full compile cache, as `aitune compile`)\n\n"
+      "  --keep-cubins    keep every candidate's cubin (the full compile cache, as `aitune compile`)\n"
+      "  --vendor M       the vendor library (cuBLASLt, for the GEMM ops; opened at run time, or the file\n"
+      "                   AITUNE_CUBLASLT names): win (default): timed at each bucket's shape as the\n"
+      "                   candidates are, then raced against the bucket's (or each part's) winner, and\n"
+      "                   where it is faster it holds the bucket (winner vendor/cublaslt: libaitune and\n"
+      "                   emitted files call cuBLASLt there); time: timed only, for x vendor; off\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 2 usage (e.g. a bad --gpus, a GPU it names that the host\n"
       "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
       "130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpus all|N|I,J | --gpu I]\n"
-      "       [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]" },
+      "       [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]\n"
+      "       [--vendor win|time|off]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
       "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",

@@ -22,6 +22,7 @@
 #include "aitune.h"
 #include "plan.h"
 #include "registry_vendor.h"
+#include "sweep_vendor.h"
 #include "tmpl.h"
 #include "vendor.h"
 #include <dlfcn.h>
@@ -568,6 +569,83 @@ static void rt_present(void)
     aitune_close(h);
 }
 
+
+/* ---- the sweep's pure parts: --vendor, the counts, a vendor winner row ---- */
+
+static void test_sweep_parts(void)
+{
+    int mode = -1;
+    CHECK(sweep_vendor_parse("win", &mode) == 0 && mode == SWEEP_VENDOR_WIN && SWEEP_VENDOR_WIN == 0,
+          "--vendor win, the default (0)");
+    CHECK(sweep_vendor_parse("time", &mode) == 0 && mode == SWEEP_VENDOR_TIME, "--vendor time");
+    CHECK(sweep_vendor_parse("off", &mode) == 0 && mode == SWEEP_VENDOR_OFF, "--vendor off");
+    CHECK(sweep_vendor_parse("on", &mode) == -1 && sweep_vendor_parse(NULL, &mode) == -1, "anything else is refused");
+
+    sweep_vendor V, L;
+    memset(&V, 0, sizeof V);
+    memset(&L, 0, sizeof L);
+    char line[256];
+    sweep_vendor_summary(&V, line, sizeof line);
+    CHECK(line[0] == 0, "no vendor in the sweep: no summary line");
+    V.timed = 2;
+    sweep_vendor_count(&V, 10, 20);    /* 2x */
+    L.timed = 1;
+    L.raced = 3;
+    L.held = 1;
+    L.failed = 1;
+    sweep_vendor_count(&L, 10, 5);     /* 0.5x */
+    sweep_vendor_count(&L, 0, 5);      /* no time: not counted */
+    sweep_vendor_add(&V, &L);
+    sweep_vendor_summary(&V, line, sizeof line);
+    size_t len = strlen(line);
+    CHECK(len && line[len - 1] == '\n', "the summary is one line");
+    if (len) line[len - 1] = 0;
+    CHECK_STR(line, "vendor: cuBLASLt timed at 3 shapes, raced against 3 winners, 1 failed; winners 1.00x the vendor "
+                    "(geometric mean of 2), worst 0.50x; the vendor holds 1 bucket or part", "the summary of two lanes");
+
+    /* A vendor winner row for a part: its edges, shape and plan. */
+    tmpl *T = tmpl_open(AITUNE_SOURCE_DIR);
+    op_task t;
+    long long shape[3] = { 40, 384, 256 };
+    if (!T || tmpl_task(T, "gemm_nt", "bf16", shape, &t)) {
+        CHECK(0, "gemm_nt's task");
+        tmpl_close(T);
+        return;
+    }
+    tmpl_close(T);
+    sweep_vendor S;
+    memset(&S, 0, sizeof S);
+    snprintf(S.arch, sizeof S.arch, "sm_90");
+    S.dev_id = 7;
+    S.run_id = 9;
+    bucket b;
+    memset(&b, 0, sizeof b);
+    b.ndims = 3;
+    long long lo[3] = { 32, 384, 256 }, hi[3] = { 64, 512, 512 };
+    memcpy(b.lo, lo, sizeof lo);
+    memcpy(b.hi, hi, sizeof hi);
+    snprintf(b.key, sizeof b.key, "m=2^5,n=2^8,k=2^8/2^5,384,2^8");
+    winner W;
+    CHECK(sweep_vendor_winner(&S, &t, &b, 5.0, "gemm_nt/mma", "{\"bm\":64}", 7.5, 60.0, 0, &W) == 0, "a vendor winner row");
+    CHECK(!strcmp(W.tmpl, VENDOR_TEMPLATE) && !strcmp(W.config, "{}") && !W.cubin[0] && !strcmp(W.bucket, b.key) &&
+              !strcmp(W.lo, "32,384,256") && !strcmp(W.hi, "64,512,512") && !strcmp(W.dims, "m,n,k") &&
+              !strcmp(W.shape, "{\"m\":40,\"n\":384,\"k\":256}") && W.median_us == 5.0 && fabs(W.margin - 0.5) < 1e-12 &&
+              W.default_us == 60.0 && !W.exhaustive && W.device == 7 && W.run == 9,
+          "its key, edges, shape, time, margin over the template it beat, default, device and run (%s %s %s)", W.lo, W.hi,
+          W.shape);
+    CHECK(W.runners_up && !strcmp(W.runners_up, "[{\"template\":\"gemm_nt/mma\",\"config\":{\"bm\":64},\"median_us\":7.500}]"),
+          "the template it beat is its runner-up: %s", W.runners_up);
+    plan *p = NULL;
+    char err[256];
+    CHECK(W.launch && plan_decode(W.launch, &p, err, sizeof err) == 0 && !strcmp(p->kernel, VENDOR_KERNEL),
+          "its launch plan is the vendor's");
+    plan_free(p);
+    free(W.runners_up);
+    free(W.launch);
+    snprintf(t.dtype, sizeof t.dtype, "f32");
+    CHECK(sweep_vendor_winner(&S, &t, &b, 5.0, NULL, NULL, 0, 0, 1, &W) == -1, "none for a dtype the vendor does not serve");
+}
+
 /* In a child: checks print there; its exit code says whether any failed. */
 static void in_child(const char *what, void (*fn)(void))
 {
@@ -634,6 +712,7 @@ int main(int argc, char **argv)
         CHECK_DONE();
     }
     test_kinds();
+    test_sweep_parts();
     snprintf(tmpdir, sizeof tmpdir, "%s/aitune-vendor-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmpdir)) {
         CHECK(0, "mkdtemp");
