@@ -398,6 +398,7 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
         char home[96];
         bucket_home(b->key, home, sizeof home);
         reg_vendor v;
+        memset(&v, 0, sizeof v);
         int got = sweep_vendor_measure(&S->V, t, home, &v);
         double was = rf.f[0].median_us;
         S->checked++;
