@@ -28,11 +28,8 @@ import sqlite3
 import statistics
 import sys
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-import aitune  # noqa: E402
 
 VENDOR = "vendor/cublaslt"
 
@@ -44,6 +41,7 @@ def shape_of(text):
 
 def time_chain(m, n, k, samples=60):
     """torch.mm at (m, n, k), timed as bench.c's stream timing (see above)."""
+    import torch
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
     in_bytes = (m * k + n * k) * 2
@@ -122,6 +120,8 @@ def cmd_force(db):
 
 
 def cmd_launch(db, so, m=None):
+    import torch
+    import aitune
     con = sqlite3.connect(db)
     row = con.execute("SELECT lo, hi, bucket FROM winners WHERE template = ? AND op = 'gemm_nt' AND dtype = 'bf16'",
                       (VENDOR,)).fetchone()

@@ -30,11 +30,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 db=$out/vendor.db
 rm -f "$db" "$db"-wal "$db"-shm
 t0=$(date +%s)
+q() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$1" "$2" 2>&1; }
 
 # 1. The sweep.
 build/aitune sweep bench/vendor_check.yaml --db "$db" > "$out/sweep.txt" 2> "$out/sweep.err"
 check "sweep bench/vendor_check.yaml" $? "$(tail -1 "$out/sweep.err")"
-n=$(sqlite3 "$db" "select count(*) from vendor_times where status = 'ok' and timing = 'stream'" 2>&1)
+n=$(q "$db" "select count(*) from vendor_times where status = 'ok' and timing = 'stream'")
 check "the worker timed the vendor at each tuned shape" "$([ "$n" -ge 2 ] 2>/dev/null; echo $?)" "$n stream rows"
 build/aitune show --db "$db" > "$out/show.txt" 2>&1
 check "show gives x vendor" "$(grep -qE ' [0-9]+\.[0-9]+x +(gemm_nt|vendor)/' "$out/show.txt"; echo $?)"
@@ -71,7 +72,7 @@ compute-sanitizer --tool memcheck --print-limit 20 build/aitune sweep "$out/tiny
     --timeout 120s --quiet > "$out/sanitize-worker.txt" 2>&1
 rc=$?
 errs=$(grep -o "ERROR SUMMARY: [0-9]*" "$out/sanitize-worker.txt" | awk '{ s += $3 } END { print s + 0 }')
-nv=$(sqlite3 "$out/tiny.db" "select count(*) from vendor_times where status = 'ok'" 2>&1)
+nv=$(q "$out/tiny.db" "select count(*) from vendor_times where status = 'ok'")
 check "memcheck over the worker's vendor path" "$([ "$rc" = 0 ] && [ "$errs" = 0 ] && [ "$nv" = 2 ]; echo $?)" \
     "exit $rc, $errs errors, $nv vendor rows ok of 2"
 compute-sanitizer --tool memcheck --print-limit 20 python3 bench/vendor_check.py launch "$db" "$out/vendor.so" \
