@@ -646,6 +646,142 @@ static void test_sweep_parts(void)
     CHECK(sweep_vendor_winner(&S, &t, &b, 5.0, NULL, NULL, 0, 0, 1, &W) == -1, "none for a dtype the vendor does not serve");
 }
 
+
+/* ---- libaitune launching the vendor, on the host ----
+** With the fake libcuda (build/tests/fakecuda/libcuda.so.1, made with
+** test_rt: a current context, no GPU) loaded first and the fake cuBLASLt,
+** a vendor bucket's kernel is got and launched on host buffers, and D
+** compared with the product. Skipped, saying so, where the fake libcuda is
+** not built. */
+
+static char fakecuda_path[1024];
+
+static void rt_launch(void)
+{
+    void *dl = dlopen(fakecuda_path, RTLD_NOW | RTLD_GLOBAL);
+    if (!dl) {
+        SKIP("libaitune's vendor launch on the host: no fake libcuda (%s)", fakecuda_path);
+        return;
+    }
+    setenv("AITUNE_CUBLASLT", fake_path, 1);
+    void (*set_ctx)(unsigned long long) = (void (*)(unsigned long long))dlsym(dl, "fakecu_set_context");
+    char db[600];
+    snprintf(db, sizeof db, "%s/launch.db", tmpdir);
+    /* gemm_nt bf16 and gemm_nn f16>f32, buckets [8, 16)^3, the vendor's. */
+    tmpl *T = tmpl_open(AITUNE_SOURCE_DIR);
+    reg *r;
+    reg_open(db, 0, &r);
+    device d0 = gpu("GPU-1", "580", "NVIDIA H100");
+    long long dev = 0;
+    reg_device(r, &d0, &dev);
+    const char *ops[2][2] = { { "gemm_nt", "bf16" }, { "gemm_nn", "f16>f32" } };
+    for (int i = 0; i < 2; i++) {
+        op_task t;
+        long long sh[3] = { 9, 10, 11 };
+        char err[256];
+        char *vp = T && !tmpl_task(T, ops[i][0], ops[i][1], sh, &t) ? reg_vendor_plan(&t, err, sizeof err) : NULL;
+        winner w = wrow("m=2^3,n=2^3,k=2^3", VENDOR_TEMPLATE, "{}", 3.0, dev, 0);
+        snprintf(w.op, sizeof w.op, "%s", ops[i][0]);
+        snprintf(w.dtype, sizeof w.dtype, "%s", ops[i][1]);
+        snprintf(w.lo, sizeof w.lo, "8,8,8");
+        snprintf(w.hi, sizeof w.hi, "16,16,16");
+        snprintf(w.shape, sizeof w.shape, "{\"m\":8,\"n\":8,\"k\":8}");
+        w.launch = vp;
+        CHECK(vp && reg_winner_put(r, &w) == 0, "%s %s: a vendor bucket stored", ops[i][0], ops[i][1]);
+        free(vp);
+    }
+    reg_close(r);
+    tmpl_close(T);
+
+    aitune *h;
+    CHECK(aitune_open(db, &h) == AITUNE_OK, "libaitune opens it");
+    long long shape[3] = { 9, 10, 11 };
+    aitune_kernel *k = NULL;
+    int rc = aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", shape, 3, &k);
+    CHECK(rc == AITUNE_OK && k, "kernel_get on the vendor's bucket, in the (fake) context: %s", aitune_errmsg(h));
+    if (!k) {
+        aitune_close(h);
+        return;
+    }
+    aitune_kernel_info info;
+    aitune_kernel_info_get(h, k, &info);
+    CHECK(!strcmp(info.template_name, VENDOR_TEMPLATE) && info.nargs == 6 && info.ndims == 3 && info.level == AITUNE_EXACT &&
+              strstr(info.plan, "\"kernel\":\"cublaslt\""), "its info: the vendor, 6 arguments, 3 dims, exact");
+    unsigned long long ws = 0;
+    CHECK(aitune_kernel_workspace(h, k, shape, &ws) == AITUNE_OK && ws == VENDOR_WORKSPACE, "its workspace: %llu bytes", ws);
+    aitune_kernel *k2 = NULL;
+    CHECK(aitune_kernel_get(h, "gemm_nt", "sm_90", "bf16", shape, 3, &k2) == AITUNE_OK && k2 == k,
+          "got again in the same context: the same kernel");
+
+    /* A launch: host buffers stand for device memory (the fake computes). */
+    long long m = 9, n = 10, kk = 11;
+    uint16_t *A = aligned_alloc(256, 256 * 4), *B = aligned_alloc(256, 256 * 4), *D = aligned_alloc(256, 512);
+    unsigned char *W = aligned_alloc(256, 4096);
+    for (long long i = 0; i < m * kk; i++) A[i] = to_bf16(value((int)i, 1));
+    for (long long i = 0; i < n * kk; i++) B[i] = to_bf16(value((int)i, 2));
+    memset(D, 0xff, 512);
+    aitune_arg args[7] = { { .ptr = (uintptr_t)A }, { .ptr = (uintptr_t)B }, { .ptr = (uintptr_t)D }, { 0 }, { 0 }, { 0 },
+                           { .ptr = (uintptr_t)W } };
+    rc = aitune_launch(h, k, args, shape, (void *)0x77);
+    int bad = 0;
+    for (long long i = 0; i < m && !rc; i++)
+        for (long long j = 0; j < n; j++) {
+            double acc = 0;
+            for (long long p = 0; p < kk; p++) acc += (double)value((int)(i * kk + p), 1) * value((int)(j * kk + p), 2);
+            bad += fabs(from_bf16(D[i * n + j]) - acc) > 1e-2 * (1 + fabs(acc));
+        }
+    CHECK(rc == AITUNE_OK && !bad, "aitune_launch: D = A·Bᵀ (%d wrong; %s)", bad, rc ? aitune_errmsg(h) : "ok");
+    counts_fn counts = fake_counts();
+    int handles = 0, heur = 0, mm = 0;
+    uint32_t al[4];
+    void *stream = NULL;
+    if (counts) counts(&handles, &heur, &mm, al, &stream);
+    CHECK(counts && stream == (void *)0x77 && handles == 1, "on the caller's stream, through one cuBLASLt handle");
+    args[2].ptr = 0;
+    CHECK(aitune_launch(h, k, args, shape, NULL) == AITUNE_MISUSE && strstr(aitune_errmsg(h), "buffer 'D' is NULL"),
+          "a NULL D is refused: %s", aitune_errmsg(h));
+    args[2].ptr = (uintptr_t)D;
+    args[6].ptr = 0;
+    CHECK(aitune_launch(h, k, args, shape, NULL) == AITUNE_MISUSE && strstr(aitune_errmsg(h), "workspace is NULL"),
+          "a NULL workspace is refused: %s", aitune_errmsg(h));
+    args[6].ptr = (uintptr_t)W;
+    if (set_ctx) {
+        set_ctx(0x9000);
+        CHECK(aitune_launch(h, k, args, shape, NULL) == AITUNE_MISUSE && strstr(aitune_errmsg(h), "context"),
+              "another current context is refused: %s", aitune_errmsg(h));
+        set_ctx(0x7000);
+    }
+
+    /* gemm_nn f16 in, f32 out. */
+    aitune_kernel *kn = NULL;
+    rc = aitune_kernel_get(h, "gemm_nn", "sm_90", "f16>f32", shape, 3, &kn);
+    float *Df = aligned_alloc(256, 512);
+    for (long long i = 0; i < m * kk; i++) A[i] = to_f16(value((int)i, 1));
+    for (long long i = 0; i < kk * n; i++) B[i] = to_f16(value((int)i, 2));
+    aitune_arg an[7] = { { .ptr = (uintptr_t)A }, { .ptr = (uintptr_t)B }, { .ptr = (uintptr_t)Df }, { 0 }, { 0 }, { 0 },
+                         { .ptr = (uintptr_t)W } };
+    if (!rc) rc = aitune_launch(h, kn, an, shape, NULL);
+    bad = 0;
+    for (long long i = 0; i < m && !rc; i++)
+        for (long long j = 0; j < n; j++) {
+            double acc = 0;
+            for (long long p = 0; p < kk; p++) acc += (double)value((int)(i * kk + p), 1) * value((int)(p * n + j), 2);
+            bad += fabs(Df[i * n + j] - acc) > 1e-5 * (1 + fabs(acc));
+        }
+    CHECK(rc == AITUNE_OK && !bad, "gemm_nn f16>f32 through libaitune: D = A·B (%d wrong; %s)", bad,
+          rc ? aitune_errmsg(h) : "ok");
+    if (counts) counts(&handles, &heur, &mm, al, &stream);
+    CHECK(handles == 1, "both kernels share the context's cuBLASLt handle (%d)", handles);
+    aitune_close(h);
+    if (counts) counts(&handles, &heur, &mm, al, &stream);
+    CHECK(handles == 0, "aitune_close destroys it");
+    free(A);
+    free(B);
+    free(D);
+    free(Df);
+    free(W);
+}
+
 /* In a child: checks print there; its exit code says whether any failed. */
 static void in_child(const char *what, void (*fn)(void))
 {
@@ -706,7 +842,9 @@ int main(int argc, char **argv)
     (void)argc;
     char self[1024];
     snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(fake_path, sizeof fake_path, "%s/fake_cublaslt.so", dirname(self));
+    const char *dir = dirname(self);   /* may modify self: called once */
+    snprintf(fake_path, sizeof fake_path, "%s/fake_cublaslt.so", dir);
+    snprintf(fakecuda_path, sizeof fakecuda_path, "%s/fakecuda/libcuda.so.1", dir);
     if (access(fake_path, R_OK)) {
         CHECK(0, "%s is built (make)", fake_path);
         CHECK_DONE();
@@ -723,6 +861,7 @@ int main(int argc, char **argv)
     rt_lookups();
     in_child("libaitune without cuBLASLt", rt_missing);
     in_child("libaitune with cuBLASLt", rt_present);
+    in_child("libaitune's vendor launch on the host", rt_launch);
     char rm[600];
     snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
     if (system(rm)) {}
