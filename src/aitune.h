@@ -267,19 +267,23 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
 **   the driver refuses the launch.
 ** - Bound launches live until aitune_bound_free or aitune_close;
 **   aitune_bound_free(h, NULL) is a no-op.
-** - A bound launch has a kind (aitune_bound_info.kind): today every one is
-**   AITUNE_BOUND_KERNEL, a tuned kernel launched through the driver; a
-**   later kind (a vendor library's call, for a bucket the vendor wins) is
-**   launched through the same aitune_bound_launch with the same args.
+** - A bound launch has a kind (aitune_bound_info.kind): AITUNE_BOUND_KERNEL,
+**   a tuned kernel launched through the driver, or AITUNE_BOUND_VENDOR, a
+**   bucket the vendor holds: one cublasLtMatmul with the algorithm chosen
+**   for the shape (at bind, for the buffers' alignment when args gives the
+**   addresses; a launch at another alignment chooses once more, then keeps
+**   it), launched through the same aitune_bound_launch with the same args
+**   (the workspace last, ws_bytes 32 MiB; geometry and tensor maps 0).
 */
 
 typedef struct aitune_bound aitune_bound;
 
 #define AITUNE_BOUND_KERNEL 0       /* a tuned kernel: cuLaunchKernel(Ex) */
+#define AITUNE_BOUND_VENDOR 1       /* a bucket the vendor holds: cublasLtMatmul */
 
 typedef struct aitune_bound_info {
-    int kind;                       /* AITUNE_BOUND_KERNEL */
-    const aitune_kernel *kernel;    /* the kernel it launches (kind KERNEL), else NULL */
+    int kind;                       /* AITUNE_BOUND_KERNEL or AITUNE_BOUND_VENDOR */
+    const aitune_kernel *kernel;    /* the kernel it launches (aitune_kernel_get's) */
     int nargs;                      /* op arguments in args, not counting the workspace entry */
     unsigned long long ws_bytes;    /* workspace bytes a launch needs (0: none, no entry) */
     unsigned grid[3], block[3], cluster[3];

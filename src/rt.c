@@ -1594,6 +1594,7 @@ struct aitune_bound {
     int ntmaps;
     struct rt_tmap_rec tmaps[PLAN_MAXPARAMS];
     plan_launch L;                  /* geometry and the prebuilt parameters */
+    long long vshape[3];            /* AITUNE_BOUND_VENDOR: the problem (m, n, k) */
 };
 
 /* Where rt_record_encode writes (bind's, in this thread). */
@@ -1693,6 +1694,61 @@ static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune
     return AITUNE_OK;
 }
 
+/* A vendor bucket's bound launch: one cublasLtMatmul through the kernel's
+** vendor handle, its plan found by shape and alignment (vendor.h). */
+static int rt_bound_vendor(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s)
+{
+    const struct aitune_kernel *k = b->k;
+    const int idx[3] = { k->va, k->vb, k->vd };
+    for (int i = 0; i < 3; i++)
+        if (!args[idx[i]].ptr)
+            return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: buffer '%s' is NULL", k->p->args[idx[i]].name);
+    if (!args[b->nargs].ptr)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: the vendor's workspace (args[%d]) is NULL", b->nargs);
+    CUcontext ctx = NULL;
+    if (b->cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx != k->ctx)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: the current context is not the one the "
+                        "kernel was loaded in");
+    char err[512];
+    if (vendor_gemm(k->vend, k->vkind, b->vshape, args[k->va].ptr, args[k->vb].ptr, args[k->vd].ptr,
+                    args[b->nargs].ptr, s, err, sizeof err))
+        return rt_error(h, AITUNE_ERROR, "aitune_bound_launch (vendor): %s", err);
+    return AITUNE_OK;
+}
+
+/* Bind a vendor bucket's kernel: the shape kept, the heuristic run now for
+** the addresses args gives (else aligned ones), so the first launch finds
+** its plan. */
+static int rt_bind_vendor(aitune *h, const struct aitune_kernel *k, const long long *shape, const aitune_arg *args,
+                          aitune_bound **out)
+{
+    struct aitune_bound *b = calloc(1, sizeof *b);
+    if (!b)
+        return rt_error(h, AITUNE_NOMEM, "out of memory");
+    b->kind = AITUNE_BOUND_VENDOR;
+    b->launch = rt_bound_vendor;
+    b->k = k;
+    b->cu = cu_load(NULL);
+    b->nargs = k->p->nargs;
+    b->L.g.ws_bytes = VENDOR_WORKSPACE;
+    memcpy(b->vshape, shape, sizeof b->vshape);
+    unsigned long long a[3];
+    const int idx[3] = { k->va, k->vb, k->vd };
+    for (int i = 0; i < 3; i++)
+        a[i] = args && args[idx[i]].ptr ? args[idx[i]].ptr : RT_FAKE_ADDR(i + 1);
+    char desc[128], err[512];
+    if (vendor_describe(k->vend, k->vkind, shape, a[0], a[1], a[2], desc, sizeof desc, err, sizeof err)) {
+        free(b);
+        return rt_error(h, AITUNE_ERROR, "aitune_bind (vendor): %s", err);
+    }
+    pthread_mutex_lock(&h->mu);
+    b->next = h->bounds;
+    h->bounds = b;
+    pthread_mutex_unlock(&h->mu);
+    *out = b;
+    return AITUNE_OK;
+}
+
 /* Allow k smem bytes of dynamic shared memory (once per size reached). */
 static int rt_optin(aitune *h, const cu_api *cu, struct aitune_kernel *k, unsigned smem)
 {
@@ -1723,6 +1779,8 @@ int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const
         if (shape[i] < 1)
             return rt_error(h, AITUNE_MISUSE, "aitune_bind %s: %s = %lld (sizes must be >= 1)", p->kernel,
                             p->dims[i], shape[i]);
+    if (k->vend)
+        return rt_bind_vendor(h, k, shape, args, out);
     const cu_api *cu = cu_load(NULL);   /* loaded: k exists */
     struct aitune_bound *b = calloc(1, sizeof *b);
     if (!b)

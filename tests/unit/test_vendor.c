@@ -651,8 +651,8 @@ static void test_sweep_parts(void)
 ** With the fake libcuda (build/tests/fakecuda/libcuda.so.1, made with
 ** test_rt: a current context, no GPU) loaded first and the fake cuBLASLt,
 ** a vendor bucket's kernel is got and launched on host buffers, and D
-** compared with the product. Skipped, saying so, where the fake libcuda is
-** not built. */
+** compared with the product; bound (aitune_bind) too. Skipped, saying so,
+** where the fake libcuda is not built. */
 
 static char fakecuda_path[1024];
 
@@ -751,6 +751,42 @@ static void rt_launch(void)
               "another current context is refused: %s", aitune_errmsg(h));
         set_ctx(0x7000);
     }
+
+    /* The bound launch (aitune_bind): the vendor's kind, its plan chosen at
+    ** bind, the same D. */
+    aitune_bound *bd = NULL;
+    int h0 = 0, h1 = 0;
+    if (counts) counts(&handles, &h0, &mm, al, &stream);
+    rc = aitune_bind(h, k, shape, args, &bd);
+    aitune_bound_info bi;
+    memset(&bi, 0, sizeof bi);
+    if (!rc) aitune_bound_info_get(h, bd, &bi);
+    CHECK(rc == AITUNE_OK && bi.kind == AITUNE_BOUND_VENDOR && bi.kernel == k && bi.nargs == 6 &&
+              bi.ws_bytes == VENDOR_WORKSPACE && !bi.ntmaps, "aitune_bind: a vendor kind, 6 arguments, 32 MiB workspace (%s)",
+          rc ? aitune_errmsg(h) : "ok");
+    memset(D, 0xff, 512);
+    if (!rc) rc = aitune_bound_launch(h, bd, args, (void *)0x78);
+    if (counts) counts(&handles, &h1, &mm, al, &stream);
+    bad = 0;
+    for (long long i = 0; i < m && !rc; i++)
+        for (long long j = 0; j < n; j++) {
+            double acc = 0;
+            for (long long p = 0; p < kk; p++) acc += (double)value((int)(i * kk + p), 1) * value((int)(j * kk + p), 2);
+            bad += fabs(from_bf16(D[i * n + j]) - acc) > 1e-2 * (1 + fabs(acc));
+        }
+    CHECK(rc == AITUNE_OK && !bad && stream == (void *)0x78, "aitune_bound_launch: the same D, on its stream (%d wrong)", bad);
+    CHECK(h1 == h0, "no heuristic at bind or launch: the shape's plan was made by the first launch (%d -> %d)", h0, h1);
+    args[6].ptr = 0;
+    CHECK(aitune_bound_launch(h, bd, args, NULL) == AITUNE_MISUSE && strstr(aitune_errmsg(h), "workspace"),
+          "a NULL workspace is refused: %s", aitune_errmsg(h));
+    args[6].ptr = (uintptr_t)W;
+    long long other[3] = { 12, 13, 14 };
+    if (counts) counts(&handles, &h0, &mm, al, &stream);
+    aitune_bound *b2 = NULL;
+    rc = aitune_bind(h, k, other, NULL, &b2);
+    if (counts) counts(&handles, &h1, &mm, al, &stream);
+    CHECK(rc == AITUNE_OK && h1 == h0 + 1, "binding a new shape runs its heuristic there, at bind (%d -> %d)", h0, h1);
+    CHECK(aitune_bound_free(h, b2) == AITUNE_OK && aitune_bound_free(h, bd) == AITUNE_OK, "bound launches are freed");
 
     /* gemm_nn f16 in, f32 out. */
     aitune_kernel *kn = NULL;
