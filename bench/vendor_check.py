@@ -15,8 +15,9 @@ Median of 60 samples. Prints one line per shape: worker vendor us, torch.mm
 us, their ratio.
 
 launch: at a shape inside a bucket the vendor holds: D through libaitune
-(aitune.Registry.launch: kernel_get, the 32 MiB workspace, aitune_launch)
-and through the emitted file's dispatcher, each compared with torch's
+(aitune.Registry.launch: kernel_get, the 32 MiB workspace, aitune_launch;
+and Registry.bind: aitune_bind, aitune_bound_launch) and through the
+emitted file's dispatcher, each compared with torch's
 A @ W.T within gemm's bf16 tolerance (rtol 1.6e-2, atol 1e-4 k); whether
 the two agree bit for bit (the same heuristic choice) is printed too.
 Exit status 1 when a comparison fails.
@@ -158,6 +159,17 @@ def cmd_launch(db, so, m=None):
         print("FAIL libaitune's kernel is %s, not the vendor's" % kern.template)
         fails += 1
     judge("libaitune (aitune_launch)", D1)
+    # The bound launch (aitune_bind): the vendor's kind, the same call.
+    b = reg.bind(kern, (m, n, k), known={"B": W.data_ptr()})
+    D4 = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    wsb = torch.empty(b.ws_bytes, dtype=torch.uint8, device="cuda")
+    b.launch([A.data_ptr(), W.data_ptr(), D4.data_ptr(), wsb.data_ptr()], torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    print("bound launch: kind %d (1: the vendor), workspace %d bytes" % (b.kind, b.ws_bytes))
+    if b.kind != 1:
+        print("FAIL the bound launch's kind is %d, not AITUNE_BOUND_VENDOR" % b.kind)
+        fails += 1
+    judge("libaitune (aitune_bound_launch)", D4)
 
     lib = ctypes.CDLL(so)
     fn, fws = lib.aitune_gemm_nt_bf16, lib.aitune_gemm_nt_bf16_workspace_bytes

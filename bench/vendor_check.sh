@@ -11,7 +11,8 @@
 #     run (bench/vendor_check.py time).
 #  3. a bucket the vendor holds (the sweep's; else one made the vendor's, and
 #     the output says so) launched through libaitune and through the emitted
-#     file, each against torch within tolerance.
+#     file (aitune_launch, and a bound launch), each against torch within
+#     tolerance.
 #  4. compute-sanitizer memcheck over the worker's vendor path (a tiny sweep)
 #     and over step 3's launches.
 # PASS/FAIL lines, then a short table; logs under OUTDIR. Exit 1 on a FAIL.
