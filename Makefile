@@ -33,14 +33,16 @@ DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev 
             python3-venv
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr json align plan device proto child tmpl wire search jit registry spec bench worker sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
+TOOL_OBJS := util cu vendor expr json align plan device proto child tmpl wire search jit registry registry_vendor spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
-UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep
+UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep \
+              test_vendor
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
 .PHONY: all deps test clean check-deps install uninstall
-all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so $(BUILD)/tests/kernel_sample
+all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so $(BUILD)/tests/kernel_sample \
+     $(BUILD)/tests/fake_cublaslt.so
 
 include mk/rt.mk
 
@@ -88,6 +90,11 @@ $(BUILD)/bench/space_start: bench/space_start.c $(LIB_O)
 $(BUILD)/tests/slow_nvrtc.so: tests/unit/slow_nvrtc.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+# cuBLASLt played on the host (AITUNE_CUBLASLT; tests/unit/fake_cublaslt.c).
+$(BUILD)/tests/fake_cublaslt.so: tests/unit/fake_cublaslt.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -lpthread -lm
 
 # Debian packages the build needs; the CUDA toolkit (nvcc, NVRTC) is assumed
 # at $(CUDA).
@@ -179,7 +186,7 @@ $(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 
-RT_SRC := src/rt.c src/align.c src/plan.c src/expr.c src/json.c src/cu.c
+RT_SRC := src/rt.c src/align.c src/plan.c src/expr.c src/json.c src/cu.c src/vendor.c
 FUZZ_DB := tests/fuzz/fuzz_db.c
 $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
                              $(BUILD)/gen/schema.c
@@ -190,7 +197,7 @@ $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fu
 # emit and what it reads: both registry readers, the templates (Lua), device
 # facts, jit.c for the cubin options' text (and child.c, proto.c: its pool's
 # helpers). One templates handle serves every run (--wrap: see fuzz_emit.c).
-EMIT_SRC := src/emit.c src/registry.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
+EMIT_SRC := src/emit.c src/registry.c src/registry_vendor.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
 $(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
                          $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
 	@mkdir -p $(@D)

@@ -1,8 +1,10 @@
--- aitune registry, schema version 3. Applied by registry.c when a registry
--- is created; a registry of an older version is brought up to date by
--- db/migrations/NNN-*.sql, one per version step (002: from aitune 0.1;
--- 010-identity: hardware apart from toolchain identity). What a migration
--- adds is written here too, for new registries.
+-- aitune registry, schema version 5 (registry.h: REG_SCHEMA_VERSION).
+-- Applied by registry.c when a registry is created; a registry of an older
+-- version is brought up to date by db/migrations/NNN-*.sql, one per version
+-- step (002: from aitune 0.1; 010-identity: hardware apart from toolchain
+-- identity; 011-timing: how a measurement was timed; 012-vendor: the vendor
+-- library's times). What a migration adds is written here too, for new
+-- registries.
 PRAGMA journal_mode = WAL;
 
 CREATE TABLE IF NOT EXISTS meta (
@@ -153,4 +155,27 @@ CREATE TABLE IF NOT EXISTS misses (
   shape TEXT NOT NULL,
   count INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY (op, arch, dtype, shape)
+);
+
+-- The vendor library's time (cuBLASLt) at a shape the sweep timed, measured
+-- as a candidate is (db/migrations/012-vendor.sql says more). A winner whose
+-- template is 'vendor/cublaslt' is the vendor itself: no template beat it
+-- over that bucket or part.
+CREATE TABLE IF NOT EXISTS vendor_times (
+  op         TEXT NOT NULL,
+  arch       TEXT NOT NULL,
+  dtype      TEXT NOT NULL,
+  bucket     TEXT NOT NULL,           -- the bucket the shape was timed for (a part's: its home's)
+  shape      TEXT NOT NULL,           -- JSON object, dim -> size, as measurements.shape
+  hw         TEXT NOT NULL,           -- devices.hw of the GPU
+  timing     TEXT NOT NULL,           -- flush | stream, as measurements.timing
+  library    TEXT NOT NULL,           -- 'cuBLASLt 130100': the library and its version
+  algo       TEXT,                    -- the heuristic's choice, for the record
+  status     TEXT NOT NULL,           -- ok | wrong | runtime (no library, no algorithm, a CUDA error)
+  median_us  REAL, min_us REAL, max_us REAL, spread REAL,
+  samples    INTEGER,
+  error      TEXT,
+  device     INTEGER REFERENCES devices(id),
+  run        INTEGER REFERENCES runs(id),
+  PRIMARY KEY (op, arch, dtype, bucket, shape, hw, timing)
 );

@@ -92,6 +92,21 @@
 **   which it writes before it reads); the rest may hold anything.
 ** - Buffers of kernels that use TMA must be 16-byte aligned (PyTorch's and
 **   cudaMalloc's always are).
+** - The vendor as a winner. Where no template beat the vendor library over
+**   a bucket or a split bucket's part (a sweep times cuBLASLt beside the
+**   candidates), the registry may name the vendor as that part's winner:
+**   template "vendor/cublaslt", config "{}", no cubin. Only the GEMM ops
+**   (gemm_nt, gemm_nn) have such winners. Lookups answer them as any
+**   winner. aitune_kernel_get then gives a kernel that calls cuBLASLt
+**   (libcublasLt.so.13, .12 or .so, opened at run time, or the file the
+**   environment variable AITUNE_CUBLASLT names; nothing is linked), with
+**   the heuristic's best algorithm for each shape, found at a shape's first
+**   launch and kept in the handle; it fails with AITUNE_ERROR, saying so,
+**   when cuBLASLt cannot be opened. Its workspace is 32 MiB
+**   (aitune_kernel_workspace), none of it zeroed; aitune_launch takes the
+**   arguments as for any kernel of the op, the workspace last, and calls
+**   cublasLtMatmul on the stream. Buffers may have any alignment (the
+**   algorithm is chosen for it).
 ** - Lookups and kernel_gets that were not answered by an exact bucket are
 **   counted in the handle (misses); aitune_flush_misses adds them to the
 **   registry's `misses` table, the next sweep's input, through a separate
@@ -252,19 +267,23 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
 **   the driver refuses the launch.
 ** - Bound launches live until aitune_bound_free or aitune_close;
 **   aitune_bound_free(h, NULL) is a no-op.
-** - A bound launch has a kind (aitune_bound_info.kind): today every one is
-**   AITUNE_BOUND_KERNEL, a tuned kernel launched through the driver; a
-**   later kind (a vendor library's call, for a bucket the vendor wins) is
-**   launched through the same aitune_bound_launch with the same args.
+** - A bound launch has a kind (aitune_bound_info.kind): AITUNE_BOUND_KERNEL,
+**   a tuned kernel launched through the driver, or AITUNE_BOUND_VENDOR, a
+**   bucket the vendor holds: one cublasLtMatmul with the algorithm chosen
+**   for the shape (at bind, for the buffers' alignment when args gives the
+**   addresses; a launch at another alignment chooses once more, then keeps
+**   it), launched through the same aitune_bound_launch with the same args
+**   (the workspace last, ws_bytes 32 MiB; geometry and tensor maps 0).
 */
 
 typedef struct aitune_bound aitune_bound;
 
 #define AITUNE_BOUND_KERNEL 0       /* a tuned kernel: cuLaunchKernel(Ex) */
+#define AITUNE_BOUND_VENDOR 1       /* a bucket the vendor holds: cublasLtMatmul */
 
 typedef struct aitune_bound_info {
-    int kind;                       /* AITUNE_BOUND_KERNEL */
-    const aitune_kernel *kernel;    /* the kernel it launches (kind KERNEL), else NULL */
+    int kind;                       /* AITUNE_BOUND_KERNEL or AITUNE_BOUND_VENDOR */
+    const aitune_kernel *kernel;    /* the kernel it launches (aitune_kernel_get's) */
     int nargs;                      /* op arguments in args, not counting the workspace entry */
     unsigned long long ws_bytes;    /* workspace bytes a launch needs (0: none, no entry) */
     unsigned grid[3], block[3], cluster[3];

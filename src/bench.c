@@ -5,6 +5,7 @@
 #include "jit.h"
 #include "plan.h"
 #include "tmpl.h"
+#include "vendor.h"
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -95,6 +96,8 @@ typedef struct slot {
     size_t ws_bytes, ws_zero;   /* the workspace, and its first bytes zeroed before each run */
     plan_launch L;          /* bound once at load: the task's buffers stay put */
     plan_launch *Lr;        /* stream timing: bound over each input copy (Lr[0] like L) */
+    int vendor;             /* the vendor library's product (bench_vendor), not a cubin */
+    int vkind;              /* its vendor_kind */
 } slot;
 
 struct bench {
@@ -120,6 +123,9 @@ struct bench {
     int streaming;          /* stream timing: back to back over `copies` input copies */
     int copies, chain;      /* stream: copies of the inputs; launches per sample */
     slot slots[BENCH_SLOTS];
+    vendor *vend;           /* cuBLASLt in this context, opened by the first vendor slot */
+    CUdeviceptr vend_ws;    /* its VENDOR_WORKSPACE bytes */
+    int va, vb, vd;         /* the task's arguments A, B and D (vendor slots) */
     int sticky;
     char err[1024];
 };
@@ -269,6 +275,8 @@ void bench_close(bench *b)
     if (!b) return;
     for (int i = 0; i < BENCH_SLOTS; i++) bench_unload(b, i);
     free_task(b);
+    vendor_close(b->vend);
+    if (b->vend_ws) b->cu->MemFree(b->vend_ws);
     if (b->support) b->cu->ModuleUnload(b->support);
     if (b->flush) b->cu->MemFree(b->flush);
     if (b->res) b->cu->MemFree(b->res);
@@ -478,6 +486,50 @@ int bench_load(bench *b, const wire_load *l, const void *blob, size_t len)
     return st;
 }
 
+/* The task's argument named name with role role, or -1. */
+static int task_arg(const bench *b, const char *name, int role)
+{
+    for (int i = 0; i < b->ntask; i++)
+        if (!strcmp(b->args[i].name, name) && b->args[i].role == role) return i;
+    return -1;
+}
+
+int bench_vendor(bench *b, const wire_vendor *v, char *desc, int desccap)
+{
+    int k = v->slot;
+    if (k < 0 || k >= BENCH_SLOTS) return fail(b, CUDA_SUCCESS, "vendor: bad slot");
+    const char *op = v->op, *dtype = v->dtype;
+    int kind = vendor_kind(op, dtype);
+    if (kind < 0)
+        return fail(b, CUDA_SUCCESS, "vendor: cuBLASLt serves no %s %s here", op ? op : "(no op)", dtype ? dtype : "(no dtype)");
+    if (!b->ntask) return fail(b, CUDA_SUCCESS, "vendor: no task (cmd=task first)");
+    /* The GEMM ops' arguments (templates/lib/gemm.lua), their types the
+    ** dtype's: the vendor reads the task's buffers as the dtype says. */
+    b->va = task_arg(b, "A", ROLE_IN);
+    b->vb = task_arg(b, "B", ROLE_IN);
+    b->vd = task_arg(b, "D", ROLE_OUT);
+    char in[8], out[8];
+    const char *gt = strchr(dtype, '>');
+    snprintf(in, sizeof in, "%.*s", gt ? (int)(gt - dtype) : (int)strlen(dtype), dtype);
+    snprintf(out, sizeof out, "%s", gt ? gt + 1 : dtype);
+    if (b->ndims != 3 || b->va < 0 || b->vb < 0 || b->vd < 0 || strcmp(b->args[b->va].dtype, in) ||
+        strcmp(b->args[b->vb].dtype, in) || strcmp(b->args[b->vd].dtype, out))
+        return fail(b, CUDA_SUCCESS, "vendor: the task is not %s %s (A and B in, D out; m, n, k)", op, dtype);
+    bench_unload(b, k);
+    char err[768];
+    if (!b->vend && vendor_open(&b->vend, err, sizeof err)) return fail(b, CUDA_SUCCESS, "%s", err);
+    if (!b->vend_ws) CK(b->cu->MemAlloc(&b->vend_ws, VENDOR_WORKSPACE), "allocate the vendor's workspace");
+    /* The heuristic runs here, not in the first timed launch. */
+    if (vendor_describe(b->vend, kind, b->shape, b->bufs[b->va].live, b->bufs[b->vb].live, b->bufs[b->vd].live, desc,
+                        desccap, err, sizeof err))
+        return fail(b, CUDA_SUCCESS, "%s", err);
+    slot *s = &b->slots[k];
+    s->used = 1;
+    s->vendor = 1;
+    s->vkind = kind;
+    return BENCH_OK;
+}
+
 int bench_unload(bench *b, int k)
 {
     if (k < 0 || k >= BENCH_SLOTS || !b->slots[k].used) return BENCH_OK;
@@ -499,11 +551,23 @@ static int prepare(bench *b, slot *s)
     return BENCH_OK;
 }
 
-static int run_slot(bench *b, slot *s)
+/* One launch of slot s over input copy `copy` (0: the live buffers). */
+static int launch_slot(bench *b, slot *s, int copy)
 {
-    CK(plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, s->fn, b->stream, &s->L), "launch");
+    if (s->vendor) {
+        char err[512];
+        const buf *A = &b->bufs[b->va], *B = &b->bufs[b->vb];
+        CUdeviceptr a = copy > 0 ? A->copy[copy] : A->live, bb = copy > 0 ? B->copy[copy] : B->live;
+        if (vendor_gemm(b->vend, s->vkind, b->shape, a, bb, b->bufs[b->vd].live, b->vend_ws, b->stream, err, sizeof err))
+            return fail(b, CUDA_SUCCESS, "%s", err);
+        return BENCH_OK;
+    }
+    CK(plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, s->fn, b->stream, copy > 0 ? &s->Lr[copy] : &s->L),
+       "launch");
     return BENCH_OK;
 }
+
+static int run_slot(bench *b, slot *s) { return launch_slot(b, s, 0); }
 
 static float host_float(const char *dt, const unsigned char *p)
 {
@@ -588,11 +652,8 @@ static int sample(bench *b, slot *s, int e)
     if (!b->streaming) {
         if (run_slot(b, s)) return BENCH_FAIL;
     } else {
-        for (int i = 0; i < b->chain; i++) {
-            if (prepare(b, s)) return BENCH_FAIL;
-            CK(plan_launch_kernel(b->cu->LaunchKernel, b->cu->LaunchKernelEx, s->fn, b->stream, &s->Lr[i % b->copies]),
-               "launch");
-        }
+        for (int i = 0; i < b->chain; i++)
+            if (prepare(b, s) || launch_slot(b, s, i % b->copies)) return BENCH_FAIL;
     }
     CK(b->cu->EventRecord(b->ev[2 * e + 1], b->stream), "event");
     return BENCH_OK;

@@ -63,6 +63,10 @@ int bench_task(bench *b, const wire_task *t, const void *blob, size_t len);
 /* Load a candidate's cubin (the blob) into a slot. */
 int bench_load(bench *b, const wire_load *l, const void *blob, size_t len);
 int bench_unload(bench *b, int slot);
+/* Load the vendor library's product (vendor.h) for the task into a slot
+** (wire.h: wire_vendor; op and dtype: a GEMM op the task sets up).
+** Verify and time it as any slot; desc gets the heuristic's choice. */
+int bench_vendor(bench *b, const wire_vendor *v, char *desc, int desccap);
 int bench_verify(bench *b, int slot);
 /* Time the slots q->slots: one (adaptive) or several (interleaved rounds);
 ** out[i] for q->slots[i]. */

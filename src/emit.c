@@ -6,6 +6,7 @@
 #include "device.h"
 #include "registry.h"
 #include "tmpl.h"
+#include "vendor.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct ek {
     long long lo[PLAN_MAXDIMS], hi[PLAN_MAXDIMS];
     unsigned char cls[PLAN_MAXDIMS];   /* alignment classes of the shape it was tuned at (align_log2) */
     int ns;                 /* the namespace holding its source */
+    int vendor;             /* the vendor holds the bucket: a cuBLASLt call, no source */
 } ek;
 
 typedef struct emitter {
@@ -142,6 +144,27 @@ static int winner_plan(emitter *E, const winner *w, const char *what, plan **out
     return efail(E, EXIT_INPUT, "registry '%s': %s: %s", E->o->db_path, what, err);
 }
 
+/* A bucket the vendor holds: the vendor serves the op and dtype, and the
+** op's arguments are the ones the emitted call passes it (A, B, D; m, n,
+** k), with the workspace the plan names (vendor.h: VENDOR_WORKSPACE). */
+static int vendor_check(emitter *E, const plan *p, const char *what)
+{
+    const op_task *t = &E->task;
+    static const char *const names[] = { "A", "B", "D", "m", "n", "k" };
+    int ok = vendor_kind(t->op, t->dtype) >= 0 && t->nargs == 6 && t->ndims == 3;
+    for (int i = 0; ok && i < 6; i++) ok = !strcmp(t->args[i].name, names[i]);
+    for (int i = 0; ok && i < 3; i++) ok = !strcmp(t->dims[i], names[3 + i]);
+    const char *ws = NULL;
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].kind == PLAN_WORKSPACE) ws = p->params[i].expr;
+    char want[32];
+    snprintf(want, sizeof want, "%llu", (unsigned long long)VENDOR_WORKSPACE);
+    if (!ok || !ws || strcmp(ws, want))
+        return efail(E, EXIT_INPUT, "registry '%s': %s names the vendor, which serves no such problem (%s %s, a %s-byte "
+                     "workspace)", E->o->db_path, what, t->op, t->dtype, want);
+    return 0;
+}
+
 /* Parse exactly n comma-separated integers. */
 static int parse_edges(const char *s, long long *v, int n)
 {
@@ -165,16 +188,18 @@ static int add_winner(emitter *E, const winner *w)
     if (E->nk == EMIT_MAXKERNELS) return efail(E, EXIT_INPUT, "more than %d buckets", EMIT_MAXKERNELS);
     ek *k = &E->k[E->nk];
     memset(k, 0, sizeof *k);
-    if (!w->cubin[0]) return efail(E, EXIT_INPUT, "registry '%s': %s has no kernel stored", E->o->db_path, what);
+    k->vendor = vendor_is_template(w->tmpl);
+    if (!k->vendor && !w->cubin[0]) return efail(E, EXIT_INPUT, "registry '%s': %s has no kernel stored", E->o->db_path, what);
     if (winner_plan(E, w, what, &k->p)) return -1;
     E->nk++;   /* counted now, so the plan is freed on any failure below */
     if (same_signature(E, k->p, what)) return -1;
+    if (k->vendor && vendor_check(E, k->p, what)) return -1;
     char kname[128] = "";
-    int rc = reg_cubin_source(E->R, w->cubin, &k->source, kname, sizeof kname);
+    int rc = k->vendor ? 1 : reg_cubin_source(E->R, w->cubin, &k->source, kname, sizeof kname);
     if (rc < 0) return efail(E, EXIT_FAIL, "%s", reg_errmsg(E->R));
-    if (rc == 0 || !k->source)
+    if (!k->vendor && (rc == 0 || !k->source))
         return efail(E, EXIT_INPUT, "registry '%s': the cubin cache lacks the source of %s", E->o->db_path, what);
-    if (strcmp(kname, k->p->kernel))
+    if (!k->vendor && strcmp(kname, k->p->kernel))
         return efail(E, EXIT_INPUT, "registry '%s': %s: the plan names kernel '%s', the cached source another", E->o->db_path, what,
                      k->p->kernel);
     k->ndims = E->task.ndims;
@@ -192,8 +217,12 @@ static int add_winner(emitter *E, const winner *w)
     safe_text(tm, sizeof tm, w->tmpl);
     safe_text(cfg, sizeof cfg, w->config);
     safe_text(shape, sizeof shape, w->shape);
-    snprintf(k->note, sizeof k->note, "bucket %s: template %s, config %s; measured %.2f us at shape %s", b, tm, cfg,
-             w->median_us, shape);
+    if (k->vendor)
+        snprintf(k->note, sizeof k->note, "bucket %s: the vendor (cuBLASLt, the heuristic's algorithm); measured %.2f us "
+                 "at shape %s", b, w->median_us, shape);
+    else
+        snprintf(k->note, sizeof k->note, "bucket %s: template %s, config %s; measured %.2f us at shape %s", b, tm, cfg,
+                 w->median_us, shape);
     return 0;
 }
 
@@ -316,6 +345,17 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
     else sb_puts(out, "0");
     sb_puts(out, ";\n}\n\n");
 
+    if (k->vendor) {
+        const char *dt = E->task.dtype, *gt = strchr(dt, '>');
+        const char *in = !strncmp(dt, "bf16", 4) ? "CUDA_R_16BF" : "CUDA_R_16F";
+        const char *to = gt ? "CUDA_R_32F" : in;
+        sb_puts(out, "// cuBLASLt on `stream`; returns its error code. ws: a device workspace of the bytes above.\n");
+        sb_printf(out, "%scudaError_t %s(", q, name);
+        signature(E, out, with_ws);
+        sb_printf(out, ")\n{\n    return aitune_vendor_gemm(%d, %s, %s, A, B, D, m, n, k, ws, stream);\n}\n\n",
+                  !strcmp(E->task.op, "gemm_nn"), in, to);
+        return;
+    }
     sb_printf(out, "// Launch on `stream`; returns the launch's error code.%s\n",
               has_ws(p) ? " ws: a zeroed device workspace of the bytes above." : "");
     sb_printf(out, "%scudaError_t %s(", q, name);
@@ -421,6 +461,90 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
                  "    aitune_cfg.numAttrs = aitune_nat;\n");
     sb_printf(out, "    return cudaLaunchKernelExC(&aitune_cfg, (const void*)%s, aitune_args);\n}\n\n", kref);
 }
+
+/* The buckets the vendor holds call cuBLASLt (vendor.h does the same for
+** libaitune and the worker): row-major D (m x n) is column-major Dᵀ = op(B's
+** buffer) · A's buffer, the heuristic's first algorithm for a 32 MiB
+** workspace and the pointers' alignment, kept per device and problem. */
+static const char vendor_helper[] =
+    "#include <cublasLt.h>\n#include <mutex>\n\n"
+    "// cuBLASLt for the buckets the vendor holds. Errors: cudaErrorInvalidValue (a size, a NULL\n"
+    "// buffer or workspace), cudaErrorInitializationError (cublasLtCreate), cudaErrorNotSupported\n"
+    "// (no algorithm for the problem), cudaErrorLaunchFailure (cublasLtMatmul).\n"
+    "struct aitune_vplan {\n"
+    "    int dev, nn, in, out;\n    long long m, n, k;\n    unsigned char al[3];\n"
+    "    cublasLtMatmulDesc_t desc;\n    cublasLtMatrixLayout_t la, lb, ld;\n    cublasLtMatmulAlgo_t algo;\n"
+    "};\n"
+    "static std::mutex aitune_vmu;\n"
+    "static cublasLtHandle_t aitune_vh[64];\n"
+    "static aitune_vplan aitune_vplans[256];\n"
+    "static int aitune_nvplans;\n\n"
+    "static unsigned char aitune_valign(const void* p)\n{\n"
+    "    unsigned long long x = (unsigned long long)p;\n    unsigned char e = 0;\n"
+    "    while (e < 8 && !(x & (1ull << e))) e++;\n    return e;\n}\n\n"
+    "static void aitune_vfree(aitune_vplan* p)\n{\n"
+    "    if (p->la) cublasLtMatrixLayoutDestroy(p->la);\n    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);\n"
+    "    if (p->ld) cublasLtMatrixLayoutDestroy(p->ld);\n    if (p->desc) cublasLtMatmulDescDestroy(p->desc);\n}\n\n"
+    "// Descriptors and the heuristic's first algorithm for p's problem.\n"
+    "static cudaError_t aitune_vbuild(cublasLtHandle_t h, aitune_vplan* p)\n{\n"
+    "    cublasOperation_t ta = p->nn ? CUBLAS_OP_N : CUBLAS_OP_T, tb = CUBLAS_OP_N;\n"
+    "    const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;\n"
+    "    const cudaDataType_t in = (cudaDataType_t)p->in, out = (cudaDataType_t)p->out;\n"
+    "    cublasLtMatmulPreference_t pref = 0;\n"
+    "    uint64_t wsmax = 33554432ull;\n"
+    "    uint32_t aa = 1u << p->al[1], ab = 1u << p->al[0], ad = 1u << p->al[2];\n"
+    "    cublasLtMatmulHeuristicResult_t r = {};\n    int found = 0;\n"
+    "    bool ok = cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        (p->nn ? cublasLtMatrixLayoutCreate(&p->la, in, n, k, (int64_t)n) : cublasLtMatrixLayoutCreate(&p->la, in, k, n, (int64_t)k)) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatrixLayoutCreate(&p->lb, in, k, m, (int64_t)k) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatrixLayoutCreate(&p->ld, out, n, m, (int64_t)n) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ad, sizeof ad) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ad, sizeof ad) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        cublasLtMatmulAlgoGetHeuristic(h, p->desc, p->la, p->lb, p->ld, p->ld, pref, 1, &r, &found) == CUBLAS_STATUS_SUCCESS &&\n"
+    "        found >= 1 && r.state == CUBLAS_STATUS_SUCCESS && r.workspaceSize <= wsmax;\n"
+    "    if (pref) cublasLtMatmulPreferenceDestroy(pref);\n"
+    "    if (!ok) { aitune_vfree(p); return cudaErrorNotSupported; }\n"
+    "    p->algo = r.algo;\n    return cudaSuccess;\n}\n\n"
+    "static cudaError_t aitune_vendor_gemm(int nn, cudaDataType_t in, cudaDataType_t out, const void* A, const void* B,\n"
+    "                                      void* D, long long m, long long n, long long k, void* ws, cudaStream_t stream)\n{\n"
+    "    if (m < 1 || n < 1 || k < 1 || m > 2147483647LL || n > 2147483647LL || k > 2147483647LL || !A || !B || !D || !ws)\n"
+    "        return cudaErrorInvalidValue;\n"
+    "    int dev = 0;\n    cudaError_t e = cudaGetDevice(&dev);\n    if (e != cudaSuccess) return e;\n"
+    "    if (dev < 0 || dev >= 64) return cudaErrorInvalidDevice;\n"
+    "    aitune_vplan key = {};\n"
+    "    key.dev = dev; key.nn = nn; key.in = (int)in; key.out = (int)out; key.m = m; key.n = n; key.k = k;\n"
+    "    key.al[0] = aitune_valign(A); key.al[1] = aitune_valign(B); key.al[2] = aitune_valign(D);\n"
+    "    aitune_vplan* p = 0;\n    cublasLtHandle_t h;\n    bool once = false;\n"
+    "    {\n"
+    "        std::lock_guard<std::mutex> g(aitune_vmu);\n"
+    "        if (!aitune_vh[dev] && cublasLtCreate(&aitune_vh[dev]) != CUBLAS_STATUS_SUCCESS) {\n"
+    "            aitune_vh[dev] = 0;\n            return cudaErrorInitializationError;\n        }\n"
+    "        h = aitune_vh[dev];\n"
+    "        for (int i = 0; i < aitune_nvplans && !p; i++) {\n"
+    "            const aitune_vplan* q = &aitune_vplans[i];\n"
+    "            if (q->dev == dev && q->nn == nn && q->in == key.in && q->out == key.out && q->m == m && q->n == n &&\n"
+    "                q->k == k && q->al[0] == key.al[0] && q->al[1] == key.al[1] && q->al[2] == key.al[2])\n"
+    "                p = &aitune_vplans[i];\n"
+    "        }\n"
+    "        if (!p && aitune_nvplans < 256) {\n"
+    "            aitune_vplans[aitune_nvplans] = key;\n"
+    "            if ((e = aitune_vbuild(h, &aitune_vplans[aitune_nvplans])) != cudaSuccess) return e;\n"
+    "            p = &aitune_vplans[aitune_nvplans++];\n"
+    "        }\n"
+    "    }\n"
+    "    if (!p) {\n        // Past 256 problems: built for this call only.\n"
+    "        if ((e = aitune_vbuild(h, &key)) != cudaSuccess) return e;\n        p = &key;\n        once = true;\n    }\n"
+    "    const float one = 1.0f, zero = 0.0f;\n"
+    "    cublasStatus_t s = cublasLtMatmul(h, p->desc, &one, B, p->la, A, p->lb, &zero, D, p->ld, D, p->ld, &p->algo,\n"
+    "                                      ws, 33554432ull, stream);\n"
+    "    if (once) aitune_vfree(p);\n"
+    "    return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorLaunchFailure;\n}\n\n";
 
 /* inline, not static: unused ones draw no warning, and two emitted files
 ** linked together share these identical definitions. */
@@ -558,10 +682,11 @@ static void write_file(emitter *E, strbuf *out, const char *level)
 {
     const emit_opts *o = E->o;
     int whole = !o->shape;
-    int with_ws = 0, tmaps = 0;
+    int with_ws = 0, tmaps = 0, vendor = 0;
     for (int i = 0; i < E->nk; i++) {
         with_ws |= has_ws(E->k[i].p);
         tmaps |= plan_has_tmap(E->k[i].p);
+        vendor |= E->k[i].vendor;
     }
     char arch[32], dt[32];
     safe_text(arch, sizeof arch, E->arch);
@@ -573,14 +698,17 @@ static void write_file(emitter *E, strbuf *out, const char *level)
                   E->nk == 1 ? "" : "s", E->fn);
     else
         sb_printf(out, "// Chosen at level '%s': %s\n", level, E->k[0].note);
-    sb_puts(out, "// Compile with nvcc -gencode=arch=compute_90a,code=sm_90a (the arch it was tuned for).\n"
-                 "// Standalone: nothing from aitune is needed to build or run it.\n\n"
+    sb_puts(out, "// Compile with nvcc -gencode=arch=compute_90a,code=sm_90a (the arch it was tuned for).\n");
+    if (vendor)
+        sb_puts(out, "// Buckets the vendor holds call cuBLASLt: link with -lcublasLt.\n");
+    sb_puts(out, "// Standalone: nothing from aitune is needed to build or run it.\n\n"
                  "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <math.h>\n#include <stddef.h>\n\n");
     for (int i = 0; i < E->nk; i++) {
         ek *k = &E->k[i];
         k->ns = i;
+        if (k->vendor) continue;   /* no source: a cuBLASLt call */
         for (int j = 0; j < i; j++)
-            if (!strcmp(E->k[j].p->kernel, k->p->kernel)) k->ns = E->k[j].ns;   /* same kernel: one copy */
+            if (!E->k[j].vendor && !strcmp(E->k[j].p->kernel, k->p->kernel)) k->ns = E->k[j].ns;   /* same kernel: one copy */
         if (k->ns != i) continue;
         if (whole) sb_printf(out, "// ---- kernel %d: %s\n", i, k->note);
         sb_printf(out, "namespace aitune_k%d {\n", i);
@@ -592,6 +720,7 @@ static void write_file(emitter *E, strbuf *out, const char *level)
     sb_puts(out, helpers);
     sb_puts(out, "\n");
     if (tmaps) sb_puts(out, encoder);
+    if (vendor) sb_puts(out, vendor_helper);
     if (!whole) {
         launch_fn(E, out, 0, E->fn, 0, has_ws(E->k[0].p));
         return;

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "registry.h"
+#include "registry_vendor.h"
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -17,12 +18,13 @@
 const char export_summary[] =
     "Export the registry as CSV, JSON or Kernel Tuner T4. csv: one table (--what measurements,\n"
     "the default, or winners), a header line then one line per row. json: {\"winners\": [...],\n"
-    "\"measurements\": [...], \"runs\": [...], \"devices\": [...]} (or one table's array with --what).\n"
+    "\"measurements\": [...], \"runs\": [...], \"devices\": [...], \"vendor\": [...]} (or one table's\n"
+    "array with --what; vendor: the vendor library's times, cuBLASLt at the shapes a sweep timed).\n"
     "t4: Kernel Tuner's T4 results (schema 1.0.0): one result per measurement, times in ms, its\n"
     "invalidity (correct, compile, runtime, timeout, correctness, constraints), plus an \"aitune\"\n"
     "object with the op, template, arch, dtype and bucket.\n\n"
     "  --format F     csv, json or t4 (required)\n"
-    "  --what T       measurements, winners, runs or devices (csv: default measurements)\n"
+    "  --what T       measurements, winners, runs, devices or vendor (csv: default measurements)\n"
     "  --op OP        only this op's rows\n"
     "  --dtype T      t4: only this dtype's measurements\n"
     "  -o FILE        write FILE (replaced whole, atomically) instead of standard output\n"
@@ -73,7 +75,8 @@ static int json_table(reg *r, const char *table, const char *op, FILE *f)
 {
     out o = { f, 0 };
     fputs("[", f);
-    if (reg_json_rows(r, table, op, json_row, &o)) return -1;
+    if (!strcmp(table, "vendor") ? reg_vendor_json_rows(r, op, json_row, &o) : reg_json_rows(r, table, op, json_row, &o))
+        return -1;
     fputs(o.n ? "\n]" : "]", f);
     return 0;
 }
@@ -132,12 +135,12 @@ int cmd_export(int argc, char **argv)
     if (!fmt) return cli_usage_error("export", export_usage, "--format is required (csv, json or t4)");
     if (strcmp(fmt, "csv") && strcmp(fmt, "json") && strcmp(fmt, "t4"))
         return cli_usage_error("export", export_usage, "unknown format '%s' (formats: csv, json, t4)", fmt);
-    static const char *const tables[] = { "measurements", "winners", "runs", "devices", NULL };
+    static const char *const tables[] = { "measurements", "winners", "runs", "devices", "vendor", NULL };
     if (what) {
         int k = 0;
         while (tables[k] && strcmp(tables[k], what)) k++;
         if (!tables[k])
-            return cli_usage_error("export", export_usage, "unknown table '%s' (measurements, winners, runs, devices)", what);
+            return cli_usage_error("export", export_usage, "unknown table '%s' (measurements, winners, runs, devices, vendor)", what);
         if (!strcmp(fmt, "t4") && strcmp(what, "measurements"))
             return cli_usage_error("export", export_usage, "t4 holds measurements only, not %s", what);
     }
@@ -163,7 +166,8 @@ int cmd_export(int argc, char **argv)
     int bad = 0;
     if (!strcmp(fmt, "csv")) {
         out o = { s.f, 0 };
-        bad = reg_text_rows(r, what ? what : "measurements", op, csv_row, &o);
+        bad = what && !strcmp(what, "vendor") ? reg_vendor_text_rows(r, op, csv_row, &o)
+                                              : reg_text_rows(r, what ? what : "measurements", op, csv_row, &o);
     } else if (!strcmp(fmt, "t4")) {
         out o = { s.f, 0 };
         fputs("{\"schema_version\": \"1.0.0\", \"results\": [", s.f);

@@ -8,12 +8,15 @@
 #include "emit.h"
 #include "jit.h"
 #include "registry.h"
+#include "registry_vendor.h"
 #include "replay.h"
 #include "sweep.h"
+#include "sweep_vendor.h"
 #include "tmpl.h"
 #include "window.h"
 #include "worker.h"
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +145,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
                    { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { "--gpus", 1, 0, 0 },
-                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { "--vendor", 1, 0, 0 }, { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
@@ -172,6 +175,9 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
         if ((rc = parse_count(c, "--ahead", opts[13].value, 0, 4096, &v))) return rc;
         o.ahead = v ? (int)v : -1;
     }
+    if (opts[14].set && compile_only) return usage_error(c, "--vendor is for sweep (compile times nothing)");
+    if (opts[14].set && sweep_vendor_parse(opts[14].value, &o.vendor))
+        return usage_error(c, "--vendor '%s' is not win, time or off", opts[14].value);
     void *misses = NULL;
     if (opts[10].set && (compile_only ? (rc = usage_error(c, "--from-misses is for sweep")) : (rc = window_from_misses(&o, &misses)))) {
         window_misses_free(misses);
@@ -190,7 +196,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
 static int cmd_compile(int argc, char **argv) { return sweep_like("compile", argc, argv, 1); }
 static int cmd_sweep(int argc, char **argv) { return sweep_like("sweep", argc, argv, 0); }
 
-typedef struct show_ctx { int json, n; const peers *peers; } show_ctx;
+typedef struct show_ctx { int json, n; const peers *peers; reg *r; int bad; } show_ctx;
 
 /* The winner's peer figure (--peers), on the metric the winner reports in:
 ** TFLOP/s when a peer has that figure for the bucket, else GB/s. */
@@ -213,6 +219,15 @@ static const char *shown(strbuf *sb, const char *s)
 static int show_row(const winner *w, void *p)
 {
     show_ctx *s = p;
+    /* The vendor's time at the winner's shape (registry_vendor.h), and how
+    ** many times faster the winner is. */
+    double vendor_us = 0;
+    int has_vendor = reg_vendor_for_winner(s->r, w, &vendor_us);
+    if (has_vendor < 0) {
+        s->bad = 1;
+        return 1;
+    }
+    double xv = has_vendor && w->median_us > 0 ? vendor_us / w->median_us : 0;
     if (s->json) {
         /* Everything from the registry is untrusted: strings escaped, the
         ** config copied only when it is well-formed JSON, numbers finite. */
@@ -233,6 +248,10 @@ static int show_row(const winner *w, void *p)
             sb_printf(&j, ",\"%s\":", nkeys[i]);
             sb_json_num(&j, nvals[i], decimals[i]);
         }
+        sb_puts(&j, ",\"vendor_us\":");
+        sb_json_num(&j, has_vendor ? vendor_us : NAN, 4);
+        sb_puts(&j, ",\"x_vendor\":");
+        sb_json_num(&j, xv > 0 ? xv : NAN, 4);
         sb_printf(&j, ",\"exhaustive\":%s,\"shape\":", w->exhaustive ? "true" : "false");
         sb_json_raw(&j, w->shape[0] ? w->shape : NULL);
         double ratio;
@@ -251,16 +270,17 @@ static int show_row(const winner *w, void *p)
         sb_free(&j);
     } else {
         if (!s->n)
-            printf("%-11s %-6s %-9s %-18s %11s %9s %8s %7s  %s\n", "op", "arch", "dtype", "bucket", "median us", "GB/s",
-                   "TFLOP/s", "vs dflt", "template config");
-        char vs[16] = "-", ps[48] = "";
+            printf("%-11s %-6s %-9s %-18s %11s %9s %8s %7s %8s  %s\n", "op", "arch", "dtype", "bucket", "median us", "GB/s",
+                   "TFLOP/s", "vs dflt", "x vendor", "template config");
+        char vs[16] = "-", xs[16] = "-", ps[48] = "";
         if (w->default_us > 0) snprintf(vs, sizeof vs, "%.2fx", w->default_us / w->median_us);
+        if (xv > 0) snprintf(xs, sizeof xs, "%.2fx", xv);
         double ratio;
         const peer *pr = show_peer(s, w, &ratio);
         if (pr) snprintf(ps, sizeof ps, " (%.3fx %s)", ratio, pr->name);
         strbuf b[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
-        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s  %s %s%s%s\n", shown(&b[0], w->op), shown(&b[1], w->arch),
-               shown(&b[2], w->dtype), shown(&b[3], w->bucket), w->median_us, w->gbps, w->tflops, vs,
+        printf("%-11s %-6s %-9s %-18s %11.2f %9.1f %8.3f %7s %8s  %s %s%s%s\n", shown(&b[0], w->op), shown(&b[1], w->arch),
+               shown(&b[2], w->dtype), shown(&b[3], w->bucket), w->median_us, w->gbps, w->tflops, vs, xs,
                shown(&b[4], w->tmpl), shown(&b[5], w->config), w->exhaustive ? "" : " (not exhaustive)", ps);
         for (int i = 0; i < 6; i++) sb_free(&b[i]);
     }
@@ -287,9 +307,9 @@ static int cmd_show(int argc, char **argv)
         peers_free(&ps);
         return EXIT_INPUT;
     }
-    show_ctx s = { opts[1].set, 0, &ps };
+    show_ctx s = { opts[1].set, 0, &ps, r, 0 };
     rc = reg_winners(r, show_row, &s);
-    if (rc) {
+    if (rc || s.bad) {
         error("%s", reg_errmsg(r));
         reg_close(r);
         peers_free(&ps);
@@ -480,12 +500,18 @@ static const cmd commands[] = {
       "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
       "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
       "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n"
-      "  --keep-cubins    keep every candidate's cubin (the full compile cache, as `aitune compile`)\n\n"
+      "  --keep-cubins    keep every candidate's cubin (the full compile cache, as `aitune compile`)\n"
+      "  --vendor M       the vendor library (cuBLASLt, for the GEMM ops; opened at run time, or the file\n"
+      "                   AITUNE_CUBLASLT names): win (default): timed at each bucket's shape as the\n"
+      "                   candidates are, then raced against the bucket's (or each part's) winner, and\n"
+      "                   where it is faster it holds the bucket (winner vendor/cublaslt: libaitune and\n"
+      "                   emitted files call cuBLASLt there); time: timed only, for x vendor; off\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 2 usage (e.g. a bad --gpus, a GPU it names that the host\n"
       "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
       "130 interrupted (resumable).",
       "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpus all|N|I,J | --gpu I]\n"
-      "       [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]" },
+      "       [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]\n"
+      "       [--vendor win|time|off]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
       "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",

@@ -11,8 +11,9 @@ const char merge_summary[] =
     "Merge registries IN... into OUT (created if absent). Devices and runs are matched by content, not\n"
     "by their local ids; measurements, cubins and defaults OUT lacks are added; for each (op, arch,\n"
     "dtype, bucket, GPU) the winner with the lower time is kept (a tie: the smaller config, so the\n"
-    "order of inputs does not matter); misses keep the larger count. Merging an input again adds\n"
-    "nothing. Inputs from an older aitune are migrated in place first.\n\n"
+    "order of inputs does not matter); misses keep the larger count; the vendor's times OUT lacks are\n"
+    "added. Merging an input again adds nothing. Inputs from an older aitune are migrated in place\n"
+    "first.\n\n"
     "Exit: 0, 1 when OUT cannot be written, 2 usage, 3 when an input is not a registry.";
 const char merge_usage[] = "aitune merge OUT IN...";
 
@@ -47,8 +48,9 @@ int cmd_merge(int argc, char **argv)
             rc = mrc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
             break;
         }
-        printf("%s: +%lld measurements, +%lld winners, +%lld cubins, +%lld runs, +%lld devices, %lld misses\n", pos[i],
-               st.measurements, st.winners, st.cubins, st.runs, st.devices, st.misses);
+        printf("%s: +%lld measurements, +%lld winners, +%lld cubins, +%lld runs, +%lld devices, %lld misses, "
+               "+%lld vendor times\n", pos[i], st.measurements, st.winners, st.cubins, st.runs, st.devices, st.misses,
+               st.vendor);
     }
     reg_close(r);
     return rc;

@@ -1,6 +1,7 @@
 /* registry.c: see registry.h. */
 #define _GNU_SOURCE
 #include "registry.h"
+#include "registry_vendor.h"
 #include <errno.h>
 #include "plan.h"
 #include <sqlite3.h>
@@ -41,6 +42,17 @@ static int dbfail(reg *r, const char *what)
 
 const char *reg_errmsg(reg *r) { return r->err[0] ? r->err : "not an error"; }
 const char *reg_path(reg *r) { return r->path; }
+sqlite3 *reg_db(reg *r) { return r->db; }
+
+int reg_fail(reg *r, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[768];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail(r, "%s", msg);
+}
 
 static int exec(reg *r, const char *sql, const char *what)
 {
@@ -1509,13 +1521,14 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
           "WHERE true ON CONFLICT (op, arch, dtype, shape) DO UPDATE SET count = max(count, excluded.count) "
           "WHERE excluded.count > count",
           "misses" },
+        { reg_vendor_merge_sql, "vendor times" },
         { "DROP TABLE temp.devmap", "cleanup" },
         { "DROP TABLE temp.runmap", "cleanup" },
         { "COMMIT", "cannot commit the merge" },
     };
     /* Devices are counted by rows: their trigger's update counts as a change. */
     long long *counts[] = { NULL, NULL, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
-                            NULL, NULL, &st->misses, NULL, NULL, NULL };
+                            NULL, NULL, &st->misses, &st->vendor, NULL, NULL, NULL };
     long long ndev0 = count_rows(r, "main.devices");
     int rc = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !rc; i++) {

@@ -18,8 +18,9 @@ typedef struct reg reg;
 ** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON.
 ** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
 ** devices.hw and .toolchain, runs.sources, winners keyed by hardware too.
-** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream. */
-#define REG_SCHEMA_VERSION 4
+** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream.
+** 5: vendor_times (db/migrations/012-vendor.sql; registry_vendor.h). */
+#define REG_SCHEMA_VERSION 5
 
 struct plan_arg;
 
@@ -47,6 +48,11 @@ int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, i
 void reg_close(reg *r);
 const char *reg_errmsg(reg *r);
 const char *reg_path(reg *r);
+/* For the registry's other modules (registry_vendor.c), not its users: the
+** connection, and setting the handle's message ("registry 'PATH': ...";
+** returns -1). */
+struct sqlite3 *reg_db(reg *r);
+int reg_fail(reg *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The device row for this fingerprint, inserted if new. */
 int reg_device(reg *r, const device *d, long long *id);
@@ -284,11 +290,12 @@ int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const c
 ** lacks, the winner of each (op, arch, dtype, bucket, hardware) with the
 ** lower time (ties: the smaller config text, so the order of inputs does not
 ** matter; a split bucket's parts replace its unsplit winner of the same
-** hardware), defaults r lacks, and misses with the larger count. Merging the
+** hardware), defaults r lacks, misses with the larger count, and the
+** vendor's times r lacks (registry_vendor.h). Merging the
 ** same input again adds nothing. The input is opened for writing, so an
 ** older one is migrated first. */
 typedef struct reg_merge_stats {
-    long long devices, runs, measurements, cubins, winners, misses;
+    long long devices, runs, measurements, cubins, winners, misses, vendor;   /* vendor: vendor_times rows */
 } reg_merge_stats;
 int reg_merge(reg *r, const char *path, reg_merge_stats *st);
 

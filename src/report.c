@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "registry.h"
+#include "registry_vendor.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,8 +18,10 @@
 const char report_summary[] =
     "Write a self-contained HTML report of the registry. Inline SVG, no scripts, no network. Per op:\n"
     "the winners' table; the speedup of each bucket's winner over the template default; the GB/s it\n"
-    "reached against the ceiling (TFLOP/s for compute-bound ops such as GEMM); each bucket's search\n"
-    "convergence (best time so far against evaluations, relative to the final best).\n\n"
+    "reached against the ceiling (TFLOP/s for compute-bound ops such as GEMM); each winner against\n"
+    "the vendor library (x vendor: cuBLASLt's time at the winner's shape over the winner's, where the\n"
+    "sweep timed it); each bucket's search convergence (best time so far against evaluations,\n"
+    "relative to the final best).\n\n"
     "  -o FILE        the HTML file to write (required; - for standard output)\n"
     "  --op OP        only this op\n"
     "  --ceiling G    the copy ceiling in GB/s drawn on the bandwidth plots (a sweep prints it)\n"
@@ -219,6 +222,17 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
     }
     int compute = bytes > 0 && flops / bytes > 10;
     for (int i = 0; i < rs.n; i++) gbps[i] = compute ? rs.r[i].w.tflops : rs.r[i].w.gbps;
+    /* x vendor: the vendor's time at each winner's shape over the winner's. */
+    double *xv = xcalloc((size_t)rs.n, sizeof *xv);
+    int nvendor = 0;
+    for (int i = 0; i < rs.n; i++) {
+        winner *w = &rs.r[i].w;
+        double us = 0;
+        if (reg_vendor_for_winner(r, w, &us) == 1 && w->median_us > 0) {
+            xv[i] = us / w->median_us;
+            nvendor++;
+        }
+    }
     sb_puts(s, "<section class=\"op\" id=\"op-");
     esc(s, op);
     sb_puts(s, "\"><h2>");
@@ -235,10 +249,14 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
         if (ceiling > 0) snprintf(ref, sizeof ref, "ceiling %.0f GB/s", ceiling);
         bars(s, title, "GB/s", &rs, gbps, ceiling, ref, "#2ca02c", "bandwidth");
     }
+    if (nvendor) {
+        snprintf(title, sizeof title, "%s: the winner against the vendor (cuBLASLt, same shape, same timing)", op);
+        bars(s, title, "x vendor", &rs, xv, 1, "vendor = 1x", "#9467bd", "vendor");
+    }
     convergence(s, op, &rs);
     sb_puts(s, "<table><tr><th>arch</th><th>dtype</th><th>bucket</th><th>median us</th><th>GB/s</th>");
     if (ceiling > 0) sb_puts(s, "<th>% ceiling</th>");
-    sb_puts(s, "<th>TFLOP/s</th><th>vs default</th><th>evaluations</th><th>template and config</th></tr>\n");
+    sb_puts(s, "<th>TFLOP/s</th><th>vs default</th><th>x vendor</th><th>evaluations</th><th>template and config</th></tr>\n");
     for (int i = 0; i < rs.n; i++) {
         winner *w = &rs.r[i].w;
         sb_puts(s, "<tr><td>");
@@ -249,8 +267,10 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
         esc(s, w->bucket);
         sb_printf(s, "</td><td>%.2f</td><td>%.1f</td>", w->median_us, w->gbps);
         if (ceiling > 0) sb_printf(s, "<td>%.1f%%</td>", 100 * w->gbps / ceiling);
-        sb_printf(s, "<td>%.3f</td><td>%s%.2fx</td><td>%d</td><td><code>", w->tflops, speed[i] > 0 ? "" : "? ", speed[i],
-                  rs.r[i].nbest);
+        sb_printf(s, "<td>%.3f</td><td>%s%.2fx</td>", w->tflops, speed[i] > 0 ? "" : "? ", speed[i]);
+        if (xv[i] > 0) sb_printf(s, "<td>%.2fx</td>", xv[i]);
+        else sb_puts(s, "<td>-</td>");
+        sb_printf(s, "<td>%d</td><td><code>", rs.r[i].nbest);
         esc(s, w->tmpl);
         sb_puts(s, " ");
         esc(s, w->config);
@@ -262,6 +282,7 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
         if (!strcmp(all->r[i].w.op, op)) all->r[i] = rs.r[k++];
     free(speed);
     free(gbps);
+    free(xv);
     free(rs.r);
 }
 

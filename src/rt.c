@@ -25,6 +25,11 @@
 ** or changes once published, so aitune_launch reads it without the lock.
 ** The launch plan (plan.c) binds arguments exactly as the worker that
 ** measured the kernel did.
+**
+** A winner whose template is the vendor's (vendor.h: VENDOR_TEMPLATE) has
+** no cubin: its kernel is a cuBLASLt call, through one vendor handle per
+** CUDA context (kept in the handle, made on first use), whose cached plan
+** per shape makes a launch one cublasLtMatmul.
 */
 #define _GNU_SOURCE /* stat, realpath */
 
@@ -32,6 +37,7 @@
 #include "align.h"
 #include "cu.h"
 #include "plan.h"
+#include "vendor.h"
 
 #include <pthread.h>
 
@@ -115,7 +121,7 @@ struct rt_set {
 };
 
 /* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
-#define RT_SCHEMA_VERSION 4
+#define RT_SCHEMA_VERSION 5
 #define RT_NCHAINS 256        /* hash chains of sets (a power of two) */
 #define RT_MAXEMPTY 1024      /* sets without winners kept; past that, asked again */
 
@@ -130,6 +136,16 @@ struct aitune_kernel {
     aitune_kernel_info info;
     int ws;                   /* the plan has a workspace */
     unsigned optin;           /* dynamic shared memory allowed so far (atomic) */
+    vendor *vend;             /* a vendor winner: cuBLASLt in ctx (the handle's), else NULL */
+    int vkind;                /* its vendor_kind */
+    int va, vb, vd;           /* its arguments A, B and D in the plan */
+};
+
+/* The vendor handle of one CUDA context. */
+struct rt_vendor {
+    struct rt_vendor *next;
+    CUcontext ctx;
+    vendor *v;
 };
 
 /* One counted miss. */
@@ -155,6 +171,7 @@ struct aitune {
     CUcontext hw_ctx;                             /* the context hw was read for */
     char hw[256];                                 /* its GPU's hardware identity (cu_hw) */
     struct aitune_kernel *kernels;
+    struct rt_vendor *vendors;                    /* under mu */
     struct aitune_bound *bounds;                  /* aitune_bind's, under mu */
     struct rt_miss misses[RT_MAXMISSES];
     int nmisses;
@@ -1195,12 +1212,14 @@ int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype
 
 /* Read the row's launch plan and cubin (a winner of set s, or a default, by
 ** rowid) into *launch and *cubin (malloc'd), checking the row is still the
-** one loaded. Under h->mu: it uses the handle's connection. */
+** one loaded; cubin NULL: the plan only (a vendor winner has no cubin).
+** Under h->mu: it uses the handle's connection. */
 static int rt_fetch(aitune *h, const struct rt_set *s, const void *row, int is_default, char **launch,
                     void **cubin, size_t *cubin_len)
 {
     *launch = NULL;
-    *cubin = NULL;
+    if (cubin)
+        *cubin = NULL;
     const char *sql = is_default
         ? "SELECT d.op, d.dtype, d.template, d.launch, c.cubin FROM defaults d "
           "LEFT JOIN cubins c ON c.hash = d.cubin WHERE d.rowid = ?"
@@ -1224,14 +1243,15 @@ static int rt_fetch(aitune *h, const struct rt_set *s, const void *row, int is_d
         else if (sqlite3_column_type(st, 3) != SQLITE_TEXT)
             arc = rt_error(h, AITUNE_NOTFOUND, "registry '%s': %s has no launch plan", h->path,
                            is_default ? "the default" : "the winner");
-        else if (sqlite3_column_type(st, 4) != SQLITE_BLOB || sqlite3_column_bytes(st, 4) < 16)
+        else if (cubin && (sqlite3_column_type(st, 4) != SQLITE_BLOB || sqlite3_column_bytes(st, 4) < 16))
             arc = rt_error(h, AITUNE_NOTFOUND, "registry '%s': the cubin of %s %s is not stored", h->path,
                            is_default ? "the default" : "bucket", third);
-        else {
-            *launch = strdup(rt_text(st, 3));
+        else if (!(*launch = strdup(rt_text(st, 3))))
+            arc = rt_error(h, AITUNE_NOMEM, "out of memory");
+        else if (cubin) {
             *cubin_len = (size_t)sqlite3_column_bytes(st, 4);
             *cubin = malloc(*cubin_len);
-            if (!*launch || !*cubin)
+            if (!*cubin)
                 arc = rt_error(h, AITUNE_NOMEM, "out of memory");
             else
                 memcpy(*cubin, sqlite3_column_blob(st, 4), *cubin_len);
@@ -1244,9 +1264,11 @@ static int rt_fetch(aitune *h, const struct rt_set *s, const void *row, int is_d
     sqlite3_finalize(st);
     if (arc != AITUNE_OK) {
         free(*launch);
-        free(*cubin);
         *launch = NULL;
-        *cubin = NULL;
+        if (cubin) {
+            free(*cubin);
+            *cubin = NULL;
+        }
     }
     return arc;
 }
@@ -1258,6 +1280,62 @@ static const cu_api *rt_cu(aitune *h)
     if (!cu)
         rt_error(h, AITUNE_ERROR, "%s", why ? why : "cannot load libcuda");
     return cu;
+}
+
+/* Whether winner w of set s is the vendor's (vendor.h: VENDOR_TEMPLATE). */
+static int rt_is_vendor(const struct rt_set *s, const struct rt_winner *w)
+{
+    return w && vendor_is_template(s->pool.s + w->tmpl);
+}
+
+/* The vendor handle of context ctx into *out, made on first use. Under
+** h->mu. */
+static int rt_vendor_of(aitune *h, CUcontext ctx, vendor **out)
+{
+    for (struct rt_vendor *x = h->vendors; x; x = x->next)
+        if (x->ctx == ctx) {
+            *out = x->v;
+            return AITUNE_OK;
+        }
+    char err[768];
+    struct rt_vendor *x = calloc(1, sizeof *x);
+    if (!x)
+        return rt_error(h, AITUNE_NOMEM, "out of memory");
+    if (vendor_open(&x->v, err, sizeof err)) {
+        free(x);
+        return rt_error(h, AITUNE_ERROR, "cuBLASLt in this context: %s", err);
+    }
+    x->ctx = ctx;
+    x->next = h->vendors;
+    h->vendors = x;
+    *out = x->v;
+    return AITUNE_OK;
+}
+
+/* A vendor winner's kernel: its plan names the op's A and B (in), D (out)
+** and dims m, n, k (what vendor_gemm reads) and a workspace, and cuBLASLt
+** opens in ctx. Under h->mu. */
+static int rt_vendor_kernel(aitune *h, struct aitune_kernel *k, const char *op, const char *dtype,
+                            const char *bucket, CUcontext ctx)
+{
+    const plan *p = k->p;
+    k->vkind = vendor_kind(op, dtype);
+    k->va = plan_arg_index(p, "A");
+    k->vb = plan_arg_index(p, "B");
+    k->vd = plan_arg_index(p, "D");
+    int ws = 0;
+    for (int i = 0; i < p->nparams; i++)
+        ws |= p->params[i].kind == PLAN_WORKSPACE;
+    if (k->vkind < 0 || p->ndims != 3 || strcmp(p->dims[0], "m") || strcmp(p->dims[1], "n") ||
+        strcmp(p->dims[2], "k") || k->va < 0 || k->vb < 0 || k->vd < 0 || p->args[k->va].role != PLAN_IN ||
+        p->args[k->vb].role != PLAN_IN || p->args[k->vd].role != PLAN_OUT || !ws)
+        return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s %s bucket %s names the vendor, but the vendor "
+                        "serves no such problem (%s %s, its plan's arguments and workspace)", h->path, op, dtype,
+                        bucket, op, dtype);
+    int rc = rt_vendor_of(h, ctx, &k->vend);
+    if (rc == AITUNE_OK)
+        k->ws = 1;
+    return rc;
 }
 
 int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *dtype,
@@ -1280,6 +1358,17 @@ int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *d
     if (d && !d->rowid)
         return rt_error(h, AITUNE_NOTFOUND, "%s %s %s: only the default answers, and this registry "
                         "stores no compiled default", op, arch, dtype);
+    if (rt_is_vendor(s, w)) {
+        /* Before the driver: a registry that names the vendor says so even
+        ** where cuBLASLt (or the GPU) is missing. */
+        char why[768];
+        if (vendor_kind(op, dtype) < 0)
+            return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s %s bucket %s names the vendor, which serves "
+                            "no %s %s", h->path, op, dtype, c.bucket, op, dtype);
+        if (vendor_available(why, sizeof why))
+            return rt_error(h, AITUNE_ERROR, "%s %s %s bucket %s is held by the vendor (%s), which cannot be "
+                            "opened: %s", op, arch, dtype, c.bucket, VENDOR_TEMPLATE, why);
+    }
     const cu_api *cu = rt_cu(h);
     if (!cu)
         return AITUNE_ERROR;
@@ -1314,7 +1403,8 @@ int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *d
     void *cubin = NULL;
     size_t len = 0;
     struct aitune_kernel *k = NULL;
-    rc = rt_fetch(h, s, row, d != NULL, &launch, &cubin, &len);
+    int is_vendor = rt_is_vendor(s, w);
+    rc = rt_fetch(h, s, row, d != NULL, &launch, is_vendor ? NULL : &cubin, &len);
     if (rc == AITUNE_OK && !(k = calloc(1, sizeof *k)))
         rc = rt_error(h, AITUNE_NOMEM, "out of memory");
     char err[512];
@@ -1325,10 +1415,12 @@ int aitune_kernel_get(aitune *h, const char *op, const char *arch, const char *d
         rc = rt_error(h, AITUNE_CORRUPT, "registry '%s': the launch plan has %d dims, the bucket %d",
                       h->path, k->p->ndims, ndims);
     CUresult cr;
-    if (rc == AITUNE_OK && (cr = cu->ModuleLoadData(&k->mod, cubin)) != CUDA_SUCCESS)
+    if (rc == AITUNE_OK && is_vendor)
+        rc = rt_vendor_kernel(h, k, op, dtype, c.bucket, ctx);
+    else if (rc == AITUNE_OK && (cr = cu->ModuleLoadData(&k->mod, cubin)) != CUDA_SUCCESS)
         rc = rt_error(h, AITUNE_ERROR, "cannot load the kernel of %s %s %s into this context: %s",
                       op, arch, dtype, cu_errstr(cr));
-    if (rc == AITUNE_OK && (cr = cu->ModuleGetFunction(&k->fn, k->mod, k->p->kernel)) != CUDA_SUCCESS)
+    if (rc == AITUNE_OK && !is_vendor && (cr = cu->ModuleGetFunction(&k->fn, k->mod, k->p->kernel)) != CUDA_SUCCESS)
         rc = rt_error(h, AITUNE_CORRUPT, "registry '%s': the cubin has no kernel '%s': %s", h->path,
                       k->p->kernel, cu_errstr(cr));
     if (rc == AITUNE_OK) {
@@ -1377,6 +1469,10 @@ int aitune_kernel_workspace(aitune *h, const aitune_kernel *k, const long long *
         return AITUNE_MISUSE;
     if (!k || !shape || !bytes)
         return rt_error(h, AITUNE_MISUSE, "aitune_kernel_workspace: an argument is NULL");
+    if (k->vend) {
+        *bytes = VENDOR_WORKSPACE;
+        return AITUNE_OK;
+    }
     plan_geom g;
     char err[512];
     if (plan_geometry(k->p, shape, &g, err, sizeof err))
@@ -1398,6 +1494,20 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
         return rt_error(h, AITUNE_MISUSE, "aitune_launch: the current context is not the one the "
                         "kernel was loaded in (aitune_kernel_get in this context)");
     const plan *p = k->p;
+    if (k->vend) {
+        const int idx[3] = { k->va, k->vb, k->vd };
+        for (int i = 0; i < 3; i++)
+            if (!args[idx[i]].ptr)
+                return rt_error(h, AITUNE_MISUSE, "aitune_launch: buffer '%s' is NULL", p->args[idx[i]].name);
+        if (!args[p->nargs].ptr)
+            return rt_error(h, AITUNE_MISUSE, "aitune_launch: the vendor's workspace is NULL (%llu bytes: "
+                            "aitune_kernel_workspace)", VENDOR_WORKSPACE);
+        char err[512];
+        if (vendor_gemm(k->vend, k->vkind, shape, args[k->va].ptr, args[k->vb].ptr, args[k->vd].ptr,
+                        args[p->nargs].ptr, stream, err, sizeof err))
+            return rt_error(h, AITUNE_ERROR, "aitune_launch (vendor): %s", err);
+        return AITUNE_OK;
+    }
     plan_value v[PLAN_MAXARGS];
     for (int i = 0; i < p->nargs; i++) {
         v[i].ptr = p->args[i].role <= PLAN_INOUT ? args[i].ptr : 0;
@@ -1484,6 +1594,7 @@ struct aitune_bound {
     int ntmaps;
     struct rt_tmap_rec tmaps[PLAN_MAXPARAMS];
     plan_launch L;                  /* geometry and the prebuilt parameters */
+    long long vshape[3];            /* AITUNE_BOUND_VENDOR: the problem (m, n, k) */
 };
 
 /* Where rt_record_encode writes (bind's, in this thread). */
@@ -1583,6 +1694,61 @@ static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune
     return AITUNE_OK;
 }
 
+/* A vendor bucket's bound launch: one cublasLtMatmul through the kernel's
+** vendor handle, its plan found by shape and alignment (vendor.h). */
+static int rt_bound_vendor(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s)
+{
+    const struct aitune_kernel *k = b->k;
+    const int idx[3] = { k->va, k->vb, k->vd };
+    for (int i = 0; i < 3; i++)
+        if (!args[idx[i]].ptr)
+            return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: buffer '%s' is NULL", k->p->args[idx[i]].name);
+    if (!args[b->nargs].ptr)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: the vendor's workspace (args[%d]) is NULL", b->nargs);
+    CUcontext ctx = NULL;
+    if (b->cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx != k->ctx)
+        return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch: the current context is not the one the "
+                        "kernel was loaded in");
+    char err[512];
+    if (vendor_gemm(k->vend, k->vkind, b->vshape, args[k->va].ptr, args[k->vb].ptr, args[k->vd].ptr,
+                    args[b->nargs].ptr, s, err, sizeof err))
+        return rt_error(h, AITUNE_ERROR, "aitune_bound_launch (vendor): %s", err);
+    return AITUNE_OK;
+}
+
+/* Bind a vendor bucket's kernel: the shape kept, the heuristic run now for
+** the addresses args gives (else aligned ones), so the first launch finds
+** its plan. */
+static int rt_bind_vendor(aitune *h, const struct aitune_kernel *k, const long long *shape, const aitune_arg *args,
+                          aitune_bound **out)
+{
+    struct aitune_bound *b = calloc(1, sizeof *b);
+    if (!b)
+        return rt_error(h, AITUNE_NOMEM, "out of memory");
+    b->kind = AITUNE_BOUND_VENDOR;
+    b->launch = rt_bound_vendor;
+    b->k = k;
+    b->cu = cu_load(NULL);
+    b->nargs = k->p->nargs;
+    b->L.g.ws_bytes = VENDOR_WORKSPACE;
+    memcpy(b->vshape, shape, sizeof b->vshape);
+    unsigned long long a[3];
+    const int idx[3] = { k->va, k->vb, k->vd };
+    for (int i = 0; i < 3; i++)
+        a[i] = args && args[idx[i]].ptr ? args[idx[i]].ptr : RT_FAKE_ADDR(i + 1);
+    char desc[128], err[512];
+    if (vendor_describe(k->vend, k->vkind, shape, a[0], a[1], a[2], desc, sizeof desc, err, sizeof err)) {
+        free(b);
+        return rt_error(h, AITUNE_ERROR, "aitune_bind (vendor): %s", err);
+    }
+    pthread_mutex_lock(&h->mu);
+    b->next = h->bounds;
+    h->bounds = b;
+    pthread_mutex_unlock(&h->mu);
+    *out = b;
+    return AITUNE_OK;
+}
+
 /* Allow k smem bytes of dynamic shared memory (once per size reached). */
 static int rt_optin(aitune *h, const cu_api *cu, struct aitune_kernel *k, unsigned smem)
 {
@@ -1613,6 +1779,8 @@ int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const
         if (shape[i] < 1)
             return rt_error(h, AITUNE_MISUSE, "aitune_bind %s: %s = %lld (sizes must be >= 1)", p->kernel,
                             p->dims[i], shape[i]);
+    if (k->vend)
+        return rt_bind_vendor(h, k, shape, args, out);
     const cu_api *cu = cu_load(NULL);   /* loaded: k exists */
     struct aitune_bound *b = calloc(1, sizeof *b);
     if (!b)
@@ -1833,6 +2001,11 @@ int aitune_close(aitune *h)
             plan_free(k->p);
             free(k->plan_json);
             free(k);
+        }
+        for (struct rt_vendor *x = h->vendors, *next; x; x = next) {
+            next = x->next;
+            vendor_close(x->v);
+            free(x);
         }
         pthread_mutex_destroy(&h->mu);
         rt_disconnect(h);

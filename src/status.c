@@ -9,6 +9,7 @@
 #include "identity.h"
 #include "jit.h"
 #include "registry.h"
+#include "vendor.h"
 #include "worker.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@ const char status_summary[] =
     "GPU differs (and no winner of this GPU covers the bucket), or the driver, CUDA driver API, NVRTC,\n"
     "aitune version or the op's template sources changed since it was measured. Winners of another GPU\n"
     "whose bucket this GPU has its own winner for are listed as other. Also shows each winner's age and\n"
-    "the misses recorded per op (shapes applications asked for that no bucket holds).\n"
+    "the misses recorded per op (shapes applications asked for that no bucket holds), and how many\n"
+    "buckets or parts the vendor library (cuBLASLt) holds, where no template beat it.\n"
     "The GPU's facts come from the worker; without a GPU, only the toolchain parts this machine knows\n"
     "(NVRTC, aitune, templates) are compared, and the output says so.\n\n"
     "  --json     one JSON object: current identity, winners with state and reasons, misses\n"
@@ -181,8 +183,9 @@ int cmd_status(int argc, char **argv)
         return EXIT_INPUT;
     }
     mark_other(&c);
-    int stale = 0, fresh = 0, other = 0;
+    int stale = 0, fresh = 0, other = 0, vendor = 0;
     for (int i = 0; i < c.n; i++) {
+        vendor += vendor_is_template(c.rows[i].tmpl);
         if (!strcmp(c.rows[i].state, "stale")) stale++;
         else if (!strcmp(c.rows[i].state, "fresh")) fresh++;
         else other++;
@@ -206,7 +209,8 @@ int cmd_status(int argc, char **argv)
             sb_puts(&js, ",\"gpu_error\":");
             sb_json_str(&js, cur.gpu_why);
         }
-        sb_printf(&js, "},\n\"fresh\":%d,\"stale\":%d,\"other\":%d,\n\"winners\":[", fresh, stale, other);
+        sb_printf(&js, "},\n\"fresh\":%d,\"stale\":%d,\"other\":%d,\"vendor\":%d,\n\"winners\":[", fresh, stale, other,
+                  vendor);
         for (int i = 0; i < c.n; i++) {
             winner_row *w = &c.rows[i];
             sb_puts(&js, i ? ",\n  {\"op\":" : "\n  {\"op\":");
@@ -285,6 +289,9 @@ int cmd_status(int argc, char **argv)
         if (!c.n) printf("no winners in %s\n", db);
         else printf("%d winner%s: %d fresh, %d stale%s", c.n, c.n == 1 ? "" : "s", fresh, stale, other ? "" : "\n");
         if (other) printf(", %d of another GPU\n", other);
+        if (vendor)
+            printf("the vendor (cuBLASLt) holds %d bucket%s or part%s: no template beat it there\n", vendor,
+                   vendor == 1 ? "" : "s", vendor == 1 ? "" : "s");
         if (stale) printf("hint: `aitune retune SPEC` re-measures the stale buckets' finalists\n");
     }
     sb_free(&js);

@@ -86,6 +86,7 @@ typedef struct sweep_opts {
     int check;                  /* re-time each bucket's winner against its record (aitune check) */
     int plan_only;              /* walk the buckets through want only: measure and record nothing */
     int keep_cubins;            /* keep every candidate's cubin, not only winners', finalists' and defaults' */
+    int vendor;                 /* sweep_vendor.h: SWEEP_VENDOR_WIN (0, the default), _TIME or _OFF */
 } sweep_opts;
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */

@@ -149,6 +149,15 @@ static void sweep_slot(sw *S, const slot *q)
     S->split_depth = st->split_depth;
     S->task = st;
     if (task_send(S, &t)) { S->code = EXIT_FAIL; return; }
+    /* The vendor at the bucket's shape, timed as the candidates are; a
+    ** retune times it again (a new driver or library), a sweep resumes. */
+    sweep_vendor_bind(&S->V, o->vendor, S->W, S->R, S->dev_id, S->run_id, S->arch, o->kernel_timeout);
+    reg_vendor vrow;
+    if (!o->check && !o->compile_only &&
+        (o->retune ? sweep_vendor_measure : sweep_vendor_time)(&S->V, &t, ob.key, &vrow) < 0) {
+        S->code = EXIT_FAIL;
+        return;
+    }
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
          : st->joint && !o->compile_only ? tune_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
         S->code = EXIT_FAIL;

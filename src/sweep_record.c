@@ -1,6 +1,7 @@
 /* sweep_record.c: see sweep_record.h. */
 #define _GNU_SOURCE
 #include "sweep_record.h"
+#include "vendor.h"
 #include "identity.h"
 #include "json.h"
 #include "align.h"
@@ -103,8 +104,57 @@ void record_say(sw *S, const op_task *t, const winner *W)
         size_t at = strlen(pct);
         snprintf(pct + at, sizeof pct - at, "%s%.3fx %s", at ? " " : "", (tf ? W->tflops : W->gbps) / pr->value, pr->name);
     }
-    sw_say(S, "%-10s %-9s %-14s %10.2f us %s %s  %s  %s %s%s\n", t->op, t->dtype, W->bucket, W->median_us, rate, pct, vs,
-        W->tmpl, W->config, W->exhaustive ? "" : " (not exhaustive)");
+    /* The vendor's time at the winner's shape (sweep_vendor.h), when timed. */
+    double vus = 0;
+    char xv[32] = "";
+    if (vendor_is_template(W->tmpl)) {
+        snprintf(xv, sizeof xv, "  the vendor's");
+    } else if (reg_vendor_for_winner(S->R, W, &vus) == 1 && W->median_us > 0) {
+        snprintf(xv, sizeof xv, "  %.2fx vendor", vus / W->median_us);
+        sweep_vendor_count(&S->V, W->median_us, vus);
+    }
+    sw_say(S, "%-10s %-9s %-14s %10.2f us %s %s  %s%s  %s %s%s\n", t->op, t->dtype, W->bucket, W->median_us, rate, pct, vs,
+           xv, W->tmpl, W->config, W->exhaustive ? "" : " (not exhaustive)");
+}
+
+int record_vendor_race(sw *S, const op_task *t, const bucket *b, const char *home, cand *c, double default_us, winner *W)
+{
+    double cu = 0, vu = 0;
+    if (S->V.mode != SWEEP_VENDOR_WIN || !sweep_vendor_serves(&S->V, t) || !c) return 0;
+    /* Its kernel into slot 0: hold's probes set other tasks up, which
+    ** empties the slots. */
+    if (!cand_load(S, c, t, 0)) return 0;
+    int raced = sweep_vendor_race(&S->V, t, home, 0, &cu, &vu);
+    if (raced <= 0 || !(vu < cu)) return raced < 0 ? -1 : 0;
+    winner V;
+    if (sweep_vendor_winner(&S->V, t, b, vu, W->tmpl, W->config, cu, default_us, W->exhaustive, &V))
+        return error("%s %s %s: the vendor's winner row", t->op, t->dtype, b->key);
+    record_row_free(W);
+    *W = V;
+    S->V.held++;
+    return 0;
+}
+
+int record_vendor_alone(sw *S, const op_task *t, const bucket *b, int exhaustive)
+{
+    if (S->V.mode != SWEEP_VENDOR_WIN || !sweep_vendor_serves(&S->V, t)) return 0;
+    reg_vendor v;
+    char shape[128];
+    cand_shape_json(t, shape, sizeof shape);
+    int got = reg_vendor_get(S->R, t->op, S->arch, t->dtype, shape, t->stream, S->dev_id, &v);
+    if (got < 0) return error("%s", reg_errmsg(S->R));
+    if (!got || strcmp(v.status, "ok")) return 0;
+    winner W;
+    if (sweep_vendor_winner(&S->V, t, b, v.median_us, NULL, NULL, 0, 0, exhaustive, &W))
+        return error("%s %s %s: the vendor's winner row", t->op, t->dtype, b->key);
+    int rc = reg_winner_put(S->R, &W) ? error("%s", reg_errmsg(S->R)) : 1;
+    if (rc > 0) {
+        S->winners++;
+        S->V.held++;
+        record_say(S, t, &W);
+    }
+    record_row_free(&W);
+    return rc;
 }
 
 /* A bucket holds one winner per hardware (and is tuned at one size per
@@ -143,10 +193,15 @@ int record_winner(sw *S, const op_task *t, const bucket *b, const bucket_state *
 {
     winner W;
     int rc = record_row(S, t, b, bs->f, k, w, bs->default_us, bs->exhaustive, cs, k, &W);
-    record_warn_displaced(S, t, b, &W);
-    if (reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
-    else S->winners++;
-    record_say(S, t, &W);
+    /* Its kernel's candidate, raced against the vendor. */
+    cand *wc = NULL;
+    for (int i = 0; i < k && !wc; i++)
+        if (!strcmp(cs[i].tmpl, W.tmpl) && cs[i].config && !strcmp(cs[i].config, W.config)) wc = &cs[i];
+    if (!rc) rc = record_vendor_race(S, t, b, b->key, wc, bs->default_us, &W);
+    if (!rc) record_warn_displaced(S, t, b, &W);
+    if (!rc && reg_winner_put(S->R, &W)) rc = error("%s", reg_errmsg(S->R));
+    else if (!rc) S->winners++;
+    if (!rc) record_say(S, t, &W);
     record_row_free(&W);
     return rc;
 }

@@ -17,8 +17,19 @@ int record_winner(sw *S, const op_task *t, const bucket *b, const bucket_state *
 int record_row(sw *S, const op_task *t, const bucket *b, const final *f, int k, int w, double default_us,
                int exhaustive, cand *cs, int ncs, winner *W);
 void record_row_free(winner *W);
-/* A stored winner's line. */
+/* A stored winner's line (with x vendor where the vendor was timed). */
 void record_say(sw *S, const op_task *t, const winner *W);
+
+/* The vendor against a winner (sweep_vendor.h): W, of bucket b (a part's
+** too) at t's shape (t's task set up on the worker), its kernel c's, is
+** raced against cuBLASLt; where the vendor is faster, no template beat it,
+** and *W becomes the vendor's row (the old one freed). home: the bucket the
+** vendor's time is recorded under. 0 (W as it is, or the vendor's), -1 a
+** tool failure (said). */
+int record_vendor_race(sw *S, const op_task *t, const bucket *b, const char *home, cand *c, double default_us, winner *W);
+/* No template has a correct candidate for b: where the vendor was timed at
+** t's shape, it holds b (stored and said). 1 stored, 0 not, -1 said. */
+int record_vendor_alone(sw *S, const op_task *t, const bucket *b, int exhaustive);
 
 /* The default of (op, arch, dtype), with c's kernel when c (instantiated,
 ** compiled) has one, so libaitune can launch at the default level; c NULL:

@@ -143,6 +143,9 @@ void sw_summary(sw *S)
     if (S->broken_before || S->broken_after)
         fprintf(stderr, "hold: winners wrong or failing at a probed shape: %d before, %d after\n", S->broken_before,
                 S->broken_after);
+    char vline[256];
+    sweep_vendor_summary(&S->V, vline, sizeof vline);
+    fputs(vline, stderr);
     if (S->trimmed.cubins)
         fprintf(stderr, "registry: %.1f MB, after dropping %lld cubins of candidates that lost (%.1f MB; "
                 "--keep-cubins keeps them)\n", reg_disk_bytes(S->R, 1) / 1048576.0, S->trimmed.cubins,
@@ -178,6 +181,7 @@ void sw_add_counts(sw *S, const sw *L)
     if (L->hold_after > S->hold_after) S->hold_after = L->hold_after;
     S->broken_before += L->broken_before;
     S->broken_after += L->broken_after;
+    sweep_vendor_add(&S->V, &L->V);
     for (int i = 0; i < L->nops; i++) sw_op_time(S, L->op_name[i], L->op_s[i]);
     S->budget_hit |= L->budget_hit;
     S->ws.starts += L->ws.starts;

@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "spec.h"
 #include "sweep.h"
+#include "sweep_vendor.h"
 #include "tmpl.h"
 #include "worker.h"
 
@@ -50,6 +51,7 @@ typedef struct sw {
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
+    sweep_vendor V;         /* the vendor in the sweep (bound to the lane's worker per bucket), its counts */
     /* wall time per op, for the summary */
     int nops;
     char op_name[32][32];

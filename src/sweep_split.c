@@ -506,7 +506,7 @@ int split_store(sw *S, const op_task *t, const bucket *b, const bucket_state *bs
 {
     winner *W = xcalloc(SPLIT_MAXPARTS, sizeof *W);
     op_task *tp = xcalloc(SPLIT_MAXPARTS, sizeof *tp);
-    int rc = 0, n = 0;
+    int rc = 0, n = 0, raced = 0;
     for (int i = 0; i < sp->n && !rc; i++) {
         const part *p = &sp->p[i];
         if (p->nkids) continue;
@@ -538,7 +538,14 @@ int split_store(sw *S, const op_task *t, const bucket *b, const bucket_state *bs
             }
         rc = record_row(S, &tp[n], &p->b, f, k, w, default_us, bs->exhaustive && !p->capped, p->c[p->w], 1, &W[n]);
         n++;
+        /* The part's winner against the vendor at the part's size. */
+        if (!rc && S->V.mode == SWEEP_VENDOR_WIN && sweep_vendor_serves(&S->V, &tp[n - 1])) {
+            raced = 1;
+            rc = task_send(S, &tp[n - 1]);
+            if (!rc) rc = record_vendor_race(S, &tp[n - 1], &p->b, b->key, p->c[p->w], default_us, &W[n - 1]);
+        }
     }
+    if (raced && task_send(S, t)) rc = -1;   /* the bucket's task again, as the caller left it */
     if (!rc && reg_winners_put(S->R, b->key, W, n)) rc = error("%s", reg_errmsg(S->R));
     for (int i = 0; i < n; i++) {
         if (!rc) {

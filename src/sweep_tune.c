@@ -5,6 +5,7 @@
 #include "sweep_flow.h"
 #include "sweep_hold.h"
 #include "sweep_record.h"
+#include "vendor.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,20 @@ int tune_pick(final *f, int k, const char *keep_tmpl, const char *keep_config, d
 
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
+    /* A standing vendor winner (retune) is no template finalist: the vendor
+    ** races the template winner (record_winner, split_store). */
+    for (int i = 0; i < bs->nf;)
+        if (vendor_is_template(bs->f[i].tmpl)) {
+            free(bs->f[i].config);
+            memmove(&bs->f[i], &bs->f[i + 1], sizeof *bs->f * (size_t)(bs->nf - i - 1));
+            bs->nf--;
+        } else {
+            i++;
+        }
     if (!bs->nf) {
-        sw_say(S, "%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
+        int v = record_vendor_alone(S, t, b, bs->exhaustive);
+        if (v < 0) return -1;
+        if (!v) sw_say(S, "%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
         return 0;
     }
     qsort(bs->f, (size_t)bs->nf, sizeof *bs->f, final_cmp);
@@ -229,6 +242,23 @@ static int remeasure(sw *S, const op_task *t, const bucket *b, const retune_fina
     return rc;
 }
 
+/* Take the vendor out of stored finalists (a bucket or part it holds): it
+** is no template to measure, and confirm races it against the template
+** winner anyway. Returns whether f[0] was it. */
+static int drop_vendor(retune_final *rf)
+{
+    int first = rf->n && vendor_is_template(rf->f[0].tmpl);
+    for (int i = 0; i < rf->n;)
+        if (vendor_is_template(rf->f[i].tmpl)) {
+            free(rf->f[i].config);
+            memmove(&rf->f[i], &rf->f[i + 1], sizeof rf->f[0] * (size_t)(rf->n - i - 1));
+            rf->n--;
+        } else {
+            i++;
+        }
+    return first;
+}
+
 static int retune_split(sw *S, const spec_task *st, const op_task *t, const bucket *b, const char *hw, winner *fam, int nfam)
 {
     retune_final rf = { 0 };
@@ -238,6 +268,7 @@ static int retune_split(sw *S, const spec_task *st, const op_task *t, const buck
             rc = error("%s", reg_errmsg(S->R));
     bucket_state bs = { .exhaustive = 1, .parts = fam, .nparts = nfam };
     int failed = 0;
+    drop_vendor(&rf);
     if (!rc) rc = remeasure(S, t, b, &rf, &bs, &failed);
     /* Held and split as the sweep did, whatever retune does elsewhere. */
     int hold = S->hold;
@@ -286,6 +317,27 @@ int retune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
     record_family_free(fam, nfam);
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, record_add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
+    /* The vendor's bucket: the templates it beat race again, then the best
+    ** of them the vendor (confirm); nothing to search again. */
+    if (drop_vendor(&rf)) {
+        bucket_state bs = { .exhaustive = 1 };
+        int failed = 0, rc = 0;
+        if (rf.n) rc = remeasure(S, t, b, &rf, &bs, &failed);
+        if (!rc) rc = confirm(S, t, b, &bs);
+        winner now;
+        int got = rc ? 0 : reg_winner_get_hw(S->R, t->op, S->arch, t->dtype, b->key, hw, &now);
+        sw_note(S, "%s", "");
+        if (got == 1) {
+            printf("retune %s %s %s: the vendor's bucket, %d template finalist%s raced again: %s\n", t->op, t->dtype,
+                   b->key, rf.n, rf.n == 1 ? "" : "s", vendor_is_template(now.tmpl) ? "the vendor kept" : "a template wins now");
+            winner_free(&now);
+        }
+        fflush(stdout);
+        S->retuned++;
+        bucket_state_free(&bs);
+        for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+        return rc;
+    }
     if (!rf.n) return 0;
     bucket_state bs = { .exhaustive = 1 };
     int failed;
@@ -341,6 +393,34 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
     if (reg_winner_finalists(S->R, t->op, S->arch, t->dtype, b->key, hw, record_add_stored, &rf))
         return error("%s", reg_errmsg(S->R));
     if (!rf.n) return 0;
+    if (vendor_is_template(rf.f[0].tmpl)) {
+        /* The vendor's bucket: cuBLASLt timed again at the winner's shape. */
+        char home[96];
+        bucket_home(b->key, home, sizeof home);
+        reg_vendor v;
+        memset(&v, 0, sizeof v);
+        int got = sweep_vendor_measure(&S->V, t, home, &v);
+        double was = rf.f[0].median_us;
+        S->checked++;
+        sw_note(S, "%s", "");
+        if (got < 0) {
+            /* a tool failure, said already */
+        } else if (!got) {
+            S->regressed++;
+            printf("FAILED     %s %s %s: %s: %s%s%s\n", t->op, t->dtype, b->key, VENDOR_TEMPLATE,
+                   sweep_vendor_serves(&S->V, t) ? v.status : "not timed (--vendor off)", v.error[0] ? ": " : "", v.error);
+        } else if (v.median_us > was * (1 + S->o->noise)) {
+            S->regressed++;
+            printf("REGRESSED  %s %s %s: %.2f us -> %.2f us (+%.1f%%, margin %.1f%%; the vendor)%s\n", t->op, t->dtype,
+                   b->key, was, v.median_us, 100 * (v.median_us / was - 1), 100 * S->o->noise, how);
+        } else {
+            printf("ok         %s %s %s: %.2f us -> %.2f us (%+.1f%%; the vendor)%s\n", t->op, t->dtype, b->key, was,
+                   v.median_us, 100 * (v.median_us / was - 1), how);
+        }
+        fflush(stdout);
+        for (int i = 0; i < rf.n; i++) free(rf.f[i].config);
+        return got < 0 ? -1 : 0;
+    }
     cand c;
     memset(&c, 0, sizeof c);
     cand_instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);

@@ -6,8 +6,10 @@
 #include "cli.h"
 #include "align.h"
 #include "registry.h"
+#include "registry_vendor.h"
 #include "spec.h"
 #include "tmpl.h"
+#include "vendor.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@ const char why_summary[] =
     "Explain one bucket's result, from the registry. The winner and the finalists' race, the fastest\n"
     "candidates, every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
     "the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), and the recorded\n"
-    "environment (GPU, driver, NVRTC, clocks, command, seed). The bucket is the one that holds\n"
+    "environment (GPU, driver, NVRTC, clocks, command, seed), and the vendor library (cuBLASLt) where\n"
+    "the sweep timed it: x vendor beside the winner, its time at each shape. The bucket is the one that holds\n"
     "--shape (of buckets of one range tuned at sizes of other alignment classes, n=2^12 and\n"
     "n=2^12:align1, the one whose class suits the shape, as lookup picks), or --bucket as\n"
     "`aitune show` prints it. A bucket split in parts (spec split_at) shows the\n"
@@ -194,6 +197,21 @@ static int part_holds(const winner *w, const want *q)
 
 static int show_winner(reg *r, const winner *w);
 
+/* The vendor's measurements of the bucket (registry_vendor.h), one a line. */
+static int vendor_row(const reg_vendor *v, void *ctx)
+{
+    int *n = ctx;
+    if (!(*n)++) printf("the vendor (%s), timed as the candidates:\n", cli_shown(v->library));
+    if (!strcmp(v->status, "ok"))
+        printf("  %10.2f us  %5.1f%%  at %s%s  %s\n", v->median_us, 100 * v->spread, cli_shown(v->shape),
+               v->stream ? " (stream)" : "", cli_shown(v->algo));
+    else
+        printf("  %-10s at %s: %s\n", cli_shown(v->status), cli_shown(v->shape),
+               v->error[0] ? cli_shown(v->error) : "(no reason recorded)");
+    return 0;
+}
+
+
 /* A split bucket (spec split_at): its parts' winners, those that hold the
 ** shape asked about. Returns how many parts it has, or -1. */
 static int explain_parts(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const want *q)
@@ -243,6 +261,8 @@ static int explain(reg *r, const char *op, const char *arch, const char *dtype, 
     printf("\n");
     if (t.fails.len) printf("failed:\n%s", sb_str(&t.fails));
     sb_free(&t.fails);
+    int nv = 0;
+    if (reg_vendor_each(r, op, arch, dtype, bucket, vendor_row, &nv)) return error("%s", reg_errmsg(r));
     for (int i = 0; i < t.nruns; i++) show_env(r, t.runs[i]);
     return 0;
 }
@@ -255,6 +275,13 @@ static int show_winner(reg *r, const winner *w)
     if (w->default_us > 0)
         printf("  %.2fx the template default (%.2f us in the same race)\n", w->default_us / w->median_us, w->default_us);
     if (w->margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w->margin);
+    double vus = 0;
+    int hv = reg_vendor_for_winner(r, w, &vus);
+    if (hv < 0) return error("%s", reg_errmsg(r));
+    if (vendor_is_template(w->tmpl))
+        printf("  the vendor itself (cuBLASLt): no template beat it here, so libaitune and emit call cuBLASLt\n");
+    else if (hv && w->median_us > 0)
+        printf("  %.2fx the vendor (cuBLASLt: %.2f us at the same shape, timed the same way)\n", vus / w->median_us, vus);
     printf("  tuned at shape %s (bucket %s..%s of %s)\n", cli_shown(w->shape), cli_shown(w->lo), cli_shown(w->hi),
            cli_shown(w->dims));
     printf("the race (finalists re-timed interleaved; times from it):\n");

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cmds[] = { "", "hello", "support", "task", "load", "unload", "verify", "time", "copy", "quit" };
+static const char *const cmds[] = { "", "hello", "support", "task", "load", "unload", "verify", "time", "copy", "quit",
+                                    "vendor" };
 static const char *const statuses[] = { "ok", "wrong", "error" };
 /* An argument's role and its inputs' distribution, as a task line spells them. */
 static const char *const roles[] = { "in", "out", "inout", "scalar", "dim" };
@@ -268,3 +269,30 @@ void wire_put_gbps(strbuf *h, double gbps)
 }
 
 double wire_get_gbps(const msg *m) { return msg_num(m, "gbps", 0); }
+
+void wire_put_vendor(strbuf *h, const wire_vendor *v)
+{
+    wire_put_slot(h, WIRE_VENDOR, v->slot);
+    msg_kv(h, "op", "%s", v->op);
+    msg_kv(h, "dtype", "%s", v->dtype);
+}
+
+void wire_get_vendor(const msg *m, wire_vendor *v)
+{
+    v->slot = wire_get_slot(m);
+    v->op = msg_get(m, "op");
+    v->dtype = msg_get(m, "dtype");
+}
+
+void wire_put_vendor_ok(strbuf *h, const char *library, const char *algo)
+{
+    wire_put_reply(h, WIRE_OK, NULL, 0);
+    msg_kv(h, "library", "%s", library ? library : "");
+    msg_kv(h, "algo", "%s", algo ? algo : "");
+}
+
+void wire_get_vendor_ok(const msg *m, const char **library, const char **algo)
+{
+    *library = msg_get(m, "library") ? msg_get(m, "library") : "";
+    *algo = msg_get(m, "algo") ? msg_get(m, "algo") : "";
+}

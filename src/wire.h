@@ -9,9 +9,11 @@
 ** Requests, by cmd: hello (the GPU's ordinal), support (blob: the engine's
 ** cubin), task (wire_task; blob: the reference's cubin), load (wire_load;
 ** blob: the candidate's cubin), unload and verify (a slot), time
-** (wire_time), copy (bytes), quit. Every reply carries a status (wire_reply);
-** hello's adds the device's facts, time's each slot's statistics, copy's
-** the bandwidth. */
+** (wire_time), copy (bytes), quit, vendor (wire_vendor: the vendor
+** library's product for the task into a slot, vendor.h). Every reply
+** carries a status (wire_reply); hello's adds the device's facts, time's
+** each slot's statistics, copy's the bandwidth, vendor's the library and the
+** heuristic's choice. */
 #ifndef WIRE_H
 #define WIRE_H
 #include "device.h"
@@ -21,7 +23,7 @@
 #define WIRE_SLOTS 16           /* kernels a worker holds at once */
 
 enum wire_cmd { WIRE_UNKNOWN, WIRE_HELLO, WIRE_SUPPORT, WIRE_TASK, WIRE_LOAD, WIRE_UNLOAD, WIRE_VERIFY, WIRE_TIME,
-                WIRE_COPY, WIRE_QUIT };
+                WIRE_COPY, WIRE_QUIT, WIRE_VENDOR };
 /* A request's command (WIRE_UNKNOWN when it has none or another), and its
 ** text ("" when none). */
 int wire_cmd(const msg *m);
@@ -108,6 +110,20 @@ typedef struct stats {
 ** positive finite median. */
 void wire_put_times(strbuf *h, const stats *s, int n);
 int wire_get_times(const msg *m, int i, stats *s);
+
+/* vendor: the vendor library's product (vendor.h: cuBLASLt) for the task
+** set up (op and dtype: a GEMM op the vendor serves) into a slot, then
+** verified and timed as any slot. Read back: slot -1, op and dtype NULL when
+** absent. The reply, when ok: the library ("cuBLASLt 130100") and the
+** heuristic's choice (vendor_describe), both "" when absent. */
+typedef struct wire_vendor {
+    int slot;
+    const char *op, *dtype;
+} wire_vendor;
+void wire_put_vendor(strbuf *h, const wire_vendor *v);
+void wire_get_vendor(const msg *m, wire_vendor *v);
+void wire_put_vendor_ok(strbuf *h, const char *library, const char *algo);
+void wire_get_vendor_ok(const msg *m, const char **library, const char **algo);
 
 /* copy: the bytes of the copy-ceiling measurement; the reply's GB/s. */
 void wire_put_copy(strbuf *h, long long bytes);

@@ -5,6 +5,7 @@
 #include "worker.h"
 #include "bench.h"
 #include "child.h"
+#include "vendor.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,32 @@ int worker_copy(worker *w, long long bytes, double *gbps, double timeout_s)
     return rc;
 }
 
+int worker_vendor(worker *w, const wire_vendor *v, char *library, char *algo, int cap, double timeout_s)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_vendor(&h, v);
+    msg r;
+    int rc = ask(w, &h, NULL, 0, timeout_s, &r);
+    sb_free(&h);
+    if (rc == WORKER_OK) {
+        const char *lib, *al;
+        wire_get_vendor_ok(&r, &lib, &al);
+        if (library) snprintf(library, (size_t)cap, "%s", lib);
+        if (algo) snprintf(algo, (size_t)cap, "%s", al);
+        msg_free(&r);
+    }
+    return rc;
+}
+
+int worker_unload(worker *w, int slot, double timeout_s)
+{
+    strbuf h = STRBUF_INIT;
+    wire_put_slot(&h, WIRE_UNLOAD, slot);
+    int rc = ask(w, &h, NULL, 0, timeout_s, NULL);
+    sb_free(&h);
+    return rc;
+}
+
 void worker_free(worker *w)
 {
     if (!w) return;
@@ -350,6 +377,20 @@ static void serve(int fd, bench *b, const msg *m)
     case WIRE_UNLOAD:
         reply_status(fd, b, bench_unload(b, wire_get_slot(m)));
         break;
+    case WIRE_VENDOR: {
+        wire_vendor v;
+        wire_get_vendor(m, &v);
+        char desc[256] = "", lib[64];
+        int rc = bench_vendor(b, &v, desc, sizeof desc);
+        if (rc) {
+            reply_status(fd, b, rc);
+        } else {
+            vendor_library(lib, sizeof lib);
+            wire_put_vendor_ok(&h, lib, desc);
+            msg_send(fd, &h, NULL, 0);
+        }
+        break;
+    }
     case WIRE_VERIFY:
         reply_status(fd, b, bench_verify(b, wire_get_slot(m)));
         break;

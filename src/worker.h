@@ -56,6 +56,11 @@ int worker_load(worker *w, const wire_load *l, const void *cubin, size_t len, do
 int worker_verify(worker *w, int slot, double timeout_s);
 int worker_time(worker *w, const wire_time *q, stats *out, double timeout_s);
 int worker_copy(worker *w, long long bytes, double *gbps, double timeout_s);
+/* The vendor's product for the task into a slot (wire.h: wire_vendor);
+** library and algo (when not NULL) get the reply's, at most cap bytes each.
+** worker_unload empties a slot. */
+int worker_vendor(worker *w, const wire_vendor *v, char *library, char *algo, int cap, double timeout_s);
+int worker_unload(worker *w, int slot, double timeout_s);
 
 /* The path under them, for what they do not cover (a test's unknown
 ** command): send one request and wait up to timeout_s for the reply.

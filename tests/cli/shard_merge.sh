@@ -47,7 +47,7 @@ expect_eq "the winners point at the merged rows" \
 before=$(mcount "$T/m.db")
 expect_exit 0 "merge the same shards again" "$AITUNE" merge "$T/m.db" "$T/s2.db" "$T/s0.db" "$T/s1.db"
 expect_eq "a second merge adds nothing" "$(mcount "$T/m.db")" "$before"
-expect_stdout "s0.db: \+0 measurements, \+0 winners, \+0 cubins, \+0 runs, \+0 devices, 0 misses" "and says so"
+expect_stdout "s0.db: \+0 measurements, \+0 winners, \+0 cubins, \+0 runs, \+0 devices, 0 misses, \+0 vendor times" "and says so"
 
 expect_exit 0 "merge in the other order" "$AITUNE" merge "$T/r.db" "$T/s2.db" "$T/s1.db" "$T/s0.db"
 expect_eq "the order of inputs does not change the winners" "$(sql "$T/r.db" "$key")" "$(sql "$T/u.db" "$key")"

@@ -35,6 +35,8 @@
 **                      their time in "ok", whatever the shape): a search
 **                      below N keeps none of them as finalists, one from N
 **                      on finds them
+**     novendor         vendor requests answer status=error (no cuBLASLt)
+**     vendor_wrong     verify of a vendor slot answers status=wrong
 **     ace:M            kernels whose names' hash is 1 mod M (a few of
 **                      them, for M well above 3) take 9 us at every size:
 **                      faster than any other ("ok" times are 10 us and
@@ -44,6 +46,13 @@
 **   FAKE_GPU_NAME, FAKE_UUID, FAKE_SMS, FAKE_DRIVER, FAKE_NVRTC: what hello
 **               reports instead of the Fake GPU's facts (another GPU, an
 **               upgraded driver or NVRTC).
+**   FAKE_VENDOR_US  the vendor's time (a vendor slot, cmd=vendor), default
+**               1000 us (slower than any kernel of any mode, so sweeps of
+**               GEMM ops keep their template winners): "US", or entries
+**               "US@N" (from size N of flip_dim on), comma separated, the
+**               last that applies winning: "50,5@64" is 50 us below 64, 5
+**               from 64 on. Deterministic, so CLI tests can make the vendor
+**               lose everywhere, win everywhere, or win part of a range.
 **   FAKE_GPUS   how many GPUs the fake host has (default 1): hello reports
 **               the count, and GPU i (the ordinal hello carries) answers with
 **               uuid GPU-fake-000i; an ordinal past the count is refused as
@@ -79,6 +88,7 @@
 #define MAXSLOTS WIRE_SLOTS
 
 static char slot_name[MAXSLOTS][64];
+#define VENDOR_NAME "vendor/cublaslt"   /* a vendor slot's name (vendor.h: VENDOR_TEMPLATE) */
 static const char *state_path;
 static int have_support, have_task;
 
@@ -277,6 +287,43 @@ static void do_load(const msg *m)
     }
 }
 
+/* vendor: the vendor's product into a slot, for a GEMM task. */
+static void do_vendor(const msg *m)
+{
+    wire_vendor v;
+    wire_get_vendor(m, &v);
+    if (!have_task) {
+        reply(out, WIRE_ERROR, "fake: vendor without a task set up since start");
+    } else if (v.slot < 0 || v.slot >= MAXSLOTS || !v.op || !v.dtype || strncmp(v.op, "gemm_", 5) || task_ndims != 3) {
+        reply(out, WIRE_ERROR, "fake: bad vendor request");
+    } else if (mode_arg(mode, "novendor") >= 0) {
+        reply(out, WIRE_ERROR, "cannot open cuBLASLt (tried libcublasLt.so.13: fake): install the CUDA toolkit's cuBLAS");
+    } else {
+        snprintf(slot_name[v.slot], sizeof slot_name[v.slot], "%s", VENDOR_NAME);
+        strbuf h = STRBUF_INIT;
+        wire_put_vendor_ok(&h, "cuBLASLt fake", "algo 0 tile 0 stages 0 splitk 1 ws 0");
+        msg_send(out, &h, NULL, 0);
+        sb_free(&h);
+    }
+}
+
+/* The vendor's time at size v of flip_dim (FAKE_VENDOR_US). */
+static double vendor_us(long long v)
+{
+    const char *e = getenv("FAKE_VENDOR_US");
+    double us = 1000;
+    for (const char *p = e; p && *p;) {
+        char *end;
+        double t = strtod(p, &end);
+        if (end == p) break;
+        long long from = 0;
+        if (*end == '@') from = strtoll(end + 1, &end, 10);
+        if (v >= from) us = t;
+        p = *end == ',' ? end + 1 : end + strlen(end);
+    }
+    return us;
+}
+
 /* verify: the faults of FAKE_MODE, counted across restarts. */
 static void do_verify(const msg *m, long hang_s)
 {
@@ -294,6 +341,8 @@ static void do_verify(const msg *m, long hang_s)
     } else if (hits(mode, "segv_verify", k)) {
         signal(SIGSEGV, SIG_DFL);
         raise(SIGSEGV);
+    } else if (!strcmp(slot_name[slot], VENDOR_NAME) && mode_arg(mode, "vendor_wrong") >= 0) {
+        reply(out, WIRE_WRONG, "fake: the vendor's D: 3 of 64 elements differ");
     } else if (hits(mode, "wrong_verify", k)) {
         reply(out, WIRE_WRONG, "fake: 12 of 64 elements differ (max rel err 0.5)");
     } else if (hits(mode, "sticky_verify", k)) {
@@ -310,6 +359,11 @@ static void do_verify(const msg *m, long hang_s)
 ** shape), changed by the modes that flip rankings across sizes. */
 static double fake_time(const char *name)
 {
+    if (!strcmp(name, VENDOR_NAME)) {
+        long fd = mode_arg(mode, "flip_dim");
+        if (fd < 0) fd = 0;
+        return vendor_us(fd < task_ndims ? task_shape[fd] : 0);
+    }
     uint64_t hv = hash_str(HASH_INIT, name);
     if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
     double med = 10 + (double)(hv % 1000) / 10.0;
@@ -395,6 +449,7 @@ int main(void)
             break;
         case WIRE_TASK: do_task(&m); break;
         case WIRE_LOAD: do_load(&m); break;
+        case WIRE_VENDOR: do_vendor(&m); break;
         case WIRE_UNLOAD: {
             int slot = wire_get_slot(&m);
             if (slot >= 0 && slot < MAXSLOTS) slot_name[slot][0] = 0;

@@ -1,0 +1,279 @@
+/* registry_vendor.c: see registry_vendor.h. */
+#define _GNU_SOURCE
+#include "registry_vendor.h"
+#include "plan.h"
+#include "tmpl.h"
+#include "vendor.h"
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLS "op, arch, dtype, bucket, shape, hw, timing, library, algo, status, median_us, min_us, max_us, spread, " \
+             "samples, error, device, run"
+
+const char reg_vendor_merge_sql[] =
+    "INSERT OR IGNORE INTO main.vendor_times (" COLS ") "
+    "SELECT s.op, s.arch, s.dtype, s.bucket, s.shape, s.hw, s.timing, s.library, s.algo, s.status, s.median_us, "
+    "s.min_us, s.max_us, s.spread, s.samples, s.error, dm.dst, rm.dst FROM src.vendor_times s "
+    "LEFT JOIN temp.devmap dm ON dm.src = s.device LEFT JOIN temp.runmap rm ON rm.src = s.run ORDER BY s.rowid";
+
+/* Schema 5 has the table; an older registry opened read-only does not. */
+static int has_table(reg *r) { return reg_version(r) >= 5; }
+
+static sqlite3_stmt *prep(reg *r, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(reg_db(r), sql, -1, &st, NULL) != SQLITE_OK) {
+        reg_fail(r, "prepare: %s", sqlite3_errmsg(reg_db(r)));
+        return NULL;
+    }
+    return st;
+}
+
+static int dbfail(reg *r, const char *what) { return reg_fail(r, "%s: %s", what, sqlite3_errmsg(reg_db(r))); }
+
+static void text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+static void copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    snprintf(dst, cap, "%s", s ? (const char *)s : "");
+}
+
+/* The columns of COLS into v. */
+static void row(sqlite3_stmt *st, reg_vendor *v)
+{
+    memset(v, 0, sizeof *v);
+    copy(st, 0, v->op, sizeof v->op);
+    copy(st, 1, v->arch, sizeof v->arch);
+    copy(st, 2, v->dtype, sizeof v->dtype);
+    copy(st, 3, v->bucket, sizeof v->bucket);
+    copy(st, 4, v->shape, sizeof v->shape);
+    copy(st, 5, v->hw, sizeof v->hw);
+    const unsigned char *t = sqlite3_column_text(st, 6);
+    v->stream = t && !strcmp((const char *)t, "stream");
+    copy(st, 7, v->library, sizeof v->library);
+    copy(st, 8, v->algo, sizeof v->algo);
+    copy(st, 9, v->status, sizeof v->status);
+    v->median_us = sqlite3_column_double(st, 10);
+    v->min_us = sqlite3_column_double(st, 11);
+    v->max_us = sqlite3_column_double(st, 12);
+    v->spread = sqlite3_column_double(st, 13);
+    v->samples = sqlite3_column_int(st, 14);
+    copy(st, 15, v->error, sizeof v->error);
+    v->device = sqlite3_column_int64(st, 16);
+    v->run = sqlite3_column_int64(st, 17);
+}
+
+int reg_vendor_put(reg *r, const reg_vendor *v)
+{
+    if (!has_table(r)) return reg_fail(r, "has no vendor_times table (schema %d): open it for writing", reg_version(r));
+    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO vendor_times (" COLS ") VALUES (?1, ?2, ?3, ?4, ?5, "
+                               "coalesce((SELECT hw FROM devices WHERE id = ?17), ''), ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                               "?14, ?15, ?16, ?17, ?18)");
+    if (!st) return -1;
+    text(st, 1, v->op);
+    text(st, 2, v->arch);
+    text(st, 3, v->dtype);
+    text(st, 4, v->bucket);
+    text(st, 5, v->shape);
+    text(st, 7, reg_timing_name(v->stream));
+    text(st, 8, v->library);
+    text(st, 9, v->algo[0] ? v->algo : NULL);
+    text(st, 10, v->status);
+    int ok = !strcmp(v->status, "ok");
+    double nums[] = { v->median_us, v->min_us, v->max_us, v->spread };
+    for (int i = 0; i < 4; i++) {
+        if (ok) sqlite3_bind_double(st, 11 + i, nums[i]);
+        else sqlite3_bind_null(st, 11 + i);
+    }
+    if (ok) sqlite3_bind_int(st, 15, v->samples);
+    else sqlite3_bind_null(st, 15);
+    text(st, 16, v->error[0] ? v->error : NULL);
+    if (v->device > 0) sqlite3_bind_int64(st, 17, v->device);
+    else sqlite3_bind_null(st, 17);
+    if (v->run > 0) sqlite3_bind_int64(st, 18, v->run);
+    else sqlite3_bind_null(st, 18);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot store the vendor's time");
+}
+
+int reg_vendor_get(reg *r, const char *op, const char *arch, const char *dtype, const char *shape, int stream,
+                   long long device, reg_vendor *out)
+{
+    if (!has_table(r)) return 0;
+    sqlite3_stmt *st = prep(r, "SELECT " COLS " FROM vendor_times WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+                               "AND shape = ?4 AND timing = ?5 AND hw = coalesce((SELECT hw FROM devices WHERE id = ?6), '') "
+                               "ORDER BY rowid DESC LIMIT 1");
+    if (!st) return -1;
+    text(st, 1, op);
+    text(st, 2, arch);
+    text(st, 3, dtype);
+    text(st, 4, shape);
+    text(st, 5, reg_timing_name(stream));
+    sqlite3_bind_int64(st, 6, device);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) row(st, out);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+}
+
+/* A winner's bucket's home (spec.h: a part's key is its home's, '/', and
+** its lower corner): where its measurements and the vendor's rows are. */
+#define HOME "CASE WHEN instr(?4, '/') > 0 THEN substr(?4, 1, instr(?4, '/') - 1) ELSE ?4 END"
+
+int reg_vendor_for_winner(reg *r, const winner *w, double *us)
+{
+    if (!has_table(r)) return 0;
+    /* The winner's timing: its newest ok measurement's (its own run's
+    ** first), as reg_winner_stream reads it; a vendor winner's is its row's. */
+    sqlite3_stmt *st = prep(r,
+        "WITH t AS (SELECT m.timing FROM measurements m WHERE m.op = ?1 AND m.arch = ?2 AND m.dtype = ?3 "
+        "AND m.bucket = " HOME " AND m.template = ?6 AND m.config = ?7 AND m.status = 'ok' "
+        "ORDER BY m.run IS ?8 DESC, m.id DESC LIMIT 1) "
+        "SELECT v.median_us FROM vendor_times v WHERE v.op = ?1 AND v.arch = ?2 AND v.dtype = ?3 AND v.shape = ?5 "
+        "AND v.status = 'ok' AND v.median_us > 0 AND (?9 IS NULL OR v.hw = (SELECT hw FROM devices WHERE id = ?9)) "
+        "ORDER BY v.timing IS (SELECT timing FROM t) DESC, v.rowid DESC LIMIT 1");
+    if (!st) return -1;
+    text(st, 1, w->op);
+    text(st, 2, w->arch);
+    text(st, 3, w->dtype);
+    text(st, 4, w->bucket);
+    text(st, 5, w->shape);
+    text(st, 6, w->tmpl);
+    text(st, 7, w->config);
+    if (w->run > 0) sqlite3_bind_int64(st, 8, w->run);
+    else sqlite3_bind_null(st, 8);
+    if (w->device > 0) sqlite3_bind_int64(st, 9, w->device);
+    else sqlite3_bind_null(st, 9);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *us = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+}
+
+int reg_vendor_each(reg *r, const char *op, const char *arch, const char *dtype, const char *home,
+                    int (*cb)(const reg_vendor *v, void *ctx), void *ctx)
+{
+    if (!has_table(r)) return 0;
+    sqlite3_stmt *st = prep(r, "SELECT " COLS " FROM vendor_times WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+                               "AND (?4 IS NULL OR bucket = ?4 OR substr(bucket, 1, length(?4) + 1) = ?4 || '/') "
+                               "ORDER BY bucket, shape, timing, hw");
+    if (!st) return -1;
+    text(st, 1, op);
+    text(st, 2, arch);
+    text(st, 3, dtype);
+    text(st, 4, home);
+    int rc;
+    reg_vendor v;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        row(st, &v);
+        if (cb(&v, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+}
+
+int reg_vendor_winners(reg *r, const char *op, long long *n)
+{
+    *n = 0;
+    sqlite3_stmt *st = prep(r, "SELECT count(*) FROM winners WHERE template = ?1 AND (?2 IS NULL OR op = ?2)");
+    if (!st) return -1;
+    text(st, 1, VENDOR_TEMPLATE);
+    text(st, 2, op);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : dbfail(r, "cannot count the vendor's winners");
+}
+
+static sqlite3_stmt *export_stmt(reg *r, const char *cols, const char *op)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT %s FROM vendor_times WHERE ?1 IS NULL OR op = ?1 ORDER BY rowid", cols);
+    sqlite3_stmt *st = prep(r, sql);
+    if (st) text(st, 1, op);
+    return st;
+}
+
+int reg_vendor_json_rows(reg *r, const char *op, int (*cb)(const char *json, void *ctx), void *ctx)
+{
+    if (!has_table(r)) return 0;
+    sqlite3_stmt *st = export_stmt(r,
+        "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'shape', "
+        "CASE WHEN json_valid(shape) THEN json(shape) ELSE shape END, 'hw', hw, 'timing', timing, 'library', library, "
+        "'algo', algo, 'status', status, 'median_us', median_us, 'min_us', min_us, 'max_us', max_us, 'spread', spread, "
+        "'samples', samples, 'error', error, 'device', device, 'run', run)", op);
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+}
+
+int reg_vendor_text_rows(reg *r, const char *op,
+                         int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx)
+{
+    static const char *const names[] = { "op", "arch", "dtype", "bucket", "shape", "hw", "timing", "library", "algo",
+                                         "status", "median_us", "min_us", "max_us", "spread", "samples", "error",
+                                         "device", "run" };
+    enum { N = sizeof names / sizeof names[0] };
+    if (!has_table(r)) return 0;
+    sqlite3_stmt *st = export_stmt(r, COLS, op);
+    if (!st) return -1;
+    const char *values[N];
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < N; i++) values[i] = (const char *)sqlite3_column_text(st, i);
+        if (cb(N, names, values, ctx)) break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+}
+
+char *reg_vendor_plan(const op_task *t, char *err, int errcap)
+{
+    if (vendor_kind(t->op, t->dtype) < 0) {
+        snprintf(err, (size_t)errcap, "the vendor serves no %s %s", t->op, t->dtype);
+        return NULL;
+    }
+    plan *p = plan_new();
+    char *json = NULL;
+    if (!p) {
+        snprintf(err, (size_t)errcap, "out of memory");
+        return NULL;
+    }
+    snprintf(p->kernel, sizeof p->kernel, "%s", VENDOR_KERNEL);
+    p->ndims = t->ndims;
+    for (int i = 0; i < t->ndims; i++) snprintf(p->dims[i], sizeof p->dims[i], "%s", t->dims[i]);
+    p->nargs = t->nargs;
+    for (int i = 0; i < t->nargs; i++) {
+        plan_arg *a = &p->args[i];
+        snprintf(a->name, sizeof a->name, "%s", t->args[i].name);
+        a->role = t->args[i].role;   /* enum arg_role and enum plan_role agree */
+        if (a->role <= PLAN_INOUT) {
+            snprintf(a->dtype, sizeof a->dtype, "%s", t->args[i].dtype);
+            a->esize = t->args[i].esize;
+        }
+    }
+    char ws[32];
+    snprintf(ws, sizeof ws, "%llu", (unsigned long long)VENDOR_WORKSPACE);
+    int bad = 0;
+    for (int i = 0; i < 3 && !bad; i++)
+        bad = plan_set(&p->grid[i], "1") || plan_set(&p->block[i], "1") || plan_set(&p->cluster[i], "1");
+    if (bad || plan_set(&p->smem, "0")) snprintf(err, (size_t)errcap, "out of memory"), bad = 1;
+    if (!bad && plan_default_params(p, ws, err, errcap)) bad = 1;
+    if (!bad && plan_set(&p->params[p->nparams - 1].zero, "0")) snprintf(err, (size_t)errcap, "out of memory"), bad = 1;
+    if (!bad) json = plan_encode(p, err, errcap);
+    plan_free(p);
+    return json;
+}

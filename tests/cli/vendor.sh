@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# The vendor in the loop, without a GPU (issue 33): fake sweeps of gemm_nt
+# where the fake worker plays cuBLASLt with a deterministic time
+# (FAKE_VENDOR_US). The sweep times the vendor at each bucket's shape and
+# races it against each winner; where the vendor is faster it holds the
+# bucket, or a split bucket's part. The sweep's lines and summary, show,
+# why, report, status, export and merge say x vendor and count the vendor's
+# buckets; resume, retune and check handle them; --vendor time and off; a
+# missing or wrong vendor is a recorded measurement, never a failed sweep;
+# an old registry (schema 4) reads without vendor rows and is migrated by a
+# write; lookup answers the vendor's bucket; emit writes a file whose
+# dispatcher calls cuBLASLt there, built by nvcc and linked with -lcublasLt;
+# a vendor row the vendor cannot serve is refused as bad input.
+. "$(dirname "$0")/lib.sh"
+
+spec g.yaml <<'EOF'
+name: g
+max_evals: 2
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {values: [16, 64]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+B16='m=2^4,n=2^8,k=2^8'
+B64='m=2^6,n=2^8,k=2^8'
+vsweep() {   # vsweep VENDOR_US DB [args...]: a fake sweep of g.yaml
+    local us=$1 db=$2
+    shift 2
+    FAKE_VENDOR_US=$us fake_sweep ok "$db" "$T/g.yaml" "$@"
+}
+
+# The vendor slower everywhere (50 us): timed, raced, never a winner.
+DB=$T/lose.db
+vsweep 50 "$DB"
+expect_eq "a fake GEMM sweep with the vendor exits 0" "$RC" 0 || show_last
+expect_eq "the registry is schema 5" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 5
+expect_eq "the vendor timed at each bucket's shape, as the candidates (flush)" \
+    "$(sql "$DB" "select group_concat(json_extract(shape, '\$.m') || ':' || timing || ':' || status || ':' || median_us, ' ')
+                  from (select * from vendor_times order by json_extract(shape, '\$.m'))")" "16:flush:ok:50.0 64:flush:ok:50.0"
+expect_eq "with the hardware it ran on, the library and the heuristic's choice" \
+    "$(sql "$DB" "select count(*) from vendor_times v join devices d on d.hw = v.hw where library = 'cuBLASLt fake' and algo like 'algo %'")" 2
+expect_eq "the worker was asked for the vendor (load, then race)" "$(grep -c ' vendor gpu=0$' "$T/fake-state.log")" 4
+expect_eq "no winner is the vendor's" "$(sql "$DB" "select count(*) from winners where template = 'vendor/cublaslt'")" 0
+expect_stdout "^gemm_nt +bf16 +m=2\^4,n=2\^8,k=2\^8 .* [0-9.]+x vendor  gemm_nt/mma" "each winner's line gives x vendor"
+expect_stderr "^vendor: cuBLASLt timed at 2 shapes, raced against 2 winners; winners [0-9.]+x the vendor \(geometric mean of 2\), worst [0-9.]+x; the vendor holds 0 buckets or parts$" \
+    "the summary says what the vendor did"
+w16=$(sql "$DB" "select median_us from winners where bucket = '$B16'")
+x16=$(python3 -c "print('%.2fx' % (50.0 / $w16))")
+expect_exit 0 "show" "$AITUNE" show --db "$DB"
+expect_stdout "^op .* vs dflt +x vendor +template config" "show has an x vendor column"
+expect_stdout "^gemm_nt +sm_90 +bf16 +m=2\^4,n=2\^8,k=2\^8 .* ${x16//./\\.} +gemm_nt/mma" "the m=16 winner is $x16 the vendor"
+expect_exit 0 "show --json" "$AITUNE" show --db "$DB" --json
+got=$(python3 -c 'import json,sys; w={x["bucket"]: x for x in json.load(sys.stdin)}
+a = w["m=2^4,n=2^8,k=2^8"]
+print(a["vendor_us"], round(a["x_vendor"] * a["median_us"], 1))' <"$T/out" 2>&1)
+expect_eq "show --json: vendor_us and x_vendor" "$got" "50.0 50.0"
+expect_exit 0 "why --shape 16,256,256" "$AITUNE" why gemm_nt --dtype bf16 --shape 16,256,256 --db "$DB"
+expect_stdout "^  ${x16//./\\.} the vendor \(cuBLASLt: 50\.00 us at the same shape, timed the same way\)" "why gives x vendor"
+expect_stdout "^the vendor \(cuBLASLt fake\), timed as the candidates:" "why lists the vendor's measurements"
+expect_stdout '^ +50\.00 us +1\.0% +at \{"m":16,"n":256,"k":256\}  algo 0 ' "with its shape and algorithm"
+expect_exit 0 "report" "$AITUNE" report -o "$T/r.html" --db "$DB"
+expect_true "report plots x vendor" grep -q '<svg class="vendor"' "$T/r.html"
+expect_true "and has the column, $x16 for m=16" grep -q "<th>x vendor</th>.*" "$T/r.html"
+expect_true "... with $x16" grep -q "<td>$x16</td>" "$T/r.html"
+
+# Resume: the vendor's times are in the registry.
+vsweep 50 "$DB"
+expect_stderr "^vendor: cuBLASLt timed at 0 shapes \(2 already in the registry\), raced against 2 winners" \
+    "a second sweep does not time the vendor alone again"
+
+# Faster at m >= 64 (5 us): the vendor holds that bucket.
+DB=$T/win.db
+vsweep 50,5@64 "$DB"
+expect_eq "a sweep where the vendor wins m=64 exits 0" "$RC" 0 || show_last
+expect_eq "the m=64 winner is the vendor: config {}, no cubin, its plan, the beaten template its runner-up" \
+    "$(sql "$DB" "select template || ' ' || config || ' ' || median_us || ' ' || (cubin is null) || ' '
+                  || json_extract(launch, '\$.kernel') || ' ' || json_extract(runners_up, '\$[0].template')
+                  || ' ' || (margin > 0) from winners where bucket = '$B64'")" \
+    "vendor/cublaslt {} 5.0 1 cublaslt gemm_nt/mma 1"
+expect_eq "the m=16 winner is a template's" "$(sql "$DB" "select template from winners where bucket = '$B16'")" gemm_nt/mma
+expect_stdout "^gemm_nt +bf16 +m=2\^6,n=2\^8,k=2\^8 +5\.00 us .*the vendor's  vendor/cublaslt \{\}" "its line says so"
+expect_stderr "the vendor holds 1 bucket or part$" "the summary counts it"
+AITUNE_WORKER=$FAKE run "$AITUNE" status --db "$DB"
+expect_stdout "^the vendor \(cuBLASLt\) holds 1 bucket or part: no template beat it there" "status counts the vendor's bucket"
+AITUNE_WORKER=$FAKE run "$AITUNE" status --db "$DB" --json
+expect_eq "status --json: vendor 1" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["vendor"])' <"$T/out" 2>&1)" 1
+expect_exit 0 "lookup m=100 (in the vendor's bucket)" "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape 100,300,300 --db "$DB" --json
+expect_eq "answers the vendor" "$(python3 -c 'import json,sys; c=json.load(sys.stdin); print(c["level"], c["template"], c["config"])' <"$T/out" 2>&1)" \
+    "exact vendor/cublaslt {}"
+expect_exit 0 "why on the vendor's bucket" "$AITUNE" why gemm_nt --dtype bf16 --shape 64,256,256 --db "$DB"
+expect_stdout "^  the vendor itself \(cuBLASLt\): no template beat it here" "why says the vendor holds it"
+expect_exit 0 "show" "$AITUNE" show --db "$DB"
+expect_stdout "^gemm_nt +sm_90 +bf16 +m=2\^6,n=2\^8,k=2\^8 .* 1\.00x +vendor/cublaslt \{\}" "show lists the vendor's bucket"
+
+# retune (after a driver upgrade: every bucket stale) and check on a
+# registry where the vendor holds a bucket (a copy: the rest reads win.db).
+cp "$DB" "$T/retune.db"
+DB=$T/retune.db
+FAKE_VENDOR_US=50,5@64 run env AITUNE_WORKER="$FAKE" FAKE_DRIVER=fake-2 "$AITUNE" retune "$T/g.yaml" --db "$DB" --quiet
+expect_eq "retune exits 0" "$RC" 0 || show_last
+expect_stdout "^retune gemm_nt bf16 m=2\^6,n=2\^8,k=2\^8: the vendor's bucket, 1 template finalist raced again: the vendor kept$" \
+    "retune races the beaten template and the vendor again, without searching"
+expect_eq "the vendor still holds it" "$(sql "$DB" "select template from winners where bucket = '$B64'")" vendor/cublaslt
+FAKE_VENDOR_US=50 run env AITUNE_WORKER="$FAKE" FAKE_DRIVER=fake-3 "$AITUNE" retune "$T/g.yaml" --db "$DB" --quiet
+expect_stdout "^retune gemm_nt bf16 m=2\^6,n=2\^8,k=2\^8: the vendor's bucket, .*: a template wins now$" \
+    "with the vendor slower now, retune gives the bucket back to a template"
+expect_eq "stored" "$(sql "$DB" "select template from winners where bucket = '$B64'")" gemm_nt/mma
+vsweep 50,5@64 "$T/check.db"
+FAKE_VENDOR_US=50,5@64 run env AITUNE_WORKER="$FAKE" "$AITUNE" check "$T/g.yaml" --db "$T/check.db" --quiet
+expect_stdout "^ok +gemm_nt bf16 m=2\^6,n=2\^8,k=2\^8: 5\.00 us -> 5\.00 us \(\+0\.0%; the vendor\)$" "check re-times the vendor's bucket"
+FAKE_VENDOR_US=50,9@64 run env AITUNE_WORKER="$FAKE" "$AITUNE" check "$T/g.yaml" --db "$T/check.db" --quiet
+expect_stdout "^REGRESSED +gemm_nt bf16 m=2\^6,n=2\^8,k=2\^8: 5\.00 us -> 9\.00 us .*; the vendor\)" "and says when it got slower"
+
+# --vendor time: timed, never a winner; --vendor off: not timed at all.
+vsweep 50,5@64 "$T/time.db" --vendor time
+expect_eq "--vendor time: timed at both shapes" "$(sql "$T/time.db" "select count(*) from vendor_times where status = 'ok'")" 2
+expect_eq "... and holds nothing, faster or not" "$(sql "$T/time.db" "select count(*) from winners where template = 'vendor/cublaslt'")" 0
+expect_stdout "^gemm_nt +bf16 +m=2\^6,n=2\^8,k=2\^8 .* 0\.[0-9]+x vendor  gemm_nt/mma" "... where the winner's x vendor is below 1"
+vsweep 5 "$T/off.db" --vendor off
+expect_eq "--vendor off: no vendor rows" "$(sql "$T/off.db" "select count(*) from vendor_times")" 0
+expect_no_stdout "vendor" "and no x vendor"
+expect_eq "... and the worker was never asked" "$(grep -c ' vendor gpu=' "$T/fake-state.log")" 0
+expect_exit 2 "--vendor bad is a usage error" "$AITUNE" sweep "$T/g.yaml" --db "$T/x.db" --vendor maybe
+expect_stderr "--vendor 'maybe' is not win, time or off" "and says why"
+
+# A missing or wrong vendor is a measurement: the sweep goes on.
+FAKE_VENDOR_US=5 fake_sweep novendor "$T/nov.db" "$T/g.yaml"
+expect_eq "without cuBLASLt the sweep exits 0" "$RC" 0 || show_last
+expect_eq "its winners are the templates'" "$(sql "$T/nov.db" "select group_concat(distinct template) from winners")" gemm_nt/mma
+expect_eq "the vendor's rows say why, with no time" \
+    "$(sql "$T/nov.db" "select count(*) from vendor_times where status = 'runtime' and median_us is null and error like 'cannot open cuBLASLt%'")" 2
+expect_eq "one warning, not one per bucket" "$(grep -c 'the vendor (cuBLASLt) is not timed' "$T/err")" 1
+expect_stderr ", [0-9]+ failed; .*the vendor holds 0" "the summary counts the failures"
+FAKE_VENDOR_US=5 fake_sweep vendor_wrong "$T/wrong.db" "$T/g.yaml"
+expect_eq "a vendor that answers wrong: exit 0" "$RC" 0 || show_last
+expect_eq "recorded wrong" "$(sql "$T/wrong.db" "select count(*) from vendor_times where status = 'wrong'")" 2
+expect_eq "and never a winner, however fast" "$(sql "$T/wrong.db" "select count(*) from winners where template = 'vendor/cublaslt'")" 0
+
+# hold: rankings flip at n = 384 inside the bucket, and the vendor is fast
+# from there: the bucket splits, and the vendor holds the upper part.
+spec h.yaml <<'EOF'
+name: h
+search: random
+max_evals: 4
+top_k: 4
+hold: true
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {log2: [5, 5]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+FAKE_VENDOR_US=50,5@384 fake_sweep flip_at:384,flip_dim:1 "$T/h.db" "$T/h.yaml"
+expect_eq "a held, split sweep exits 0" "$RC" 0 || show_last
+expect_eq "the part from n = 384 is the vendor's, the others templates'" \
+    "$(sql "$T/h.db" "select group_concat(json_extract(shape, '\$.n') || ':' || template, ' ') from
+                      (select * from winners order by json_extract(shape, '\$.n'))")" \
+    "256:gemm_nt/mma 320:gemm_nt/mma 384:vendor/cublaslt"
+expect_eq "the vendor was timed at each part's size, under the bucket's key" \
+    "$(sql "$T/h.db" "select count(distinct shape) || ' ' || count(distinct bucket) from vendor_times")" "3 1"
+expect_exit 0 "lookup n = 400: the vendor's part" "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape 40,400,300 --db "$T/h.db"
+expect_stdout "vendor/cublaslt" "answers the vendor"
+
+# Export and merge carry the rows.
+DB=$T/win.db
+expect_exit 0 "export --format json --what vendor" "$AITUNE" export --format json --what vendor --db "$DB"
+got=$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d), sorted(x["shape"]["m"] for x in d), d[0]["timing"])' \
+      <"$T/out" 2>&1)
+expect_eq "the vendor rows, shapes as JSON" "$got" "2 [16, 64] flush"
+expect_exit 0 "export --format json (every table)" "$AITUNE" export --format json --db "$DB"
+expect_eq "the vendor table is in it" "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vendor"]))' <"$T/out" 2>&1)" 2
+expect_exit 0 "export --format csv --what vendor" "$AITUNE" export --format csv --what vendor --db "$DB"
+expect_stdout "^op,arch,dtype,bucket,shape,hw,timing,library,algo,status,median_us" "csv has the header"
+expect_exit 0 "merge" "$AITUNE" merge "$T/m.db" "$DB"
+expect_stdout "\+2 vendor times" "merge carries the vendor rows"
+expect_eq "with the hardware they were measured on" "$(sql "$T/m.db" "select count(*) from vendor_times v join devices d on d.hw = v.hw")" 2
+expect_eq "and the vendor's winner" "$(sql "$T/m.db" "select count(*) from winners where template = 'vendor/cublaslt'")" 1
+expect_exit 0 "merge again" "$AITUNE" merge "$T/m.db" "$DB"
+expect_stdout "\+0 vendor times" "adds nothing"
+
+# An old registry: schema 4, no vendor table.
+cp "$T/lose.db" "$T/old.db"
+sql "$T/old.db" "drop table vendor_times; update meta set value = '4' where key = 'schema_version'" >/dev/null
+expect_exit 0 "show reads a schema-4 registry" "$AITUNE" show --db "$T/old.db"
+expect_stdout "^gemm_nt .* - +gemm_nt/mma" "with no x vendor"
+expect_eq "and leaves it at schema 4" "$(sql "$T/old.db" "select value from meta where key = 'schema_version'")" 4
+AITUNE_WORKER=$FAKE run "$AITUNE" status --db "$T/old.db"
+expect_eq "status (which opens for writing) migrates it to 5" \
+    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "5 1"
+
+# emit: the vendor's bucket is a cuBLASLt call.
+expect_exit 0 "emit the whole op" "$AITUNE" emit gemm_nt --dtype bf16 --db "$DB" -o "$T/whole.cu"
+expect_true "its header says to link cuBLASLt" grep -q '^// Buckets the vendor holds call cuBLASLt: link with -lcublasLt.$' "$T/whole.cu"
+expect_true "the vendor's bucket calls cuBLASLt" grep -q 'return aitune_vendor_gemm(0, CUDA_R_16BF, CUDA_R_16BF, A, B, D, m, n, k, ws, stream);' "$T/whole.cu"
+expect_eq "one kernel's source (the m=16 winner's), none for the vendor" "$(grep -c '^namespace aitune_k' "$T/whole.cu")" 1
+expect_exit 0 "emit --shape 64,256,256 (the vendor's)" "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --shape 64,256,256 --db "$DB" -o "$T/one.cu"
+expect_true "a file with no kernel, calling cuBLASLt" sh -c "! grep -q '^namespace aitune_k' '$T/one.cu' && grep -q 'aitune_vendor_gemm(0,' '$T/one.cu'"
+expect_true "its workspace is 32 MiB" grep -q 'return (size_t)(33554432LL);' "$T/one.cu"
+if command -v nvcc >/dev/null 2>&1; then
+    for f in whole one; do
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -Xcompiler -Wall -shared -Xcompiler -fPIC -o "$T/$f.so" "$T/$f.cu" -lcublasLt
+        expect_eq "nvcc builds the emitted $f.cu and links it with -lcublasLt" "$RC" 0 || show_last
+        expect_true "$f.so needs libcublasLt" sh -c "readelf -d '$T/$f.so' | grep -q 'NEEDED.*libcublasLt'"
+        expect_eq "no compiler warning for $f.cu" "$(grep -c 'warning' "$T/err")" 0 || show_last
+    done
+else
+    skip "nvcc builds the emitted file with a vendor bucket: no nvcc"
+fi
+
+# Bad input: the vendor named for a problem it does not serve.
+cp "$DB" "$T/bad.db"
+sql "$T/bad.db" "update winners set launch = replace(launch, '33554432', '16') where bucket = '$B64'" >/dev/null
+expect_exit 3 "emit refuses a vendor bucket whose workspace is not the vendor's" \
+    "$AITUNE" emit gemm_nt --dtype bf16 --db "$T/bad.db" -o "$T/bad.cu"
+expect_stderr "names the vendor, which serves no such problem" "and says why"
+expect_true "and writes no file" test ! -e "$T/bad.cu"
+done_testing
