@@ -1,10 +1,10 @@
--- aitune registry, schema version 5 (registry.h: REG_SCHEMA_VERSION).
+-- aitune registry, schema version 6 (registry.h: REG_SCHEMA_VERSION).
 -- Applied by registry.c when a registry is created; a registry of an older
 -- version is brought up to date by db/migrations/NNN-*.sql, one per version
 -- step (002: from aitune 0.1; 010-identity: hardware apart from toolchain
 -- identity; 011-timing: how a measurement was timed; 012-vendor: the vendor
--- library's times). What a migration adds is written here too, for new
--- registries.
+-- library's times; 013-scans: what `aitune scan` found at each size). What
+-- a migration adds is written here too, for new registries.
 PRAGMA journal_mode = WAL;
 
 CREATE TABLE IF NOT EXISTS meta (
@@ -179,3 +179,32 @@ CREATE TABLE IF NOT EXISTS vendor_times (
   run        INTEGER REFERENCES runs(id),
   PRIMARY KEY (op, arch, dtype, bucket, shape, hw, timing)
 );
+
+-- What an application sees at each size of a range: the registry's answer
+-- there (as libaitune gives it on this GPU), its time, the vendor's in the
+-- same race, the best measurement the registry held at that size, and
+-- whether the size is a hole (src/sweep_scan.h). One row per (op, arch,
+-- dtype, shape, hardware, timing): a later scan replaces it. hw is
+-- devices.hw, as in winners, so rows survive a merge.
+CREATE TABLE IF NOT EXISTS scans (
+  op         TEXT NOT NULL,
+  arch       TEXT NOT NULL,
+  dtype      TEXT NOT NULL,
+  shape      TEXT NOT NULL,           -- JSON object, dim -> size, as measurements.shape
+  hw         TEXT NOT NULL,           -- devices.hw of the GPU
+  timing     TEXT NOT NULL,           -- flush | stream, as measurements.timing
+  level      TEXT,                    -- exact | nearest | default (NULL: nothing answered)
+  bucket     TEXT,                    -- the bucket (or part) that answered
+  template   TEXT,
+  config     TEXT,
+  status     TEXT NOT NULL,           -- ok, or why there is no time (none, compile, wrong, runtime, ...)
+  median_us  REAL,                    -- the answer's time there
+  vendor_us  REAL,                    -- the vendor's, in the same race (NULL: not served or failed)
+  best_us    REAL,                    -- the fastest measurement the registry held at this shape (NULL: none)
+  hole       INTEGER NOT NULL,        -- 1: below 1.00x vendor, over 5% behind best_us, or no time
+  error      TEXT,
+  device     INTEGER REFERENCES devices(id),
+  run        INTEGER REFERENCES runs(id),
+  PRIMARY KEY (op, arch, dtype, shape, hw, timing)
+);
+

@@ -63,5 +63,6 @@ CLI_COMMAND(merge);
 CLI_COMMAND(retune);
 CLI_COMMAND(check);
 CLI_COMMAND(window);
+CLI_COMMAND(scan);
 
 #endif

@@ -537,6 +537,7 @@ static const cmd commands[] = {
     { "retune", cmd_retune, retune_summary, retune_usage },
     { "check", cmd_check, check_summary, check_usage },
     { "window", cmd_window, window_summary, window_usage },
+    { "scan", cmd_scan, scan_summary, scan_usage },
     { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
     { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },

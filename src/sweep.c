@@ -5,6 +5,7 @@
 #include "sweep.h"
 #include "sweep_compile.h"
 #include "sweep_lanes.h"
+#include "sweep_scan.h"
 #include "sweep_task.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,7 @@ static int finish_run(sw *S, hub *H, int code)
             break;
         }
     sw_note(S, "%s", "");
-    sw_summary(S);
+    if (!o->scan) sw_summary(S);   /* scan says its own (sweep_scan.c) */
     if (o->check) {
         printf("check: %d winner%s re-timed, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
                S->regressed);
@@ -164,6 +165,9 @@ int sweep_run(const sweep_opts *o)
             code = compile_only(S);
         } else if (!o->plan_only && lanes_begin(H)) {
             code = EXIT_FAIL;   /* plan_only: the worker said which GPU this is; nothing is recorded */
+        } else if (o->scan) {
+            code = scan_run(S);
+            code = finish_run(S, H, code);
         } else {
             lanes_run(S, H);
             code = S->code;

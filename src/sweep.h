@@ -87,6 +87,8 @@ typedef struct sweep_opts {
     int plan_only;              /* walk the buckets through want only: measure and record nothing */
     int keep_cubins;            /* keep every candidate's cubin, not only winners', finalists' and defaults' */
     int vendor;                 /* sweep_vendor.h: SWEEP_VENDOR_WIN (0, the default), _TIME or _OFF */
+    int scan;                   /* aitune scan: every size of the spec's ranges timed (sweep_scan.h) */
+    struct scan_pick { int sample; long long step; } scan_pick;   /* scan: which sizes of a range */
 } sweep_opts;
 
 /* "i/n" with 0 <= i < n <= 100000 -> *i, *n: 0, else -1. */

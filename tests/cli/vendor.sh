@@ -34,7 +34,7 @@ vsweep() {   # vsweep VENDOR_US DB [args...]: a fake sweep of g.yaml
 DB=$T/lose.db
 vsweep 50 "$DB"
 expect_eq "a fake GEMM sweep with the vendor exits 0" "$RC" 0 || show_last
-expect_eq "the registry is schema 5" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 5
+expect_eq "the registry is schema 6" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 6
 expect_eq "the vendor timed at each bucket's shape, as the candidates (flush)" \
     "$(sql "$DB" "select group_concat(json_extract(shape, '\$.m') || ':' || timing || ':' || status || ':' || median_us, ' ')
                   from (select * from vendor_times order by json_extract(shape, '\$.m'))")" "16:flush:ok:50.0 64:flush:ok:50.0"
@@ -186,8 +186,8 @@ expect_exit 0 "show reads a schema-4 registry" "$AITUNE" show --db "$T/old.db"
 expect_stdout "^gemm_nt .* - +gemm_nt/mma" "with no x vendor"
 expect_eq "and leaves it at schema 4" "$(sql "$T/old.db" "select value from meta where key = 'schema_version'")" 4
 AITUNE_WORKER=$FAKE run "$AITUNE" status --db "$T/old.db"
-expect_eq "status (which opens for writing) migrates it to 5" \
-    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "5 1"
+expect_eq "status (which opens for writing) migrates it to 6" \
+    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "6 1"
 
 # emit: the vendor's bucket is a cuBLASLt call.
 expect_exit 0 "emit the whole op" "$AITUNE" emit gemm_nt --dtype bf16 --db "$DB" -o "$T/whole.cu"
