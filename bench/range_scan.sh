@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/range_scan.sh: issue 33's yardstick, every size of a range against the
+# vendor. One device call: a range sweep of gemm_nt bf16 (F.linear's layout,
+# timed as a stream, the vendor raced at each bucket and part), then `aitune
+# scan` of every size of the range (the registry's answer against cuBLASLt,
+# in the same task), then a table per weight: sizes, holes, geomean and worst
+# x vendor over m <= 64 and over 65..256.
+#   bench/range_scan.sh OUTDIR [WEIGHTS] [LO:HI] [MAX_EVALS] [BUDGET] [VENDOR]
+#   WEIGHTS: NxK,... (default 4096x4096); LO:HI the m range (default 1:64);
+#   MAX_EVALS per bucket and template (default 16); BUDGET the sweep's (default
+#   none); VENDOR win (a bucket or part the vendor beats is the vendor's) or
+#   off (aitune's own kernels only: issue 33's first bar; default off).
+# The registry (OUTDIR/range.db), the sweep's and scan's output and the table
+# (OUTDIR/range_table.txt) stay in OUTDIR. Needs a built tree (make) and a GPU.
+set -u
+out=${1:?OUTDIR}
+weights=${2:-4096x4096}
+range=${3:-1:64}
+evals=${4:-16}
+budget=${5:-}
+vendor=${6:-off}
+mkdir -p "$out"
+db=$out/range.db
+spec=$out/range.yaml
+{
+    echo "name: range-scan"
+    echo "arch: sm_90a"
+    echo "search: model"
+    echo "max_evals: $evals"
+    echo "top_k: 4"
+    echo "timing: stream"
+    echo "tasks:"
+    for w in ${weights//,/ }; do
+        echo "  - op: gemm_nt"
+        echo "    dtypes: [bf16]"
+        echo "    shapes:"
+        echo "      m: {range: [${range%:*}, ${range#*:}], align: [1]}"
+        echo "      n: {values: [${w%x*}]}"
+        echo "      k: {values: [${w#*x}]}"
+    done
+} > "$spec"
+t0=$(date +%s)
+build/aitune sweep "$spec" --db "$db" --vendor "$([ "$vendor" = win ] && echo win || echo time)" \
+    ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
+echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
+t1=$(date +%s)
+build/aitune scan "$spec" --db "$db" $([ "$vendor" = off ] && echo) > "$out/scan.txt" 2> "$out/scan.err"
+echo "scan: exit $?, $(( $(date +%s) - t1 )) s"
+grep '^scan:' "$out/scan.err"
+python3 - "$db" > "$out/range_table.txt" <<'PY'
+import json, math, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select shape, median_us, vendor_us, hole, template, bucket from scans where op = 'gemm_nt'").fetchall()
+by = {}
+for shape, us, vus, hole, tmpl, bucket in rows:
+    s = json.loads(shape)
+    by.setdefault((s["n"], s["k"]), []).append((s["m"], us, vus, hole, tmpl, bucket))
+print("%-12s %-9s %5s %5s %10s %10s %10s %16s" % ("weight", "m", "sizes", "holes", "geo<=64", "geo65-256", "worst", "at"))
+for (n, k), rs in sorted(by.items()):
+    rs.sort()
+    def geo(sel):
+        xs = [v / u for m, u, v, h, t, b in sel if u and v]
+        return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+    lo = [r for r in rs if r[0] <= 64]
+    hi = [r for r in rs if 65 <= r[0] <= 256]
+    xs = [(r[2] / r[1], r[0]) for r in rs if r[1] and r[2]]
+    worst = min(xs) if xs else (float("nan"), 0)
+    print("%-12s %-9s %5d %5d %10.3f %10.3f %10.3f %16s" % ("%dx%d" % (n, k), "%d-%d" % (rs[0][0], rs[-1][0]), len(rs),
+          sum(r[3] for r in rs), geo(lo), geo(hi), worst[0], "m=%d" % worst[1]))
+print()
+print("every m (us, vendor us, x vendor, template, bucket):")
+for (n, k), rs in sorted(by.items()):
+    for m, us, vus, hole, tmpl, bucket in rs:
+        print("%dx%d m=%-5d %9.2f %9.2f %6.3f%s  %s  %s" % (n, k, m, us or 0, vus or 0, (vus / us) if us and vus else 0,
+              " HOLE" if hole else "", tmpl, bucket))
+PY
+head -8 "$out/range_table.txt"
