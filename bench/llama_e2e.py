@@ -45,7 +45,7 @@ def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--registry", required=True, help="the registry `python -m aitune tune` wrote")
-    p.add_argument("--batches", default="1,8,32", help="decode batch sizes (default 1,8,32)")
+    p.add_argument("--batches", default="1,8,32", help="decode batch sizes (default 1,8,32; '': none, the prefill only)")
     p.add_argument("--steps", type=int, default=48, help="decode steps timed per batch (default 48)")
     p.add_argument("--prompt", type=int, default=128, help="prompt tokens before decoding (default 128)")
     p.add_argument("--prefill", type=int, default=2048, help="tokens of the timed prefill (default 2048; 0: none)")
@@ -64,7 +64,7 @@ def parse(argv):
     bad = set(a.variants) - {"eager", "patch", "compile", "compile+patch"}
     if bad or not a.variants:
         p.error("--variants: unknown %s" % ", ".join(sorted(bad)))
-    if not a.batches or min(a.batches) < 1 or a.steps < 1 or a.prompt < 1 or a.prefill < 0 or a.host_calls < 1:
+    if (a.batches and min(a.batches) < 1) or (not a.batches and not a.prefill) or a.steps < 1 or a.prompt < 1 or a.prefill < 0 or a.host_calls < 1:
         p.error("batches, steps, prompt and host-calls must be >= 1, prefill >= 0")
     if a.device == "cpu" and not a.tiny:
         p.error("--device cpu needs --tiny (8B parameters on the CPU would take hours)")

@@ -40,11 +40,11 @@ spec=$out/range.yaml
     done
 } > "$spec"
 t0=$(date +%s)
-build/aitune sweep "$spec" --db "$db" --vendor "$([ "$vendor" = win ] && echo win || echo time)" \
+build/aitune sweep "$spec" --db "$db" --vendor "$([ "$vendor" = win ] && echo win || echo off)" \
     ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
 echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
 t1=$(date +%s)
-build/aitune scan "$spec" --db "$db" $([ "$vendor" = off ] && echo) > "$out/scan.txt" 2> "$out/scan.err"
+build/aitune scan "$spec" --db "$db" > "$out/scan.txt" 2> "$out/scan.err"
 echo "scan: exit $?, $(( $(date +%s) - t1 )) s"
 grep '^scan:' "$out/scan.err"
 python3 - "$db" > "$out/range_table.txt" <<'PY'

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Where a Llama-3-8B decode step's GPU time goes, torch.compile with and without
+aitune.patch (issue 32): the step captured in a CUDA graph as bench/llama_e2e.py
+captures it, then replayed under torch.profiler; per variant the step's wall time,
+the kernels' summed time, their count, and the kernels that take the most.
+
+    OUT=/tmp/out python bench/llama_profile.py --registry llama.db [--batch 1]
+        [--variants compile,compile+patch,compile+patch-linear]
+
+Variants: compile (torch.compile, default mode), compile+patch (aitune.patch: every
+Linear and RMSNorm), compile+patch-linear (aitune.patch(norms=False): Linears only,
+the norms left to Inductor). Prints a table per variant; JSON lines in
+$OUT/llama_profile.jsonl.
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--registry", required=True)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--variants", default="compile,compile+patch,compile+patch-linear")
+    ap.add_argument("--steps", type=int, default=48)
+    ap.add_argument("--top", type=int, default=14)
+    a = ap.parse_args()
+    import torch
+    import aitune
+    import llama_e2e as e2e
+    ea = e2e.parse(["--registry", a.registry, "--steps", str(a.steps)])
+    d = aitune.use(a.registry)
+    model, cfg, _ = e2e.build(ea, torch)
+    out = os.environ.get("OUT", ".")
+    log = open(os.path.join(out, "llama_profile.jsonl"), "a")
+    for v in a.variants.split(","):
+        torch._dynamo.reset()
+        p = None
+        if v.startswith("compile+patch"):
+            p = aitune.patch(model, d, norms=not v.endswith("-linear"))
+        try:
+            dec = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
+            dec.fn = torch.compile(dec.forward, mode="default")
+            t0 = time.time()
+            dec.capture()
+            setup = time.time() - t0
+            dt = dec.run(a.steps) / a.steps
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                for _ in range(3):
+                    dec.graph.replay()
+                torch.cuda.synchronize()
+            by = collections.defaultdict(lambda: [0.0, 0])
+            for ev in prof.events():
+                if ev.device_type == torch.autograd.DeviceType.CUDA:
+                    k = by[ev.name[:90]]
+                    k[0] += ev.device_time_total / 3.0
+                    k[1] += 1
+            total = sum(x[0] for x in by.values())
+            count = sum(x[1] for x in by.values()) / 3.0
+            print("\n== %s, batch %d: step %.3f ms wall, %.3f ms in %d kernels (setup %.0f s)"
+                  % (v, a.batch, dt * 1e3, total / 1e3, count, setup))
+            for name, (us, n) in sorted(by.items(), key=lambda kv: -kv[1][0])[:a.top]:
+                print("  %8.1f us %4d x  %s" % (us, n // 3, name))
+            log.write(json.dumps({"variant": v, "batch": a.batch, "step_ms": dt * 1e3, "kernel_ms": total / 1e3,
+                                  "kernels": count, "top": sorted(((n, us) for n, (us, c) in by.items()),
+                                                                  key=lambda x: -x[1])[:40]}) + "\n")
+            log.flush()
+        finally:
+            if p is not None:
+                aitune.unpatch(model)
+
+
+if __name__ == "__main__":
+    main()
