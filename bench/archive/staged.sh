@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The long-row families side by side, in one call on a GPU (bench/staged.yaml),
+# The long-row families side by side, in one call on a GPU (bench/archive/staged.yaml),
 # then PyTorch eager and torch.compile on the same shapes: each template's best
 # (and, for transpose, each staging's best) against the peers. Prebuilt build/.
-#   bench/staged.sh OUTDIR
+#   bench/archive/staged.sh OUTDIR
 set -u
 keep=${1:-/tmp/aitune-staged}
 w=$(mktemp -d /tmp/aitune-staged.XXXX)
 mkdir -p "$keep"
 t0=$(date +%s)
-build/aitune sweep bench/staged.yaml --db "$w/staged.db" --quiet > "$keep/staged-sweep.txt" 2> "$keep/staged-sweep.err"
+build/aitune sweep bench/archive/staged.yaml --db "$w/staged.db" --quiet > "$keep/staged-sweep.txt" 2> "$keep/staged-sweep.err"
 echo "sweep exit $? after $(( $(date +%s) - t0 )) s"
 tail -3 "$keep/staged-sweep.err"
 cases="softmax:bf16:16384x32768 layernorm:bf16:16384x32768 rmsnorm:bf16:16384x32768 softmax:bf16:32768x4096
