@@ -140,7 +140,7 @@ expect_eq "each config once" "$(sql "$T/joint.db" "select count(*) - count(disti
 # ---- --budget: what was asked ahead and not timed is not recorded ----
 axpy_spec bigger.yaml 6 8
 cp "$T/seed.db" "$T/budget.db"
-traced slow_time:100 "$T/budget.db" "$T/bigger.yaml" --budget 2s --ahead 32
+traced slow_time:100 "$T/budget.db" "$T/bigger.yaml" --budget 3s --ahead 32
 expect_eq "a sweep over budget exits 0" "$RC" 0 || show_last
 expect_stderr "budget ran out" "the budget ran out"
 n=$(sql "$T/budget.db" "select count(*) from measurements")
