@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow (gemv spaces compiled)
+# tests/run: slow 10 (gemv spaces compiled)
 # gemv nt's lean path, seg 2 and minb (templates/gemm_nt/gemv.lua) without a
 # GPU: a sample of the lean space at odd and decode shapes compiles; lean
 # kernels keep the untested vector loop and the FMA-pipe rest; minb 0 asks
