@@ -199,10 +199,32 @@ from elementwise "$T/checks.txt" checks.txt
 expect_eq "elementwise: axpy" "$(rows_met elementwise 'axpy f32 n=2^26')" "3139 GB/s (256.6 us) / yes"
 expect_eq "elementwise: a FAIL is under its bar" "$RC $(rows_met elementwise 'cast f32>bf16 n=2^28')" "1 2800 GB/s (575.0 us) / no"
 expect_eq "elementwise: the emitted file" "$(rows_met elementwise 'emitted .cu of axpy f32 n=2^26 (nvcc)')" "bit-identical to the swept kernel / yes"
-printf 'warm-up\n\n| case | tokens/s | x compile | bar | met |\n| --- | --- | --- | --- | --- |\n| batch 1 | 157.4 | 1.11 | >= 1.15 | no |\n' >"$T/e2e.txt"
-from e2e "$T/e2e.txt" e2e.txt
-expect_eq "e2e: the last table a script prints becomes rows" "$(cut -f1,2,5,6 "$T/from-e2e/figures.tsv")" \
-    "batch 1	tokens/s: 157.4; x compile: 1.11	>= 1.15	no"
+# bench/llama_e2e.py and bench/host_overhead.py as they printed (a tiny
+# model on the CPU, the recording libcuda: tests/fixtures/bench/), and the
+# lines the parsers read still in the scripts' sources.
+F2=$ROOT/tests/fixtures/bench
+from e2e "$F2/llama_e2e-tiny-cpu.txt" e2e.txt
+expect_eq "e2e: a figure per graph batch, the eager batch 1, the prefill, the host time and check=True" \
+    "$(wc -l <"$T/from-e2e/figures.tsv")" 7
+expect_eq "e2e: batch 8 against its 1.10x bar" "$(awk -F '\t' '$1 ~ /batch 8,/ { print $2 "; " $4 "; " $5 "; " $6 }' "$T/from-e2e/figures.tsv")" \
+    "1137.3 compile + patch; 1.524x compile; >= 1.10x compile; yes"
+expect_eq "e2e: a host time aitune did not tune misses its bar" \
+    "$(awk -F '\t' '$1 ~ /^host time/ { print $6 }' "$T/from-e2e/figures.tsv")" no
+expect_eq "e2e: check=True that compared nothing does not pass" "$(rows_met e2e 'check=True over a decode step' | sed 's/.* \/ //')" no
+for s in '| batch | cuBLAS eager | eager + patch | torch.compile | compile + patch | compile + patch / compile |' \
+         'prefill %d tokens: %s%s' 'compile / compile+patch time %.3fx' 'host per call: aitune.nn.Linear.forward %.1f us, ' \
+         '(forward / mm %.2fx)%s' 'check=True, one decode step: %d calls compared, first difference: %s; logits max error %.3g'; do
+    grep -qF -- "$s" "$ROOT/bench/llama_e2e.py" || fail "bench/llama_e2e.py no longer prints '$s' (bench/suites/e2e.sh reads it)"
+done
+cp "$F2/host_overhead-fake.txt" "$T/host-overhead.txt"
+from overhead "$T/host-overhead.txt" host-overhead.txt
+cp "$A/align-key/launch.txt" "$T/from-overhead/launch.txt"
+BENCH_FIGURES=$T/real.md run "$RUN" --from "$T/from-overhead" overhead
+expect_eq "overhead: host_overhead.py's bar line" \
+    "$(rows_met overhead 'host time per call, 1 x 4096 x 4096 (aitune.nn.Linear)')" "5.16 us / no"
+expect_eq "overhead: and launch.sh's three figures beside it" "$(wc -l <"$T/from-overhead/figures.tsv")" 4
+grep -qF 'print("bar: aitune.nn.Linear.forward %.2f us (<= 10: %s), %.2fx torch.mm (<= 0.5: %s)"' "$ROOT/bench/host_overhead.py" ||
+    fail "bench/host_overhead.py no longer prints its bar line as bench/suites/overhead.sh reads it"
 
 # ---- bench/FIGURES.md: a block per suite, its definition current, each row dated ----
 F=$ROOT/bench/FIGURES.md
