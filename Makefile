@@ -27,10 +27,11 @@ ALL_CFLAGS = $(AITUNE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 # libcuda is opened at run time (cu.c).
 STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a
 LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
-# chromium-headless-shell: the report's screenshot test renders the page in a
-# real browser (tests/cli/report.sh).
-DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell \
-            python3-venv
+DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 python3-venv
+# chromium-headless-shell (about 0.5 GB): only the report's screenshot check
+# renders the page in a real browser (tests/cli/report.sh), and skips, saying
+# so, without one. `make deps-browser` installs it.
+BROWSER_DEBS := chromium-headless-shell
 
 # The tool's modules, in dependency order.
 TOOL_OBJS := util cu vendor expr json align plan device proto child tmpl wire search jit registry registry_vendor registry_scan spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
@@ -40,7 +41,7 @@ UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker t
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
-.PHONY: all deps test clean check-deps install uninstall
+.PHONY: all deps deps-browser test check clean check-deps install uninstall
 all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so $(BUILD)/tests/kernel_sample \
      $(BUILD)/tests/fake_cublaslt.so
 
@@ -96,6 +97,14 @@ $(BUILD)/tests/fake_cublaslt.so: tests/unit/fake_cublaslt.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -lpthread -lm
 
+# apt_install PACKAGES: those not installed yet, with sudo unless root.
+apt_install = @missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "installing: $$missing"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
 # Debian packages the build needs; the CUDA toolkit (nvcc, NVRTC) is assumed
 # at $(CUDA).
 deps:
@@ -120,6 +129,16 @@ $(VENV)/.aitune-deps:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q torch numpy pytest
 	touch $@
+
+deps-browser:
+	$(call apt_install,$(BROWSER_DEBS))
+
+# Two tiers: `make check`, the unit tests and the quick command-line tests
+# (about a minute on 2 cores), for every edit; `make test`, everything that
+# runs without a GPU (README, CI). Files whose header says "tests/run: slow"
+# are in `make test` only.
+check: all
+	AITUNE_VENV=$(abspath $(VENV)) tests/run --quick
 
 test: all
 	AITUNE_VENV=$(abspath $(VENV)) tests/run
@@ -216,12 +235,7 @@ fuzz: $(FUZZ_BINS)
 	done
 
 fuzz-deps:
-	@missing=$$(for p in $(FUZZ_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	    echo "installing: $$missing"; \
-	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	$(call apt_install,$(FUZZ_DEBS))
 
 # The whole suite with the tool, its tests and the fake worker built with
 # AddressSanitizer and UndefinedBehaviorSanitizer (any report fails a test).

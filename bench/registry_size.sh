@@ -19,7 +19,7 @@
 #    (the compile count shows none was compiled again);
 # 5. a short table.
 #
-# Time: the full memory.yaml sweep took 359 s on an H100 (bench/RESULTS.md,
+# Time: the full memory.yaml sweep took 359 s on an H100 (bench/archive/RESULTS-2026.md,
 # 2026-11-22: 97 buckets, 5706 candidates, 2946 kernels compiled on 16
 # cores); dropping losers' cubins costs a few recompiles where a later task
 # returns to an (op, dtype). check re-times 97 winners (about a second

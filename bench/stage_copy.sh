@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The wgmma family's staging copy (templates/lib/wgmma.lua, `stage`) alone,
-# against cudaMemcpy2DAsync, at the shapes of bench/gemm/unaligned.yaml, and a
+# against cudaMemcpy2DAsync, at the shapes of bench/archive/gemm/unaligned.yaml, and a
 # plain grid-stride copy of the same bytes (bench/gemm/stage_flat.cu).
 #   [UNROLLS="8 16"] bench/stage_copy.sh build   (here: lua5.4 and nvcc; writes .probe/stage/)
 #   bench/stage_copy.sh run     (on the GPU, .probe carried)

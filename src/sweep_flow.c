@@ -11,7 +11,7 @@
 ** pool stays busy while the GPU works through what it compiled), but no
 ** more than an eighth of the search's budget, and at least a batch. The
 ** cap: a model-guided strategy picks the configs asked ahead without their
-** results, and on replayed GEMM landscapes (bench/RESULTS.md) it loses
+** results, and on replayed GEMM landscapes (bench/archive/RESULTS-2026.md) it loses
 ** little at depths up to an eighth of its budget and much beyond (32 ahead
 ** of 68 evaluations: the gap it closes by the end, 0.61-0.98 -> 0.40-0.75). */
 static int ahead_depth(sw *S, int batch, int evals)

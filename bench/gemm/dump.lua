@@ -1,6 +1,6 @@
 -- Print the CUDA source of one GEMM config outside the tuner, for
 -- bench/gemm_probe.sh (wgmma, whose launch facts go to stderr) and
--- bench/decode_seg.sh (FAM=gemv: any family of templates/gemm_LAYOUT/).
+-- bench/archive/decode_seg.sh (FAM=gemv: any family of templates/gemm_LAYOUT/).
 -- usage: [FAM=family] lua5.4 dump.lua ROOT layout dtype kernel_name key=value...
 local root, layout, dt, name = arg[1], arg[2], arg[3], arg[4]
 local cache = {}

@@ -11,7 +11,7 @@
 // kernel's source from bench/gemm/dump.lua). Built and run by
 // bench/stage_copy.sh build / run, after the template's copy. (H100,
 // 2026-11-23: 51.7-59.7 us, no faster than the template's 51.2;
-// bench/RESULTS.md.)
+// bench/archive/RESULTS-2026.md.)
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

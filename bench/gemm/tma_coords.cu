@@ -2,7 +2,7 @@
 // One 64 x 8 bf16 box, 128-byte swizzle, from a 2D map of dims {dims0, 8}.
 //   nvcc -arch=sm_90a -o tma_coords bench/gemm/tma_coords.cu -lcuda
 //   ./tma_coords DIMS0 X STRIDE_BYTES BASE_OFFSET_BYTES   (K16=1: the map is the 10th of 16 params)
-// Measured (bench/RESULTS.md, third session): any X that is not a multiple
+// Measured (bench/archive/RESULTS-2026.md, third session): any X that is not a multiple
 // of 8 elements (16 bytes) is an illegal instruction, whatever dims0 and the
 // stride; an odd dims0 and 16 tensor-map params are fine.
 #include <cuda.h>

@@ -26,7 +26,7 @@
 -- zeros), so a row's two columns are added at the end; twice the mma and
 -- A's loads. At 16 x 4096^2: 13.15-13.17 us against 13.34-13.38 for the
 -- seg 1 kernel without lean; m = 8: 12.84 against 13.07 (lean, minb 1;
--- bench/RESULTS.md, "gemv nt gains `lean`, `seg` and `minb`").
+-- bench/archive/RESULTS-2026.md, "gemv nt gains `lean`, `seg` and `minb`").
 --
 -- nt, pdl 1 (sm_90): programmatic dependent launch. The kernel lets the
 -- next launch on the stream start at once (griddepcontrol.launch_dependents)
@@ -445,7 +445,7 @@ end
 local function default(t, shape, dt, dev)
   -- A weight wide enough for a block of 16 columns per SM, rows of
   -- whole vectors: the config measured fastest at 16 x 4096^2 as a
-  -- stream (12.76-12.89 us, bench/RESULTS.md, "gemv nt: deeper `l2pre`,
+  -- stream (12.76-12.89 us, bench/archive/RESULTS-2026.md, "gemv nt: deeper `l2pre`,
   -- `apf`, `minb 2`, and a decode default"), so a search that misses it in
   -- a space this size still races it.
   if (shape.n + 15) // 16 >= (dev.sms or 132) and shape.k % 8 == 0 then

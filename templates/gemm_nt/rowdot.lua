@@ -7,7 +7,7 @@
 -- same k in one fragment, so gemv's warp loads read 8 rows x 64 bytes each.
 -- At m = 1 the tensor cores buy nothing, and on the H100 (stream timing,
 -- 4096^2 bf16) that access pattern alone cost about 1 us of a 13 us launch
--- against reading the rows contiguously (bench/RESULTS.md, "rowdot: 1 x
+-- against reading the rows contiguously (bench/archive/RESULTS-2026.md, "rowdot: 1 x
 -- 4096^2 at 2.65 TB/s").
 -- At m = 16 the FMA pipe would need as long as the weight stream, so this
 -- family stops at m = 4 (supports()); its kernels still take any m, in

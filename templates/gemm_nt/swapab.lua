@@ -14,7 +14,7 @@
 -- 0) or after the next slot's group is issued (inflight 1: one group in
 -- flight). What TMA streams fastest is many bytes in flight per SM (about
 -- 128 KB), not long runs of each row: boxes of 1 KB x 8 rows stream no
--- faster than 128 B x 64 rows (bench/tma_rows.sh, bench/RESULTS.md).
+-- faster than 128 B x 64 rows (bench/tma_rows.sh, bench/archive/RESULTS-2026.md).
 --
 -- Split-K over a cluster (csplit, 1 x csplit CTAs along gridDim.y): CTA 0
 -- of the cluster owns the tile's output. Every other CTA stores its fp32
@@ -26,7 +26,7 @@
 -- around the mainloop (arrive after the mbarriers are initialized, wait
 -- before the first remote store), so nobody waits on it: a pair of full
 -- cluster barriers at the end cost about 2 us per launch at 16 x 4096^2
--- (bench/RESULTS.md, "`swapab`: the weight in wgmma's M dimension").
+-- (bench/archive/RESULTS-2026.md, "`swapab`: the weight in wgmma's M dimension").
 --
 -- pdl 1: programmatic dependent launch, as lib/gemv.lua's (nothing read or
 -- written before griddepcontrol.wait). l2pre > 0 (with pdl): before the

@@ -13,14 +13,14 @@
 -- kernel's writes land, so a prefetch never makes a later load stale, and
 -- nothing is read into the SM before the wait; the weights' first DRAM
 -- round trip then overlaps the previous kernel's tail (16 x 4096^2: 14.42
--- -> 13.39 us, bench/RESULTS.md). nt, l2pre 2 and 4: the first 2 or 4
+-- -> 13.39 us, bench/archive/RESULTS-2026.md). nt, l2pre 2 and 4: the first 2 or 4
 -- steps, so more of a block's weights are on their way while the previous
 -- kernel ends. nt, apf 1: first thing, each block's first warp asks L2
 -- for 4 KB of A (block b the b-th 4 KB), so A, which every block reads,
 -- is fetched from DRAM once, at the start, and not step by step on each
 -- block's critical path (same reasoning as l2pre: L2 only). At 16 x
 -- 4096^2, apf 1 with l2pre 2-4: 12.76-12.84 us (2.61-2.63 TB/s) against
--- 13.13-13.28 with l2pre 1 (bench/RESULTS.md, "gemv nt: deeper `l2pre`,
+-- 13.13-13.28 with l2pre 1 (bench/archive/RESULTS-2026.md, "gemv nt: deeper `l2pre`,
 -- `apf`, `minb 2`, and a decode default").
 --
 -- Both: split-K over gridDim.y. Each block writes fp32 partials to the

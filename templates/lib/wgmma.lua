@@ -90,7 +90,7 @@ M.params = {
 -- Also built, not in the space: stage "abk_overlap" (nn), which copies B's
 -- late k rows behind too. Measured slower than ab_overlap at 4001^3 nn (the
 -- copy warps fall behind the first wave's k loops: bench/overlap_b.sh,
--- bench/RESULTS.md); a narrowed space (bench/narrow.py) can still name it.
+-- bench/archive/RESULTS-2026.md); a narrowed space (bench/narrow.py) can still name it.
 
 -- A layout's params: nt's A and B rows are both k long, so they are staged
 -- together or not at all (a stage value that can never be valid would only

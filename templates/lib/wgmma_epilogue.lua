@@ -13,7 +13,7 @@
 -- stored alone), so each store instruction is one contiguous 128-byte line
 -- where "direct" scatters 16 bytes over 8 rows. Storing D themselves holds
 -- the consumers between tiles (at 4000^3 "rows" costs 26 us over a TMA
--- store, bench/RESULTS.md), so "tma_ws" (persistent, coop) TMA-stores the
+-- store, bench/archive/RESULTS-2026.md), so "tma_ws" (persistent, coop) TMA-stores the
 -- pieces into a copy of D in the workspace whose rows are padded to 128
 -- bytes, and the producer's idle warps copy each tile from there to D
 -- (ws_copy: 16-byte loads, odd row starts stored as shifted pairs) while

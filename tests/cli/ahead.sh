@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (it times or kills processes, or loads every core)
+# tests/run: slow 38 (cold compiles, and sweeps that wait on a slow fake GPU)
 # The compile pool keeps ahead of the GPU (issue 12): a search's next batch
 # is asked for and compiling while the current one is timed. With the fake
 # worker (slow_time: each candidate costs GPU time) and real NVRTC compiles
@@ -140,7 +140,7 @@ expect_eq "each config once" "$(sql "$T/joint.db" "select count(*) - count(disti
 # ---- --budget: what was asked ahead and not timed is not recorded ----
 axpy_spec bigger.yaml 6 8
 cp "$T/seed.db" "$T/budget.db"
-traced slow_time:100 "$T/budget.db" "$T/bigger.yaml" --budget 2s --ahead 32
+traced slow_time:100 "$T/budget.db" "$T/bigger.yaml" --budget 3s --ahead 32
 expect_eq "a sweep over budget exits 0" "$RC" 0 || show_last
 expect_stderr "budget ran out" "the budget ran out"
 n=$(sql "$T/budget.db" "select count(*) from measurements")
@@ -168,7 +168,16 @@ took=$(since "$t0")
 expect_eq "SIGINT with compiles queued exits 130" "$code" 130
 queued=$(grep " stop " "$T/trace" | field on_their_way)
 [ "${queued:-0}" -ge 20 ] && ok "$queued candidates were on their way" || fail "on their way at SIGINT: ${queued:-none}"
-awk -v t="$took" 'BEGIN { exit !(t <= 3) }' && ok "it exits soon: queued compiles are dropped, not waited for ($took s)" ||
+# Dropped, not compiled: the cache holds the kernels measured, the three
+# templates' defaults and the few compiled but not yet timed (one compile
+# thread), not the 20 or more of the queue.
+# And the exit comes well before the queue could have been compiled (over
+# 10 s of one thread even on an idle machine; this file runs beside others).
+kept=$(sql "$T/int.db" "select count(*) from cubins")
+timed=$(sql "$T/int.db" "select count(*) from measurements where status != 'constraint'")
+[ "$kept" -le $((timed + 8)) ] && ok "the queued compiles are dropped: $kept kernels cached for $timed measured" ||
+    fail "$kept kernels cached for $timed measured: the queue was compiled"
+awk -v t="$took" 'BEGIN { exit !(t <= 8) }' && ok "it exits soon: queued compiles are not waited for ($took s)" ||
     fail "SIGINT took $took s to exit"
 expect_eq "the registry is intact" "$(sql "$T/int.db" "PRAGMA integrity_check")" ok
 expect_eq "no measurement says cancelled" "$(sql "$T/int.db" "select count(*) from measurements where error like '%cancelled%'")" 0

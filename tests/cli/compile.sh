@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# tests/run: alone (it times or kills processes, or loads every core)
 # `aitune compile`: every candidate of a one-bucket, one-dtype axpy spec
 # compiled with NVRTC (no GPU), shown as a table with -v and as a summary
 # without; the second run comes from the registry's cubin cache.

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# tests/run: alone (it times or kills processes, or loads every core)
 # NVRTC crashing on one candidate (it happens: NVRTC 13.0 segfaulted on a
 # swapab variant) costs that candidate, not the run: the pool compiles in
 # helper processes (`aitune __nvrtc`, jit.h), and a helper that dies is a

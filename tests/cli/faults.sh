@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# tests/run: alone (it times or kills processes, or loads every core)
 # A candidate that crashes, hangs, faults, loses the context or answers
 # wrong is data: the sweep records it, restarts the worker and goes on.
 # A worker that lies about times must not produce a winner.

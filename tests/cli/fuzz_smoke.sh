@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: slow 22 (the fuzz harnesses built and run)
 # A short run of each libFuzzer harness (tests/fuzz/) over its seed corpus:
 # a few seconds each, with ASan and UBSan, so a regression the corpus
 # already reaches fails the suite. `make fuzz` is the long run. Skipped

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: slow 10 (gemv spaces compiled)
 # gemv nt's lean path, seg 2 and minb (templates/gemm_nt/gemv.lua) without a
 # GPU: a sample of the lean space at odd and decode shapes compiles; lean
 # kernels keep the untested vector loop and the FMA-pipe rest; minb 0 asks
@@ -47,7 +48,7 @@ expect_eq "each at 64 registers or fewer" \
 expect_eq "none spills" "$(sql "$T/m4.db" "select count(*) from cubins where source like '%#define MINB 4%' and spills > 0")" 0
 
 # The config that measured fastest at 16 x 4096^2 (lean, seg 2, minb 4,
-# unroll 4, bench/RESULTS.md) compiles without spills at 64 registers.
+# unroll 4, bench/archive/RESULTS-2026.md) compiles without spills at 64 registers.
 spec one.yaml <<'YAML'
 name: one
 tasks:

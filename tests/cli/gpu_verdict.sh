@@ -6,6 +6,9 @@
 
 small_spec
 V="python3 $ROOT/tests/gpu/verdict.py"
+# The registries start with the small spec's kernels (seed_db): verdict.py
+# reads the sweeps' measurements, not how their kernels were compiled.
+seed_db "$T/clean.db" && seed_db "$T/wrong.db" || { fail "seed the cubin cache"; exit 1; }
 
 fake_sweep ok "$T/clean.db" "$T/small.yaml"
 expect_eq "clean fake sweep exits 0" "$RC" 0 || show_last

@@ -160,13 +160,24 @@ EOF
 }
 
 # A registry whose cubin cache holds every kernel of small.yaml, so fake
-# sweeps do not wait for NVRTC: seed_db PATH.
+# sweeps do not wait for NVRTC: seed_db PATH. Compiled once per test run:
+# tests/run gives its files a shared folder (AITUNE_TEST_SHARED), where the
+# first file that needs the seed compiles it with this run's aitune while
+# the others wait on the lock; a file run by hand compiles its own.
 seed_db() {
-    if [ ! -f "$T/.seed.db" ]; then
-        small_spec .seed.yaml
-        "$AITUNE" compile "$T/.seed.yaml" --db "$T/.seed.db" >/dev/null 2>&1 || return 1
+    local dir=${AITUNE_TEST_SHARED:-$T}
+    if [ ! -f "$dir/.seed-small.db" ]; then
+        (
+            flock 9 || exit 1
+            [ -f "$dir/.seed-small.db" ] && exit 0
+            small_spec .seed.yaml
+            rm -f "$dir/.seed-small.tmp"
+            "$AITUNE" compile "$T/.seed.yaml" --db "$dir/.seed-small.tmp" >/dev/null 2>&1 &&
+                mv "$dir/.seed-small.tmp" "$dir/.seed-small.db"
+        ) 9>"$dir/.seed-small.lock" || return 1
+        [ -f "$dir/.seed-small.db" ] || return 1
     fi
-    cp "$T/.seed.db" "$1"
+    cp "$dir/.seed-small.db" "$1"
 }
 
 # sql DB QUERY: one sqlite3 answer.

@@ -5,6 +5,9 @@
 . "$(dirname "$0")/lib.sh"
 
 small_spec
+# Its kernels come from the cubin cache (seed_db): what is tested is how the
+# options are read.
+seed_db "$T/a.db" || { fail "seed the cubin cache"; exit 1; }
 expect_exit 0 "compile -j4 (value attached to a short option)" "$AITUNE" compile -j4 "$T/small.yaml" --db="$T/a.db"
 expect_exit 0 "compile -j 1 --db PATH (separate values)" "$AITUNE" compile "$T/small.yaml" -j 1 --db "$T/a.db"
 expect_exit 2 "compile -j0" "$AITUNE" compile "$T/small.yaml" -j0 --db "$T/a.db"

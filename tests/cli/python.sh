@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: slow 20 (the Python layer's pytest suite, with PyTorch)
 # The Python layer (python/aitune), without a GPU: `import aitune` without torch,
 # then python/tests under pytest with the virtual environment `make deps` fills
 # ($AITUNE_VENV, else .venv: torch and pytest), each pytest result one line here

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # aitune report: a self-contained HTML page (no scripts, nothing fetched),
-# rendered by a real headless browser (chromium-headless-shell, `make deps`);
+# rendered by a real headless browser (chromium-headless-shell, `make
+# deps-browser`; without one that check is skipped and says so);
 # the screenshot must show the plots: the speedup bars, the bandwidth bars
 # and the convergence lines, found by their colors in the PNG.
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +28,7 @@ expect_true "the ceiling is drawn" grep -q 'ceiling 3000 GB/s' "$T/c.html"
 
 BROWSER=$(command -v chromium-headless-shell || command -v chromium || command -v chromium-browser || true)
 if [ -z "$BROWSER" ]; then
-    skip "report screenshot: no headless browser (make deps installs chromium-headless-shell)"
+    skip "report screenshot: no headless browser (make deps-browser installs chromium-headless-shell)"
 else
     # --no-sandbox: the tests may run as root.
     run "$BROWSER" --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,1400 \
@@ -98,6 +99,7 @@ expect_exit 1 "an unwritable output" "$AITUNE" report -o "$T/no/dir/r.html" --db
 expect_stderr "^aitune: error: cannot write '.*r.html': No such file or directory\$" "says why"
 expect_stderr_lines 1 "one line"
 expect_exit 3 "a missing registry" "$AITUNE" report -o "$T/x.html" --db "$T/none.db"
-expect_exit 0 "a registry with no winners" sh -c "cp '$T/.seed.db' '$T/empty.db' && '$AITUNE' report -o '$T/e.html' --db '$T/empty.db'"
+seed_db "$T/empty.db" || fail "seed the cubin cache"
+expect_exit 0 "a registry with no winners" "$AITUNE" report -o "$T/e.html" --db "$T/empty.db"
 expect_true "says nothing is tuned yet" grep -q "Nothing is tuned yet" "$T/e.html"
 done_testing

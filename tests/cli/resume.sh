@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# tests/run: alone (it times or kills processes, or loads every core)
 # A killed sweep resumes where it stopped; Ctrl-C exits 130 and says how to
 # resume; --budget stops early and marks winners not exhaustive. The fake
 # worker's slow_time mode makes each candidate take a while.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: slow 23 (replays of every strategy, hundreds of seeds)
 # Every strategy against replayed landscapes: the budget is honoured, no
 # config is asked twice, runs are reproducible by seed, warm start helps,
 # and on the structured landscape the guided strategies beat random, while
@@ -90,7 +91,7 @@ awk -v w="$w" 'BEGIN { exit !(w >= 0.8) }' && ok "model: within 3% by 10% of the
 # 540 configs): flat at the top (4 configs within 3%), where the model's
 # pair effects and its look at the best config's neighbours pay off. The
 # issue's bar: >= 0.7 of the gap closed at 5% of the space, within 3% by
-# 10% on >= 80% of runs (bench/RESULTS.md, "lazy space").
+# 10% on >= 80% of runs (bench/archive/RESULTS-2026.md, "lazy space").
 run "$AITUNE" replay "$ROOT/tests/sim/landscapes/memory-gemm_nt.tsv" --strategy model --seeds 20 --budget 0.1 --tsv
 g=$(fig model gap_evals 0.05) w=$(fig model within3_at10 20)
 awk -v g="$g" -v w="$w" 'BEGIN { exit !(g >= 0.7 && w >= 0.8) }' &&
