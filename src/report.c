@@ -5,7 +5,9 @@
 ** (best time so far against evaluations). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "json.h"
 #include "registry.h"
+#include "registry_scan.h"
 #include "registry_vendor.h"
 #include <errno.h>
 #include <math.h>
@@ -198,6 +200,135 @@ static void convergence(strbuf *s, const char *op, rows *rs)
               H - MB + 16, maxn);
 }
 
+/* A scanned size (registry_scan.h) of one op, as report plots it: the
+** series is its dtype and the sizes of the dims that do not vary. */
+typedef struct scan_pt {
+    char series[160];
+    long long v[4];
+    int nv;
+    double x_vendor, us;
+    int hole;
+} scan_pt;
+
+typedef struct scan_pts {
+    scan_pt *p;
+    int n, cap;
+    char dims[4][32];
+    int nd;
+} scan_pts;
+
+static int keep_scan(const reg_scan *sc, void *ctx)
+{
+    scan_pts *P = ctx;
+    json *sh = NULL;
+    char err[64];
+    if (json_parse(sc->shape, &sh, err, sizeof err) || sh->type != JSON_OBJ || sh->n < 1 || sh->n > 4) {
+        json_free(sh);
+        return 0;   /* not a shape scan wrote: left out of the plot */
+    }
+    if (P->n == P->cap) P->p = xrealloc(P->p, sizeof *P->p * (size_t)(P->cap = P->cap ? 2 * P->cap : 64));
+    scan_pt *q = &P->p[P->n];
+    memset(q, 0, sizeof *q);
+    int ok = 1;
+    for (int d = 0; d < sh->n; d++) {
+        ok &= sh->items[d].type == JSON_NUM && sh->items[d].is_int;
+        q->v[d] = sh->items[d].i;
+        if (d < 4 && !P->nd) snprintf(P->dims[d], sizeof P->dims[d], "%s", sh->keys[d]);
+    }
+    if (!P->nd) P->nd = sh->n;
+    q->nv = sh->n;
+    q->us = sc->median_us;
+    q->x_vendor = sc->vendor_us > 0 && sc->median_us > 0 ? sc->vendor_us / sc->median_us : 0;
+    q->hole = sc->hole;
+    snprintf(q->series, sizeof q->series, "%s %s", sc->dtype, sc->stream ? "stream" : "flush");
+    json_free(sh);
+    if (ok && q->nv == P->nd) P->n++;
+    return 0;
+}
+
+/* x vendor (or the time, where no vendor was raced) over the dim the scan
+** varied most, a line per series; holes in red. */
+static void scan_plot(strbuf *s, reg *r, const char *op)
+{
+    scan_pts P = { 0 };
+    if (reg_scan_each(r, op, keep_scan, &P) || !P.n) {
+        free(P.p);
+        return;
+    }
+    /* The dim with the most distinct sizes is the x axis; the others name
+    ** the series. */
+    int xd = 0, most = 0;
+    for (int d = 0; d < P.nd; d++) {
+        int distinct = 0;
+        for (int i = 0; i < P.n; i++) {
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++) seen = P.p[j].v[d] == P.p[i].v[d];
+            distinct += !seen;
+        }
+        if (distinct > most) { most = distinct; xd = d; }
+    }
+    int vendor = 0;
+    long long xmax = 1;
+    double ymax = 1;
+    for (int i = 0; i < P.n; i++) {
+        scan_pt *q = &P.p[i];
+        vendor |= q->x_vendor > 0;
+        if (q->v[xd] > xmax) xmax = q->v[xd];
+        size_t at = strlen(q->series);
+        for (int d = 0; d < P.nd && at < sizeof q->series; d++)
+            if (d != xd) at += (size_t)snprintf(q->series + at, sizeof q->series - at, " %s=%lld", P.dims[d], q->v[d]);
+    }
+    for (int i = 0; i < P.n; i++) {
+        double y = vendor ? P.p[i].x_vendor : P.p[i].us;
+        if (y > ymax) ymax = y;
+    }
+    double top = nice_top(ymax);
+    char title[192];
+    snprintf(title, sizeof title, "%s: the registry's answer at every size scanned, %s (aitune scan)", op,
+             vendor ? "x the vendor raced beside it" : "its time");
+    axes(s, title, vendor ? "x vendor" : "us", top, "scan");
+    int nseries = 0;
+    for (int i = 0; i < P.n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++) first = strcmp(P.p[j].series, P.p[i].series) != 0;
+        if (!first) continue;
+        const char *color = palette[nseries % NPAL];
+        sb_printf(s, "<polyline class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" points=\"", color);
+        for (int j = i; j < P.n; j++) {
+            if (strcmp(P.p[j].series, P.p[i].series)) continue;
+            double y = vendor ? P.p[j].x_vendor : P.p[j].us;
+            sb_printf(s, "%.1f,%.1f ", ML + (double)(W - ML - MR) * (double)P.p[j].v[xd] / (double)xmax,
+                      H - MB - (H - MT - MB) * (y > top ? top : y) / top);
+        }
+        sb_puts(s, "\"><title>");
+        esc(s, P.p[i].series);
+        sb_puts(s, "</title></polyline>");
+        if (nseries < 8) {
+            int lx = ML + (nseries % 2) * 340, ly = H - MB + 34 + (nseries / 2) * 16;
+            sb_printf(s, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" class=\"tick\">",
+                      lx, ly - 4, color, lx + 16, ly);
+            esc(s, P.p[i].series);
+            sb_puts(s, "</text>");
+        }
+        nseries++;
+    }
+    for (int i = 0; i < P.n; i++) {
+        if (!P.p[i].hole) continue;
+        double y = vendor ? P.p[i].x_vendor : P.p[i].us;
+        sb_printf(s, "<circle class=\"hole\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#d62728\"><title>hole at %s=%lld</title>"
+                     "</circle>", ML + (double)(W - ML - MR) * (double)P.p[i].v[xd] / (double)xmax,
+                  H - MB - (H - MT - MB) * (y > top ? top : y) / top, P.dims[xd], P.p[i].v[xd]);
+    }
+    if (vendor) {
+        double y = H - MB - (H - MT - MB) * 1.0 / top;
+        sb_printf(s, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/>", ML,
+                  W - MR, y, y);
+    }
+    sb_printf(s, "<text x=\"%d\" y=\"%d\" class=\"tick\" text-anchor=\"end\">%s (1 .. %lld)</text></svg>\n", W - MR,
+              H - MB + 16, P.dims[xd], xmax);
+    free(P.p);
+}
+
 static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceiling)
 {
     rows rs = { NULL, 0, op };
@@ -254,6 +385,7 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
         bars(s, title, "x vendor", &rs, xv, 1, "vendor = 1x", "#9467bd", "vendor");
     }
     convergence(s, op, &rs);
+    scan_plot(s, r, op);
     sb_puts(s, "<table><tr><th>arch</th><th>dtype</th><th>bucket</th><th>median us</th><th>GB/s</th>");
     if (ceiling > 0) sb_puts(s, "<th>% ceiling</th>");
     sb_puts(s, "<th>TFLOP/s</th><th>vs default</th><th>x vendor</th><th>evaluations</th><th>template and config</th></tr>\n");

@@ -6,6 +6,10 @@
 #define _GNU_SOURCE
 #include "sweep_hold.h"
 #include "sweep_task.h"
+#include "align.h"
+#include "identity.h"
+#include "json.h"
+#include "registry_scan.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +89,57 @@ static int hold_shapes(const op_task *t, const bucket *b, long long (*shapes)[TM
     return n;
 }
 
+/* The holes `aitune scan` found in bucket b on this GPU (registry_scan.h),
+** timed t's way, at sizes of classes b's winner must run (align.h): more
+** shapes for hold to race at, so a winner that lost there to another
+** finalist is replaced, or the bucket split. */
+typedef struct hole_ctx {
+    const sw *S;
+    const op_task *t;
+    const bucket *b;
+    char hw[256];
+    long long (*shapes)[TMPL_MAXDIMS];
+    int n, cap;
+} hole_ctx;
+
+static int keep_hole(const reg_scan *sc, void *vctx)
+{
+    hole_ctx *h = vctx;
+    const op_task *t = h->t;
+    if (!sc->hole || sc->stream != t->stream || strcmp(sc->arch, h->S->arch) || strcmp(sc->dtype, t->dtype) ||
+        strcmp(sc->hw, h->hw) || h->n == h->cap)
+        return 0;
+    json *sh = NULL;
+    char err[64];
+    long long x[TMPL_MAXDIMS] = { 0 };
+    int ok = !json_parse(sc->shape, &sh, err, sizeof err) && sh->type == JSON_OBJ;
+    for (int d = 0; ok && d < t->ndims; d++) {
+        const json *v = json_get(sh, t->dims[d]);
+        ok = v && v->type == JSON_NUM && v->is_int && v->i >= h->b->lo[d] && v->i < h->b->hi[d] &&
+             align_log2(v->i) >= align_log2(h->b->rep[d] > 0 ? h->b->rep[d] : 1);
+        if (ok) x[d] = v->i;
+    }
+    json_free(sh);
+    for (int i = 0; ok && i < h->n; i++) ok = memcmp(h->shapes[i], x, sizeof *x * (size_t)t->ndims) != 0;
+    if (ok) memcpy(h->shapes[h->n++], x, sizeof x);
+    return 0;
+}
+
+static int hold_holes(sw *S, const op_task *t, const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int n, int cap)
+{
+    hole_ctx h = { .S = S, .t = t, .b = b, .shapes = shapes, .n = n, .cap = cap };
+    identity_hw(&S->dev, h.hw, sizeof h.hw);
+    if (reg_scan_each(S->R, t->op, keep_hole, &h)) warning("%s", reg_errmsg(S->R));   /* the holes are a hint */
+    return h.n;
+}
+
 /* The slots raced at the hold's sizes; the finalists' stored times become
 ** those of the race at the representative. */
 static void hold_race(hold *H)
 {
     long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
     int ns = hold_shapes(H->t, H->b, shapes, PROBES_MAX / 2);
+    ns = hold_holes(H->S, H->t, H->b, shapes, ns, PROBES_MAX / 2);
     for (int pass = 0; pass < ns && !H->failed; pass++) {
         const long long *shape = shapes[pass];
         int n0 = H->P->n, rc = probe_race(H->S, H->t, H->ps, H->fi, shape, H->P);

@@ -3,7 +3,9 @@
 ** bucket, up to twice as large in every dim. So the bucket's best
 ** HOLD_FINALISTS (the race's, and the next ones by their search times) are
 ** verified and raced at three shapes of the bucket: its representative, its
-** geometric middle and its upper edge (sweep_probe.h: probe_size). A
+** geometric middle and its upper edge (sweep_probe.h: probe_size; a range
+** bucket's sizes: probe_range_shapes), and at the holes `aitune scan` found
+** in it on this GPU, timed the same way (sweep_scan.h). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
 ** minus one (a finalist wrong or failing there loses everything). The
 ** winner becomes the finalist with the smallest worst loss, the race's

@@ -5,6 +5,10 @@
 ** short resumes (a sweep never repeats a measurement it has).
 **
 ** The model, kept simple and stated in the plan it prints:
+**   holes     a bucket where `aitune scan` found sizes its answer loses
+**             (registry_scan.h): worth the most; the sweep races the
+**             bucket's finalists at those sizes (sweep_hold.h) and splits
+**             or replaces the winner where another does better
 **   stale     a winner measured on other hardware or toolchain (status):
 **             worth the most, cheap (its finalists are re-raced: retune)
 **   misses    a bucket no GPU tuned that covers shapes applications asked
@@ -17,7 +21,9 @@
 #include "window.h"
 #include "cli.h"
 #include "identity.h"
+#include "json.h"
 #include "registry.h"
+#include "registry_scan.h"
 #include "util.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +32,9 @@
 const char window_summary[] =
     "Spend a budget on the most valuable tuning work of SPEC on this GPU, then stop cleanly; run it\n"
     "again (cron, a maintenance window) and it goes on where it stopped. The buckets are ordered by\n"
-    "expected gain per second: stale winners first (re-raced as `aitune retune` does: cheap), then\n"
+    "expected gain per second: buckets with holes `aitune scan` found first (their finalists raced at\n"
+    "the holes' sizes, the bucket split where another wins there), then stale winners (re-raced as\n"
+    "`aitune retune` does: cheap), then\n"
     "buckets holding recorded misses, by how often applications asked, then untuned buckets, then\n"
     "winners whose search was cut short. Buckets with a fresh, complete winner are left alone.\n\n"
     "  --budget D   the window (e.g. 30m, 2h); required\n"
@@ -37,10 +45,10 @@ const char window_summary[] =
     "Exit: 0, 1 failure (e.g. no GPU), 2 usage, 3 bad spec or registry, 130 interrupted.";
 const char window_usage[] = "aitune window SPEC --budget D [--plan] [--gpu N] [--db PATH] [--quiet]";
 
-enum { W_STALE, W_MISSES, W_UNTUNED, W_SAMPLED };
-static const char *const kind_name[] = { "stale", "misses", "untuned", "sampled" };
-static const double kind_weight[] = { 100, 0 /* the calls */, 1, 0.5 };
-static const double kind_evals[] = { 6, 50, 50, 50 };   /* candidates measured, estimated */
+enum { W_HOLES, W_STALE, W_MISSES, W_UNTUNED, W_SAMPLED };
+static const char *const kind_name[] = { "holes", "stale", "misses", "untuned", "sampled" };
+static const double kind_weight[] = { 200 /* per hole */, 100, 0 /* the calls */, 1, 0.5 };
+static const double kind_evals[] = { 10, 6, 50, 50, 50 };   /* candidates measured, estimated */
 
 typedef struct wmiss {
     char op[32], arch[16], dtype[16];
@@ -49,11 +57,19 @@ typedef struct wmiss {
     long long calls;
 } wmiss;
 
+/* A hole `aitune scan` found: a size, on a GPU. */
+typedef struct whole {
+    char op[32], arch[16], dtype[16], hw[256];
+    long long v[SPEC_MAXDIMS];
+    int nv;
+} whole;
+
 typedef struct witem {
     char op[32], dtype[16];
     bucket b;
     int kind;
     long long calls;
+    int holes;
     double est_s, score;
 } witem;
 
@@ -61,6 +77,8 @@ typedef struct wctx {
     winner_stamps st;
     wmiss *m;
     int nm, capm;
+    whole *h;
+    int nh, caph;
     const char *root;
     double spm;                 /* seconds per measurement */
     witem *items;
@@ -108,15 +126,60 @@ static long long calls_in(const wctx *c, const char *op, const char *arch, const
     return calls;
 }
 
+/* A scan's hole: its sizes, in the op's order (the shape's keys' order). */
+static int keep_hole(const reg_scan *sc, void *vctx)
+{
+    wctx *c = vctx;
+    if (!sc->hole) return 0;
+    json *sh = NULL;
+    char err[64];
+    if (json_parse(sc->shape, &sh, err, sizeof err) || sh->type != JSON_OBJ || sh->n < 1 || sh->n > SPEC_MAXDIMS) {
+        json_free(sh);
+        return 0;   /* not a shape scan wrote: ignored */
+    }
+    if (c->nh == c->caph) c->h = xrealloc(c->h, (size_t)(c->caph = c->caph ? 2 * c->caph : 32) * sizeof *c->h);
+    whole *h = &c->h[c->nh];
+    memset(h, 0, sizeof *h);
+    snprintf(h->op, sizeof h->op, "%s", sc->op);
+    snprintf(h->arch, sizeof h->arch, "%s", sc->arch);
+    snprintf(h->dtype, sizeof h->dtype, "%s", sc->dtype);
+    snprintf(h->hw, sizeof h->hw, "%s", sc->hw);
+    int ok = 1;
+    for (int d = 0; d < sh->n; d++) {
+        ok &= sh->items[d].type == JSON_NUM && sh->items[d].is_int;
+        h->v[d] = sh->items[d].i;
+    }
+    h->nv = sh->n;
+    json_free(sh);
+    if (ok) c->nh++;
+    return 0;
+}
+
+static int holes_in(const wctx *c, const char *hw, const char *op, const char *arch, const char *dtype, const bucket *b)
+{
+    int n = 0;
+    for (int i = 0; i < c->nh; i++) {
+        const whole *h = &c->h[i];
+        if (strcmp(h->op, op) || strcmp(h->arch, arch) || strcmp(h->dtype, dtype) || strcmp(h->hw, hw) || h->nv != b->ndims)
+            continue;
+        int in = 1;
+        for (int d = 0; d < b->ndims && in; d++) in = h->v[d] >= b->lo[d] && h->v[d] < b->hi[d];
+        n += in;
+    }
+    return n;
+}
+
 /* What kind of work a bucket is on dev, or -1 for none. */
 static int classify(const wctx *c, const device *dev, const char *op, const char *arch, const char *dtype,
-                    const bucket *b, long long *calls)
+                    const bucket *b, long long *calls, int *holes)
 {
     char hw[256];
     identity_hw(dev, hw, sizeof hw);
     int any;
     int mine = winner_stamps_find(&c->st, op, arch, dtype, b->key, hw, &any);
     *calls = calls_in(c, op, arch, dtype, b);
+    *holes = holes_in(c, hw, op, arch, dtype, b);
+    if (*holes && mine >= 0) return W_HOLES;
     if (any && mine < 0) return W_STALE;
     if (mine >= 0) {
         const winner_stamp *s = &c->st.w[mine];
@@ -131,7 +194,8 @@ static int plan_want(void *vctx, const device *dev, const char *op, const char *
 {
     wctx *c = vctx;
     long long calls;
-    int kind = classify(c, dev, op, arch, dtype, b, &calls);
+    int holes;
+    int kind = classify(c, dev, op, arch, dtype, b, &calls, &holes);
     if (kind < 0) return 0;
     if (c->ni == c->capi) c->items = xrealloc(c->items, (size_t)(c->capi = c->capi ? 2 * c->capi : 32) * sizeof *c->items);
     witem *it = &c->items[c->ni++];
@@ -141,8 +205,10 @@ static int plan_want(void *vctx, const device *dev, const char *op, const char *
     it->b = *b;
     it->kind = kind;
     it->calls = calls;
+    it->holes = holes;
     it->est_s = kind_evals[kind] * c->spm;
-    it->score = (kind == W_MISSES ? (double)calls : kind_weight[kind]) / it->est_s;
+    it->score = (kind == W_MISSES ? (double)calls : kind == W_HOLES ? kind_weight[kind] * holes : kind_weight[kind]) /
+                it->est_s;
     return 0;
 }
 
@@ -166,6 +232,7 @@ static void wctx_free(wctx *c)
 {
     winner_stamps_free(&c->st);
     free(c->m);
+    free(c->h);
     free(c->items);
 }
 
@@ -173,7 +240,8 @@ static int load(wctx *c, const char *db)
 {
     reg *r;
     int orc = reg_open(db, 0, &r);
-    if (orc || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c)) {
+    if (orc || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c) ||
+        reg_scan_each(r, NULL, keep_hole, c)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
         return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
@@ -227,6 +295,7 @@ int cmd_window(int argc, char **argv)
         witem *it = &c.items[i];
         char calls[48] = "";
         if (it->calls) snprintf(calls, sizeof calls, ", %lld call%s missed", it->calls, it->calls == 1 ? "" : "s");
+        if (it->holes) snprintf(calls, sizeof calls, ", %d hole%s scanned", it->holes, it->holes == 1 ? "" : "s");
         printf("%3d  %-8s %-12s %-6s %-18s ~%.2g s, %.3g gain/s%s\n", i + 1, kind_name[it->kind], it->op, it->dtype,
                it->b.key, it->est_s, it->score, calls);
     }

@@ -8,8 +8,8 @@
 spec g.yaml <<'YAML'
 name: g
 search: random
-max_evals: 1
-top_k: 1
+max_evals: 2
+top_k: 2
 tasks:
   - op: gemm_nt
     dtypes: [bf16]
@@ -65,6 +65,20 @@ expect_stdout "^HOLE  gemm_nt bf16 m=5,n=64,k=64: exact m=2\^2:align1,n=2\^6,k=2
     "a hole's line names the size, the bucket that answered and x vendor"
 expect_stderr "^scan: gemm_nt bf16: 6 sizes, 2 holes; x vendor: geomean [0-9.]+, worst 0\.[0-9]+ at m=5,n=64,k=64$" \
     "the summary counts the holes and gives the worst x vendor"
+# report plots x vendor over the dim the scan varied, holes marked.
+run "$AITUNE" report --db "$DB" -o "$T/report.html"
+expect_eq "report of a scanned registry exits 0" "$RC" 0 || show_last
+expect_true "it has the scan plot over m, with x vendor" grep -q '<svg class="scan".*x vendor.*m (1 .. 6)' "$T/report.html"
+expect_eq "and marks the two holes" "$(grep -o '<circle class="hole"' "$T/report.html" | wc -l | tr -d ' ')" 2
+# window puts the bucket with holes first, and a sweep races its finalists
+# at the holes' sizes: m = 6 (class 2) is no size the range bucket [4, 8) of
+# class 1 is raced at otherwise (5 is its largest odd m in [1, 6]).
+run env AITUNE_WORKER="$FAKE" FAKE_MODE=ok "$AITUNE" window "$T/g.yaml" --db "$DB" --budget 1m --plan
+expect_eq "window --plan exits 0" "$RC" 0 || show_last
+expect_stdout "^  1  holes +gemm_nt +bf16 +m=2\^2:align1,n=2\^6,k=2\^6 .*2 holes scanned" "the bucket with 2 holes comes first"
+fake_sweep ok "$DB" "$T/g.yaml" --vendor off
+expect_eq "a sweep after the scan exits 0" "$RC" 0 || show_last
+expect_true "it races the bucket's finalists at the hole m = 6" grep -q " time .*task=6,64,64/" "$T/fake-state.log"
 # Scanned again with the vendor slower everywhere: the rows are replaced.
 run env AITUNE_WORKER="$FAKE" FAKE_MODE=ok FAKE_STATE="$T/fake-state" "$AITUNE" scan "$T/g.yaml" --db "$DB" --quiet
 expect_eq "a second scan replaces the rows: no hole left" "$(sql "$DB" "select count(*) || ' ' || sum(hole) from scans")" "6 0"
