@@ -18,9 +18,6 @@ static int perr(char *err, int errcap, const char *fmt, ...)
     return -1;
 }
 
-static const char *const role_names[] = { "in", "out", "inout", "scalar", "dim" };
-static const char *const kind_names[] = { "ptr", "dim", "i32", "f32", "workspace", "tmap" };
-
 static int is_ident(const char *s)
 {
     if (!s || !*s || strlen(s) > PLAN_MAXNAME) return 0;
@@ -29,13 +26,6 @@ static int is_ident(const char *s)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_'))
             return 0;
     return 1;
-}
-
-static int dtype_size(const char *dt)
-{
-    if (!strcmp(dt, "f32")) return 4;
-    if (!strcmp(dt, "f16") || !strcmp(dt, "bf16")) return 2;
-    return 0;
 }
 
 plan *plan_new(void)
@@ -93,8 +83,8 @@ int plan_default_params(plan *p, const char *ws_expr, char *err, int errcap)
         plan_param *q = &p->params[p->nparams++];
         q->arg = i;
         switch (p->args[i].role) {
-        case PLAN_SCALAR: q->kind = PLAN_F32; break;
-        case PLAN_DIMARG:
+        case ROLE_SCALAR: q->kind = PLAN_F32; break;
+        case ROLE_DIM:
             q->kind = PLAN_DIM;
             q->arg = -1;
             if (plan_set(&q->expr, p->args[i].name)) return perr(err, errcap, "out of memory");
@@ -174,21 +164,21 @@ int plan_check(const plan *p, char *err, int errcap)
         if (!is_ident(a->name)) return perr(err, errcap, "launch plan: arg %d is not an identifier", i);
         for (int j = 0; j < i; j++)
             if (!strcmp(a->name, p->args[j].name)) return perr(err, errcap, "launch plan: arg '%s' twice", a->name);
-        if (a->role < PLAN_IN || a->role > PLAN_DIMARG) return perr(err, errcap, "launch plan: arg '%s' has no role", a->name);
-        if (a->role <= PLAN_INOUT && (!dtype_size(a->dtype) || a->esize != dtype_size(a->dtype)))
+        if (a->role < ROLE_IN || a->role > ROLE_DIM) return perr(err, errcap, "launch plan: arg '%s' has no role", a->name);
+        if (a->role <= ROLE_INOUT && (!dtype_size(a->dtype) || a->esize != dtype_size(a->dtype)))
             return perr(err, errcap, "launch plan: buffer '%s' has dtype '%.8s' (f32, f16 or bf16)", a->name, a->dtype);
-        if (a->role == PLAN_DIMARG) {
+        if (a->role == ROLE_DIM) {
             int found = 0;
             for (int d = 0; d < p->ndims; d++) found |= !strcmp(p->dims[d], a->name);
             if (!found) return perr(err, errcap, "launch plan: dim argument '%s' is not one of the dims", a->name);
         }
         for (int d = 0; d < p->ndims; d++)
-            if (a->role != PLAN_DIMARG && !strcmp(p->dims[d], a->name))
+            if (a->role != ROLE_DIM && !strcmp(p->dims[d], a->name))
                 return perr(err, errcap, "launch plan: arg '%s' has a dim's name", a->name);
         if (a->size[0]) {
             char what[96];
             snprintf(what, sizeof what, "size of '%s'", a->name);
-            if (a->role > PLAN_INOUT) return perr(err, errcap, "launch plan: '%s' is not a buffer but has a size", a->name);
+            if (a->role > ROLE_INOUT) return perr(err, errcap, "launch plan: '%s' is not a buffer but has a size", a->name);
             if (check_expr(p, a->size, what, err, errcap)) return -1;
         }
     }
@@ -210,13 +200,13 @@ int plan_check(const plan *p, char *err, int errcap)
         if (q->kind < PLAN_PTR || q->kind > PLAN_TMAP) return perr(err, errcap, "launch plan: param %d has no kind", i);
         int needs_arg = q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP;
         if (needs_arg) {
-            if (q->arg < 0 || q->arg >= p->nargs) return perr(err, errcap, "launch plan: param %d (%s) names no argument", i, kind_names[q->kind]);
+            if (q->arg < 0 || q->arg >= p->nargs) return perr(err, errcap, "launch plan: param %d (%s) names no argument", i, plan_kind_name(q->kind));
             int role = p->args[q->arg].role;
-            if (q->kind == PLAN_F32 ? role != PLAN_SCALAR : role > PLAN_INOUT)
-                return perr(err, errcap, "launch plan: param %d (%s) names '%s', whose role is %s", i, kind_names[q->kind],
-                            p->args[q->arg].name, role_names[role]);
+            if (q->kind == PLAN_F32 ? role != ROLE_SCALAR : role > ROLE_INOUT)
+                return perr(err, errcap, "launch plan: param %d (%s) names '%s', whose role is %s", i, plan_kind_name(q->kind),
+                            p->args[q->arg].name, role_name(role));
         } else {
-            snprintf(what, sizeof what, "param %d (%s)", i, kind_names[q->kind]);
+            snprintf(what, sizeof what, "param %d (%s)", i, plan_kind_name(q->kind));
             if (check_expr(p, q->expr, what, err, errcap)) return -1;
         }
         if (q->kind == PLAN_WORKSPACE && ++nws > 1) return perr(err, errcap, "launch plan: more than one workspace");
@@ -306,8 +296,8 @@ char *plan_encode(const plan *p, char *err, int errcap)
         puts_(&o, i ? ",{\"name\":" : "{\"name\":");
         jstr(&o, a->name);
         puts_(&o, ",\"role\":");
-        jstr(&o, role_names[a->role]);
-        if (a->role <= PLAN_INOUT) {
+        jstr(&o, role_name(a->role));
+        if (a->role <= ROLE_INOUT) {
             puts_(&o, ",\"dtype\":");
             jstr(&o, a->dtype);
         }
@@ -330,7 +320,7 @@ char *plan_encode(const plan *p, char *err, int errcap)
     for (int i = 0; i < p->nparams; i++) {
         const plan_param *q = &p->params[i];
         puts_(&o, i ? ",{\"kind\":" : "{\"kind\":");
-        jstr(&o, kind_names[q->kind]);
+        jstr(&o, plan_kind_name(q->kind));
         switch (q->kind) {
         case PLAN_PTR:
         case PLAN_F32:
@@ -430,9 +420,7 @@ static int decode_param(plan *p, const json *j, int i, char *err, int errcap)
     const char *kind, *arg;
     q->arg = -1;
     if (j->type != JSON_OBJ || get_str(j, "kind", &kind)) return perr(err, errcap, "launch plan: param %d has no kind", i);
-    q->kind = -1;
-    for (int k = 0; k <= PLAN_TMAP; k++)
-        if (!strcmp(kind, kind_names[k])) q->kind = k;
+    q->kind = plan_kind_find(kind);
     if (q->kind < 0) return perr(err, errcap, "launch plan: param %d: unknown kind (ptr, dim, i32, f32, workspace, tmap)", i);
     if (q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP) {
         if (get_str(j, "arg", &arg) || (q->arg = plan_arg_index(p, arg)) < 0)
@@ -500,13 +488,11 @@ static int decode2(plan *p, const json *doc, char *err, int errcap)
         const char *name, *role, *dt = "";
         if (a->type != JSON_OBJ || get_str(a, "name", &name) || copy_name(p->args[i].name, name) || get_str(a, "role", &role))
             return perr(err, errcap, "launch plan: arg %d needs an identifier \"name\" and a \"role\"", i);
-        p->args[i].role = -1;
-        for (int r = 0; r <= PLAN_DIMARG; r++)
-            if (!strcmp(role, role_names[r])) p->args[i].role = r;
+        p->args[i].role = role_find(role);
         if (p->args[i].role < 0) return perr(err, errcap, "launch plan: arg '%s': unknown role", p->args[i].name);
-        if (p->args[i].role <= PLAN_INOUT && (get_str(a, "dtype", &dt) || !dtype_size(dt)))
+        if (p->args[i].role <= ROLE_INOUT && (get_str(a, "dtype", &dt) || !dtype_size(dt)))
             return perr(err, errcap, "launch plan: buffer '%s' needs a dtype (f32, f16 or bf16)", p->args[i].name);
-        snprintf(p->args[i].dtype, sizeof p->args[i].dtype, "%s", p->args[i].role <= PLAN_INOUT ? dt : "");
+        snprintf(p->args[i].dtype, sizeof p->args[i].dtype, "%s", p->args[i].role <= ROLE_INOUT ? dt : "");
         p->args[i].esize = dtype_size(p->args[i].dtype);
         const json *sz = json_get(a, "size");
         if (sz && (sz->type != JSON_STR || strlen(sz->str) > PLAN_MAXEXPR))
@@ -729,8 +715,8 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
         if (span > (ws_bytes - at) / gdim[t->rank - 1])
             return perr(err, errcap, "param %d (tmap of '%s'): the map reaches past the workspace of %llu bytes", i, a->name, ws_bytes);
     }
-    CUtensorMapDataType dt = !strcmp(a->dtype, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                           : !strcmp(a->dtype, "f16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const dtype_info *di = dtype_find(a->dtype);
+    CUtensorMapDataType dt = di ? (CUtensorMapDataType)di->tmap : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     CUtensorMapSwizzle sw = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                           : t->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
     CUtensorMapL2promotion l2 = t->l2 == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : t->l2 == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
@@ -770,12 +756,12 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
         case PLAN_DIM:
         case PLAN_I32:
             if (eval(p, q->expr, shape, &v, why, sizeof why))
-                return perr(err, errcap, "param %d (%s): %s", i, kind_names[q->kind], why);
+                return perr(err, errcap, "param %d (%s): %s", i, plan_kind_name(q->kind), why);
             if (q->kind == PLAN_DIM) {
                 L->storage[i].i64 = v;
             } else {
                 if (v < -2147483648LL || v > 2147483647LL)
-                    return perr(err, errcap, "param %d (%s) = %lld does not fit in an i32", i, kind_names[q->kind], v);
+                    return perr(err, errcap, "param %d (%s) = %lld does not fit in an i32", i, plan_kind_name(q->kind), v);
                 L->storage[i].i32 = (int)v;
             }
             break;

@@ -36,6 +36,7 @@
 #include "aitune.h"
 #include "align.h"
 #include "cu.h"
+#include "names.h"
 #include "plan.h"
 #include "vendor.h"
 
@@ -120,8 +121,6 @@ struct rt_set {
     size_t nslots, slots_cap;
 };
 
-/* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
-#define RT_SCHEMA_VERSION 6
 #define RT_NCHAINS 256        /* hash chains of sets (a power of two) */
 #define RT_MAXEMPTY 1024      /* sets without winners kept; past that, asked again */
 
@@ -217,19 +216,6 @@ static int rt_intern(struct rt_pool *pool, const char *s, size_t n, size_t *off)
     *off = pool->n;
     pool->n += n + 1;
     return 0;
-}
-
-/* The length of arch without the suffix of an arch-specific ('a') or family
-** ('f') target: sm_90a runs what was tuned for sm_90, and the registry keys
-** winners by the base arch. Only a letter right after the digits counts, so
-** a name that merely ends in 'a' is left alone. */
-static size_t rt_arch_len(const char *arch)
-{
-    size_t n = strlen(arch);
-    if (n >= 2 && (arch[n - 1] == 'a' || arch[n - 1] == 'f') &&
-        arch[n - 2] >= '0' && arch[n - 2] <= '9')
-        return n - 1;
-    return n;
 }
 
 /* A column as text; "" for NULL, which the schema forbids anyway. */
@@ -692,7 +678,7 @@ static void rt_free_set(struct rt_set *s)
 static struct rt_set *rt_get_set(aitune *h, const char *op, const char *arch, const char *dtype,
                                  int *transient)
 {
-    size_t archlen = rt_arch_len(arch);
+    size_t archlen = arch_base_len(arch);
     uint64_t hv = rt_hash(op, arch, archlen, dtype);
     struct rt_set **chain = &h->chains[hv & (RT_NCHAINS - 1)];
     *transient = 0;
@@ -737,7 +723,7 @@ static int rt_add_default(aitune *h, sqlite3_stmt *st)
     const char *f[5] = { rt_text(st, 0), arch, rt_text(st, 2), rt_text(st, 3), rt_text(st, 4) };
     size_t *off[5] = { &d->op, &d->arch, &d->dtype, &d->tmpl, &d->config };
     for (int i = 0; i < 5; i++)
-        if (rt_intern(&h->pool, f[i], i == 1 ? rt_arch_len(arch) : strlen(f[i]), off[i]))
+        if (rt_intern(&h->pool, f[i], i == 1 ? arch_base_len(arch) : strlen(f[i]), off[i]))
             return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
     d->rowid = h->schema >= 2 ? sqlite3_column_int64(st, 5) : 0;
     h->ndefaults++;
@@ -762,11 +748,11 @@ static int rt_schema(aitune *h, sqlite3 *db)
             sqlite3_finalize(st);
             return rt_error(h, AITUNE_CORRUPT, "registry '%s': bad schema version", h->path);
         }
-        if (n > RT_SCHEMA_VERSION) {
+        if (n > REG_SCHEMA_VERSION) {
             sqlite3_finalize(st);
             return rt_error(h, AITUNE_CORRUPT,
                             "registry '%s' was written by a newer aitune (schema %ld; this libaitune "
-                            "reads up to %d): upgrade libaitune", h->path, n, RT_SCHEMA_VERSION);
+                            "reads up to %d): upgrade libaitune", h->path, n, REG_SCHEMA_VERSION);
         }
         h->schema = (int)n;
     } else if (rc != SQLITE_DONE) {
@@ -1130,7 +1116,7 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
     if (transient)
         rt_free_set(s);   /* it had no winners: nothing points into it */
 
-    size_t archlen = rt_arch_len(arch);
+    size_t archlen = arch_base_len(arch);
     for (size_t k = 0; k < h->ndefaults; k++) {
         const struct rt_default *d = &h->defaults[k];
         const char *a = h->pool.s + d->arch;
@@ -1161,7 +1147,7 @@ static void rt_count_miss(aitune *h, const char *op, const char *arch, const cha
     if (at >= sizeof sh || strlen(op) >= 32 || strlen(arch) >= 16 || strlen(dtype) >= 16)
         return;
     char a[16];
-    snprintf(a, sizeof a, "%.*s", (int)rt_arch_len(arch), arch);
+    snprintf(a, sizeof a, "%.*s", (int)arch_base_len(arch), arch);
     pthread_mutex_lock(&h->mu);
     int i = 0;
     while (i < h->nmisses && (strcmp(h->misses[i].op, op) || strcmp(h->misses[i].arch, a) ||
@@ -1327,8 +1313,8 @@ static int rt_vendor_kernel(aitune *h, struct aitune_kernel *k, const char *op, 
     for (int i = 0; i < p->nparams; i++)
         ws |= p->params[i].kind == PLAN_WORKSPACE;
     if (k->vkind < 0 || p->ndims != 3 || strcmp(p->dims[0], "m") || strcmp(p->dims[1], "n") ||
-        strcmp(p->dims[2], "k") || k->va < 0 || k->vb < 0 || k->vd < 0 || p->args[k->va].role != PLAN_IN ||
-        p->args[k->vb].role != PLAN_IN || p->args[k->vd].role != PLAN_OUT || !ws)
+        strcmp(p->dims[2], "k") || k->va < 0 || k->vb < 0 || k->vd < 0 || p->args[k->va].role != ROLE_IN ||
+        p->args[k->vb].role != ROLE_IN || p->args[k->vd].role != ROLE_OUT || !ws)
         return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s %s bucket %s names the vendor, but the vendor "
                         "serves no such problem (%s %s, its plan's arguments and workspace)", h->path, op, dtype,
                         bucket, op, dtype);
@@ -1510,9 +1496,9 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
     }
     plan_value v[PLAN_MAXARGS];
     for (int i = 0; i < p->nargs; i++) {
-        v[i].ptr = p->args[i].role <= PLAN_INOUT ? args[i].ptr : 0;
-        v[i].f32 = p->args[i].role == PLAN_SCALAR ? args[i].f32 : 0;
-        if (p->args[i].role <= PLAN_INOUT && !args[i].ptr)
+        v[i].ptr = p->args[i].role <= ROLE_INOUT ? args[i].ptr : 0;
+        v[i].f32 = p->args[i].role == ROLE_SCALAR ? args[i].f32 : 0;
+        if (p->args[i].role <= ROLE_INOUT && !args[i].ptr)
             return rt_error(h, AITUNE_MISUSE, "aitune_launch: buffer '%s' is NULL", p->args[i].name);
     }
     unsigned long long ws = k->ws ? args[p->nargs].ptr : 0;
@@ -1792,9 +1778,9 @@ int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const
     b->nargs = p->nargs;
     plan_value v[PLAN_MAXARGS];
     for (int i = 0; i < p->nargs; i++) {
-        int buf = p->args[i].role <= PLAN_INOUT;
+        int buf = p->args[i].role <= ROLE_INOUT;
         v[i].ptr = !buf ? 0 : args && args[i].ptr ? args[i].ptr : RT_FAKE_ADDR(i + 1);
-        v[i].f32 = p->args[i].role == PLAN_SCALAR && args ? args[i].f32 : 0;
+        v[i].f32 = p->args[i].role == ROLE_SCALAR && args ? args[i].f32 : 0;
         if (buf)
             b->bufs[b->nbufs++] = (signed char)i;
     }

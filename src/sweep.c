@@ -26,7 +26,7 @@ static int op_signature(void *ctx, const char *op, const char *dtype, int *ndims
         memset(&args[i], 0, sizeof args[i]);
         snprintf(args[i].name, sizeof args[i].name, "%s", t.args[i].name);
         args[i].role = t.args[i].role;
-        if (args[i].role <= PLAN_INOUT) {
+        if (args[i].role <= ROLE_INOUT) {
             snprintf(args[i].dtype, sizeof args[i].dtype, "%s", t.args[i].dtype);
             args[i].esize = t.args[i].esize;
         }

@@ -18,8 +18,6 @@ struct lua_State;
 #define TMPL_MAXARGS 16
 #define TMPL_MAXDIMS 4
 
-enum arg_role { ROLE_IN, ROLE_OUT, ROLE_INOUT, ROLE_SCALAR, ROLE_DIM };
-enum arg_init { INIT_NORMAL, INIT_UNIFORM };
 
 /* One kernel argument, resolved for a dtype and a shape. */
 typedef struct op_arg {

@@ -428,38 +428,6 @@ void fmt_size(char *out, size_t cap, long long n)
     }
 }
 
-void arch_base(const char *arch, char out[16])
-{
-    snprintf(out, 16, "%.15s", arch);
-    size_t n = strlen(out);
-    if (n > 4 && (out[n - 1] == 'a' || out[n - 1] == 'f') && out[n - 2] >= '0' && out[n - 2] <= '9') out[n - 1] = 0;
-}
-
-/* NVRTC's real targets (code=sm_XX): what --gpu-architecture may be. */
-static const char *const known_archs[] = {
-    "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f",
-    "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110", "sm_110a", "sm_120", "sm_120a", "sm_121", "sm_121a", NULL,
-};
-
-int arch_known(const char *arch)
-{
-    if (!arch) return 0;
-    for (const char *const *a = known_archs; *a; a++)
-        if (!strcmp(*a, arch)) return 1;
-    return 0;
-}
-
-const char *arch_list(void)
-{
-    static char list[256];
-    if (!list[0]) {
-        size_t at = 0;
-        for (const char *const *a = known_archs; *a && at < sizeof list; a++)
-            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", a == known_archs ? "" : ", ", *a);
-    }
-    return list;
-}
-
 int parse_size(const char *s, size_t len, long long lo, long long hi, long long *out)
 {
     if (!s || !len) return -1;

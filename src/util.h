@@ -1,8 +1,10 @@
 /* util.h: what every module of the aitune tool shares: error reporting in
-** git's style, checked allocation, a growable string, hashing, files, time.
-** Not part of libaitune. */
+** git's style, checked allocation, a growable string, hashing, files, time;
+** and, through names.h, the names every module spells alike. Not part of
+** libaitune. */
 #ifndef UTIL_H
 #define UTIL_H
+#include "names.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -57,19 +59,9 @@ double parse_duration(const char *s);
 /* Format n as "2^26" when n is a power of two, else as a number. */
 void fmt_size(char *out, size_t cap, long long n);
 
-/* The registry's arch key: "sm_90a" -> "sm_90" (one trailing 'a' or 'f'
-** after the digits dropped), as libaitune normalizes lookups. */
-void arch_base(const char *arch, char out[16]);
-
 #endif
 
 /* ---- untrusted input and output (issue 14) ---- */
-
-/* Whether arch is one NVRTC target this aitune knows ("sm_80", "sm_90a",
-** "sm_100a", ...): the only spellings that ever reach compiler options. */
-int arch_known(const char *arch);
-/* The known archs, comma separated, for messages. */
-const char *arch_list(void);
 
 /* Parse a decimal size: digits only (no sign, space, '.', 0x or exponent),
 ** value in [lo, hi]. 0 ok, -1 not a number (or overflow), -2 out of range. */
