@@ -225,146 +225,123 @@ int plan_check(const plan *p, char *err, int errcap)
 
 /* ---- encoding ---- */
 
-typedef struct out { char *buf; size_t len, cap; int oom; } out;
-
-static void put(out *o, const char *s, size_t n)
+/* Strings in an array. */
+static void jw_strs(jw *w, char *const *v, int n)
 {
-    if (o->oom) return;
-    if (o->len + n + 1 > o->cap) {
-        size_t nc = o->cap ? o->cap * 2 : 1024;
-        while (nc < o->len + n + 1) nc *= 2;
-        char *nb = realloc(o->buf, nc);
-        if (!nb) { o->oom = 1; return; }
-        o->buf = nb;
-        o->cap = nc;
-    }
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-    o->buf[o->len] = 0;
+    jw_arr(w);
+    for (int i = 0; i < n; i++) jw_str(w, v[i]);
+    jw_end(w);
 }
 
-static void puts_(out *o, const char *s) { put(o, s, strlen(s)); }
-
-static void putf(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(out *o, const char *fmt, ...)
+/* A param's fields after its kind. */
+static void encode_param(jw *w, const plan *p, const plan_param *q)
 {
-    char b[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    puts_(o, b);
-}
-
-/* A JSON string; what we write is checked text (identifiers, expressions),
-** but escape anyway so the output is JSON whatever it holds. */
-static void jstr(out *o, const char *s)
-{
-    puts_(o, "\"");
-    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
-        if (*q == '"' || *q == '\\') { char e[2] = { '\\', (char)*q }; put(o, e, 2); }
-        else if (*q < 0x20) putf(o, "\\u%04x", *q);
-        else put(o, (const char *)q, 1);
+    switch (q->kind) {
+    case PLAN_PTR:
+    case PLAN_F32:
+        jw_key(w, "arg");
+        jw_str(w, p->args[q->arg].name);
+        break;
+    case PLAN_DIM:
+    case PLAN_I32:
+        jw_key(w, "expr");
+        jw_str(w, q->expr);
+        break;
+    case PLAN_WORKSPACE:
+        jw_key(w, "size");
+        jw_str(w, q->expr);
+        if (q->zero) {
+            jw_key(w, "zero");
+            jw_str(w, q->zero);
+        }
+        break;
+    case PLAN_TMAP:
+        jw_key(w, "arg");
+        jw_str(w, p->args[q->arg].name);
+        if (q->at) {
+            jw_key(w, "at");
+            jw_str(w, q->at);
+        }
+        jw_key(w, "dims");
+        jw_strs(w, q->tm.dims, q->tm.rank);
+        jw_key(w, "strides");
+        jw_strs(w, q->tm.strides, q->tm.rank - 1);
+        jw_key(w, "box");
+        jw_arr(w);
+        for (int d = 0; d < q->tm.rank; d++) jw_int(w, q->tm.box[d]);
+        jw_end(w);
+        jw_key(w, "swizzle");
+        jw_int(w, q->tm.swizzle);
+        jw_key(w, "oob");
+        jw_str(w, q->tm.oob_nan ? "nan" : "zero");
+        jw_key(w, "l2");
+        jw_int(w, q->tm.l2);
+        break;
     }
-    puts_(o, "\"");
-}
-
-static void jstr3(out *o, char *const *v, int n)
-{
-    puts_(o, "[");
-    for (int i = 0; i < n; i++) {
-        if (i) puts_(o, ",");
-        jstr(o, v[i]);
-    }
-    puts_(o, "]");
 }
 
 char *plan_encode(const plan *p, char *err, int errcap)
 {
     if (plan_check(p, err, errcap)) return NULL;
-    out o = { 0 };
-    putf(&o, "{\"v\":%d,\"kernel\":", PLAN_VERSION);
-    jstr(&o, p->kernel);
-    puts_(&o, ",\"dims\":[");
-    for (int i = 0; i < p->ndims; i++) {
-        if (i) puts_(&o, ",");
-        jstr(&o, p->dims[i]);
-    }
-    puts_(&o, "],\"args\":[");
+    jw w = { 0 };
+    jw_obj(&w);
+    jw_key(&w, "v");
+    jw_int(&w, PLAN_VERSION);
+    jw_key(&w, "kernel");
+    jw_str(&w, p->kernel);
+    jw_key(&w, "dims");
+    jw_arr(&w);
+    for (int i = 0; i < p->ndims; i++) jw_str(&w, p->dims[i]);
+    jw_end(&w);
+    jw_key(&w, "args");
+    jw_arr(&w);
     for (int i = 0; i < p->nargs; i++) {
         const plan_arg *a = &p->args[i];
-        puts_(&o, i ? ",{\"name\":" : "{\"name\":");
-        jstr(&o, a->name);
-        puts_(&o, ",\"role\":");
-        jstr(&o, role_name(a->role));
+        jw_obj(&w);
+        jw_key(&w, "name");
+        jw_str(&w, a->name);
+        jw_key(&w, "role");
+        jw_str(&w, role_name(a->role));
         if (a->role <= ROLE_INOUT) {
-            puts_(&o, ",\"dtype\":");
-            jstr(&o, a->dtype);
+            jw_key(&w, "dtype");
+            jw_str(&w, a->dtype);
         }
         if (a->size[0]) {
-            puts_(&o, ",\"size\":");
-            jstr(&o, a->size);
+            jw_key(&w, "size");
+            jw_str(&w, a->size);
         }
-        puts_(&o, "}");
+        jw_end(&w);
     }
-    puts_(&o, "],\"grid\":");
-    jstr3(&o, p->grid, 3);
-    puts_(&o, ",\"block\":");
-    jstr3(&o, p->block, 3);
-    puts_(&o, ",\"cluster\":");
-    jstr3(&o, p->cluster, 3);
-    puts_(&o, ",\"smem\":");
-    jstr(&o, p->smem);
-    if (p->pdl) puts_(&o, ",\"pdl\":true");
-    puts_(&o, ",\"params\":[");
+    jw_end(&w);
+    jw_key(&w, "grid");
+    jw_strs(&w, p->grid, 3);
+    jw_key(&w, "block");
+    jw_strs(&w, p->block, 3);
+    jw_key(&w, "cluster");
+    jw_strs(&w, p->cluster, 3);
+    jw_key(&w, "smem");
+    jw_str(&w, p->smem);
+    if (p->pdl) {
+        jw_key(&w, "pdl");
+        jw_bool(&w, 1);
+    }
+    jw_key(&w, "params");
+    jw_arr(&w);
     for (int i = 0; i < p->nparams; i++) {
-        const plan_param *q = &p->params[i];
-        puts_(&o, i ? ",{\"kind\":" : "{\"kind\":");
-        jstr(&o, plan_kind_name(q->kind));
-        switch (q->kind) {
-        case PLAN_PTR:
-        case PLAN_F32:
-            puts_(&o, ",\"arg\":");
-            jstr(&o, p->args[q->arg].name);
-            break;
-        case PLAN_DIM:
-        case PLAN_I32:
-            puts_(&o, ",\"expr\":");
-            jstr(&o, q->expr);
-            break;
-        case PLAN_WORKSPACE:
-            puts_(&o, ",\"size\":");
-            jstr(&o, q->expr);
-            if (q->zero) {
-                puts_(&o, ",\"zero\":");
-                jstr(&o, q->zero);
-            }
-            break;
-        case PLAN_TMAP:
-            puts_(&o, ",\"arg\":");
-            jstr(&o, p->args[q->arg].name);
-            if (q->at) {
-                puts_(&o, ",\"at\":");
-                jstr(&o, q->at);
-            }
-            puts_(&o, ",\"dims\":");
-            jstr3(&o, q->tm.dims, q->tm.rank);
-            puts_(&o, ",\"strides\":");
-            jstr3(&o, q->tm.strides, q->tm.rank - 1);
-            puts_(&o, ",\"box\":[");
-            for (int d = 0; d < q->tm.rank; d++) putf(&o, "%s%u", d ? "," : "", q->tm.box[d]);
-            putf(&o, "],\"swizzle\":%d,\"oob\":\"%s\",\"l2\":%d", q->tm.swizzle, q->tm.oob_nan ? "nan" : "zero", q->tm.l2);
-            break;
-        }
-        puts_(&o, "}");
+        jw_obj(&w);
+        jw_key(&w, "kind");
+        jw_str(&w, plan_kind_name(p->params[i].kind));
+        encode_param(&w, p, &p->params[i]);
+        jw_end(&w);
     }
-    puts_(&o, "]}");
-    if (o.oom) {
-        free(o.buf);
+    jw_end(&w);
+    jw_end(&w);
+    if (w.oom) {
+        jw_free(&w);
         perr(err, errcap, "out of memory");
         return NULL;
     }
-    return o.buf;
+    return w.buf;
 }
 
 /* ---- decoding ---- */

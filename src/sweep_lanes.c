@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep_lanes.h"
 #include "identity.h"
+#include "json.h"
 #include "sweep_task.h"
 #include "sweep_tune.h"
 #include <stdio.h>
@@ -56,23 +57,20 @@ int lanes_in_shard(const sweep_opts *o, int slot)
 ** op's template sources (identity.h), for `aitune status`. */
 static int record_sources(sw *S)
 {
-    strbuf j = STRBUF_INIT;
-    sb_puts(&j, "{");
-    int n = 0;
+    jw j = { 0 };
+    jw_obj(&j);
     for (int i = 0; i < S->sp.ntasks; i++) {
         const char *op = S->sp.tasks[i].op;
         int seen = 0;
         for (int k = 0; k < i && !seen; k++) seen = !strcmp(S->sp.tasks[k].op, op);
         char h[17];
         if (seen || identity_sources(S->o->root, op, h)) continue;
-        if (n++) sb_puts(&j, ",");
-        sb_json_str(&j, op);
-        sb_puts(&j, ":");
-        sb_json_str(&j, h);
+        jw_key(&j, op);
+        jw_str(&j, h);
     }
-    sb_puts(&j, "}");
-    int rc = reg_run_sources(S->R, S->run_id, sb_str(&j));
-    sb_free(&j);
+    jw_end(&j);
+    int rc = reg_run_sources(S->R, S->run_id, jw_text(&j));
+    jw_free(&j);
     return rc ? error("%s", reg_errmsg(S->R)) : 0;
 }
 

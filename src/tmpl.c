@@ -1,6 +1,7 @@
 /* tmpl.c: see tmpl.h. */
 #define _GNU_SOURCE
 #include "tmpl.h"
+#include "json.h"
 #include "expr.h"
 #include <ctype.h>
 #include <dirent.h>
@@ -476,22 +477,23 @@ int tmpl_config_json(tmpl *T, int idx, strbuf *out)
         keys[n++] = xstrdup(lua_tostring(L, -1));
     }
     qsort(keys, (size_t)n, sizeof *keys, cmp_str);
-    sb_puts(out, "{");
+    jw w = { 0 };
+    jw_obj(&w);
     int rc = 0;
     for (int i = 0; i < n; i++) {
-        if (i) sb_puts(out, ",");
-        sb_json_str(out, keys[i]);
-        sb_puts(out, ":");
+        jw_key(&w, keys[i]);
         lua_getfield(L, idx, keys[i]);
-        if (lua_isinteger(L, -1)) sb_printf(out, "%lld", (long long)lua_tointeger(L, -1));
-        else if (lua_type(L, -1) == LUA_TNUMBER) sb_printf(out, "%.17g", lua_tonumber(L, -1));
-        else if (lua_type(L, -1) == LUA_TBOOLEAN) sb_puts(out, lua_toboolean(L, -1) ? "true" : "false");
-        else if (lua_type(L, -1) == LUA_TSTRING) sb_json_str(out, lua_tostring(L, -1));
+        if (lua_isinteger(L, -1)) jw_int(&w, (long long)lua_tointeger(L, -1));
+        else if (lua_type(L, -1) == LUA_TNUMBER) jw_real(&w, lua_tonumber(L, -1));
+        else if (lua_type(L, -1) == LUA_TBOOLEAN) jw_bool(&w, lua_toboolean(L, -1));
+        else if (lua_type(L, -1) == LUA_TSTRING) jw_str(&w, lua_tostring(L, -1));
         else rc = fail(T, "config value '%s' must be a number, string or boolean", keys[i]);
         lua_pop(L, 1);
         free(keys[i]);
     }
-    sb_puts(out, "}");
+    jw_end(&w);
+    sb_puts(out, jw_text(&w));
+    jw_free(&w);
     return rc;
 }
 
@@ -1153,4 +1155,17 @@ int tmpl_support(tmpl *T, char **source)
     *source = xstrdup(lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
     lua_pop(L, 2);
     return 0;
+}
+
+void tmpl_shape_json(const op_task *t, char *out, size_t cap)
+{
+    jw w = { 0 };
+    jw_obj(&w);
+    for (int d = 0; d < t->ndims; d++) {
+        jw_key(&w, t->dims[d]);
+        jw_int(&w, t->shape[d]);
+    }
+    jw_end(&w);
+    snprintf(out, cap, "%s", jw_text(&w));
+    jw_free(&w);
 }

@@ -32,8 +32,6 @@ void sb_add(strbuf *sb, const void *data, size_t n);
 void sb_puts(strbuf *sb, const char *s);
 void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
-/* Append s as a JSON string literal, quotes included. */
-void sb_json_str(strbuf *sb, const char *s);
 void sb_reset(strbuf *sb);
 void sb_free(strbuf *sb);
 /* The contents ("" when empty); stays owned by sb. */
@@ -73,15 +71,6 @@ int parse_size(const char *s, size_t len, long long lo, long long hi, long long 
 void sb_printable(strbuf *sb, const char *s);
 /* Escape msg in place the same way, truncated to cap bytes (NUL included). */
 void printable_inplace(char *msg, size_t cap);
-
-/* JSON output: every string through sb_json_str (NULL -> null), every
-** number through sb_json_num (NaN and infinities -> null), and text that is
-** supposed to be JSON already through sb_json_raw, which copies it when it
-** is one well-formed JSON value (depth <= 64) and writes it as a JSON string
-** otherwise (NULL -> null). json_valid says whether s is such a value. */
-void sb_json_num(strbuf *sb, double v, int decimals);
-void sb_json_raw(strbuf *sb, const char *s);
-int json_valid(const char *s);
 
 /* Files from and to untrusted paths.
 **
