@@ -47,10 +47,7 @@ static int open_run(sw *S, hub *H)
     S->T = tmpl_open(o->root);
     int code;
     if (task_check_spec(S)) return EXIT_INPUT;
-    if (!o->compile_only) {
-        S->hub = H;
-        if ((code = lanes_start(S, H))) return code;
-    }
+    if (!o->compile_only && (code = lanes_start(S, H))) return code;
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
         error("%s", reg_errmsg(S->R));
