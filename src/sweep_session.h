@@ -13,7 +13,7 @@
 #include "progress.h"
 #include "registry.h"
 #include "spec.h"
-#include "sweep.h"
+#include "sweep_opts.h"
 #include "sweep_vendor.h"
 #include "tmpl.h"
 #include "worker.h"
