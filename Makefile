@@ -34,10 +34,10 @@ DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev 
 BROWSER_DEBS := chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu vendor expr json align plan device proto child tmpl wire search jit registry registry_vendor registry_scan spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
+TOOL_OBJS := names util cu vendor expr json align plan device proto child tmpl wire search jit registry registry_vendor registry_scan spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep \
-              test_vendor
+              test_vendor test_names
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
@@ -77,7 +77,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_O) tests/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
 
-$(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/wire.o $(BUILD)/obj/util.o \
+$(BUILD)/tests/fake_worker: tests/unit/fake_worker.c $(BUILD)/obj/proto.o $(BUILD)/obj/wire.o $(BUILD)/obj/names.o $(BUILD)/obj/util.o \
                             $(BUILD)/obj/plan.o $(BUILD)/obj/expr.o $(BUILD)/obj/json.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $^
@@ -193,19 +193,19 @@ FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 .PHONY: fuzz fuzz-build fuzz-deps test-asan
 fuzz-build: $(FUZZ_BINS)
 
-$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/spec.h src/util.h
+$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/names.c src/spec.h src/util.h src/names.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_spec.c src/spec.c src/util.c $(LIBDIR)/libyaml.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/names.c $(LIBDIR)/libyaml.a
 
 $(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c src/expr.c src/expr.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c src/expr.c
 
-$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/plan.h src/expr.h src/json.h
+$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/names.c src/plan.h src/expr.h src/json.h src/names.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/names.c
 
-RT_SRC := src/rt.c src/align.c src/plan.c src/expr.c src/json.c src/cu.c src/vendor.c
+RT_SRC := src/rt.c src/align.c src/plan.c src/expr.c src/json.c src/cu.c src/vendor.c src/names.c
 FUZZ_DB := tests/fuzz/fuzz_db.c
 $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
                              $(BUILD)/gen/schema.c

@@ -3,6 +3,7 @@
 #include "bench.h"
 #include "cu.h"
 #include "jit.h"
+#include "json.h"
 #include "plan.h"
 #include "tmpl.h"
 #include "vendor.h"
@@ -240,20 +241,37 @@ bench *bench_open(int ordinal, char *err, int errcap)
 void bench_env(const bench *b, strbuf *json)
 {
     const device *d = &b->info;
-    sb_printf(json, "{\"gpu\":");
-    sb_json_str(json, d->name);
-    sb_printf(json, ",\"uuid\":\"%s\",\"cc\":%d,\"sms\":%d,\"driver\":\"%s\",\"cuda_driver\":%d,\"nvrtc\":\"%s\"",
-              d->uuid, d->cc, d->sms, d->driver, d->cuda_driver, d->nvrtc);
+    jw w = { 0 };
+    jw_obj(&w);
+    const char *keys[] = { "gpu", "uuid" }, *vals[] = { d->name, d->uuid };
+    for (int i = 0; i < 2; i++) {
+        jw_key(&w, keys[i]);
+        jw_str(&w, vals[i]);
+    }
+    jw_key(&w, "cc");
+    jw_int(&w, d->cc);
+    jw_key(&w, "sms");
+    jw_int(&w, d->sms);
+    jw_key(&w, "driver");
+    jw_str(&w, d->driver);
+    jw_key(&w, "cuda_driver");
+    jw_int(&w, d->cuda_driver);
+    jw_key(&w, "nvrtc");
+    jw_str(&w, d->nvrtc);
     unsigned v;
     if (b->nvml_ok && b->nv.dev) {
-        if (b->nv.clock && !b->nv.clock(b->nv.dev, 1, &v)) sb_printf(json, ",\"sm_clock_mhz\":%u", v);
-        if (b->nv.clock && !b->nv.clock(b->nv.dev, 2, &v)) sb_printf(json, ",\"mem_clock_mhz\":%u", v);
-        if (b->nv.temp && !b->nv.temp(b->nv.dev, 0, &v)) sb_printf(json, ",\"temp_c\":%u", v);
-        if (b->nv.power && !b->nv.power(b->nv.dev, &v)) sb_printf(json, ",\"power_w\":%.1f", v / 1000.0);
+        /* NVML's clocks 1 (SM) and 2 (memory), temperature sensor 0. */
+        if (b->nv.clock && !b->nv.clock(b->nv.dev, 1, &v)) jw_key(&w, "sm_clock_mhz"), jw_int(&w, v);
+        if (b->nv.clock && !b->nv.clock(b->nv.dev, 2, &v)) jw_key(&w, "mem_clock_mhz"), jw_int(&w, v);
+        if (b->nv.temp && !b->nv.temp(b->nv.dev, 0, &v)) jw_key(&w, "temp_c"), jw_int(&w, v);
+        if (b->nv.power && !b->nv.power(b->nv.dev, &v)) jw_key(&w, "power_w"), jw_num(&w, v / 1000.0, 1);
     } else {
-        sb_puts(json, ",\"nvml\":false");
+        jw_key(&w, "nvml");
+        jw_bool(&w, 0);
     }
-    sb_puts(json, "}");
+    jw_end(&w);
+    sb_puts(json, jw_text(&w));
+    jw_free(&w);
 }
 
 static void free_task(bench *b)

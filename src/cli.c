@@ -10,18 +10,60 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_list ap)
 {
     strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
     sb_vprintf(&msg, fmt, ap);
-    va_end(ap);
     sb_printable(&line, sb_str(&msg));     /* arguments may hold newlines and escapes */
     fprintf(stderr, "aitune: error: %s\nusage: %s\n(see `aitune help %s`)\n", sb_str(&line), usage, cmd);
     sb_free(&msg);
     sb_free(&line);
     return EXIT_USAGE;
+}
+
+int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cli_vusage_error(cmd, usage, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cli_count(const char *cmd, const char *usage, const char *name, const char *s, long long lo, long long hi,
+              long long *out)
+{
+    if (parse_size(s, strlen(s), lo, hi, out))
+        return cli_usage_error(cmd, usage, "%s '%s' must be an integer in [%lld, %lld]", name, s, lo, hi);
+    return 0;
+}
+
+int cli_duration(const char *cmd, const char *usage, const char *name, const char *s, const char *like, double *out)
+{
+    if ((*out = parse_duration(s)) <= 0) return cli_usage_error(cmd, usage, "%s '%s' is not a duration like %s", name, s, like);
+    return 0;
+}
+
+int cli_shape(const char *cmd, const char *usage, const char *s, long long *shape, int *n)
+{
+    *n = 0;
+    const char *p = s;
+    for (;;) {
+        size_t len = strcspn(p, ",x");
+        if (*n == CLI_MAXDIMS) return cli_usage_error(cmd, usage, "--shape '%s' has more than %d dims", s, CLI_MAXDIMS);
+        int rc = parse_size(p, len, 1, CLI_SHAPE_MAX, &shape[*n]);
+        if (rc == -2) return cli_usage_error(cmd, usage, "--shape '%s': sizes must be >= 1 and at most 2^62", s);
+        if (rc) return cli_usage_error(cmd, usage, "--shape '%s' is not like 4096 or 4096,1024 (sizes are integers >= 1)", s);
+        (*n)++;
+        if (!p[len]) return 0;
+        p += len + 1;
+    }
+}
+
+void cli_command_line(int argc, char **argv, strbuf *out)
+{
+    sb_puts(out, "aitune");
+    for (int i = 0; i < argc; i++) sb_printf(out, " %s", argv[i]);
 }
 
 const char *cli_shown(const char *s)

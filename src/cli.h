@@ -1,7 +1,7 @@
 /* cli.h: what the command files share (main.c and the commands that live in
-** their own files: list.c, why.c, export.c, gc.c): option parsing with
-** getopt_long conventions, usage errors, and where the templates and the
-** registry are.
+** their own files: list.c, why.c, export.c, gc.c, replay.c, ...): option
+** parsing with getopt_long conventions, option values checked, usage errors,
+** and where the templates and the registry are.
 **
 ** Option names are spelled as typed: "--db" (long) or "-j" (short). Long
 ** options take --name VALUE or --name=VALUE, short ones -j 4 or -j4; options
@@ -24,8 +24,27 @@ typedef struct opt {
 int cli_parse(const char *cmd, const char *usage, const char *summary, int argc, char **argv, opt *opts,
               const char **pos, int maxpos, int *npos);
 
-/* "aitune: error: <msg>", then the command's usage; returns EXIT_USAGE. */
+/* "aitune: error: <msg>" (control bytes escaped), then the command's usage
+** and where its help is; returns EXIT_USAGE. The one writer of usage errors. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_list ap);
+
+/* An option's value checked (name: the option, s: its value), a usage
+** error naming both when it is malformed: cli_count, an integer in [lo, hi]
+** written as plain decimal digits; cli_duration, a duration like 90s, 30m
+** or 2h (parse_duration), above 0 (like: the example the message gives);
+** cli_shape, --shape's 1 to CLI_MAXDIMS sizes in [1, 2^62], separated by
+** ',' or 'x' ("50000000", "4096,1024"). 0, or EXIT_USAGE. */
+#define CLI_MAXDIMS 4
+#define CLI_SHAPE_MAX (1LL << 62)
+int cli_count(const char *cmd, const char *usage, const char *name, const char *s, long long lo, long long hi,
+              long long *out);
+int cli_duration(const char *cmd, const char *usage, const char *name, const char *s, const char *like, double *out);
+int cli_shape(const char *cmd, const char *usage, const char *s, long long *shape, int *n);
+
+/* The command as typed, "aitune CMD ARGS...", appended to out: what a run
+** records (argv[0] is the command's name). */
+void cli_command_line(int argc, char **argv, strbuf *out);
 
 /* Text from a registry, a file or the command line, fit for one terminal
 ** line: control bytes escaped (sb_printable). Up to 16 at a time; each stays

@@ -114,7 +114,7 @@ static int same_signature(emitter *E, const plan *p, const char *what)
     int ok = p->nargs == t->nargs && p->ndims == t->ndims;
     for (int i = 0; ok && i < p->nargs; i++)
         ok = !strcmp(p->args[i].name, t->args[i].name) && p->args[i].role == t->args[i].role &&
-             (p->args[i].role > PLAN_INOUT || !strcmp(p->args[i].dtype, t->args[i].dtype));
+             (p->args[i].role > ROLE_INOUT || !strcmp(p->args[i].dtype, t->args[i].dtype));
     for (int i = 0; ok && i < p->ndims; i++) ok = !strcmp(p->dims[i], t->dims[i]);
     if (!ok) return efail(E, EXIT_INPUT, "registry '%s': %s: its launch plan's arguments are not op '%s''s", E->o->db_path, what, t->op);
     return 0;
@@ -134,7 +134,7 @@ static int winner_plan(emitter *E, const winner *w, const char *what, plan **out
         for (int i = 0; i < E->task.nargs; i++) {
             snprintf(args[i].name, sizeof args[i].name, "%s", E->task.args[i].name);
             args[i].role = E->task.args[i].role;
-            if (args[i].role <= PLAN_INOUT) {
+            if (args[i].role <= ROLE_INOUT) {
                 snprintf(args[i].dtype, sizeof args[i].dtype, "%s", E->task.args[i].dtype);
                 args[i].esize = E->task.args[i].esize;
             }
@@ -286,7 +286,8 @@ static void signature(emitter *E, strbuf *out, int with_ws)
     const op_task *t = &E->task;
     for (int i = 0; i < t->nargs; i++) {
         const op_arg *a = &t->args[i];
-        const char *ct = !strcmp(a->dtype, "f32") ? "float" : "unsigned short";
+        const dtype_info *di = dtype_find(a->dtype);
+        const char *ct = di ? di->ctype : "unsigned short";
         if (a->role == ROLE_IN) sb_printf(out, "const %s* %s, ", ct, a->name);
         else if (a->role == ROLE_OUT || a->role == ROLE_INOUT) sb_printf(out, "%s* %s, ", ct, a->name);
         else if (a->role == ROLE_SCALAR) sb_printf(out, "float %s, ", a->name);
@@ -327,12 +328,9 @@ static int has_ws(const plan *p)
     return 0;
 }
 
-/* Kernel i's workspace size and launch functions. */
-static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_static, int with_ws)
+/* Plan p's workspace size function, NAME_workspace_bytes (q: its linkage). */
+static void workspace_fn(emitter *E, strbuf *out, const plan *p, const char *q, const char *name)
 {
-    const ek *k = &E->k[i];
-    const plan *p = k->p;
-    const char *q = is_static ? "static " : "extern \"C\" ";
     sb_printf(out, "%ssize_t %s_workspace_bytes(", q, name);
     dims_params(E, out);
     sb_puts(out, ")\n{\n");
@@ -344,7 +342,15 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
     if (ws) { sb_puts(out, "(size_t)"); c_expr(out, ws); }
     else sb_puts(out, "0");
     sb_puts(out, ";\n}\n\n");
+}
 
+/* Kernel i's workspace size and launch functions. */
+static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_static, int with_ws)
+{
+    const ek *k = &E->k[i];
+    const plan *p = k->p;
+    const char *q = is_static ? "static " : "extern \"C\" ";
+    workspace_fn(E, out, p, q, name);
     if (k->vendor) {
         const char *dt = E->task.dtype, *gt = strchr(dt, '>');
         const char *in = !strncmp(dt, "bf16", 4) ? "CUDA_R_16BF" : "CUDA_R_16F";
@@ -426,7 +432,7 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
             }
             sb_printf(out, ";\n        if (aitune_encode(&aitune_p%d, %s, %d, aitune_base, aitune_d, aitune_s, aitune_box, %s, %s, %s))\n"
                            "            return cudaErrorInvalidValue;\n    }\n",
-                      j, !strcmp(a->dtype, "bf16") ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : !strcmp(a->dtype, "f16") ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+                      j, dtype_find(a->dtype) ? dtype_find(a->dtype)->tmap_name : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
                       t->rank,
                       t->swizzle == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B" : t->swizzle == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
                       t->l2 == 256 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_256B" : t->l2 == 128 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_128B" : t->l2 == 64 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_64B" : "CU_TENSOR_MAP_L2_PROMOTION_NONE",

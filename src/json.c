@@ -1,5 +1,6 @@
 /* json.c: see json.h. A recursive-descent parser into a small tree. */
 #include "json.h"
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -270,4 +271,290 @@ const json *json_get(const json *o, const char *key)
     for (int i = 0; i < o->n; i++)
         if (!strcmp(o->keys[i], key)) return &o->items[i];
     return NULL;
+}
+
+/* ---- checking ---- */
+
+/* Length of the well-formed UTF-8 sequence at p (1 to 4), or 0: no
+** overlong forms, no surrogates, nothing above U+10FFFF. */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    int n;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) { n = 2; min = 0x80; c &= 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 3; min = 0x800; c &= 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 4; min = 0x10000; c &= 0x07; }
+    else return 0;
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) return 0;
+        c = (c << 6) | (p[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+    return n;
+}
+
+/* A recursive-descent check of RFC 8259 JSON, depth capped. */
+typedef struct jscan { const unsigned char *p; int depth; } jscan;
+
+static void js_ws(jscan *j) { while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r') j->p++; }
+
+static int js_value(jscan *j);
+
+static int js_string(jscan *j)
+{
+    if (*j->p != '"') return 0;
+    j->p++;
+    for (;;) {
+        unsigned char c = *j->p;
+        if (c == '"') { j->p++; return 1; }
+        if (c < 0x20) return 0;          /* also the terminator */
+        if (c == '\\') {
+            c = *++j->p;
+            if (c == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit(j->p[i])) return 0;
+                j->p += 5;
+            } else if (c && strchr("\"\\/bfnrt", c)) {
+                j->p++;
+            } else {
+                return 0;
+            }
+            continue;
+        }
+        int n = utf8_len(j->p);
+        if (!n) return 0;
+        j->p += n;
+    }
+}
+
+static int js_number(jscan *j)
+{
+    if (*j->p == '-') j->p++;
+    if (*j->p == '0') j->p++;
+    else if (*j->p >= '1' && *j->p <= '9') while (isdigit(*j->p)) j->p++;
+    else return 0;
+    if (*j->p == '.') {
+        j->p++;
+        if (!isdigit(*j->p)) return 0;
+        while (isdigit(*j->p)) j->p++;
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-') j->p++;
+        if (!isdigit(*j->p)) return 0;
+        while (isdigit(*j->p)) j->p++;
+    }
+    return 1;
+}
+
+static int js_word(jscan *j, const char *w)
+{
+    size_t n = strlen(w);
+    if (strncmp((const char *)j->p, w, n)) return 0;
+    j->p += n;
+    return 1;
+}
+
+static int js_value(jscan *j)
+{
+    js_ws(j);
+    unsigned char c = *j->p;
+    if (c == '{' || c == '[') {
+        if (++j->depth > 64) return 0;
+        char close = c == '{' ? '}' : ']';
+        j->p++;
+        js_ws(j);
+        if (*j->p == close) { j->p++; j->depth--; return 1; }
+        for (;;) {
+            if (c == '{') {
+                js_ws(j);
+                if (!js_string(j)) return 0;
+                js_ws(j);
+                if (*j->p++ != ':') return 0;
+            }
+            if (!js_value(j)) return 0;
+            js_ws(j);
+            if (*j->p == ',') { j->p++; continue; }
+            if (*j->p != close) return 0;
+            j->p++;
+            j->depth--;
+            return 1;
+        }
+    }
+    if (c == '"') return js_string(j);
+    if (c == '-' || isdigit(c)) return js_number(j);
+    return js_word(j, "true") || js_word(j, "false") || js_word(j, "null");
+}
+
+int json_valid(const char *s)
+{
+    if (!s) return 0;
+    jscan j = { (const unsigned char *)s, 0 };
+    if (!js_value(&j)) return 0;
+    js_ws(&j);
+    return *j.p == 0;
+}
+
+/* ---- writing ---- */
+
+static void jw_put(jw *w, const char *s, size_t n)
+{
+    if (w->oom) return;
+    if (w->len + n + 1 > w->cap) {
+        size_t nc = w->cap ? w->cap : 256;
+        while (nc < w->len + n + 1) nc *= 2;
+        char *nb = realloc(w->buf, nc);
+        if (!nb) { w->oom = 1; return; }
+        w->buf = nb;
+        w->cap = nc;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = 0;
+}
+
+static void jw_puts(jw *w, const char *s) { jw_put(w, s, strlen(s)); }
+
+static void jw_putf(jw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jw_putf(jw *w, const char *fmt, ...)
+{
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= (int)sizeof b) { w->oom = 1; return; }
+    jw_put(w, b, (size_t)n);
+}
+
+/* White space asked for (jw_space), written where it was meant to go. */
+static void jw_flush(jw *w)
+{
+    jw_puts(w, w->pending);
+    w->pending[0] = 0;
+}
+
+/* Before a value: the comma after the one before it, nothing after a key
+** (the key wrote its own); then the white space asked for. */
+static void jw_next(jw *w)
+{
+    if (w->after_key) w->after_key = 0;
+    else if (w->depth && w->count[w->depth]++) jw_puts(w, ",");
+    jw_flush(w);
+}
+
+static void jw_open(jw *w, char c)
+{
+    jw_next(w);
+    if (w->depth == JSON_MAXDEPTH) { w->oom = 1; return; }
+    w->open[++w->depth] = c;
+    w->count[w->depth] = 0;
+    jw_put(w, &c, 1);
+}
+
+void jw_obj(jw *w) { jw_open(w, '{'); }
+void jw_arr(jw *w) { jw_open(w, '['); }
+
+void jw_end(jw *w)
+{
+    if (!w->depth) { w->oom = 1; return; }
+    jw_flush(w);
+    jw_puts(w, w->open[w->depth--] == '{' ? "}" : "]");
+}
+
+/* s as a string literal: UTF-8 kept, quotes, backslashes and control bytes
+** escaped, a byte that is not well-formed UTF-8 written as \u00XX (Latin-1). */
+static void jw_quote(jw *w, const char *s)
+{
+    jw_puts(w, "\"");
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        int n = utf8_len(p);
+        if (c == '"' || c == '\\') jw_putf(w, "\\%c", c);
+        else if (c == '\n') jw_puts(w, "\\n");
+        else if (c == '\t') jw_puts(w, "\\t");
+        else if (c < 0x20 || c == 0x7f) jw_putf(w, "\\u%04x", c);
+        else if (n) { jw_put(w, (const char *)p, (size_t)n); p += n; continue; }
+        else jw_putf(w, "\\u%04x", c);
+        p++;
+    }
+    jw_puts(w, "\"");
+}
+
+void jw_key(jw *w, const char *key)
+{
+    jw_next(w);
+    jw_quote(w, key ? key : "");
+    jw_puts(w, ":");
+    w->after_key = 1;
+}
+
+void jw_str(jw *w, const char *s)
+{
+    jw_next(w);
+    if (s) jw_quote(w, s);
+    else jw_puts(w, "null");
+}
+
+void jw_num(jw *w, double v, int decimals)
+{
+    jw_next(w);
+    if (v != v || v > 1.7e308 || v < -1.7e308) jw_puts(w, "null");
+    else jw_putf(w, "%.*f", decimals, v);
+}
+
+void jw_real(jw *w, double v)
+{
+    jw_next(w);
+    if (v != v || v > 1.7e308 || v < -1.7e308) jw_puts(w, "null");
+    else jw_putf(w, "%.17g", v);
+}
+
+void jw_int(jw *w, long long v)
+{
+    jw_next(w);
+    jw_putf(w, "%lld", v);
+}
+
+void jw_bool(jw *w, int b)
+{
+    jw_next(w);
+    jw_puts(w, b ? "true" : "false");
+}
+
+void jw_null(jw *w)
+{
+    jw_next(w);
+    jw_puts(w, "null");
+}
+
+void jw_raw(jw *w, const char *json)
+{
+    if (json && json_valid(json)) {
+        jw_next(w);
+        jw_puts(w, json);
+    } else {
+        jw_str(w, json);
+    }
+}
+
+void jw_space(jw *w, const char *ws)
+{
+    size_t n = strlen(w->pending);
+    snprintf(w->pending + n, sizeof w->pending - n, "%s", ws);
+}
+
+const char *jw_text(jw *w)
+{
+    jw_flush(w);
+    return w->buf ? w->buf : "";
+}
+
+void jw_free(jw *w)
+{
+    free(w->buf);
+    memset(w, 0, sizeof *w);
 }

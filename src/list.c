@@ -3,6 +3,7 @@
 ** templates/ and search/ it found (cli_root). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "json.h"
 #include "tmpl.h"
 #include <dirent.h>
 #include <lauxlib.h>
@@ -38,84 +39,189 @@ static int strategies(const char *root, char names[][32], int max)
 }
 
 /* A Lua value as text: numbers, strings, booleans. */
-static void lua_text(lua_State *L, int idx, strbuf *out, int json)
+static void lua_text(lua_State *L, int idx, strbuf *out)
 {
     size_t len;
-    int t = lua_type(L, idx);
     const char *s = luaL_tolstring(L, idx, &len);
-    if (json && t != LUA_TNUMBER && t != LUA_TBOOLEAN) sb_json_str(out, s);
-    else sb_add(out, s, len);
+    sb_add(out, s, len);
     lua_pop(L, 1);
 }
 
-/* One template, the table on top of the stack: dtypes, archs, params. */
-static void describe(lua_State *L, const char *tname, char op_dtypes[][16], int nodt, strbuf *out, int json)
+/* The same as a JSON value: numbers and booleans as they are, strings
+** quoted. */
+static void lua_json(lua_State *L, int idx, jw *w)
+{
+    int t = lua_type(L, idx);
+    const char *s = luaL_tolstring(L, idx, NULL);
+    if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) jw_raw(w, s);
+    else jw_str(w, s);
+    lua_pop(L, 1);
+}
+
+/* One template, the table on top of the stack: its dtypes (the op's when
+** it names none), min_cc and max_cc (0: none), and its space's size. */
+static double template_facts(lua_State *L, int *lo, int *hi)
 {
     int top = lua_gettop(L);
-    strbuf dt = STRBUF_INIT, arch = STRBUF_INIT, params = STRBUF_INIT;
-    if (lua_getfield(L, top, "dtypes") == LUA_TTABLE) {
-        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
-            lua_rawgeti(L, -1, i);
-            if (json) sb_puts(&dt, i > 1 ? "," : "");
-            else sb_puts(&dt, i > 1 ? " " : "");
-            lua_text(L, -1, &dt, json);
-            lua_pop(L, 1);
-        }
-    } else {
-        for (int i = 0; i < nodt; i++) {
-            sb_puts(&dt, i ? (json ? "," : " ") : "");
-            if (json) sb_json_str(&dt, op_dtypes[i]);
-            else sb_puts(&dt, op_dtypes[i]);
-        }
-    }
-    lua_settop(L, top);
     lua_getfield(L, top, "min_cc");
     lua_getfield(L, top, "max_cc");
-    int lo = lua_isinteger(L, -2) ? (int)lua_tointeger(L, -2) : 0, hi = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+    *lo = lua_isinteger(L, -2) ? (int)lua_tointeger(L, -2) : 0;
+    *hi = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
     lua_settop(L, top);
-    if (json) sb_printf(&arch, "\"min_cc\":%d,\"max_cc\":%s%.0d", lo, hi ? "" : "null", hi);
-    else if (lo && hi) sb_printf(&arch, "sm_%d..sm_%d", lo, hi);
-    else if (lo) sb_printf(&arch, "sm_%d+", lo);
-    else if (hi) sb_printf(&arch, "..sm_%d", hi);
-    else sb_puts(&arch, "any");
     double configs = 1;
     lua_getfield(L, top, "params");
     for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
         lua_rawgeti(L, -1, i);          /* {name, {values}} */
-        lua_rawgeti(L, -1, 1);
-        lua_rawgeti(L, -2, 2);
-        lua_Integer nv = (lua_Integer)lua_rawlen(L, -1);
-        configs *= (double)nv;
-        if (json) {
-            sb_puts(&params, i > 1 ? "," : "");
-            lua_text(L, -2, &params, 1);
-            sb_puts(&params, ":[");
-        } else {
-            sb_puts(&params, i > 1 ? " " : "");
-            lua_text(L, -2, &params, 0);
-            sb_puts(&params, "=");
-        }
-        for (lua_Integer v = 1; v <= nv; v++) {
-            lua_rawgeti(L, -1, v);
-            sb_puts(&params, v > 1 ? "," : "");
-            lua_text(L, -1, &params, json);
+        lua_rawgeti(L, -1, 2);
+        configs *= (double)lua_rawlen(L, -1);
+        lua_pop(L, 2);
+    }
+    lua_settop(L, top);
+    return configs;
+}
+
+/* One template's row of the table. */
+static void describe(lua_State *L, const char *tname, char op_dtypes[][16], int nodt, strbuf *out)
+{
+    int top = lua_gettop(L), lo, hi;
+    double configs = template_facts(L, &lo, &hi);
+    strbuf dt = STRBUF_INIT, arch = STRBUF_INIT, params = STRBUF_INIT;
+    if (lua_getfield(L, top, "dtypes") == LUA_TTABLE) {
+        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+            lua_rawgeti(L, -1, i);
+            sb_puts(&dt, i > 1 ? " " : "");
+            lua_text(L, -1, &dt);
             lua_pop(L, 1);
         }
-        if (json) sb_puts(&params, "]");
+    } else {
+        for (int i = 0; i < nodt; i++) sb_printf(&dt, "%s%s", i ? " " : "", op_dtypes[i]);
+    }
+    lua_settop(L, top);
+    if (lo && hi) sb_printf(&arch, "sm_%d..sm_%d", lo, hi);
+    else if (lo) sb_printf(&arch, "sm_%d+", lo);
+    else if (hi) sb_printf(&arch, "..sm_%d", hi);
+    else sb_puts(&arch, "any");
+    lua_getfield(L, top, "params");
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        sb_puts(&params, i > 1 ? " " : "");
+        lua_text(L, -2, &params);
+        sb_puts(&params, "=");
+        for (lua_Integer v = 1; v <= (lua_Integer)lua_rawlen(L, -1); v++) {
+            lua_rawgeti(L, -1, v);
+            sb_puts(&params, v > 1 ? "," : "");
+            lua_text(L, -1, &params);
+            lua_pop(L, 1);
+        }
         lua_pop(L, 3);
     }
     lua_settop(L, top);
-    if (json) {
-        sb_puts(out, "{\"name\":");
-        sb_json_str(out, tname);
-        sb_printf(out, ",\"dtypes\":[%s],%s,\"params\":{%s},\"configs\":%.0f}", sb_str(&dt), sb_str(&arch),
-                  sb_str(&params), configs);
-    } else {
-        sb_printf(out, "  %-22s %-16s %-8s %7.0f  %s\n", tname, sb_str(&dt), sb_str(&arch), configs, sb_str(&params));
-    }
+    sb_printf(out, "  %-22s %-16s %-8s %7.0f  %s\n", tname, sb_str(&dt), sb_str(&arch), configs, sb_str(&params));
     sb_free(&dt);
     sb_free(&arch);
     sb_free(&params);
+}
+
+/* The same template as a JSON object. */
+static void describe_json(lua_State *L, const char *tname, char op_dtypes[][16], int nodt, jw *w)
+{
+    int top = lua_gettop(L), lo, hi;
+    double configs = template_facts(L, &lo, &hi);
+    jw_obj(w);
+    jw_key(w, "name");
+    jw_str(w, tname);
+    jw_key(w, "dtypes");
+    jw_arr(w);
+    if (lua_getfield(L, top, "dtypes") == LUA_TTABLE) {
+        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+            lua_rawgeti(L, -1, i);
+            lua_json(L, -1, w);
+            lua_pop(L, 1);
+        }
+    } else {
+        for (int i = 0; i < nodt; i++) jw_str(w, op_dtypes[i]);
+    }
+    lua_settop(L, top);
+    jw_end(w);
+    jw_key(w, "min_cc");
+    jw_int(w, lo);
+    jw_key(w, "max_cc");
+    if (hi) jw_int(w, hi);
+    else jw_null(w);
+    jw_key(w, "params");
+    jw_obj(w);
+    lua_getfield(L, top, "params");
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        jw_key(w, luaL_tolstring(L, -2, NULL));
+        lua_pop(L, 1);
+        jw_arr(w);
+        for (lua_Integer v = 1; v <= (lua_Integer)lua_rawlen(L, -1); v++) {
+            lua_rawgeti(L, -1, v);
+            lua_json(L, -1, w);
+            lua_pop(L, 1);
+        }
+        jw_end(w);
+        lua_pop(L, 3);
+    }
+    lua_settop(L, top);
+    jw_end(w);
+    jw_key(w, "configs");
+    jw_num(w, configs, 0);
+    jw_end(w);
+}
+
+/* One op: its line (and its templates' rows into tbl), or its JSON object. */
+static int list_op(tmpl *T, const char *op, strbuf *out, strbuf *tbl, jw *w)
+{
+    int nd, ndt;
+    char dims[TMPL_MAXDIMS][16], dts[32][16];
+    char **tn = NULL;
+    int ntn = 0, rc = 0;
+    if (tmpl_op_info(T, op, &nd, dims, &ndt, dts, 32) || tmpl_templates(T, op, &tn, &ntn))
+        return error("%s", tmpl_errmsg(T)) ? EXIT_INPUT : 0;
+    if (w) {
+        jw_obj(w);
+        jw_key(w, "name");
+        jw_str(w, op);
+        jw_key(w, "dims");
+        jw_arr(w);
+        for (int k = 0; k < nd; k++) jw_str(w, dims[k]);
+        jw_end(w);
+        jw_key(w, "dtypes");
+        jw_arr(w);
+        for (int k = 0; k < ndt; k++) jw_str(w, dts[k]);
+        jw_end(w);
+        jw_key(w, "templates");
+        jw_arr(w);
+    } else {
+        strbuf d = STRBUF_INIT, t = STRBUF_INIT;
+        for (int k = 0; k < nd; k++) sb_printf(&d, "%s%s", k ? "," : "", dims[k]);
+        for (int k = 0; k < ndt; k++) sb_printf(&t, "%s%s", k ? " " : "", dts[k]);
+        sb_printf(out, "  %-16s dims %-12s dtypes %-16s %d template%s\n", op, sb_str(&d), sb_str(&t), ntn, ntn == 1 ? "" : "s");
+        sb_free(&d);
+        sb_free(&t);
+    }
+    for (int k = 0; k < ntn && !rc; k++) {
+        if (tmpl_push_template(T, tn[k])) {
+            rc = error("%s", tmpl_errmsg(T)) ? EXIT_INPUT : 0;
+            break;
+        }
+        if (w) describe_json(tmpl_lua(T), tn[k], dts, ndt, w);
+        else describe(tmpl_lua(T), tn[k], dts, ndt, tbl);
+        lua_pop(tmpl_lua(T), 1);
+    }
+    if (w) {
+        jw_end(w);
+        jw_end(w);
+    }
+    for (int k = 0; k < ntn; k++) free(tn[k]);
+    free(tn);
+    return rc;
 }
 
 int cmd_list(int argc, char **argv)
@@ -145,74 +251,37 @@ int cmd_list(int argc, char **argv)
         sb_free(&have);
     }
     strbuf out = STRBUF_INIT;
+    strbuf tbl = STRBUF_INIT;   /* the text form lists templates after the ops */
+    jw w = { 0 };
     if (json) {
-        sb_puts(&out, "{\"root\":");
-        sb_json_str(&out, root);
-        sb_puts(&out, ",\"ops\":[");
+        jw_obj(&w);
+        jw_key(&w, "root");
+        jw_str(&w, root);
+        jw_key(&w, "ops");
+        jw_arr(&w);
     } else {
         sb_printf(&out, "templates and strategies from %s\n\nops:\n", root);
     }
-    strbuf tbl = STRBUF_INIT;   /* the text form lists templates after the ops */
-    int shown = 0;
-    for (int i = 0; i < nops && !rc; i++) {
-        if (np && strcmp(ops[i], pos[0])) continue;
-        int nd, ndt;
-        char dims[TMPL_MAXDIMS][16], dts[32][16];
-        char **tn = NULL;
-        int ntn = 0;
-        if (tmpl_op_info(T, ops[i], &nd, dims, &ndt, dts, 32) || tmpl_templates(T, ops[i], &tn, &ntn)) {
-            rc = error("%s", tmpl_errmsg(T)) ? EXIT_INPUT : 0;
-            break;
-        }
-        strbuf d = STRBUF_INIT, t = STRBUF_INIT;
-        for (int k = 0; k < nd; k++) {
-            if (json) { sb_puts(&d, k ? "," : ""); sb_json_str(&d, dims[k]); }
-            else sb_printf(&d, "%s%s", k ? "," : "", dims[k]);
-        }
-        for (int k = 0; k < ndt; k++) {
-            if (json) { sb_puts(&t, k ? "," : ""); sb_json_str(&t, dts[k]); }
-            else sb_printf(&t, "%s%s", k ? " " : "", dts[k]);
-        }
-        if (json) {
-            sb_puts(&out, shown++ ? "," : "");
-            sb_puts(&out, "{\"name\":");
-            sb_json_str(&out, ops[i]);
-            sb_printf(&out, ",\"dims\":[%s],\"dtypes\":[%s],\"templates\":[", sb_str(&d), sb_str(&t));
-        } else {
-            sb_printf(&out, "  %-16s dims %-12s dtypes %-16s %d template%s\n", ops[i], sb_str(&d), sb_str(&t), ntn,
-                      ntn == 1 ? "" : "s");
-        }
-        for (int k = 0; k < ntn && !rc; k++) {
-            if (tmpl_push_template(T, tn[k])) {
-                rc = error("%s", tmpl_errmsg(T)) ? EXIT_INPUT : 0;
-                break;
-            }
-            if (json) sb_puts(&out, k ? "," : "");
-            describe(tmpl_lua(T), tn[k], dts, ndt, json ? &out : &tbl, json);
-            lua_pop(tmpl_lua(T), 1);
-        }
-        if (json) sb_puts(&out, "]}");
-        sb_free(&d);
-        sb_free(&t);
-        for (int k = 0; k < ntn; k++) free(tn[k]);
-        free(tn);
-    }
+    for (int i = 0; i < nops && !rc; i++)
+        if (!np || !strcmp(ops[i], pos[0])) rc = list_op(T, ops[i], &out, &tbl, json ? &w : NULL);
     char st[64][32];
     int nst = strategies(root, st, 64);
     if (json) {
-        sb_puts(&out, "],\"strategies\":[");
-        for (int i = 0; i < nst; i++) {
-            sb_puts(&out, i ? "," : "");
-            sb_json_str(&out, st[i]);
-        }
-        sb_puts(&out, "]}\n");
+        jw_end(&w);
+        jw_key(&w, "strategies");
+        jw_arr(&w);
+        for (int i = 0; i < nst; i++) jw_str(&w, st[i]);
+        jw_end(&w);
+        jw_end(&w);
+        if (!rc) printf("%s\n", jw_text(&w));
     } else {
         sb_printf(&out, "\ntemplates:\n  %-22s %-16s %-8s %7s  %s\n%s\nstrategies (a spec's search:):\n ", "name", "dtypes",
                   "archs", "configs", "params", sb_str(&tbl));
         for (int i = 0; i < nst; i++) sb_printf(&out, " %s", st[i]);
         sb_puts(&out, "\n");
+        if (!rc) fputs(sb_str(&out), stdout);
     }
-    if (!rc) fputs(sb_str(&out), stdout);
+    jw_free(&w);
     sb_free(&out);
     sb_free(&tbl);
     for (int i = 0; i < nops; i++) free(ops[i]);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "aitune.h"
 #include "cli.h"
+#include "json.h"
 #include "peers.h"
 #include "emit.h"
 #include "jit.h"
@@ -31,21 +32,15 @@ typedef struct cmd {
 
 static const cmd *find_cmd(const char *name);
 
-#define SHAPE_MAX (1LL << 62)
-
+/* Command c's usage error (cli.h), its usage from the table. */
 static int usage_error(const char *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int usage_error(const char *c, const char *fmt, ...)
 {
     va_list ap;
-    strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
     va_start(ap, fmt);
-    sb_vprintf(&msg, fmt, ap);
+    int rc = cli_vusage_error(c, find_cmd(c)->usage, fmt, ap);
     va_end(ap);
-    sb_printable(&line, sb_str(&msg));     /* arguments may hold newlines and escapes */
-    fprintf(stderr, "aitune: error: %s\nusage: %s\n(see `aitune help %s`)\n", sb_str(&line), find_cmd(c)->usage, c);
-    sb_free(&msg);
-    sb_free(&line);
-    return EXIT_USAGE;
+    return rc;
 }
 
 /* Where templates/ and search/ are, and the registry: cli.h. */
@@ -60,28 +55,7 @@ static int parse_opts(const char *c, int argc, char **argv, opt *opts, const cha
 
 static int parse_count(const char *c, const char *what, const char *s, long long lo, long long hi, long long *out)
 {
-    if (parse_size(s, strlen(s), lo, hi, out))
-        return usage_error(c, "%s '%s' must be an integer in [%lld, %lld]", what, s, lo, hi);
-    return 0;
-}
-
-/* "50000000" or "4096,1024" (or 4096x1024): 1 to 4 sizes, each a plain
-** decimal integer >= 1. Anything else on the command line is a usage error
-** (exit 2), like every malformed option; exit 3 is for what files hold. */
-static int parse_shape(const char *c, const char *s, long long *shape, int *n)
-{
-    *n = 0;
-    const char *p = s;
-    for (;;) {
-        size_t len = strcspn(p, ",x");
-        if (*n == 4) return usage_error(c, "--shape '%s' has more than 4 dims", s);
-        int rc = parse_size(p, len, 1, SHAPE_MAX, &shape[*n]);
-        if (rc == -2) return usage_error(c, "--shape '%s': sizes must be >= 1 and at most 2^62", s);
-        if (rc) return usage_error(c, "--shape '%s' is not like 4096 or 4096,1024 (sizes are integers >= 1)", s);
-        (*n)++;
-        if (!p[len]) return 0;
-        p += len + 1;
-    }
+    return cli_count(c, find_cmd(c)->usage, what, s, lo, hi, out);
 }
 
 /* Names that end up in C identifiers, comments and messages: an op
@@ -96,6 +70,36 @@ static int is_word(const char *s, size_t max, const char *extra)
 }
 
 /* ---- commands ---- */
+
+/* GPU g's facts as a JSON object (a static buffer). */
+static const char *device_json(int g, const device *d)
+{
+    static char out[2048];
+    jw j = { 0 };
+    jw_obj(&j);
+    jw_key(&j, "index");
+    jw_int(&j, g);
+    jw_key(&j, "name");
+    jw_str(&j, d->name);
+    jw_key(&j, "uuid");
+    jw_str(&j, d->uuid);
+    const char *keys[] = { "cc", "sms", "mem", "l2", "smem_optin" };
+    long long vals[] = { d->cc, d->sms, d->mem, d->l2, d->smem_optin };
+    for (int i = 0; i < 5; i++) {
+        jw_key(&j, keys[i]);
+        jw_int(&j, vals[i]);
+    }
+    jw_key(&j, "driver");
+    jw_str(&j, d->driver);
+    jw_key(&j, "cuda_driver");
+    jw_int(&j, d->cuda_driver);
+    jw_key(&j, "nvrtc");
+    jw_str(&j, d->nvrtc);
+    jw_end(&j);
+    snprintf(out, sizeof out, "%s", jw_text(&j));
+    jw_free(&j);
+    return out;
+}
 
 static int cmd_devices(int argc, char **argv)
 {
@@ -115,19 +119,7 @@ static int cmd_devices(int argc, char **argv)
         }
         count = d.count > 0 ? d.count : 1;
         if (opts[0].set) {
-            strbuf j = STRBUF_INIT;
-            sb_printf(&j, "%s{\"index\":%d,\"name\":", g ? "" : "[", g);
-            sb_json_str(&j, d.name);
-            sb_puts(&j, ",\"uuid\":");
-            sb_json_str(&j, d.uuid);
-            sb_printf(&j, ",\"cc\":%d,\"sms\":%d,\"mem\":%lld,\"l2\":%lld,\"smem_optin\":%d,\"driver\":", d.cc, d.sms,
-                      d.mem, d.l2, d.smem_optin);
-            sb_json_str(&j, d.driver);
-            sb_printf(&j, ",\"cuda_driver\":%d,\"nvrtc\":", d.cuda_driver);
-            sb_json_str(&j, d.nvrtc);
-            sb_printf(&j, "}%s", g + 1 < count ? ",\n" : "]\n");
-            fputs(sb_str(&j), stdout);
-            sb_free(&j);
+            printf("%s%s%s", g ? "" : "[", device_json(g, &d), g + 1 < count ? ",\n" : "]\n");
         }
         else
             printf("GPU %d: %s, sm_%d, %d SMs, %.1f GB, L2 %.0f MB, %d KB shared memory per block, driver %s "
@@ -154,11 +146,11 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
                      .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set,
                      .peers_path = opts[8].value, .keep_cubins = opts[12].set };
     long long v;
-    if (opts[1].set && (o.budget_s = parse_duration(opts[1].value)) <= 0)
-        return usage_error(c, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[1].value);
+    if (opts[1].set && (rc = cli_duration(c, find_cmd(c)->usage, "--budget", opts[1].value, "90s, 30m or 2h", &o.budget_s)))
+        return rc;
     if (opts[2].set) { if ((rc = parse_count(c, "--max-evals", opts[2].value, 1, 100000000, &v))) return rc; o.max_evals = (int)v; }
-    if (opts[3].set && (o.kernel_timeout = parse_duration(opts[3].value)) <= 0)
-        return usage_error(c, "--timeout '%s' is not a duration like 10s", opts[3].value);
+    if (opts[3].set && (rc = cli_duration(c, find_cmd(c)->usage, "--timeout", opts[3].value, "10s", &o.kernel_timeout)))
+        return rc;
     if (opts[4].set) { if ((rc = parse_count(c, "--gpu", opts[4].value, 0, 63, &v))) return rc; o.gpu = (int)v; }
     /* Every GPU by default; --gpu I is that one alone. */
     if (opts[11].set && (compile_only || opts[4].set))
@@ -184,8 +176,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
         return rc;
     }
     strbuf cmdline = STRBUF_INIT;
-    sb_puts(&cmdline, "aitune");
-    for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    cli_command_line(argc, argv, &cmdline);
     o.command = sb_str(&cmdline);
     rc = sweep_run(&o);
     sb_free(&cmdline);
@@ -231,43 +222,47 @@ static int show_row(const winner *w, void *p)
     if (s->json) {
         /* Everything from the registry is untrusted: strings escaped, the
         ** config copied only when it is well-formed JSON, numbers finite. */
-        strbuf j = STRBUF_INIT;
-        sb_puts(&j, s->n ? ",\n {" : "[{");
+        jw j = { 0 };
+        jw_obj(&j);
         const char *keys[] = { "op", "arch", "dtype", "bucket", "lo", "hi", "template" };
         const char *vals[] = { w->op, w->arch, w->dtype, w->bucket, w->lo, w->hi, w->tmpl };
         for (int i = 0; i < 7; i++) {
-            sb_printf(&j, "%s\"%s\":", i ? "," : "", keys[i]);
-            sb_json_str(&j, vals[i]);
+            jw_key(&j, keys[i]);
+            jw_str(&j, vals[i]);
         }
-        sb_puts(&j, ",\"config\":");
-        sb_json_raw(&j, w->config);
+        jw_key(&j, "config");
+        jw_raw(&j, w->config);
         const char *nkeys[] = { "median_us", "gbps", "tflops", "default_us", "margin" };
         double nvals[] = { w->median_us, w->gbps, w->tflops, w->default_us, w->margin };
         int decimals[] = { 4, 2, 4, 4, 4 };
         for (int i = 0; i < 5; i++) {
-            sb_printf(&j, ",\"%s\":", nkeys[i]);
-            sb_json_num(&j, nvals[i], decimals[i]);
+            jw_key(&j, nkeys[i]);
+            jw_num(&j, nvals[i], decimals[i]);
         }
-        sb_puts(&j, ",\"vendor_us\":");
-        sb_json_num(&j, has_vendor ? vendor_us : NAN, 4);
-        sb_puts(&j, ",\"x_vendor\":");
-        sb_json_num(&j, xv > 0 ? xv : NAN, 4);
-        sb_printf(&j, ",\"exhaustive\":%s,\"shape\":", w->exhaustive ? "true" : "false");
-        sb_json_raw(&j, w->shape[0] ? w->shape : NULL);
+        jw_key(&j, "vendor_us");
+        jw_num(&j, has_vendor ? vendor_us : NAN, 4);
+        jw_key(&j, "x_vendor");
+        jw_num(&j, xv > 0 ? xv : NAN, 4);
+        jw_key(&j, "exhaustive");
+        jw_bool(&j, w->exhaustive);
+        jw_key(&j, "shape");
+        jw_raw(&j, w->shape[0] ? w->shape : NULL);
         double ratio;
         const peer *pr = show_peer(s, w, &ratio);
         if (pr) {
-            sb_puts(&j, ",\"peer\":{\"name\":");
-            sb_json_str(&j, pr->name);
-            sb_puts(&j, ",\"value\":");
-            sb_json_num(&j, pr->value, 4);
-            sb_puts(&j, ",\"ratio\":");
-            sb_json_num(&j, ratio, 4);
-            sb_puts(&j, "}");
+            jw_key(&j, "peer");
+            jw_obj(&j);
+            jw_key(&j, "name");
+            jw_str(&j, pr->name);
+            jw_key(&j, "value");
+            jw_num(&j, pr->value, 4);
+            jw_key(&j, "ratio");
+            jw_num(&j, ratio, 4);
+            jw_end(&j);
         }
-        sb_puts(&j, "}");
-        fputs(sb_str(&j), stdout);
-        sb_free(&j);
+        jw_end(&j);
+        printf("%s%s", s->n ? ",\n " : "[", jw_text(&j));
+        jw_free(&j);
     } else {
         if (!s->n)
             printf("%-11s %-6s %-9s %-18s %11s %9s %8s %7s %8s  %s\n", "op", "arch", "dtype", "bucket", "median us", "GB/s",
@@ -343,7 +338,9 @@ static int parse_query(const char *c, opt *opts, const char **pos, int np, query
     if (q->arch[0] ? !arch_known(q->arch) : strcmp(c, "emit") != 0)
         return usage_error(c, "--arch '%s' is not one of %s", q->arch, arch_list());
     if (!is_word(q->dtype, 15, ">")) return usage_error(c, "--dtype '%s' is not a name like bf16", q->dtype);
-    return parse_shape(c, opts[2].value, q->shape, &q->ndims);
+    /* Anything malformed on the command line is a usage error (exit 2);
+    ** exit 3 is for what files hold. */
+    return cli_shape(c, find_cmd(c)->usage, opts[2].value, q->shape, &q->ndims);
 }
 
 /* --shape gives one size per dim of the op, when its templates are at hand
@@ -391,24 +388,25 @@ static int cmd_lookup(int argc, char **argv)
     }
     strbuf b[4] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
     if (opts[4].set) {
-        strbuf j = STRBUF_INIT;
-        sb_puts(&j, "{\"level\":");
-        sb_json_str(&j, aitune_level_name(c.level));
-        sb_puts(&j, ",\"template\":");
-        sb_json_str(&j, c.template_name);
-        sb_puts(&j, ",\"config\":");
-        sb_json_raw(&j, c.config);
-        sb_puts(&j, ",\"bucket\":");
-        sb_json_str(&j, c.bucket);
-        sb_puts(&j, ",\"median_us\":");
-        sb_json_num(&j, c.median_us, 4);
-        sb_puts(&j, ",\"distance\":");
-        sb_json_num(&j, c.distance, 3);
-        sb_puts(&j, ",\"measured_on\":");
-        sb_json_str(&j, hw && *hw ? hw : NULL);
-        sb_puts(&j, "}\n");
-        fputs(sb_str(&j), stdout);
-        sb_free(&j);
+        jw j = { 0 };
+        jw_obj(&j);
+        jw_key(&j, "level");
+        jw_str(&j, aitune_level_name(c.level));
+        jw_key(&j, "template");
+        jw_str(&j, c.template_name);
+        jw_key(&j, "config");
+        jw_raw(&j, c.config);
+        jw_key(&j, "bucket");
+        jw_str(&j, c.bucket);
+        jw_key(&j, "median_us");
+        jw_num(&j, c.median_us, 4);
+        jw_key(&j, "distance");
+        jw_num(&j, c.distance, 3);
+        jw_key(&j, "measured_on");
+        jw_str(&j, hw && *hw ? hw : NULL);
+        jw_end(&j);
+        printf("%s\n", jw_text(&j));
+        jw_free(&j);
     } else {
         const char *tn = shown(&b[0], c.template_name), *cf = shown(&b[1], c.config), *bk = shown(&b[2], c.bucket);
         const char *on = hw && *hw ? shown(&b[3], hw) : NULL;

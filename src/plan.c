@@ -18,9 +18,6 @@ static int perr(char *err, int errcap, const char *fmt, ...)
     return -1;
 }
 
-static const char *const role_names[] = { "in", "out", "inout", "scalar", "dim" };
-static const char *const kind_names[] = { "ptr", "dim", "i32", "f32", "workspace", "tmap" };
-
 static int is_ident(const char *s)
 {
     if (!s || !*s || strlen(s) > PLAN_MAXNAME) return 0;
@@ -29,13 +26,6 @@ static int is_ident(const char *s)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_'))
             return 0;
     return 1;
-}
-
-static int dtype_size(const char *dt)
-{
-    if (!strcmp(dt, "f32")) return 4;
-    if (!strcmp(dt, "f16") || !strcmp(dt, "bf16")) return 2;
-    return 0;
 }
 
 plan *plan_new(void)
@@ -93,8 +83,8 @@ int plan_default_params(plan *p, const char *ws_expr, char *err, int errcap)
         plan_param *q = &p->params[p->nparams++];
         q->arg = i;
         switch (p->args[i].role) {
-        case PLAN_SCALAR: q->kind = PLAN_F32; break;
-        case PLAN_DIMARG:
+        case ROLE_SCALAR: q->kind = PLAN_F32; break;
+        case ROLE_DIM:
             q->kind = PLAN_DIM;
             q->arg = -1;
             if (plan_set(&q->expr, p->args[i].name)) return perr(err, errcap, "out of memory");
@@ -174,21 +164,21 @@ int plan_check(const plan *p, char *err, int errcap)
         if (!is_ident(a->name)) return perr(err, errcap, "launch plan: arg %d is not an identifier", i);
         for (int j = 0; j < i; j++)
             if (!strcmp(a->name, p->args[j].name)) return perr(err, errcap, "launch plan: arg '%s' twice", a->name);
-        if (a->role < PLAN_IN || a->role > PLAN_DIMARG) return perr(err, errcap, "launch plan: arg '%s' has no role", a->name);
-        if (a->role <= PLAN_INOUT && (!dtype_size(a->dtype) || a->esize != dtype_size(a->dtype)))
+        if (a->role < ROLE_IN || a->role > ROLE_DIM) return perr(err, errcap, "launch plan: arg '%s' has no role", a->name);
+        if (a->role <= ROLE_INOUT && (!dtype_size(a->dtype) || a->esize != dtype_size(a->dtype)))
             return perr(err, errcap, "launch plan: buffer '%s' has dtype '%.8s' (f32, f16 or bf16)", a->name, a->dtype);
-        if (a->role == PLAN_DIMARG) {
+        if (a->role == ROLE_DIM) {
             int found = 0;
             for (int d = 0; d < p->ndims; d++) found |= !strcmp(p->dims[d], a->name);
             if (!found) return perr(err, errcap, "launch plan: dim argument '%s' is not one of the dims", a->name);
         }
         for (int d = 0; d < p->ndims; d++)
-            if (a->role != PLAN_DIMARG && !strcmp(p->dims[d], a->name))
+            if (a->role != ROLE_DIM && !strcmp(p->dims[d], a->name))
                 return perr(err, errcap, "launch plan: arg '%s' has a dim's name", a->name);
         if (a->size[0]) {
             char what[96];
             snprintf(what, sizeof what, "size of '%s'", a->name);
-            if (a->role > PLAN_INOUT) return perr(err, errcap, "launch plan: '%s' is not a buffer but has a size", a->name);
+            if (a->role > ROLE_INOUT) return perr(err, errcap, "launch plan: '%s' is not a buffer but has a size", a->name);
             if (check_expr(p, a->size, what, err, errcap)) return -1;
         }
     }
@@ -210,13 +200,13 @@ int plan_check(const plan *p, char *err, int errcap)
         if (q->kind < PLAN_PTR || q->kind > PLAN_TMAP) return perr(err, errcap, "launch plan: param %d has no kind", i);
         int needs_arg = q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP;
         if (needs_arg) {
-            if (q->arg < 0 || q->arg >= p->nargs) return perr(err, errcap, "launch plan: param %d (%s) names no argument", i, kind_names[q->kind]);
+            if (q->arg < 0 || q->arg >= p->nargs) return perr(err, errcap, "launch plan: param %d (%s) names no argument", i, plan_kind_name(q->kind));
             int role = p->args[q->arg].role;
-            if (q->kind == PLAN_F32 ? role != PLAN_SCALAR : role > PLAN_INOUT)
-                return perr(err, errcap, "launch plan: param %d (%s) names '%s', whose role is %s", i, kind_names[q->kind],
-                            p->args[q->arg].name, role_names[role]);
+            if (q->kind == PLAN_F32 ? role != ROLE_SCALAR : role > ROLE_INOUT)
+                return perr(err, errcap, "launch plan: param %d (%s) names '%s', whose role is %s", i, plan_kind_name(q->kind),
+                            p->args[q->arg].name, role_name(role));
         } else {
-            snprintf(what, sizeof what, "param %d (%s)", i, kind_names[q->kind]);
+            snprintf(what, sizeof what, "param %d (%s)", i, plan_kind_name(q->kind));
             if (check_expr(p, q->expr, what, err, errcap)) return -1;
         }
         if (q->kind == PLAN_WORKSPACE && ++nws > 1) return perr(err, errcap, "launch plan: more than one workspace");
@@ -235,146 +225,123 @@ int plan_check(const plan *p, char *err, int errcap)
 
 /* ---- encoding ---- */
 
-typedef struct out { char *buf; size_t len, cap; int oom; } out;
-
-static void put(out *o, const char *s, size_t n)
+/* Strings in an array. */
+static void jw_strs(jw *w, char *const *v, int n)
 {
-    if (o->oom) return;
-    if (o->len + n + 1 > o->cap) {
-        size_t nc = o->cap ? o->cap * 2 : 1024;
-        while (nc < o->len + n + 1) nc *= 2;
-        char *nb = realloc(o->buf, nc);
-        if (!nb) { o->oom = 1; return; }
-        o->buf = nb;
-        o->cap = nc;
-    }
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-    o->buf[o->len] = 0;
+    jw_arr(w);
+    for (int i = 0; i < n; i++) jw_str(w, v[i]);
+    jw_end(w);
 }
 
-static void puts_(out *o, const char *s) { put(o, s, strlen(s)); }
-
-static void putf(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(out *o, const char *fmt, ...)
+/* A param's fields after its kind. */
+static void encode_param(jw *w, const plan *p, const plan_param *q)
 {
-    char b[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    puts_(o, b);
-}
-
-/* A JSON string; what we write is checked text (identifiers, expressions),
-** but escape anyway so the output is JSON whatever it holds. */
-static void jstr(out *o, const char *s)
-{
-    puts_(o, "\"");
-    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
-        if (*q == '"' || *q == '\\') { char e[2] = { '\\', (char)*q }; put(o, e, 2); }
-        else if (*q < 0x20) putf(o, "\\u%04x", *q);
-        else put(o, (const char *)q, 1);
+    switch (q->kind) {
+    case PLAN_PTR:
+    case PLAN_F32:
+        jw_key(w, "arg");
+        jw_str(w, p->args[q->arg].name);
+        break;
+    case PLAN_DIM:
+    case PLAN_I32:
+        jw_key(w, "expr");
+        jw_str(w, q->expr);
+        break;
+    case PLAN_WORKSPACE:
+        jw_key(w, "size");
+        jw_str(w, q->expr);
+        if (q->zero) {
+            jw_key(w, "zero");
+            jw_str(w, q->zero);
+        }
+        break;
+    case PLAN_TMAP:
+        jw_key(w, "arg");
+        jw_str(w, p->args[q->arg].name);
+        if (q->at) {
+            jw_key(w, "at");
+            jw_str(w, q->at);
+        }
+        jw_key(w, "dims");
+        jw_strs(w, q->tm.dims, q->tm.rank);
+        jw_key(w, "strides");
+        jw_strs(w, q->tm.strides, q->tm.rank - 1);
+        jw_key(w, "box");
+        jw_arr(w);
+        for (int d = 0; d < q->tm.rank; d++) jw_int(w, q->tm.box[d]);
+        jw_end(w);
+        jw_key(w, "swizzle");
+        jw_int(w, q->tm.swizzle);
+        jw_key(w, "oob");
+        jw_str(w, q->tm.oob_nan ? "nan" : "zero");
+        jw_key(w, "l2");
+        jw_int(w, q->tm.l2);
+        break;
     }
-    puts_(o, "\"");
-}
-
-static void jstr3(out *o, char *const *v, int n)
-{
-    puts_(o, "[");
-    for (int i = 0; i < n; i++) {
-        if (i) puts_(o, ",");
-        jstr(o, v[i]);
-    }
-    puts_(o, "]");
 }
 
 char *plan_encode(const plan *p, char *err, int errcap)
 {
     if (plan_check(p, err, errcap)) return NULL;
-    out o = { 0 };
-    putf(&o, "{\"v\":%d,\"kernel\":", PLAN_VERSION);
-    jstr(&o, p->kernel);
-    puts_(&o, ",\"dims\":[");
-    for (int i = 0; i < p->ndims; i++) {
-        if (i) puts_(&o, ",");
-        jstr(&o, p->dims[i]);
-    }
-    puts_(&o, "],\"args\":[");
+    jw w = { 0 };
+    jw_obj(&w);
+    jw_key(&w, "v");
+    jw_int(&w, PLAN_VERSION);
+    jw_key(&w, "kernel");
+    jw_str(&w, p->kernel);
+    jw_key(&w, "dims");
+    jw_arr(&w);
+    for (int i = 0; i < p->ndims; i++) jw_str(&w, p->dims[i]);
+    jw_end(&w);
+    jw_key(&w, "args");
+    jw_arr(&w);
     for (int i = 0; i < p->nargs; i++) {
         const plan_arg *a = &p->args[i];
-        puts_(&o, i ? ",{\"name\":" : "{\"name\":");
-        jstr(&o, a->name);
-        puts_(&o, ",\"role\":");
-        jstr(&o, role_names[a->role]);
-        if (a->role <= PLAN_INOUT) {
-            puts_(&o, ",\"dtype\":");
-            jstr(&o, a->dtype);
+        jw_obj(&w);
+        jw_key(&w, "name");
+        jw_str(&w, a->name);
+        jw_key(&w, "role");
+        jw_str(&w, role_name(a->role));
+        if (a->role <= ROLE_INOUT) {
+            jw_key(&w, "dtype");
+            jw_str(&w, a->dtype);
         }
         if (a->size[0]) {
-            puts_(&o, ",\"size\":");
-            jstr(&o, a->size);
+            jw_key(&w, "size");
+            jw_str(&w, a->size);
         }
-        puts_(&o, "}");
+        jw_end(&w);
     }
-    puts_(&o, "],\"grid\":");
-    jstr3(&o, p->grid, 3);
-    puts_(&o, ",\"block\":");
-    jstr3(&o, p->block, 3);
-    puts_(&o, ",\"cluster\":");
-    jstr3(&o, p->cluster, 3);
-    puts_(&o, ",\"smem\":");
-    jstr(&o, p->smem);
-    if (p->pdl) puts_(&o, ",\"pdl\":true");
-    puts_(&o, ",\"params\":[");
+    jw_end(&w);
+    jw_key(&w, "grid");
+    jw_strs(&w, p->grid, 3);
+    jw_key(&w, "block");
+    jw_strs(&w, p->block, 3);
+    jw_key(&w, "cluster");
+    jw_strs(&w, p->cluster, 3);
+    jw_key(&w, "smem");
+    jw_str(&w, p->smem);
+    if (p->pdl) {
+        jw_key(&w, "pdl");
+        jw_bool(&w, 1);
+    }
+    jw_key(&w, "params");
+    jw_arr(&w);
     for (int i = 0; i < p->nparams; i++) {
-        const plan_param *q = &p->params[i];
-        puts_(&o, i ? ",{\"kind\":" : "{\"kind\":");
-        jstr(&o, kind_names[q->kind]);
-        switch (q->kind) {
-        case PLAN_PTR:
-        case PLAN_F32:
-            puts_(&o, ",\"arg\":");
-            jstr(&o, p->args[q->arg].name);
-            break;
-        case PLAN_DIM:
-        case PLAN_I32:
-            puts_(&o, ",\"expr\":");
-            jstr(&o, q->expr);
-            break;
-        case PLAN_WORKSPACE:
-            puts_(&o, ",\"size\":");
-            jstr(&o, q->expr);
-            if (q->zero) {
-                puts_(&o, ",\"zero\":");
-                jstr(&o, q->zero);
-            }
-            break;
-        case PLAN_TMAP:
-            puts_(&o, ",\"arg\":");
-            jstr(&o, p->args[q->arg].name);
-            if (q->at) {
-                puts_(&o, ",\"at\":");
-                jstr(&o, q->at);
-            }
-            puts_(&o, ",\"dims\":");
-            jstr3(&o, q->tm.dims, q->tm.rank);
-            puts_(&o, ",\"strides\":");
-            jstr3(&o, q->tm.strides, q->tm.rank - 1);
-            puts_(&o, ",\"box\":[");
-            for (int d = 0; d < q->tm.rank; d++) putf(&o, "%s%u", d ? "," : "", q->tm.box[d]);
-            putf(&o, "],\"swizzle\":%d,\"oob\":\"%s\",\"l2\":%d", q->tm.swizzle, q->tm.oob_nan ? "nan" : "zero", q->tm.l2);
-            break;
-        }
-        puts_(&o, "}");
+        jw_obj(&w);
+        jw_key(&w, "kind");
+        jw_str(&w, plan_kind_name(p->params[i].kind));
+        encode_param(&w, p, &p->params[i]);
+        jw_end(&w);
     }
-    puts_(&o, "]}");
-    if (o.oom) {
-        free(o.buf);
+    jw_end(&w);
+    jw_end(&w);
+    if (w.oom) {
+        jw_free(&w);
         perr(err, errcap, "out of memory");
         return NULL;
     }
-    return o.buf;
+    return w.buf;
 }
 
 /* ---- decoding ---- */
@@ -430,9 +397,7 @@ static int decode_param(plan *p, const json *j, int i, char *err, int errcap)
     const char *kind, *arg;
     q->arg = -1;
     if (j->type != JSON_OBJ || get_str(j, "kind", &kind)) return perr(err, errcap, "launch plan: param %d has no kind", i);
-    q->kind = -1;
-    for (int k = 0; k <= PLAN_TMAP; k++)
-        if (!strcmp(kind, kind_names[k])) q->kind = k;
+    q->kind = plan_kind_find(kind);
     if (q->kind < 0) return perr(err, errcap, "launch plan: param %d: unknown kind (ptr, dim, i32, f32, workspace, tmap)", i);
     if (q->kind == PLAN_PTR || q->kind == PLAN_F32 || q->kind == PLAN_TMAP) {
         if (get_str(j, "arg", &arg) || (q->arg = plan_arg_index(p, arg)) < 0)
@@ -500,13 +465,11 @@ static int decode2(plan *p, const json *doc, char *err, int errcap)
         const char *name, *role, *dt = "";
         if (a->type != JSON_OBJ || get_str(a, "name", &name) || copy_name(p->args[i].name, name) || get_str(a, "role", &role))
             return perr(err, errcap, "launch plan: arg %d needs an identifier \"name\" and a \"role\"", i);
-        p->args[i].role = -1;
-        for (int r = 0; r <= PLAN_DIMARG; r++)
-            if (!strcmp(role, role_names[r])) p->args[i].role = r;
+        p->args[i].role = role_find(role);
         if (p->args[i].role < 0) return perr(err, errcap, "launch plan: arg '%s': unknown role", p->args[i].name);
-        if (p->args[i].role <= PLAN_INOUT && (get_str(a, "dtype", &dt) || !dtype_size(dt)))
+        if (p->args[i].role <= ROLE_INOUT && (get_str(a, "dtype", &dt) || !dtype_size(dt)))
             return perr(err, errcap, "launch plan: buffer '%s' needs a dtype (f32, f16 or bf16)", p->args[i].name);
-        snprintf(p->args[i].dtype, sizeof p->args[i].dtype, "%s", p->args[i].role <= PLAN_INOUT ? dt : "");
+        snprintf(p->args[i].dtype, sizeof p->args[i].dtype, "%s", p->args[i].role <= ROLE_INOUT ? dt : "");
         p->args[i].esize = dtype_size(p->args[i].dtype);
         const json *sz = json_get(a, "size");
         if (sz && (sz->type != JSON_STR || strlen(sz->str) > PLAN_MAXEXPR))
@@ -729,8 +692,8 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
         if (span > (ws_bytes - at) / gdim[t->rank - 1])
             return perr(err, errcap, "param %d (tmap of '%s'): the map reaches past the workspace of %llu bytes", i, a->name, ws_bytes);
     }
-    CUtensorMapDataType dt = !strcmp(a->dtype, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                           : !strcmp(a->dtype, "f16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const dtype_info *di = dtype_find(a->dtype);
+    CUtensorMapDataType dt = di ? (CUtensorMapDataType)di->tmap : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     CUtensorMapSwizzle sw = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                           : t->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
     CUtensorMapL2promotion l2 = t->l2 == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : t->l2 == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
@@ -770,12 +733,12 @@ int plan_bind(const plan *p, const long long *shape, const plan_value *args, uns
         case PLAN_DIM:
         case PLAN_I32:
             if (eval(p, q->expr, shape, &v, why, sizeof why))
-                return perr(err, errcap, "param %d (%s): %s", i, kind_names[q->kind], why);
+                return perr(err, errcap, "param %d (%s): %s", i, plan_kind_name(q->kind), why);
             if (q->kind == PLAN_DIM) {
                 L->storage[i].i64 = v;
             } else {
                 if (v < -2147483648LL || v > 2147483647LL)
-                    return perr(err, errcap, "param %d (%s) = %lld does not fit in an i32", i, kind_names[q->kind], v);
+                    return perr(err, errcap, "param %d (%s) = %lld does not fit in an i32", i, plan_kind_name(q->kind), v);
                 L->storage[i].i32 = (int)v;
             }
             break;

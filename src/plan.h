@@ -80,6 +80,7 @@
 ** Calls return 0, or -1 with one line in err. Nothing here prints or exits. */
 #ifndef PLAN_H
 #define PLAN_H
+#include "names.h"
 #include <cuda.h>
 
 #define PLAN_VERSION 2
@@ -89,12 +90,10 @@
 #define PLAN_MAXEXPR 255     /* bytes of one expression */
 #define PLAN_MAXNAME 63      /* bytes of an identifier */
 
-enum plan_role { PLAN_IN, PLAN_OUT, PLAN_INOUT, PLAN_SCALAR, PLAN_DIMARG };
-enum plan_kind { PLAN_PTR, PLAN_DIM, PLAN_I32, PLAN_F32, PLAN_WORKSPACE, PLAN_TMAP };
 
 typedef struct plan_arg {
     char name[PLAN_MAXNAME + 1];
-    int role;               /* enum plan_role */
+    int role;               /* enum arg_role (names.h) */
     char dtype[8];          /* buffers: f32 | f16 | bf16; "" otherwise */
     int esize;              /* buffers: bytes per element */
     char size[PLAN_MAXEXPR + 1];   /* buffers: elements, an expression over dims; "" unknown */
@@ -111,7 +110,7 @@ typedef struct plan_tmap {
 } plan_tmap;
 
 typedef struct plan_param {
-    int kind;               /* enum plan_kind */
+    int kind;               /* enum plan_kind (names.h) */
     int arg;                /* ptr, f32, tmap: index into args; else -1 */
     char *expr;             /* dim, i32: the value; workspace: the size */
     char *zero;             /* workspace: bytes zeroed before a launch; NULL: all */

@@ -20,7 +20,6 @@ typedef struct reg reg;
 ** devices.hw and .toolchain, runs.sources, winners keyed by hardware too.
 ** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream.
 ** 5: vendor_times (db/migrations/012-vendor.sql; registry_vendor.h). */
-#define REG_SCHEMA_VERSION 6
 
 struct plan_arg;
 

@@ -260,7 +260,7 @@ char *reg_vendor_plan(const op_task *t, char *err, int errcap)
         plan_arg *a = &p->args[i];
         snprintf(a->name, sizeof a->name, "%s", t->args[i].name);
         a->role = t->args[i].role;   /* enum arg_role and enum plan_role agree */
-        if (a->role <= PLAN_INOUT) {
+        if (a->role <= ROLE_INOUT) {
             snprintf(a->dtype, sizeof a->dtype, "%s", t->args[i].dtype);
             a->esize = t->args[i].esize;
         }

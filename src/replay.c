@@ -4,6 +4,7 @@
 #include "registry.h"
 #include "search.h"
 #include "tmpl.h"
+#include "cli.h"
 #include "util.h"
 #include <errno.h>
 #include <lua.h>
@@ -514,39 +515,6 @@ static int run_one(tmpl *T, const landscape *l, const double *value, const run_o
 
 /* ---- the command ---- */
 
-/* Where search/ is: $AITUNE_HOME, else next to the binary (build/aitune ->
-** ./), else the source tree it was built from (as main.c finds templates/). */
-static const char *root_dir(void)
-{
-    static char root[PATH_MAX];
-    const char *env = getenv("AITUNE_HOME");
-    if (env && *env) return env;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        for (int up = 0; up < 2; up++) {
-            char *slash = strrchr(exe, '/');
-            if (!slash) break;
-            *slash = 0;
-            snprintf(root, sizeof root, "%.4000s/search/space.lua", exe);
-            if (file_exists(root)) {
-                snprintf(root, sizeof root, "%s", exe);
-                return root;
-            }
-        }
-    }
-    return AITUNE_SOURCE_DIR;
-}
-
-static int usage(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "aitune: error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nusage: %s\n(see `aitune help replay`)\n", REPLAY_USAGE);
-    return EXIT_USAGE;
-}
-
 typedef struct export_ctx {
     FILE *f;
     long long rows;
@@ -563,21 +531,13 @@ static int export_row(const measurement *m, void *ctx)
     return 0;
 }
 
-static int cmd_export(int argc, char **argv)
+static int replay_export(int argc, char **argv)
 {
-    const char *db = NULL, *op = NULL, *outp = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char **dst = !strcmp(argv[i], "--db") ? &db : !strcmp(argv[i], "--op") ? &op : !strcmp(argv[i], "-o") ? &outp : NULL;
-        if (!dst) return usage("replay export: unknown argument '%s'", argv[i]);
-        if (i + 1 >= argc) return usage("replay export: '%s' needs a value", argv[i]);
-        *dst = argv[++i];
-    }
-    if (!db) db = getenv("AITUNE_DB");
-    static char dflt[PATH_MAX];
-    if (!db || !*db) {
-        snprintf(dflt, sizeof dflt, "%s/.local/share/aitune/registry.db", getenv("HOME") ? getenv("HOME") : ".");
-        db = dflt;
-    }
+    opt opts[] = { { "--db", 1, 0, 0 }, { "--op", 1, 0, 0 }, { "-o", 1, 0, 0 }, { 0, 0, 0, 0 } };
+    const char *pos[1];
+    int np, rc = cli_parse("replay", REPLAY_USAGE, REPLAY_SUMMARY, argc, argv, opts, pos, 0, &np);
+    if (rc) return rc;
+    const char *db = cli_db_path(opts[0].value), *op = opts[1].value, *outp = opts[2].value;
     if (!file_exists(db)) {
         error("no registry at '%s'", db);
         return EXIT_INPUT;
@@ -603,7 +563,7 @@ static int cmd_export(int argc, char **argv)
                "op\ttemplate\tarch\tdtype\tbucket\tstatus\ttime_us\tcompile_ms\tspread\tregisters\tspills\tsmem\tconfig\n",
             db, AITUNE_TOOL_VERSION, when, op ? ", op " : "", op ? op : "");
     export_ctx x = { f, 0 };
-    int rc = reg_measure_each(R, op, export_row, &x);
+    rc = reg_measure_each(R, op, export_row, &x);
     if (rc) error("%s", reg_errmsg(R));
     reg_close(R);
     if (outp && fclose(f)) rc = error("cannot write '%s': %s", outp, strerror(errno));
@@ -653,57 +613,60 @@ static void fmt_ci(char *out, size_t cap, const double v[3])
     else snprintf(out, cap, "%.2f [%.2f,%.2f]", v[0], v[1], v[2]);
 }
 
-int replay_main(int argc, char **argv)
-{
-    if (argc >= 2 && !strcmp(argv[1], "export")) return cmd_export(argc - 1, argv + 1);
-    const char *strategies = "anneal,genetic,model,local,random", *only = NULL;
-    long long seeds = 20, seed0 = 1, batch = 8, warmk = 0, ahead = 0;
-    double budget = 0.2;
-    int tsv = 0, trace = 0, joint = 0;
-    const char **files = xcalloc((size_t)argc, sizeof *files);
-    int nfiles = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: %s\n\n%s\n", REPLAY_USAGE, REPLAY_SUMMARY);
-            free(files);
-            return EXIT_OK;
-        }
-        if (!strcmp(a, "--tsv")) { tsv = 1; continue; }
-        if (!strcmp(a, "--trace")) { trace = 1; continue; }
-        if (!strcmp(a, "--joint")) { joint = 1; continue; }
-        if (a[0] != '-') { files[nfiles++] = a; continue; }
-        if (i + 1 >= argc) { free(files); return usage("option '%s' needs a value", a); }
-        const char *v = argv[++i];
-        char *end = NULL;
-        if (!strcmp(a, "--strategy")) strategies = v;
-        else if (!strcmp(a, "--only")) only = v;
-        else if (!strcmp(a, "--budget")) {
-            budget = strtod(v, &end);
-            if (!*v || *end || !(budget > 0 && budget <= 1)) { free(files); return usage("--budget '%s' must be a share of the space in (0, 1]", v); }
-        } else {
-            long long *dst = !strcmp(a, "--seeds") ? &seeds : !strcmp(a, "--seed") ? &seed0 : !strcmp(a, "--batch") ? &batch
-                           : !strcmp(a, "--warm") ? &warmk : !strcmp(a, "--ahead") ? &ahead : NULL;
-            if (!dst) { free(files); return usage("unknown option '%s'", a); }
-            *dst = strtoll(v, &end, 10);
-            if (!*v || *end || *dst < (dst == &warmk || dst == &seed0 || dst == &ahead ? 0 : 1) || *dst > 1000000) {
-                free(files);
-                return usage("'%s' needs a count, not '%s'", a);
-            }
-        }
-    }
-    if (!nfiles) { free(files); return usage("%s", "no landscape file"); }
+/* What `aitune replay` was asked. */
+typedef struct replay_args {
+    const char **files;
+    int nfiles;
+    const char *strategies, *only;
+    long long seeds, seed0, batch, warmk, ahead;
+    double budget;
+    int tsv, trace, joint;
+} replay_args;
 
+static int replay_parse(int argc, char **argv, replay_args *a)
+{
+    opt opts[] = { { "--strategy", 1, 0, 0 }, { "--only", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--seeds", 1, 0, 0 },
+                   { "--seed", 1, 0, 0 },     { "--batch", 1, 0, 0 }, { "--warm", 1, 0, 0 },   { "--ahead", 1, 0, 0 },
+                   { "--tsv", 0, 0, 0 },      { "--trace", 0, 0, 0 }, { "--joint", 0, 0, 0 },  { 0, 0, 0, 0 } };
+    *a = (replay_args){ .strategies = "anneal,genetic,model,local,random", .seeds = 20, .seed0 = 1, .batch = 8,
+                        .budget = 0.2 };
+    a->files = xcalloc((size_t)argc + 1, sizeof *a->files);
+    int rc = cli_parse("replay", REPLAY_USAGE, REPLAY_SUMMARY, argc, argv, opts, a->files, argc, &a->nfiles);
+    if (rc) return rc;
+    if (opts[0].set) a->strategies = opts[0].value;
+    a->only = opts[1].value;
+    if (opts[2].set) {
+        char *end;
+        a->budget = strtod(opts[2].value, &end);
+        if (!*opts[2].value || *end || !(a->budget > 0 && a->budget <= 1))
+            return cli_usage_error("replay", REPLAY_USAGE, "--budget '%s' must be a share of the space in (0, 1]", opts[2].value);
+    }
+    /* Counts: seeds and batch at least 1; the first seed, warm and ahead may be 0. */
+    long long *dst[] = { &a->seeds, &a->seed0, &a->batch, &a->warmk, &a->ahead };
+    for (int i = 0; i < 5 && !rc; i++)
+        if (opts[3 + i].set)
+            rc = cli_count("replay", REPLAY_USAGE, opts[3 + i].name, opts[3 + i].value, i == 0 || i == 2 ? 1 : 0, 1000000, dst[i]);
+    a->tsv = opts[8].set;
+    a->trace = opts[9].set;
+    a->joint = opts[10].set;
+    if (!rc && !a->nfiles) rc = cli_usage_error("replay", REPLAY_USAGE, "no landscape file");
+    return rc;
+}
+
+/* The landscapes of every file, their configs as the strategies give them
+** back (canonical JSON), joined per bucket with --joint. EXIT_INPUT (said)
+** when a file or a config is bad. */
+static int replay_landscapes(tmpl *T, const replay_args *a, landscape **out, int *nout)
+{
     landscape *ls = NULL;
     int nls = 0;
-    for (int fi = 0; fi < nfiles; fi++) {
+    char err[512];
+    for (int fi = 0; fi < a->nfiles; fi++) {
         landscape *one;
         int n;
-        char err[512];
-        if (replay_load(files[fi], &one, &n, err, sizeof err)) {
+        if (replay_load(a->files[fi], &one, &n, err, sizeof err)) {
             error("%s", err);
             replay_free(ls, nls);
-            free(files);
             return EXIT_INPUT;
         }
         ls = xrealloc(ls, sizeof *ls * (size_t)(nls + n + 1));
@@ -711,164 +674,214 @@ int replay_main(int argc, char **argv)
         nls += n;
         free(one);
     }
-    free(files);
-
-    tmpl *T = tmpl_open(root_dir());
-    /* Configs as the strategies will give them back: canonical JSON. */
     for (int li = 0; li < nls; li++)
         for (int i = 0; i < ls[li].n; i++) {
             land_row *r = &ls[li].rows[i];
             strbuf sb = STRBUF_INIT;
-            lua_State *L = tmpl_lua(T);
             if (tmpl_push_config(T, r->config) || tmpl_config_json(T, -1, &sb)) {
                 error("landscape %s %s %s: config %s: %s", ls[li].op, ls[li].tmpl, ls[li].bucket, r->config, tmpl_errmsg(T));
                 sb_free(&sb);
-                tmpl_close(T);
                 replay_free(ls, nls);
                 return EXIT_INPUT;
             }
-            lua_pop(L, 1);
+            lua_pop(tmpl_lua(T), 1);
             free(r->config);
             r->config = sb.buf;
         }
-    if (joint) {
-        char err[512];
-        if (replay_join(T, &ls, &nls, err, sizeof err)) {
-            error("%s", err);
-            tmpl_close(T);
-            replay_free(ls, nls);
-            return EXIT_INPUT;
-        }
+    if (a->joint && replay_join(T, &ls, &nls, err, sizeof err)) {
+        error("%s", err);
+        replay_free(ls, nls);
+        return EXIT_INPUT;
     }
-    char *list = xstrdup(strategies);
+    *out = ls;
+    *nout = nls;
+    return 0;
+}
+
+/* One landscape's figures for one strategy over the seeds; *pass when most
+** seeds (80%) are within 3% by 10% of the space. */
+static int replay_tally(tmpl *T, const landscape *l, const double *value, const double *rexp, const double *rand_t,
+                        double total_s, const run_opts *base, const replay_args *a, tally *t, int *pass)
+{
+    long long seeds = a->seeds;
+    replay_score *sc = xcalloc((size_t)seeds, sizeof *sc);
+    int rc = 0;
+    for (long long k = 0; k < seeds && !rc; k++) {
+        run_opts o = *base;
+        o.seed = (unsigned long long)(a->seed0 + k);
+        replay_trace tr;
+        if (run_one(T, l, value, &o, &tr)) rc = EXIT_FAIL;
+        else replay_score_trace(&tr, value, l->n, rexp, rand_t, total_s, &sc[k]);
+        replay_trace_free(&tr);
+    }
+    if (rc) {
+        free(sc);
+        return rc;
+    }
+    memset(t, 0, sizeof *t);
+    double *x = xmalloc(sizeof *x * (size_t)seeds);
+    for (int f = 0; f < REPLAY_NFRAC; f++) {
+        for (int k = 0; k < seeds; k++) x[k] = sc[k].gap_evals[f];
+        replay_mean_ci(x, (int)seeds, &t->gap_e[f][0], &t->gap_e[f][1], &t->gap_e[f][2]);
+        for (int k = 0; k < seeds; k++) x[k] = sc[k].gap_time[f];
+        replay_mean_ci(x, (int)seeds, &t->gap_t[f][0], &t->gap_t[f][1], &t->gap_t[f][2]);
+    }
+    int m3 = 0, m1 = 0;
+    for (int k = 0; k < seeds; k++) {
+        if (sc[k].evals_to3) x[m3++] = (double)sc[k].evals_to3 / l->n;
+        if (sc[k].evals_to3 && sc[k].evals_to3 <= budget_evals(0.10, l->n)) t->within3_at10++;
+    }
+    replay_mean_ci(x, m3, &t->to3[0], &t->to3[1], &t->to3[2]);
+    for (int k = 0; k < seeds; k++)
+        if (sc[k].evals_to1) x[m1++] = (double)sc[k].evals_to1 / l->n;
+    replay_mean_ci(x, m1, &t->to1[0], &t->to1[1], &t->to1[2]);
+    t->reached3 = m3;
+    t->reached1 = m1;
+    *pass = t->within3_at10 * 5 >= seeds * 4;
+    free(x);
+    free(sc);
+    return 0;
+}
+
+/* A tally's lines: the TSV rows, or the table's row. */
+static void replay_print(const char *name, const char *strategy, const tally *t, const replay_args *a)
+{
+    long long seeds = a->seeds;
+    if (a->tsv) {
+        for (int f = 0; f < REPLAY_NFRAC; f++) {
+            printf("%s\t%s\tgap_evals\t%g\t%.4f\t%.4f\t%.4f\n", name, strategy, replay_frac[f], t->gap_e[f][0],
+                   t->gap_e[f][1], t->gap_e[f][2]);
+            printf("%s\t%s\tgap_time\t%g\t%.4f\t%.4f\t%.4f\n", name, strategy, replay_frac[f], t->gap_t[f][0],
+                   t->gap_t[f][1], t->gap_t[f][2]);
+        }
+        printf("%s\t%s\tevals_to3\t%d/%lld\t%.4f\t%.4f\t%.4f\n", name, strategy, t->reached3, seeds, t->to3[0],
+               t->to3[1], t->to3[2]);
+        printf("%s\t%s\tevals_to1\t%d/%lld\t%.4f\t%.4f\t%.4f\n", name, strategy, t->reached1, seeds, t->to1[0],
+               t->to1[1], t->to1[2]);
+        printf("%s\t%s\twithin3_at10\t%lld\t%.4f\t%.4f\t%.4f\n", name, strategy, seeds, (double)t->within3_at10 / seeds,
+               0.0, 0.0);
+    } else {
+        char c[4][40], b3[40], b1[40];
+        fmt_ci(c[0], sizeof c[0], t->gap_e[1]);
+        fmt_ci(c[1], sizeof c[1], t->gap_e[2]);
+        fmt_ci(c[2], sizeof c[2], t->gap_e[3]);
+        fmt_ci(c[3], sizeof c[3], t->gap_t[2]);
+        if (t->reached3) snprintf(b3, sizeof b3, "%.1f%% (%d/%lld)", 100 * t->to3[0], t->reached3, seeds);
+        else snprintf(b3, sizeof b3, "- (0/%lld)", seeds);
+        if (t->reached1) snprintf(b1, sizeof b1, "%.1f%% (%d/%lld)", 100 * t->to1[0], t->reached1, seeds);
+        else snprintf(b1, sizeof b1, "- (0/%lld)", seeds);
+        printf("  %-9s %-19s %-19s %-19s %-19s %-14s %-14s %d/%lld\n", strategy, c[0], c[1], c[2], c[3], b3, b1,
+               t->within3_at10, seeds);
+    }
+    fflush(stdout);
+}
+
+/* The strategies' figures summed over the landscapes scored. */
+typedef struct replay_sums {
+    int nstrat, scored;
     char *strat[32];
-    int nstrat = 0;
-    for (char *sv = NULL, *p = strtok_r(list, ",", &sv); p && nstrat < 32; p = strtok_r(NULL, ",", &sv))
-        strat[nstrat++] = p;
-    int rc = EXIT_OK;
-    for (int i = 0; i < nstrat && !rc; i++)
-        if (!search_exists(T, strat[i])) {
+    double (*e)[REPLAY_NFRAC], (*t)[REPLAY_NFRAC];
+    int *pass3;
+} replay_sums;
+
+/* Landscape li scored by every strategy. */
+static int replay_landscape(tmpl *T, const landscape *ls, int nls, int li, const replay_cost *cost, const replay_args *a,
+                            replay_sums *S)
+{
+    const landscape *l = &ls[li];
+    char name[256];
+    snprintf(name, sizeof name, "%s %s %s %s %s", l->op, l->tmpl, l->arch, l->dtype, l->bucket);
+    if (a->only && !strstr(name, a->only)) return 0;
+    double *value = xmalloc(sizeof *value * (size_t)l->n), *rexp = xmalloc(sizeof *rexp * (size_t)l->n);
+    double *cs = xmalloc(sizeof *cs * (size_t)l->n), rand_t[REPLAY_NFRAC], total_s;
+    double opt = replay_values(l, value);
+    int nok = 0, rc = 0;
+    for (int i = 0; i < l->n; i++) {
+        cs[i] = replay_cost_ms(cost, &l->rows[i]) / 1000;
+        nok += !strcmp(l->rows[i].status, "ok");
+    }
+    if (!nok) {
+        warning("landscape %s: no ok config, nothing to score", name);
+        free(value), free(rexp), free(cs);
+        return 0;
+    }
+    replay_random_expected(value, l->n, rexp);
+    replay_random_by_time(value, cs, l->n, 400, 0x5eed, rand_t, &total_s);
+    char **warm = NULL;
+    int nwarm = a->warmk > 0 ? neighbour_warm(ls, nls, li, (int)a->warmk, &warm) : 0;
+    int bud = (int)ceil(a->budget * l->n);
+    if (!a->tsv) {
+        printf("%s: %d configs (%d ok), best %.2f us, exhaustive sweep %.0f s; budget %d evaluations%s\n", name, l->n, nok,
+               opt, total_s, bud, nwarm ? ", warm-started" : "");
+        printf("  %-9s %-19s %-19s %-19s %-19s %-14s %-14s %s\n", "strategy", "gap@2% evals", "gap@5% evals",
+               "gap@10% evals", "gap@5% time", "evals to 3%", "evals to 1%", "3% by 10%");
+    }
+    S->scored++;
+    for (int si = 0; si < S->nstrat && !rc; si++) {
+        run_opts base = { cost, bud, (int)a->batch, (int)a->ahead, warm, nwarm, a->trace, S->strat[si], 0 };
+        tally t;
+        int pass;
+        if ((rc = replay_tally(T, l, value, rexp, rand_t, total_s, &base, a, &t, &pass))) break;
+        for (int f = 0; f < REPLAY_NFRAC; f++) {
+            S->e[si][f] += t.gap_e[f][0];
+            S->t[si][f] += t.gap_t[f][0];
+        }
+        S->pass3[si] += pass;
+        replay_print(name, S->strat[si], &t, a);
+    }
+    free(warm);
+    free(value), free(rexp), free(cs);
+    return rc;
+}
+
+int replay_main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "export")) return replay_export(argc - 1, argv + 1);
+    replay_args a;
+    int rc = replay_parse(argc, argv, &a);
+    if (rc) {
+        free(a.files);
+        return rc;
+    }
+    tmpl *T = tmpl_open(cli_root());
+    landscape *ls = NULL;
+    int nls = 0;
+    rc = replay_landscapes(T, &a, &ls, &nls);
+    free(a.files);
+    if (rc) {
+        tmpl_close(T);
+        return rc;
+    }
+    replay_sums S = { 0 };
+    char *list = xstrdup(a.strategies);
+    for (char *sv = NULL, *p = strtok_r(list, ",", &sv); p && S.nstrat < 32; p = strtok_r(NULL, ",", &sv))
+        S.strat[S.nstrat++] = p;
+    for (int i = 0; i < S.nstrat && !rc; i++)
+        if (!search_exists(T, S.strat[i])) {
             error("%s", tmpl_errmsg(T));
             rc = EXIT_USAGE;
         }
     replay_cost cost = replay_default_cost;
-    cost.compile_par = (double)batch;
+    cost.compile_par = (double)a.batch;
     /* Per strategy, over landscapes: the mean figures, and the bar's counts. */
-    double (*sum_e)[REPLAY_NFRAC] = xcalloc((size_t)nstrat, sizeof *sum_e);
-    double (*sum_t)[REPLAY_NFRAC] = xcalloc((size_t)nstrat, sizeof *sum_t);
-    int *pass3 = xcalloc((size_t)nstrat, sizeof *pass3), scored = 0;
-    if (tsv && !rc)
-        printf("landscape\tstrategy\tfigure\tbudget\tmean\tlo\thi\n");
-    for (int li = 0; li < nls && !rc; li++) {
-        landscape *l = &ls[li];
-        char name[256];
-        snprintf(name, sizeof name, "%s %s %s %s %s", l->op, l->tmpl, l->arch, l->dtype, l->bucket);
-        if (only && !strstr(name, only)) continue;
-        double *value = xmalloc(sizeof *value * (size_t)l->n), *rexp = xmalloc(sizeof *rexp * (size_t)l->n);
-        double *cs = xmalloc(sizeof *cs * (size_t)l->n), rand_t[REPLAY_NFRAC], total_s;
-        double opt = replay_values(l, value);
-        int nok = 0;
-        for (int i = 0; i < l->n; i++) {
-            cs[i] = replay_cost_ms(&cost, &l->rows[i]) / 1000;
-            nok += !strcmp(l->rows[i].status, "ok");
-        }
-        if (!nok) {
-            warning("landscape %s: no ok config, nothing to score", name);
-            free(value), free(rexp), free(cs);
-            continue;
-        }
-        replay_random_expected(value, l->n, rexp);
-        replay_random_by_time(value, cs, l->n, 400, 0x5eed, rand_t, &total_s);
-        char **warm = NULL;
-        int nwarm = warmk > 0 ? neighbour_warm(ls, nls, li, (int)warmk, &warm) : 0;
-        int bud = (int)ceil(budget * l->n);
-        if (!tsv)
-            printf("%s: %d configs (%d ok), best %.2f us, exhaustive sweep %.0f s; budget %d evaluations%s\n", name,
-                   l->n, nok, opt, total_s, bud, nwarm ? ", warm-started" : "");
-        if (!tsv)
-            printf("  %-9s %-19s %-19s %-19s %-19s %-14s %-14s %s\n", "strategy", "gap@2% evals", "gap@5% evals",
-                   "gap@10% evals", "gap@5% time", "evals to 3%", "evals to 1%", "3% by 10%");
-        scored++;
-        for (int si = 0; si < nstrat && !rc; si++) {
-            replay_score *sc = xcalloc((size_t)seeds, sizeof *sc);
-            for (long long k = 0; k < seeds && !rc; k++) {
-                run_opts o = { &cost, bud, (int)batch, (int)ahead, warm, nwarm, trace, strat[si], (unsigned long long)(seed0 + k) };
-                replay_trace tr;
-                if (run_one(T, l, value, &o, &tr)) rc = EXIT_FAIL;
-                else replay_score_trace(&tr, value, l->n, rexp, rand_t, total_s, &sc[k]);
-                replay_trace_free(&tr);
-            }
-            if (rc) { free(sc); break; }
-            tally t;
-            memset(&t, 0, sizeof t);
-            double *x = xmalloc(sizeof *x * (size_t)seeds);
-            for (int f = 0; f < REPLAY_NFRAC; f++) {
-                for (int k = 0; k < seeds; k++) x[k] = sc[k].gap_evals[f];
-                replay_mean_ci(x, (int)seeds, &t.gap_e[f][0], &t.gap_e[f][1], &t.gap_e[f][2]);
-                for (int k = 0; k < seeds; k++) x[k] = sc[k].gap_time[f];
-                replay_mean_ci(x, (int)seeds, &t.gap_t[f][0], &t.gap_t[f][1], &t.gap_t[f][2]);
-                sum_e[si][f] += t.gap_e[f][0];
-                sum_t[si][f] += t.gap_t[f][0];
-            }
-            int m3 = 0, m1 = 0;
-            for (int k = 0; k < seeds; k++) {
-                if (sc[k].evals_to3) x[m3++] = (double)sc[k].evals_to3 / l->n;
-                if (sc[k].evals_to3 && sc[k].evals_to3 <= budget_evals(0.10, l->n)) t.within3_at10++;
-            }
-            replay_mean_ci(x, m3, &t.to3[0], &t.to3[1], &t.to3[2]);
-            for (int k = 0; k < seeds; k++)
-                if (sc[k].evals_to1) x[m1++] = (double)sc[k].evals_to1 / l->n;
-            replay_mean_ci(x, m1, &t.to1[0], &t.to1[1], &t.to1[2]);
-            t.reached3 = m3;
-            t.reached1 = m1;
-            /* The bar, per bucket: most seeds (80%) within 3% by 10% of the space. */
-            if (t.within3_at10 * 5 >= seeds * 4) pass3[si]++;
-            free(x);
-            free(sc);
-            if (tsv) {
-                for (int f = 0; f < REPLAY_NFRAC; f++) {
-                    printf("%s\t%s\tgap_evals\t%g\t%.4f\t%.4f\t%.4f\n", name, strat[si], replay_frac[f], t.gap_e[f][0],
-                           t.gap_e[f][1], t.gap_e[f][2]);
-                    printf("%s\t%s\tgap_time\t%g\t%.4f\t%.4f\t%.4f\n", name, strat[si], replay_frac[f], t.gap_t[f][0],
-                           t.gap_t[f][1], t.gap_t[f][2]);
-                }
-                printf("%s\t%s\tevals_to3\t%d/%lld\t%.4f\t%.4f\t%.4f\n", name, strat[si], t.reached3, seeds, t.to3[0],
-                       t.to3[1], t.to3[2]);
-                printf("%s\t%s\tevals_to1\t%d/%lld\t%.4f\t%.4f\t%.4f\n", name, strat[si], t.reached1, seeds, t.to1[0],
-                       t.to1[1], t.to1[2]);
-                printf("%s\t%s\twithin3_at10\t%lld\t%.4f\t%.4f\t%.4f\n", name, strat[si], seeds,
-                       (double)t.within3_at10 / seeds, 0.0, 0.0);
-            } else {
-                char a[4][40], b3[40], b1[40];
-                fmt_ci(a[0], sizeof a[0], t.gap_e[1]);
-                fmt_ci(a[1], sizeof a[1], t.gap_e[2]);
-                fmt_ci(a[2], sizeof a[2], t.gap_e[3]);
-                fmt_ci(a[3], sizeof a[3], t.gap_t[2]);
-                if (t.reached3) snprintf(b3, sizeof b3, "%.1f%% (%d/%lld)", 100 * t.to3[0], t.reached3, seeds);
-                else snprintf(b3, sizeof b3, "- (0/%lld)", seeds);
-                if (t.reached1) snprintf(b1, sizeof b1, "%.1f%% (%d/%lld)", 100 * t.to1[0], t.reached1, seeds);
-                else snprintf(b1, sizeof b1, "- (0/%lld)", seeds);
-                printf("  %-9s %-19s %-19s %-19s %-19s %-14s %-14s %d/%lld\n", strat[si], a[0], a[1], a[2], a[3], b3, b1,
-                       t.within3_at10, seeds);
-            }
-            fflush(stdout);
-        }
-        free(warm);
-        free(value), free(rexp), free(cs);
-    }
-    if (!rc && scored > 1 && !tsv) {
-        printf("over %d landscapes (mean of each one's mean):\n", scored);
+    S.e = xcalloc((size_t)S.nstrat + 1, sizeof *S.e);
+    S.t = xcalloc((size_t)S.nstrat + 1, sizeof *S.t);
+    S.pass3 = xcalloc((size_t)S.nstrat + 1, sizeof *S.pass3);
+    if (a.tsv && !rc) printf("landscape\tstrategy\tfigure\tbudget\tmean\tlo\thi\n");
+    for (int li = 0; li < nls && !rc; li++) rc = replay_landscape(T, ls, nls, li, &cost, &a, &S);
+    if (!rc && S.scored > 1 && !a.tsv) {
+        printf("over %d landscapes (mean of each one's mean):\n", S.scored);
         printf("  %-9s %7s %7s %7s %7s %7s | %7s %7s %7s  buckets within 3%% by 10%%\n", "strategy", "1%", "2%", "5%", "10%",
                "20%", "t2%", "t5%", "t10%");
-        for (int si = 0; si < nstrat; si++) {
-            printf("  %-9s", strat[si]);
-            for (int f = 0; f < REPLAY_NFRAC; f++) printf(" %7.2f", sum_e[si][f] / scored);
+        for (int si = 0; si < S.nstrat; si++) {
+            printf("  %-9s", S.strat[si]);
+            for (int f = 0; f < REPLAY_NFRAC; f++) printf(" %7.2f", S.e[si][f] / S.scored);
             printf(" |");
-            for (int f = 1; f < 4; f++) printf(" %7.2f", sum_t[si][f] / scored);
-            printf("  %d/%d\n", pass3[si], scored);
+            for (int f = 1; f < 4; f++) printf(" %7.2f", S.t[si][f] / S.scored);
+            printf("  %d/%d\n", S.pass3[si], S.scored);
         }
     }
-    free(sum_e), free(sum_t), free(pass3);
+    free(S.e), free(S.t), free(S.pass3);
     free(list);
     tmpl_close(T);
     replay_free(ls, nls);

@@ -110,13 +110,12 @@ static int retune_like(const char *cmd, int argc, char **argv, int check)
             return cli_usage_error(cmd, check ? check_usage : retune_usage, "--noise '%s' is not a percentage in [0, 1000]", opts[0].value);
         o.noise = v / 100;
     }
-    if (opts[2].set && (o.budget_s = parse_duration(opts[2].value)) <= 0)
-        return cli_usage_error(cmd, check ? check_usage : retune_usage, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[2].value);
+    if (opts[2].set && (rc = cli_duration(cmd, check ? check_usage : retune_usage, "--budget", opts[2].value, "90s, 30m or 2h",
+                                          &o.budget_s)))
+        return rc;
     if (opts[3].set) {
-        char *end;
-        long v = strtol(opts[3].value, &end, 10);
-        if (*end || end == opts[3].value || v < 0 || v > 63)
-            return cli_usage_error(cmd, check ? check_usage : retune_usage, "--gpu '%s' must be an integer in [0, 63]", opts[3].value);
+        long long v;
+        if ((rc = cli_count(cmd, check ? check_usage : retune_usage, "--gpu", opts[3].value, 0, 63, &v))) return rc;
         o.gpu = (int)v;
     }
     if (!file_exists(o.db_path)) {
@@ -132,8 +131,7 @@ static int retune_like(const char *cmd, int argc, char **argv, int check)
     }
     reg_close(r);
     strbuf cmdline = STRBUF_INIT;
-    sb_puts(&cmdline, "aitune");
-    for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    cli_command_line(argc, argv, &cmdline);
     o.command = sb_str(&cmdline);
     rc = sweep_run(&o);
     sb_free(&cmdline);

@@ -36,6 +36,7 @@
 #include "aitune.h"
 #include "align.h"
 #include "cu.h"
+#include "names.h"
 #include "plan.h"
 #include "vendor.h"
 
@@ -120,8 +121,6 @@ struct rt_set {
     size_t nslots, slots_cap;
 };
 
-/* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
-#define RT_SCHEMA_VERSION 6
 #define RT_NCHAINS 256        /* hash chains of sets (a power of two) */
 #define RT_MAXEMPTY 1024      /* sets without winners kept; past that, asked again */
 
@@ -217,19 +216,6 @@ static int rt_intern(struct rt_pool *pool, const char *s, size_t n, size_t *off)
     *off = pool->n;
     pool->n += n + 1;
     return 0;
-}
-
-/* The length of arch without the suffix of an arch-specific ('a') or family
-** ('f') target: sm_90a runs what was tuned for sm_90, and the registry keys
-** winners by the base arch. Only a letter right after the digits counts, so
-** a name that merely ends in 'a' is left alone. */
-static size_t rt_arch_len(const char *arch)
-{
-    size_t n = strlen(arch);
-    if (n >= 2 && (arch[n - 1] == 'a' || arch[n - 1] == 'f') &&
-        arch[n - 2] >= '0' && arch[n - 2] <= '9')
-        return n - 1;
-    return n;
 }
 
 /* A column as text; "" for NULL, which the schema forbids anyway. */
@@ -692,7 +678,7 @@ static void rt_free_set(struct rt_set *s)
 static struct rt_set *rt_get_set(aitune *h, const char *op, const char *arch, const char *dtype,
                                  int *transient)
 {
-    size_t archlen = rt_arch_len(arch);
+    size_t archlen = arch_base_len(arch);
     uint64_t hv = rt_hash(op, arch, archlen, dtype);
     struct rt_set **chain = &h->chains[hv & (RT_NCHAINS - 1)];
     *transient = 0;
@@ -737,7 +723,7 @@ static int rt_add_default(aitune *h, sqlite3_stmt *st)
     const char *f[5] = { rt_text(st, 0), arch, rt_text(st, 2), rt_text(st, 3), rt_text(st, 4) };
     size_t *off[5] = { &d->op, &d->arch, &d->dtype, &d->tmpl, &d->config };
     for (int i = 0; i < 5; i++)
-        if (rt_intern(&h->pool, f[i], i == 1 ? rt_arch_len(arch) : strlen(f[i]), off[i]))
+        if (rt_intern(&h->pool, f[i], i == 1 ? arch_base_len(arch) : strlen(f[i]), off[i]))
             return rt_error(h, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
     d->rowid = h->schema >= 2 ? sqlite3_column_int64(st, 5) : 0;
     h->ndefaults++;
@@ -762,11 +748,11 @@ static int rt_schema(aitune *h, sqlite3 *db)
             sqlite3_finalize(st);
             return rt_error(h, AITUNE_CORRUPT, "registry '%s': bad schema version", h->path);
         }
-        if (n > RT_SCHEMA_VERSION) {
+        if (n > REG_SCHEMA_VERSION) {
             sqlite3_finalize(st);
             return rt_error(h, AITUNE_CORRUPT,
                             "registry '%s' was written by a newer aitune (schema %ld; this libaitune "
-                            "reads up to %d): upgrade libaitune", h->path, n, RT_SCHEMA_VERSION);
+                            "reads up to %d): upgrade libaitune", h->path, n, REG_SCHEMA_VERSION);
         }
         h->schema = (int)n;
     } else if (rc != SQLITE_DONE) {
@@ -990,6 +976,131 @@ static int rt_prefer_hw(const struct rt_set *s, const struct rt_winner *w, const
     return memcmp(s->edges + w->edges, s->edges + best->edges, 2 * (size_t)ndims * sizeof(long long)) == 0;
 }
 
+/* The winners of group g whose buckets may hold shape, as indexes [*from,
+** *to) into s->winners (through *slot when it is not NULL). With disjoint
+** ranges (log2 or explicit edges) that is one run, found by binary search,
+** and within it (sorted1) the dim-1 range by another; else those with lo[0]
+** in (shape[0] - span0, shape[0]]. */
+static void rt_exact_range(const struct rt_set *s, const struct rt_group *g, const long long *shape, int ndims,
+                           size_t *from, size_t *to, const size_t **slot)
+{
+    const long long *E = s->edges;
+    size_t lo_i = 0, b = 0;
+    *slot = g->disjoint ? s->slots : NULL;   /* runs list winners through slots */
+    if (g->disjoint) {
+        size_t x = g->run, y = g->run + g->nruns;
+        while (x < y) {   /* the first run with hi0 > shape[0] */
+            size_t m = x + (y - x) / 2;
+            if (s->runs[m].hi0 > shape[0]) y = m; else x = m + 1;
+        }
+        if (x < g->run + g->nruns) {
+            const struct rt_run *r = &s->runs[x];
+            lo_i = r->first;
+            b = lo_i + r->count;
+            if (r->sorted1) {
+                size_t p = lo_i, q = b;
+                while (p < q) {   /* the first with hi1 > shape[1] */
+                    size_t m = p + (q - p) / 2;
+                    if (E[s->winners[(*slot)[m]].edges + ndims + 1] > shape[1]) q = m; else p = m + 1;
+                }
+                lo_i = p;
+                q = p;
+                while (q < b && E[s->winners[(*slot)[q]].edges + 1] <= shape[1])
+                    q++;        /* those whose dim-1 range starts at or before it */
+                b = q;
+            }
+        }
+    } else {
+        size_t a = g->first, x = a, y = g->first + g->count;
+        while (x < y) {   /* first with lo[0] > shape[0] */
+            size_t m = x + (y - x) / 2;
+            if (E[s->winners[m].edges] > shape[0]) y = m; else x = m + 1;
+        }
+        b = x;
+        long long floor0 = shape[0] - g->span0;
+        x = a, y = b;
+        while (x < y) {   /* first with lo[0] > shape[0] - span0 */
+            size_t m = x + (y - x) / 2;
+            if (E[s->winners[m].edges] > floor0) y = m; else x = m + 1;
+        }
+        lo_i = x;
+    }
+    *from = lo_i;
+    *to = b;
+}
+
+/* The best winner of group g whose bucket holds shape (rt_exact_better),
+** or NULL. */
+static const struct rt_winner *rt_exact(const struct rt_set *s, const struct rt_group *g, const long long *shape,
+                                        int ndims, const char *hw)
+{
+    const struct rt_winner *best = NULL;
+    size_t from, to;
+    const size_t *slot;
+    rt_exact_range(s, g, shape, ndims, &from, &to, &slot);
+    for (size_t k = from; k < to; k++) {
+        const struct rt_winner *w = &s->winners[slot ? slot[k] : k];
+        const long long *lo = s->edges + w->edges, *hi = lo + ndims;
+        int exact = 1;
+        for (int i = 0; i < ndims && exact; i++)
+            exact = shape[i] >= (lo[i] > 1 ? lo[i] : 1) && shape[i] <= hi[i] - 1;
+        if (exact && (!best || rt_exact_better(s, w, best, hw, shape, ndims))) best = w;
+    }
+    return best;
+}
+
+/* The whole group's nearest winner (rt_better), when no bucket holds the
+** shape: *exact whether it holds it after all, *dist how far it is, in
+** log2 steps summed over the dims (a kernel tuned for 2^20 suits 2^21
+** better than 2^25). */
+static const struct rt_winner *rt_nearest(const struct rt_set *s, const struct rt_group *g, const long long *shape,
+                                          int ndims, const char *hw, int *best_exact, double *best_dist)
+{
+    const long long *E = s->edges;
+    const struct rt_winner *best = NULL;
+    long long best_score = 0;
+    *best_exact = 0;
+    *best_dist = 0;
+    for (size_t k = g->first; k < g->first + g->count; k++) {
+        const struct rt_winner *w = &s->winners[k];
+        const long long *lo = E + w->edges, *hi = lo + ndims;
+        int exact = 1;
+        double dist = 0;
+        for (int i = 0; i < ndims; i++) {
+            long long v = shape[i], a = lo[i] > 1 ? lo[i] : 1, c = hi[i] - 1;
+            long long near = v < a ? a : v > c ? c : v;
+            if (near != v) {
+                exact = 0;
+                dist += fabs(log2((double)v) - log2((double)near));
+            }
+        }
+        long long score = rt_align_score(s, w, shape, ndims);
+        if (!best || rt_better(exact, dist, lo, score, *best_exact, *best_dist, E + best->edges, best_score, ndims) ||
+            (!rt_better(*best_exact, *best_dist, E + best->edges, best_score, exact, dist, lo, score, ndims) &&
+             rt_prefer_hw(s, w, best, hw, ndims))) {
+            best = w;
+            *best_exact = exact;
+            *best_dist = dist;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+/* The default of (op, arch's base, dtype), or NULL. */
+static const struct rt_default *rt_default_of(const aitune *h, const char *op, const char *arch, const char *dtype)
+{
+    size_t archlen = arch_base_len(arch);
+    for (size_t k = 0; k < h->ndefaults; k++) {
+        const struct rt_default *d = &h->defaults[k];
+        const char *a = h->pool.s + d->arch;
+        if (!strcmp(h->pool.s + d->op, op) && !strncmp(a, arch, archlen) && a[archlen] == '\0' &&
+            !strcmp(h->pool.s + d->dtype, dtype))
+            return d;
+    }
+    return NULL;
+}
+
 /* The answer for a query: *wp (a winner, of *sp) or *dp (a default). hw,
 ** when not NULL, is the current GPU's hardware identity: among winners of
 ** one bucket it prefers the one measured there. No allocation and no
@@ -1021,101 +1132,17 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
     if (s->rc != AITUNE_OK)
         return rt_error(h, s->rc, "%s", s->err ? s->err : "registry: a set failed to load");
 
-    const struct rt_winner *best = NULL;
-    int best_exact = 0, other_ndims = 0;
-    long long best_score = 0;
-    double best_dist = 0;
     const struct rt_group *g = NULL;
+    int other_ndims = 0;
     for (size_t i = 0; i < s->ngroups; i++)
         if (s->groups[i].ndims == ndims)
             g = &s->groups[i];
         else
             other_ndims = s->groups[i].ndims; /* only for the message, if nothing answers */
-    const long long *E = s->edges;
-    if (g) {
-        /* Exact: only buckets whose dim-0 range holds shape[0]. With
-        ** disjoint ranges (log2 or explicit edges) that is one run, found by
-        ** binary search, and within it (sorted1) the dim-1 range by another;
-        ** else those with lo[0] in (shape[0] - span0, shape[0]]. */
-        size_t lo_i = 0, b = 0;
-        const size_t *slot = g->disjoint ? s->slots : NULL;   /* runs list winners through slots */
-        if (g->disjoint) {
-            size_t x = g->run, y = g->run + g->nruns;
-            while (x < y) {   /* the first run with hi0 > shape[0] */
-                size_t m = x + (y - x) / 2;
-                if (s->runs[m].hi0 > shape[0]) y = m; else x = m + 1;
-            }
-            if (x < g->run + g->nruns) {
-                const struct rt_run *r = &s->runs[x];
-                lo_i = r->first;
-                b = lo_i + r->count;
-                if (r->sorted1) {
-                    size_t p = lo_i, q = b;
-                    while (p < q) {   /* the first with hi1 > shape[1] */
-                        size_t m = p + (q - p) / 2;
-                        if (E[s->winners[slot[m]].edges + ndims + 1] > shape[1]) q = m; else p = m + 1;
-                    }
-                    lo_i = p;
-                    q = p;
-                    while (q < b && E[s->winners[slot[q]].edges + 1] <= shape[1])
-                        q++;        /* those whose dim-1 range starts at or before it */
-                    b = q;
-                }
-            }
-        } else {
-            size_t a = g->first, x = a, y = g->first + g->count;
-            while (x < y) {   /* first with lo[0] > shape[0] */
-                size_t m = x + (y - x) / 2;
-                if (E[s->winners[m].edges] > shape[0]) y = m; else x = m + 1;
-            }
-            b = x;
-            long long floor0 = shape[0] - g->span0;
-            x = a, y = b;
-            while (x < y) {   /* first with lo[0] > shape[0] - span0 */
-                size_t m = x + (y - x) / 2;
-                if (E[s->winners[m].edges] > floor0) y = m; else x = m + 1;
-            }
-            lo_i = x;
-        }
-        for (size_t k = lo_i; k < b; k++) {
-            const struct rt_winner *w = &s->winners[slot ? slot[k] : k];
-            const long long *lo = E + w->edges, *hi = lo + ndims;
-            int exact = 1;
-            for (int i = 0; i < ndims && exact; i++)
-                exact = shape[i] >= (lo[i] > 1 ? lo[i] : 1) && shape[i] <= hi[i] - 1;
-            if (exact && (!best || rt_exact_better(s, w, best, hw, shape, ndims))) {
-                best = w;
-                best_exact = 1;
-            }
-        }
-    }
-    /* Nearest: the whole group, only when no bucket holds the shape. */
-    size_t scan_from = g && !best ? g->first : 0, scan_to = g && !best ? g->first + g->count : 0;
-    for (size_t k = scan_from; k < scan_to; k++) {
-        const struct rt_winner *w = &s->winners[k];
-        /* Distance to the nearest size the bucket holds, in log2 steps per
-        ** dim: a kernel tuned for 2^20 suits 2^21 better than 2^25. */
-        const long long *lo = E + w->edges, *hi = lo + ndims;
-        int exact = 1;
-        double dist = 0;
-        for (int i = 0; i < ndims; i++) {
-            long long v = shape[i], a = lo[i] > 1 ? lo[i] : 1, c = hi[i] - 1;
-            long long near = v < a ? a : v > c ? c : v;
-            if (near != v) {
-                exact = 0;
-                dist += fabs(log2((double)v) - log2((double)near));
-            }
-        }
-        long long score = rt_align_score(s, w, shape, ndims);
-        if (!best || rt_better(exact, dist, lo, score, best_exact, best_dist, E + best->edges, best_score, ndims) ||
-            (!rt_better(best_exact, best_dist, E + best->edges, best_score, exact, dist, lo, score, ndims) &&
-             rt_prefer_hw(s, w, best, hw, ndims))) {
-            best = w;
-            best_exact = exact;
-            best_dist = dist;
-            best_score = score;
-        }
-    }
+    int best_exact = 1;
+    double best_dist = 0;
+    const struct rt_winner *best = g ? rt_exact(s, g, shape, ndims, hw) : NULL;
+    if (g && !best) best = rt_nearest(s, g, shape, ndims, hw, &best_exact, &best_dist);
     if (best) {
         out->level = best_exact ? AITUNE_EXACT : AITUNE_NEAREST;
         out->template_name = s->pool.s + best->tmpl;
@@ -1130,18 +1157,13 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
     if (transient)
         rt_free_set(s);   /* it had no winners: nothing points into it */
 
-    size_t archlen = rt_arch_len(arch);
-    for (size_t k = 0; k < h->ndefaults; k++) {
-        const struct rt_default *d = &h->defaults[k];
-        const char *a = h->pool.s + d->arch;
-        if (!strcmp(h->pool.s + d->op, op) && !strncmp(a, arch, archlen) && a[archlen] == '\0' &&
-            !strcmp(h->pool.s + d->dtype, dtype)) {
-            out->level = AITUNE_DEFAULT;
-            out->template_name = h->pool.s + d->tmpl;
-            out->config = h->pool.s + d->config;
-            *dp = d;
-            return AITUNE_OK;
-        }
+    const struct rt_default *d = rt_default_of(h, op, arch, dtype);
+    if (d) {
+        out->level = AITUNE_DEFAULT;
+        out->template_name = h->pool.s + d->tmpl;
+        out->config = h->pool.s + d->config;
+        *dp = d;
+        return AITUNE_OK;
     }
     if (other_ndims)
         return rt_error(h, AITUNE_NOTFOUND,
@@ -1149,6 +1171,7 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
                         op, arch, dtype, ndims, other_ndims);
     return rt_error(h, AITUNE_NOTFOUND, "no winner or default for %s %s %s", op, arch, dtype);
 }
+
 /* Count a query no tuned bucket held. Only misses take the lock: exact
 ** answers stay lock-free. */
 static void rt_count_miss(aitune *h, const char *op, const char *arch, const char *dtype,
@@ -1161,7 +1184,7 @@ static void rt_count_miss(aitune *h, const char *op, const char *arch, const cha
     if (at >= sizeof sh || strlen(op) >= 32 || strlen(arch) >= 16 || strlen(dtype) >= 16)
         return;
     char a[16];
-    snprintf(a, sizeof a, "%.*s", (int)rt_arch_len(arch), arch);
+    snprintf(a, sizeof a, "%.*s", (int)arch_base_len(arch), arch);
     pthread_mutex_lock(&h->mu);
     int i = 0;
     while (i < h->nmisses && (strcmp(h->misses[i].op, op) || strcmp(h->misses[i].arch, a) ||
@@ -1327,8 +1350,8 @@ static int rt_vendor_kernel(aitune *h, struct aitune_kernel *k, const char *op, 
     for (int i = 0; i < p->nparams; i++)
         ws |= p->params[i].kind == PLAN_WORKSPACE;
     if (k->vkind < 0 || p->ndims != 3 || strcmp(p->dims[0], "m") || strcmp(p->dims[1], "n") ||
-        strcmp(p->dims[2], "k") || k->va < 0 || k->vb < 0 || k->vd < 0 || p->args[k->va].role != PLAN_IN ||
-        p->args[k->vb].role != PLAN_IN || p->args[k->vd].role != PLAN_OUT || !ws)
+        strcmp(p->dims[2], "k") || k->va < 0 || k->vb < 0 || k->vd < 0 || p->args[k->va].role != ROLE_IN ||
+        p->args[k->vb].role != ROLE_IN || p->args[k->vd].role != ROLE_OUT || !ws)
         return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s %s bucket %s names the vendor, but the vendor "
                         "serves no such problem (%s %s, its plan's arguments and workspace)", h->path, op, dtype,
                         bucket, op, dtype);
@@ -1510,9 +1533,9 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
     }
     plan_value v[PLAN_MAXARGS];
     for (int i = 0; i < p->nargs; i++) {
-        v[i].ptr = p->args[i].role <= PLAN_INOUT ? args[i].ptr : 0;
-        v[i].f32 = p->args[i].role == PLAN_SCALAR ? args[i].f32 : 0;
-        if (p->args[i].role <= PLAN_INOUT && !args[i].ptr)
+        v[i].ptr = p->args[i].role <= ROLE_INOUT ? args[i].ptr : 0;
+        v[i].f32 = p->args[i].role == ROLE_SCALAR ? args[i].f32 : 0;
+        if (p->args[i].role <= ROLE_INOUT && !args[i].ptr)
             return rt_error(h, AITUNE_MISUSE, "aitune_launch: buffer '%s' is NULL", p->args[i].name);
     }
     unsigned long long ws = k->ws ? args[p->nargs].ptr : 0;
@@ -1792,9 +1815,9 @@ int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const
     b->nargs = p->nargs;
     plan_value v[PLAN_MAXARGS];
     for (int i = 0; i < p->nargs; i++) {
-        int buf = p->args[i].role <= PLAN_INOUT;
+        int buf = p->args[i].role <= ROLE_INOUT;
         v[i].ptr = !buf ? 0 : args && args[i].ptr ? args[i].ptr : RT_FAKE_ADDR(i + 1);
-        v[i].f32 = p->args[i].role == PLAN_SCALAR && args ? args[i].f32 : 0;
+        v[i].f32 = p->args[i].role == ROLE_SCALAR && args ? args[i].f32 : 0;
         if (buf)
             b->bufs[b->nbufs++] = (signed char)i;
     }

@@ -91,15 +91,14 @@ static int get_str(ctx *c, yaml_node_t *map, const char *key, char *dst, size_t 
     return 0;
 }
 
-/* timing: "flush" (0) or "stream" (1); dflt when absent. */
+/* timing: flush (0) or stream (1), names.h; dflt when absent. */
 static int get_timing(ctx *c, yaml_node_t *map, int dflt, int *out)
 {
     yaml_node_t *n = get(c, map, "timing");
     if (!n) { *out = dflt; return 0; }
     const char *s = scalar(n);
-    if (s && !strcmp(s, "flush")) *out = 0;
-    else if (s && !strcmp(s, "stream")) *out = 1;
-    else return fail(c, n, "timing must be flush or stream, not '%s'", s ? s : "(not a scalar)");
+    if ((*out = timing_find(s)) < 0)
+        return fail(c, n, "timing must be " TIMING_FLUSH " or " TIMING_STREAM ", not '%s'", s ? s : "(not a scalar)");
     return 0;
 }
 

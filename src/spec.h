@@ -44,6 +44,7 @@
 ** Errors name the file, the line and the field. */
 #ifndef SPEC_H
 #define SPEC_H
+#include "names.h"
 #include <stddef.h>
 
 #define SPEC_MAXDIMS 4
@@ -189,14 +190,13 @@ int bucket_key(int ndims, char names[][16], const long long *lo, const long long
 ** sweep's choice (sweep_split.c: split_box): those along which the best config
 ** changes.
 **
-** A part's key is its bucket's, '/', and its lower corner in the dims' order
+** A part's key is its bucket's, BUCKET_PART ('/', names.h), and its lower corner in the dims' order
 ** ("n=2^12/5760", "rows=2^14,cols=2^12/2^14,5760", "n=2^12:align1/5760":
 ** the class stays in the home), at every level: a
 ** part's part that shares its lower corner shares its key, and the leaves,
 ** disjoint, have keys of their own. The bucket's key is the part's home,
 ** which keeps the measurements taken at the bucket's size, and the registry
 ** stores no winner for a bucket or part next to its parts. */
-#define BUCKET_PART '/'
 /* The split point of [lo, hi): 1 with *at, or 0 when it cannot be split. */
 int bucket_split_point(long long lo, long long hi, long long *at);
 /* The parts of b when the dims of mask are split (dims that cannot be are

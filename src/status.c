@@ -8,6 +8,7 @@
 #include "spec.h"
 #include "identity.h"
 #include "jit.h"
+#include "json.h"
 #include "registry.h"
 #include "vendor.h"
 #include "worker.h"
@@ -104,20 +105,26 @@ static void age_text(double s, char *out, size_t cap)
     else snprintf(out, cap, "%.0f days old", s / 86400);
 }
 
-typedef struct miss_ctx { strbuf *json; int n; } miss_ctx;
+typedef struct miss_ctx { jw *json; int n; } miss_ctx;
 
 static int show_miss(const char *op, const char *arch, const char *dtype, long long shapes, long long calls, void *vctx)
 {
     miss_ctx *m = vctx;
     if (m->json) {
-        sb_puts(m->json, m->n ? ",\n  " : "\n  ");
-        sb_puts(m->json, "{\"op\":");
-        sb_json_str(m->json, op);
-        sb_puts(m->json, ",\"arch\":");
-        sb_json_str(m->json, arch);
-        sb_puts(m->json, ",\"dtype\":");
-        sb_json_str(m->json, dtype);
-        sb_printf(m->json, ",\"shapes\":%lld,\"calls\":%lld}", shapes, calls);
+        jw *w = m->json;
+        jw_space(w, "\n  ");
+        jw_obj(w);
+        jw_key(w, "op");
+        jw_str(w, op);
+        jw_key(w, "arch");
+        jw_str(w, arch);
+        jw_key(w, "dtype");
+        jw_str(w, dtype);
+        jw_key(w, "shapes");
+        jw_int(w, shapes);
+        jw_key(w, "calls");
+        jw_int(w, calls);
+        jw_end(w);
     } else {
         strbuf s = STRBUF_INIT;
         sb_printable(&s, op);
@@ -127,6 +134,88 @@ static int show_miss(const char *op, const char *arch, const char *dtype, long l
     }
     m->n++;
     return 0;
+}
+
+/* --json: what this machine runs. */
+static void json_current(jw *w, const current *cur)
+{
+    jw_key(w, "current");
+    jw_obj(w);
+    jw_key(w, "gpu_checked");
+    jw_bool(w, cur->gpu_known);
+    jw_key(w, "hw");
+    jw_str(w, cur->gpu_known ? cur->hw : NULL);
+    jw_key(w, "driver");
+    jw_str(w, cur->gpu_known ? cur->dev.driver : NULL);
+    jw_key(w, "cuda_driver");
+    if (cur->gpu_known) jw_int(w, cur->dev.cuda_driver);
+    else jw_null(w);
+    jw_key(w, "nvrtc");
+    jw_str(w, cur->dev.nvrtc);
+    jw_key(w, "aitune");
+    jw_str(w, AITUNE_TOOL_VERSION);
+    if (!cur->gpu_known) {
+        jw_key(w, "gpu_error");
+        jw_str(w, cur->gpu_why);
+    }
+    jw_end(w);
+}
+
+/* --json: one winner, its reasons a list. */
+static void json_winner(jw *j, const winner_row *w)
+{
+    const char *keys[] = { "op", "arch", "dtype", "bucket", "hw", "template", "config" };
+    const char *vals[] = { w->op, w->arch, w->dtype, w->bucket, w->hw, w->tmpl, w->config };
+    jw_space(j, "\n  ");
+    jw_obj(j);
+    for (int i = 0; i < 7; i++) {
+        jw_key(j, keys[i]);
+        jw_str(j, vals[i]);
+    }
+    jw_key(j, "median_us");
+    jw_num(j, w->median_us, 3);
+    jw_key(j, "measured");
+    jw_str(j, w->when);
+    jw_key(j, "age_s");
+    if (w->age_s < 0) jw_null(j);
+    else jw_num(j, w->age_s, 0);
+    jw_key(j, "state");
+    jw_str(j, w->state);
+    jw_key(j, "reasons");
+    jw_arr(j);
+    /* reasons are "; "-joined text of this file's making */
+    char *save = NULL, *copy = xstrdup(w->reasons);
+    for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+        while (*t == ' ') t++;
+        jw_str(j, t);
+    }
+    free(copy);
+    jw_end(j);
+    jw_end(j);
+}
+
+/* A winner's line. */
+static void print_winner(const winner_row *w)
+{
+    char age[32];
+    age_text(w->age_s, age, sizeof age);
+    strbuf s = STRBUF_INIT;
+    sb_printable(&s, w->op);
+    sb_puts(&s, " ");
+    sb_printable(&s, w->dtype);
+    sb_puts(&s, " ");
+    sb_printable(&s, w->bucket);
+    printf("%-6s  %-28s %-6s %-14s %s", w->state, sb_str(&s), w->arch, age, w->tmpl);
+    sb_reset(&s);
+    if (w->reasons[0] && strcmp(w->state, "other")) {
+        sb_printable(&s, w->reasons);
+        printf(": %s", sb_str(&s));
+    } else if (!strcmp(w->state, "other")) {
+        sb_printable(&s, w->hw);
+        printf(" (on %s)", sb_str(&s));
+    }
+    printf("\n");
+    sb_free(&s);
 }
 
 static void current_identity(int gpu, current *cur)
@@ -156,10 +245,8 @@ int cmd_status(int argc, char **argv)
     if (rc) return rc;
     int gpu = 0;
     if (opts[1].set) {
-        char *end;
-        long v = strtol(opts[1].value, &end, 10);
-        if (*end || end == opts[1].value || v < 0 || v > 63)
-            return cli_usage_error("status", status_usage, "--gpu '%s' must be an integer in [0, 63]", opts[1].value);
+        long long v;
+        if ((rc = cli_count("status", status_usage, "--gpu", opts[1].value, 0, 63, &v))) return rc;
         gpu = (int)v;
     }
     const char *db = cli_db_path(opts[2].value);
@@ -190,101 +277,44 @@ int cmd_status(int argc, char **argv)
         else if (!strcmp(c.rows[i].state, "fresh")) fresh++;
         else other++;
     }
-    strbuf js = STRBUF_INIT;
-    miss_ctx mc = { .json = opts[0].set ? &js : NULL };
-    if (opts[0].set) {
-        sb_puts(&js, "{\"current\":{\"gpu_checked\":");
-        sb_puts(&js, cur.gpu_known ? "true" : "false");
-        sb_puts(&js, ",\"hw\":");
-        sb_json_str(&js, cur.gpu_known ? cur.hw : NULL);
-        sb_puts(&js, ",\"driver\":");
-        sb_json_str(&js, cur.gpu_known ? cur.dev.driver : NULL);
-        if (cur.gpu_known) sb_printf(&js, ",\"cuda_driver\":%d", cur.dev.cuda_driver);
-        else sb_puts(&js, ",\"cuda_driver\":null");
-        sb_puts(&js, ",\"nvrtc\":");
-        sb_json_str(&js, cur.dev.nvrtc);
-        sb_puts(&js, ",\"aitune\":");
-        sb_json_str(&js, AITUNE_TOOL_VERSION);
-        if (!cur.gpu_known) {
-            sb_puts(&js, ",\"gpu_error\":");
-            sb_json_str(&js, cur.gpu_why);
+    jw js = { 0 };
+    int json = opts[0].set;
+    miss_ctx mc = { .json = json ? &js : NULL };
+    if (json) {
+        jw_obj(&js);
+        json_current(&js, &cur);
+        const char *counts[] = { "fresh", "stale", "other", "vendor" };
+        int nums[] = { fresh, stale, other, vendor };
+        for (int i = 0; i < 4; i++) {
+            if (i == 0) jw_space(&js, "\n");
+            jw_key(&js, counts[i]);
+            jw_int(&js, nums[i]);
         }
-        sb_printf(&js, "},\n\"fresh\":%d,\"stale\":%d,\"other\":%d,\"vendor\":%d,\n\"winners\":[", fresh, stale, other,
-                  vendor);
-        for (int i = 0; i < c.n; i++) {
-            winner_row *w = &c.rows[i];
-            sb_puts(&js, i ? ",\n  {\"op\":" : "\n  {\"op\":");
-            sb_json_str(&js, w->op);
-            sb_puts(&js, ",\"arch\":");
-            sb_json_str(&js, w->arch);
-            sb_puts(&js, ",\"dtype\":");
-            sb_json_str(&js, w->dtype);
-            sb_puts(&js, ",\"bucket\":");
-            sb_json_str(&js, w->bucket);
-            sb_puts(&js, ",\"hw\":");
-            sb_json_str(&js, w->hw);
-            sb_puts(&js, ",\"template\":");
-            sb_json_str(&js, w->tmpl);
-            sb_puts(&js, ",\"config\":");
-            sb_json_str(&js, w->config);
-            sb_puts(&js, ",\"median_us\":");
-            sb_json_num(&js, w->median_us, 3);
-            sb_puts(&js, ",\"measured\":");
-            sb_json_str(&js, w->when);
-            sb_puts(&js, ",\"age_s\":");
-            if (w->age_s < 0) sb_puts(&js, "null");
-            else sb_json_num(&js, w->age_s, 0);
-            sb_puts(&js, ",\"state\":");
-            sb_json_str(&js, w->state);
-            sb_puts(&js, ",\"reasons\":[");
-            /* reasons are "; "-joined text of this file's making */
-            char *save = NULL, *copy = xstrdup(w->reasons);
-            int k = 0;
-            for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-                while (*t == ' ') t++;
-                if (k++) sb_puts(&js, ",");
-                sb_json_str(&js, t);
-            }
-            free(copy);
-            sb_puts(&js, "]}");
-        }
-        sb_puts(&js, "],\n\"misses\":[");
+        jw_space(&js, "\n");
+        jw_key(&js, "winners");
+        jw_arr(&js);
+        for (int i = 0; i < c.n; i++) json_winner(&js, &c.rows[i]);
+        jw_end(&js);
+        jw_space(&js, "\n");
+        jw_key(&js, "misses");
+        jw_arr(&js);
     } else {
         if (cur.gpu_known)
             printf("this GPU: %s; driver %s, CUDA %d, NVRTC %s, aitune %s\n", cur.hw, cur.dev.driver,
                    cur.dev.cuda_driver, cur.dev.nvrtc, AITUNE_TOOL_VERSION);
         else
             printf("this GPU: not checked (%s); NVRTC %s, aitune %s\n", cur.gpu_why, cur.dev.nvrtc, AITUNE_TOOL_VERSION);
-        for (int i = 0; i < c.n; i++) {
-            winner_row *w = &c.rows[i];
-            char age[32];
-            age_text(w->age_s, age, sizeof age);
-            strbuf s = STRBUF_INIT;
-            sb_printable(&s, w->op);
-            sb_puts(&s, " ");
-            sb_printable(&s, w->dtype);
-            sb_puts(&s, " ");
-            sb_printable(&s, w->bucket);
-            printf("%-6s  %-28s %-6s %-14s %s", w->state, sb_str(&s), w->arch, age, w->tmpl);
-            sb_reset(&s);
-            if (w->reasons[0] && strcmp(w->state, "other")) {
-                sb_printable(&s, w->reasons);
-                printf(": %s", sb_str(&s));
-            } else if (!strcmp(w->state, "other")) {
-                sb_printable(&s, w->hw);
-                printf(" (on %s)", sb_str(&s));
-            }
-            printf("\n");
-            sb_free(&s);
-        }
+        for (int i = 0; i < c.n; i++) print_winner(&c.rows[i]);
     }
     if (reg_misses_by_op(r, show_miss, &mc)) {
         error("%s", reg_errmsg(r));
         rc = EXIT_INPUT;
     }
-    if (opts[0].set) {
-        sb_puts(&js, mc.n ? "\n]}\n" : "]}\n");
-        fputs(sb_str(&js), stdout);
+    if (json) {
+        if (mc.n) jw_space(&js, "\n");
+        jw_end(&js);
+        jw_end(&js);
+        printf("%s\n", jw_text(&js));
     } else {
         if (!c.n) printf("no winners in %s\n", db);
         else printf("%d winner%s: %d fresh, %d stale%s", c.n, c.n == 1 ? "" : "s", fresh, stale, other ? "" : "\n");
@@ -294,7 +324,7 @@ int cmd_status(int argc, char **argv)
                    vendor == 1 ? "" : "s", vendor == 1 ? "" : "s");
         if (stale) printf("hint: `aitune retune SPEC` re-measures the stale buckets' finalists\n");
     }
-    sb_free(&js);
+    jw_free(&js);
     for (int i = 0; i < c.n; i++) {
         winner_row *w = &c.rows[i];
         free(w->op); free(w->arch); free(w->dtype); free(w->bucket); free(w->hw); free(w->tmpl); free(w->config);

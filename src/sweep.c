@@ -26,7 +26,7 @@ static int op_signature(void *ctx, const char *op, const char *dtype, int *ndims
         memset(&args[i], 0, sizeof args[i]);
         snprintf(args[i].name, sizeof args[i].name, "%s", t.args[i].name);
         args[i].role = t.args[i].role;
-        if (args[i].role <= PLAN_INOUT) {
+        if (args[i].role <= ROLE_INOUT) {
             snprintf(args[i].dtype, sizeof args[i].dtype, "%s", t.args[i].dtype);
             args[i].esize = t.args[i].esize;
         }
@@ -47,10 +47,7 @@ static int open_run(sw *S, hub *H)
     S->T = tmpl_open(o->root);
     int code;
     if (task_check_spec(S)) return EXIT_INPUT;
-    if (!o->compile_only) {
-        S->hub = H;
-        if ((code = lanes_start(S, H))) return code;
-    }
+    if (!o->compile_only && (code = lanes_start(S, H))) return code;
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
         error("%s", reg_errmsg(S->R));

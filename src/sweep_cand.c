@@ -1,6 +1,7 @@
 /* sweep_cand.c: see sweep_cand.h. */
 #define _GNU_SOURCE
 #include "sweep_cand.h"
+#include "json.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,13 +126,6 @@ static void evaluate(sw *S, cand *c, const op_task *t)
     cand_set_status(c, "ok", NULL);
 }
 
-void cand_shape_json(const op_task *t, char *out, int cap)
-{
-    int at = snprintf(out, (size_t)cap, "{");
-    for (int d = 0; d < t->ndims; d++)
-        at += snprintf(out + at, (size_t)(cap - at), "%s\"%s\":%lld", d ? "," : "", t->dims[d], t->shape[d]);
-    snprintf(out + at, (size_t)(cap - at), "}");
-}
 
 /* The fields that name the task's bucket on this device and run. */
 void cand_bucket_fields(sw *S, measurement *m, const op_task *t, const bucket *b)
@@ -140,7 +134,7 @@ void cand_bucket_fields(sw *S, measurement *m, const op_task *t, const bucket *b
     snprintf(m->arch, sizeof m->arch, "%s", S->arch);
     snprintf(m->dtype, sizeof m->dtype, "%s", t->dtype);
     snprintf(m->bucket, sizeof m->bucket, "%s", b->key);
-    cand_shape_json(t, m->shape, sizeof m->shape);
+    tmpl_shape_json(t, m->shape, sizeof m->shape);
     m->device = S->dev_id;
     m->run = S->run_id;
     m->stream = t->stream;

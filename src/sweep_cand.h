@@ -83,8 +83,6 @@ void cand_race(sw *S, cand *cs, int k, final *f);
 ** those with c's template and config too. */
 void cand_bucket_fields(sw *S, measurement *m, const op_task *t, const bucket *b);
 void cand_key_fields(sw *S, cand *c, const op_task *t, const bucket *b);
-/* t's shape as JSON, dim -> size. */
-void cand_shape_json(const op_task *t, char *out, int cap);
 
 /* A candidate sets off (cand_start) and lands (cand_land): see
 ** sweep_cand.c. cand_run_batch runs [0, n) through both. cand_drain must

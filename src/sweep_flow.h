@@ -5,9 +5,9 @@
 #define SWEEP_FLOW_H
 #include "sweep_cand.h"
 
-/* A search's candidates on their way (issue 12): the candidates a search asked for and has not been told about, in the
-** order it asked: the first one is verified and timed while the ones
-** behind it compile. Before the first one is timed the strategy is asked
+/* A search's candidates on their way (issue 12): the candidates a search
+** asked for and has not been told about, in the order it asked: the first
+** one is verified and timed while the ones behind it compile. Before the first one is timed the strategy is asked
 ** for batches until `ahead` candidates wait behind it, so NVRTC's pool
 ** keeps compiling across batch boundaries rather than idling while the
 ** GPU waits for the first compile of the next batch; ahead 0 asks for a

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep_lanes.h"
 #include "identity.h"
+#include "json.h"
 #include "sweep_task.h"
 #include "sweep_tune.h"
 #include <stdio.h>
@@ -56,23 +57,20 @@ int lanes_in_shard(const sweep_opts *o, int slot)
 ** op's template sources (identity.h), for `aitune status`. */
 static int record_sources(sw *S)
 {
-    strbuf j = STRBUF_INIT;
-    sb_puts(&j, "{");
-    int n = 0;
+    jw j = { 0 };
+    jw_obj(&j);
     for (int i = 0; i < S->sp.ntasks; i++) {
         const char *op = S->sp.tasks[i].op;
         int seen = 0;
         for (int k = 0; k < i && !seen; k++) seen = !strcmp(S->sp.tasks[k].op, op);
         char h[17];
         if (seen || identity_sources(S->o->root, op, h)) continue;
-        if (n++) sb_puts(&j, ",");
-        sb_json_str(&j, op);
-        sb_puts(&j, ":");
-        sb_json_str(&j, h);
+        jw_key(&j, op);
+        jw_str(&j, h);
     }
-    sb_puts(&j, "}");
-    int rc = reg_run_sources(S->R, S->run_id, sb_str(&j));
-    sb_free(&j);
+    jw_end(&j);
+    int rc = reg_run_sources(S->R, S->run_id, jw_text(&j));
+    jw_free(&j);
     return rc ? error("%s", reg_errmsg(S->R)) : 0;
 }
 
@@ -110,18 +108,18 @@ int sweep_parse_gpus(const char *s, sweep_gpus *g)
     return 0;
 }
 
-static int wanted(sw *S, const op_task *t, const bucket *ob)
+static int wanted(hub *H, sw *S, const op_task *t, const bucket *ob)
 {
     const sweep_opts *o = S->o;
     if (!o->want) return 1;
-    pthread_mutex_lock(&S->hub->mu);
+    pthread_mutex_lock(&H->mu);
     int w = o->want(o->want_ctx, &S->dev, t->op, S->arch, t->dtype, ob);
-    pthread_mutex_unlock(&S->hub->mu);
+    pthread_mutex_unlock(&H->mu);
     return w;
 }
 
 /* One bucket, start to winner, on the lane's GPU. */
-static void sweep_slot(sw *S, const slot *q)
+static void sweep_slot(hub *H, sw *S, const slot *q)
 {
     const sweep_opts *o = S->o;
     spec_task *st = &S->sp.tasks[q->task];
@@ -134,7 +132,7 @@ static void sweep_slot(sw *S, const slot *q)
         return;
     }
     t.stream = st->stream;
-    if (!wanted(S, &t, &ob)) return;
+    if (!wanted(H, S, &t, &ob)) return;
     /* Refused here, not by a failed allocation in the worker. */
     if (S->dev.mem > 0 && tmpl_task_bytes(&t) > S->dev.mem) {
         error("spec '%s' line %d: %s %s %s needs %lld bytes of buffers; the GPU has %lld", S->sp.path, st->line, t.op,
@@ -167,16 +165,18 @@ static void sweep_slot(sw *S, const slot *q)
 /* A lane: buckets from the queue until it is empty, the budget is spent or
 ** Ctrl-C. Its worker goes when it is done: a worker the lane's thread
 ** restarted dies with that thread (PR_SET_PDEATHSIG). */
+typedef struct lane_arg { hub *H; sw *S; } lane_arg;
+
 static void *lane_main(void *arg)
 {
-    sw *S = arg;
-    hub *H = S->hub;
+    hub *H = ((lane_arg *)arg)->H;
+    sw *S = ((lane_arg *)arg)->S;
     while (!sw_interrupted() && !S->budget_hit) {
         pthread_mutex_lock(&H->mu);
         int k = H->next < H->nq ? H->next++ : -1;
         pthread_mutex_unlock(&H->mu);
         if (k < 0) break;
-        sweep_slot(S, &H->q[k]);
+        sweep_slot(H, S, &H->q[k]);
     }
     S->ws = worker_counts(S->W);
     worker_free(S->W);
@@ -214,7 +214,6 @@ static sw *lane_new(sw *S, int gpu)
     L->budget_s = S->budget_s;
     memcpy(L->arch, S->arch, sizeof L->arch);
     L->T = tmpl_open(S->o->root);
-    L->hub = S->hub;
     L->gpu = gpu;
     return L;
 }
@@ -301,11 +300,13 @@ void lanes_run(sw *S, hub *H)
     queue(S, H);
     pthread_t th[SWEEP_MAX_GPUS];
     int started[SWEEP_MAX_GPUS] = { 0 };
+    lane_arg args[SWEEP_MAX_GPUS];
+    for (int i = 0; i < H->nlanes; i++) args[i] = (lane_arg){ H, H->lanes[i] };
     for (int i = 1; i < H->nlanes; i++) {
-        started[i] = !pthread_create(&th[i], NULL, lane_main, H->lanes[i]);
+        started[i] = !pthread_create(&th[i], NULL, lane_main, &args[i]);
         if (!started[i]) warning("GPU %d: no thread for it; the other GPUs take its share", H->lanes[i]->gpu);
     }
-    lane_main(S);
+    lane_main(&args[0]);
     for (int i = 1; i < H->nlanes; i++) {
         if (started[i]) pthread_join(th[i], NULL);
         sw_add_counts(S, H->lanes[i]);

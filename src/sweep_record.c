@@ -37,7 +37,7 @@ int record_row(sw *S, const op_task *t, const bucket *b, const final *f, int k, 
         al += snprintf(W->lo + al, sizeof W->lo - (size_t)al, "%s%lld", d ? "," : "", b->lo[d]);
         ah += snprintf(W->hi + ah, sizeof W->hi - (size_t)ah, "%s%lld", d ? "," : "", b->hi[d]);
     }
-    cand_shape_json(t, W->shape, sizeof W->shape);
+    tmpl_shape_json(t, W->shape, sizeof W->shape);
     snprintf(W->tmpl, sizeof W->tmpl, "%s", win->tmpl);
     W->config = win->config;
     W->median_us = win->median_us;
@@ -49,16 +49,22 @@ int record_row(sw *S, const op_task *t, const bucket *b, const final *f, int k, 
         if (i != w && (!second || f[i].median_us < second)) second = f[i].median_us;
     W->margin = second > 0 ? second / win->median_us - 1 : -1;
     W->exhaustive = exhaustive;
-    strbuf ru = STRBUF_INIT;
-    sb_puts(&ru, "[");
-    for (int i = 0, n = 0; i < k; i++) {
+    jw ru = { 0 };
+    jw_arr(&ru);
+    for (int i = 0; i < k; i++) {
         if (i == w) continue;
-        sb_printf(&ru, "%s{\"template\":", n++ ? "," : "");
-        sb_json_str(&ru, f[i].tmpl);
-        sb_printf(&ru, ",\"config\":%s,\"median_us\":%.3f}", f[i].config, f[i].median_us);
+        jw_obj(&ru);
+        jw_key(&ru, "template");
+        jw_str(&ru, f[i].tmpl);
+        jw_key(&ru, "config");
+        jw_raw(&ru, f[i].config);
+        jw_key(&ru, "median_us");
+        jw_num(&ru, f[i].median_us, 3);
+        jw_end(&ru);
     }
-    sb_puts(&ru, "]");
-    W->runners_up = ru.buf;
+    jw_end(&ru);
+    W->runners_up = xstrdup(jw_text(&ru));
+    jw_free(&ru);
     /* The winner's kernel: find its candidate to get the cubin and launch. */
     cand *wc = NULL;
     for (int i = 0; i < ncs; i++)
@@ -140,7 +146,7 @@ int record_vendor_alone(sw *S, const op_task *t, const bucket *b, int exhaustive
     if (S->V.mode != SWEEP_VENDOR_WIN || !sweep_vendor_serves(&S->V, t)) return 0;
     reg_vendor v;
     char shape[128];
-    cand_shape_json(t, shape, sizeof shape);
+    tmpl_shape_json(t, shape, sizeof shape);
     int got = reg_vendor_get(S->R, t->op, S->arch, t->dtype, shape, t->stream, S->dev_id, &v);
     if (got < 0) return error("%s", reg_errmsg(S->R));
     if (!got || strcmp(v.status, "ok")) return 0;

@@ -122,7 +122,7 @@ static int set_init(sw *S, const spec_task *st, const char *dtype, scan_set *c, 
 static double best_at(sw *S, const op_task *t, const char *hw)
 {
     char shape[256];
-    cand_shape_json(t, shape, sizeof shape);
+    tmpl_shape_json(t, shape, sizeof shape);
     double us = 0;
     if (reg_scan_best(S->R, t->op, S->arch, t->dtype, shape, hw, t->stream, &us)) return -1;
     return us;
@@ -144,7 +144,7 @@ static int scan_one(sw *S, aitune *h, const char *hw, scan_set *c, const long lo
     r->run = S->run_id;
     if (tmpl_task(S->T, st->op, c->dtype, shape, &t)) return error("%s", tmpl_errmsg(S->T));
     t.stream = st->stream;
-    cand_shape_json(&t, r->shape, sizeof r->shape);
+    tmpl_shape_json(&t, r->shape, sizeof r->shape);
     aitune_choice ch;
     const char *on = NULL;
     int lrc = aitune_lookup_gpu(h, st->op, S->arch, c->dtype, shape, c->nd, hw, &ch, &on);

@@ -21,7 +21,7 @@
 #ifndef SWEEP_SCAN_H
 #define SWEEP_SCAN_H
 #include "spec.h"
-#include "sweep.h"
+#include "sweep_opts.h"
 
 #define SCAN_BEHIND 0.05        /* a hole: more than 5% behind the best measured at the size */
 #define SCAN_MAXSIZES 100000    /* sizes of one dim, and shapes of one task */

@@ -13,7 +13,7 @@
 #include "progress.h"
 #include "registry.h"
 #include "spec.h"
-#include "sweep.h"
+#include "sweep_opts.h"
 #include "sweep_vendor.h"
 #include "tmpl.h"
 #include "worker.h"
@@ -21,7 +21,8 @@
 /* One lane of a sweep: the state of the work on one GPU. A sweep on one GPU
 ** has one; on several, each lane runs on a thread of its own with its own
 ** worker, template state and registry connection (lanes share only the
-** spec, the compile pool, the progress line and the hub's bucket queue). */
+** spec, the compile pool, the progress line and the bucket queue:
+** sweep_lanes.h). */
 typedef struct sw {
     const sweep_opts *o;
     peers peers;                /* --peers: figures to compare winners with */
@@ -58,7 +59,6 @@ typedef struct sw {
     double op_s[32];
     progress *P;            /* NULL when quiet */
     /* the lane */
-    struct hub *hub;        /* NULL: compile (sweep_lanes.h) */
     int nlanes;             /* lanes of the sweep, once they started (0 or 1: one) */
     int gpu;                /* the GPU's ordinal */
     char tag[16];           /* " [GPU 1]" on its lines when there are several */

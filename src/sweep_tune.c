@@ -385,8 +385,8 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
     if (was_stream >= 0 && was_stream != t0->stream) {
         tt.stream = was_stream;
         t = &tt;
-        snprintf(how, sizeof how, " [timed %s as recorded; the spec says %s]", reg_timing_name(was_stream),
-                 reg_timing_name(t0->stream));
+        snprintf(how, sizeof how, " [timed %s as recorded; the spec says %s]", timing_name(was_stream),
+                 timing_name(t0->stream));
         if (task_send(S, t)) return -1;
     }
     retune_final rf = { 0 };

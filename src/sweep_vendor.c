@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep_vendor.h"
 #include "vendor.h"
+#include "json.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,14 +49,6 @@ int sweep_vendor_serves(const sweep_vendor *V, const op_task *t)
     return V && V->mode != SWEEP_VENDOR_OFF && V->W && vendor_kind(t->op, t->dtype) >= 0;
 }
 
-static void shape_json(const op_task *t, char *out, size_t cap)
-{
-    size_t at = (size_t)snprintf(out, cap, "{");
-    for (int d = 0; d < t->ndims && at < cap; d++)
-        at += (size_t)snprintf(out + at, cap - at, "%s\"%s\":%lld", d ? "," : "", t->dims[d], t->shape[d]);
-    if (at < cap) snprintf(out + at, cap - at, "}");
-}
-
 static void row_init(const sweep_vendor *V, const op_task *t, const char *home, reg_vendor *v)
 {
     memset(v, 0, sizeof *v);
@@ -63,7 +56,7 @@ static void row_init(const sweep_vendor *V, const op_task *t, const char *home, 
     snprintf(v->arch, sizeof v->arch, "%s", V->arch);
     snprintf(v->dtype, sizeof v->dtype, "%s", t->dtype);
     snprintf(v->bucket, sizeof v->bucket, "%s", home);
-    shape_json(t, v->shape, sizeof v->shape);
+    tmpl_shape_json(t, v->shape, sizeof v->shape);
     v->stream = t->stream;
     snprintf(v->library, sizeof v->library, "cuBLASLt");
     v->device = V->dev_id;
@@ -215,7 +208,7 @@ int sweep_vendor_winner(const sweep_vendor *V, const op_task *t, const bucket *b
         al += (size_t)snprintf(W->lo + al, sizeof W->lo - al, "%s%lld", d ? "," : "", b->lo[d]);
         ah += (size_t)snprintf(W->hi + ah, sizeof W->hi - ah, "%s%lld", d ? "," : "", b->hi[d]);
     }
-    shape_json(t, W->shape, sizeof W->shape);
+    tmpl_shape_json(t, W->shape, sizeof W->shape);
     snprintf(W->tmpl, sizeof W->tmpl, "%s", VENDOR_TEMPLATE);
     W->config = (char *)"{}";
     W->median_us = us;
@@ -224,15 +217,21 @@ int sweep_vendor_winner(const sweep_vendor *V, const op_task *t, const bucket *b
     W->default_us = default_us;
     W->margin = beaten_us > 0 ? beaten_us / us - 1 : -1;
     W->exhaustive = exhaustive;
-    strbuf ru = STRBUF_INIT;
-    sb_puts(&ru, "[");
+    jw ru = { 0 };
+    jw_arr(&ru);
     if (beaten_tmpl && beaten_config) {
-        sb_puts(&ru, "{\"template\":");
-        sb_json_str(&ru, beaten_tmpl);
-        sb_printf(&ru, ",\"config\":%s,\"median_us\":%.3f}", beaten_config, beaten_us);
+        jw_obj(&ru);
+        jw_key(&ru, "template");
+        jw_str(&ru, beaten_tmpl);
+        jw_key(&ru, "config");
+        jw_raw(&ru, beaten_config);
+        jw_key(&ru, "median_us");
+        jw_num(&ru, beaten_us, 3);
+        jw_end(&ru);
     }
-    sb_puts(&ru, "]");
-    W->runners_up = ru.buf;
+    jw_end(&ru);
+    W->runners_up = xstrdup(jw_text(&ru));
+    jw_free(&ru);
     W->launch = plan;
     W->device = V->dev_id;
     W->run = V->run_id;

@@ -1,6 +1,7 @@
 /* tmpl.c: see tmpl.h. */
 #define _GNU_SOURCE
 #include "tmpl.h"
+#include "json.h"
 #include "expr.h"
 #include <ctype.h>
 #include <dirent.h>
@@ -476,45 +477,27 @@ int tmpl_config_json(tmpl *T, int idx, strbuf *out)
         keys[n++] = xstrdup(lua_tostring(L, -1));
     }
     qsort(keys, (size_t)n, sizeof *keys, cmp_str);
-    sb_puts(out, "{");
+    jw w = { 0 };
+    jw_obj(&w);
     int rc = 0;
     for (int i = 0; i < n; i++) {
-        if (i) sb_puts(out, ",");
-        sb_json_str(out, keys[i]);
-        sb_puts(out, ":");
+        jw_key(&w, keys[i]);
         lua_getfield(L, idx, keys[i]);
-        if (lua_isinteger(L, -1)) sb_printf(out, "%lld", (long long)lua_tointeger(L, -1));
-        else if (lua_type(L, -1) == LUA_TNUMBER) sb_printf(out, "%.17g", lua_tonumber(L, -1));
-        else if (lua_type(L, -1) == LUA_TBOOLEAN) sb_puts(out, lua_toboolean(L, -1) ? "true" : "false");
-        else if (lua_type(L, -1) == LUA_TSTRING) sb_json_str(out, lua_tostring(L, -1));
+        if (lua_isinteger(L, -1)) jw_int(&w, (long long)lua_tointeger(L, -1));
+        else if (lua_type(L, -1) == LUA_TNUMBER) jw_real(&w, lua_tonumber(L, -1));
+        else if (lua_type(L, -1) == LUA_TBOOLEAN) jw_bool(&w, lua_toboolean(L, -1));
+        else if (lua_type(L, -1) == LUA_TSTRING) jw_str(&w, lua_tostring(L, -1));
         else rc = fail(T, "config value '%s' must be a number, string or boolean", keys[i]);
         lua_pop(L, 1);
         free(keys[i]);
     }
-    sb_puts(out, "}");
+    jw_end(&w);
+    sb_puts(out, jw_text(&w));
+    jw_free(&w);
     return rc;
 }
 
 /* ---- tasks ---- */
-
-static const struct { const char *name; int size; } dtypes[] = {
-    { "f32", 4 }, { "f16", 2 }, { "bf16", 2 }, { NULL, 0 },
-};
-
-static int dtype_size(const char *dt)
-{
-    for (int i = 0; dtypes[i].name; i++)
-        if (!strcmp(dtypes[i].name, dt)) return dtypes[i].size;
-    return 0;
-}
-
-static int role_of(const char *s)
-{
-    static const char *roles[] = { "in", "out", "inout", "scalar", "dim" };
-    for (int i = 0; i < 5; i++)
-        if (!strcmp(s, roles[i])) return i;
-    return -1;
-}
 
 /* size(shape) of buffer a, the function on top of the stack (popped).
 ** Lua integers wrap silently, so it runs twice: with integer dims, and
@@ -618,7 +601,7 @@ int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape
         if (!lua_istable(L, arg)) { fail(T, "%s: args[%d] must be a table", rel, i + 1); goto bad; }
         lua_getfield(L, arg, "name");
         lua_getfield(L, arg, "role");
-        if (!lua_isstring(L, -2) || !lua_isstring(L, -1) || (a->role = role_of(lua_tostring(L, -1))) < 0) {
+        if (!lua_isstring(L, -2) || !lua_isstring(L, -1) || (a->role = role_find(lua_tostring(L, -1))) < 0) {
             fail(T, "%s: args[%d] needs a name and a role (in, out, inout, scalar, dim)", rel, i + 1);
             goto bad;
         }
@@ -648,7 +631,7 @@ int tmpl_task(tmpl *T, const char *op, const char *dtype, const long long *shape
             if (lua_getfield(L, arg, "size") != LUA_TFUNCTION) { fail(T, "%s: buffer '%s' needs size = function(shape)", rel, a->name); goto bad; }
             if (buffer_count(T, t, rel, a)) goto bad;
             lua_getfield(L, arg, "init");
-            a->init = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "uniform") ? INIT_UNIFORM : INIT_NORMAL;
+            a->init = lua_isstring(L, -1) && init_find(lua_tostring(L, -1)) == INIT_UNIFORM ? INIT_UNIFORM : INIT_NORMAL;
             lua_pop(L, 1);
         }
         lua_settop(L, types + 1);
@@ -890,7 +873,6 @@ static int param_exprs(tmpl *T, const char *what, int i, const char *key, int n,
 static int read_params(tmpl *T, const char *what, plan *P)
 {
     lua_State *L = T->L;
-    static const char *const kinds[] = { "ptr", "dim", "i32", "f32", "workspace", "tmap" };
     int n = (int)lua_rawlen(L, -1);
     if (n > PLAN_MAXPARAMS) return fail(T, "%s: more than %d params", what, PLAN_MAXPARAMS);
     for (int i = 0; i < n; i++) {
@@ -899,9 +881,7 @@ static int read_params(tmpl *T, const char *what, plan *P)
         q->arg = -1;
         if (lua_rawgeti(L, -1, i + 1) != LUA_TTABLE) { lua_pop(L, 1); return fail(T, "%s: params[%d] must be a table", what, i + 1); }
         const char *kind = param_str(L, "kind");
-        q->kind = -1;
-        for (int k = 0; kind && k < 6; k++)
-            if (!strcmp(kind, kinds[k])) q->kind = k;
+        q->kind = plan_kind_find(kind);
         int rc = 0;
         if (q->kind < 0) {
             rc = fail(T, "%s: params[%d].kind must be ptr, dim, i32, f32, workspace or tmap", what, i + 1);
@@ -976,7 +956,7 @@ static int plan_for_task(tmpl *T, const op_task *task, const char *kname, plan *
         plan_arg *a = &P->args[i];
         snprintf(a->name, sizeof a->name, "%s", task->args[i].name);
         a->role = task->args[i].role;   /* enum arg_role and enum plan_role agree */
-        if (a->role <= PLAN_INOUT) {
+        if (a->role <= ROLE_INOUT) {
             snprintf(a->dtype, sizeof a->dtype, "%s", task->args[i].dtype);
             a->esize = task->args[i].esize;
         }
@@ -997,7 +977,7 @@ static int plan_for_task(tmpl *T, const op_task *task, const char *kname, plan *
     }
     if (tmpl_pcall(T, 2, 1, "kernel.size_exprs")) { lua_settop(L, top); return -1; }
     for (int i = 0; i < P->nargs; i++) {
-        if (P->args[i].role > PLAN_INOUT) continue;
+        if (P->args[i].role > ROLE_INOUT) continue;
         if (lua_getfield(L, -1, P->args[i].name) == LUA_TSTRING)
             snprintf(P->args[i].size, sizeof P->args[i].size, "%s", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -1175,4 +1155,17 @@ int tmpl_support(tmpl *T, char **source)
     *source = xstrdup(lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
     lua_pop(L, 2);
     return 0;
+}
+
+void tmpl_shape_json(const op_task *t, char *out, size_t cap)
+{
+    jw w = { 0 };
+    jw_obj(&w);
+    for (int d = 0; d < t->ndims; d++) {
+        jw_key(&w, t->dims[d]);
+        jw_int(&w, t->shape[d]);
+    }
+    jw_end(&w);
+    snprintf(out, cap, "%s", jw_text(&w));
+    jw_free(&w);
 }

@@ -18,8 +18,6 @@ struct lua_State;
 #define TMPL_MAXARGS 16
 #define TMPL_MAXDIMS 4
 
-enum arg_role { ROLE_IN, ROLE_OUT, ROLE_INOUT, ROLE_SCALAR, ROLE_DIM };
-enum arg_init { INIT_NORMAL, INIT_UNIFORM };
 
 /* One kernel argument, resolved for a dtype and a shape. */
 typedef struct op_arg {
@@ -105,6 +103,10 @@ int tmpl_reference(tmpl *T, const op_task *task, const char *kname, kernel_src *
 void kernel_src_free(kernel_src *k);
 /* The measurement engine's kernels (templates/lib/support.lua); caller frees. */
 int tmpl_support(tmpl *T, char **source);
+
+/* The task's shape as JSON, dim -> size ({"M":4096,"N":1024}): what the
+** registry stores as a measurement's or a winner's shape. */
+void tmpl_shape_json(const op_task *t, char *out, size_t cap);
 
 /* Evaluate a kernel's launch plan for the task's shape. */
 int kernel_geometry(const kernel_src *k, const op_task *task, plan_geom *g, char *err, int errcap);

@@ -1,8 +1,10 @@
 /* util.h: what every module of the aitune tool shares: error reporting in
-** git's style, checked allocation, a growable string, hashing, files, time.
-** Not part of libaitune. */
+** git's style, checked allocation, a growable string, hashing, files, time;
+** and, through names.h, the names every module spells alike. Not part of
+** libaitune. */
 #ifndef UTIL_H
 #define UTIL_H
+#include "names.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -30,8 +32,6 @@ void sb_add(strbuf *sb, const void *data, size_t n);
 void sb_puts(strbuf *sb, const char *s);
 void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
-/* Append s as a JSON string literal, quotes included. */
-void sb_json_str(strbuf *sb, const char *s);
 void sb_reset(strbuf *sb);
 void sb_free(strbuf *sb);
 /* The contents ("" when empty); stays owned by sb. */
@@ -57,19 +57,9 @@ double parse_duration(const char *s);
 /* Format n as "2^26" when n is a power of two, else as a number. */
 void fmt_size(char *out, size_t cap, long long n);
 
-/* The registry's arch key: "sm_90a" -> "sm_90" (one trailing 'a' or 'f'
-** after the digits dropped), as libaitune normalizes lookups. */
-void arch_base(const char *arch, char out[16]);
-
 #endif
 
 /* ---- untrusted input and output (issue 14) ---- */
-
-/* Whether arch is one NVRTC target this aitune knows ("sm_80", "sm_90a",
-** "sm_100a", ...): the only spellings that ever reach compiler options. */
-int arch_known(const char *arch);
-/* The known archs, comma separated, for messages. */
-const char *arch_list(void);
 
 /* Parse a decimal size: digits only (no sign, space, '.', 0x or exponent),
 ** value in [lo, hi]. 0 ok, -1 not a number (or overflow), -2 out of range. */
@@ -81,15 +71,6 @@ int parse_size(const char *s, size_t len, long long lo, long long hi, long long 
 void sb_printable(strbuf *sb, const char *s);
 /* Escape msg in place the same way, truncated to cap bytes (NUL included). */
 void printable_inplace(char *msg, size_t cap);
-
-/* JSON output: every string through sb_json_str (NULL -> null), every
-** number through sb_json_num (NaN and infinities -> null), and text that is
-** supposed to be JSON already through sb_json_raw, which copies it when it
-** is one well-formed JSON value (depth <= 64) and writes it as a JSON string
-** otherwise (NULL -> null). json_valid says whether s is such a value. */
-void sb_json_num(strbuf *sb, double v, int decimals);
-void sb_json_raw(strbuf *sb, const char *s);
-int json_valid(const char *s);
 
 /* Files from and to untrusted paths.
 **

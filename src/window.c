@@ -262,14 +262,11 @@ int cmd_window(int argc, char **argv)
     if (np != 1) return cli_usage_error("window", window_usage, "which spec? (the buckets to look at)");
     double budget = 0;
     if (!opts[0].set) return cli_usage_error("window", window_usage, "how long is the window? (--budget 30m)");
-    if ((budget = parse_duration(opts[0].value)) <= 0)
-        return cli_usage_error("window", window_usage, "--budget '%s' is not a duration like 90s, 30m or 2h", opts[0].value);
+    if ((rc = cli_duration("window", window_usage, "--budget", opts[0].value, "90s, 30m or 2h", &budget))) return rc;
     int gpu = 0;
     if (opts[2].set) {
-        char *end;
-        long v = strtol(opts[2].value, &end, 10);
-        if (*end || end == opts[2].value || v < 0 || v > 63)
-            return cli_usage_error("window", window_usage, "--gpu '%s' must be an integer in [0, 63]", opts[2].value);
+        long long v;
+        if ((rc = cli_count("window", window_usage, "--gpu", opts[2].value, 0, 63, &v))) return rc;
         gpu = (int)v;
     }
     const char *db = cli_db_path(opts[3].value);
@@ -280,8 +277,7 @@ int cmd_window(int argc, char **argv)
     wctx c = { .root = cli_root() };
     if ((rc = load(&c, db))) { wctx_free(&c); return rc; }
     strbuf cmdline = STRBUF_INIT;
-    sb_puts(&cmdline, "aitune");
-    for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    cli_command_line(argc, argv, &cmdline);
     /* The plan pass runs the sweep's own walk over SPEC (the worker says
     ** which GPU this is) with a filter that only collects. */
     sweep_opts o = { .spec_path = pos[0], .db_path = db, .root = c.root, .command = sb_str(&cmdline),

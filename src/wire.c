@@ -9,8 +9,6 @@
 static const char *const cmds[] = { "", "hello", "support", "task", "load", "unload", "verify", "time", "copy", "quit",
                                     "vendor" };
 static const char *const statuses[] = { "ok", "wrong", "error" };
-/* An argument's role and its inputs' distribution, as a task line spells them. */
-static const char *const roles[] = { "in", "out", "inout", "scalar", "dim" };
 
 int wire_cmd(const msg *m)
 {
@@ -113,8 +111,8 @@ void wire_put_task(strbuf *h, const wire_task *t)
     /* arg<i>=name role dtype esize count init value ("-": no dtype) */
     for (int i = 0; i < t->nargs; i++) {
         const op_arg *a = &t->args[i];
-        msg_kv(h, item(key, sizeof key, "arg", i), "%s %s %s %d %lld %s %.17g", a->name, roles[a->role],
-               a->dtype[0] ? a->dtype : "-", a->esize, a->count, a->init == INIT_UNIFORM ? "uniform" : "normal", a->value);
+        msg_kv(h, item(key, sizeof key, "arg", i), "%s %s %s %d %lld %s %.17g", a->name, role_name(a->role),
+               a->dtype[0] ? a->dtype : "-", a->esize, a->count, init_name(a->init == INIT_UNIFORM), a->value);
     }
     msg_kv(h, "rtol", "%.9g", t->rtol);
     msg_kv(h, "atol", "%.9g", t->atol);
@@ -124,7 +122,7 @@ void wire_put_task(strbuf *h, const wire_task *t)
     msg_kv(h, "shape", "%s", sb_str(&shape));
     sb_free(&shape);
     if (t->plan) msg_kv(h, "plan", "%s", t->plan);
-    if (t->stream) msg_kv(h, "timing", "stream");
+    if (t->stream) msg_kv(h, "timing", "%s", timing_name(1));
 }
 
 static int get_arg(const char *s, op_arg *a)
@@ -135,10 +133,8 @@ static int get_arg(const char *s, op_arg *a)
                      &a->value) != 7)
         return -1;
     if (!strcmp(a->dtype, "-")) a->dtype[0] = 0;
-    a->role = -1;
-    for (int r = 0; r < (int)(sizeof roles / sizeof *roles); r++)
-        if (!strcmp(role, roles[r])) a->role = r;
-    a->init = !strcmp(init, "uniform") ? INIT_UNIFORM : INIT_NORMAL;
+    a->role = role_find(role);
+    a->init = init_find(init) == INIT_UNIFORM ? INIT_UNIFORM : INIT_NORMAL;
     return a->role < 0 ? -1 : 0;
 }
 
@@ -151,8 +147,9 @@ int wire_get_task(const msg *m, wire_task *t, char *err, int errcap)
     t->rtol = msg_num(m, "rtol", 0);
     t->atol = msg_num(m, "atol", 0);
     const char *timing = msg_get(m, "timing");
-    if (timing && strcmp(timing, "stream") && strcmp(timing, "flush")) return snprintf(err, (size_t)errcap, "task: bad timing"), -1;
-    t->stream = timing && !strcmp(timing, "stream");
+    int stream = timing ? timing_find(timing) : 0;
+    if (stream < 0) return snprintf(err, (size_t)errcap, "task: bad timing"), -1;
+    t->stream = stream;
     /* shape=4096,1024: the dims' sizes in the op's order. */
     for (const char *s = msg_get(m, "shape"); s && *s && t->ndims < TMPL_MAXDIMS;) {
         char *end;

@@ -60,10 +60,12 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static int is_id0(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static int is_id(int c) { return is_id0(c) || (c >= '0' && c <= '9'); }
 
-/* The identifiers emit.c writes itself: those inside its string literals. */
-static void read_vocab(void)
+/* The identifiers emit.c writes itself: those inside its string literals,
+** and those of the names it takes from names.c (dtypes' C and tensor-map
+** types). */
+static void read_vocab_of(const char *file)
 {
-    char *path = xstrfmt("%s/src/emit.c", AITUNE_SOURCE_DIR);
+    char *path = xstrfmt("%s/src/%s", AITUNE_SOURCE_DIR, file);
     FILE *f = fopen(path, "rb");
     if (!f) { fprintf(stderr, "fuzz_emit: cannot read %s\n", path); abort(); }
     strbuf src = STRBUF_INIT;
@@ -73,7 +75,7 @@ static void read_vocab(void)
     fclose(f);
     free(path);
     const char *s = sb_str(&src);
-    int cap = 0;
+    static int cap;
     for (const char *p = s; *p; p++) {
         if (p[0] == '/' && p[1] == '/') { p = strchr(p, '\n'); if (!p) break; continue; }
         if (p[0] == '/' && p[1] == '*') { p = strstr(p + 2, "*/"); if (!p) break; p++; continue; }
@@ -91,6 +93,12 @@ static void read_vocab(void)
         if (!*p) break;
     }
     sb_free(&src);
+}
+
+static void read_vocab(void)
+{
+    read_vocab_of("emit.c");
+    read_vocab_of("names.c");
     qsort(vocab, (size_t)nvocab, sizeof *vocab, cmp_str);
 }
 

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "expr.h"
 #include "proto.h"
+#include "json.h"
 #include "util.h"
 
 #include <math.h>
@@ -56,16 +57,40 @@ static void test_fmt_size(void)
 
 static void test_json_str(void)
 {
-    strbuf sb = STRBUF_INIT;
-    sb_json_str(&sb, "a\"b\\c\nd\te\x01" "f/");
-    CHECK_STR(sb_str(&sb), "\"a\\\"b\\\\c\\nd\\te\\u0001f/\"", "sb_json_str escaping");
-    sb_reset(&sb);
-    sb_json_str(&sb, "");
-    CHECK_STR(sb_str(&sb), "\"\"", "sb_json_str of empty");
-    sb_reset(&sb);
-    sb_json_str(&sb, "caf\xc3\xa9");
-    CHECK_STR(sb_str(&sb), "\"caf\xc3\xa9\"", "sb_json_str keeps UTF-8 bytes");
-    sb_free(&sb);
+    jw w = { 0 };
+    jw_str(&w, "a\"b\\c\nd\te\x01" "f/");
+    CHECK_STR(jw_text(&w), "\"a\\\"b\\\\c\\nd\\te\\u0001f/\"", "jw_str escaping");
+    jw_free(&w);
+    jw_str(&w, "");
+    CHECK_STR(jw_text(&w), "\"\"", "jw_str of empty");
+    jw_free(&w);
+    jw_str(&w, "caf\xc3\xa9");
+    CHECK_STR(jw_text(&w), "\"caf\xc3\xa9\"", "jw_str keeps UTF-8 bytes");
+    jw_free(&w);
+    /* Structure: commas, escaped keys, nesting, layout white space. */
+    jw_obj(&w);
+    jw_key(&w, "a\"b");
+    jw_int(&w, -3);
+    jw_space(&w, "\n");
+    jw_key(&w, "list");
+    jw_arr(&w);
+    jw_bool(&w, 1);
+    jw_space(&w, "\n  ");
+    jw_obj(&w);
+    jw_end(&w);
+    jw_null(&w);
+    jw_real(&w, 0.1);
+    jw_end(&w);
+    jw_end(&w);
+    CHECK_STR(jw_text(&w), "{\"a\\\"b\":-3,\n\"list\":[true,\n  {},null,0.10000000000000001]}", "jw: members, items, keys escaped");
+    CHECK(!w.oom && json_valid(jw_text(&w)), "jw: the text is valid JSON");
+    jw_free(&w);
+    for (int i = 0; i <= JSON_MAXDEPTH; i++) jw_arr(&w);
+    CHECK(w.oom, "jw: nesting past JSON_MAXDEPTH is refused");
+    jw_free(&w);
+    jw_end(&w);
+    CHECK(w.oom, "jw: closing what is not open is refused");
+    jw_free(&w);
     strbuf e = STRBUF_INIT;
     CHECK_STR(sb_str(&e), "", "sb_str of an empty strbuf is \"\"");
     sb_printf(&e, "%d-%s", 42, "x");

@@ -372,8 +372,8 @@ static void test_hostile(void)
 static void test_v1(void)
 {
     const char *dims[] = { "n" };
-    plan_arg args[4] = { { "x", PLAN_IN, "f32", 4, "n" }, { "y", PLAN_INOUT, "f32", 4, "n" }, { "a", PLAN_SCALAR, "", 0, "" },
-                         { "n", PLAN_DIMARG, "", 0, "" } };
+    plan_arg args[4] = { { "x", ROLE_IN, "f32", 4, "n" }, { "y", ROLE_INOUT, "f32", 4, "n" }, { "a", ROLE_SCALAR, "", 0, "" },
+                         { "n", ROLE_DIM, "", 0, "" } };
     const char *v1 = "{\"grid\":[\"cdiv(n, 1024)\",\"1\",\"1\"],\"block\":[\"256\",\"1\",\"1\"],\"smem\":\"0\",\"cluster\":[0,0,0],"
                      "\"kernel\":\"aitune_axpy_0123abcd\",\"workspace\":64}";
     plan *p;

@@ -3,6 +3,7 @@
 ** sizes, known archs, reading and writing only regular files. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "json.h"
 #include "util.h"
 #include "expr.h"
 #include "jit.h"
@@ -16,25 +17,26 @@
 
 static void test_json(void)
 {
-    strbuf sb = STRBUF_INIT;
-    sb_json_str(&sb, "a\"b\\c\nd\te\x01\x1b[31m\x7f");
-    CHECK_STR(sb_str(&sb), "\"a\\\"b\\\\c\\nd\\te\\u0001\\u001b[31m\\u007f\"", "control bytes and quotes escaped");
-    CHECK(json_valid(sb_str(&sb)), "an escaped string is valid JSON");
-    sb_reset(&sb);
-    sb_json_str(&sb, NULL);
-    CHECK_STR(sb_str(&sb), "null", "a NULL string is null, never (null)");
-    sb_reset(&sb);
-    sb_json_str(&sb, "\xc3\xa9\xff");
-    CHECK_STR(sb_str(&sb), "\"\xc3\xa9\\u00ff\"", "UTF-8 kept, a stray byte escaped");
-    CHECK(json_valid(sb_str(&sb)), "a string with a stray byte is still valid JSON");
-    sb_reset(&sb);
-    sb_json_num(&sb, 0.0 / 0.0, 2);
-    sb_puts(&sb, ",");
-    sb_json_num(&sb, HUGE_VAL, 2);
-    sb_puts(&sb, ",");
-    sb_json_num(&sb, 1.5, 2);
-    CHECK_STR(sb_str(&sb), "null,null,1.50", "NaN and infinity are null");
-    sb_reset(&sb);
+    jw w = { 0 };
+    jw_str(&w, "a\"b\\c\nd\te\x01\x1b[31m\x7f");
+    CHECK_STR(jw_text(&w), "\"a\\\"b\\\\c\\nd\\te\\u0001\\u001b[31m\\u007f\"", "control bytes and quotes escaped");
+    CHECK(json_valid(jw_text(&w)), "an escaped string is valid JSON");
+    jw_free(&w);
+    jw_str(&w, NULL);
+    CHECK_STR(jw_text(&w), "null", "a NULL string is null, never (null)");
+    jw_free(&w);
+    jw_str(&w, "\xc3\xa9\xff");
+    CHECK_STR(jw_text(&w), "\"\xc3\xa9\\u00ff\"", "UTF-8 kept, a stray byte escaped");
+    CHECK(json_valid(jw_text(&w)), "a string with a stray byte is still valid JSON");
+    jw_free(&w);
+    jw_arr(&w);
+    jw_num(&w, 0.0 / 0.0, 2);
+    jw_num(&w, HUGE_VAL, 2);
+    jw_num(&w, 1.5, 2);
+    jw_real(&w, -HUGE_VAL);
+    jw_end(&w);
+    CHECK_STR(jw_text(&w), "[null,null,1.50,null]", "NaN and infinity are null");
+    jw_free(&w);
 
     const char *good[] = { "{}", "[]", "{\"block\":256,\"vec\":4}", " [1, -2.5e3, true, false, null, \"x\\u00e9\"] ",
                            "{\"a\":{\"b\":[{}]}}", "0", "\"s\"" };
@@ -56,14 +58,14 @@ static void test_json(void)
     CHECK(json_valid(deep_ok), "60 levels of nesting are fine");
     CHECK(!json_valid(deep_all), "100 levels of nesting are refused (cap 64)");
 
-    sb_json_raw(&sb, "{\"block\":256}");
-    sb_puts(&sb, " ");
-    sb_json_raw(&sb, "{\"block\":256}, \"x\": 1");
-    sb_puts(&sb, " ");
-    sb_json_raw(&sb, NULL);
-    CHECK_STR(sb_str(&sb), "{\"block\":256} \"{\\\"block\\\":256}, \\\"x\\\": 1\" null",
+    jw_arr(&w);
+    jw_raw(&w, "{\"block\":256}");
+    jw_raw(&w, "{\"block\":256}, \"x\": 1");
+    jw_raw(&w, NULL);
+    jw_end(&w);
+    CHECK_STR(jw_text(&w), "[{\"block\":256},\"{\\\"block\\\":256}, \\\"x\\\": 1\",null]",
               "raw JSON copied when valid, quoted when not, null for NULL");
-    sb_free(&sb);
+    jw_free(&w);
 }
 
 static void test_printable(void)

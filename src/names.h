@@ -1,0 +1,76 @@
+/* names.h: the small facts that the tool, libaitune and the registry spell
+** alike, each written here once: element types (dtypes), an argument's
+** role, a launch plan's parameter kinds, how inputs are drawn, how a task
+** is timed, architecture names, the separator of a split part's bucket key,
+** and the registry's schema version. Text and numbers only: linked by the
+** tool and by libaitune (mk/rt.mk), it needs nothing but the C library
+** (and cuda.h's enumerators, inside names.c). A lookup by name returns -1 (NULL for a dtype) for a name
+** it does not know; a name by number returns NULL out of range. */
+#ifndef NAMES_H
+#define NAMES_H
+#include <stddef.h>
+
+/* ---- element types ---- */
+typedef struct dtype_info {
+    const char *name;           /* "f32", "f16", "bf16" */
+    int size;                   /* bytes per element */
+    const char *ctype;          /* one element as kernels and emitted code hold it */
+    int tmap;                   /* its tensor-map element type (CUtensorMapDataType) */
+    const char *tmap_name;      /* that enumerator's name, for emitted code */
+} dtype_info;
+const dtype_info *dtype_find(const char *name);
+/* Bytes per element of dtype name; 0 when it is not one. */
+int dtype_size(const char *name);
+
+/* ---- an argument's role (op.lua's `role`, a plan's args, the worker's task) ---- */
+enum arg_role { ROLE_IN, ROLE_OUT, ROLE_INOUT, ROLE_SCALAR, ROLE_DIM, ROLE_COUNT };
+const char *role_name(int role);
+int role_find(const char *name);
+
+/* ---- a launch plan's parameter kinds (plan.h) ---- */
+enum plan_kind { PLAN_PTR, PLAN_DIM, PLAN_I32, PLAN_F32, PLAN_WORKSPACE, PLAN_TMAP, PLAN_KINDS };
+const char *plan_kind_name(int kind);
+int plan_kind_find(const char *name);
+
+/* ---- how an input is drawn (op.lua's `init`): normal unless "uniform" ---- */
+enum arg_init { INIT_NORMAL, INIT_UNIFORM, INIT_COUNT };
+const char *init_name(int init);
+int init_find(const char *name);
+
+/* ---- how a task is timed (a spec's `timing`, bench.h): flush, or stream ---- */
+#define TIMING_FLUSH "flush"
+#define TIMING_STREAM "stream"
+#define TIMING_STREAM_SQL "'stream'"    /* the registry's measurements.timing of a stream time */
+/* stream (0 or 1) as its name, and back (-1: neither). */
+const char *timing_name(int stream);
+int timing_find(const char *name);
+
+/* ---- architectures ---- */
+/* An arch-specific ('a': sm_90a) or family ('f': sm_100f) target runs what
+** was tuned for its base arch (sm_90), and the registry keys winners by the
+** base. Only a letter right after the digits of a name longer than 4
+** characters counts, so a name that merely ends in 'a' is left alone.
+** arch_base_len: the length of arch's base; arch_base: the base itself
+** (at most 15 characters). ARCH_IN_SQL(col, p): SQL true where col is the
+** base arch bound at p or one of its suffixed targets. */
+size_t arch_base_len(const char *arch);
+void arch_base(const char *arch, char out[16]);
+#define ARCH_IN_SQL(col, p) col " IN (" p ", " p " || 'a', " p " || 'f')"
+/* Whether arch is one NVRTC target this aitune knows ("sm_80", "sm_90a",
+** "sm_100a", ...): the only spellings that ever reach compiler options.
+** arch_list: them all, comma separated, for messages. */
+int arch_known(const char *arch);
+const char *arch_list(void);
+
+/* ---- buckets ---- */
+/* A split part's bucket key is its bucket's, BUCKET_PART, and its lower
+** corner (spec.h: bucket_split); BUCKET_PART_SQL is the same in SQL. */
+#define BUCKET_PART '/'
+#define BUCKET_PART_SQL "'/'"
+
+/* ---- the registry ---- */
+/* The schema version this aitune writes and reads up to (db/schema.sql,
+** db/migrations/): libaitune refuses a newer registry with the same number. */
+#define REG_SCHEMA_VERSION 6
+
+#endif
