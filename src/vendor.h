@@ -9,7 +9,9 @@
 ** a bucket's (or a split bucket's part's) winner. Both go through this
 ** module: the heuristic's first algorithm for the problem, with a
 ** VENDOR_WORKSPACE-byte workspace the caller provides, on the caller's
-** stream.
+** stream. Split-K algorithms are held to adding their parts in fp32 (no
+** scheme that rounds parts to the output type), so the vendor keeps the
+** accuracy contract the candidates keep.
 **
 ** What the vendor serves (vendor_kind): the GEMM ops, A and B bf16 or f16,
 ** fp32 accumulation and scale, D of the input type or f32 (the dtypes

@@ -24,11 +24,11 @@
 
 typedef struct fdesc { int ta, tb; cublasComputeType_t compute; cudaDataType_t scale; } fdesc;
 typedef struct flayout { cudaDataType_t type; uint64_t rows, cols; int64_t ld; } flayout;
-typedef struct fpref { uint64_t ws; uint32_t align[4]; } fpref;
+typedef struct fpref { uint64_t ws; uint32_t align[4], reduction; } fpref;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int n_handles, n_heuristics, n_matmuls;
-static uint32_t last_align[4];
+static uint32_t last_align[4], last_reduction;
 static void *last_stream;
 
 /* Counters for the test: handles alive, heuristic and matmul calls, the
@@ -42,6 +42,15 @@ void fake_lt_counts(int *handles, int *heuristics, int *matmuls, uint32_t *align
     memcpy(align, last_align, sizeof last_align);
     *stream = last_stream;
     pthread_mutex_unlock(&mu);
+}
+
+/* The last heuristic's reduction scheme mask (cuBLASLt's default: all). */
+uint32_t fake_lt_reduction(void)
+{
+    pthread_mutex_lock(&mu);
+    uint32_t r = last_reduction;
+    pthread_mutex_unlock(&mu);
+    return r;
 }
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
@@ -126,6 +135,7 @@ cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p)
 {
     fpref *x = calloc(1, sizeof *x);
     for (int i = 0; i < 4; i++) x->align[i] = 256;
+    x->reduction = CUBLASLT_REDUCTION_SCHEME_MASK;
     *p = (cublasLtMatmulPreference_t)x;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -143,6 +153,7 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
     if (a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES && n == 8) memcpy(&x->ws, buf, 8);
     else if (a >= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES && a <= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES && n == 4)
         memcpy(&x->align[a - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES], buf, 4);
+    else if (a == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK && n == 4) memcpy(&x->reduction, buf, 4);
     else return CUBLAS_STATUS_INVALID_VALUE;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -175,6 +186,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmul
     pthread_mutex_lock(&mu);
     n_heuristics++;
     memcpy(last_align, p->align, sizeof last_align);
+    last_reduction = p->reduction;
     pthread_mutex_unlock(&mu);
     *got = 0;
     if (want < 1 || !shapes_agree(d, a, b, c, dd)) return CUBLAS_STATUS_INVALID_VALUE;

@@ -25,6 +25,7 @@
 #include "sweep_vendor.h"
 #include "tmpl.h"
 #include "vendor.h"
+#include <cublasLt.h>
 #include <dlfcn.h>
 #include <sqlite3.h>
 #include <libgen.h>
@@ -178,6 +179,12 @@ static void test_fake(void)
     counts(&handles, &heur, &mm, al, &stream);
     CHECK(stream == (void *)0x5150, "cublasLtMatmul runs on the caller's stream");
     CHECK(al[0] == 256 && al[1] == 256 && al[3] == 256, "256-byte aligned buffers: alignment 256 asked of the heuristic");
+    void *fl = dlopen(fake_path, RTLD_NOW | RTLD_NOLOAD);
+    uint32_t (*reduction)(void) = fl ? (uint32_t (*)(void))dlsym(fl, "fake_lt_reduction") : NULL;
+    uint32_t mask = reduction ? reduction() : 0x7u;
+    CHECK(mask == CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+          "split-K parts are added in fp32 only: reduction mask %#x asked of the heuristic (%#x)", mask,
+          (unsigned)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
     int h0 = heur, m0 = mm;
     problem again = { "gemm_nt", "bf16", 5, 7, 9 };
     CHECK(product(v, &again, 0, why, sizeof why), "the same problem again (%s)", why);
