@@ -10,6 +10,8 @@
 #   MAX_EVALS per bucket and template (default 16); BUDGET the sweep's (default
 #   none); VENDOR win (a bucket or part the vendor beats is the vendor's) or
 #   off (aitune's own kernels only: issue 33's first bar; default off).
+#   SCAN_ARGS (environment): more arguments for `aitune scan`, e.g.
+#   "--step 61" for issue 33's second row (m 256..8192 in steps of 61).
 # The registry (OUTDIR/range.db), the sweep's and scan's output and the table
 # (OUTDIR/range_table.txt) stay in OUTDIR. Needs a built tree (make) and a GPU.
 set -u
@@ -44,7 +46,7 @@ build/aitune sweep "$spec" --db "$db" --vendor "$([ "$vendor" = win ] && echo wi
     ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
 echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
 t1=$(date +%s)
-build/aitune scan "$spec" --db "$db" > "$out/scan.txt" 2> "$out/scan.err"
+build/aitune scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan.txt" 2> "$out/scan.err"
 echo "scan: exit $?, $(( $(date +%s) - t1 )) s"
 grep '^scan:' "$out/scan.err"
 python3 - "$db" > "$out/range_table.txt" <<'PY'
@@ -67,6 +69,9 @@ for (n, k), rs in sorted(by.items()):
     worst = min(xs) if xs else (float("nan"), 0)
     print("%-12s %-9s %5d %5d %10.3f %10.3f %10.3f %16s" % ("%dx%d" % (n, k), "%d-%d" % (rs[0][0], rs[-1][0]), len(rs),
           sum(r[3] for r in rs), geo(lo), geo(hi), worst[0], "m=%d" % worst[1]))
+for (n, k), rs in sorted(by.items()):
+    xs = [v / u for m, u, v, h, t, b in rs if u and v]
+    print("geomean over every size scanned, %dx%d: %.3f" % (n, k, math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")))
 print()
 print("every m (us, vendor us, x vendor, template, bucket):")
 for (n, k), rs in sorted(by.items()):
