@@ -261,9 +261,9 @@ int cmd_import(int argc, char **argv)
     if (np != 1) return cli_usage_error("import", import_usage, "which file? (a Kernel Tuner T4 results JSON file)");
     importer im = { .file = pos[0], .op = opts[0].value, .tmpl = opts[1].value, .dtype = opts[2].value,
                     .arch = opts[3].value, .shape = opts[4].value };
-    char *text = read_file(im.file, NULL);
+    char *text = read_regular_file(im.file, INPUT_MAXBYTES, NULL);
     if (!text) {
-        error("cannot read '%s': %s", im.file, strerror(errno));
+        error("cannot read '%s': %s", cli_shown(im.file), read_errstr(errno, INPUT_MAXBYTES));
         return EXIT_INPUT;
     }
     if (im.op && (rc = cli_check_op(cli_root(), "", im.op, im.dtype))) { free(text); return rc; }

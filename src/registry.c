@@ -1068,6 +1068,10 @@ int reg_run_get(reg *r, long long run, reg_run *out)
     return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read runs");
 }
 
+/* A number as JSON takes it: SQLite writes an infinity as a bare Inf,
+** which is not JSON (NaN is stored as NULL already). */
+#define FIN(c) "(CASE WHEN typeof(" c ") = 'real' AND NOT (" c " BETWEEN -1.7976931348623157e308 AND " \
+               "1.7976931348623157e308) THEN NULL ELSE " c " END)"
 /* A JSON column embedded as JSON when it parses, else as a string. */
 #define JCOL(c) "CASE WHEN json_valid(" c ") THEN json(" c ") ELSE " c " END"
 
@@ -1078,28 +1082,32 @@ static const struct export_table {
     { "measurements",
       "json_object('id', id, 'op', op, 'template', template, 'arch', arch, 'dtype', dtype, 'bucket', bucket, "
       "'shape', " JCOL("shape") ", 'config', " JCOL("config") ", 'config_hash', config_hash, 'status', status, "
-      "'median_us', median_us, 'min_us', min_us, 'max_us', max_us, 'spread', spread, 'samples', samples, "
-      "'gbps', gbps, 'tflops', tflops, 'registers', registers, 'spills', spills, 'smem', smem, "
-      "'compile_ms', compile_ms, 'cubin', cubin, 'error', error, 'device', device, 'run', run)",
+      "'median_us', " FIN("median_us") ", 'min_us', " FIN("min_us") ", 'max_us', " FIN("max_us") ", "
+      "'spread', " FIN("spread") ", 'samples', " FIN("samples") ", 'gbps', " FIN("gbps") ", "
+      "'tflops', " FIN("tflops") ", 'registers', " FIN("registers") ", 'spills', " FIN("spills") ", "
+      "'smem', " FIN("smem") ", 'compile_ms', " FIN("compile_ms") ", 'cubin', cubin, 'error', error, "
+      "'device', " FIN("device") ", 'run', " FIN("run") ")",
       "id, op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, min_us, max_us, spread, "
       "samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run",
       "id", 1 },
     { "winners",
       "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'dims', dims, 'lo', lo, 'hi', hi, "
-      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", 'median_us', median_us, "
-      "'gbps', gbps, 'tflops', tflops, 'default_us', default_us, 'margin', margin, 'exhaustive', exhaustive, "
-      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", 'device', device, "
-      "'run', run)",
+      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", "
+      "'median_us', " FIN("median_us") ", 'gbps', " FIN("gbps") ", 'tflops', " FIN("tflops") ", "
+      "'default_us', " FIN("default_us") ", 'margin', " FIN("margin") ", 'exhaustive', " FIN("exhaustive") ", "
+      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", "
+      "'device', " FIN("device") ", 'run', " FIN("run") ")",
       "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, default_us, margin, "
       "exhaustive, runners_up, cubin, launch, device, run",
       "op, arch, dtype, rowid", 1 },
     { "runs",
-      "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', seed, "
-      "'device', device, 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
+      "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', " FIN("seed") ", "
+      "'device', " FIN("device") ", 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
       "id, command, spec_hash, version, seed, device, env, started, ended, outcome", "id", 0 },
     { "devices",
-      "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', cc, 'sms', sms, 'mem_bytes', mem_bytes, "
-      "'l2_bytes', l2_bytes, 'smem_optin', smem_optin, 'driver', driver, 'cuda_driver', cuda_driver, 'nvrtc', nvrtc)",
+      "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', " FIN("cc") ", 'sms', " FIN("sms") ", "
+      "'mem_bytes', " FIN("mem_bytes") ", 'l2_bytes', " FIN("l2_bytes") ", 'smem_optin', " FIN("smem_optin") ", "
+      "'driver', driver, 'cuda_driver', " FIN("cuda_driver") ", 'nvrtc', nvrtc)",
       "id, name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc", "id", 0 },
 };
 
@@ -1142,7 +1150,8 @@ int reg_text_rows(reg *r, const char *table, const char *op,
     int n = sqlite3_column_count(st), rc;
     const char **names = xcalloc((size_t)n, sizeof *names), **values = xcalloc((size_t)n, sizeof *values);
     for (int i = 0; i < n; i++) names[i] = sqlite3_column_name(st, i);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = cb(n, names, NULL, ctx) ? SQLITE_DONE : SQLITE_ROW;
+    while (rc == SQLITE_ROW && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         for (int i = 0; i < n; i++) values[i] = (const char *)sqlite3_column_text(st, i);
         if (cb(n, names, values, ctx)) break;
     }
@@ -1158,22 +1167,22 @@ int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char 
     sqlite3_stmt *st = prep(r,
         "SELECT json_object('timestamp', coalesce(r.started, ''), "
         "'configuration', CASE WHEN json_valid(m.config) THEN json(m.config) ELSE json_object() END, "
-        "'times', json_object('compilation_time', coalesce(m.compile_ms, 0), 'runtimes', "
-        "  CASE WHEN m.status = 'ok' THEN json_array(m.median_us / 1000.0) ELSE json_array() END), "
+        "'times', json_object('compilation_time', " FIN("coalesce(m.compile_ms, 0)") ", 'runtimes', "
+        "  CASE WHEN m.status = 'ok' THEN json_array(" FIN("m.median_us / 1000.0") ") ELSE json_array() END), "
         "'invalidity', CASE m.status WHEN 'ok' THEN 'correct' WHEN 'compile' THEN 'compile' WHEN 'runtime' THEN 'runtime' "
         "  WHEN 'timeout' THEN 'timeout' WHEN 'wrong' THEN 'correctness' WHEN 'constraint' THEN 'constraints' "
         "  ELSE 'runtime' END, "
         "'correctness', CASE WHEN m.status = 'ok' THEN 1 ELSE 0 END, "
         "'measurements', CASE WHEN m.status = 'ok' THEN json_array("
-        "  json_object('name', 'time', 'value', m.median_us / 1000.0, 'unit', 'ms'), "
-        "  json_object('name', 'min_time', 'value', m.min_us / 1000.0, 'unit', 'ms'), "
-        "  json_object('name', 'max_time', 'value', m.max_us / 1000.0, 'unit', 'ms'), "
-        "  json_object('name', 'GB/s', 'value', coalesce(m.gbps, 0), 'unit', 'GB/s'), "
-        "  json_object('name', 'TFLOP/s', 'value', coalesce(m.tflops, 0), 'unit', 'TFLOP/s')) ELSE json_array() END, "
+        "  json_object('name', 'time', 'value', " FIN("m.median_us / 1000.0") ", 'unit', 'ms'), "
+        "  json_object('name', 'min_time', 'value', " FIN("m.min_us / 1000.0") ", 'unit', 'ms'), "
+        "  json_object('name', 'max_time', 'value', " FIN("m.max_us / 1000.0") ", 'unit', 'ms'), "
+        "  json_object('name', 'GB/s', 'value', " FIN("coalesce(m.gbps, 0)") ", 'unit', 'GB/s'), "
+        "  json_object('name', 'TFLOP/s', 'value', " FIN("coalesce(m.tflops, 0)") ", 'unit', 'TFLOP/s')) ELSE json_array() END, "
         "'objectives', json_array('time'), "
         "'aitune', json_object('op', m.op, 'template', m.template, 'arch', m.arch, 'dtype', m.dtype, "
         "  'bucket', m.bucket, 'shape', " JCOL("m.shape") ", 'status', m.status, 'error', m.error, "
-        "  'registers', m.registers, 'spills', m.spills, 'device', d.name)) "
+        "  'registers', " FIN("m.registers") ", 'spills', " FIN("m.spills") ", 'device', d.name)) "
         "FROM measurements m LEFT JOIN runs r ON r.id = m.run LEFT JOIN devices d ON d.id = m.device "
         "WHERE (?1 IS NULL OR m.op = ?1) AND (?2 IS NULL OR m.dtype = ?2) ORDER BY m.id");
     if (!st) return -1;

@@ -240,8 +240,9 @@ typedef struct t4_result {
 ** has no results array; else cb for each result (non-zero stops). */
 int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx);
 
-/* Rows of a table as text: the column names and values (NULL for SQL NULL;
-** blobs are never returned). */
+/* Rows of a table as text: cb first with the column names and values NULL
+** (a header, even for a table with no rows), then per row with the values
+** (each NULL for SQL NULL; blobs are never returned). */
 int reg_text_rows(reg *r, const char *table, const char *op,
                   int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
 

@@ -45,7 +45,9 @@ typedef struct landscape {
 } landscape;
 
 /* Read a landscape file: *out holds *n landscapes (replay_free them). On
-** failure returns -1 with a message in err naming the file and line. */
+** failure returns -1 with a message in err naming the file and line. The
+** file must be a regular file of at most INPUT_MAXBYTES (util.h); it loads
+** in time linear in its rows. */
 int replay_load(const char *path, landscape **out, int *n, char *err, int errcap);
 void replay_free(landscape *ls, int n);
 

@@ -163,6 +163,57 @@ static void test_files(const char *dir)
     CHECK(write_regular_file(cmd, "x", 1) == -1 && errno == ENOENT, "a missing folder fails with ENOENT");
 }
 
+/* The streaming writer every -o uses (issue 31): kept whole or not at all. */
+static void test_outfile(const char *dir)
+{
+    char path[512], link_path[512], target[512];
+    snprintf(path, sizeof path, "%s/stream.out", dir);
+    snprintf(link_path, sizeof link_path, "%s/stream.link", dir);
+    snprintf(target, sizeof target, "%s/stream.target", dir);
+    outfile o;
+    CHECK(out_open(&o, path) == 0 && o.f && o.f != stdout, "out_open of a new path gives a temporary");
+    fputs("half", o.f);
+    CHECK(access(path, F_OK) != 0, "nothing is at the path before out_close");
+    CHECK(out_close(&o, 0) == 0 && access(path, F_OK) != 0, "out_close without keep leaves nothing");
+    CHECK(out_open(&o, path) == 0, "out_open again");
+    fputs("whole\n", o.f);
+    CHECK(out_close(&o, 1) == 0, "out_close with keep");
+    size_t len;
+    char *got = read_regular_file(path, 100, &len);
+    CHECK(got && !strcmp(got, "whole\n"), "the file holds what was written");
+    free(got);
+    mode_t um = umask(027);
+    unlink(path);
+    CHECK(out_open(&o, path) == 0 && out_close(&o, 1) == 0, "a new file with umask 027");
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640, "its mode is 0666 & ~umask: %o", st.st_mode & 0777);
+    umask(um);
+    int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { if (write(fd, "keep", 4) != 4) {} close(fd); }
+    if (symlink(target, link_path) == 0) {
+        CHECK(out_open(&o, link_path) == -1 && errno == EINVAL && strstr(o.why, "symbolic link"),
+              "out_open refuses a link: %s", o.why ? o.why : "(null)");
+        out_close(&o, 0);
+        /* A link swapped in while writing is not replaced either. */
+        unlink(path);
+        CHECK(out_open(&o, path) == 0, "out_open of a path that becomes a link");
+        fputs("evil", o.f);
+        CHECK(symlink(target, path) == 0, "the link appears meanwhile");
+        CHECK(out_close(&o, 1) == -1 && strstr(o.why, "symbolic link"), "out_close does not rename over it");
+        struct stat lst;
+        CHECK(lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode), "the link is still a link");
+        got = read_regular_file(target, 100, &len);
+        CHECK(got && !strcmp(got, "keep"), "its target is untouched");
+        free(got);
+        unlink(path);
+    } else {
+        SKIP("symlinks: cannot make one here");
+    }
+    CHECK(out_open(&o, "-") == 0 && o.f == stdout && out_close(&o, 1) == 0, "- is standard output");
+    CHECK(strstr(read_errstr(EFBIG, (size_t)256 << 20), "256 MB") != NULL, "read_errstr names the cap");
+    CHECK(!strcmp(read_errstr(EINVAL, 1), "not a regular file"), "read_errstr: not a regular file");
+}
+
 static void test_expr_limits(void)
 {
     long long v;
@@ -230,6 +281,7 @@ int main(void)
     test_parse_size();
     test_arch();
     test_files(dir);
+    test_outfile(dir);
     test_expr_limits();
     test_jit_arch();
     test_sizes();
