@@ -32,7 +32,7 @@ LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpt
 DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := util cu expr json align plan device proto child tmpl wire search jit registry spec bench worker sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
+TOOL_OBJS := util cu expr json align dbguard plan device proto child tmpl wire search jit registry spec bench worker sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep emit cli list progress why export gc import report replay identity status merge retune window peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
@@ -164,7 +164,7 @@ $(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 
-RT_SRC := src/rt.c src/align.c src/plan.c src/expr.c src/json.c src/cu.c
+RT_SRC := src/rt.c src/align.c src/dbguard.c src/plan.c src/expr.c src/json.c src/cu.c
 FUZZ_DB := tests/fuzz/fuzz_db.c
 $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
                              $(BUILD)/gen/schema.c

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "registry.h"
 #include <errno.h>
+#include "dbguard.h"
 #include "plan.h"
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@ struct reg {
     sqlite3 *db;
     char *path;
     int version;            /* schema version after open (and migration) */
+    dbguard_budget budget;  /* each statement's work (dbguard_bound) */
     char err[1024];
 };
 
@@ -36,6 +38,9 @@ static int fail(reg *r, const char *fmt, ...)
 
 static int dbfail(reg *r, const char *what)
 {
+    if (r->budget.hit)
+        return fail(r, "%s: stopped after %lld steps of work (a registry altered to make its readers hang?)", what,
+                    r->budget.ticks * DBGUARD_TICK);
     return fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
 }
 
@@ -46,7 +51,8 @@ static int exec(reg *r, const char *sql, const char *what)
 {
     char *msg = NULL;
     if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
+        if (r->budget.hit) dbfail(r, what);
+        else fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
         sqlite3_free(msg);
         return -1;
     }
@@ -120,6 +126,24 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return s ? xstrdup((const char *)s) : NULL;
 }
 
+/* The objects of r's file, against db/schema.sql applied to a memory
+** database (dbguard_check). */
+static int guard_schema(reg *r)
+{
+    sqlite3 *ref = NULL;
+    char why[512];
+    int rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(ref, reg_schema_sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(ref);
+        return fail(r, "cannot build the reference schema: %s", sqlite3_errstr(rc));
+    }
+    rc = dbguard_check(r->db, ref, why, sizeof why);
+    sqlite3_close(ref);
+    if (rc && r->budget.hit) return dbfail(r, "cannot read its schema");
+    return rc ? fail(r, "%s", why) : 0;
+}
+
 static int schema_version(reg *r, int *version)
 {
     sqlite3_stmt *st;
@@ -164,8 +188,11 @@ static char *immutable_uri(const char *path)
 ** (immutable), as libaitune does. */
 static int open_readonly(reg *r, const char *path)
 {
-    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
-    int rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    char *name = dbguard_name(path);
+    int rc = sqlite3_open_v2(name, &r->db, SQLITE_OPEN_READONLY, NULL);
+    free(name);
+    if (rc != SQLITE_OK) return dbfail(r, "cannot open");
+    rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     /* The -shm file cannot be made (CANTOPEN, or READONLY for a read-only
     ** folder): read as immutable. Other errors: schema_version says them. */
     if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY) return 0;
@@ -213,9 +240,12 @@ int reg_open(const char *path, int readonly, reg **out)
         }
         free(dir);
     }
+    char *name = dbguard_name(path);
+    int orc = readonly ? SQLITE_OK : sqlite3_open_v2(name, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    free(name);
     if (readonly) {
         if (open_readonly(r, path)) return -1;
-    } else if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    } else if (orc != SQLITE_OK) {
         return write_failure(r, "cannot open");
     } else if (sqlite3_db_readonly(r->db, "main") == 1) {
         /* SQLite falls back to reading a file it may not write. */
@@ -223,6 +253,10 @@ int reg_open(const char *path, int readonly, reg **out)
         return REG_NOTWRITABLE;
     }
     sqlite3_busy_timeout(r->db, REG_BUSY_MS);
+    /* Before anything reads a table: no query may run for ever, and a file
+    ** whose schema is not a registry's is refused. */
+    dbguard_bound(r->db, &r->budget, DBGUARD_TOOL_STEPS);
+    if (guard_schema(r)) return -1;
     /* WAL with NORMAL sync: a commit survives the process being killed
     ** (what resume needs) without an fsync per measurement. */
     if (!readonly) sqlite3_exec(r->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
@@ -274,6 +308,11 @@ int reg_open(const char *path, int readonly, reg **out)
 }
 
 int reg_version(reg *r) { return r->version; }
+
+void reg_bound(reg *r, long long steps)
+{
+    if (r->db) dbguard_bound(r->db, &r->budget, steps);
+}
 
 int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed)
 {
@@ -1403,12 +1442,17 @@ static const char *col_str(sqlite3_stmt *st, int i)
 
 int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r,
-        "SELECT w.op, w.arch, w.dtype, w.bucket, w.hw, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
-        "d.nvrtc, ru.version, ru.sources, coalesce(ru.ended, ru.started), "
+    /* Read-only, a registry older than schema 3 is read as it is: no
+    ** hardware key, no template sources. */
+    int v3 = r->version >= 3;
+    char *sql = xstrfmt(
+        "SELECT w.op, w.arch, w.dtype, w.bucket, %s, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
+        "d.nvrtc, ru.version, %s, coalesce(ru.ended, ru.started), "
         "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0, w.exhaustive "
         "FROM winners w LEFT JOIN devices d ON d.id = w.device LEFT JOIN runs ru ON ru.id = w.run "
-        "ORDER BY w.op, w.arch, w.dtype, w.bucket, w.hw");
+        "ORDER BY w.op, w.arch, w.dtype, w.bucket%s", v3 ? "w.hw" : "''", v3 ? "ru.sources" : "NULL", v3 ? ", w.hw" : "");
+    sqlite3_stmt *st = prep(r, sql);
+    free(sql);
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -36,6 +36,11 @@ struct plan_arg;
 int reg_open(const char *path, int readonly, reg **out);
 /* The schema version the open left (older only when opened read-only). */
 int reg_version(reg *r);
+/* Every statement on r stops after this many steps of SQLite's virtual
+** machine (dbguard.h; DBGUARD_TOOL_STEPS from reg_open, which also refuses
+** a file whose schema holds views, foreign triggers or virtual tables), and
+** fails with a message that says so. Tests lower it. */
+void reg_bound(reg *r, long long steps);
 
 /* The op's signature for plan migration: 0, or -1 when the op is unknown. */
 typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],

@@ -166,11 +166,10 @@ int cmd_status(int argc, char **argv)
         return EXIT_INPUT;
     }
     reg *r;
-    int orc = reg_open(db, 0, &r);
-    if (orc) {
+    if (reg_open(db, 1, &r)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
-        return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     current cur;
     current_identity(gpu, &cur);

@@ -172,11 +172,10 @@ static void wctx_free(wctx *c)
 static int load(wctx *c, const char *db)
 {
     reg *r;
-    int orc = reg_open(db, 0, &r);
-    if (orc || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c)) {
+    if (reg_open(db, 1, &r) || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
-        return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     c->spm = reg_seconds_per_measurement(r);
     if (c->spm <= 0) c->spm = 1;    /* no history yet: a guess */

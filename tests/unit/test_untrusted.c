@@ -4,12 +4,16 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "util.h"
+#include "aitune.h"
+#include "dbguard.h"
+#include "registry.h"
 #include "expr.h"
 #include "jit.h"
 #include "tmpl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -214,6 +218,137 @@ static void test_outfile(const char *dir)
     CHECK(!strcmp(read_errstr(EINVAL, 1), "not a regular file"), "read_errstr: not a regular file");
 }
 
+extern const char reg_schema_sql[];
+
+static sqlite3 *raw_open(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open(path, &db) != SQLITE_OK) printf("FAIL cannot open %s\n", path);
+    return db;
+}
+
+static int count_misses(const char *op, const char *arch, const char *dtype, long long shapes, long long calls,
+                        void *ctx)
+{
+    (void)op, (void)arch, (void)dtype, (void)shapes;
+    if (ctx) *(long long *)ctx += calls;
+    return 0;
+}
+
+/* What a registry file may hold and how long a query may run (dbguard.h). */
+static void test_dbguard(const char *dir)
+{
+    char *n = dbguard_name("file:x?mode=memory");
+    CHECK_STR(n, "./file:x?mode=memory", "a relative name gets ./ (no URI starts so)");
+    free(n);
+    n = dbguard_name("/tmp/file:x");
+    CHECK_STR(n, "/tmp/file:x", "an absolute name is kept");
+    free(n);
+
+    /* The bound stops a query that never ends, and the next one runs. */
+    sqlite3 *db = raw_open(":memory:");
+    dbguard_budget b;
+    dbguard_bound(db, &b, 1000000);
+    double t0 = now_s();
+    int rc = sqlite3_exec(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                              "SELECT count(*) FROM c WHERE x < 0", NULL, NULL, NULL);
+    CHECK(rc == SQLITE_INTERRUPT && b.hit, "a recursive query stops at the bound: rc %d hit %d", rc, b.hit);
+    CHECK(now_s() - t0 < 5, "within seconds: %.2f s", now_s() - t0);
+    rc = sqlite3_exec(db, "SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                          "WHERE x < 1000) SELECT x FROM c)", NULL, NULL, NULL);
+    CHECK(rc == SQLITE_OK && !b.hit, "the next statement has its own budget: rc %d", rc);
+    sqlite3_close(db);
+
+    /* The trigger names libaitune allows are the schema's. */
+    db = raw_open(":memory:");
+    sqlite3_exec(db, reg_schema_sql, NULL, NULL, NULL);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name", -1, &st, NULL);
+    int i = 0, same = 1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        same &= dbguard_trigger_names[i] && !strcmp(dbguard_trigger_names[i], (const char *)sqlite3_column_text(st, 0));
+        if (dbguard_trigger_names[i]) i++;
+    }
+    sqlite3_finalize(st);
+    CHECK(same && !dbguard_trigger_names[i], "dbguard_trigger_names are db/schema.sql's triggers");
+    char why[512];
+    CHECK(dbguard_check(db, NULL, why, sizeof why) == 0, "the schema itself passes");
+    sqlite3_exec(db, "CREATE VIEW v AS SELECT 1", NULL, NULL, NULL);
+    CHECK(dbguard_check(db, NULL, why, sizeof why) == -1 && strstr(why, "view 'v'"), "a view is refused: %s", why);
+    sqlite3_close(db);
+
+    /* The tool: a statement past reg_bound fails and says why. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/bound.db", dir);
+    reg *r;
+    CHECK(reg_open(path, 0, &r) == 0, "a new registry: %s", reg_errmsg(r));
+    reg_close(r);
+    db = raw_open(path);
+    sqlite3_exec(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000) "
+                     "INSERT INTO misses (op, arch, dtype, shape) SELECT 'axpy', 'sm_90', 'f32', x FROM c",
+                 NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK(reg_open(path, 1, &r) == 0, "open it again: %s", reg_errmsg(r));
+    reg_bound(r, 2000);
+    CHECK(reg_misses_by_op(r, count_misses, NULL) == -1 && strstr(reg_errmsg(r), "stopped after 2000 steps"),
+          "a statement past the bound fails: %s", reg_errmsg(r));
+    reg_bound(r, DBGUARD_TOOL_STEPS);
+    long long calls = 0;
+    CHECK(reg_misses_by_op(r, count_misses, &calls) == 0 && calls == 5000, "within the bound it reads them all");
+    reg_close(r);
+
+    /* libaitune: a view is refused with a message; a corrupt set load says why. */
+    snprintf(path, sizeof path, "%s/view.db", dir);
+    db = raw_open(path);
+    sqlite3_exec(db, reg_schema_sql, NULL, NULL, NULL);
+    sqlite3_exec(db, "DROP TABLE winners; CREATE VIEW winners AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                     "SELECT x + 1 FROM c) SELECT 'a' AS op, 'sm_90' AS arch, 'f32' AS dtype, 'n=2^6' AS bucket, "
+                     "'n' AS dims, '64' AS lo, '128' AS hi, 'vec' AS template, '{}' AS config, 1.0 AS median_us, "
+                     "'' AS hw, '{\"n\":64}' AS shape FROM c WHERE x < 0", NULL, NULL, NULL);
+    sqlite3_close(db);
+    aitune *h;
+    rc = aitune_open(path, &h);
+    CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "view 'winners'"), "aitune_open refuses a view: %d %s", rc,
+          aitune_errmsg(h));
+    aitune_close(h);
+
+    snprintf(path, sizeof path, "%s/corrupt.db", dir);
+    db = raw_open(path);
+    sqlite3_exec(db, reg_schema_sql, NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA journal_mode = DELETE; BEGIN", NULL, NULL, NULL);
+    for (int k = 0; k < 3000; k++) {
+        char *sql = sqlite3_mprintf("INSERT INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, template, "
+                                    "config, median_us, launch) VALUES ('axpy', 'sm_90', 'f32', 'n=%d', 'n', '%d', "
+                                    "'%d', '{\"n\":%d}', 'axpy/vec', '{\"block\":64}', 1.5, '{}')", k, k + 1, k + 2,
+                                    k + 1);
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+        sqlite3_free(sql);
+    }
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    int root = 0;
+    sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_master WHERE name = 'winners'", -1, &st, NULL);
+    if (sqlite3_step(st) == SQLITE_ROW) root = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    /* The winners table's root page (an interior page over 3000 rows):
+    ** its cell pointers point nowhere. */
+    int fd = open(path, O_WRONLY);
+    char junk[4000];
+    memset(junk, 0xee, sizeof junk);
+    CHECK(root > 1 && fd >= 0 && pwrite(fd, junk, sizeof junk, (off_t)(root - 1) * 4096 + 12) == (ssize_t)sizeof junk,
+          "corrupt the winners' root page %d", root);
+    if (fd >= 0) close(fd);
+    rc = aitune_open(path, &h);
+    if (rc == AITUNE_OK) {
+        aitune_choice c;
+        long long shape[1] = { 5 };
+        rc = aitune_lookup(h, "axpy", "sm_90", "f32", shape, 1, &c);
+    }
+    CHECK(rc == AITUNE_CORRUPT && strstr(aitune_errmsg(h), "registry") && strstr(aitune_errmsg(h), "malformed"),
+          "a corrupt set: AITUNE_CORRUPT with a message: %d '%s'", rc, aitune_errmsg(h));
+    aitune_close(h);
+}
+
 static void test_expr_limits(void)
 {
     long long v;
@@ -282,6 +417,7 @@ int main(void)
     test_arch();
     test_files(dir);
     test_outfile(dir);
+    test_dbguard(dir);
     test_expr_limits();
     test_jit_arch();
     test_sizes();
