@@ -12,8 +12,13 @@ const char merge_summary[] =
     "by their local ids; measurements, cubins and defaults OUT lacks are added; for each (op, arch,\n"
     "dtype, bucket, GPU) the winner with the lower time is kept (a tie: the smaller config, so the\n"
     "order of inputs does not matter); misses keep the larger count. Merging an input again adds\n"
-    "nothing. Inputs from an older aitune are migrated in place first.\n\n"
-    "Exit: 0, 1 when OUT cannot be written, 2 usage, 3 when an input is not a registry.";
+    "nothing. Each input is read, never written: copied beside OUT (an older one migrated in the\n"
+    "copy) and checked whole before anything of it is merged: its pages (integrity_check), its\n"
+    "schema, one row per key, finite positive times, names, archs, bucket keys that fit their\n"
+    "edges and shapes, and split buckets whose parts cover them. An input that fails is named\n"
+    "with what is wrong, and nothing of it is merged.\n\n"
+    "Exit: 0, 1 when OUT cannot be written, 2 usage, 3 when an input is not a registry or fails a\n"
+    "check.";
 const char merge_usage[] = "aitune merge OUT IN...";
 
 #define MERGE_MAXIN 4096

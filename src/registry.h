@@ -291,8 +291,14 @@ int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const c
 ** lower time (ties: the smaller config text, so the order of inputs does not
 ** matter; a split bucket's parts replace its unsplit winner of the same
 ** hardware), defaults r lacks, and misses with the larger count. Merging the
-** same input again adds nothing. The input is opened for writing, so an
-** older one is migrated first. */
+** same input again adds nothing. The input is untrusted and never written:
+** it is copied (read-only) into a temporary registry beside r's file,
+** migrated there if older, and checked whole before anything of it is
+** merged: integrity_check, its schema (reg_open), one row per key, finite
+** positive times (winners, runners-up, ok measurements), names, archs and
+** templates, bucket keys that fit their dims, edges and shapes
+** (bucket_key_parse), and each split bucket's parts tiling it. A failed
+** check merges nothing and names the input and the row. */
 typedef struct reg_merge_stats {
     long long devices, runs, measurements, cubins, winners, misses;
 } reg_merge_stats;

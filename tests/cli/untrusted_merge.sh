@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# aitune merge with shards that lie (issue 31): each input is checked whole
+# before one row of it is merged (integrity, one row per key, finite
+# positive times, well-formed keys and split parts), inputs are opened
+# read-only (an older one is migrated in a copy, never in place), and a
+# merge is idempotent. A refused input: one line, exit 3, the output as it
+# was.
+. "$(dirname "$0")/lib.sh"
+
+axpy_spec two.yaml 6 7
+seed_db "$T/seed.db" || { fail "seed the cubin cache"; exit 1; }
+cp "$T/seed.db" "$T/s0.db"
+fake_sweep ok "$T/s0.db" "$T/two.yaml"
+expect_eq "a shard with two winners" "$RC" 0 || show_last
+expect_exit 0 "merge it into a new registry" "$AITUNE" merge "$T/out.db" "$T/s0.db"
+key="select op, arch, dtype, bucket, hw, template, config, median_us from winners order by 1, 2, 3, 4, 5"
+dump() { sql "$1" "$key"; sql "$1" "select count(*) from measurements"; }
+good=$(dump "$T/out.db")
+
+# refused NAME "what the message says" "SQL that makes the bad shard"
+refused() {
+    local name=$1 msg=$2 sqltext=$3
+    cp "$T/s0.db" "$T/$name.db"
+    sqlite3 "$T/$name.db" "$sqltext" || { fail "$name: could not make the shard"; return; }
+    local sum
+    sum=$(md5sum <"$T/$name.db")
+    run "$AITUNE" merge "$T/out.db" "$T/$name.db"
+    if [ "$RC" = 3 ] && [ "$(wc -l <"$T/err")" = 1 ]; then ok "$name: refused in one line (exit 3)"; else fail "$name: exit $RC, want 3 in one line"; show_last; fi
+    expect_stderr "$msg" "$name: the message says why"
+    expect_eq "$name: the output is as it was" "$(dump "$T/out.db")" "$good"
+    expect_eq "$name: the input was not written" "$(md5sum <"$T/$name.db")" "$sum"
+}
+
+refused negative "median_us -1.0 is not a finite positive time" \
+    "UPDATE winners SET median_us = -1 WHERE bucket = 'n=2^6'"
+refused infinite "median_us Inf is not a finite positive time" \
+    "UPDATE winners SET median_us = 1e999 WHERE bucket = 'n=2^6'"
+refused zero_measure "row [0-9]+: 0.0 is not a finite positive time" \
+    "UPDATE measurements SET median_us = 0.0 WHERE id = (SELECT min(id) FROM measurements WHERE status = 'ok')"
+refused runner_up "a runner-up without a finite positive time" \
+    "UPDATE winners SET runners_up = json_set(runners_up, '\$[0].median_us', -5) WHERE bucket = 'n=2^6'"
+# One fake part of a real bucket: merged, it would delete the real winner.
+refused fake_part "do not cover the bucket" \
+    "UPDATE winners SET bucket = 'n=2^6/2^6', hi = '100' WHERE bucket = 'n=2^6'"
+refused whole_part "do not cover the bucket" \
+    "UPDATE winners SET bucket = 'n=2^6/2^6' WHERE bucket = 'n=2^6'"
+refused bad_part "bucket key is not one aitune writes" \
+    "UPDATE winners SET bucket = 'n=2^6/x' WHERE bucket = 'n=2^6'"
+refused plain_pow2 "bucket key is not one aitune writes" \
+    "UPDATE winners SET bucket = 'n=2^6/64' WHERE bucket = 'n=2^6'"
+refused corner "is not its corner's" \
+    "INSERT INTO winners SELECT op, arch, dtype, 'n=2^6/96', hw, dims, '64', '96', shape, template, config,
+       median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run
+       FROM winners WHERE bucket = 'n=2^6';
+     INSERT INTO winners SELECT op, arch, dtype, 'n=2^6/80', hw, dims, '96', '128', '{\"n\":100}', template, config,
+       median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run
+       FROM winners WHERE bucket = 'n=2^6';
+     DELETE FROM winners WHERE bucket = 'n=2^6'"
+refused other_key "its shape's key is 'n=2\\^6:align1'" \
+    "UPDATE winners SET shape = '{\"n\":65}' WHERE bucket = 'n=2^6'"
+refused edges "edges of dim n are" \
+    "UPDATE winners SET hi = '1000' WHERE bucket = 'n=2^6'"
+refused arch "not an op, arch, dtype and template" \
+    "UPDATE winners SET arch = 'sm_9x' WHERE bucket = 'n=2^6'"
+refused template "not an op, arch, dtype and template" \
+    "UPDATE measurements SET template = 'softmax/hold' WHERE id = 1"
+refused measurement_key "bucket 'n=64' " \
+    "UPDATE measurements SET bucket = 'n=64' WHERE id = 1"
+refused measurement_shape "its shape is outside bucket" \
+    "UPDATE measurements SET shape = '{\"n\":4096}' WHERE id = 1"
+refused status "status 'great' is not ok" \
+    "UPDATE measurements SET status = 'great' WHERE id = 1"
+# Two winners of one key, in a table made without its primary key: which one
+# a merge kept would depend on the order it read them.
+wsql=$(sqlite3 "$T/s0.db" "SELECT sql FROM sqlite_master WHERE name = 'winners'" | sed -z 's/,\s*PRIMARY KEY\s*([^)]*)//')
+refused duplicate "two rows of one key" \
+    "CREATE TABLE w2 AS SELECT * FROM winners; DROP TABLE winners; $wsql;
+     INSERT INTO winners SELECT * FROM w2; DROP TABLE w2;
+     INSERT INTO winners SELECT op, arch, dtype, bucket, hw, dims, lo, hi, shape, template, '{\"slow\":1}',
+       median_us * 2, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run
+       FROM winners WHERE bucket = 'n=2^6'"
+
+# A corrupt page: the shard is damaged, not merged as whatever it reads as.
+cp "$T/s0.db" "$T/corrupt.db"
+sqlite3 "$T/corrupt.db" "PRAGMA journal_mode = DELETE" >/dev/null
+page=$(sqlite3 "$T/corrupt.db" "SELECT rootpage FROM sqlite_master WHERE name = 'measurements'")
+size=$(sqlite3 "$T/corrupt.db" "PRAGMA page_size")
+printf '\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377' |
+    dd of="$T/corrupt.db" bs=1 seek=$(( (page - 1) * size + 8 )) conv=notrunc 2>/dev/null
+run "$AITUNE" merge "$T/out.db" "$T/corrupt.db"
+expect_eq "a shard with a corrupt page is refused (exit 3)" "$RC" 3 || show_last
+expect_stderr "damaged|malformed" "it says the shard is damaged"
+expect_eq "the output is as it was" "$(dump "$T/out.db")" "$good"
+
+# Idempotent: the same shard again, and the result of either order, the same.
+expect_exit 0 "merge the shard again" "$AITUNE" merge "$T/out.db" "$T/s0.db"
+expect_stdout "\+0 measurements, \+0 winners, \+0 cubins, \+0 runs, \+0 devices" "it adds nothing"
+expect_eq "the output is as it was" "$(dump "$T/out.db")" "$good"
+cp "$T/s0.db" "$T/faster.db"
+sqlite3 "$T/faster.db" "UPDATE winners SET median_us = median_us / 2, config = '{\"fast\":1}' WHERE bucket = 'n=2^7'"
+expect_exit 0 "merge a shard with a faster winner" "$AITUNE" merge "$T/ab.db" "$T/s0.db" "$T/faster.db"
+expect_exit 0 "and in the other order" "$AITUNE" merge "$T/ba.db" "$T/faster.db" "$T/s0.db"
+expect_eq "the order of inputs does not change the winners" "$(sql "$T/ab.db" "$key")" "$(sql "$T/ba.db" "$key")"
+once=$(sql "$T/ab.db" "$key")
+expect_exit 0 "merge both again" "$AITUNE" merge "$T/ab.db" "$T/faster.db" "$T/s0.db"
+expect_eq "a second merge changes no winner" "$(sql "$T/ab.db" "$key")" "$once"
+
+# An input is opened read-only: an older one is migrated in a copy.
+cp "$T/s0.db" "$T/old.db"
+sqlite3 "$T/old.db" "ALTER TABLE measurements DROP COLUMN timing; UPDATE meta SET value = '3' WHERE key = 'schema_version'"
+sum=$(md5sum <"$T/old.db")
+expect_exit 0 "merge a schema 3 shard" "$AITUNE" merge "$T/fromold.db" "$T/old.db"
+expect_eq "its winners arrive" "$(sql "$T/fromold.db" "$key")" "$(sql "$T/s0.db" "$key")"
+expect_eq "the shard itself is untouched (still schema 3)" "$(md5sum <"$T/old.db")" "$sum"
+ls -A "$T" | grep -q "aitune-merge" && fail "a merge's working copy was left behind" || ok "no working copy is left behind"
+
+done_testing
