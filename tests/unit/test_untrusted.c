@@ -7,6 +7,7 @@
 #include "aitune.h"
 #include "dbguard.h"
 #include "registry.h"
+#include "spec.h"
 #include "expr.h"
 #include "jit.h"
 #include "tmpl.h"
@@ -349,6 +350,29 @@ static void test_dbguard(const char *dir)
     aitune_close(h);
 }
 
+/* Bucket keys read back from a registry (merge's check): every key aitune
+** writes parses, to its edges; others do not. */
+static void test_bucket_keys(void)
+{
+    char names[SPEC_MAXDIMS][16] = { "m", "n", "k" }, key[96], why[128];
+    long long lo[3] = { 4096, 1, 64 }, rep[3] = { 4097, 1, 64 };
+    bucket_parsed k;
+    CHECK(bucket_key(3, names, lo, rep, key, sizeof key) == 0 && bucket_key_parse(key, &k, why, sizeof why) == 0 &&
+          k.ndims == 3 && !k.part && k.lo[0] == 4096 && k.cls[0] == 1 && k.lo[1] == 1 && k.cls[2] == 0,
+          "'%s' parses back", key);
+    bucket b = { .ndims = 1, .lo = { 4096 }, .hi = { 8192 }, .rep = { 4097 }, .align = { 1 } };
+    snprintf(b.key, sizeof b.key, "n=2^12:align1");
+    bucket parts[16];
+    int n = bucket_split(&b, 1, parts), all = n == 2;
+    for (int i = 0; i < n; i++)
+        all &= bucket_key_parse(parts[i].key, &k, why, sizeof why) == 0 && k.part && k.corner[0] == parts[i].lo[0];
+    CHECK(all, "split parts' keys parse to their corners (%s, %s)", parts[0].key, parts[1].key);
+    const char *bad[] = { "n=4096", "n=2^12:align3", "n=2^12/4096", "n=2^12/", "n=2^12/5760,1", "N=2^12", "n=2^12,",
+                          "n=2^12:align1x", "=2^12", "n=2^-1", "n=2^12/05760", "n=2^99", "a=2^1,b=2^1,c=2^1,d=2^1,e=2^1" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(bucket_key_parse(bad[i], &k, why, sizeof why) == -1, "'%s' is refused: %s", bad[i], why);
+}
+
 static void test_expr_limits(void)
 {
     long long v;
@@ -418,6 +442,7 @@ int main(void)
     test_files(dir);
     test_outfile(dir);
     test_dbguard(dir);
+    test_bucket_keys();
     test_expr_limits();
     test_jit_arch();
     test_sizes();
