@@ -1,4 +1,4 @@
--- aitune registry, schema version 3. Applied by registry.c when a registry
+-- aitune registry, schema version 5. Applied by registry.c when a registry
 -- is created; a registry of an older version is brought up to date by
 -- db/migrations/NNN-*.sql, one per version step (002: from aitune 0.1;
 -- 010-identity: hardware apart from toolchain identity). What a migration
@@ -133,7 +133,9 @@ CREATE TABLE IF NOT EXISTS defaults (
 );
 
 -- Compile cache: hash of (source, options, arch, nvrtc version). The source
--- is kept so a hash collision can never hand back the wrong kernel.
+-- is kept so a hash collision can never hand back the wrong kernel, and
+-- cubin_hash is the hash of the cubin's bytes (012-cubin-hash): a row whose
+-- key or bytes do not match is compiled again, never used.
 CREATE TABLE IF NOT EXISTS cubins (
   hash       TEXT PRIMARY KEY,
   source     TEXT NOT NULL,
@@ -142,7 +144,8 @@ CREATE TABLE IF NOT EXISTS cubins (
   cubin      BLOB NOT NULL,
   registers  INTEGER, spills INTEGER, smem INTEGER, stack INTEGER,
   log        TEXT,
-  compile_ms REAL
+  compile_ms REAL,
+  cubin_hash TEXT
 );
 
 -- Shapes asked for with no tuned bucket: the next sweep's input.

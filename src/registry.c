@@ -440,19 +440,30 @@ int reg_run_end(reg *r, long long run, const char *outcome)
 
 int reg_cubin_get(reg *r, const char *hash, jit_job *j)
 {
-    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms "
-                               "FROM cubins WHERE hash = ?");
+    if (r->version < 5) return 0;   /* read-only, an older registry: no hashes to check */
+    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms, "
+                               "options, cubin_hash FROM cubins WHERE hash = ?");
     if (!st) return -1;
     bind_text(st, 1, hash);
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW) {
         const char *src = (const char *)sqlite3_column_text(st, 0);
         const char *name = (const char *)sqlite3_column_text(st, 1);
-        /* Same hash, different text: a collision; compile rather than trust it. */
-        if (src && name && !strcmp(src, j->source) && !strcmp(name, j->name)) {
-            j->cubin_len = (size_t)sqlite3_column_bytes(st, 2);
+        const char *opts = (const char *)sqlite3_column_text(st, 9);
+        const char *sum = (const char *)sqlite3_column_text(st, 10);
+        const void *blob = sqlite3_column_blob(st, 2);
+        size_t len = (size_t)sqlite3_column_bytes(st, 2);
+        /* Same hash, different text: a collision; a row whose key is not its
+        ** own text's, or whose bytes are not the ones stored with it: damaged
+        ** or rewritten. Each is compiled rather than trusted. */
+        char key[17] = "", bytes[17] = "";
+        if (src && name && opts) jit_key_options(src, name, opts, key);
+        if (blob) jit_hash(blob, len, bytes);
+        if (src && name && !strcmp(src, j->source) && !strcmp(name, j->name) && !strcmp(key, hash) && sum && blob &&
+            !strcmp(sum, bytes)) {
+            j->cubin_len = len;
             j->cubin = xmalloc(j->cubin_len);
-            memcpy(j->cubin, sqlite3_column_blob(st, 2), j->cubin_len);
+            memcpy(j->cubin, blob, j->cubin_len);
             j->registers = sqlite3_column_int(st, 3);
             j->spills = sqlite3_column_int(st, 4);
             j->smem = sqlite3_column_int(st, 5);
@@ -473,8 +484,10 @@ int reg_cubin_get(reg *r, const char *hash, jit_job *j)
 
 int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
 {
+    char sum[17];
+    jit_hash(j->cubin, j->cubin_len, sum);
     sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO cubins (hash, source, options, kernel, cubin, registers, "
-                               "spills, smem, stack, log, compile_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+                               "spills, smem, stack, log, compile_ms, cubin_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
     bind_text(st, 1, hash);
     bind_text(st, 2, j->source);
@@ -487,6 +500,7 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
     sqlite3_bind_int(st, 9, j->stack);
     bind_text(st, 10, j->log);
     sqlite3_bind_double(st, 11, j->ms);
+    bind_text(st, 12, sum);
     return done(r, st, "cannot store a cubin");
 }
 
@@ -1757,6 +1771,20 @@ static int check_input(reg *in, char *why, int cap)
     }
     if (!bad && st && rc != SQLITE_DONE)
         bad = snprintf(why, (size_t)cap, "cannot read measurements: %s", sqlite3_errmsg(in->db));
+    sqlite3_finalize(st);
+    /* A cubin's bytes are the ones hashed with it (an older shard's have no
+    ** hash: compile checks those before it uses one). */
+    st = bad ? NULL : prep(in, "SELECT hash, cubin, cubin_hash FROM cubins WHERE cubin_hash IS NOT NULL");
+    rc = st ? SQLITE_ROW : SQLITE_ERROR;
+    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char sum[17] = "";
+        const void *blob = sqlite3_column_blob(st, 1);
+        if (blob) jit_hash(blob, (size_t)sqlite3_column_bytes(st, 1), sum);
+        if (!blob || strcmp(sum, (const char *)sqlite3_column_text(st, 2)))
+            bad = snprintf(why, (size_t)cap, "cubins: %.16s: its bytes are not the ones hashed with it",
+                           (const char *)sqlite3_column_text(st, 0));
+    }
+    if (!bad && st && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read cubins: %s", sqlite3_errmsg(in->db));
     sqlite3_finalize(st);
     if (!bad) {
         st = prep(in, "SELECT op, arch, dtype, template FROM defaults UNION ALL SELECT op, arch, dtype, NULL FROM misses");

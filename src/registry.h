@@ -18,8 +18,10 @@ typedef struct reg reg;
 ** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON.
 ** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
 ** devices.hw and .toolchain, runs.sources, winners keyed by hardware too.
-** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream. */
-#define REG_SCHEMA_VERSION 4
+** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream.
+** 5: cubins.cubin_hash (db/migrations/012-cubin-hash.sql): each cached
+** cubin's bytes, checked before the cache hands it out. */
+#define REG_SCHEMA_VERSION 5
 
 struct plan_arg;
 
@@ -60,7 +62,13 @@ int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned l
 int reg_run_end(reg *r, long long run, const char *outcome);
 
 /* Compile cache. reg_cubin_get fills j's outputs (ok=1) if hash is cached
-** with the same source; returns 1 when found, 0 when not, -1 on error. */
+** with the same source and name, the row's source, name and options hash
+** to its key (jit_key_options) and its bytes to its cubin_hash (jit_hash):
+** returns 1 when found, 0 when not (a row that fails a check is not
+** found: compiled again, reg_cubin_put replaces it), -1 on error.
+** reg_cubin_put stores the cubin's hash with it. The hashes catch a cache
+** damaged or rewritten by something that does not know to rewrite them
+** too; they are no signature. */
 int reg_cubin_get(reg *r, const char *hash, jit_job *j);
 int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
 /* Drop from the compile cache the kernels of candidates that lost: those

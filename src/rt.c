@@ -116,7 +116,7 @@ struct rt_set {
 };
 
 /* The registry schema this library reads (registry.h's REG_SCHEMA_VERSION). */
-#define RT_SCHEMA_VERSION 4
+#define RT_SCHEMA_VERSION 5
 #define RT_NCHAINS 256        /* hash chains of sets (a power of two) */
 #define RT_MAXEMPTY 1024      /* sets without winners kept; past that, asked again */
 
