@@ -122,7 +122,7 @@ chmod 644 "$RO/reg.db"
 # An older registry is read as it is, not migrated.
 OLD=$T/old.db
 cp "$DB" "$OLD"
-sqlite3 "$OLD" "ALTER TABLE measurements DROP COLUMN timing; UPDATE meta SET value = '3' WHERE key = 'schema_version'"
+sqlite3 "$OLD" "ALTER TABLE measurements DROP COLUMN timing; ALTER TABLE cubins DROP COLUMN cubin_hash; UPDATE meta SET value = '3' WHERE key = 'schema_version'"
 run "$AITUNE" status --db "$OLD"
 [ "$RC" -le 1 ] && ok "status reads a schema 3 registry (exit $RC)" || { fail "status on schema 3: exit $RC"; show_last; }
 expect_eq "status left it at schema 3" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" "3"
