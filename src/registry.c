@@ -6,7 +6,10 @@
 #include "json.h"
 #include "plan.h"
 #include "spec.h"
+#include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -308,6 +311,85 @@ int reg_open(const char *path, int readonly, reg **out)
     r->version = version > REG_SCHEMA_VERSION ? version : REG_SCHEMA_VERSION;
     if (readonly) r->version = version;
     return 0;
+}
+
+/* The locks this process holds (reg_sweep_lock): resolved lock paths. */
+static struct { char *path; int fd; } *held;
+static int nheld;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* PATH.lock for the registry at path, with its links (or its folder's,
+** for a registry not made yet) resolved, so every name of one file locks
+** one lock. */
+static char *lock_path(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real) {
+        char *l = xstrfmt("%s.lock", real);
+        free(real);
+        return l;
+    }
+    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash) *slash = 0;
+    char *rdir = realpath(slash ? (*dir ? dir : "/") : ".", NULL);
+    char *l = rdir ? xstrfmt("%s/%s.lock", strcmp(rdir, "/") ? rdir : "", base) : xstrfmt("%s.lock", path);
+    free(rdir);
+    free(dir);
+    return l;
+}
+
+int reg_sweep_lock(const char *path, const char *command)
+{
+    /* A new registry's folder, as reg_open would make it. */
+    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        mkdir_p(dir);
+    }
+    free(dir);
+    char *lp = lock_path(path);
+    pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < nheld; i++)
+        if (!strcmp(held[i].path, lp)) {
+            pthread_mutex_unlock(&held_mu);
+            free(lp);
+            return 0;
+        }
+    int code = 0;
+    int fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        error("cannot lock registry '%s': '%s': %s", path, lp, fd < 0 ? strerror(errno) : "not a regular file");
+        code = EXIT_FAIL;
+    } else if (flock(fd, LOCK_EX | LOCK_NB)) {
+        if (errno == EWOULDBLOCK) {
+            char who[256] = "";
+            ssize_t n = pread(fd, who, sizeof who - 1, 0);
+            who[n > 0 ? n : 0] = 0;
+            who[strcspn(who, "\n")] = 0;
+            error("registry '%s' is in use by another sweep (%s): wait for it to finish, or give this one another "
+                  "--db (merge them later)", path, who[0] ? who : "its lock file names no process");
+        } else {
+            error("cannot lock registry '%s': %s", path, strerror(errno));
+        }
+        code = EXIT_FAIL;
+    } else {
+        char when[32], *line;
+        iso_time(when);
+        line = xstrfmt("pid %d since %s: %.160s\n", (int)getpid(), when, command ? command : "aitune sweep");
+        if (ftruncate(fd, 0) || pwrite(fd, line, strlen(line), 0) < 0) {}   /* only the message needs it */
+        free(line);
+        held = xrealloc(held, sizeof *held * (size_t)(nheld + 1));
+        held[nheld].path = lp;
+        held[nheld++].fd = fd;
+        lp = NULL;
+        fd = -1;
+    }
+    if (fd >= 0) close(fd);
+    pthread_mutex_unlock(&held_mu);
+    free(lp);
+    return code;
 }
 
 int reg_version(reg *r) { return r->version; }

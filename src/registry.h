@@ -36,6 +36,18 @@ struct plan_arg;
 ** elsewhere). */
 #define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
+/* One sweep at a time on a registry (sweep, retune, check, window): an
+** exclusive lock on "PATH.lock" beside the registry (PATH with its links
+** resolved), flock'd and kept until this process exits, so a second sweep
+** on the same registry is refused instead of timing against the first on
+** the same GPU and racing it for rows. A process that dies releases it (the
+** kernel drops its locks), so a stale lock file never blocks. Taking it
+** again in the process that holds it succeeds. The file holds the holder's
+** pid, start time and command, for the message. Returns 0, or an exit code
+** with one line printed: EXIT_FAIL when another process holds it (the line
+** says which) or it cannot be made. */
+int reg_sweep_lock(const char *path, const char *command);
+
 /* The schema version the open left (older only when opened read-only). */
 int reg_version(reg *r);
 /* Every statement on r stops after this many steps of SQLite's virtual

@@ -50,6 +50,7 @@ static int open_run(sw *S, hub *H)
         S->hub = H;
         if ((code = lanes_start(S, H))) return code;
     }
+    if (!o->compile_only && !o->plan_only && (code = reg_sweep_lock(o->db_path, o->command))) return code;
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
         error("%s", reg_errmsg(S->R));
