@@ -32,8 +32,9 @@ const char import_summary[] =
     "  --arch A         the GPU's arch (sm_90)\n"
     "  --shape S        the problem size the results were measured at (its bucket is the key)\n"
     "  --db PATH        the registry\n\n"
-    "Exit: 0, 2 for a usage error or an unknown op, template or dtype, 3 for a file that is not T4\n"
-    "or a result that does not fit the template.";
+    "Exit: 0, 1 when the registry cannot be written, 2 for a usage error or an unknown op, template\n"
+    "or dtype, 3 for a file that is not T4 (or not a regular file of at most 256 MB), a result that\n"
+    "does not fit the template, or a registry that does not open.";
 const char import_usage[] =
     "aitune import FILE [--op OP] [--template T] [--dtype T] [--arch A] [--shape S] [--db PATH]";
 

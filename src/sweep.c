@@ -121,8 +121,8 @@ static int finish_run(sw *S, hub *H, int code)
     sw_note(S, "%s", "");
     sw_summary(S);
     if (o->check) {
-        printf("check: %d winner%s re-timed, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
-               S->regressed);
+        printf("check: %d winner%s checked: %d ok, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
+               S->checked - S->regressed, S->regressed);
         if (S->regressed && !code) code = EXIT_FAIL;
     } else if (o->retune)
         printf("retune: %d stale bucket%s re-raced, %d searched again\n", S->retuned, S->retuned == 1 ? "" : "s",
