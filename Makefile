@@ -121,6 +121,24 @@ install: $(BUILD)/aitune $(BUILD)/libaitune.a $(BUILD)/libaitune.so
 	cp -R templates search specs $(SHARE)/
 	chmod -R u=rwX,go=rX $(SHARE)
 	install -m 644 README.md LICENSE docs/SPEC.md $(DESTDIR)$(datadir)/doc/aitune/
+	$(ldconfig_after_install)
+
+# Installed to the real root (no DESTDIR: a package's own scripts run it),
+# the loader's cache learns libaitune.so.0, else the first program linked
+# with -laitune fails to find it. Root only (ldconfig writes /etc); a
+# libdir the loader does not search is named, with what to do.
+LDCONFIG ?= ldconfig
+define ldconfig_after_install
+	@if [ -n "$(DESTDIR)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v $(LDCONFIG) >/dev/null 2>&1; then \
+	    echo "$(LDCONFIG)"; $(LDCONFIG) || exit 1; \
+	    if ! $(LDCONFIG) -p 2>/dev/null | grep -q "$(libdir)/$(RT_SONAME)"; then \
+	        echo "note: the loader does not search $(libdir): add it to /etc/ld.so.conf.d/ (then run ldconfig) or to LD_LIBRARY_PATH"; \
+	    fi; \
+	else \
+	    echo "note: not root: run ldconfig as root, or add $(libdir) to LD_LIBRARY_PATH, before running programs linked with -laitune"; \
+	fi
+endef
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/aitune $(DESTDIR)$(includedir)/aitune.h $(DESTDIR)$(libdir)/libaitune.a \

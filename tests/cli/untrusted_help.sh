@@ -26,6 +26,13 @@ for c in $cmds; do
     fi
 done
 
+# docs/SPEC.md names every strategy in search/.
+for f in "$ROOT"/search/*.lua; do
+    s=$(basename "$f" .lua)
+    [ "$s" = space ] && continue
+    grep -q "\`$s\`" "$ROOT/docs/SPEC.md" && ok "docs/SPEC.md names strategy $s" || fail "docs/SPEC.md does not name strategy $s"
+done
+
 # exit CODE "what" CMD...: the code is CODE, and it is one that CMD's help lists.
 exit_listed() {
     local want=$1 what=$2 cmd=$3
