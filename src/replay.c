@@ -175,8 +175,11 @@ int replay_load(const char *path, landscape **out, int *nout, char *err, int err
         memset(&r, 0, sizeof r);
         snprintf(r.status, sizeof r.status, "%s", f[col[C_STATUS]]);
         double v;
+        /* Times past 10^12 (11 days) are no measurement, and the metric's
+        ** sums over them could overflow. */
         if (parse_num(f[col[C_TIME]], &r.time_us) || parse_num(f[col[C_COMPILE]], &r.compile_ms) ||
-            (!strcmp(r.status, "ok") && r.time_us <= 0) || r.compile_ms < 0) {
+            (!strcmp(r.status, "ok") && r.time_us <= 0) || r.compile_ms < 0 || fabs(r.time_us) > 1e12 ||
+            r.compile_ms > 1e12) {
             snprintf(err, (size_t)errcap, "%s line %d: time_us '%.40s' or compile_ms '%.40s' is not a valid number", path,
                      lineno, f[col[C_TIME]], f[col[C_COMPILE]]);
             goto bad;
