@@ -161,7 +161,7 @@ all: $(BUILD)/tests/test_untrusted
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
-FUZZ_NAMES := spec expr plan registry emit
+FUZZ_NAMES := spec expr plan registry emit import merge replay
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
@@ -200,6 +200,32 @@ $(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h 
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(EMIT_SRC) $(BUILD)/gen/schema.c \
 	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
 	    -Wl,-rpath,$(CUDA)/lib64 -Wl,--wrap=tmpl_open,--wrap=tmpl_close -lpthread -ldl -lm
+
+# import, merge and replay drive whole commands: the tool's modules (all but
+# main.c) compiled once with the sanitizers and libFuzzer's coverage.
+comma := ,
+FUZZ_OBJ_FLAGS := $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS))
+FUZZ_LIB_O := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(filter-out main,$(TOOL_OBJS)) rt schema migrations)
+FUZZ_LINK := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+             -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
+
+$(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_OBJ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/obj/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_OBJ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/fuzz_import: tests/fuzz/fuzz_import.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_O)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_import.c $(FUZZ_DB) $(FUZZ_LIB_O) $(FUZZ_LINK) \
+	    -Wl,--wrap=tmpl_open,--wrap=tmpl_close
+
+$(BUILD)/fuzz/fuzz_merge: tests/fuzz/fuzz_merge.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_O)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_merge.c $(FUZZ_DB) $(FUZZ_LIB_O) $(FUZZ_LINK)
+
+$(BUILD)/fuzz/fuzz_replay: tests/fuzz/fuzz_replay.c $(FUZZ_LIB_O)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_replay.c $(FUZZ_LIB_O) $(FUZZ_LINK)
 
 fuzz: $(FUZZ_BINS)
 	@for n in $(FUZZ_NAMES); do \

@@ -132,20 +132,29 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return s ? xstrdup((const char *)s) : NULL;
 }
 
-/* The objects of r's file, against db/schema.sql applied to a memory
-** database (dbguard_check). */
+/* db/schema.sql applied to a memory database, once per process (every
+** reg_open compares its file's triggers with these). Its connection is
+** used under ref_mu only. */
+static sqlite3 *ref_db;
+static pthread_mutex_t ref_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The objects of r's file, against the reference schema (dbguard_check). */
 static int guard_schema(reg *r)
 {
-    sqlite3 *ref = NULL;
     char why[512];
-    int rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(ref, reg_schema_sql, NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(ref);
-        return fail(r, "cannot build the reference schema: %s", sqlite3_errstr(rc));
+    pthread_mutex_lock(&ref_mu);
+    int rc = SQLITE_OK;
+    if (!ref_db) {
+        rc = sqlite3_open_v2(":memory:", &ref_db, SQLITE_OPEN_READWRITE, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(ref_db, reg_schema_sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            sqlite3_close(ref_db);
+            ref_db = NULL;
+        }
     }
-    rc = dbguard_check(r->db, ref, why, sizeof why);
-    sqlite3_close(ref);
+    if (rc == SQLITE_OK) rc = dbguard_check(r->db, ref_db, why, sizeof why) ? SQLITE_ERROR : SQLITE_OK;
+    else snprintf(why, sizeof why, "cannot build the reference schema: %s", sqlite3_errstr(rc));
+    pthread_mutex_unlock(&ref_mu);
     if (rc && r->budget.hit) return dbfail(r, "cannot read its schema");
     return rc ? fail(r, "%s", why) : 0;
 }
@@ -1711,7 +1720,7 @@ static int cmp_family(const void *a, const void *b)
 ** volumes adding up to the bucket's (each lies inside it already). */
 static int check_partitions(part_box *p, int n, char *why, int cap)
 {
-    qsort(p, (size_t)n, sizeof *p, cmp_family);
+    if (n) qsort(p, (size_t)n, sizeof *p, cmp_family);   /* qsort(NULL, 0) is undefined */
     for (int a = 0, b; a < n; a = b) {
         for (b = a; b < n && !strcmp(p[a].family, p[b].family); b++) {}
         if (b - a > 4096) return snprintf(why, (size_t)cap, "%s is split in %d parts", p[a].family, b - a), -1;
