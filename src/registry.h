@@ -29,11 +29,15 @@ struct plan_arg;
 ** on failure, so reg_errmsg works; reg_close it either way. Opened for
 ** writing, an older schema is migrated (db/migrations/), in one transaction;
 ** a newer one is refused. path must be a regular file (or, unless readonly,
-** absent): devices, FIFOs and folders are refused. A read-only open works in
-** a read-only folder. Returns 0, -1 for a registry that is missing, not one
-** or unusable (bad input), or REG_NOTWRITABLE when a write open finds the
-** file or its folder read-only (a tool failure: the user must point --db
-** elsewhere). */
+** absent): devices, FIFOs and folders are refused; it is a file name, never
+** read as a SQLite URI. A file whose schema holds anything but the
+** registry's tables, indexes and triggers (dbguard.h: views, virtual
+** tables, generated columns, foreign tables or triggers) is refused before
+** any table is read, and every statement's work is bounded (reg_bound). A
+** read-only open works in a read-only folder. Returns 0, -1 for a registry
+** that is missing, not one or unusable (bad input), or REG_NOTWRITABLE when
+** a write open finds the file or its folder read-only (a tool failure: the
+** user must point --db elsewhere). */
 #define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
 /* One sweep at a time on a registry (sweep, retune, check, window): an
