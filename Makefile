@@ -190,15 +190,16 @@ $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fu
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(RT_SRC) $(BUILD)/gen/schema.c \
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
 
-# emit and what it reads: both registry readers, the templates (Lua), device
+# emit and what it reads: both registry readers (the tool's checks bucket
+# keys with spec.c's reader), the templates (Lua), device
 # facts, jit.c for the cubin options' text (and child.c, proto.c: its pool's
 # helpers). One templates handle serves every run (--wrap: see fuzz_emit.c).
-EMIT_SRC := src/emit.c src/registry.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
+EMIT_SRC := src/emit.c src/registry.c src/spec.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
 $(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
                          $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(EMIT_SRC) $(BUILD)/gen/schema.c \
-	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
 	    -Wl,-rpath,$(CUDA)/lib64 -Wl,--wrap=tmpl_open,--wrap=tmpl_close -lpthread -ldl -lm
 
 # import, merge and replay drive whole commands: the tool's modules (all but
