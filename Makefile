@@ -34,7 +34,7 @@ DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev 
 BROWSER_DEBS := chromium-headless-shell
 
 # The tool's modules, in dependency order.
-TOOL_OBJS := names util cu vendor expr json align plan device proto child tmpl wire search jit registry registry_vendor registry_scan spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
+TOOL_OBJS := names util cu vendor expr json align dbguard plan device proto child tmpl wire search jit registry registry_vendor registry_scan spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep \
               test_vendor test_names
@@ -162,6 +162,24 @@ install: $(BUILD)/aitune $(BUILD)/libaitune.a $(BUILD)/libaitune.so
 	cp -R templates search specs $(SHARE)/
 	chmod -R u=rwX,go=rX $(SHARE)
 	install -m 644 README.md LICENSE docs/SPEC.md $(DESTDIR)$(datadir)/doc/aitune/
+	$(ldconfig_after_install)
+
+# Installed to the real root (no DESTDIR: a package's own scripts run it),
+# the loader's cache learns libaitune.so.0, else the first program linked
+# with -laitune fails to find it. Root only (ldconfig writes /etc); a
+# libdir the loader does not search is named, with what to do.
+LDCONFIG ?= ldconfig
+define ldconfig_after_install
+	@if [ -n "$(DESTDIR)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v $(LDCONFIG) >/dev/null 2>&1; then \
+	    echo "$(LDCONFIG)"; $(LDCONFIG) || exit 1; \
+	    if ! $(LDCONFIG) -p 2>/dev/null | grep -q "$(libdir)/$(RT_SONAME)"; then \
+	        echo "note: the loader does not search $(libdir): add it to /etc/ld.so.conf.d/ (then run ldconfig) or to LD_LIBRARY_PATH"; \
+	    fi; \
+	else \
+	    echo "note: not root: run ldconfig as root, or add $(libdir) to LD_LIBRARY_PATH, before running programs linked with -laitune"; \
+	fi
+endef
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/aitune $(DESTDIR)$(includedir)/aitune.h $(DESTDIR)$(libdir)/libaitune.a \
@@ -184,7 +202,7 @@ all: $(BUILD)/tests/test_untrusted
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
-FUZZ_NAMES := spec expr plan registry emit
+FUZZ_NAMES := spec expr plan registry emit import merge replay
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
@@ -205,7 +223,7 @@ $(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/names.c
 
-RT_SRC := src/rt.c src/align.c src/plan.c src/expr.c src/json.c src/cu.c src/vendor.c src/names.c
+RT_SRC := src/rt.c src/align.c src/dbguard.c src/plan.c src/expr.c src/json.c src/cu.c src/vendor.c src/names.c
 FUZZ_DB := tests/fuzz/fuzz_db.c
 $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
                              $(BUILD)/gen/schema.c
@@ -213,16 +231,43 @@ $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fu
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(RT_SRC) $(BUILD)/gen/schema.c \
 	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
 
-# emit and what it reads: both registry readers, the templates (Lua), device
+# emit and what it reads: both registry readers (the tool's checks bucket
+# keys with spec.c's reader), the templates (Lua), device
 # facts, jit.c for the cubin options' text (and child.c, proto.c: its pool's
 # helpers). One templates handle serves every run (--wrap: see fuzz_emit.c).
-EMIT_SRC := src/emit.c src/registry.c src/registry_vendor.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
+EMIT_SRC := src/emit.c src/registry.c src/registry_vendor.c src/spec.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
 $(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
                          $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(EMIT_SRC) $(BUILD)/gen/schema.c \
-	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
 	    -Wl,-rpath,$(CUDA)/lib64 -Wl,--wrap=tmpl_open,--wrap=tmpl_close -lpthread -ldl -lm
+
+# import, merge and replay drive whole commands: the tool's modules (all but
+# main.c) compiled once with the sanitizers and libFuzzer's coverage.
+comma := ,
+FUZZ_OBJ_FLAGS := $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS))
+FUZZ_LIB_O := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(filter-out main,$(TOOL_OBJS)) rt schema migrations)
+FUZZ_LINK := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+             -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
+
+$(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_OBJ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/obj/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_OBJ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/fuzz_import: tests/fuzz/fuzz_import.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_O)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_import.c $(FUZZ_DB) $(FUZZ_LIB_O) $(FUZZ_LINK) \
+	    -Wl,--wrap=tmpl_open,--wrap=tmpl_close
+
+$(BUILD)/fuzz/fuzz_merge: tests/fuzz/fuzz_merge.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_O)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_merge.c $(FUZZ_DB) $(FUZZ_LIB_O) $(FUZZ_LINK)
+
+$(BUILD)/fuzz/fuzz_replay: tests/fuzz/fuzz_replay.c $(FUZZ_LIB_O)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_replay.c $(FUZZ_LIB_O) $(FUZZ_LINK)
 
 fuzz: $(FUZZ_BINS)
 	@for n in $(FUZZ_NAMES); do \

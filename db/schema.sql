@@ -1,10 +1,11 @@
--- aitune registry, schema version 6 (registry.h: REG_SCHEMA_VERSION).
+-- aitune registry, schema version 7 (names.h: REG_SCHEMA_VERSION).
 -- Applied by registry.c when a registry is created; a registry of an older
 -- version is brought up to date by db/migrations/NNN-*.sql, one per version
 -- step (002: from aitune 0.1; 010-identity: hardware apart from toolchain
 -- identity; 011-timing: how a measurement was timed; 012-vendor: the vendor
--- library's times; 013-scans: what `aitune scan` found at each size). What
--- a migration adds is written here too, for new registries.
+-- library's times; 013-scans: what `aitune scan` found at each size;
+-- 014-cubin-hash: each cached cubin's own hash). What a migration adds is
+-- written here too, for new registries.
 PRAGMA journal_mode = WAL;
 
 CREATE TABLE IF NOT EXISTS meta (
@@ -135,7 +136,9 @@ CREATE TABLE IF NOT EXISTS defaults (
 );
 
 -- Compile cache: hash of (source, options, arch, nvrtc version). The source
--- is kept so a hash collision can never hand back the wrong kernel.
+-- is kept so a hash collision can never hand back the wrong kernel, and
+-- cubin_hash is the hash of the cubin's bytes (012-cubin-hash): a row whose
+-- key or bytes do not match is compiled again, never used.
 CREATE TABLE IF NOT EXISTS cubins (
   hash       TEXT PRIMARY KEY,
   source     TEXT NOT NULL,
@@ -144,7 +147,8 @@ CREATE TABLE IF NOT EXISTS cubins (
   cubin      BLOB NOT NULL,
   registers  INTEGER, spills INTEGER, smem INTEGER, stack INTEGER,
   log        TEXT,
-  compile_ms REAL
+  compile_ms REAL,
+  cubin_hash TEXT
 );
 
 -- Shapes asked for with no tuned bucket: the next sweep's input.

@@ -5,8 +5,9 @@
 # libaitune.a holds rt.o and what it launches with (the launch plan, its
 # expression grammar and JSON reader, the libcuda loader, the cuBLASLt
 # loader for buckets the vendor holds), chooses with (align.o: a winner's
-# alignment classes) and names things with (names.o: dtypes, roles, arch
-# names, the schema version), compiled -fPIC: a
+# alignment classes), names things with (names.o: dtypes, roles, arch
+# names, the schema version) and opens with (dbguard.o: what a registry may
+# hold, how long a query may run), compiled -fPIC: a
 # static user links SQLite itself (aitune.pc says so in Libs.private).
 # libaitune.so carries a private copy of SQLite, so a dynamic user needs
 # nothing but -laitune; it exports only the aitune_ functions
@@ -29,10 +30,10 @@ rt: $(RT_TARGETS)
 rt-check: $(BUILD)/tests/test_rt
 	$(BUILD)/tests/test_rt db/schema.sql
 
-RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,align plan expr json cu vendor names)
+RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,align dbguard plan expr json cu vendor names)
 
 # -fPIC: one object serves both the archive and the shared library.
-$(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h src/align.h src/vendor.h src/names.h
+$(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h src/align.h src/vendor.h src/names.h src/dbguard.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 

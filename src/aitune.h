@@ -149,14 +149,18 @@ typedef struct aitune_choice {
 /* Open a registry read-only. *out is always set: to a handle that carries the
 ** error message when the call fails, or to NULL when not even the handle could
 ** be allocated (AITUNE_NOMEM; aitune_errmsg(NULL) says "out of memory" and
-** aitune_close(NULL) is a no-op). Close it either way. */
+** aitune_close(NULL) is a no-op). Close it either way. path is a file name,
+** never read as a SQLite URI. A file whose schema holds a view, a virtual
+** table, or a table or trigger that is not the registry's is AITUNE_CORRUPT,
+** and so is any query on it that runs past a bound on its work. */
 int aitune_open(const char *path, aitune **out);
 
 /* The configuration for (op, arch, dtype, shape). arch is "sm_90" (a
 ** trailing 'a' or 'f', as in "sm_90a" or "sm_100f", is ignored); shape holds
 ** ndims sizes (each >= 1) in the op's dim order. Exact bucket, else the
 ** nearest tuned bucket with as many dims, else the template default;
-** out->level says which. */
+** out->level says which. A shape with another number of dims than the
+** winners of (op, arch, dtype) is AITUNE_MISUSE. */
 int aitune_lookup(aitune *h, const char *op, const char *arch, const char *dtype,
                   const long long *shape, int ndims, aitune_choice *out);
 

@@ -743,46 +743,24 @@ static void write_file(emitter *E, strbuf *out, const char *level)
     dispatcher(E, out, with_ws);
 }
 
-/* Write only a regular file (or stdout): through a temporary created
-** exclusively beside it, then renamed, so a failure leaves nothing half
-** written and a symlink planted at the temporary's name is not followed. */
+/* Written whole or not at all, through util's one writer for every -o
+** (out_open: a temporary beside FILE, renamed; a link there neither
+** followed nor replaced). */
 static int write_out(emitter *E, const strbuf *out)
 {
     const char *path = E->o->out_path;
-    if (!strcmp(path, "-")) {
-        if (fwrite(out->buf, 1, out->len, stdout) != out->len || fflush(stdout))
-            return efail(E, EXIT_FAIL, "cannot write to standard output");
-        return 0;
+    outfile o;
+    if (out_open(&o, path)) {
+        /* Something not a regular file at FILE is a usage error, as ever. */
+        int code = errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
+        const char *why = o.why;
+        out_close(&o, 0);
+        return efail(E, code, "cannot write '%s': %s (emit writes only regular files, or - for stdout)", path, why);
     }
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return efail(E, EXIT_USAGE, "'%s' is not a regular file: emit writes only regular files (or - for stdout)", path);
-    char *tmp = xstrfmt("%s.XXXXXX", path);
-    int fd = mkstemp(tmp);   /* O_CREAT | O_EXCL, mode 0600 */
-    if (fd < 0) {
-        free(tmp);
-        return efail(E, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    const char *p = out->buf;
-    size_t n = out->len;
-    int bad = 0;
-    while (n && !bad) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) bad = 1;
-        else { p += w; n -= (size_t)w; }
-    }
-    if (close(fd)) bad = 1;
-    if (bad || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return efail(E, EXIT_FAIL, "cannot write '%s': %s", path, strerror(e));
-    }
-    free(tmp);
+    int bad = out->len && fwrite(out->buf, 1, out->len, o.f) != out->len;
+    if (out_close(&o, !bad) || bad)
+        return efail(E, EXIT_FAIL, "cannot write '%s': %s", strcmp(path, "-") ? path : "standard output",
+                     o.why ? o.why : strerror(errno));
     return 0;
 }
 

@@ -8,12 +8,9 @@
 #include "registry.h"
 #include "registry_vendor.h"
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 const char export_summary[] =
     "Export the registry as CSV, JSON or Kernel Tuner T4. csv: one table (--what measurements,\n"
@@ -27,18 +24,30 @@ const char export_summary[] =
     "  --what T       measurements, winners, runs, devices or vendor (csv: default measurements)\n"
     "  --op OP        only this op's rows\n"
     "  --dtype T      t4: only this dtype's measurements\n"
-    "  -o FILE        write FILE (replaced whole, atomically) instead of standard output\n"
+    "  -o FILE        write FILE (replaced whole, atomically; never through a link) instead of\n"
+    "                 standard output\n"
     "  --db PATH      the registry\n\n"
     "Exit: 0, 1 when the output cannot be written, 2 for a usage error or an unknown op,\n"
     "3 for a registry that does not open.";
 const char export_usage[] = "aitune export --format csv|json|t4 [--what TABLE] [--op OP] [--dtype T] [-o FILE] [--db PATH]";
 
-/* One CSV field: quoted when it holds a comma, quote or line break. */
+/* One CSV field: quoted when it holds a comma, quote or line break. A
+** field a spreadsheet would take for a formula (its first byte = + - @, a
+** tab or a carriage return) gets a leading apostrophe, so opening an export
+** never runs what a registry string holds; numbers (a negative time, 1e-3)
+** are left as they are. */
 static void csv_field(FILE *f, const char *s)
 {
     if (!s) return;
-    if (!strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
+    int formula = strchr("=+-@\t\r", s[0]) && s[0];
+    if (formula && (s[0] == '-' || s[0] == '+')) {
+        char *end;
+        strtod(s, &end);
+        formula = end == s || *end;   /* "-1.5" is a number; "-1+cmd" is not */
+    }
+    if (!formula && !strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
     fputc('"', f);
+    if (formula) fputc('\'', f);
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
         fputc(*s, f);
@@ -51,15 +60,12 @@ typedef struct out { FILE *f; long long n; } out;
 static int csv_row(int ncols, const char *const *names, const char *const *values, void *ctx)
 {
     out *o = ctx;
-    if (!o->n++)
-        for (int i = 0; i < ncols; i++) {
-            csv_field(o->f, names[i]);
-            fputs(i + 1 < ncols ? "," : "\n", o->f);
-        }
+    const char *const *cells = values ? values : names;
     for (int i = 0; i < ncols; i++) {
-        csv_field(o->f, values[i]);
+        csv_field(o->f, cells[i]);
         fputs(i + 1 < ncols ? "," : "\n", o->f);
     }
+    o->n += values != NULL;
     return 0;
 }
 
@@ -78,49 +84,6 @@ static int json_table(reg *r, const char *table, const char *op, FILE *f)
     if (!strcmp(table, "vendor") ? reg_vendor_json_rows(r, op, json_row, &o) : reg_json_rows(r, table, op, json_row, &o))
         return -1;
     fputs(o.n ? "\n]" : "]", f);
-    return 0;
-}
-
-/* A file written whole or not at all: a temporary beside it, renamed over
-** it. Only a regular file (or a new name) is replaced. */
-typedef struct sink {
-    const char *path;
-    char *tmp;
-    FILE *f;
-} sink;
-
-static int sink_open(sink *s, const char *path)
-{
-    s->path = path;
-    s->tmp = NULL;
-    if (!path || !strcmp(path, "-")) { s->f = stdout; return 0; }
-    struct stat st;
-    if (!stat(path, &st) && !S_ISREG(st.st_mode))
-        return error("cannot write '%s': not a regular file", cli_shown(path));
-    char *copy = xstrdup(path);
-    s->tmp = xstrfmt("%s/.aitune-export-XXXXXX", dirname(copy));
-    free(copy);
-    int fd = mkstemp(s->tmp);
-    if (fd < 0 || !(s->f = fdopen(fd, "w"))) {
-        int e = errno;
-        if (fd >= 0) { close(fd); unlink(s->tmp); }
-        free(s->tmp);
-        s->tmp = NULL;
-        return error("cannot write '%s': %s", cli_shown(path), strerror(e));
-    }
-    return 0;
-}
-
-/* ok: keep what was written. Returns 0, or -1 when the write failed. */
-static int sink_close(sink *s, int ok)
-{
-    if (s->f == stdout) return fflush(stdout) ? error("cannot write the output: %s", strerror(errno)) : 0;
-    int bad = ferror(s->f) | fclose(s->f);
-    int e = errno;
-    if (ok && !bad && rename(s->tmp, s->path)) { bad = 1; e = errno; }
-    if (!ok || bad) unlink(s->tmp);
-    free(s->tmp);
-    if (ok && bad) return error("cannot write '%s': %s", cli_shown(s->path), strerror(e));
     return 0;
 }
 
@@ -158,8 +121,10 @@ int cmd_export(int argc, char **argv)
         reg_close(r);
         return EXIT_INPUT;
     }
-    sink s;
-    if (sink_open(&s, opts[4].value)) {
+    outfile s;
+    if (out_open(&s, opts[4].value)) {
+        error("cannot write '%s': %s", cli_shown(opts[4].value), s.why);
+        out_close(&s, 0);
         reg_close(r);
         return EXIT_FAIL;
     }
@@ -186,6 +151,9 @@ int cmd_export(int argc, char **argv)
     }
     if (bad) error("%s", reg_errmsg(r));
     reg_close(r);
-    if (sink_close(&s, !bad)) return EXIT_FAIL;
+    if (out_close(&s, !bad) && !bad) {
+        error("cannot write '%s': %s", cli_shown(opts[4].value ? opts[4].value : "-"), s.why);
+        return EXIT_FAIL;
+    }
     return bad ? EXIT_INPUT : EXIT_OK;
 }

@@ -19,7 +19,7 @@ const char gc_summary[] =
     "  --keep-finalists  keep each race's finalists (the default)\n"
     "  --db PATH         the registry\n\n"
     "Exit: 0, 1 when the registry cannot be written, 2 usage, 3 when it does not open.";
-const char gc_usage[] = "aitune gc [--winners-only] [--db PATH]";
+const char gc_usage[] = "aitune gc [--winners-only | --keep-finalists] [--db PATH]";
 
 static void mb(long long bytes, char *out, size_t cap)
 {

@@ -11,6 +11,7 @@
 #include "tmpl.h"
 #include <errno.h>
 #include <lua.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,19 @@ const char import_summary[] =
     "(correct: ok, correctness: wrong, compile, runtime, timeout, constraints: constraint), its\n"
     "\"time\" measurement (or the mean of times.runtimes) the median time. A file aitune wrote\n"
     "(export --format t4) names op, template, dtype, arch and bucket itself; for another file give\n"
-    "them. Results already in the registry are skipped; a bad result imports nothing.\n\n"
+    "them. Each result is checked as a sweep would check it: the arch one NVRTC knows, every config\n"
+    "value one of the template's, its bucket the one its shape falls in (or a part of it), no control\n"
+    "characters, nothing longer than the registry keeps. Results already in the registry are\n"
+    "skipped; a bad result imports nothing. A file of several buckets is reported bucket by bucket.\n\n"
     "  --op OP          the op (e.g. axpy)\n"
     "  --template T     its template (vec or axpy/vec; default: the op's only one)\n"
     "  --dtype T        the dtype the results were measured in\n"
     "  --arch A         the GPU's arch (sm_90)\n"
     "  --shape S        the problem size the results were measured at (its bucket is the key)\n"
     "  --db PATH        the registry\n\n"
-    "Exit: 0, 2 for a usage error or an unknown op, template or dtype, 3 for a file that is not T4\n"
-    "or a result that does not fit the template.";
+    "Exit: 0, 1 when the registry cannot be written, 2 for a usage error or an unknown op, template\n"
+    "or dtype, 3 for a file that is not T4 (or not a regular file of at most 256 MB), a result that\n"
+    "does not fit the template, or a registry that does not open.";
 const char import_usage[] =
     "aitune import FILE [--op OP] [--template T] [--dtype T] [--arch A] [--shape S] [--db PATH]";
 
@@ -133,9 +138,10 @@ static int read_shape(importer *im, const op_task *info, const char *flag, const
     if (flag) {
         int n = 0;
         for (const char *p = flag; *p;) {
-            char *end;
-            long long v = strtoll(p, &end, 10);
-            if (end == p || v < 1 || (*end && *end != ',') || n == info->ndims) {
+            long long v;
+            size_t len = strcspn(p, ",");
+            const char *end = p + len;
+            if (parse_size(p, len, 1, SPEC_MAXELEMS, &v) || (*end && !end[1]) || n == info->ndims) {
                 im->code = cli_usage_error("import", import_usage, "--shape '%s' is not one size per dim of '%s'", flag,
                                            info->op);
                 return 1;
@@ -182,7 +188,19 @@ static int take(const t4_result *t, void *ctx)
     if (!op) return bad(im, EXIT_USAGE, i, "which op? give --op (a Kernel Tuner file does not name aitune's op)");
     if (!dtype) return bad(im, EXIT_USAGE, i, "which dtype? give --dtype");
     if (!arch) return bad(im, EXIT_USAGE, i, "which arch? give --arch (e.g. sm_90)");
-    if (strncmp(arch, "sm_", 3)) return bad(im, EXIT_USAGE, i, "arch '%s' is not like sm_90", arch);
+    /* What the file names is checked as a sweep checks a spec: an arch
+    ** NVRTC knows, names that fit the registry's fields whole. */
+    if (!arch_known(arch))
+        return bad(im, im->arch ? EXIT_USAGE : EXIT_INPUT, i, "arch '%s' is not one aitune knows (%s)", arch, arch_list());
+    if (strlen(op) >= sizeof im->checked || strlen(dtype) >= sizeof im->checked_dtype)
+        return bad(im, im->op && im->dtype ? EXIT_USAGE : EXIT_INPUT, i, "op '%.40s' or dtype '%.40s' is too long", op,
+                   dtype);
+    const char *texts[][2] = { { "error", t->error }, { "template", t->tmpl }, { "bucket", t->bucket },
+                               { "shape", t->shape } };
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+        for (const unsigned char *c = (const unsigned char *)texts[k][1]; c && *c; c++)
+            if (*c < 0x20 || *c == 0x7f)
+                return bad(im, EXIT_INPUT, i, "its %s holds a control character (0x%02x)", texts[k][0], *c);
     if (strcmp(im->checked, op) || strcmp(im->checked_dtype, dtype)) {
         int code = cli_check_op(tmpl_root(im->T), "", op, dtype);
         if (code) { im->code = code; return 1; }
@@ -204,12 +222,20 @@ static int take(const t4_result *t, void *ctx)
     if (tmpl_task(im->T, op, dtype, shape, &task)) return bad(im, EXIT_INPUT, i, "%s", tmpl_errmsg(im->T));
     strbuf cfg = STRBUF_INIT;
     if (canonical_config(im, tname, t->configuration, &cfg, i)) { sb_free(&cfg); return 1; }
+    /* Every value one of the template's: a config outside its domain would
+    ** be instantiated as it is by emit and retune. */
+    int known = 0;
+    char why[256];
+    if (tmpl_config_known(im->T, tname, sb_str(&cfg), &known, why, sizeof why) || !known) {
+        sb_free(&cfg);
+        return bad(im, EXIT_INPUT, i, "configuration %s: %s", t->configuration, known ? tmpl_errmsg(im->T) : why);
+    }
     double scale = !strcmp(t->time_unit, "ms") ? 1e3 : !strcmp(t->time_unit, "s") ? 1e6
                  : !strcmp(t->time_unit, "us") ? 1 : !strcmp(t->time_unit, "ns") ? 1e-3 : -1;
     if (scale < 0) { sb_free(&cfg); return bad(im, EXIT_INPUT, i, "time unit '%s' is not s, ms, us or ns", t->time_unit); }
-    if (!strcmp(status, "ok") && !(t->time > 0)) {
+    if (!strcmp(status, "ok") && !(t->time > 0 && isfinite(t->time * scale))) {
         sb_free(&cfg);
-        return bad(im, EXIT_INPUT, i, "a correct result without a time");
+        return bad(im, EXIT_INPUT, i, "a correct result without a time (a finite positive one)");
     }
     if (im->n == im->cap) {
         im->cap = im->cap ? 2 * im->cap : 64;
@@ -221,17 +247,36 @@ static int take(const t4_result *t, void *ctx)
     snprintf(m->tmpl, sizeof m->tmpl, "%s", tname);
     arch_base(arch, m->arch);
     snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
+    /* The bucket is the shape's, as a sweep would key it. A file that names
+    ** one (aitune's export) must name that bucket or one of its parts. */
     long long lo[TMPL_MAXDIMS], hi;
     for (int d = 0; d < task.ndims; d++) bucket_of(shape[d], &lo[d], &hi);
-    if (t->bucket && !im->shape) snprintf(m->bucket, sizeof m->bucket, "%s", t->bucket);
-    else if (bucket_key(task.ndims, task.dims, lo, shape, m->bucket, sizeof m->bucket)) {
+    if (bucket_key(task.ndims, task.dims, lo, shape, m->bucket, sizeof m->bucket)) {
         sb_free(&cfg);
         im->n--;
         return bad(im, EXIT_INPUT, i, "the bucket key of its shape is longer than %d characters", (int)sizeof m->bucket - 1);
     }
+    if (t->bucket && strcmp(t->bucket, m->bucket)) {
+        bucket_parsed k;
+        char kwhy[128];
+        if (!bucket_in_home(t->bucket, m->bucket) || strlen(t->bucket) >= sizeof m->bucket ||
+            bucket_key_parse(t->bucket, &k, kwhy, sizeof kwhy)) {
+            char want[96];
+            snprintf(want, sizeof want, "%s", m->bucket);
+            sb_free(&cfg);
+            im->n--;
+            return bad(im, EXIT_INPUT, i, "bucket '%s' is not its shape's (%s)", t->bucket, want);
+        }
+        snprintf(m->bucket, sizeof m->bucket, "%s", t->bucket);   /* a part of the shape's bucket */
+    }
     int at = snprintf(m->shape, sizeof m->shape, "{");
-    for (int d = 0; d < task.ndims; d++)
+    for (int d = 0; d < task.ndims && at < (int)sizeof m->shape; d++)
         at += snprintf(m->shape + at, sizeof m->shape - (size_t)at, "%s\"%s\":%lld", d ? "," : "", task.dims[d], shape[d]);
+    if (at + 2 > (int)sizeof m->shape) {
+        sb_free(&cfg);
+        im->n--;
+        return bad(im, EXIT_INPUT, i, "its shape is longer than %d characters", (int)sizeof m->shape - 1);
+    }
     snprintf(m->shape + at, sizeof m->shape - (size_t)at, "}");
     m->config = xstrdup(sb_str(&cfg));
     sb_free(&cfg);
@@ -239,16 +284,61 @@ static int take(const t4_result *t, void *ctx)
     snprintf(m->status, sizeof m->status, "%s", status);
     if (!strcmp(status, "ok")) {
         m->median_us = t->time * scale;
-        m->min_us = t->min_time > 0 ? t->min_time * scale : m->median_us;
-        m->max_us = t->max_time > 0 ? t->max_time * scale : m->median_us;
+        m->min_us = t->min_time > 0 && isfinite(t->min_time * scale) ? t->min_time * scale : m->median_us;
+        m->max_us = t->max_time > 0 && isfinite(t->max_time * scale) ? t->max_time * scale : m->median_us;
         m->spread = (m->max_us - m->min_us) / m->median_us;
         m->gbps = task.bytes / (m->median_us * 1e3);
         m->tflops = task.flops / (m->median_us * 1e6);
     }
-    m->compile_ms = t->compile_ms > 0 ? t->compile_ms : 0;
+    m->compile_ms = t->compile_ms > 0 && isfinite(t->compile_ms) ? t->compile_ms : 0;
     m->error = t->error ? xstrdup(t->error)
              : strcmp(status, "ok") ? xstrfmt("imported from Kernel Tuner T4: invalidity '%s'", t->invalidity) : NULL;
     return 0;
+}
+
+/* What was imported, truthfully: one (template, dtype, arch, bucket) in
+** one line, else a line per bucket (a file exported from a whole registry
+** holds many). */
+static void summary(importer *im, int added, int nok)
+{
+    typedef struct group { const measurement *m; int n, ok; } group;
+    group *g = xcalloc((size_t)im->n, sizeof *g);
+    int ng = 0;
+    for (int i = 0; i < im->n; i++) {
+        const measurement *m = &im->m[i];
+        int k = ng - 1;     /* rows of one bucket come together in an export */
+        if (k < 0 || strcmp(g[k].m->tmpl, m->tmpl) || strcmp(g[k].m->dtype, m->dtype) ||
+            strcmp(g[k].m->arch, m->arch) || strcmp(g[k].m->bucket, m->bucket))
+            for (k = 0; k < ng && (strcmp(g[k].m->tmpl, m->tmpl) || strcmp(g[k].m->dtype, m->dtype) ||
+                                   strcmp(g[k].m->arch, m->arch) || strcmp(g[k].m->bucket, m->bucket)); k++) {}
+        if (k == ng) g[ng++].m = m;
+        g[k].n++;
+        g[k].ok += !strcmp(m->status, "ok");
+    }
+    strbuf line = STRBUF_INIT;
+    if (ng == 1) {
+        sb_printf(&line, "imported %d results (%d correct) from %s as %s %s %s %s", added, nok, im->file, g[0].m->tmpl,
+                  g[0].m->dtype, g[0].m->arch, g[0].m->bucket);
+    } else {
+        sb_printf(&line, "imported %d results (%d correct) from %s into %d buckets:", added, nok, im->file, ng);
+        for (int k = 0; k < ng && k < 20; k++)
+            sb_printf(&line, "\n  %s %s %s %s: %d results (%d correct)", g[k].m->tmpl, g[k].m->dtype, g[k].m->arch,
+                      g[k].m->bucket, g[k].n, g[k].ok);
+        if (ng > 20) sb_printf(&line, "\n  ... and %d buckets more", ng - 20);
+    }
+    /* The names came from a file: printed without its control bytes. */
+    strbuf shown = STRBUF_INIT;
+    for (const char *p = sb_str(&line), *nl; *p; p = nl + (*nl != 0)) {
+        nl = p + strcspn(p, "\n");
+        char *one = xstrfmt("%.*s", (int)(nl - p), p);
+        sb_printable(&shown, one);
+        sb_puts(&shown, "\n");
+        free(one);
+    }
+    fputs(sb_str(&shown), stdout);
+    sb_free(&shown);
+    sb_free(&line);
+    free(g);
 }
 
 int cmd_import(int argc, char **argv)
@@ -261,9 +351,9 @@ int cmd_import(int argc, char **argv)
     if (np != 1) return cli_usage_error("import", import_usage, "which file? (a Kernel Tuner T4 results JSON file)");
     importer im = { .file = pos[0], .op = opts[0].value, .tmpl = opts[1].value, .dtype = opts[2].value,
                     .arch = opts[3].value, .shape = opts[4].value };
-    char *text = read_file(im.file, NULL);
+    char *text = read_regular_file(im.file, INPUT_MAXBYTES, NULL);
     if (!text) {
-        error("cannot read '%s': %s", im.file, strerror(errno));
+        error("cannot read '%s': %s", cli_shown(im.file), read_errstr(errno, INPUT_MAXBYTES));
         return EXIT_INPUT;
     }
     if (im.op && (rc = cli_check_op(cli_root(), "", im.op, im.dtype))) { free(text); return rc; }
@@ -303,9 +393,7 @@ int cmd_import(int argc, char **argv)
         nok += !strcmp(im.m[i].status, "ok");
     }
     if (run) reg_run_end(r, run, im.code ? "failed" : "ok");
-    if (!im.code)
-        printf("imported %d results (%d correct) from %s as %s %s %s %s\n", added, nok, im.file, im.m[0].tmpl,
-               im.m[0].dtype, im.m[0].arch, im.m[0].bucket);
+    if (!im.code) summary(&im, added, nok);
     if (!im.code && skipped) printf("%d already in the registry, skipped\n", skipped);
     for (int i = 0; i < im.n; i++) measurement_free(&im.m[i]);
     free(im.m);

@@ -34,13 +34,23 @@ const char *jit_options(const char *arch)
     return buf;
 }
 
-void jit_key(const char *source, const char *name, const char *arch, char out[17])
+void jit_key_options(const char *source, const char *name, const char *options, char out[17])
 {
     uint64_t h = hash_str(HASH_INIT, source);
     h = hash_str(h, name);
-    h = hash_str(h, jit_options(arch));
+    h = hash_str(h, options);
     h = hash_str(h, jit_nvrtc_version());
     hash_hex(h, out);
+}
+
+void jit_key(const char *source, const char *name, const char *arch, char out[17])
+{
+    jit_key_options(source, name, jit_options(arch), out);
+}
+
+void jit_hash(const void *cubin, size_t len, char out[17])
+{
+    hash_hex(hash_bytes(HASH_INIT, cubin, len), out);
 }
 
 /* Sum of every "<number><unit>" in the log (a report has one per function). */

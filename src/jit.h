@@ -61,6 +61,11 @@ const char *jit_nvrtc_version(void);
 const char *jit_options(const char *arch);
 /* Cache key of (source, name, options, arch, NVRTC version): 16 hex digits. */
 void jit_key(const char *source, const char *name, const char *arch, char out[17]);
+/* The same from the options' text (jit_options(arch), as the cache stores
+** it): what a cached row's key must be, recomputed from the row. */
+void jit_key_options(const char *source, const char *name, const char *options, char out[17]);
+/* The hash of a cubin's bytes, stored beside it in the cache. */
+void jit_hash(const void *cubin, size_t len, char out[17]);
 
 /* Compile in helper processes from now on (pools made after the call):
 ** `/proc/self/exe SUBCOMMAND` must run jit_helper_main. */

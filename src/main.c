@@ -448,11 +448,15 @@ static int cmd_help(int argc, char **argv);
 
 static const cmd commands[] = {
     { "devices", cmd_devices, "List each GPU: name, compute capability, SMs, memory, L2, driver and NVRTC.\n"
-      "Needs a GPU and its driver; says so plainly when there is none.", "aitune devices [--json]" },
+      "Needs a GPU and its driver; says so plainly when there is none.\n\n"
+      "  --json       a JSON array, one object per GPU\n\n"
+      "Exit: 0, 1 no GPU (or no driver), 2 usage.", "aitune devices [--json]" },
     { "compile", cmd_compile, "Compile every candidate of a spec into the cubin cache; needs no GPU. Each is instantiated\n"
-      "from its template and compiled with NVRTC for the spec's arch (sm_90a by default), in parallel on all cores, into the registry's cubin cache.\n"
-      "Prints a summary (counts, spills, slowest compiles) and each failure; -v prints every kernel's registers,\n"
-      "spills, shared memory, compile time and ptxas warnings. Progress goes to stderr. Needs no GPU.\n\n"
+      "from its template and compiled with NVRTC for the spec's arch (sm_90a by default), in parallel\n"
+      "on all cores, into the registry's cubin cache. Prints a summary (counts, spills, slowest\n"
+      "compiles) and each failure; -v prints every kernel's registers, spills, shared memory, compile\n"
+      "time and ptxas warnings. Progress goes to stderr. A cached kernel is used only when its bytes\n"
+      "and source match the hashes stored with it; any other is compiled again.\n\n"
       "It is a pure cache: it stores each kernel's cubin, source and ptxas report (tens of KB each, over\n"
       "500 MB for every candidate of specs/memory.yaml) and no measurement. A later sweep into the same\n"
       "registry takes its kernels from there; `aitune gc` drops what no winner, finalist or default needs.\n\n"
@@ -473,7 +477,8 @@ static const cmd commands[] = {
       "the top 5 are re-timed interleaved before the winner is stored. Ctrl-C stops after the\n"
       "candidate in flight; running the same command again resumes. Once a bucket has its winner,\n"
       "the cubins of the candidates that lost leave the registry (kept: winners', finalists' and\n"
-      "defaults', and all of a bucket still being tuned); it prints the registry's size at the end.\n\n"
+      "defaults', and all of a bucket still being tuned); it prints the registry's size at the end.\n"
+      "One sweep at a time per registry: another sweep, retune, check or window on it stops at once.\n\n"
       "  --db PATH        the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
       "  --budget D       stop after D (90s, 30m, 2h); winners so far are kept, marked not exhaustive\n"
       "  --max-evals N    at most N candidates per bucket and template\n"
@@ -506,13 +511,17 @@ static const cmd commands[] = {
       "                   emitted files call cuBLASLt there); time: timed only, for x vendor; off\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 2 usage (e.g. a bad --gpus, a GPU it names that the host\n"
       "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
-      "130 interrupted (resumable).",
-      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D] [--gpus all|N|I,J | --gpu I]\n"
-      "       [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses] [--peers FILE] [--keep-cubins]\n"
-      "       [--vendor win|time|off]" },
+      "130 interrupted (resumable); 1 also when another sweep holds the registry.",
+      "aitune sweep SPEC [--db PATH] [--budget D] [--max-evals N] [--timeout D]\n"
+      "       [--gpus all|N|I,J | --gpu I] [-j N] [--ahead N] [--quiet] [--shard I/N] [--from-misses]\n"
+      "       [--peers FILE] [--keep-cubins] [--vendor win|time|off]" },
     { "show", cmd_show, "The registry's winners as a table, or as JSON. With --peers FILE (JSON lines as\n"
       "bench/peers_*.py print them: {\"case\": \"op:dtype:MxNxK\", \"cublas_tflops\": 774.7}), each winner's\n"
-      "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.",
+      "ratio to the peer measured at a shape in its bucket, in TFLOP/s where the peer has it, else GB/s.\n\n"
+      "  --db PATH     the registry (read only)\n"
+      "  --json        a JSON array, one object per winner\n"
+      "  --peers FILE  peer figures, as above\n\n"
+      "Exit: 0, 2 usage, 3 a registry or peers file that does not open.",
       "aitune show [--db PATH] [--json] [--peers FILE]" },
     { "lookup", cmd_lookup, "The config for a shape, and which level answered. The tuned bucket that holds it, else the\n"
       "nearest tuned bucket, else the template default. The same answer libaitune's aitune_lookup gives.\n"
@@ -521,9 +530,19 @@ static const cmd commands[] = {
       "the op), 3 a missing or bad registry, or nothing for the op, arch and dtype.",
       "aitune lookup OP --arch sm_90 --dtype bf16 --shape N[,M...] [--db PATH] [--json]" },
     { "emit", cmd_emit, "Write the chosen kernel as a standalone .cu file. It holds the kernel the registry chose\n"
-      "for the shape (config in a comment) and an extern \"C\" host launch function aitune_<op>_<dtype>(args..., stream). It builds\n"
-      "with plain nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune.",
-      "aitune emit OP --dtype f32 [--arch sm_90] [--shape N] -o FILE [--db PATH]" },
+      "for the shape (config in a comment) and an extern \"C\" host launch function\n"
+      "aitune_<op>_<dtype>(args..., stream). It builds with plain\n"
+      "nvcc -gencode=arch=compute_90a,code=sm_90a -c and needs nothing from aitune. Without --shape,\n"
+      "every tuned bucket of the op, with a dispatcher that picks one by shape as libaitune does.\n\n"
+      "  --dtype T     the dtype (required)\n"
+      "  --arch A      the arch (default: the registry's one arch for the op)\n"
+      "  --shape N     one size per dim, in the op's order (4096 or 4096,1024)\n"
+      "  -o FILE       write FILE (replaced whole, atomically; never through a link), - for stdout\n"
+      "  --db PATH     the registry (read only)\n\n"
+      "Exit: 0, 1 when FILE cannot be written, 2 usage (an option, shape, op or dtype that is not\n"
+      "one; a FILE that is not a regular file), 3 a missing or bad registry, or nothing tuned and no\n"
+      "default for the op.",
+      "aitune emit OP --dtype T [--arch A] [--shape N[,M...]] -o FILE [--db PATH]" },
     { "list", cmd_list, list_summary, list_usage },
     { "why", cmd_why, why_summary, why_usage },
     { "export", cmd_export, export_summary, export_usage },
@@ -537,7 +556,8 @@ static const cmd commands[] = {
     { "window", cmd_window, window_summary, window_usage },
     { "scan", cmd_scan, scan_summary, scan_usage },
     { "replay", replay_main, REPLAY_SUMMARY, REPLAY_USAGE },
-    { "help", cmd_help, "Show the usage of a command.", "aitune help [COMMAND]" },
+    { "help", cmd_help, "Show the usage of a command.\n\nExit: 0, 2 for a command that is not one.",
+      "aitune help [COMMAND]" },
     { NULL, NULL, NULL, NULL },
 };
 
@@ -554,14 +574,20 @@ static void overview(FILE *f)
                "aitune makes CUDA kernels fast on the GPU they run on: it instantiates candidates from Lua\n"
                "templates, compiles them with NVRTC, verifies and times them on the GPU, and keeps the winners\n"
                "in a SQLite registry that applications query through libaitune.\n\ncommands:\n");
-    /* Each command's first sentence, on one line. */
+    /* Each command's first sentence, on one line of at most 100 columns: a
+    ** longer one ends at its last ':' or ';' that fits, else at a word. */
     for (const cmd *c = commands; c->name; c++) {
-        fprintf(f, "  %-9s ", c->name);
-        for (const char *p = c->summary; *p; p++) {
-            fputc(*p == '\n' ? ' ' : *p, f);
-            if (*p == '.' && (p[1] == ' ' || p[1] == '\n' || !p[1])) break;
+        char line[128];
+        int n = snprintf(line, sizeof line, "  %-9s ", c->name), word = 0, clause = 0;
+        for (const char *p = c->summary; *p && n < 100; p++) {
+            int space = *p == ' ' || *p == '\n';
+            if (space) word = n;
+            if (space && n && (line[n - 1] == ':' || line[n - 1] == ';')) clause = n - 1;
+            line[n++] = space ? ' ' : *p;
+            if (*p == '.' && (p == c->summary || p[-1] != '.') && (p[1] == ' ' || p[1] == '\n' || !p[1])) break;
         }
-        fputc('\n', f);
+        if (n >= 100) n = clause ? clause : word;
+        fprintf(f, "%.*s\n", n, line);
     }
     fprintf(f, "\nA typical window: aitune compile specs/elementwise.yaml; aitune sweep specs/elementwise.yaml;\n"
                "aitune show; aitune emit axpy --arch sm_90 --dtype f32 --shape 67108864 -o axpy.cu\n"

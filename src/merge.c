@@ -12,9 +12,13 @@ const char merge_summary[] =
     "by their local ids; measurements, cubins and defaults OUT lacks are added; for each (op, arch,\n"
     "dtype, bucket, GPU) the winner with the lower time is kept (a tie: the smaller config, so the\n"
     "order of inputs does not matter); misses keep the larger count; the vendor's times OUT lacks are\n"
-    "added. Merging an input again adds nothing. Inputs from an older aitune are migrated in place\n"
-    "first.\n\n"
-    "Exit: 0, 1 when OUT cannot be written, 2 usage, 3 when an input is not a registry.";
+    "added. Merging an input again adds nothing. Each input is read, never written: copied beside OUT\n"
+    "(an older one migrated in the copy) and checked whole before anything of it is merged: its pages\n"
+    "(integrity_check), its schema, one row per key, finite positive times, names, archs, bucket keys\n"
+    "that fit their edges and shapes, and split buckets whose parts cover them. An input that fails\n"
+    "is named with what is wrong, and nothing of it is merged.\n\n"
+    "Exit: 0, 1 when OUT cannot be written, 2 usage, 3 when an input is not a registry or fails a\n"
+    "check.";
 const char merge_usage[] = "aitune merge OUT IN...";
 
 #define MERGE_MAXIN 4096

@@ -71,6 +71,6 @@ const char *arch_list(void);
 /* ---- the registry ---- */
 /* The schema version this aitune writes and reads up to (db/schema.sql,
 ** db/migrations/): libaitune refuses a newer registry with the same number. */
-#define REG_SCHEMA_VERSION 6
+#define REG_SCHEMA_VERSION 7
 
 #endif

@@ -44,12 +44,21 @@ static int parse_case(const char *s, peer *p)
 int peers_load(const char *path, peers *out, char *err, int errcap)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f) { snprintf(err, (size_t)errcap, "peers '%s': %s", path, strerror(errno)); return -1; }
-    char *line = NULL;
-    size_t cap = 0;
+    size_t len;
+    char *text = read_regular_file(path, PEERS_MAXBYTES, &len);
+    if (!text) {
+        snprintf(err, (size_t)errcap, "peers '%s': %s", path, read_errstr(errno, PEERS_MAXBYTES));
+        return -1;
+    }
+    if (memchr(text, 0, len)) {
+        snprintf(err, (size_t)errcap, "peers '%s': a NUL byte: not JSON lines", path);
+        free(text);
+        return -1;
+    }
     int no = 0, rc = 0, alloc = 0;
-    while (!rc && getline(&line, &cap, f) >= 0) {
+    for (char *line = text, *next; !rc && *line; line = next) {
+        next = line + strcspn(line, "\n");
+        if (*next) *next++ = 0;
         no++;
         if (strspn(line, " \t\r\n") == strlen(line)) continue;
         json *doc;
@@ -86,8 +95,7 @@ int peers_load(const char *path, peers *out, char *err, int errcap)
         }
         json_free(doc);
     }
-    free(line);
-    fclose(f);
+    free(text);
     if (rc) peers_free(out);
     return rc;
 }

@@ -9,11 +9,13 @@
 ** peer <name>; other keys are ignored. A winner is compared with the first
 ** line, in file order, whose op and dtype are the winner's and whose shape
 ** lies in the winner's bucket, on the same metric the winner is judged by.
-** Calls return 0, or -1 with one line in err naming the file and line. */
+** Calls return 0, or -1 with one line in err naming the file and line. The
+** file must be a regular file of at most PEERS_MAXBYTES. */
 #ifndef PEERS_H
 #define PEERS_H
 
 #define PEERS_MAXDIMS 4
+#define PEERS_MAXBYTES ((size_t)16 << 20)
 
 typedef struct peer {
     char op[32], dtype[16], name[24];

@@ -2,10 +2,18 @@
 #define _GNU_SOURCE
 #include "registry.h"
 #include "registry_vendor.h"
+#include "vendor.h"
 #include <errno.h>
+#include "dbguard.h"
+#include "json.h"
 #include "plan.h"
+#include "spec.h"
+#include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +28,7 @@ struct reg {
     sqlite3 *db;
     char *path;
     int version;            /* schema version after open (and migration) */
+    dbguard_budget budget;  /* each statement's work (dbguard_bound) */
     char err[1024];
 };
 
@@ -37,6 +46,9 @@ static int fail(reg *r, const char *fmt, ...)
 
 static int dbfail(reg *r, const char *what)
 {
+    if (r->budget.hit)
+        return fail(r, "%s: stopped after %lld steps of work (a registry altered to make its readers hang?)", what,
+                    r->budget.ticks * DBGUARD_TICK);
     return fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
 }
 
@@ -58,7 +70,8 @@ static int exec(reg *r, const char *sql, const char *what)
 {
     char *msg = NULL;
     if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
+        if (r->budget.hit) dbfail(r, what);
+        else fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
         sqlite3_free(msg);
         return -1;
     }
@@ -132,6 +145,33 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return s ? xstrdup((const char *)s) : NULL;
 }
 
+/* db/schema.sql applied to a memory database, once per process (every
+** reg_open compares its file's triggers with these). Its connection is
+** used under ref_mu only. */
+static sqlite3 *ref_db;
+static pthread_mutex_t ref_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The objects of r's file, against the reference schema (dbguard_check). */
+static int guard_schema(reg *r)
+{
+    char why[512];
+    pthread_mutex_lock(&ref_mu);
+    int rc = SQLITE_OK;
+    if (!ref_db) {
+        rc = sqlite3_open_v2(":memory:", &ref_db, SQLITE_OPEN_READWRITE, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(ref_db, reg_schema_sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            sqlite3_close(ref_db);
+            ref_db = NULL;
+        }
+    }
+    if (rc == SQLITE_OK) rc = dbguard_check(r->db, ref_db, why, sizeof why) ? SQLITE_ERROR : SQLITE_OK;
+    else snprintf(why, sizeof why, "cannot build the reference schema: %s", sqlite3_errstr(rc));
+    pthread_mutex_unlock(&ref_mu);
+    if (rc && r->budget.hit) return dbfail(r, "cannot read its schema");
+    return rc ? fail(r, "%s", why) : 0;
+}
+
 static int schema_version(reg *r, int *version)
 {
     sqlite3_stmt *st;
@@ -176,8 +216,11 @@ static char *immutable_uri(const char *path)
 ** (immutable), as libaitune does. */
 static int open_readonly(reg *r, const char *path)
 {
-    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return dbfail(r, "cannot open");
-    int rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    char *name = dbguard_name(path);
+    int rc = sqlite3_open_v2(name, &r->db, SQLITE_OPEN_READONLY, NULL);
+    free(name);
+    if (rc != SQLITE_OK) return dbfail(r, "cannot open");
+    rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     /* The -shm file cannot be made (CANTOPEN, or READONLY for a read-only
     ** folder): read as immutable. Other errors: schema_version says them. */
     if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY) return 0;
@@ -225,9 +268,12 @@ int reg_open(const char *path, int readonly, reg **out)
         }
         free(dir);
     }
+    char *name = dbguard_name(path);
+    int orc = readonly ? SQLITE_OK : sqlite3_open_v2(name, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    free(name);
     if (readonly) {
         if (open_readonly(r, path)) return -1;
-    } else if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    } else if (orc != SQLITE_OK) {
         return write_failure(r, "cannot open");
     } else if (sqlite3_db_readonly(r->db, "main") == 1) {
         /* SQLite falls back to reading a file it may not write. */
@@ -235,6 +281,10 @@ int reg_open(const char *path, int readonly, reg **out)
         return REG_NOTWRITABLE;
     }
     sqlite3_busy_timeout(r->db, REG_BUSY_MS);
+    /* Before anything reads a table: no query may run for ever, and a file
+    ** whose schema is not a registry's is refused. */
+    dbguard_bound(r->db, &r->budget, DBGUARD_TOOL_STEPS);
+    if (guard_schema(r)) return -1;
     /* WAL with NORMAL sync: a commit survives the process being killed
     ** (what resume needs) without an fsync per measurement. */
     if (!readonly) sqlite3_exec(r->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
@@ -285,7 +335,91 @@ int reg_open(const char *path, int readonly, reg **out)
     return 0;
 }
 
+/* The locks this process holds (reg_sweep_lock): resolved lock paths. */
+static struct { char *path; int fd; } *held;
+static int nheld;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* PATH.lock for the registry at path, with its links (or its folder's,
+** for a registry not made yet) resolved, so every name of one file locks
+** one lock. */
+static char *lock_path(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real) {
+        char *l = xstrfmt("%s.lock", real);
+        free(real);
+        return l;
+    }
+    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash) *slash = 0;
+    char *rdir = realpath(slash ? (*dir ? dir : "/") : ".", NULL);
+    char *l = rdir ? xstrfmt("%s/%s.lock", strcmp(rdir, "/") ? rdir : "", base) : xstrfmt("%s.lock", path);
+    free(rdir);
+    free(dir);
+    return l;
+}
+
+int reg_sweep_lock(const char *path, const char *command)
+{
+    /* A new registry's folder, as reg_open would make it. */
+    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        mkdir_p(dir);
+    }
+    free(dir);
+    char *lp = lock_path(path);
+    pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < nheld; i++)
+        if (!strcmp(held[i].path, lp)) {
+            pthread_mutex_unlock(&held_mu);
+            free(lp);
+            return 0;
+        }
+    int code = 0;
+    int fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        error("cannot lock registry '%s': '%s': %s", path, lp, fd < 0 ? strerror(errno) : "not a regular file");
+        code = EXIT_FAIL;
+    } else if (flock(fd, LOCK_EX | LOCK_NB)) {
+        if (errno == EWOULDBLOCK) {
+            char who[256] = "";
+            ssize_t n = pread(fd, who, sizeof who - 1, 0);
+            who[n > 0 ? n : 0] = 0;
+            who[strcspn(who, "\n")] = 0;
+            error("registry '%s' is in use by another sweep (%s): wait for it to finish, or give this one another "
+                  "--db (merge them later)", path, who[0] ? who : "its lock file names no process");
+        } else {
+            error("cannot lock registry '%s': %s", path, strerror(errno));
+        }
+        code = EXIT_FAIL;
+    } else {
+        char when[32], *line;
+        iso_time(when);
+        line = xstrfmt("pid %d since %s: %.160s\n", (int)getpid(), when, command ? command : "aitune sweep");
+        if (ftruncate(fd, 0) || pwrite(fd, line, strlen(line), 0) < 0) {}   /* only the message needs it */
+        free(line);
+        held = xrealloc(held, sizeof *held * (size_t)(nheld + 1));
+        held[nheld].path = lp;
+        held[nheld++].fd = fd;
+        lp = NULL;
+        fd = -1;
+    }
+    if (fd >= 0) close(fd);
+    pthread_mutex_unlock(&held_mu);
+    free(lp);
+    return code;
+}
+
 int reg_version(reg *r) { return r->version; }
+
+void reg_bound(reg *r, long long steps)
+{
+    if (r->db) dbguard_bound(r->db, &r->budget, steps);
+}
 
 int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed)
 {
@@ -410,19 +544,30 @@ int reg_run_end(reg *r, long long run, const char *outcome)
 
 int reg_cubin_get(reg *r, const char *hash, jit_job *j)
 {
-    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms "
-                               "FROM cubins WHERE hash = ?");
+    if (r->version < 7) return 0;   /* read-only, older than 014-cubin-hash: no hashes to check */
+    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms, "
+                               "options, cubin_hash FROM cubins WHERE hash = ?");
     if (!st) return -1;
     bind_text(st, 1, hash);
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW) {
         const char *src = (const char *)sqlite3_column_text(st, 0);
         const char *name = (const char *)sqlite3_column_text(st, 1);
-        /* Same hash, different text: a collision; compile rather than trust it. */
-        if (src && name && !strcmp(src, j->source) && !strcmp(name, j->name)) {
-            j->cubin_len = (size_t)sqlite3_column_bytes(st, 2);
+        const char *opts = (const char *)sqlite3_column_text(st, 9);
+        const char *sum = (const char *)sqlite3_column_text(st, 10);
+        const void *blob = sqlite3_column_blob(st, 2);
+        size_t len = (size_t)sqlite3_column_bytes(st, 2);
+        /* Same hash, different text: a collision; a row whose key is not its
+        ** own text's, or whose bytes are not the ones stored with it: damaged
+        ** or rewritten. Each is compiled rather than trusted. */
+        char key[17] = "", bytes[17] = "";
+        if (src && name && opts) jit_key_options(src, name, opts, key);
+        if (blob) jit_hash(blob, len, bytes);
+        if (src && name && !strcmp(src, j->source) && !strcmp(name, j->name) && !strcmp(key, hash) && sum && blob &&
+            !strcmp(sum, bytes)) {
+            j->cubin_len = len;
             j->cubin = xmalloc(j->cubin_len);
-            memcpy(j->cubin, sqlite3_column_blob(st, 2), j->cubin_len);
+            memcpy(j->cubin, blob, j->cubin_len);
             j->registers = sqlite3_column_int(st, 3);
             j->spills = sqlite3_column_int(st, 4);
             j->smem = sqlite3_column_int(st, 5);
@@ -443,8 +588,10 @@ int reg_cubin_get(reg *r, const char *hash, jit_job *j)
 
 int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
 {
+    char sum[17];
+    jit_hash(j->cubin, j->cubin_len, sum);
     sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO cubins (hash, source, options, kernel, cubin, registers, "
-                               "spills, smem, stack, log, compile_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+                               "spills, smem, stack, log, compile_ms, cubin_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
     bind_text(st, 1, hash);
     bind_text(st, 2, j->source);
@@ -457,6 +604,7 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
     sqlite3_bind_int(st, 9, j->stack);
     bind_text(st, 10, j->log);
     sqlite3_bind_double(st, 11, j->ms);
+    bind_text(st, 12, sum);
     return done(r, st, "cannot store a cubin");
 }
 
@@ -1080,6 +1228,8 @@ int reg_run_get(reg *r, long long run, reg_run *out)
     return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read runs");
 }
 
+/* A number as JSON takes it: SQLite writes an infinity as a bare Inf,
+** which is not JSON (NaN is stored as NULL already). */
 /* A JSON column embedded as JSON when it parses, else as a string. */
 #define JCOL(c) "CASE WHEN json_valid(" c ") THEN json(" c ") ELSE " c " END"
 
@@ -1090,28 +1240,32 @@ static const struct export_table {
     { "measurements",
       "json_object('id', id, 'op', op, 'template', template, 'arch', arch, 'dtype', dtype, 'bucket', bucket, "
       "'shape', " JCOL("shape") ", 'config', " JCOL("config") ", 'config_hash', config_hash, 'status', status, "
-      "'median_us', median_us, 'min_us', min_us, 'max_us', max_us, 'spread', spread, 'samples', samples, "
-      "'gbps', gbps, 'tflops', tflops, 'registers', registers, 'spills', spills, 'smem', smem, "
-      "'compile_ms', compile_ms, 'cubin', cubin, 'error', error, 'device', device, 'run', run)",
+      "'median_us', " REG_SQL_FIN("median_us") ", 'min_us', " REG_SQL_FIN("min_us") ", 'max_us', " REG_SQL_FIN("max_us") ", "
+      "'spread', " REG_SQL_FIN("spread") ", 'samples', " REG_SQL_FIN("samples") ", 'gbps', " REG_SQL_FIN("gbps") ", "
+      "'tflops', " REG_SQL_FIN("tflops") ", 'registers', " REG_SQL_FIN("registers") ", 'spills', " REG_SQL_FIN("spills") ", "
+      "'smem', " REG_SQL_FIN("smem") ", 'compile_ms', " REG_SQL_FIN("compile_ms") ", 'cubin', cubin, 'error', error, "
+      "'device', " REG_SQL_FIN("device") ", 'run', " REG_SQL_FIN("run") ")",
       "id, op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, min_us, max_us, spread, "
       "samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run",
       "id", 1 },
     { "winners",
       "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'dims', dims, 'lo', lo, 'hi', hi, "
-      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", 'median_us', median_us, "
-      "'gbps', gbps, 'tflops', tflops, 'default_us', default_us, 'margin', margin, 'exhaustive', exhaustive, "
-      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", 'device', device, "
-      "'run', run)",
+      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", "
+      "'median_us', " REG_SQL_FIN("median_us") ", 'gbps', " REG_SQL_FIN("gbps") ", 'tflops', " REG_SQL_FIN("tflops") ", "
+      "'default_us', " REG_SQL_FIN("default_us") ", 'margin', " REG_SQL_FIN("margin") ", 'exhaustive', " REG_SQL_FIN("exhaustive") ", "
+      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", "
+      "'device', " REG_SQL_FIN("device") ", 'run', " REG_SQL_FIN("run") ")",
       "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, default_us, margin, "
       "exhaustive, runners_up, cubin, launch, device, run",
       "op, arch, dtype, rowid", 1 },
     { "runs",
-      "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', seed, "
-      "'device', device, 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
+      "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', " REG_SQL_FIN("seed") ", "
+      "'device', " REG_SQL_FIN("device") ", 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
       "id, command, spec_hash, version, seed, device, env, started, ended, outcome", "id", 0 },
     { "devices",
-      "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', cc, 'sms', sms, 'mem_bytes', mem_bytes, "
-      "'l2_bytes', l2_bytes, 'smem_optin', smem_optin, 'driver', driver, 'cuda_driver', cuda_driver, 'nvrtc', nvrtc)",
+      "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', " REG_SQL_FIN("cc") ", 'sms', " REG_SQL_FIN("sms") ", "
+      "'mem_bytes', " REG_SQL_FIN("mem_bytes") ", 'l2_bytes', " REG_SQL_FIN("l2_bytes") ", 'smem_optin', " REG_SQL_FIN("smem_optin") ", "
+      "'driver', driver, 'cuda_driver', " REG_SQL_FIN("cuda_driver") ", 'nvrtc', nvrtc)",
       "id, name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc", "id", 0 },
 };
 
@@ -1154,7 +1308,8 @@ int reg_text_rows(reg *r, const char *table, const char *op,
     int n = sqlite3_column_count(st), rc;
     const char **names = xcalloc((size_t)n, sizeof *names), **values = xcalloc((size_t)n, sizeof *values);
     for (int i = 0; i < n; i++) names[i] = sqlite3_column_name(st, i);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = cb(n, names, NULL, ctx) ? SQLITE_DONE : SQLITE_ROW;
+    while (rc == SQLITE_ROW && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         for (int i = 0; i < n; i++) values[i] = (const char *)sqlite3_column_text(st, i);
         if (cb(n, names, values, ctx)) break;
     }
@@ -1170,22 +1325,22 @@ int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char 
     sqlite3_stmt *st = prep(r,
         "SELECT json_object('timestamp', coalesce(r.started, ''), "
         "'configuration', CASE WHEN json_valid(m.config) THEN json(m.config) ELSE json_object() END, "
-        "'times', json_object('compilation_time', coalesce(m.compile_ms, 0), 'runtimes', "
-        "  CASE WHEN m.status = 'ok' THEN json_array(m.median_us / 1000.0) ELSE json_array() END), "
+        "'times', json_object('compilation_time', " REG_SQL_FIN("coalesce(m.compile_ms, 0)") ", 'runtimes', "
+        "  CASE WHEN m.status = 'ok' THEN json_array(" REG_SQL_FIN("m.median_us / 1000.0") ") ELSE json_array() END), "
         "'invalidity', CASE m.status WHEN 'ok' THEN 'correct' WHEN 'compile' THEN 'compile' WHEN 'runtime' THEN 'runtime' "
         "  WHEN 'timeout' THEN 'timeout' WHEN 'wrong' THEN 'correctness' WHEN 'constraint' THEN 'constraints' "
         "  ELSE 'runtime' END, "
         "'correctness', CASE WHEN m.status = 'ok' THEN 1 ELSE 0 END, "
         "'measurements', CASE WHEN m.status = 'ok' THEN json_array("
-        "  json_object('name', 'time', 'value', m.median_us / 1000.0, 'unit', 'ms'), "
-        "  json_object('name', 'min_time', 'value', m.min_us / 1000.0, 'unit', 'ms'), "
-        "  json_object('name', 'max_time', 'value', m.max_us / 1000.0, 'unit', 'ms'), "
-        "  json_object('name', 'GB/s', 'value', coalesce(m.gbps, 0), 'unit', 'GB/s'), "
-        "  json_object('name', 'TFLOP/s', 'value', coalesce(m.tflops, 0), 'unit', 'TFLOP/s')) ELSE json_array() END, "
+        "  json_object('name', 'time', 'value', " REG_SQL_FIN("m.median_us / 1000.0") ", 'unit', 'ms'), "
+        "  json_object('name', 'min_time', 'value', " REG_SQL_FIN("m.min_us / 1000.0") ", 'unit', 'ms'), "
+        "  json_object('name', 'max_time', 'value', " REG_SQL_FIN("m.max_us / 1000.0") ", 'unit', 'ms'), "
+        "  json_object('name', 'GB/s', 'value', " REG_SQL_FIN("coalesce(m.gbps, 0)") ", 'unit', 'GB/s'), "
+        "  json_object('name', 'TFLOP/s', 'value', " REG_SQL_FIN("coalesce(m.tflops, 0)") ", 'unit', 'TFLOP/s')) ELSE json_array() END, "
         "'objectives', json_array('time'), "
         "'aitune', json_object('op', m.op, 'template', m.template, 'arch', m.arch, 'dtype', m.dtype, "
         "  'bucket', m.bucket, 'shape', " JCOL("m.shape") ", 'status', m.status, 'error', m.error, "
-        "  'registers', m.registers, 'spills', m.spills, 'device', d.name)) "
+        "  'registers', " REG_SQL_FIN("m.registers") ", 'spills', " REG_SQL_FIN("m.spills") ", 'device', d.name)) "
         "FROM measurements m LEFT JOIN runs r ON r.id = m.run LEFT JOIN devices d ON d.id = m.device "
         "WHERE (?1 IS NULL OR m.op = ?1) AND (?2 IS NULL OR m.dtype = ?2) ORDER BY m.id");
     if (!st) return -1;
@@ -1406,12 +1561,17 @@ static const char *col_str(sqlite3_stmt *st, int i)
 
 int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r,
-        "SELECT w.op, w.arch, w.dtype, w.bucket, w.hw, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
-        "d.nvrtc, ru.version, ru.sources, coalesce(ru.ended, ru.started), "
+    /* Read-only, a registry older than schema 3 is read as it is: no
+    ** hardware key, no template sources. */
+    int v3 = r->version >= 3;
+    char *sql = xstrfmt(
+        "SELECT w.op, w.arch, w.dtype, w.bucket, %s, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
+        "d.nvrtc, ru.version, %s, coalesce(ru.ended, ru.started), "
         "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0, w.exhaustive "
         "FROM winners w LEFT JOIN devices d ON d.id = w.device LEFT JOIN runs ru ON ru.id = w.run "
-        "ORDER BY w.op, w.arch, w.dtype, w.bucket, w.hw");
+        "ORDER BY w.op, w.arch, w.dtype, w.bucket%s", v3 ? "w.hw" : "''", v3 ? "ru.sources" : "NULL", v3 ? ", w.hw" : "");
+    sqlite3_stmt *st = prep(r, sql);
+    free(sql);
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1454,21 +1614,453 @@ static int merge_step(reg *r, const char *sql, const char *what, long long *n)
     return 0;
 }
 
+/* ---- merge: each input checked before it is read ----
+**
+** An input is a shard someone else wrote: it is copied (read-only) into a
+** temporary registry beside the output, migrated there if older, and
+** checked there, whole, before one row of it is merged: integrity, schema
+** (reg_open), one row per key, names and archs, finite positive times,
+** bucket keys that fit their edges and shapes, and a split bucket's parts
+** that partition it. */
+
+/* A name as the spec allows (op, dtype, dim): [a-z0-9_], within cap. */
+static int good_name(const char *s, size_t cap)
+{
+    if (!s || !*s || strlen(s) >= cap) return 0;
+    for (; *s; s++)
+        if (!(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') && *s != '_') return 0;
+    return 1;
+}
+
+/* "op/impl" of op. */
+static int good_template(const char *t, const char *op)
+{
+    size_t n = strlen(op);
+    return t && strlen(t) < 64 && !strncmp(t, op, n) && t[n] == '/' && good_name(t + n + 1, 64);
+}
+
+/* "64,4096" into v[0, n): exactly n decimal sizes >= 1. */
+static int edge_list(const char *s, long long *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(s, ",");
+        if (parse_size(s, len, 1, 1LL << 62, &v[i])) return -1;
+        s += len;
+        if (i + 1 < n && *s++ != ',') return -1;
+    }
+    return *s ? -1 : 0;
+}
+
+/* The sizes of a shape object ({"n": 64}) for the key's dims, in order. */
+static int shape_sizes(const char *shape, const bucket_parsed *k, long long *v)
+{
+    json *doc;
+    char err[128];
+    if (!shape || json_parse(shape, &doc, err, sizeof err)) return -1;
+    int rc = doc->type == JSON_OBJ && doc->n == k->ndims ? 0 : -1;
+    for (int d = 0; d < k->ndims && !rc; d++) {
+        const json *x = json_get(doc, k->names[d]);
+        if (!x || x->type != JSON_NUM || !x->is_int || x->i < 1) rc = -1;
+        else v[d] = x->i;
+    }
+    json_free(doc);
+    return rc;
+}
+
+typedef struct part_box {
+    char *family;               /* op, arch, dtype, home, hw */
+    int ndims;
+    long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], home_lo[SPEC_MAXDIMS];
+} part_box;
+
+/* A winner's key against its dims, edges and shape: 0, or -1 with why. A
+** part's box is appended to parts. */
+static int check_winner_key(const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
+                            const char *dims, const char *lo, const char *hi, const char *shape, char *why, int cap,
+                            part_box **parts, int *nparts)
+{
+    bucket_parsed k;
+    char kwhy[128];
+    if (!bucket || strlen(bucket) >= 96 || bucket_key_parse(bucket, &k, kwhy, sizeof kwhy))
+        return snprintf(why, (size_t)cap, "bucket key is not one aitune writes (%s)", bucket ? kwhy : "none"), -1;
+    /* dims: the key's names, in its order. */
+    char want[SPEC_MAXDIMS * 17] = "";
+    for (int d = 0; d < k.ndims; d++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", d ? "," : "", k.names[d]);
+    if (!dims || strcmp(dims, want)) return snprintf(why, (size_t)cap, "dims '%.40s' are not the key's", dims ? dims : ""), -1;
+    long long l[SPEC_MAXDIMS], h[SPEC_MAXDIMS], rep[SPEC_MAXDIMS];
+    if (!lo || !hi || edge_list(lo, l, k.ndims) || edge_list(hi, h, k.ndims))
+        return snprintf(why, (size_t)cap, "edges '%.40s' to '%.40s' are not %d sizes each", lo ? lo : "", hi ? hi : "",
+                        k.ndims), -1;
+    if (shape_sizes(shape, &k, rep)) return snprintf(why, (size_t)cap, "shape is not a size per dim of the key"), -1;
+    for (int d = 0; d < k.ndims; d++) {
+        long long top = k.lo[d] * 2;
+        if (!k.part && (l[d] != k.lo[d] || h[d] != top))
+            return snprintf(why, (size_t)cap, "edges of dim %s are [%lld, %lld), the key's [%lld, %lld)", k.names[d], l[d],
+                            h[d], k.lo[d], top), -1;
+        if (k.part && (l[d] != k.corner[d] || l[d] < k.lo[d] || h[d] <= l[d] || h[d] > top))
+            return snprintf(why, (size_t)cap, "part's dim %s [%lld, %lld) is not its corner's inside [%lld, %lld)",
+                            k.names[d], l[d], h[d], k.lo[d], top), -1;
+        if (rep[d] < l[d] || rep[d] >= h[d])
+            return snprintf(why, (size_t)cap, "shape's %s = %lld is outside its edges", k.names[d], rep[d]), -1;
+    }
+    if (!k.part) {
+        char key[96], names[SPEC_MAXDIMS][16];
+        memcpy(names, k.names, sizeof names);
+        if (bucket_key(k.ndims, names, k.lo, rep, key, sizeof key) || strcmp(key, bucket))
+            return snprintf(why, (size_t)cap, "its shape's key is '%s'", key), -1;
+        return 0;
+    }
+    *parts = xrealloc(*parts, sizeof **parts * (size_t)(*nparts + 1));
+    part_box *b = &(*parts)[(*nparts)++];
+    char home[96];
+    bucket_home(bucket, home, sizeof home);
+    b->family = xstrfmt("%s %s %s %s %s", op, arch, dtype, home, hw);
+    b->ndims = k.ndims;
+    memcpy(b->lo, l, sizeof l);
+    memcpy(b->hi, h, sizeof h);
+    memcpy(b->home_lo, k.lo, sizeof k.lo);
+    return 0;
+}
+
+static int cmp_family(const void *a, const void *b)
+{
+    return strcmp(((const part_box *)a)->family, ((const part_box *)b)->family);
+}
+
+/* The parts of each split bucket tile it: two or more, disjoint, their
+** volumes adding up to the bucket's (each lies inside it already). */
+static int check_partitions(part_box *p, int n, char *why, int cap)
+{
+    if (n) qsort(p, (size_t)n, sizeof *p, cmp_family);   /* qsort(NULL, 0) is undefined */
+    for (int a = 0, b; a < n; a = b) {
+        for (b = a; b < n && !strcmp(p[a].family, p[b].family); b++) {}
+        if (b - a > 4096) return snprintf(why, (size_t)cap, "%s is split in %d parts", p[a].family, b - a), -1;
+        unsigned __int128 vol = 0, home = 1;
+        for (int d = 0; d < p[a].ndims; d++) home *= (unsigned __int128)p[a].home_lo[d];
+        for (int i = a; i < b; i++) {
+            unsigned __int128 v = 1;
+            for (int d = 0; d < p[i].ndims; d++) v *= (unsigned __int128)(p[i].hi[d] - p[i].lo[d]);
+            vol += v;
+            for (int j = a; j < i; j++) {
+                int overlap = p[i].ndims == p[j].ndims;
+                for (int d = 0; d < p[i].ndims && overlap; d++)
+                    overlap = p[i].lo[d] < p[j].hi[d] && p[j].lo[d] < p[i].hi[d];
+                if (overlap) return snprintf(why, (size_t)cap, "%s: two of its parts overlap", p[a].family), -1;
+            }
+        }
+        if (b - a < 2 || vol != home)
+            return snprintf(why, (size_t)cap, "%s: its %d part%s do not cover the bucket", p[a].family, b - a,
+                            b - a == 1 ? "" : "s"), -1;
+    }
+    return 0;
+}
+
+/* Whether a time column's value is a finite positive number. */
+#define POSITIVE(c) "(typeof(" c ") IN ('integer', 'real') AND " c " > 0 AND " c " < 1e300)"
+
+/* Run sql on in; any row it returns is a problem, described by its first
+** column. */
+static int first_problem(reg *in, const char *sql, const char *what, char *why, int cap)
+{
+    sqlite3_stmt *st = prep(in, sql);
+    if (!st) return snprintf(why, (size_t)cap, "cannot check %s: %.300s", what, sqlite3_errmsg(in->db)), -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        snprintf(why, (size_t)cap, "%s: %s", what, (const char *)sqlite3_column_text(st, 0));
+    else if (rc != SQLITE_DONE)
+        snprintf(why, (size_t)cap, "cannot check %s: %s", what, sqlite3_errmsg(in->db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A winner's template: "op/impl", or the vendor's for an op it serves. */
+static int good_winner_template(const char *t, const char *op, const char *dtype)
+{
+    return good_template(t, op) || (t && vendor_is_template(t) && vendor_kind(op, dtype) >= 0);
+}
+
+/* One row per key, and each row's values in range, by SQL. */
+static int check_keys_and_values(reg *in, char *why, int cap)
+{
+    /* One row per key: a table made without its primary key could hold two
+    ** winners of one bucket, and which one a merge kept would depend on the
+    ** order rows are read. */
+    static const char *const keys[][2] = {
+        { "winners", "op, arch, dtype, bucket, hw" }, { "defaults", "op, arch, dtype" }, { "cubins", "hash" },
+        { "misses", "op, arch, dtype, shape" }, { "devices", "uuid, driver, cuda_driver, nvrtc" }, { "meta", "key" },
+        { "vendor_times", "op, arch, dtype, bucket, shape, hw, timing" },
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *sql = xstrfmt("SELECT printf('two rows of one key (%s)') FROM %s GROUP BY %s HAVING count(*) > 1 LIMIT 1",
+                            keys[i][1], keys[i][0], keys[i][1]);
+        int bad = first_problem(in, sql, keys[i][0], why, cap);
+        free(sql);
+        if (bad) return -1;
+    }
+    static const char *const rows[][2] = {
+        { "winners", "SELECT printf('%s %s %s %s: median_us %s is not a finite positive time', op, arch, dtype, bucket, "
+                     "quote(median_us)) FROM winners WHERE NOT " POSITIVE("median_us") " LIMIT 1" },
+        { "winners", "SELECT printf('%s %s %s %s: default_us %s is not a finite positive time', op, arch, dtype, bucket, "
+                     "quote(default_us)) FROM winners WHERE default_us IS NOT NULL AND NOT " POSITIVE("default_us")
+                     " LIMIT 1" },
+        { "winners", "SELECT printf('%s %s %s %s: a runner-up without a finite positive time', op, arch, dtype, bucket) "
+                     "FROM winners w WHERE runners_up IS NOT NULL AND (NOT json_valid(runners_up) OR "
+                     "json_type(runners_up) <> 'array' OR EXISTS (SELECT 1 FROM json_each(w.runners_up) f WHERE NOT "
+                     POSITIVE("json_extract(f.value, '$.median_us')") ")) LIMIT 1" },
+        { "winners", "SELECT printf('%s %s %s %s: its config is not a JSON object', op, arch, dtype, bucket) FROM winners "
+                     "WHERE NOT json_valid(config) OR json_type(config) <> 'object' LIMIT 1" },
+        { "measurements", "SELECT printf('row %d: status %s is not ok, constraint, compile, runtime, timeout or wrong', "
+                          "id, quote(status)) FROM measurements WHERE status NOT IN ('ok', 'constraint', 'compile', "
+                          "'runtime', 'timeout', 'wrong') LIMIT 1" },
+        { "measurements", "SELECT printf('row %d: %s is not a finite positive time', id, quote(CASE WHEN NOT "
+                          POSITIVE("median_us") " THEN median_us WHEN NOT " POSITIVE("min_us") " THEN min_us "
+                          "ELSE max_us END)) FROM measurements WHERE status = 'ok' AND NOT (" POSITIVE("median_us")
+                          " AND (min_us IS NULL OR " POSITIVE("min_us") ") AND (max_us IS NULL OR " POSITIVE("max_us")
+                          ")) LIMIT 1" },
+        { "measurements", "SELECT printf('row %d: a time of %s where status %s has none', id, quote(median_us), status) "
+                          "FROM measurements WHERE status <> 'ok' AND median_us IS NOT NULL AND NOT "
+                          POSITIVE("median_us") " LIMIT 1" },
+        { "measurements", "SELECT printf('row %d: its config is not a JSON object', id) FROM measurements "
+                          "WHERE NOT json_valid(config) OR json_type(config) <> 'object' LIMIT 1" },
+        { "misses", "SELECT printf('%s %s %s: count %s is not a positive number', op, arch, dtype, quote(count)) "
+                    "FROM misses WHERE typeof(count) <> 'integer' OR count < 1 LIMIT 1" },
+        { "cubins", "SELECT printf('%s is not a hash of 16 hex digits', quote(hash)) FROM cubins WHERE length(hash) <> 16 "
+                    "OR hash GLOB '*[^0-9a-f]*' LIMIT 1" },
+        /* The vendor's times: a later merge keeps the first row of a key,
+        ** so a row must be one the worker could have written. */
+        { "vendor_times", "SELECT printf('%s %s %s %s: status %s is not ok, wrong or runtime', op, arch, dtype, bucket, "
+                          "quote(status)) FROM vendor_times WHERE status IS NULL OR status NOT IN ('ok', 'wrong', "
+                          "'runtime') LIMIT 1" },
+        { "vendor_times", "SELECT printf('%s %s %s %s: timing %s is not flush or stream', op, arch, dtype, bucket, "
+                          "quote(timing)) FROM vendor_times WHERE timing IS NULL OR timing NOT IN ('flush', 'stream') "
+                          "LIMIT 1" },
+        { "vendor_times", "SELECT printf('%s %s %s %s: %s is not a finite positive time', op, arch, dtype, bucket, "
+                          "quote(CASE WHEN NOT " POSITIVE("median_us") " THEN median_us WHEN NOT " POSITIVE("min_us")
+                          " THEN min_us ELSE max_us END)) FROM vendor_times WHERE status = 'ok' AND NOT ("
+                          POSITIVE("median_us") " AND (min_us IS NULL OR " POSITIVE("min_us") ") AND (max_us IS NULL "
+                          "OR " POSITIVE("max_us") ")) LIMIT 1" },
+        { "vendor_times", "SELECT printf('%s %s %s %s: a time of %s where status %s has none', op, arch, dtype, bucket, "
+                          "quote(median_us), status) FROM vendor_times WHERE status <> 'ok' AND median_us IS NOT NULL "
+                          "AND NOT " POSITIVE("median_us") " LIMIT 1" },
+        { "vendor_times", "SELECT printf('%s %s %s %s: no hardware or library', op, arch, dtype, bucket) FROM vendor_times "
+                          "WHERE typeof(hw) <> 'text' OR hw = '' OR typeof(library) <> 'text' LIMIT 1" },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (first_problem(in, rows[i][1], rows[i][0], why, cap)) return -1;
+    return 0;
+}
+
+/* Each winner's names and bucket key, and the parts of each split bucket
+** tiling it. */
+static int check_winner_rows(reg *in, char *why, int cap)
+{
+    part_box *parts = NULL;
+    int nparts = 0, bad = 0;
+    sqlite3_stmt *st = prep(in, "SELECT op, arch, dtype, bucket, hw, dims, lo, hi, shape, template FROM winners");
+    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
+    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *f[10];
+        for (int i = 0; i < 10; i++) f[i] = (const char *)sqlite3_column_text(st, i);
+        char kwhy[256];
+        if (!good_name(f[0], 32) || !arch_known(f[1]) || !good_name(f[2], 16) || !good_winner_template(f[9], f[0], f[2]))
+            bad = snprintf(why, (size_t)cap, "winners: %.32s %.16s %.16s: not an op, arch, dtype and template aitune "
+                           "knows the form of", f[0] ? f[0] : "", f[1] ? f[1] : "", f[2] ? f[2] : "");
+        else if (check_winner_key(f[0], f[1], f[2], f[3], f[4] ? f[4] : "", f[5], f[6], f[7], f[8], kwhy, sizeof kwhy,
+                                  &parts, &nparts))
+            bad = snprintf(why, (size_t)cap, "winners: %s %s %s %.96s: %s", f[0], f[1], f[2], f[3] ? f[3] : "", kwhy);
+    }
+    if (!bad && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read winners: %s", sqlite3_errmsg(in->db));
+    sqlite3_finalize(st);
+    if (!bad && check_partitions(parts, nparts, why, cap)) bad = 1;
+    for (int i = 0; i < nparts; i++) free(parts[i].family);
+    free(parts);
+    /* A split bucket's winner beside its own parts, of one hardware. */
+    if (!bad)
+        bad = first_problem(in, "SELECT printf('%s %s %s %s: a winner beside its own parts', p.op, p.arch, p.dtype, "
+                                "p.bucket) FROM winners p WHERE instr(p.bucket, '/') = 0 AND EXISTS (SELECT 1 FROM "
+                                "winners c WHERE c.op = p.op AND c.arch = p.arch AND c.dtype = p.dtype AND c.hw = p.hw "
+                                "AND substr(c.bucket, 1, length(p.bucket) + 1) = p.bucket || '/') LIMIT 1",
+                            "winners", why, cap);
+    return bad ? -1 : 0;
+}
+
+/* Rows of a table that name a bucket and a shape timed for it
+** (measurements, vendor_times): names, arch, a bucket key aitune writes,
+** a shape inside it. sql selects a label, op, arch, dtype, bucket, shape and
+** template (NULL: none to check). */
+static int check_shape_rows(reg *in, const char *table, const char *sql, char *why, int cap)
+{
+    int bad = 0;
+    sqlite3_stmt *st = prep(in, sql);
+    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
+    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *f[7];
+        for (int i = 0; i < 7; i++) f[i] = (const char *)sqlite3_column_text(st, i);
+        const char *label = f[0] ? f[0] : "";
+        bucket_parsed k;
+        long long rep[SPEC_MAXDIMS];
+        char kwhy[128] = "";
+        if (!good_name(f[1], 32) || !arch_known(f[2]) || !good_name(f[3], 16) ||
+            (sqlite3_column_type(st, 6) != SQLITE_NULL && !good_template(f[6], f[1])))
+            bad = snprintf(why, (size_t)cap, "%s: %.64s: not an op, arch, dtype and template aitune knows the form of",
+                           table, label);
+        else if (!f[4] || strlen(f[4]) >= 96 || bucket_key_parse(f[4], &k, kwhy, sizeof kwhy) ||
+                 shape_sizes(f[5], &k, rep))
+            bad = snprintf(why, (size_t)cap, "%s: %.64s: bucket '%.96s' %s", table, label, f[4] ? f[4] : "",
+                           kwhy[0] ? kwhy : "does not fit its shape");
+        for (int d = 0; !bad && d < k.ndims; d++)
+            if (rep[d] < k.lo[d] || rep[d] >= 2 * k.lo[d])
+                bad = snprintf(why, (size_t)cap, "%s: %.64s: its shape is outside bucket '%s'", table, label, f[4]);
+    }
+    if (!bad && st && rc != SQLITE_DONE)
+        bad = snprintf(why, (size_t)cap, "cannot read %s: %s", table, sqlite3_errmsg(in->db));
+    sqlite3_finalize(st);
+    return bad ? -1 : 0;
+}
+
+/* A cubin's bytes are the ones hashed with it (an older shard's have no
+** hash: compile checks those before it uses one). */
+static int check_cubin_rows(reg *in, char *why, int cap)
+{
+    int bad = 0;
+    sqlite3_stmt *st = prep(in, "SELECT hash, cubin, cubin_hash FROM cubins WHERE cubin_hash IS NOT NULL");
+    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
+    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char sum[17] = "";
+        const void *blob = sqlite3_column_blob(st, 1);
+        if (blob) jit_hash(blob, (size_t)sqlite3_column_bytes(st, 1), sum);
+        if (!blob || strcmp(sum, (const char *)sqlite3_column_text(st, 2)))
+            bad = snprintf(why, (size_t)cap, "cubins: %.16s: its bytes are not the ones hashed with it",
+                           (const char *)sqlite3_column_text(st, 0));
+    }
+    if (!bad && st && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read cubins: %s", sqlite3_errmsg(in->db));
+    sqlite3_finalize(st);
+    return bad ? -1 : 0;
+}
+
+/* The names of defaults and misses. */
+static int check_name_rows(reg *in, char *why, int cap)
+{
+    int bad = 0;
+    sqlite3_stmt *st =
+        prep(in, "SELECT op, arch, dtype, template FROM defaults UNION ALL SELECT op, arch, dtype, NULL FROM misses");
+    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
+    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *f[4];
+        for (int i = 0; i < 4; i++) f[i] = (const char *)sqlite3_column_text(st, i);
+        if (!good_name(f[0], 32) || !arch_known(f[1]) || !good_name(f[2], 16) ||
+            (sqlite3_column_type(st, 3) != SQLITE_NULL && !good_template(f[3], f[0])))
+            bad = snprintf(why, (size_t)cap, "%s: %.32s %.16s %.16s: not an op, arch, dtype and template aitune "
+                           "knows the form of", sqlite3_column_type(st, 3) != SQLITE_NULL ? "defaults" : "misses",
+                           f[0] ? f[0] : "", f[1] ? f[1] : "", f[2] ? f[2] : "");
+    }
+    if (!bad && st && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read: %s", sqlite3_errmsg(in->db));
+    sqlite3_finalize(st);
+    return bad ? -1 : 0;
+}
+
+/* The whole input, before a row of it is merged. (scans are not merged:
+** what one GPU saw at each size is its own.) */
+static int check_input(reg *in, char *why, int cap)
+{
+    return check_keys_and_values(in, why, cap) || check_winner_rows(in, why, cap) ||
+                   check_shape_rows(in, "measurements",
+                                    "SELECT 'row ' || id, op, arch, dtype, bucket, shape, template FROM measurements", why,
+                                    cap) ||
+                   check_shape_rows(in, "vendor_times",
+                                    "SELECT op || ' ' || arch || ' ' || dtype || ' ' || bucket, op, arch, dtype, bucket, "
+                                    "shape, NULL FROM vendor_times", why, cap) ||
+                   check_cubin_rows(in, why, cap) || check_name_rows(in, why, cap)
+               ? -1
+               : 0;
+}
+
+/* The input at path, copied into a new registry beside r's file (the copy
+** is ours: migrated and checked there, the input never written), its name
+** into *copy. 0, or -1 with r's message saying why. */
+static int merge_copy(reg *r, const char *path, char **copy)
+{
+    *copy = NULL;
+    reg *in;
+    if (reg_open(path, 1, &in)) {
+        const char *e = strstr(reg_errmsg(in), "': ");
+        fail(r, "cannot merge '%s': %s", path, e ? e + 3 : reg_errmsg(in));
+        reg_close(in);
+        return -1;
+    }
+    /* A corrupt page would merge as whatever it happens to read as. */
+    sqlite3_stmt *ic = prep(in, "PRAGMA integrity_check(1)");
+    int rc = ic ? sqlite3_step(ic) : SQLITE_ERROR;
+    const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(ic, 0) : NULL;
+    if (!res || strcmp(res, "ok")) {
+        fail(r, "cannot merge '%s': it is damaged (integrity_check: %.200s)", path, res ? res : sqlite3_errmsg(in->db));
+        sqlite3_finalize(ic);
+        reg_close(in);
+        return -1;
+    }
+    sqlite3_finalize(ic);
+    const char *slash = strrchr(r->path, '/');
+    char *tmp = xstrfmt("%.*s.aitune-merge-XXXXXX", slash ? (int)(slash - r->path + 1) : 0, r->path);
+    int fd = mkstemp(tmp);
+    sqlite3 *out = NULL;
+    char *name = fd >= 0 ? dbguard_name(tmp) : NULL;
+    rc = fd < 0 ? SQLITE_CANTOPEN : sqlite3_open_v2(name, &out, SQLITE_OPEN_READWRITE, NULL);
+    free(name);
+    if (fd >= 0) close(fd);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(out, "main", in->db, "main") : NULL;
+    if (b) {
+        sqlite3_backup_step(b, -1);
+        sqlite3_backup_finish(b);
+    }
+    rc = out ? sqlite3_errcode(out) : rc;
+    if (rc != SQLITE_OK) fail(r, "cannot copy '%s' to check it: %s", path, out ? sqlite3_errmsg(out) : strerror(errno));
+    sqlite3_close(out);
+    reg_close(in);
+    if (rc != SQLITE_OK) {
+        if (fd >= 0) unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    *copy = tmp;
+    return 0;
+}
+
+static void merge_drop(char *copy)
+{
+    if (!copy) return;
+    char *side[] = { xstrfmt("%s-wal", copy), xstrfmt("%s-shm", copy) };
+    unlink(copy);
+    for (int i = 0; i < 2; i++) {
+        unlink(side[i]);
+        free(side[i]);
+    }
+    free(copy);
+}
+
 int reg_merge(reg *r, const char *path, reg_merge_stats *st)
 {
-    /* Bring the input to this schema first (a 0.1 shard is migrated). */
+    /* The input read once, into a copy: migrated to this schema and
+    ** checked whole before anything of it reaches r. */
+    char *copy;
+    if (merge_copy(r, path, &copy)) return -1;
     reg *in;
-    int orc = reg_open(path, 0, &in);
-    if (orc) {
-        fail(r, "%s", reg_errmsg(in));
-        reg_close(in);
-        return orc;
-    }
+    char why[768];
+    int orc = reg_open(copy, 0, &in);
+    if (orc) fail(r, "cannot merge '%s': %s", path, strstr(reg_errmsg(in), "': ") ? strstr(reg_errmsg(in), "': ") + 3 : reg_errmsg(in));
+    else if (check_input(in, why, sizeof why)) orc = fail(r, "cannot merge '%s': %s", path, why);
     reg_close(in);
+    if (orc) {
+        merge_drop(copy);
+        return -1;
+    }
+    char *attach = dbguard_name(copy);
     sqlite3_stmt *at = prep(r, "ATTACH DATABASE ? AS src");
-    if (!at) return -1;
-    bind_text(at, 1, path);
-    if (done(r, at, "cannot attach the input")) return -1;
+    if (at) bind_text(at, 1, attach);
+    free(attach);
+    if (!at || done(r, at, "cannot attach the input")) {
+        merge_drop(copy);
+        return -1;
+    }
     /* Local ids map through content: a device by its fingerprint, a run by
     ** when it began, its command, seed and device. */
     static const char *const steps[][2] = {
@@ -1543,6 +2135,7 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
         st->devices = count_rows(r, "main.devices") - ndev0;
     }
     sqlite3_exec(r->db, "DETACH DATABASE src", NULL, NULL, NULL);
+    merge_drop(copy);
     return rc;
 }
 

@@ -19,23 +19,55 @@ typedef struct reg reg;
 ** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
 ** devices.hw and .toolchain, runs.sources, winners keyed by hardware too.
 ** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream.
-** 5: vendor_times (db/migrations/012-vendor.sql; registry_vendor.h). */
+** 5: vendor_times (db/migrations/012-vendor.sql; registry_vendor.h).
+** 6: scans (db/migrations/013-scans.sql; registry_scan.h).
+** 7: cubins.cubin_hash (db/migrations/014-cubin-hash.sql): each cached
+** cubin's bytes, checked before the cache hands it out.
+** The version itself is names.h's REG_SCHEMA_VERSION. */
 
 struct plan_arg;
+
+/* A number column c as a JSON export takes it (SQL text, for the modules
+** that build JSON with SQLite's json_object): SQLite writes an infinity as
+** a bare Inf, which is not JSON, so one is NULL (null); NaN is stored as
+** NULL already. */
+#define REG_SQL_FIN(c) "(CASE WHEN typeof(" c ") = 'real' AND NOT (" c " BETWEEN -1.7976931348623157e308 AND " \
+                       "1.7976931348623157e308) THEN NULL ELSE " c " END)"
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
 ** on failure, so reg_errmsg works; reg_close it either way. Opened for
 ** writing, an older schema is migrated (db/migrations/), in one transaction;
 ** a newer one is refused. path must be a regular file (or, unless readonly,
-** absent): devices, FIFOs and folders are refused. A read-only open works in
-** a read-only folder. Returns 0, -1 for a registry that is missing, not one
-** or unusable (bad input), or REG_NOTWRITABLE when a write open finds the
-** file or its folder read-only (a tool failure: the user must point --db
-** elsewhere). */
+** absent): devices, FIFOs and folders are refused; it is a file name, never
+** read as a SQLite URI. A file whose schema holds anything but the
+** registry's tables, indexes and triggers (dbguard.h: views, virtual
+** tables, generated columns, foreign tables or triggers) is refused before
+** any table is read, and every statement's work is bounded (reg_bound). A
+** read-only open works in a read-only folder. Returns 0, -1 for a registry
+** that is missing, not one or unusable (bad input), or REG_NOTWRITABLE when
+** a write open finds the file or its folder read-only (a tool failure: the
+** user must point --db elsewhere). */
 #define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
+/* One sweep at a time on a registry (sweep, retune, check, window): an
+** exclusive lock on "PATH.lock" beside the registry (PATH with its links
+** resolved), flock'd and kept until this process exits, so a second sweep
+** on the same registry is refused instead of timing against the first on
+** the same GPU and racing it for rows. A process that dies releases it (the
+** kernel drops its locks), so a stale lock file never blocks. Taking it
+** again in the process that holds it succeeds. The file holds the holder's
+** pid, start time and command, for the message. Returns 0, or an exit code
+** with one line printed: EXIT_FAIL when another process holds it (the line
+** says which) or it cannot be made. */
+int reg_sweep_lock(const char *path, const char *command);
+
 /* The schema version the open left (older only when opened read-only). */
 int reg_version(reg *r);
+/* Every statement on r stops after this many steps of SQLite's virtual
+** machine (dbguard.h; DBGUARD_TOOL_STEPS from reg_open, which also refuses
+** a file whose schema holds views, foreign triggers or virtual tables), and
+** fails with a message that says so. Tests lower it. */
+void reg_bound(reg *r, long long steps);
 
 /* The op's signature for plan migration: 0, or -1 when the op is unknown. */
 typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],
@@ -60,7 +92,13 @@ int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned l
 int reg_run_end(reg *r, long long run, const char *outcome);
 
 /* Compile cache. reg_cubin_get fills j's outputs (ok=1) if hash is cached
-** with the same source; returns 1 when found, 0 when not, -1 on error. */
+** with the same source and name, the row's source, name and options hash
+** to its key (jit_key_options) and its bytes to its cubin_hash (jit_hash):
+** returns 1 when found, 0 when not (a row that fails a check is not
+** found: compiled again, reg_cubin_put replaces it), -1 on error.
+** reg_cubin_put stores the cubin's hash with it. The hashes catch a cache
+** damaged or rewritten by something that does not know to rewrite them
+** too; they are no signature. */
 int reg_cubin_get(reg *r, const char *hash, jit_job *j);
 int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
 /* Drop from the compile cache the kernels of candidates that lost: those
@@ -245,8 +283,9 @@ typedef struct t4_result {
 ** has no results array; else cb for each result (non-zero stops). */
 int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx);
 
-/* Rows of a table as text: the column names and values (NULL for SQL NULL;
-** blobs are never returned). */
+/* Rows of a table as text: cb first with the column names and values NULL
+** (a header, even for a table with no rows), then per row with the values
+** (each NULL for SQL NULL; blobs are never returned). */
 int reg_text_rows(reg *r, const char *table, const char *op,
                   int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
 
@@ -290,9 +329,15 @@ int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const c
 ** lower time (ties: the smaller config text, so the order of inputs does not
 ** matter; a split bucket's parts replace its unsplit winner of the same
 ** hardware), defaults r lacks, misses with the larger count, and the
-** vendor's times r lacks (registry_vendor.h). Merging the
-** same input again adds nothing. The input is opened for writing, so an
-** older one is migrated first. */
+** vendor's times r lacks (registry_vendor.h). Merging the same input again
+** adds nothing. The input is untrusted and never written:
+** it is copied (read-only) into a temporary registry beside r's file,
+** migrated there if older, and checked whole before anything of it is
+** merged: integrity_check, its schema (reg_open), one row per key, finite
+** positive times (winners, runners-up, ok measurements), names, archs and
+** templates, bucket keys that fit their dims, edges and shapes
+** (bucket_key_parse), and each split bucket's parts tiling it. A failed
+** check merges nothing and names the input and the row. */
 typedef struct reg_merge_stats {
     long long devices, runs, measurements, cubins, winners, misses, vendor;   /* vendor: vendor_times rows */
 } reg_merge_stats;

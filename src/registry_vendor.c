@@ -197,9 +197,9 @@ int reg_vendor_winners(reg *r, const char *op, long long *n)
 
 static sqlite3_stmt *export_stmt(reg *r, const char *cols, const char *op)
 {
-    char sql[1024];
-    snprintf(sql, sizeof sql, "SELECT %s FROM vendor_times WHERE ?1 IS NULL OR op = ?1 ORDER BY rowid", cols);
+    char *sql = xstrfmt("SELECT %s FROM vendor_times WHERE ?1 IS NULL OR op = ?1 ORDER BY rowid", cols);
     sqlite3_stmt *st = prep(r, sql);
+    free(sql);
     if (st) text(st, 1, op);
     return st;
 }
@@ -210,7 +210,8 @@ int reg_vendor_json_rows(reg *r, const char *op, int (*cb)(const char *json, voi
     sqlite3_stmt *st = export_stmt(r,
         "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'shape', "
         "CASE WHEN json_valid(shape) THEN json(shape) ELSE shape END, 'hw', hw, 'timing', timing, 'library', library, "
-        "'algo', algo, 'status', status, 'median_us', median_us, 'min_us', min_us, 'max_us', max_us, 'spread', spread, "
+        "'algo', algo, 'status', status, 'median_us', " REG_SQL_FIN("median_us") ", 'min_us', " REG_SQL_FIN("min_us")
+        ", 'max_us', " REG_SQL_FIN("max_us") ", 'spread', " REG_SQL_FIN("spread") ", "
         "'samples', samples, 'error', error, 'device', device, 'run', run)", op);
     if (!st) return -1;
     int rc;
@@ -227,7 +228,9 @@ int reg_vendor_text_rows(reg *r, const char *op,
                                          "status", "median_us", "min_us", "max_us", "spread", "samples", "error",
                                          "device", "run" };
     enum { N = sizeof names / sizeof names[0] };
-    if (!has_table(r)) return 0;
+    /* The header first, as reg_text_rows: an empty export still says what
+    ** its columns are. */
+    if (cb(N, names, NULL, ctx) || !has_table(r)) return 0;
     sqlite3_stmt *st = export_stmt(r, COLS, op);
     if (!st) return -1;
     const char *values[N];

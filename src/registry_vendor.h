@@ -53,7 +53,7 @@ int reg_vendor_each(reg *r, const char *op, const char *arch, const char *dtype,
 int reg_vendor_winners(reg *r, const char *op, long long *n);
 
 /* Export: the rows of op (NULL: all) as JSON objects built by SQLite, or as
-** text columns (registry.h: reg_json_rows, reg_text_rows). */
+** text columns, the header first (registry.h: reg_json_rows, reg_text_rows). */
 int reg_vendor_json_rows(reg *r, const char *op, int (*cb)(const char *json, void *ctx), void *ctx);
 int reg_vendor_text_rows(reg *r, const char *op,
                          int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);

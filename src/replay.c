@@ -10,6 +10,8 @@
 #include <lua.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +59,81 @@ static int parse_num(const char *s, double *out)
     return 0;
 }
 
+/* An optional count column (registers, spills, smem): "" or absent is 0,
+** else a whole number in [0, INT_MAX] (a cast of 1e300 to int would be
+** undefined). */
+static int parse_count(const char *s, int *out)
+{
+    double v;
+    if (!*s) { *out = 0; return 0; }
+    if (parse_num(s, &v) || v < 0 || v > INT_MAX || v != floor(v)) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Open-addressing sets over the file's landscapes and rows, so a file of
+** n rows loads in O(n): a landscape's index by its key, and whether a
+** config already appeared in its landscape. */
+typedef struct slot { uint64_t h; int a, b; } slot;   /* a < 0: empty */
+typedef struct table { slot *s; size_t n, cap; } table;
+
+static void table_grow(table *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    slot *s = xmalloc(sizeof *s * cap);
+    for (size_t i = 0; i < cap; i++) s[i].a = -1;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->s[i].a >= 0) {
+            size_t k = t->s[i].h & (cap - 1);
+            while (s[k].a >= 0) k = (k + 1) & (cap - 1);
+            s[k] = t->s[i];
+        }
+    free(t->s);
+    t->s = s;
+    t->cap = cap;
+}
+
+/* The slot of hash h for which same(a, b) holds, or the empty slot where it
+** goes (its a < 0). */
+static slot *table_find(table *t, uint64_t h, int (*same)(const slot *x, const void *key), const void *key)
+{
+    if (2 * (t->n + 1) > t->cap) table_grow(t);
+    size_t k = h & (t->cap - 1);
+    while (t->s[k].a >= 0 && !(t->s[k].h == h && same(&t->s[k], key))) k = (k + 1) & (t->cap - 1);
+    return &t->s[k];
+}
+
+typedef struct land_key { char *const *f; const int *col; const landscape *ls; } land_key;
+typedef struct row_key { int li; const char *config; const landscape *ls; } row_key;
+
+static int same_land(const slot *x, const void *key)
+{
+    const land_key *k = key;
+    const landscape *l = &k->ls[x->a];
+    return !strcmp(l->op, k->f[k->col[C_OP]]) && !strcmp(l->tmpl, k->f[k->col[C_TMPL]]) &&
+           !strcmp(l->arch, k->f[k->col[C_ARCH]]) && !strcmp(l->dtype, k->f[k->col[C_DTYPE]]) &&
+           !strcmp(l->bucket, k->f[k->col[C_BUCKET]]);
+}
+
+static int same_row(const slot *x, const void *key)
+{
+    const row_key *k = key;
+    return x->a == k->li && !strcmp(k->ls[x->a].rows[x->b].config, k->config);
+}
+
 int replay_load(const char *path, landscape **out, int *nout, char *err, int errcap)
 {
     *out = NULL;
     *nout = 0;
-    char *text = read_file(path, NULL);
+    char *text = read_regular_file(path, INPUT_MAXBYTES, NULL);
     if (!text) {
-        snprintf(err, (size_t)errcap, "cannot read landscape '%s': %s", path, strerror(errno));
+        snprintf(err, (size_t)errcap, "cannot read landscape '%s': %s", path, read_errstr(errno, INPUT_MAXBYTES));
         return -1;
     }
     landscape *ls = NULL;
+    int *rows_cap = NULL;
     int nls = 0, cap = 0, lineno = 0, have_header = 0;
+    table lands = { NULL, 0, 0 }, seen = { NULL, 0, 0 };
     int col[NCOLS];
     for (int i = 0; i < NCOLS; i++) col[i] = -1;
     char *save = NULL;
@@ -103,56 +169,86 @@ int replay_load(const char *path, landscape **out, int *nout, char *err, int err
         }
         if (!strcmp(f[col[C_STATUS]], "constraint")) continue;   /* never run: not part of the space */
         if (!status_known(f[col[C_STATUS]])) {
-            snprintf(err, (size_t)errcap, "%s line %d: unknown status '%s'", path, lineno, f[col[C_STATUS]]);
+            snprintf(err, (size_t)errcap, "%s line %d: unknown status '%.40s'", path, lineno, f[col[C_STATUS]]);
             goto bad;
         }
         land_row r;
         memset(&r, 0, sizeof r);
         snprintf(r.status, sizeof r.status, "%s", f[col[C_STATUS]]);
         double v;
+        /* Times past 10^12 (11 days) are no measurement, and the metric's
+        ** sums over them could overflow. */
         if (parse_num(f[col[C_TIME]], &r.time_us) || parse_num(f[col[C_COMPILE]], &r.compile_ms) ||
-            (!strcmp(r.status, "ok") && r.time_us <= 0) || r.compile_ms < 0) {
-            snprintf(err, (size_t)errcap, "%s line %d: time_us '%s' or compile_ms '%s' is not a valid number", path,
+            (!strcmp(r.status, "ok") && r.time_us <= 0) || r.compile_ms < 0 || fabs(r.time_us) > 1e12 ||
+            r.compile_ms > 1e12) {
+            snprintf(err, (size_t)errcap, "%s line %d: time_us '%.40s' or compile_ms '%.40s' is not a valid number", path,
                      lineno, f[col[C_TIME]], f[col[C_COMPILE]]);
             goto bad;
         }
         if (col[C_SPREAD] >= 0 && !parse_num(f[col[C_SPREAD]], &v)) r.spread = v;
-        if (col[C_REGS] >= 0 && !parse_num(f[col[C_REGS]], &v)) r.registers = (int)v;
-        if (col[C_SPILLS] >= 0 && !parse_num(f[col[C_SPILLS]], &v)) r.spills = (int)v;
-        if (col[C_SMEM] >= 0 && !parse_num(f[col[C_SMEM]], &v)) r.smem = (int)v;
+        static const int counts[] = { C_REGS, C_SPILLS, C_SMEM };
+        int *dst[] = { &r.registers, &r.spills, &r.smem };
+        for (int c = 0; c < 3; c++)
+            if (col[counts[c]] >= 0 && parse_count(f[col[counts[c]]], dst[c])) {
+                snprintf(err, (size_t)errcap, "%s line %d: %s '%.40s' is not a count", path, lineno,
+                         col_names[counts[c]], f[col[counts[c]]]);
+                goto bad;
+            }
         const char *cfg = f[col[C_CONFIG]];
         if (cfg[0] != '{') {
             snprintf(err, (size_t)errcap, "%s line %d: config '%.40s' is not a JSON object", path, lineno, cfg);
             goto bad;
         }
-        /* Its landscape: the last one usually, else search. */
-        landscape *l = NULL;
-        for (int i = nls - 1; i >= 0 && !l; i--)
-            if (!strcmp(ls[i].op, f[col[C_OP]]) && !strcmp(ls[i].tmpl, f[col[C_TMPL]]) &&
-                !strcmp(ls[i].arch, f[col[C_ARCH]]) && !strcmp(ls[i].dtype, f[col[C_DTYPE]]) &&
-                !strcmp(ls[i].bucket, f[col[C_BUCKET]]))
-                l = &ls[i];
-        if (!l) {
+        /* The key's fields must fit the landscape's, never be cut. */
+        static const struct { int c; size_t cap; } widths[] = {
+            { C_OP, sizeof ls->op }, { C_TMPL, sizeof ls->tmpl }, { C_ARCH, sizeof ls->arch },
+            { C_DTYPE, sizeof ls->dtype }, { C_BUCKET, sizeof ls->bucket },
+        };
+        for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+            if (strlen(f[col[widths[w].c]]) >= widths[w].cap) {
+                snprintf(err, (size_t)errcap, "%s line %d: %s '%.40s...' is longer than %zu characters", path, lineno,
+                         col_names[widths[w].c], f[col[widths[w].c]], widths[w].cap - 1);
+                goto bad;
+            }
+        /* Its landscape, by its key. */
+        uint64_t h = HASH_INIT;
+        for (int c = C_OP; c <= C_BUCKET; c++) h = hash_str(hash_bytes(h, "\t", 1), f[col[c]]);
+        land_key lk = { f, col, ls };
+        slot *ps = table_find(&lands, h, same_land, &lk);
+        if (ps->a < 0) {
             if (nls == cap) {
                 cap = cap ? 2 * cap : 8;
                 ls = xrealloc(ls, sizeof *ls * (size_t)cap);
+                rows_cap = xrealloc(rows_cap, sizeof *rows_cap * (size_t)cap);
             }
-            l = &ls[nls++];
+            landscape *l = &ls[nls];
             memset(l, 0, sizeof *l);
+            rows_cap[nls] = 0;
             snprintf(l->op, sizeof l->op, "%s", f[col[C_OP]]);
             snprintf(l->tmpl, sizeof l->tmpl, "%s", f[col[C_TMPL]]);
             snprintf(l->arch, sizeof l->arch, "%s", f[col[C_ARCH]]);
             snprintf(l->dtype, sizeof l->dtype, "%s", f[col[C_DTYPE]]);
             snprintf(l->bucket, sizeof l->bucket, "%s", f[col[C_BUCKET]]);
+            *ps = (slot){ h, nls++, 0 };
+            lands.n++;
         }
-        for (int i = 0; i < l->n; i++)
-            if (!strcmp(l->rows[i].config, cfg)) {
-                snprintf(err, (size_t)errcap, "%s line %d: config %s appears twice in %s %s %s", path, lineno, cfg,
-                         l->op, l->tmpl, l->bucket);
-                goto bad;
-            }
-        l->rows = xrealloc(l->rows, sizeof *l->rows * (size_t)(l->n + 1));
+        int li = ps->a;
+        landscape *l = &ls[li];
+        uint64_t rh = hash_str(hash_bytes(HASH_INIT, &li, sizeof li), cfg);
+        row_key rk = { li, cfg, ls };
+        slot *rs = table_find(&seen, rh, same_row, &rk);
+        if (rs->a >= 0) {
+            snprintf(err, (size_t)errcap, "%s line %d: config %.200s appears twice in %s %s %s", path, lineno, cfg,
+                     l->op, l->tmpl, l->bucket);
+            goto bad;
+        }
+        if (l->n == rows_cap[li]) {
+            rows_cap[li] = rows_cap[li] ? 2 * rows_cap[li] : 16;
+            l->rows = xrealloc(l->rows, sizeof *l->rows * (size_t)rows_cap[li]);
+        }
         r.config = xstrdup(cfg);
+        *rs = (slot){ rh, li, l->n };
+        seen.n++;
         l->rows[l->n++] = r;
     }
     if (!have_header) {
@@ -160,11 +256,17 @@ int replay_load(const char *path, landscape **out, int *nout, char *err, int err
         goto bad;
     }
     free(text);
+    free(rows_cap);
+    free(lands.s);
+    free(seen.s);
     *out = ls;
     *nout = nls;
     return 0;
 bad:
     free(text);
+    free(rows_cap);
+    free(lands.s);
+    free(seen.s);
     replay_free(ls, nls);
     return -1;
 }
@@ -548,12 +650,14 @@ static int replay_export(int argc, char **argv)
         reg_close(R);
         return EXIT_INPUT;
     }
-    FILE *f = outp ? fopen(outp, "w") : stdout;
-    if (!f) {
+    outfile o;
+    if (out_open(&o, outp)) {
+        error("cannot write '%s': %s", outp, o.why);
+        out_close(&o, 0);
         reg_close(R);
-        error("cannot write '%s': %s", outp, strerror(errno));
         return EXIT_FAIL;
     }
+    FILE *f = o.f;
     char when[32];
     iso_time(when);
     fprintf(f, "# aitune landscape v1\n"
@@ -563,13 +667,16 @@ static int replay_export(int argc, char **argv)
                "op\ttemplate\tarch\tdtype\tbucket\tstatus\ttime_us\tcompile_ms\tspread\tregisters\tspills\tsmem\tconfig\n",
             db, AITUNE_TOOL_VERSION, when, op ? ", op " : "", op ? op : "");
     export_ctx x = { f, 0 };
-    rc = reg_measure_each(R, op, export_row, &x);
+    rc = reg_measure_each(R, op, export_row, &x) ? EXIT_INPUT : EXIT_OK;
     if (rc) error("%s", reg_errmsg(R));
     reg_close(R);
-    if (outp && fclose(f)) rc = error("cannot write '%s': %s", outp, strerror(errno));
+    if (out_close(&o, !rc) && !rc) {
+        error("cannot write '%s': %s", outp ? outp : "-", o.why);
+        rc = EXIT_FAIL;
+    }
     if (!rc && !x.rows) warning("no measurements%s%s in '%s'", op ? " of " : "", op ? op : "", db);
     if (!rc) fprintf(stderr, "replay export: %lld rows\n", x.rows);
-    return rc ? EXIT_FAIL : EXIT_OK;
+    return rc;
 }
 
 /* The warm-start configs of landscape li: the k fastest ok configs of the
@@ -670,7 +777,7 @@ static int replay_landscapes(tmpl *T, const replay_args *a, landscape **out, int
             return EXIT_INPUT;
         }
         ls = xrealloc(ls, sizeof *ls * (size_t)(nls + n + 1));
-        memcpy(ls + nls, one, sizeof *ls * (size_t)n);
+        if (n) memcpy(ls + nls, one, sizeof *ls * (size_t)n);
         nls += n;
         free(one);
     }

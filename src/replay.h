@@ -45,7 +45,9 @@ typedef struct landscape {
 } landscape;
 
 /* Read a landscape file: *out holds *n landscapes (replay_free them). On
-** failure returns -1 with a message in err naming the file and line. */
+** failure returns -1 with a message in err naming the file and line. The
+** file must be a regular file of at most INPUT_MAXBYTES (util.h); it loads
+** in time linear in its rows. */
 int replay_load(const char *path, landscape **out, int *n, char *err, int errcap);
 void replay_free(landscape *ls, int n);
 
@@ -139,9 +141,12 @@ int replay_main(int argc, char **argv);
     "measurement of each config; record an exhaustive sweep first):\n" \
     "  --db PATH         the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n" \
     "  --op OP           only this op\n" \
-    "  -o FILE           write here (default stdout)"
+    "  -o FILE           write here (default stdout; replaced whole, never through a link)\n\n" \
+    "Exit: 0, 1 when a run fails or FILE cannot be written, 2 usage (an option, a strategy that is\n" \
+    "not one), 3 a landscape (a regular file of at most 256 MB) or registry that is not one."
 #define REPLAY_USAGE                                                                                        \
-    "aitune replay LANDSCAPE... [--strategy S,...] [--seeds N] [--seed S] [--budget F] [--batch N] "       \
-    "[--ahead N] [--warm K] [--only TEXT] [--joint] [--tsv] [--trace]\n       aitune replay export [--db PATH] [--op OP] [-o FILE]"
+    "aitune replay LANDSCAPE... [--strategy S,...] [--seeds N] [--seed S] [--budget F] [--batch N]\n"     \
+    "       [--ahead N] [--warm K] [--only TEXT] [--joint] [--tsv] [--trace]\n"                           \
+    "       aitune replay export [--db PATH] [--op OP] [-o FILE]"
 
 #endif

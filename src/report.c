@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 const char report_summary[] =
     "Write a self-contained HTML report of the registry. Inline SVG, no scripts, no network. Per op:\n"
@@ -77,10 +75,18 @@ static int add_eval(const char *status, double us, void *ctx)
 {
     row *x = ctx;
     double prev = x->nbest ? x->best[x->nbest - 1] : -1;
-    double b = !strcmp(status, "ok") && us > 0 && (prev < 0 || us < prev) ? us : prev;
+    double b = !strcmp(status, "ok") && us > 0 && isfinite(us) && (prev < 0 || us < prev) ? us : prev;
     x->best = xrealloc(x->best, sizeof *x->best * (size_t)(x->nbest + 1));
     x->best[x->nbest++] = b;
     return 0;
+}
+
+/* A number as the page shows it: "n/a" for an infinity or NaN (a registry
+** may hold them), never "inf" in a table or an SVG attribute. */
+static void number(strbuf *s, const char *fmt, double v)
+{
+    if (isfinite(v)) sb_printf(s, fmt, v);
+    else sb_puts(s, "n/a");
 }
 
 /* A value axis's top: a round number above max. */
@@ -120,20 +126,22 @@ static void bars(strbuf *s, const char *title, const char *ylabel, rows *rs, dou
                  const char *reflabel, const char *color, const char *klass)
 {
     double max = ref;
-    for (int i = 0; i < rs->n; i++) if (vals[i] > max) max = vals[i];
+    for (int i = 0; i < rs->n; i++) if (isfinite(vals[i]) && vals[i] > max) max = vals[i];
     double top = nice_top(max);
     axes(s, title, ylabel, top, klass);
     double slot = (double)(W - ML - MR) / (rs->n ? rs->n : 1);
     for (int i = 0; i < rs->n; i++) {
         const winner *w = &rs->r[i].w;
         double x = ML + slot * i + slot * 0.15, bw = slot * 0.7;
-        double h = vals[i] > 0 ? (H - MT - MB) * vals[i] / top : 0;
+        double h = vals[i] > 0 && isfinite(vals[i]) ? (H - MT - MB) * vals[i] / top : 0;
         sb_printf(s, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                   x, H - MB - h, bw, h, color);
         esc(s, w->dtype);
         sb_puts(s, " ");
         esc(s, w->bucket);
-        sb_printf(s, ": %.4g</title></rect>", vals[i]);
+        sb_puts(s, ": ");
+        number(s, "%.4g", vals[i]);
+        sb_puts(s, "</title></rect>");
         double lx = x + bw / 2;
         sb_printf(s, "<text class=\"label\" x=\"%.1f\" y=\"%d\" transform=\"rotate(-40 %.1f %d)\" text-anchor=\"end\">", lx,
                   H - MB + 14, lx, H - MB + 14);
@@ -348,8 +356,9 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
     for (int i = 0; i < rs.n; i++) {
         winner *w = &rs.r[i].w;
         speed[i] = w->default_us > 0 && w->median_us > 0 ? w->default_us / w->median_us : 0;
-        flops += w->tflops * 1e3;
-        bytes += w->gbps;
+        if (!isfinite(speed[i])) speed[i] = 0;
+        if (isfinite(w->tflops)) flops += w->tflops * 1e3;
+        if (isfinite(w->gbps)) bytes += w->gbps;
     }
     int compute = bytes > 0 && flops / bytes > 10;
     for (int i = 0; i < rs.n; i++) gbps[i] = compute ? rs.r[i].w.tflops : rs.r[i].w.gbps;
@@ -397,10 +406,20 @@ static void op_section(strbuf *s, reg *r, rows *all, const char *op, double ceil
         esc(s, w->dtype);
         sb_puts(s, "</td><td>");
         esc(s, w->bucket);
-        sb_printf(s, "</td><td>%.2f</td><td>%.1f</td>", w->median_us, w->gbps);
-        if (ceiling > 0) sb_printf(s, "<td>%.1f%%</td>", 100 * w->gbps / ceiling);
-        sb_printf(s, "<td>%.3f</td><td>%s%.2fx</td>", w->tflops, speed[i] > 0 ? "" : "? ", speed[i]);
-        if (xv[i] > 0) sb_printf(s, "<td>%.2fx</td>", xv[i]);
+        sb_puts(s, "</td><td>");
+        number(s, "%.2f", w->median_us);
+        sb_puts(s, "</td><td>");
+        number(s, "%.1f", w->gbps);
+        sb_puts(s, "</td>");
+        if (ceiling > 0) {
+            sb_puts(s, "<td>");
+            number(s, "%.1f%%", 100 * w->gbps / ceiling);
+            sb_puts(s, "</td>");
+        }
+        sb_puts(s, "<td>");
+        number(s, "%.3f", w->tflops);
+        sb_printf(s, "</td><td>%s%.2fx</td>", speed[i] > 0 ? "" : "? ", speed[i]);
+        if (xv[i] > 0 && isfinite(xv[i])) sb_printf(s, "<td>%.2fx</td>", xv[i]);
         else sb_puts(s, "<td>-</td>");
         sb_printf(s, "<td>%d</td><td><code>", rs.r[i].nbest);
         esc(s, w->tmpl);
@@ -473,34 +492,12 @@ int cmd_report(int argc, char **argv)
     free(all.r);
     /* Written whole or not at all. */
     const char *path = opts[0].value;
-    int bad = 0;
-    if (!strcmp(path, "-")) {
-        bad = fputs(sb_str(&s), stdout) < 0 || fflush(stdout);
-    } else {
-        struct stat st;
-        if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-            sb_free(&s);
-            error("cannot write '%s': not a regular file", cli_shown(path));
-            return EXIT_FAIL;
-        }
-        char *tmp = xstrfmt("%s.tmp-%d", path, (int)getpid());
-        FILE *f = fopen(tmp, "wx");
-        if (!f) {
-            int e = errno;
-            free(tmp);
-            sb_free(&s);
-            error("cannot write '%s': %s", cli_shown(path), strerror(e));
-            return EXIT_FAIL;
-        }
-        bad = fwrite(sb_str(&s), 1, s.len, f) != s.len;
-        bad |= fclose(f) != 0;
-        int e = errno;
-        if (!bad && rename(tmp, path)) { bad = 1; e = errno; }
-        if (bad) {
-            unlink(tmp);
-            error("cannot write '%s': %s", cli_shown(path), strerror(e));
-        }
-        free(tmp);
+    outfile o;
+    int bad = out_open(&o, path);
+    if (!bad) bad = fwrite(sb_str(&s), 1, s.len, o.f) != s.len;
+    if (out_close(&o, !bad) || bad) {
+        error("cannot write '%s': %s", cli_shown(path), o.why ? o.why : strerror(errno));
+        bad = 1;
     }
     sb_free(&s);
     return bad ? EXIT_FAIL : EXIT_OK;

@@ -36,6 +36,7 @@
 #include "aitune.h"
 #include "align.h"
 #include "cu.h"
+#include "dbguard.h"
 #include "names.h"
 #include "plan.h"
 #include "vendor.h"
@@ -166,6 +167,7 @@ struct aitune {
     int schema;
     sqlite3 *db;                                  /* read-only; used under mu */
     sqlite3_stmt *set_st;                         /* one set's winners; used under mu */
+    dbguard_budget budget;                        /* each statement's work on db (dbguard.h) */
     pthread_mutex_t mu;                           /* sets' loading, db, kernels, misses, hw */
     CUcontext hw_ctx;                             /* the context hw was read for */
     char hw[256];                                 /* its GPU's hardware identity (cu_hw) */
@@ -248,6 +250,9 @@ static int rt_parse_ints(const char *s, long long *v, int n)
 /* Report a failed SQLite call on db and map it to an aitune status. */
 static int rt_sqlite_error(aitune *h, const char *path, sqlite3 *db, int rc)
 {
+    if ((rc & 0xff) == SQLITE_INTERRUPT && db == h->db && h->budget.hit)
+        return rt_error(h, AITUNE_CORRUPT, "registry '%s': a query stopped after %lld steps of work (a registry "
+                        "altered to make its readers hang?)", path, h->budget.ticks * DBGUARD_TICK);
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     switch (rc & 0xff) {
     case SQLITE_NOMEM:
@@ -366,10 +371,15 @@ static int rt_field(struct rt_loader *L, struct rt_pool *pool, sqlite3_stmt *st,
 /* Record why set s failed to load (h's message too) and return rc. */
 static int rt_set_fail(aitune *h, struct rt_set *s, int rc, const char *fmt, ...)
 {
+    /* Formatted apart first: an argument may be h->errmsg itself, which
+    ** vsnprintf into h->errmsg would overwrite while reading it (an empty
+    ** message after AITUNE_CORRUPT). */
+    char msg[sizeof h->errmsg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(h->errmsg, msg, sizeof msg);
     s->rc = rc;
     s->err = strdup(h->errmsg);
     return rc;
@@ -771,10 +781,28 @@ static int rt_connect(aitune *h, const char *name, int uri)
 {
     /* The connection is used under h->mu only: no SQLite mutexes. The file
     ** is read through a map, without a copy per page. */
-    int rc = sqlite3_open_v2(name, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+    char *plain = uri ? NULL : dbguard_name(name);   /* a path is never read as a URI */
+    if (!uri && !plain)
+        return rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", h->path);
+    int rc = sqlite3_open_v2(uri ? name : plain, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
                              (uri ? SQLITE_OPEN_URI : 0), NULL);
+    free(plain);
     if (rc != SQLITE_OK)
         return rt_sqlite_error(h, h->path, h->db, rc);
+    /* No query may run for ever, and a schema with views, foreign triggers
+    ** or virtual tables is not read at all. */
+    dbguard_bound(h->db, &h->budget, DBGUARD_RT_STEPS);
+    char why[512];
+    if (dbguard_check(h->db, NULL, why, sizeof why)) {
+        if (h->budget.hit)
+            return rt_sqlite_error(h, h->path, h->db, SQLITE_INTERRUPT);
+        /* CANTOPEN (a WAL registry whose -shm cannot be made) is retried
+        ** immutable by aitune_open; anything else is the file's. */
+        rc = sqlite3_errcode(h->db);
+        if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY)
+            return rt_sqlite_error(h, h->path, h->db, rc);
+        return rt_error(h, AITUNE_CORRUPT, "registry '%s': %s", h->path, why);
+    }
     /* A sweep may be writing: wait out its brief locks rather than fail. */
     sqlite3_busy_timeout(h->db, 5000);
     sqlite3_exec(h->db, "PRAGMA mmap_size = 268435456", NULL, NULL, NULL);   /* a hint: may fail */
@@ -1139,6 +1167,11 @@ static int rt_choose(aitune *h, const char *op, const char *arch, const char *dt
             g = &s->groups[i];
         else
             other_ndims = s->groups[i].ndims; /* only for the message, if nothing answers */
+    /* Winners of this op with another number of dims: the caller's shape
+    ** is not this op's (a default would answer it, wrongly). */
+    if (!g && other_ndims)
+        return rt_error(h, AITUNE_MISUSE, "%s %s %s has %d dims (its winners'); the shape given has %d", op, arch,
+                        dtype, other_ndims, ndims);
     int best_exact = 1;
     double best_dist = 0;
     const struct rt_winner *best = g ? rt_exact(s, g, shape, ndims, hw) : NULL;
@@ -1934,12 +1967,22 @@ int aitune_flush_misses(aitune *h)
     int rc = AITUNE_OK;
     if (h->nmisses) {
         sqlite3 *db = NULL;
-        int src = sqlite3_open_v2(h->path, &db, SQLITE_OPEN_READWRITE, NULL);
+        char *plain = dbguard_name(h->path), why[512];
+        int src = plain ? sqlite3_open_v2(plain, &db, SQLITE_OPEN_READWRITE, NULL) : SQLITE_NOMEM;
+        free(plain);
         sqlite3_stmt *st = NULL;
+        dbguard_budget budget;
         if (src == SQLITE_OK) {
             sqlite3_busy_timeout(db, 5000);
-            src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+            dbguard_bound(db, &budget, DBGUARD_RT_STEPS);
+            /* A trigger added since the open would run on this write. */
+            if (dbguard_check(db, NULL, why, sizeof why)) {
+                rc = rt_error(h, AITUNE_CORRUPT, "registry '%s': %s", h->path, why);
+                src = SQLITE_ERROR;
+            }
         }
+        if (src == SQLITE_OK)
+            src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (src == SQLITE_OK)
             src = sqlite3_prepare_v2(db, "INSERT INTO misses (op, arch, dtype, shape, count) VALUES (?,?,?,?,?) "
                                          "ON CONFLICT (op, arch, dtype, shape) DO UPDATE SET count = count + excluded.count",
@@ -1958,7 +2001,8 @@ int aitune_flush_misses(aitune *h)
         if (src == SQLITE_OK)
             src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
         if (src != SQLITE_OK) {
-            rc = rt_sqlite_error(h, h->path, db, src);
+            if (rc == AITUNE_OK)
+                rc = rt_sqlite_error(h, h->path, db, src);
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         } else {
             h->nmisses = 0;

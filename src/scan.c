@@ -29,8 +29,8 @@ const char scan_summary[] =
     "  --quiet         no progress on stderr\n\n"
     "Exit: 0 scanned (holes or not), 1 failure (e.g. no GPU), 2 usage, 3 bad spec or registry,\n"
     "130 interrupted (the sizes scanned so far are kept).";
-const char scan_usage[] = "aitune scan SPEC [--sample N | --step N] [--vendor off] [--plan] [--gpu N] [--timeout D] "
-                          "[--db PATH] [--quiet]";
+const char scan_usage[] = "aitune scan SPEC [--sample N | --step N] [--vendor off] [--plan] [--gpu N]\n"
+                          "       [--timeout D] [--db PATH] [--quiet]";
 
 /* --plan: each task's sizes per dim, and how many shapes. */
 static int scan_plan(const char *path, const scan_pick *pick)

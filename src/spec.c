@@ -678,6 +678,58 @@ int bucket_split(const bucket *b, unsigned mask, bucket *parts)
     return n;
 }
 
+/* One size as fmt_size writes it ("2^12" or "5760"), ending at a byte of
+** stop: the value and the end, or NULL. */
+static const char *read_size(const char *p, const char *stop, long long *v)
+{
+    int pow2 = !strncmp(p, "2^", 2);
+    if (pow2) p += 2;
+    long long x;
+    size_t n = strcspn(p, stop);
+    if (!n || (p[0] == '0' && n > 1) || parse_size(p, n, pow2 ? 0 : 1, pow2 ? 62 : SPEC_MAXELEMS, &x)) return NULL;
+    if (pow2) x = 1LL << x;
+    else if ((x & (x - 1)) == 0) return NULL;       /* fmt_size writes a power of two as 2^k */
+    *v = x;
+    return p + n;
+}
+
+int bucket_key_parse(const char *key, bucket_parsed *out, char *why, int cap)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = key;
+    for (;;) {
+        if (out->ndims == SPEC_MAXDIMS) return snprintf(why, (size_t)cap, "more than %d dims", SPEC_MAXDIMS), -1;
+        int d = out->ndims;
+        size_t n = strcspn(p, "=");
+        if (!p[n] || n >= sizeof out->names[d]) return snprintf(why, (size_t)cap, "a dim without '=size'"), -1;
+        snprintf(out->names[d], sizeof out->names[d], "%.*s", (int)n, p);
+        if (!is_name(out->names[d])) return snprintf(why, (size_t)cap, "dim '%s' is no name", out->names[d]), -1;
+        p += n + 1;
+        if (strncmp(p, "2^", 2) || !(p = read_size(p, ":,/", &out->lo[d])))
+            return snprintf(why, (size_t)cap, "dim '%s': its lower edge is not 2^k", out->names[d]), -1;
+        if (!strncmp(p, ":align", 6)) {
+            p += 6;
+            if ((*p != '1' && *p != '2' && *p != '4') || (p[1] && !strchr(",/", p[1])))
+                return snprintf(why, (size_t)cap, "dim '%s': the class is not 1, 2 or 4", out->names[d]), -1;
+            out->cls[d] = *p++ - '0';
+        }
+        out->ndims++;
+        if (*p != ',') break;
+        p++;
+    }
+    if (*p == BUCKET_PART) {
+        out->part = 1;
+        p++;
+        for (int d = 0; d < out->ndims; d++) {
+            if (d && *p++ != ',') return snprintf(why, (size_t)cap, "the part's corner has too few sizes"), -1;
+            if (!(p = read_size(p, ",", &out->corner[d])))
+                return snprintf(why, (size_t)cap, "the part's corner is not %d sizes", out->ndims), -1;
+        }
+    }
+    if (*p) return snprintf(why, (size_t)cap, "trailing text '%.20s'", p), -1;
+    return 0;
+}
+
 void bucket_home(const char *key, char *out, size_t cap)
 {
     snprintf(out, cap, "%.*s", (int)strcspn(key, (char[]){ BUCKET_PART, 0 }), key);

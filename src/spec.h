@@ -203,6 +203,20 @@ int bucket_split_point(long long lo, long long hi, long long *at);
 ** left whole): their count, up to 2^SPEC_MAXDIMS, into parts, in order of
 ** their lower corners (dim 0 slowest). Returns -1 when a key would not fit. */
 int bucket_split(const bucket *b, unsigned mask, bucket *parts);
+/* A bucket key read back from a registry (untrusted): per dim its name, its
+** home's lower edge (a power of two: the home is [lo, 2 lo)) and the class
+** the key names (0: none), and for a part (part = 1) its lower corner.
+** Only keys bucket_key and bucket_split write parse: "n=2^12:align1/5761"
+** does, "n=4096", "n=2^12:align3" and "n=2^12/4096" (a power of two not
+** written as 2^k) do not. 0, or -1 with why. Whether the key fits a row's
+** edges and shape is the reader's to check. */
+typedef struct bucket_parsed {
+    int ndims, part;
+    char names[SPEC_MAXDIMS][16];
+    long long lo[SPEC_MAXDIMS], corner[SPEC_MAXDIMS];
+    int cls[SPEC_MAXDIMS];
+} bucket_parsed;
+int bucket_key_parse(const char *key, bucket_parsed *out, char *why, int cap);
 /* The home of a bucket key: the key up to BUCKET_PART (the key itself for a
 ** bucket that is not a part). */
 void bucket_home(const char *key, char *out, size_t cap);

@@ -27,8 +27,9 @@ const char status_summary[] =
     "(NVRTC, aitune, templates) are compared, and the output says so.\n\n"
     "  --json     one JSON object: current identity, winners with state and reasons, misses\n"
     "  --gpu N    the GPU to compare with (default 0)\n"
-    "  --db PATH  the registry (opened for writing: an older one is migrated)\n\n"
-    "Exit: 0 when every winner is fresh, 1 when something is stale, 3 when the registry does not open.";
+    "  --db PATH  the registry (read only; an older one is read as it is)\n\n"
+    "Exit: 0 when every winner is fresh, 1 when something is stale, 2 usage, 3 when the registry does\n"
+    "not open.";
 const char status_usage[] = "aitune status [--json] [--gpu N] [--db PATH]";
 
 /* What this machine runs now. */
@@ -255,11 +256,10 @@ int cmd_status(int argc, char **argv)
         return EXIT_INPUT;
     }
     reg *r;
-    int orc = reg_open(db, 0, &r);
-    if (orc) {
+    if (reg_open(db, 1, &r)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
-        return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     current cur;
     current_identity(gpu, &cur);

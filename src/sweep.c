@@ -48,6 +48,7 @@ static int open_run(sw *S, hub *H)
     int code;
     if (task_check_spec(S)) return EXIT_INPUT;
     if (!o->compile_only && (code = lanes_start(S, H))) return code;
+    if (!o->compile_only && !o->plan_only && (code = reg_sweep_lock(o->db_path, o->command))) return code;
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
         error("%s", reg_errmsg(S->R));
@@ -118,8 +119,8 @@ static int finish_run(sw *S, hub *H, int code)
     sw_note(S, "%s", "");
     if (!o->scan) sw_summary(S);   /* scan says its own (sweep_scan.c) */
     if (o->check) {
-        printf("check: %d winner%s re-timed, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
-               S->regressed);
+        printf("check: %d winner%s checked: %d ok, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
+               S->checked - S->regressed, S->regressed);
         if (S->regressed && !code) code = EXIT_FAIL;
     } else if (o->retune)
         printf("retune: %d stale bucket%s re-raced, %d searched again\n", S->retuned, S->retuned == 1 ? "" : "s",

@@ -251,9 +251,13 @@ int lanes_start(sw *S, hub *H)
         L->W = worker_new(want[i]);
         if (worker_hello(L->W, &L->dev, &L->env)) {
             if (i) error("GPU %d: %s", want[i], worker_errmsg(L->W));
-            else error("sweep needs a GPU to time candidates: %s", worker_errmsg(L->W));
-            fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, and `aitune emit` writes kernels\n",
-                    S->sp.path);
+            else {
+                char v[16];
+                sw_verb(S->o, v);
+                error("%s needs a GPU to time candidates: %s", v, worker_errmsg(L->W));
+            }
+            fprintf(stderr, "hint: without a GPU, `aitune compile %s` compiles every candidate, `aitune status` says which "
+                    "winners are stale, and `aitune emit` writes kernels\n", S->sp.path);
             return EXIT_FAIL;
         }
         if (!i) count = L->dev.count > 0 ? L->dev.count : 1;

@@ -106,10 +106,19 @@ void sw_say(sw *S, const char *fmt, ...)
     sb_free(&b);
 }
 
+void sw_verb(const sweep_opts *o, char out[16])
+{
+    const char *c = o->command && !strncmp(o->command, "aitune ", 7) ? o->command + 7 : "";
+    snprintf(out, 16, "%.*s", (int)strcspn(c, " "), c);
+    if (!out[0]) snprintf(out, 16, "%s", o->compile_only ? "compile" : "sweep");
+}
+
 void sw_summary(sw *S)
 {
     worker_stats ws = S->ws;
-    fprintf(stderr, "%s: %d candidates evaluated", S->o->compile_only ? "compile" : "sweep", S->evaluated);
+    char v[16];
+    sw_verb(S->o, v);
+    fprintf(stderr, "%s: %d candidates evaluated", v, S->evaluated);
     if (S->resumed) fprintf(stderr, " (%d already in the registry)", S->resumed);
     for (int i = 0; statuses[i]; i++)
         if (S->by_status[i]) fprintf(stderr, ", %d %s", S->by_status[i], statuses[i]);

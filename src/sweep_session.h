@@ -97,5 +97,8 @@ void sw_op_time(sw *S, const char *op, double s);
 void sw_add_counts(sw *S, const sw *L);
 /* The run's summary on stderr (compile's or sweep's). */
 void sw_summary(sw *S);
+/* The command this run is ("aitune check SPEC ...": check), for messages:
+** retune, check and window run through sweep_run too. */
+void sw_verb(const sweep_opts *o, char out[16]);
 
 #endif

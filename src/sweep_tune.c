@@ -455,7 +455,7 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
         for (int i = 0; i < (k > 0 ? k : 0); i++) cand_free(&fs[i]);
     }
     sw_note(S, "%s", "");
-    S->checked++;
+    S->checked += !rc;   /* a tool failure (said already) checked nothing */
     if (rc) {
         /* a tool failure, said already */
     } else if (strcmp(c.m.status, "ok")) {

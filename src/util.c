@@ -316,6 +316,17 @@ char *read_regular_file(const char *path, size_t max, size_t *len)
     return sb.buf;
 }
 
+const char *read_errstr(int err, size_t max)
+{
+    static __thread char msg[64];
+    if (err == EINVAL) return "not a regular file";
+    if (err == EFBIG) {
+        snprintf(msg, sizeof msg, "larger than the %zu MB an input may be", max >> 20);
+        return msg;
+    }
+    return strerror(err);
+}
+
 int check_regular_path(const char *path)
 {
     struct stat st;
@@ -324,68 +335,116 @@ int check_regular_path(const char *path)
     return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+/* A name beside path that nobody else chose, created exclusively and never
+** through a link: the temporary an output is written to. */
+static int open_temp_beside(const char *path, char **tmp)
 {
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) + 1 : 0;
+    int fd = -1;
+    *tmp = NULL;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        free(*tmp);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        pid_t pid = getpid();
+        uint64_t r = hash_bytes(hash_bytes(hash_bytes(HASH_INIT, &ts, sizeof ts), &pid, sizeof pid), &attempt,
+                                sizeof attempt);
+        r = hash_str(r, path);
+        *tmp = xstrfmt("%.*s.%s.%016llx.tmp", dirlen, path, slash ? slash + 1 : path, (unsigned long long)r);
+        fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        free(*tmp);
+        *tmp = NULL;
+        errno = e;
+    }
+    return fd;
+}
+
+/* Whether what is at path may be replaced: absent or a regular file (not
+** followed: a link there is refused). *mode: the mode the new file gets. */
+static int replaceable(const char *path, mode_t *mode, const char **why)
+{
+    struct stat st;
+    if (lstat(path, &st)) {
+        if (errno != ENOENT) { *why = strerror(errno); return -1; }
+        mode_t um = umask(0);
+        umask(um);
+        *mode = 0666 & ~um;
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode)) { *why = "a symbolic link (not followed, not replaced)"; errno = EINVAL; return -1; }
+    if (!S_ISREG(st.st_mode)) { *why = "not a regular file"; errno = EINVAL; return -1; }
+    *mode = st.st_mode & 0777;
+    return 0;
+}
+
+int out_open(outfile *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !strcmp(path, "-")) { o->f = stdout; return 0; }
+    o->path = xstrdup(path);
+    mode_t mode;
+    if (replaceable(path, &mode, &o->why)) return -1;
+    o->mode = mode;
+    int fd = open_temp_beside(path, &o->tmp);
+    if (fd < 0) { o->why = strerror(errno); return -1; }
+    if (!(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        errno = e;
+        o->why = strerror(e);
+        return -1;
     }
     return 0;
 }
 
-int write_regular_file(const char *path, const void *data, size_t len)
+int out_close(outfile *o, int keep)
 {
-    if (!strcmp(path, "-")) {
-        if (write_all(STDOUT_FILENO, data, len)) return -1;
-        return 0;
+    int rc = 0, e = 0;
+    if (o->f == stdout) {
+        if (fflush(stdout) || ferror(stdout)) { rc = -1; e = errno; o->why = strerror(e); }
+    } else if (o->f) {
+        int fd = fileno(o->f);
+        if (fflush(o->f) || ferror(o->f)) { rc = -1; e = errno ? errno : EIO; }
+        if (!rc && keep && fchmod(fd, (mode_t)o->mode)) { rc = -1; e = errno; }
+        if (!rc && keep && fsync(fd)) { rc = -1; e = errno; }
+        if (fclose(o->f) && !rc) { rc = -1; e = errno; }
+        if (rc) o->why = strerror(e);
+        /* The path may have been swapped for something else meanwhile: a
+        ** special file or a link there now is not replaced. */
+        mode_t mode;
+        const char *why;
+        if (!rc && keep && replaceable(o->path, &mode, &why)) { rc = -1; e = errno; o->why = why; }
+        if (!rc && keep && rename(o->tmp, o->path)) { rc = -1; e = errno; o->why = strerror(e); }
+        if (rc || !keep) unlink(o->tmp);
     }
-    struct stat st;
-    memset(&st, 0, sizeof st);
-    mode_t mode;
-    int exists = lstat(path, &st) == 0;
-    if (!exists && errno != ENOENT) return -1;
-    if (exists && !S_ISREG(st.st_mode)) { errno = EINVAL; return -1; }
-    if (exists) {
-        mode = st.st_mode & 07777;
-    } else {
-        mode_t um = umask(0);
-        umask(um);
-        mode = 0666 & ~um;
-    }
-    /* The temporary: beside path (rename stays in one file system), a name
-    ** nobody else chose, created exclusively and never through a link. */
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path) + 1 : 0;
-    char *tmp = NULL;
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        free(tmp);
-        uint64_t r = hash_bytes(hash_bytes(HASH_INIT, &st, sizeof st), &attempt, sizeof attempt);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        r = hash_bytes(r, &ts, sizeof ts);
-        pid_t pid = getpid();
-        r = hash_bytes(r, &pid, sizeof pid);
-        tmp = xstrfmt("%.*s.%s.%016llx.tmp", dirlen, path, slash ? slash + 1 : path, (unsigned long long)r);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) { int e = errno; free(tmp); errno = e; return -1; }
-    int rc = write_all(fd, data, len);
-    if (!rc) rc = fchmod(fd, mode);
-    if (!rc) rc = fsync(fd);
-    int e = errno;
-    if (close(fd) && !rc) { rc = -1; e = errno; }
-    /* path may have been swapped for something else meanwhile: check again,
-    ** so that at least a special file there is not replaced. */
-    if (!rc && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) { rc = -1; e = EINVAL; }
-    if (!rc && rename(tmp, path)) { rc = -1; e = errno; }
-    if (rc) unlink(tmp);
-    free(tmp);
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+    o->f = NULL;
     errno = e;
     return rc;
+}
+
+int write_regular_file(const char *path, const void *data, size_t len)
+{
+    outfile o;
+    if (out_open(&o, path)) {
+        int e = errno;
+        out_close(&o, 0);
+        errno = e;
+        return -1;
+    }
+    int bad = len && fwrite(data, 1, len, o.f) != len;
+    int e = errno;
+    if (out_close(&o, !bad) || bad) {
+        if (bad) errno = e ? e : EIO;
+        return -1;
+    }
+    return 0;
 }

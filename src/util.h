@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 /* Exit codes (ARCHITECTURE.md): 0 ok, 1 failure, 2 usage, 3 bad input. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INPUT = 3 };
@@ -57,8 +58,6 @@ double parse_duration(const char *s);
 /* Format n as "2^26" when n is a power of two, else as a number. */
 void fmt_size(char *out, size_t cap, long long n);
 
-#endif
-
 /* ---- untrusted input and output (issue 14) ---- */
 
 /* Parse a decimal size: digits only (no sign, space, '.', 0x or exponent),
@@ -92,5 +91,33 @@ void printable_inplace(char *msg, size_t cap);
 ** is absent or a regular file (after following symlinks); -1 with errno
 ** EINVAL if it is something else, or stat's errno. */
 char *read_regular_file(const char *path, size_t max, size_t *len);
+/* What any input file (import's T4, replay's landscapes, peers) may weigh. */
+#define INPUT_MAXBYTES ((size_t)256 << 20)
 int write_regular_file(const char *path, const void *data, size_t len);
+
+/* Every command's -o: an output written as it is made and kept whole or
+** not at all. out_open(o, path): path NULL or "-" is standard output;
+** otherwise path must be absent or a regular file (a link there is neither
+** followed nor replaced; a FIFO, device or folder is refused), and o->f is
+** a new temporary in path's folder (write_regular_file's rules: exclusive,
+** never through a link). out_close(o, keep): with keep, the temporary gets
+** the mode (0666 & ~umask, or the old file's), is flushed to disk and
+** renamed over path; without, or on any failure, it is removed and path is
+** untouched. Both return 0, or -1 with errno and o->why saying what was
+** wrong ("a symbolic link (not followed, not replaced)", "not a regular
+** file", strerror's text). out_close is safe after a failed out_open. */
+typedef struct outfile {
+    FILE *f;
+    const char *why;
+    char *path, *tmp;
+    unsigned mode;
+} outfile;
+int out_open(outfile *o, const char *path);
+int out_close(outfile *o, int keep);
+
+/* Why read_regular_file failed, for messages: "not a regular file" (EINVAL),
+** "larger than the N MB an input may be" (EFBIG, from max), else strerror. */
+const char *read_errstr(int err, size_t max);
 int check_regular_path(const char *path);
+
+#endif

@@ -16,14 +16,14 @@
 
 const char why_summary[] =
     "Explain one bucket's result, from the registry. The winner and the finalists' race, the fastest\n"
-    "candidates, every failed candidate with its status and reason (wrong: elements and worst error; compile:\n"
-    "the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), and the recorded\n"
-    "environment (GPU, driver, NVRTC, clocks, command, seed), and the vendor library (cuBLASLt) where\n"
-    "the sweep timed it: x vendor beside the winner, its time at each shape. The bucket is the one that holds\n"
-    "--shape (of buckets of one range tuned at sizes of other alignment classes, n=2^12 and\n"
-    "n=2^12:align1, the one whose class suits the shape, as lookup picks), or --bucket as\n"
-    "`aitune show` prints it. A bucket split in parts (spec split_at) shows the\n"
-    "winner of the part that holds --shape (every part's for --bucket); its measurements are the bucket's.\n\n"
+    "candidates, every failed candidate with its status and reason (wrong: elements and worst error;\n"
+    "compile: the ptxas or NVRTC error, pruned spills; runtime: the CUDA error; timeout), the\n"
+    "recorded environment (GPU, driver, NVRTC, clocks, command, seed), and the vendor library\n"
+    "(cuBLASLt) where the sweep timed it: x vendor beside the winner, its time at each shape. The\n"
+    "bucket is the one that holds --shape (of buckets of one range tuned at sizes of other alignment\n"
+    "classes, n=2^12 and n=2^12:align1, the one whose class suits the shape, as lookup picks), or\n"
+    "--bucket as `aitune show` prints it. A bucket split in parts (spec split_at) shows the winner of\n"
+    "the part that holds --shape (every part's for --bucket); its measurements are the bucket's.\n\n"
     "  --dtype T      the dtype (required)\n"
     "  --shape S      a shape in the op's dims (4096 or 4096,1024), or\n"
     "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12; a part: n=2^12/5760; of an\n"
@@ -270,8 +270,21 @@ static int explain(reg *r, const char *op, const char *arch, const char *dtype, 
 /* A winner and the race it won. */
 static int show_winner(reg *r, const winner *w)
 {
+    /* What cut the search, from its run: the run's budget, --max-evals on
+    ** its command line, else the spec (its max_evals, or a strategy that
+    ** samples the space). */
+    char cut[96] = "";
+    if (!w->exhaustive) {
+        reg_run run;
+        int got = w->run ? reg_run_get(r, w->run, &run) : 0;
+        const char *why = got != 1 ? "a budget, --max-evals or the spec's max_evals"
+                        : !strcmp(run.outcome, "budget") ? "the run's budget ran out"
+                        : strstr(run.command, " --max-evals") ? "--max-evals on its command line"
+                        : "the spec's max_evals or search strategy";
+        snprintf(cut, sizeof cut, " (not exhaustive: %s cut the search)", why);
+    }
     printf("winner: %s %s: %.2f us, %.1f GB/s, %.3f TFLOP/s%s\n", cli_shown(w->tmpl), cli_shown(w->config), w->median_us,
-           w->gbps, w->tflops, w->exhaustive ? "" : " (not exhaustive: a budget or --max-evals cut the search)");
+           w->gbps, w->tflops, cut);
     if (w->default_us > 0)
         printf("  %.2fx the template default (%.2f us in the same race)\n", w->default_us / w->median_us, w->default_us);
     if (w->margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w->margin);

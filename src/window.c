@@ -21,10 +21,12 @@
 #include "window.h"
 #include "cli.h"
 #include "identity.h"
+#include "jit.h"
 #include "json.h"
 #include "registry.h"
 #include "registry_scan.h"
 #include "util.h"
+#include "worker.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,8 @@ const char window_summary[] =
     "buckets holding recorded misses, by how often applications asked, then untuned buckets, then\n"
     "winners whose search was cut short. Buckets with a fresh, complete winner are left alone.\n\n"
     "  --budget D   the window (e.g. 30m, 2h); required\n"
-    "  --plan       print the ordered work and its estimates; measure nothing\n"
+    "  --plan       print the ordered work and its estimates; measure nothing (works without a GPU:\n"
+    "               planned for the GPU of the registry's newest winner)\n"
     "  --gpu N      the GPU (default 0)\n"
     "  --db PATH    the registry\n"
     "  --quiet      no progress on stderr\n\n"
@@ -84,6 +87,8 @@ typedef struct wctx {
     witem *items;
     int ni, capi;
     const witem *target;        /* the run pass: only this bucket */
+    device newest;              /* the GPU of the registry's newest winner (a plan without a GPU) */
+    int have_newest;
 } wctx;
 
 /* A miss's shape: the runtime writes the dims in the op's order, so the
@@ -236,19 +241,69 @@ static void wctx_free(wctx *c)
     free(c->items);
 }
 
+/* A reg_winners callback: the newest run that wrote a winner. */
+static int newest_run(const winner *w, void *ctx)
+{
+    long long *run = ctx;
+    if (w->run > *run) *run = w->run;
+    return 0;
+}
+
 static int load(wctx *c, const char *db)
 {
     reg *r;
-    int orc = reg_open(db, 0, &r);
-    if (orc || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c) ||
+    if (reg_open(db, 1, &r) || reg_winner_identities(r, winner_stamps_add, &c->st) || reg_misses_each(r, keep_miss, c) ||
         reg_scan_each(r, NULL, keep_hole, c)) {
         error("%s", reg_errmsg(r));
         reg_close(r);
-        return orc == REG_NOTWRITABLE ? EXIT_FAIL : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     c->spm = reg_seconds_per_measurement(r);
     if (c->spm <= 0) c->spm = 1;    /* no history yet: a guess */
+    long long run = 0;
+    if (reg_winners(r, newest_run, &run) == 0 && run) {
+        reg_run rr;
+        if (reg_run_get(r, run, &rr) == 1) {
+            c->newest = rr.dev;
+            c->have_newest = 1;
+        }
+    }
     reg_close(r);
+    return 0;
+}
+
+/* The plan's walk over SPEC where no GPU answers: every bucket of every
+** task and dtype (a sweep's walk would leave out those the GPU cannot
+** hold), judged against dev, the GPU the registry's newest winner was
+** measured on, with its recorded driver: staleness by template sources,
+** NVRTC and aitune version only. */
+static int plan_without_gpu(wctx *c, const char *spec_path, const char *why)
+{
+    spec sp;
+    char err[512];
+    if (spec_load(spec_path, &sp, err, sizeof err)) {
+        error("%s", err);
+        return EXIT_INPUT;
+    }
+    char arch[16];
+    arch_base(sp.arch, arch);
+    device dev = c->newest;
+    if (!c->have_newest) memset(&dev, 0, sizeof dev);
+    snprintf(dev.nvrtc, sizeof dev.nvrtc, "%s", jit_nvrtc_version());
+    if (c->have_newest)
+        printf("window: no GPU here (%s): planned for %s, the GPU of the registry's newest winner; a driver change is "
+               "not seen without one\n", why, dev.name);
+    else
+        printf("window: no GPU here (%s): planned for no GPU in particular (the registry has no winner)\n", why);
+    for (int i = 0; i < sp.ntasks; i++) {
+        const spec_task *t = &sp.tasks[i];
+        bucket *bs;
+        int nb = spec_buckets(t, &bs);
+        for (int d = 0; d < t->ndtypes; d++)
+            for (int k = 0; k < nb; k++) plan_want(c, &dev, t->op, arch, t->dtypes[d], &bs[k]);
+        free(bs);
+    }
+    spec_free(&sp);
     return 0;
 }
 
@@ -279,11 +334,21 @@ int cmd_window(int argc, char **argv)
     strbuf cmdline = STRBUF_INIT;
     cli_command_line(argc, argv, &cmdline);
     /* The plan pass runs the sweep's own walk over SPEC (the worker says
-    ** which GPU this is) with a filter that only collects. */
+    ** which GPU this is) with a filter that only collects; --plan without a
+    ** GPU walks SPEC itself (plan_without_gpu). */
     sweep_opts o = { .spec_path = pos[0], .db_path = db, .root = c.root, .command = sb_str(&cmdline),
                      .kernel_timeout = 10, .gpu = gpu, .quiet = 1, .want = plan_want, .want_ctx = &c,
                      .noise = 0.03, .plan_only = 1 };
-    rc = sweep_run(&o);
+    char nogpu[256] = "";
+    if (opts[1].set) {
+        worker *w = worker_new(gpu);
+        device dev;
+        strbuf env = STRBUF_INIT;
+        if (worker_hello(w, &dev, &env)) snprintf(nogpu, sizeof nogpu, "%s", worker_errmsg(w));
+        sb_free(&env);
+        worker_free(w);
+    }
+    rc = nogpu[0] ? plan_without_gpu(&c, pos[0], nogpu) : sweep_run(&o);
     if (rc) { sb_free(&cmdline); wctx_free(&c); return rc; }
     qsort(c.items, (size_t)c.ni, sizeof *c.items, cmp_item);
     printf("window: %d bucket%s to work on, %.2g s per measurement from history\n", c.ni, c.ni == 1 ? "" : "s", c.spm);

@@ -20,7 +20,7 @@ if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES make -s -C "$ROOT"
     exit 1
 fi
 ok "the fuzz harnesses build"
-for n in spec expr plan registry emit; do
+for n in spec expr plan registry emit import merge replay; do
     mkdir -p "$T/new-$n"
     # New inputs go to a scratch folder: the repo's corpus is only read.
     if timeout -k 5 $((FUZZ_SECONDS + 60)) "$T/b/fuzz/fuzz_$n" -max_total_time="$FUZZ_SECONDS" -timeout=10 \

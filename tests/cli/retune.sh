@@ -88,7 +88,7 @@ wbefore=$(sql "$DB" "select bucket, config, median_us from winners order by 1")
 chk env
 expect_eq "check with every winner as fast as recorded exits 0" "$RC" 0 || show_last
 expect_stdout "^ok +axpy f32 n=2\^6: [0-9.]+ us -> [0-9.]+ us \(\+0\.0%\)" "check prints recorded vs new time"
-expect_stdout "^check: 2 winners re-timed, 0 regressed or failed" "check counts them"
+expect_stdout "^check: 2 winners checked: 2 ok, 0 regressed or failed" "check counts them"
 expect_eq "check times each winner again in its finalists' race, as it was recorded" \
     "$(grep -c ' race ' "$T/fake-state.log")" 2
 sqlite3 "$DB" "update winners set median_us = 5.0 where bucket = 'n=2^7'"

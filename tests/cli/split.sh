@@ -152,7 +152,7 @@ run env AITUNE_WORKER="$FAKE" FAKE_MODE="$MODE" "$AITUNE" check "$T/split.yaml" 
 expect_eq "check exits 0" "$RC" 0 || show_last
 expect_stdout "^ok         axpy f32 n=2\^12/2\^12: " "check re-times the lower part"
 expect_stdout "^ok         axpy f32 n=2\^12/5760: " "and the upper part"
-expect_stdout "^check: 4 winners re-timed, 0 regressed" "four winners checked"
+expect_stdout "^check: 4 winners checked: 4 ok, 0 regressed" "four winners checked"
 
 # retune after a driver upgrade: the split bucket is stale too (its parts'
 # stamps are its own), its parts' finalists are raced again and it splits

@@ -92,7 +92,7 @@ expect_stderr "^aitune: error: no registry at" "one error line"
 expect_exit 2 "status with a bad --gpu" "$AITUNE" status --db "$DB" --gpu x
 
 # A registry written by aitune 0.1 (schema 1: tests/fixtures/schema-0.1.sql):
-# migrated when opened, winners keyed by their device's hardware, and
+# read as it is (status opens read-only; the next sweep migrates it), and
 # stale because 0.1 did not record the template sources.
 OLD=$T/old.db
 sqlite3 "$OLD" <"$ROOT/tests/fixtures/schema-0.1.sql" >/dev/null
@@ -104,16 +104,15 @@ sqlite3 "$OLD" "insert into meta values ('schema_version', '1');
   insert into misses values ('axpy', 'sm_90', 'f32', '{\"n\":3}', 4);"
 run env AITUNE_WORKER="$FAKE" "$AITUNE" status --db "$OLD"
 expect_eq "status of a 0.1 registry exits 1 (stale)" "$RC" 1 || show_last
-expect_eq "the 0.1 registry is migrated to schema 6" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 6
-expect_eq "its winner keeps its fields and gains its device's hardware" \
-    "$(sql "$OLD" "select op, bucket, template, median_us, hw from winners")" \
-    "axpy|n=2^6|axpy/vec|9.5|Fake GPU|sm_90|132 SMs|85899345920 B|L2 52428800 B"
+expect_eq "the 0.1 registry is left at schema 1 (read-only)" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 1
+expect_eq "its winner is as it was" "$(sql "$OLD" "select op, bucket, template, median_us from winners")" "axpy|n=2^6|axpy/vec|9.5"
 expect_stdout "^stale +axpy f32 n=2\^6 .*days old .*template sources not recorded" "it is stale: 0.1 kept no template hashes"
 expect_eq "its misses are kept" "$(sql "$OLD" "select count from misses")" 4
 run env AITUNE_WORKER="$FAKE" "$AITUNE" status --db "$OLD"
-expect_eq "opening it again changes nothing" "$(sql "$OLD" "select count(*) || ' ' || value from winners, meta where key = 'schema_version'")" "1 6"
+expect_eq "opening it again changes nothing" "$(sql "$OLD" "select count(*) || ' ' || value from winners, meta where key = 'schema_version'")" "1 1"
 fake_sweep ok "$OLD" "$T/two.yaml"
-expect_eq "a sweep into the migrated registry" "$RC" 0 || show_last
+expect_eq "a sweep into the 0.1 registry (migrating it)" "$RC" 0 || show_last
+expect_eq "the sweep migrated it to schema 7" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 7
 expect_eq "the new winner replaces the 0.1 one of the same GPU" "$(sql "$OLD" "select count(*) from winners")" 2
 run env AITUNE_WORKER="$FAKE" "$AITUNE" status --db "$OLD"
 expect_eq "then status is fresh" "$RC" 0 || show_last

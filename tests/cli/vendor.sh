@@ -35,7 +35,7 @@ vsweep() {   # vsweep VENDOR_US DB [args...]: a fake sweep of g.yaml
 DB=$T/lose.db
 vsweep 50 "$DB"
 expect_eq "a fake GEMM sweep with the vendor exits 0" "$RC" 0 || show_last
-expect_eq "the registry is schema 6" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 6
+expect_eq "the registry is schema 7" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 7
 expect_eq "the vendor timed at each bucket's shape, as the candidates (flush)" \
     "$(sql "$DB" "select group_concat(json_extract(shape, '\$.m') || ':' || timing || ':' || status || ':' || median_us, ' ')
                   from (select * from vendor_times order by json_extract(shape, '\$.m'))")" "16:flush:ok:50.0 64:flush:ok:50.0"
@@ -173,6 +173,9 @@ expect_exit 0 "export --format json (every table)" "$AITUNE" export --format jso
 expect_eq "the vendor table is in it" "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vendor"]))' <"$T/out" 2>&1)" 2
 expect_exit 0 "export --format csv --what vendor" "$AITUNE" export --format csv --what vendor --db "$DB"
 expect_stdout "^op,arch,dtype,bucket,shape,hw,timing,library,algo,status,median_us" "csv has the header"
+expect_exit 0 "export --format csv --what vendor of an op without vendor rows" \
+    "$AITUNE" export --format csv --what vendor --op softmax --db "$DB"
+expect_eq "is its header alone" "$(wc -l <"$T/out") $(head -c 9 "$T/out")" "1 op,arch,d"
 expect_exit 0 "merge" "$AITUNE" merge "$T/m.db" "$DB"
 expect_stdout "\+2 vendor times" "merge carries the vendor rows"
 expect_eq "with the hardware they were measured on" "$(sql "$T/m.db" "select count(*) from vendor_times v join devices d on d.hw = v.hw")" 2
@@ -180,15 +183,19 @@ expect_eq "and the vendor's winner" "$(sql "$T/m.db" "select count(*) from winne
 expect_exit 0 "merge again" "$AITUNE" merge "$T/m.db" "$DB"
 expect_stdout "\+0 vendor times" "adds nothing"
 
-# An old registry: schema 4, no vendor table.
+# An old registry: schema 4, no vendor table (nor what later schemas add).
 cp "$T/lose.db" "$T/old.db"
-sql "$T/old.db" "drop table vendor_times; update meta set value = '4' where key = 'schema_version'" >/dev/null
+sql "$T/old.db" "drop table vendor_times; drop table scans; alter table cubins drop column cubin_hash;
+                 update meta set value = '4' where key = 'schema_version'" >/dev/null
 expect_exit 0 "show reads a schema-4 registry" "$AITUNE" show --db "$T/old.db"
 expect_stdout "^gemm_nt .* - +gemm_nt/mma" "with no x vendor"
 expect_eq "and leaves it at schema 4" "$(sql "$T/old.db" "select value from meta where key = 'schema_version'")" 4
 AITUNE_WORKER=$FAKE run "$AITUNE" status --db "$T/old.db"
-expect_eq "status (which opens for writing) migrates it to 6" \
-    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "6 1"
+expect_eq "status reads it read-only: still schema 4" "$(sql "$T/old.db" "select value from meta where key = 'schema_version'")" 4
+vsweep 50 "$T/old.db"
+expect_eq "a sweep into it exits 0" "$RC" 0 || show_last
+expect_eq "and migrates it to 7, with the vendor table" \
+    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "7 1"
 
 # emit: the vendor's bucket is a cuBLASLt call.
 expect_exit 0 "emit the whole op" "$AITUNE" emit gemm_nt --dtype bf16 --db "$DB" -o "$T/whole.cu"

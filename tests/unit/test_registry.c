@@ -291,12 +291,15 @@ static void test_order_defaults_cubins(void)
     j.stack = 16;
     j.log = "ptxas info: Used 24 registers";
     j.ms = 33.5;
-    CHECK(reg_cubin_put(r, "00000000000000aa", &j) == 0, "reg_cubin_put");
+    /* The cache's key is the source's, name's and options' (checked when read). */
+    char key[17];
+    jit_key(j.source, j.name, j.arch, key);
+    CHECK(reg_cubin_put(r, key, &j) == 0, "reg_cubin_put");
     jit_job q;
     memset(&q, 0, sizeof q);
     q.source = j.source;
     snprintf(q.name, sizeof q.name, "k");
-    int rc = reg_cubin_get(r, "00000000000000aa", &q);
+    int rc = reg_cubin_get(r, key, &q);
     CHECK(rc == 1, "reg_cubin_get finds it (rc %d)", rc);
     if (rc == 1) {
         CHECK(q.ok == 1 && q.done == 1 && q.cubin_len == sizeof bin && !memcmp(q.cubin, bin, sizeof bin), "the cubin bytes round trip");
@@ -308,19 +311,19 @@ static void test_order_defaults_cubins(void)
     memset(&q, 0, sizeof q);
     q.source = "extern \"C\" __global__ void k() { /* other */ }";
     snprintf(q.name, sizeof q.name, "k");
-    rc = reg_cubin_get(r, "00000000000000aa", &q);
+    rc = reg_cubin_get(r, key, &q);
     CHECK(rc == 0 && q.cubin == NULL && q.ok == 0, "same hash, different source: not found (collision rule)");
     memset(&q, 0, sizeof q);
     q.source = j.source;
     snprintf(q.name, sizeof q.name, "k2");
-    rc = reg_cubin_get(r, "00000000000000aa", &q);
+    rc = reg_cubin_get(r, key, &q);
     CHECK(rc == 0 && q.cubin == NULL, "same hash and source, different kernel name: not found");
     memset(&q, 0, sizeof q);
     q.source = j.source;
     snprintf(q.name, sizeof q.name, "k");
     CHECK(reg_cubin_get(r, "00000000000000bb", &q) == 0, "an unknown hash: not found");
     char *src = NULL, name[64] = "";
-    rc = reg_cubin_source(r, "00000000000000aa", &src, name, sizeof name);
+    rc = reg_cubin_source(r, key, &src, name, sizeof name);
     CHECK(rc == 1 && src && !strcmp(src, j.source) && !strcmp(name, "k"), "reg_cubin_source gives the source and kernel name");
     free(src);
     CHECK(reg_cubin_source(r, "00000000000000bb", &src, name, sizeof name) == 0, "reg_cubin_source of an unknown hash: 0");

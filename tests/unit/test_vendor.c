@@ -288,6 +288,7 @@ static reg_vendor vrow(const char *bucket, const char *shape, int stream, double
 
 #define SHAPE16 "{\"m\":16,\"n\":4096,\"k\":4096}"
 #define BUCKET16 "m=2^4,n=2^12,k=2^12"
+#define PART24 BUCKET16 "/24,2^12,2^12"   /* its part of m in [24, 32) */
 
 static winner wrow(const char *bucket, const char *tmpl, const char *config, double us, long long dev, long long run)
 {
@@ -330,7 +331,8 @@ static int json_cb(const char *json, void *ctx)
 static int text_cb(int n, const char *const *names, const char *const *values, void *ctx)
 {
     strbuf *sb = ctx;
-    for (int i = 0; i < n; i++) sb_printf(sb, "%s=%s;", names[i], values[i] ? values[i] : "NULL");
+    if (!values) sb_puts(sb, "header;");
+    for (int i = 0; values && i < n; i++) sb_printf(sb, "%s=%s;", names[i], values[i] ? values[i] : "NULL");
     sb_puts(sb, "\n");
     return 0;
 }
@@ -342,8 +344,8 @@ static void test_registry(void)
     snprintf(path2, sizeof path2, "%s/b.db", tmpdir);
     snprintf(old, sizeof old, "%s/old.db", tmpdir);
     reg *r;
-    CHECK(reg_open(path, 0, &r) == 0 && reg_version(r) == REG_SCHEMA_VERSION && REG_SCHEMA_VERSION == 6,
-          "a new registry is schema 6 (%s)", reg_errmsg(r));
+    CHECK(reg_open(path, 0, &r) == 0 && reg_version(r) == REG_SCHEMA_VERSION && REG_SCHEMA_VERSION == 7,
+          "a new registry is schema 7 (%s)", reg_errmsg(r));
     device h100 = gpu("GPU-1", "580", "NVIDIA H100"), twin = gpu("GPU-2", "580", "NVIDIA H100"),
            h200 = gpu("GPU-3", "580", "NVIDIA H200");
     long long d1 = 0, d2 = 0, d3 = 0, run = 0;
@@ -372,7 +374,7 @@ static void test_registry(void)
     snprintf(bad.status, sizeof bad.status, "wrong");
     snprintf(bad.error, sizeof bad.error, "D: 3 of 64 elements wrong");
     reg_vendor_put(r, &bad);
-    reg_vendor part = vrow(BUCKET16 "/24", "{\"m\":31,\"n\":4096,\"k\":4096}", 1, 14.0, d1);
+    reg_vendor part = vrow(PART24, "{\"m\":31,\"n\":4096,\"k\":4096}", 1, 14.0, d1);
     reg_vendor_put(r, &part);
     int n = 0;
     reg_vendor_each(r, "gemm_nt", "sm_90", "bf16", BUCKET16, count_cb, &n);
@@ -400,7 +402,7 @@ static void test_registry(void)
     m.config = (char *)"{\"bm\":64}";
     snprintf(m.config_hash, sizeof m.config_hash, "0123456789abcdef");
     snprintf(m.status, sizeof m.status, "ok");
-    m.median_us = 10;
+    m.median_us = m.min_us = m.max_us = 10;   /* merge refuses an ok time that is not positive */
     m.samples = 10;
     m.device = d1;
     m.run = run;
@@ -412,12 +414,17 @@ static void test_registry(void)
     CHECK(reg_vendor_for_winner(r, &w, &us) == 1 && us == 11.0, "timed as a stream (its newest): the stream row (%g)", us);
     winner w3 = wrow(BUCKET16, "gemm_nt/wgmma", "{\"bm\":64}", 10.0, d3, run);
     CHECK(reg_vendor_for_winner(r, &w3, &us) == 0, "a winner measured on another GPU model has none");
-    winner wp = wrow(BUCKET16 "/24", "gemm_nt/wgmma", "{\"bm\":64}", 10.0, d1, run);
+    winner wp = wrow(PART24, "gemm_nt/wgmma", "{\"bm\":64}", 10.0, d1, run);
+    snprintf(wp.lo, sizeof wp.lo, "24,4096,4096");
     snprintf(wp.shape, sizeof wp.shape, "{\"m\":31,\"n\":4096,\"k\":4096}");
     CHECK(reg_vendor_for_winner(r, &wp, &us) == 1 && us == 14.0, "a split bucket's part: the row at its shape (%g)", us);
     long long nv = -1;
-    winner wv = wrow(BUCKET16 "/24", VENDOR_TEMPLATE, "{}", 14.0, d1, run);
-    reg_winners_put(r, BUCKET16, (winner[]){ w, wv }, 2);
+    winner wv = wrow(PART24, VENDOR_TEMPLATE, "{}", 14.0, d1, run), w16 = wrow(BUCKET16 "/2^4,2^12,2^12", "gemm_nt/wgmma",
+                                                                             "{\"bm\":64}", 10.0, d1, run);
+    snprintf(wv.lo, sizeof wv.lo, "24,4096,4096");
+    snprintf(wv.shape, sizeof wv.shape, "{\"m\":31,\"n\":4096,\"k\":4096}");
+    snprintf(w16.hi, sizeof w16.hi, "24,8192,8192");
+    reg_winners_put(r, BUCKET16, (winner[]){ w16, wv }, 2);
     CHECK(reg_vendor_winners(r, NULL, &nv) == 0 && nv == 1, "the vendor holds 1 winner (%lld)", nv);
     reg_vendor_winners(r, "gemm_nn", &nv);
     CHECK(nv == 0, "of gemm_nn, none");
@@ -428,7 +435,8 @@ static void test_registry(void)
               strstr(sb_str(&js), "\"timing\":\"stream\"") && strstr(sb_str(&js), "\"status\":\"wrong\""),
           "JSON rows embed the shape as JSON");
     reg_vendor_text_rows(r, NULL, text_cb, &tx);
-    CHECK(strstr(sb_str(&tx), "median_us=11.0;") && strstr(sb_str(&tx), "library=cuBLASLt 130100;"), "text rows");
+    CHECK(!strncmp(sb_str(&tx), "header;\n", 8) && strstr(sb_str(&tx), "median_us=11.0;") &&
+              strstr(sb_str(&tx), "library=cuBLASLt 130100;"), "text rows, the header first");
     sb_reset(&js);
     reg_vendor_json_rows(r, "softmax", json_cb, &js);
     CHECK(js.len == 0, "--op filters them");
@@ -451,12 +459,13 @@ static void test_registry(void)
     CHECK(reg_merge(r2, path, &st) == 0 && st.vendor == 0, "merging again adds none");
     reg_close(r2);
 
-    /* An old registry: schema 4, no table. */
+    /* An old registry: schema 4, no table (nor what later schemas add). */
     reg_open(old, 0, &r);
     reg_close(r);
     sqlite3 *db;
     sqlite3_open(old, &db);
-    sqlite3_exec(db, "DROP TABLE vendor_times; UPDATE meta SET value = '4' WHERE key = 'schema_version'", NULL, NULL, NULL);
+    sqlite3_exec(db, "DROP TABLE vendor_times; DROP TABLE scans; ALTER TABLE cubins DROP COLUMN cubin_hash; "
+                     "UPDATE meta SET value = '4' WHERE key = 'schema_version'", NULL, NULL, NULL);
     sqlite3_close(db);
     reg_open(old, 1, &r);
     n = 0;
@@ -467,7 +476,7 @@ static void test_registry(void)
     v = vrow(BUCKET16, SHAPE16, 1, 1, 0);
     CHECK(reg_vendor_put(r, &v) == -1 && strstr(reg_errmsg(r), "no vendor_times"), "and takes none: '%s'", reg_errmsg(r));
     reg_close(r);
-    CHECK(reg_open(old, 0, &r) == 0 && reg_version(r) == 6, "opened for writing, it is migrated to schema 6");
+    CHECK(reg_open(old, 0, &r) == 0 && reg_version(r) == 7, "opened for writing, it is migrated to schema 7");
     CHECK(reg_vendor_put(r, &v) == 0, "and takes vendor rows (%s)", reg_errmsg(r));
     reg_close(r);
 }
@@ -530,7 +539,7 @@ static void make_rt_registry(void)
 static void rt_lookups(void)
 {
     aitune *h;
-    CHECK(aitune_open(rtdb, &h) == AITUNE_OK, "libaitune opens a schema-5 registry (%s)", aitune_errmsg(h));
+    CHECK(aitune_open(rtdb, &h) == AITUNE_OK, "libaitune opens a registry of this schema (%s)", aitune_errmsg(h));
     long long at20[3] = { 20, 4096, 4096 }, at28[3] = { 28, 4096, 4096 };
     aitune_choice c;
     CHECK(aitune_lookup(h, "gemm_nt", "sm_90", "bf16", at20, 3, &c) == AITUNE_OK && c.level == AITUNE_EXACT &&
