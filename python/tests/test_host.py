@@ -29,11 +29,12 @@ K = 4096
 # The Python part of one eager call, in us: a regression (a torch.ops dispatch, a
 # torch.cuda.Stream object, an argument check per call) adds a microsecond or more.
 PYTHON_US = 4.5
-# What aitune's code calls per eager forward: Python functions (torch.compiler.is_compiling,
-# the runner) and builtins (dict gets, data_ptr, is_contiguous, empty_like, pack_into...;
-# the ctypes call into libaitune is not a builtin and is not counted). Before the
-# runners were slimmed: 3 and 16 for Linear, 6 and 16 for RMSNorm.
-CALLS = {"linear": (2, 12), "rms_norm": (3, 13)}
+# What aitune's code calls per eager forward: (Python functions (torch.compiler.is_compiling,
+# the runner), all calls: those and builtins (dict gets, data_ptr, is_contiguous,
+# empty_like, pack_into...; the ctypes call into libaitune is not a builtin and is not
+# counted)). Now 2 + 12 for Linear, 3 + 13 for RMSNorm; before the runners were
+# slimmed, 3 + 16 and 6 + 16.
+CALLS = {"linear": (2, 14), "rms_norm": (3, 16)}
 
 
 def _best(f, args, rounds=30, calls=300):
@@ -129,8 +130,9 @@ def test_eager_forward_calls_few_functions(setup, fake_cuda):
             assert fake_cuda.launches() == n + 1, "the counted forward launches"
             py = sum(1 for kind, _ in made if kind == "py")
             c = len(made) - py
-            assert py <= CALLS[name][0] and c <= CALLS[name][1], \
-                "%s.forward makes %d Python and %d builtin calls (at most %s): %s" % (name, py, c, CALLS[name], made)
+            assert py <= CALLS[name][0] and py + c <= CALLS[name][1], \
+                "%s.forward makes %d Python and %d builtin calls (at most %d Python, %d in all): %s" % (
+                    name, py, c, CALLS[name][0], CALLS[name][1], made)
             # The count sees a regression: the runner's checks taken on every call.
             if name == "linear":
                 st = lin.__dict__["_aitune"]
