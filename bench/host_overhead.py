@@ -44,19 +44,35 @@ def measure(torch, aitune, dev, k, calls, chunk, log=None, dispatcher=None):
             ("aitune.nn.Linear.forward", lin.forward, (x,)), ("aitune.nn.Linear()", lin, (x,))]
     if cuda:   # on CPU tensors the op is PyTorch's CPU kernel: nothing of aitune's to time
         ways.append(("torch.ops.aitune.linear", op, (x, w)))
+    # The pieces of one eager call, timed alone: the output's allocation (as the runner
+    # does it, and as torch.empty would), the current stream, the launch through
+    # libaitune of a Bound like the module's (its weight's tensor map prebuilt).
+    bf, xdev = torch.bfloat16, x.device
+    ways += [("torch.empty(shape, dtype=, device=)", lambda: torch.empty((1, k), dtype=bf, device=xdev), ())]
+    template = aitune.ops._out_template((1, k), bf, xdev)
+    if template is not None:
+        ways.append(("torch.empty_like(template)", torch.empty_like, (template,)))
+    if cuda:
+        ways.append(("_cuda_getCurrentRawStream", torch._C._cuda_getCurrentRawStream, (x.get_device(),)))
+    info = {}
     with torch.no_grad():
         lin(x)
         st = lin.__dict__.get("_aitune")
         tuned = bool(st and any(r is not aitune.ops._FALLBACK for r in st.runs.values()))
         d = aitune.dispatch.current()
-        b = d.bound("gemm_nt", "bf16", (1, k, k), x.get_device()) if d else None
+        known = {"B": w.data_ptr()}
+        b = d.bound("gemm_nt", "bf16", (1, k, k), x.get_device(), known) if d else None
         if b is not None:
             out = torch.empty(1, k, device=dev, dtype=torch.bfloat16)
-            s = torch.cuda.current_stream().cuda_stream if cuda else 0
+            s = torch._C._cuda_getCurrentRawStream(x.get_device()) if cuda else 0
             vals = (x.data_ptr(), w.data_ptr(), out.data_ptr())
             if b.ws_bytes:
                 vals += (aitune.ops.workspace(x.get_device(), x.device, s, b.ws_bytes),)
             ways.append(("Bound.launch", b.launch, (vals, s)))
+            info = {"template": b.kernel.template, "config": b.kernel.config, "grid": b.grid, "block": b.block,
+                    "cluster": b.cluster, "tensor_maps_per_launch": b.ntmaps, "ws_bytes": b.ws_bytes}
+            if log:
+                log(dict(what="bound", **info))
         res = {}
         for _ in range(2):
             for name, fn, args in ways:
@@ -79,11 +95,11 @@ def measure(torch, aitune, dev, k, calls, chunk, log=None, dispatcher=None):
                 res[name] = min(us, res.get(name, us))
     for name, us in res.items():
         row = {"what": "host", "call": name, "us": round(us, 2), "x_mm": round(us / res["torch.mm"], 3),
-               "shape": "1x%dx%d" % (k, k) if "aitune" in name or "Bound" in name or cuda else "1x16x16",
+               "shape": "1x16x16" if not cuda and name in ("torch.mm", "F.linear") else "1x%dx%d" % (k, k),
                "tuned": tuned, "device": dev}
         if log:
             log(row)
-    return res, tuned
+    return res, tuned, info
 
 
 def main(argv=None):
@@ -130,7 +146,7 @@ def main(argv=None):
             sys.exit("host_overhead: no CUDA device (--fake measures without one)")
         aitune.use(a.registry)
         dev, what = "cuda", torch.cuda.get_device_name()
-    res, tuned = measure(torch, aitune, dev, a.k, a.calls, a.chunk, log)
+    res, tuned, info = measure(torch, aitune, dev, a.k, a.calls, a.chunk, log)
     f.close()
     print("host time per call, 1 x %d x %d bf16, %s, %d calls each%s" % (a.k, a.k, what, a.calls,
                                                                      "" if tuned else
@@ -139,6 +155,10 @@ def main(argv=None):
     print("| --- | --- | --- |")
     for name, us in res.items():
         print("| %s | %.2f | %.2f |" % (name, us, us / res["torch.mm"]))
+    if info:
+        print("the module's bound launch: %s, grid %s, block %s, cluster %s, %d tensor map(s) (x's encoded again "
+              "at each call, the weight's prebuilt), workspace %d bytes" % (info["template"], info["grid"], info["block"], info["cluster"],
+                                       info["tensor_maps_per_launch"], info["ws_bytes"]))
     fwd = res["aitune.nn.Linear.forward"]
     print("bar: aitune.nn.Linear.forward %.2f us (<= 10: %s), %.2fx torch.mm (<= 0.5: %s)" % (
         fwd, "yes" if fwd <= 10 else "no", fwd / res["torch.mm"], "yes" if fwd <= 0.5 * res["torch.mm"] else "no"))

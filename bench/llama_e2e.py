@@ -19,6 +19,11 @@ Measures, each in this process on this GPU (so every ratio is same card, same ru
 Prints a short table last; writes details (JSON lines, one per measurement, as
 they land, so a run cut short keeps what it measured) to $OUT/llama_e2e.jsonl.
 
+--quick: batches 1 and 8 only, 32 steps, no prefill, 1000 host calls (about
+5 minutes on an H100 with the registry tuned beforehand; the full run measures
+batch 32 and the prefill too). The last table is issue 32's bars, each with its
+measured ratio and whether it is met ("not measured" where the run left it out).
+
 --tiny runs a 2-layer model of the same structure (on the CPU with --device cpu:
 no graphs, a smoke test of this script).
 """
@@ -52,10 +57,18 @@ def parse(argv):
     p.add_argument("--host-calls", type=int, default=2000, help="calls per host-time measurement (default 2000)")
     p.add_argument("--variants", default="eager,patch,compile,compile+patch",
                    help="which of eager, patch, compile, compile+patch (default all)")
+    p.add_argument("--quick", action="store_true",
+                   help="batches 1 and 8, 32 steps, no prefill, 1000 host calls (given options win)")
     p.add_argument("--tiny", action="store_true", help="a 2-layer model (a smoke test)")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: no graphs (with --tiny)")
     p.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for llama_e2e.jsonl (default $OUT)")
     a = p.parse_args(argv)
+    if a.quick:
+        given = set(argv if argv is not None else sys.argv[1:])
+        for opt, attr, val in (("--batches", "batches", "1,8"), ("--steps", "steps", 32), ("--prefill", "prefill", 0),
+                               ("--host-calls", "host_calls", 1000)):
+            if not any(g == opt or g.startswith(opt + "=") for g in given):
+                setattr(a, attr, val)
     try:
         a.batches = [int(b) for b in a.batches.split(",") if b]
     except ValueError:
@@ -187,8 +200,8 @@ def host_time(torch, aitune, a, log):
     """Host time per call of a 1 x 4096 x 4096 product (bench/host_overhead.py)."""
     sys.path.insert(0, HERE)
     import host_overhead
-    res, tuned = host_overhead.measure(torch, aitune, a.device, 256 if a.tiny else 4096, a.host_calls,
-                                       min(500, a.host_calls), lambda row: log(**row))
+    res, tuned, _ = host_overhead.measure(torch, aitune, a.device, 256 if a.tiny else 4096, a.host_calls,
+                                          min(500, a.host_calls), lambda row: log(**row))
     return res, tuned
 
 
@@ -331,8 +344,52 @@ def main(argv=None):
         print("check=True, one decode step: %d calls compared, first difference: %s; logits max error %.3g of max |logit|,"
               " same next token: %s" % (check["compared"], check["first_mismatch"] or "none",
                                         check["logits_max_err_rel"], check["same_next_token"]))
+    bars(tps, prefill, host, host_tuned, check, a)
     print("details: %s" % log.path)
     return 0
+
+
+def bars(tps, prefill, host, host_tuned, check, a):
+    """Issue 32's bar table: each bar, what this run measured, the ratio, met or not."""
+    rows = []
+
+    def decode(batch, need):
+        c, cp = tps.get(("compile", batch, True)), tps.get(("compile+patch", batch, True))
+        what = "batch %d decode, CUDA graph: compile + patch / compile" % batch
+        if c and cp:
+            rows.append((what, "%.1f / %.1f tokens/s" % (cp, c), cp / c, ">= %.2fx" % need, cp / c >= need))
+        else:
+            rows.append((what, "not measured", None, ">= %.2fx" % need, None))
+    decode(1, 1.15)
+    decode(8, 1.10)
+    decode(32, 1.00)
+    if "compile" in prefill and "compile+patch" in prefill:
+        x = prefill["compile"] / prefill["compile+patch"]
+        rows.append(("prefill %d tokens: compile time / compile + patch time" % a.prefill,
+                     "%.1f / %.1f ms" % (prefill["compile"], prefill["compile+patch"]), x, ">= 1.00x", x >= 1.0))
+    else:
+        rows.append(("prefill 2048 tokens: compile time / compile + patch time", "not measured", None, ">= 1.00x", None))
+    e, ep = tps.get(("eager", 1, False)), tps.get(("patch", 1, False))
+    rows.append(("batch 1 decode, eager, no graph: patch / eager", "%.1f / %.1f tokens/s" % (ep, e) if e and ep
+                 else "not measured", ep / e if e and ep else None, ">= 1.00x", ep / e >= 1.0 if e and ep else None))
+    fwd, mm = host["aitune.nn.Linear.forward"], host["torch.mm"]
+    rows.append(("host time per call (aitune.nn.Linear.forward / torch.mm)",
+                 "%.1f / %.1f us%s" % (fwd, mm, "" if host_tuned else ", NOT TUNED"), fwd / mm,
+                 "<= 10 us, <= 0.50x", fwd <= 10 and fwd / mm <= 0.5 and host_tuned))
+    if check:
+        ok = check["compared"] > 0 and not check["first_mismatch"] and check["same_next_token"]
+        rows.append(("check=True over a decode step", "%d calls, first difference %s, logits error %.3g" % (
+            check["compared"], check["first_mismatch"] or "none", check["logits_max_err_rel"]), None, "passes", ok))
+    print()
+    print("issue 32's bars (same card, same run):")
+    print("| bar | measured | ratio | needs | met |")
+    print("| --- | --- | --- | --- | --- |")
+    for what, got, x, need, met in rows:
+        print("| %s | %s | %s | %s | %s |" % (what, got, "%.3fx" % x if x is not None else "-", need,
+                                             "-" if met is None else "yes" if met else "NO"))
+    done = [r for r in rows if r[4] is not None]
+    print("bars met: %d of %d measured (%d not measured)" % (sum(1 for r in done if r[4]), len(done),
+                                                             len(rows) - len(done)))
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ captures it, then replayed under torch.profiler; per variant the step's wall tim
 the kernels' summed time, their count, and the kernels that take the most.
 
     OUT=/tmp/out python bench/llama_profile.py --registry llama.db [--batch 1]
-        [--variants compile,compile+patch,compile+patch-linear]
+        [--variants compile,compile+patch,compile+patch-norms,compile+patch-linear]
 
-Variants: compile (torch.compile, default mode), compile+patch (aitune.patch: every
-Linear and RMSNorm), compile+patch-linear (aitune.patch(norms=False): Linears only,
-the norms left to Inductor). Prints a table per variant; JSON lines in
+Variants: compile (torch.compile, default mode), compile+patch (aitune.patch as it is:
+the Linears' aitune::linear in the graph, the patched norms computing PyTorch's way
+there, which Inductor fuses), compile+patch-norms (patch(norms="always"): the norms'
+aitune::rms_norm in the graph too), compile+patch-linear (patch(norms=False): the
+norms not patched at all). Prints a table per variant; JSON lines in
 $OUT/llama_profile.jsonl.
 """
 
@@ -29,10 +31,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--registry", required=True)
     ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--variants", default="compile,compile+patch,compile+patch-linear")
+    ap.add_argument("--variants", default="compile,compile+patch,compile+patch-norms,compile+patch-linear")
     ap.add_argument("--steps", type=int, default=48)
     ap.add_argument("--top", type=int, default=14)
     a = ap.parse_args()
+    bad = set(a.variants.split(",")) - {"compile", "compile+patch", "compile+patch-norms", "compile+patch-linear"}
+    if bad:
+        ap.error("--variants: unknown %s" % ", ".join(sorted(bad)))
     import torch
     import aitune
     import llama_e2e as e2e
@@ -45,7 +50,8 @@ def main():
         torch._dynamo.reset()
         p = None
         if v.startswith("compile+patch"):
-            p = aitune.patch(model, d, norms=not v.endswith("-linear"))
+            p = aitune.patch(model, d, norms={"compile+patch": True, "compile+patch-norms": "always",
+                                              "compile+patch-linear": False}[v])
         try:
             dec = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
             dec.fn = torch.compile(dec.forward, mode="default")

@@ -72,10 +72,13 @@ def check_grad(op, tensors, names):
 
 
 def _same(op, x, t, name):
-    if t.dtype != x.dtype:
-        _refuse(op, "'%s' is %s, x is %s (cast one of them)" % (name, t.dtype, x.dtype))
-    if t.device != x.device:
-        _refuse(op, "'%s' is on %s, x on %s" % (name, t.device, x.device))
+    """Refuse t (argument name) unless it has x's dtype and device (x: a tensor, or a
+    (dtype, device) pair)."""
+    dtype, device = x if isinstance(x, tuple) else (x.dtype, x.device)
+    if t.dtype != dtype:
+        _refuse(op, "'%s' is %s, x is %s (cast one of them)" % (name, t.dtype, dtype))
+    if t.device != device:
+        _refuse(op, "'%s' is on %s, x on %s" % (name, t.device, device))
 
 
 def check_linear(x, weight, bias):
@@ -140,16 +143,6 @@ def _aligned(t):
     return t.clone(memory_format=torch.contiguous_format) if t.is_contiguous() else t.contiguous()
 
 
-def _raw_stream():
-    """f(dev) -> the current raw stream of CUDA device dev; 0 for dev < 0 (tensors off CUDA:
-    the tests' recording libcuda)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return lambda dev: raw(dev) if dev >= 0 else 0
-
-
-_stream = _raw_stream()
-
-
 def _rows(shape):
     n = 1
     for s in shape[:-1]:
@@ -175,6 +168,29 @@ def workspace(dev, device, stream, nbytes):
     return w[0]
 
 
+# Per (dtype, device): a one-element tensor whose zero-stride views are the runners'
+# output templates (see _out_template). Kept while the process lives (one allocator
+# block each).
+_bases = {}
+
+
+def _out_template(out_shape, dtype, device):
+    """A zero-stride view of shape out_shape: torch.empty_like of it is a new contiguous
+    tensor of that shape, dtype and device from PyTorch's allocator, for half the host
+    time of torch.empty(shape, dtype=, device=) (no keywords to parse). None where
+    empty_like would not give a contiguous tensor, or during graph capture (the base
+    would come from the graph's pool): the runner calls torch.empty then."""
+    key = (dtype, device)
+    base = _bases.get(key)
+    if base is None:
+        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            return None
+        base = _bases[key] = torch.empty(1, dtype=dtype, device=device)
+    t = base.expand(out_shape)
+    probe = torch.empty_like(t)
+    return t if probe.is_contiguous() and probe.shape == t.shape else None
+
+
 def _relaunch(b, vals, s, dev, err):
     """A launch refused because this thread has no current context (a thread that made
     no CUDA runtime call yet): make the device's primary context current, try again."""
@@ -184,47 +200,73 @@ def _relaunch(b, vals, s, dev, err):
     b.launch(vals, s)
 
 
-def _runner(b, out_shape, dtype, device, dev, nbufs_in):
+def _runner(b, out_shape, dtype, device, dev, nbufs_in, check_w=None, wptr=None):
     """run(*inputs, *scalars) -> out for a Bound whose op takes nbufs_in input buffers,
-    one output, then scalars (as the aitune ops do)."""
-    launch = b.launch
+    one output, then scalars (as the aitune ops do).
+
+    With nbufs_in == 2 (linear, rms_norm: x and a weight) the call is the hot path of
+    the modules, so it does per call only what can change: x's address and layout,
+    the output, the stream. The weight is checked by check_w(w) when its address is
+    not the one checked last (wptr: the address a launch was bound for), or its
+    dtype or layout changed: check_w raises on a weight the op refuses, and returns
+    False for one the runner was not made for (a Linear's weight of another n,
+    replaced by param.data = ...), where run returns None; a weight not contiguous
+    or not 16-byte aligned is copied. A module's weight is checked once."""
     ws = b.ws_bytes
-    empty = torch.empty
-    stream = _stream
+    empty, empty_like = torch.empty, torch.empty_like
+    tmpl = _out_template(out_shape, dtype, device)
+    # The current stream as an int, without a torch.cuda.Stream object; 0 off CUDA
+    # (the tests' recording libcuda).
+    raw = torch._C._cuda_getCurrentRawStream if dev >= 0 else None
 
     if nbufs_in == 2:
-        # The hot path (linear, rms_norm): Bound.launch inlined, the stream read directly.
+        # Bound.launch inlined; the workspace's address remembered for the stream last
+        # used (a workspace outgrown stays allocated, so the address stays good), as
+        # one tuple, replaced whole: threads that share the runner never pair one
+        # stream with another's workspace.
         pack, fn, reg, ptr, tls = b._pack, b._fn, b.reg, b.ptr, b._tls
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if dev >= 0 else None
+        seen = [wptr]                 # the weight address checked last
+        last_ws = [(None, ())]        # (stream, (workspace address,) or ())
 
         def run(a, c, *scalars):
-            if not a.is_contiguous() or a.data_ptr() & 15:
+            pa = a.data_ptr()
+            if pa & 15 or not a.is_contiguous():
                 a = _aligned(a)
-            if not c.is_contiguous() or c.data_ptr() & 15:
-                c = _aligned(c)
-            out = empty(out_shape, dtype=dtype, device=device)
+                pa = a.data_ptr()
+            pc = c.data_ptr()
+            if pc != seen[0] or c.dtype is not dtype or not c.is_contiguous():
+                if not check_w(c):
+                    return None
+                if pc & 15 or not c.is_contiguous():
+                    c = _aligned(c)
+                    pc = c.data_ptr()
+                else:
+                    seen[0] = pc
+            out = empty_like(tmpl) if tmpl is not None else empty(out_shape, dtype=dtype, device=device)
             s = raw(dev) if raw is not None else 0
-            vals = (a.data_ptr(), c.data_ptr(), out.data_ptr()) + scalars
-            if ws:
-                vals += (workspace(dev, device, s, ws),)
+            sw = last_ws[0]
+            if ws and sw[0] != s:
+                sw = last_ws[0] = (s, (workspace(dev, device, s, ws),))
             try:
                 buf, addr = tls.args
             except AttributeError:
                 buf, addr = thread_buffer(tls)
-            pack(buf, 0, *vals)
+            pack(buf, 0, pa, pc, out.data_ptr(), *scalars, *sw[1])
             rc = fn(reg._h, ptr, addr, s)
             if rc:
                 try:
                     reg._fail(rc)
                 except AituneError as e:
-                    _relaunch(b, vals, s, dev, e)
+                    _relaunch(b, (pa, pc, out.data_ptr()) + scalars + sw[1], s, dev, e)
             return out
         return run
 
+    launch = b.launch
+
     def run(*args):
         ins = [_aligned(t) for t in args[:nbufs_in]]
-        out = empty(out_shape, dtype=dtype, device=device)
-        s = stream(dev)
+        out = empty_like(tmpl) if tmpl is not None else empty(out_shape, dtype=dtype, device=device)
+        s = raw(dev) if raw is not None else 0
         vals = tuple(t.data_ptr() for t in ins) + (out.data_ptr(),) + tuple(args[nbufs_in:])
         if ws:
             vals += (workspace(dev, device, s, ws),)
@@ -234,6 +276,28 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in):
             _relaunch(b, vals, s, dev, e)
         return out
     return run
+
+
+def _linear_weight(dtype, device, n, k):
+    """check_w of a linear runner at [n, k] (see _runner)."""
+    def check(w):
+        if w.dim() != 2 or w.shape[1] != k:
+            _refuse("linear", "x has k = %d, weight [n, k] is %s" % (k, list(w.shape)))
+        if w.dtype is not dtype or w.device != device:
+            _same("linear", (dtype, device), w, "weight")
+        return w.shape[0] == n
+    return check
+
+
+def _norm_weight(op, dtype, device, cols):
+    """check_w of a norm runner at cols (see _runner)."""
+    def check(w):
+        if w.dim() != 1 or w.shape[0] != cols:
+            _refuse(op, "'weight' must be [%d] (x's last dim), got %s" % (cols, list(w.shape)))
+        if w.dtype is not dtype or w.device != device:
+            _same(op, (dtype, device), w, "weight")
+        return True
+    return check
 
 
 def linear_runner(d, x, weight, known_weight=False):
@@ -252,7 +316,8 @@ def linear_runner(d, x, weight, known_weight=False):
     b = d.bound("gemm_nt", DTYPES[x.dtype], (m, n, k), dev, known)
     if b is None:
         return None
-    return _runner(b, tuple(x.shape[:-1]) + (n,), x.dtype, x.device, dev, 2)
+    return _runner(b, tuple(x.shape[:-1]) + (n,), x.dtype, x.device, dev, 2,
+                   _linear_weight(x.dtype, x.device, n, k), known["B"] if known else None)
 
 
 def norm_runner(d, op, x):
@@ -268,7 +333,8 @@ def norm_runner(d, op, x):
     if b is None:
         return None
     nin = {"rms_norm": 2, "layer_norm": 3, "softmax": 1}[op]
-    return _runner(b, tuple(x.shape), x.dtype, x.device, x.get_device(), nin)
+    return _runner(b, tuple(x.shape), x.dtype, x.device, x.get_device(), nin,
+                   _norm_weight(op, x.dtype, x.device, cols))
 
 
 # ---- the CUDA kernels ----

@@ -135,11 +135,16 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
 
     registry: a path, Registry or Dispatcher (default: the one in use, else $AITUNE_DB or
     ~/.local/share/aitune/registry.db). check: False, True (warn at the first difference)
-    or "raise". linear / norms: which kinds to take. rms_norm_classes: {class name: eps
-    attribute} to take instead of RMS_NORM_CLASSES and the structural match. arch:
-    "sm_90" to force (default: each device's)."""
+    or "raise". linear: take the nn.Linear modules. norms: True (aitune's kernel in eager
+    mode and CUDA graphs, PyTorch's computation where torch.compile traces them, which
+    Inductor fuses with their neighbours), "always" (aitune's kernel under torch.compile
+    too), False (leave the norms alone: PyTorch's everywhere). rms_norm_classes: {class
+    name: eps attribute} to take instead of RMS_NORM_CLASSES and the structural match.
+    arch: "sm_90" to force (default: each device's)."""
     if check not in (False, True, "raise"):
         raise AituneError("patch: check must be False, True or \"raise\", not %r" % (check,))
+    if norms not in (False, True, "always"):
+        raise AituneError("patch: norms must be True, False or \"always\", not %r" % (norms,))
     if model.__dict__.get("_aitune_patch") is not None:
         raise AituneError("patch: the model is patched already (aitune.unpatch(model) first)")
     d = dispatch.use(registry, **({"arch": arch} if arch else {}))
@@ -154,6 +159,8 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
         mod.__class__ = cls
         st = nn._State(d, checker, name)
         mod.__dict__["_aitune"] = st
+        if kind != "linear" and norms == "always":
+            mod.__dict__["aitune_in_compile"] = True
     model.__dict__["_aitune_patch"] = p
     return p
 
@@ -167,6 +174,7 @@ def unpatch(model):
     for _, mod, cls, _ in p.swapped:
         mod.__class__ = cls
         mod.__dict__.pop("_aitune", None)
+        mod.__dict__.pop("aitune_in_compile", None)
     try:
         p.dispatcher.flush_misses()
     except AituneError as e:

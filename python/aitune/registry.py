@@ -375,13 +375,14 @@ class Bound:
     as addresses and scalars as floats, then the workspace's address when
     ws_bytes > 0. Thread-safe: each thread packs into its own buffer."""
 
-    __slots__ = ("reg", "kernel", "shape", "ptr", "ws_bytes", "kind", "grid", "block", "_pack", "_fn", "_tls",
-                 "_size")
+    __slots__ = ("reg", "kernel", "shape", "ptr", "ws_bytes", "kind", "grid", "block", "cluster", "ntmaps",
+                 "_pack", "_fn", "_tls", "_size")
 
     def __init__(self, reg, kernel, shape, ptr, info):
         self.reg, self.kernel, self.shape, self.ptr = reg, kernel, shape, ptr
         self.ws_bytes, self.kind = info.ws_bytes, info.kind
-        self.grid, self.block = tuple(info.grid), tuple(info.block)
+        self.grid, self.block, self.cluster = tuple(info.grid), tuple(info.block), tuple(info.cluster)
+        self.ntmaps = info.ntmaps
         fmt = "<"
         for a in kernel.plan["args"]:
             fmt += "Q" if a["role"] in ("in", "out", "inout") else "f4x" if a["role"] == "scalar" else "8x"

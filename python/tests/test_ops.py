@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 import aitune  # noqa: E402
+import aitune.ops  # noqa: E402,F401  (registers the torch.library ops)
 
 
 BF = torch.bfloat16
@@ -110,7 +111,7 @@ def test_compile_traces_the_ops_in_one_graph(tmp_path, libaitune):
     import fakereg
     d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db")), arch="sm_90", host_tensors=True)
     model = Block().to(BF)
-    aitune.patch(model, d)
+    aitune.patch(model, d, norms="always")
     try:
         x = torch.randn(3, 64, dtype=BF)
         y, targets = _graph_targets(model, x)
@@ -128,6 +129,63 @@ def test_compile_traces_the_ops_in_one_graph(tmp_path, libaitune):
         aitune.dispatch._current = None
 
 
+class RmsBlock(torch.nn.Module):
+    """A residual add before each norm, as a decoder layer has: nn.RMSNorm and a
+    Hugging Face-like one (matched by name and structure)."""
+
+    def __init__(self):
+        super().__init__()
+        from test_patch import LlamaRMSNorm
+        self.up = torch.nn.Linear(64, 64, bias=False)
+        self.n1 = torch.nn.RMSNorm(64, eps=1e-6)
+        self.n2 = LlamaRMSNorm(64)
+
+    def forward(self, x):
+        h = x + self.up(x)
+        return self.n2(h + self.n1(h))
+
+
+@pytest.mark.parametrize("norms,in_graph", [(True, 0), ("always", 2), (False, 0)])
+def test_norms_under_compile_are_pytorchs_by_default(tmp_path, fake_cuda, norms, in_graph):
+    """Traced by torch.compile, a patched norm computes what PyTorch's module does (no
+    aitune::rms_norm in the graph, so Inductor fuses it with the add before it); with
+    norms="always" the graph calls aitune::rms_norm; eager calls go to aitune either way."""
+    import fakereg
+    d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db"), gemm=((1, 64, 64),), rows=((1, 64),)),
+                                   arch="sm_90", host_tensors=True)
+    model = RmsBlock().to(BF)
+    p = aitune.patch(model, d, norms=norms)
+    try:
+        assert p.counts.get("rms_norm", 0) == (2 if norms else 0)
+        with torch.no_grad():
+            n = fake_cuda.launches()
+            model.n1(torch.randn(1, 64, dtype=BF))
+            assert fake_cuda.launches() - n == (1 if norms else 0)
+            assert not norms or fake_cuda.kernel() == "fake_rmsnorm"
+        x = torch.randn(3, 64, dtype=BF)
+        y, targets = _graph_targets(model, x)
+        assert targets.count("aitune.rms_norm") == in_graph, targets
+        assert targets.count("aitune.linear") == 1, targets
+        # PyTorch's computation in the graph otherwise: F.rms_norm (nn.RMSNorm's) and
+        # Hugging Face's own (rsqrt of the mean square), which Inductor can fuse.
+        assert sum("method rms_norm" in t for t in targets) == (1 if not in_graph else 0), targets
+        assert sum("method rsqrt" in t for t in targets) == (1 if not in_graph else 0), targets
+        with torch.no_grad():
+            want = RmsBlock.forward(model, x)
+        assert torch.allclose(y.float(), want.float(), atol=2e-2, rtol=2e-2)
+    finally:
+        aitune.unpatch(model)
+        aitune.dispatch._current = None
+    assert "aitune_in_compile" not in model.n1.__dict__, "unpatch drops the per-module choice"
+    with pytest.raises(aitune.AituneError, match="norms must be"):
+        aitune.patch(RmsBlock(), d, norms="yes")
+    # The drop-in class alone: PyTorch's under torch.compile unless the module says otherwise.
+    n = aitune.nn.RMSNorm(64, eps=1e-6).to(BF)
+    assert _graph_targets(n, x)[1].count("aitune.rms_norm") == 0
+    n.aitune_in_compile = True
+    assert _graph_targets(n, x)[1].count("aitune.rms_norm") == 1
+
+
 def test_inductor_compiles_around_the_ops(tmp_path, libaitune):
     """Inductor (CPU here) keeps the aitune ops as extern calls and generates code for
     what lies between them."""
@@ -135,7 +193,7 @@ def test_inductor_compiles_around_the_ops(tmp_path, libaitune):
     from torch._inductor.utils import run_and_get_code
     d = aitune.dispatch.Dispatcher(fakereg.build(str(tmp_path / "r.db")), arch="sm_90", host_tensors=True)
     model = Block().to(BF)
-    aitune.patch(model, d)
+    aitune.patch(model, d, norms="always")
     try:
         torch._dynamo.reset()
         x = torch.randn(3, 64, dtype=BF)

@@ -309,3 +309,67 @@ def test_a_refused_launch_is_an_error(disp, fake_cuda):
         n = fake_cuda.launches()
         lin(x)
         assert fake_cuda.launches() == n + 1, "the next call launches"
+
+
+def test_outputs_are_new_contiguous_tensors(disp, fake_cuda):
+    """Each call's output comes from the allocator (empty_like of a zero-stride template):
+    new, contiguous, x's dtype, at every rank, for Linear and RMSNorm."""
+    lin = ann.Linear(128, 64, bias=False, dtype=BF)
+    norm = ann.RMSNorm(128, eps=1e-6, dtype=BF)
+    with torch.no_grad():
+        for shape in ((1, 128), (16, 128), (4, 4, 128), (2, 2, 4, 128)):
+            x = torch.randn(*shape, dtype=BF)
+            kept = []                     # alive, so the allocator cannot hand their memory out again
+            for mod, out_last in ((lin, 64), (norm, 128)):
+                for _ in range(3):
+                    n = fake_cuda.launches()
+                    y = mod(x)
+                    assert fake_cuda.launches() == n + 1, (mod, shape)
+                    assert y.shape == shape[:-1] + (out_last,) and y.dtype == BF and y.is_contiguous()
+                    assert fake_cuda.param(2) == y.data_ptr() and all(y.data_ptr() != k.data_ptr() for k in kept)
+                    kept.append(y)
+
+
+def test_a_replaced_weight_is_checked_again(disp, fake_cuda):
+    """The module's launch was bound for its weight's address: a weight replaced in
+    place (param.data = ...) is launched at its new address, copied when it is not
+    contiguous, rebound when its n changed, and refused, naming it, when the op cannot
+    take it."""
+    lin = ann.Linear(128, 64, bias=False, dtype=BF)
+    x = torch.randn(1, 128, dtype=BF)
+    with torch.no_grad():
+        lin(x)
+        new = torch.randn(64, 128, dtype=BF)
+        lin.weight.data = new
+        lin(x)
+        assert fake_cuda.param(1) == new.data_ptr()
+        # Same address, another layout (the transpose of a [128, 64] buffer): copied.
+        lin.weight.data = new.as_strided((64, 128), (1, 64))
+        assert lin.weight.data_ptr() == new.data_ptr() and not lin.weight.is_contiguous()
+        lin(x)
+        assert fake_cuda.param(1) not in (0, new.data_ptr()) and fake_cuda.param(1) % 16 == 0
+        lin.weight.data = new
+        lin(x)
+        assert fake_cuda.param(1) == new.data_ptr(), "back at the checked address"
+        lin.weight.data = torch.randn(64, 128, dtype=torch.float16)
+        with pytest.raises(aitune.AituneError, match="'weight' is torch.float16, x is torch.bfloat16"):
+            lin(x)
+        lin.weight.data = torch.randn(64, 64, dtype=BF)
+        with pytest.raises(aitune.AituneError, match="k = 128"):
+            lin(x)
+        # Another n: the fake registry has no 1 x 32 x 128 winner, so it falls back.
+        lin.weight.data = torch.randn(32, 128, dtype=BF)
+        n = fake_cuda.launches()
+        y = lin(x)
+        assert fake_cuda.launches() == n and y.shape == (1, 32)
+        assert torch.equal(y, F.linear(x, lin.weight))
+    norm = ann.RMSNorm(128, dtype=BF)
+    with torch.no_grad():
+        norm(x)
+        new = torch.randn(128, dtype=BF)
+        norm.weight.data = new
+        norm(x)
+        assert fake_cuda.param(1) == new.data_ptr()
+        norm.weight.data = torch.randn(64, dtype=BF)
+        with pytest.raises(aitune.AituneError, match=r"rms_norm: 'weight' must be \[128\]"):
+            norm(x)
