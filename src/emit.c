@@ -344,6 +344,38 @@ static void workspace_fn(emitter *E, strbuf *out, const plan *p, const char *q, 
     sb_puts(out, ";\n}\n\n");
 }
 
+/* Parameter j of p, a tensor map: encoded in the launch function from the
+** call's pointers (or the workspace, for a map with `at`). */
+static void tmap_param(strbuf *out, const plan *p, int j)
+{
+    const plan_param *pp = &p->params[j];
+    const plan_tmap *t = &pp->tm;
+    const plan_arg *a = &p->args[pp->arg];
+    sb_printf(out, "    CUtensorMap aitune_p%d;\n    {\n        const long long aitune_d[%d] = { ", j, t->rank);
+    for (int d = 0; d < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->dims[d]); }
+    sb_printf(out, " };\n        const long long aitune_s[%d] = { ", t->rank > 1 ? t->rank - 1 : 1);
+    for (int d = 0; d + 1 < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->strides[d]); }
+    if (t->rank == 1) sb_puts(out, "16");
+    sb_printf(out, " };\n        const cuuint32_t aitune_box[%d] = { ", t->rank);
+    for (int d = 0; d < t->rank; d++) sb_printf(out, "%s%uu", d ? ", " : "", t->box[d]);
+    /* A map with `at` reads the workspace from that byte on. */
+    sb_puts(out, " };\n        const void* aitune_base = ");
+    if (pp->at) {
+        sb_puts(out, "(const void*)((char*)ws + (");
+        c_expr(out, pp->at);
+        sb_puts(out, "))");
+    } else {
+        sb_printf(out, "(const void*)%s", a->name);
+    }
+    sb_printf(out, ";\n        if (aitune_encode(&aitune_p%d, %s, %d, aitune_base, aitune_d, aitune_s, aitune_box, %s, %s, %s))\n"
+                   "            return cudaErrorInvalidValue;\n    }\n",
+              j, dtype_find(a->dtype) ? dtype_find(a->dtype)->tmap_name : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+              t->rank,
+              t->swizzle == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B" : t->swizzle == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
+              t->l2 == 256 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_256B" : t->l2 == 128 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_128B" : t->l2 == 64 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_64B" : "CU_TENSOR_MAP_L2_PROMOTION_NONE",
+              t->oob_nan ? "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA" : "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE");
+}
+
 /* Kernel i's workspace size and launch functions. */
 static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_static, int with_ws)
 {
@@ -411,34 +443,7 @@ static void launch_fn(emitter *E, strbuf *out, int i, const char *name, int is_s
             sb_printf(out, ";\n    if (aitune_v%d < -2147483648LL || aitune_v%d > 2147483647LL) return cudaErrorInvalidValue;\n"
                            "    int aitune_p%d = (int)aitune_v%d;\n", j, j, j, j);
             break;
-        case PLAN_TMAP: {
-            const plan_tmap *t = &pp->tm;
-            const plan_arg *a = &p->args[pp->arg];
-            sb_printf(out, "    CUtensorMap aitune_p%d;\n    {\n        const long long aitune_d[%d] = { ", j, t->rank);
-            for (int d = 0; d < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->dims[d]); }
-            sb_printf(out, " };\n        const long long aitune_s[%d] = { ", t->rank > 1 ? t->rank - 1 : 1);
-            for (int d = 0; d + 1 < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->strides[d]); }
-            if (t->rank == 1) sb_puts(out, "16");
-            sb_printf(out, " };\n        const cuuint32_t aitune_box[%d] = { ", t->rank);
-            for (int d = 0; d < t->rank; d++) sb_printf(out, "%s%uu", d ? ", " : "", t->box[d]);
-            /* A map with `at` reads the workspace from that byte on. */
-            sb_puts(out, " };\n        const void* aitune_base = ");
-            if (pp->at) {
-                sb_puts(out, "(const void*)((char*)ws + (");
-                c_expr(out, pp->at);
-                sb_puts(out, "))");
-            } else {
-                sb_printf(out, "(const void*)%s", a->name);
-            }
-            sb_printf(out, ";\n        if (aitune_encode(&aitune_p%d, %s, %d, aitune_base, aitune_d, aitune_s, aitune_box, %s, %s, %s))\n"
-                           "            return cudaErrorInvalidValue;\n    }\n",
-                      j, dtype_find(a->dtype) ? dtype_find(a->dtype)->tmap_name : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
-                      t->rank,
-                      t->swizzle == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B" : t->swizzle == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
-                      t->l2 == 256 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_256B" : t->l2 == 128 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_128B" : t->l2 == 64 ? "CU_TENSOR_MAP_L2_PROMOTION_L2_64B" : "CU_TENSOR_MAP_L2_PROMOTION_NONE",
-                      t->oob_nan ? "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA" : "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE");
-            break;
-        }
+        case PLAN_TMAP: tmap_param(out, p, j); break;
         }
     }
     sb_puts(out, "    void* aitune_args[] = { ");

@@ -171,6 +171,37 @@ static int read_shape(importer *im, const op_task *info, const char *flag, const
     return rc;
 }
 
+/* m's bucket and shape JSON from the shape, as a sweep keys them (a file's
+** own bucket must be the shape's or one of its parts): 0, or 1 after bad(). */
+static int key_shape(importer *im, const t4_result *t, op_task *task, const long long *shape, measurement *m,
+                     int i)
+{
+    /* The bucket is the shape's, as a sweep would key it. A file that names
+    ** one (aitune's export) must name that bucket or one of its parts. */
+    long long lo[TMPL_MAXDIMS], hi;
+    for (int d = 0; d < task->ndims; d++) bucket_of(shape[d], &lo[d], &hi);
+    if (bucket_key(task->ndims, task->dims, lo, shape, m->bucket, sizeof m->bucket))
+        return bad(im, EXIT_INPUT, i, "the bucket key of its shape is longer than %d characters", (int)sizeof m->bucket - 1);
+    if (t->bucket && strcmp(t->bucket, m->bucket)) {
+        bucket_parsed k;
+        char kwhy[128];
+        if (!bucket_in_home(t->bucket, m->bucket) || strlen(t->bucket) >= sizeof m->bucket ||
+            bucket_key_parse(t->bucket, &k, kwhy, sizeof kwhy)) {
+            char want[96];
+            snprintf(want, sizeof want, "%s", m->bucket);
+            return bad(im, EXIT_INPUT, i, "bucket '%s' is not its shape's (%s)", t->bucket, want);
+        }
+        snprintf(m->bucket, sizeof m->bucket, "%s", t->bucket);   /* a part of the shape's bucket */
+    }
+    int at = snprintf(m->shape, sizeof m->shape, "{");
+    for (int d = 0; d < task->ndims && at < (int)sizeof m->shape; d++)
+        at += snprintf(m->shape + at, sizeof m->shape - (size_t)at, "%s\"%s\":%lld", d ? "," : "", task->dims[d], shape[d]);
+    if (at + 2 > (int)sizeof m->shape)
+        return bad(im, EXIT_INPUT, i, "its shape is longer than %d characters", (int)sizeof m->shape - 1);
+    snprintf(m->shape + at, sizeof m->shape - (size_t)at, "}");
+    return 0;
+}
+
 static int take(const t4_result *t, void *ctx)
 {
     importer *im = ctx;
@@ -247,37 +278,11 @@ static int take(const t4_result *t, void *ctx)
     snprintf(m->tmpl, sizeof m->tmpl, "%s", tname);
     arch_base(arch, m->arch);
     snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
-    /* The bucket is the shape's, as a sweep would key it. A file that names
-    ** one (aitune's export) must name that bucket or one of its parts. */
-    long long lo[TMPL_MAXDIMS], hi;
-    for (int d = 0; d < task.ndims; d++) bucket_of(shape[d], &lo[d], &hi);
-    if (bucket_key(task.ndims, task.dims, lo, shape, m->bucket, sizeof m->bucket)) {
+    if (key_shape(im, t, &task, shape, m, i)) {
         sb_free(&cfg);
         im->n--;
-        return bad(im, EXIT_INPUT, i, "the bucket key of its shape is longer than %d characters", (int)sizeof m->bucket - 1);
+        return 1;   /* bad() said why */
     }
-    if (t->bucket && strcmp(t->bucket, m->bucket)) {
-        bucket_parsed k;
-        char kwhy[128];
-        if (!bucket_in_home(t->bucket, m->bucket) || strlen(t->bucket) >= sizeof m->bucket ||
-            bucket_key_parse(t->bucket, &k, kwhy, sizeof kwhy)) {
-            char want[96];
-            snprintf(want, sizeof want, "%s", m->bucket);
-            sb_free(&cfg);
-            im->n--;
-            return bad(im, EXIT_INPUT, i, "bucket '%s' is not its shape's (%s)", t->bucket, want);
-        }
-        snprintf(m->bucket, sizeof m->bucket, "%s", t->bucket);   /* a part of the shape's bucket */
-    }
-    int at = snprintf(m->shape, sizeof m->shape, "{");
-    for (int d = 0; d < task.ndims && at < (int)sizeof m->shape; d++)
-        at += snprintf(m->shape + at, sizeof m->shape - (size_t)at, "%s\"%s\":%lld", d ? "," : "", task.dims[d], shape[d]);
-    if (at + 2 > (int)sizeof m->shape) {
-        sb_free(&cfg);
-        im->n--;
-        return bad(im, EXIT_INPUT, i, "its shape is longer than %d characters", (int)sizeof m->shape - 1);
-    }
-    snprintf(m->shape + at, sizeof m->shape - (size_t)at, "}");
     m->config = xstrdup(sb_str(&cfg));
     sb_free(&cfg);
     hash_hex(hash_str(hash_str(HASH_INIT, tname), m->config), m->config_hash);

@@ -121,6 +121,65 @@ static int same_row(const slot *x, const void *key)
     return x->a == k->li && !strcmp(k->ls[x->a].rows[x->b].config, k->config);
 }
 
+/* One data line's fields (f, nf of them) read into *r through the header's
+** columns: 0, 1 for a row to skip (a constraint: never run), or -1 with
+** one line in err. r->config is left for the caller. */
+static int row_fields(const char *path, int lineno, char **f, int nf, const int *col, land_row *r, char *err,
+                      int errcap)
+{
+    int need = 0;
+    for (int c = 0; c < NCOLS; c++)
+        if (col[c] >= need) need = col[c] + 1;
+    if (nf < need) {
+        snprintf(err, (size_t)errcap, "%s line %d: %d fields, the header names %d", path, lineno, nf, need);
+        return -1;
+    }
+    if (!strcmp(f[col[C_STATUS]], "constraint")) return 1;   /* never run: not part of the space */
+    if (!status_known(f[col[C_STATUS]])) {
+        snprintf(err, (size_t)errcap, "%s line %d: unknown status '%.40s'", path, lineno, f[col[C_STATUS]]);
+        return -1;
+    }
+    memset(r, 0, sizeof *r);
+    snprintf(r->status, sizeof r->status, "%s", f[col[C_STATUS]]);
+    double v;
+    /* Times past 10^12 (11 days) are no measurement, and the metric's
+    ** sums over them could overflow. */
+    if (parse_num(f[col[C_TIME]], &r->time_us) || parse_num(f[col[C_COMPILE]], &r->compile_ms) ||
+        (!strcmp(r->status, "ok") && r->time_us <= 0) || r->compile_ms < 0 || fabs(r->time_us) > 1e12 ||
+        r->compile_ms > 1e12) {
+        snprintf(err, (size_t)errcap, "%s line %d: time_us '%.40s' or compile_ms '%.40s' is not a valid number", path,
+                 lineno, f[col[C_TIME]], f[col[C_COMPILE]]);
+        return -1;
+    }
+    if (col[C_SPREAD] >= 0 && !parse_num(f[col[C_SPREAD]], &v)) r->spread = v;
+    static const int counts[] = { C_REGS, C_SPILLS, C_SMEM };
+    int *dst[] = { &r->registers, &r->spills, &r->smem };
+    for (int c = 0; c < 3; c++)
+        if (col[counts[c]] >= 0 && parse_count(f[col[counts[c]]], dst[c])) {
+            snprintf(err, (size_t)errcap, "%s line %d: %s '%.40s' is not a count", path, lineno,
+                     col_names[counts[c]], f[col[counts[c]]]);
+            return -1;
+        }
+    if (f[col[C_CONFIG]][0] != '{') {
+        snprintf(err, (size_t)errcap, "%s line %d: config '%.40s' is not a JSON object", path, lineno, f[col[C_CONFIG]]);
+        return -1;
+    }
+    /* The key's fields must fit the landscape's, never be cut. */
+    const landscape *ls = NULL;   /* only for sizeof */
+    static const struct { int c; size_t cap; } widths[] = {
+        { C_OP, sizeof ls->op }, { C_TMPL, sizeof ls->tmpl }, { C_ARCH, sizeof ls->arch },
+        { C_DTYPE, sizeof ls->dtype }, { C_BUCKET, sizeof ls->bucket },
+    };
+    (void)ls;
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        if (strlen(f[col[widths[w].c]]) >= widths[w].cap) {
+            snprintf(err, (size_t)errcap, "%s line %d: %s '%.40s...' is longer than %zu characters", path, lineno,
+                     col_names[widths[w].c], f[col[widths[w].c]], widths[w].cap - 1);
+            return -1;
+        }
+    return 0;
+}
+
 int replay_load(const char *path, landscape **out, int *nout, char *err, int errcap)
 {
     *out = NULL;
@@ -160,56 +219,11 @@ int replay_load(const char *path, landscape **out, int *nout, char *err, int err
             have_header = 1;
             continue;
         }
-        int need = 0;
-        for (int c = 0; c < NCOLS; c++)
-            if (col[c] >= need) need = col[c] + 1;
-        if (nf < need) {
-            snprintf(err, (size_t)errcap, "%s line %d: %d fields, the header names %d", path, lineno, nf, need);
-            goto bad;
-        }
-        if (!strcmp(f[col[C_STATUS]], "constraint")) continue;   /* never run: not part of the space */
-        if (!status_known(f[col[C_STATUS]])) {
-            snprintf(err, (size_t)errcap, "%s line %d: unknown status '%.40s'", path, lineno, f[col[C_STATUS]]);
-            goto bad;
-        }
         land_row r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.status, sizeof r.status, "%s", f[col[C_STATUS]]);
-        double v;
-        /* Times past 10^12 (11 days) are no measurement, and the metric's
-        ** sums over them could overflow. */
-        if (parse_num(f[col[C_TIME]], &r.time_us) || parse_num(f[col[C_COMPILE]], &r.compile_ms) ||
-            (!strcmp(r.status, "ok") && r.time_us <= 0) || r.compile_ms < 0 || fabs(r.time_us) > 1e12 ||
-            r.compile_ms > 1e12) {
-            snprintf(err, (size_t)errcap, "%s line %d: time_us '%.40s' or compile_ms '%.40s' is not a valid number", path,
-                     lineno, f[col[C_TIME]], f[col[C_COMPILE]]);
-            goto bad;
-        }
-        if (col[C_SPREAD] >= 0 && !parse_num(f[col[C_SPREAD]], &v)) r.spread = v;
-        static const int counts[] = { C_REGS, C_SPILLS, C_SMEM };
-        int *dst[] = { &r.registers, &r.spills, &r.smem };
-        for (int c = 0; c < 3; c++)
-            if (col[counts[c]] >= 0 && parse_count(f[col[counts[c]]], dst[c])) {
-                snprintf(err, (size_t)errcap, "%s line %d: %s '%.40s' is not a count", path, lineno,
-                         col_names[counts[c]], f[col[counts[c]]]);
-                goto bad;
-            }
+        int got = row_fields(path, lineno, f, nf, col, &r, err, errcap);
+        if (got < 0) goto bad;
+        if (got > 0) continue;
         const char *cfg = f[col[C_CONFIG]];
-        if (cfg[0] != '{') {
-            snprintf(err, (size_t)errcap, "%s line %d: config '%.40s' is not a JSON object", path, lineno, cfg);
-            goto bad;
-        }
-        /* The key's fields must fit the landscape's, never be cut. */
-        static const struct { int c; size_t cap; } widths[] = {
-            { C_OP, sizeof ls->op }, { C_TMPL, sizeof ls->tmpl }, { C_ARCH, sizeof ls->arch },
-            { C_DTYPE, sizeof ls->dtype }, { C_BUCKET, sizeof ls->bucket },
-        };
-        for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
-            if (strlen(f[col[widths[w].c]]) >= widths[w].cap) {
-                snprintf(err, (size_t)errcap, "%s line %d: %s '%.40s...' is longer than %zu characters", path, lineno,
-                         col_names[widths[w].c], f[col[widths[w].c]], widths[w].cap - 1);
-                goto bad;
-            }
         /* Its landscape, by its key. */
         uint64_t h = HASH_INIT;
         for (int c = C_OP; c <= C_BUCKET; c++) h = hash_str(hash_bytes(h, "\t", 1), f[col[c]]);
