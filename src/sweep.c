@@ -125,9 +125,13 @@ static int finish_run(sw *S, hub *H, int code)
     } else if (o->retune)
         printf("retune: %d stale bucket%s re-raced, %d searched again\n", S->retuned, S->retuned == 1 ? "" : "s",
                S->escalated);
-    const char *outcome = sw_interrupted() ? "interrupted" : code ? "failed" : S->budget_hit ? "budget" : "ok";
+    const char *outcome = sw_interrupted() ? "interrupted" : code ? "failed" : S->budget_hit || S->shares_cut ? "budget" : "ok";
     for (int i = 0; i < H->nlanes; i++) reg_run_end(H->lanes[i]->R, H->lanes[i]->run_id, outcome);
     if (S->budget_hit) fprintf(stderr, "aitune: the budget ran out; winners so far are stored, marked not exhaustive\n");
+    else if (S->shares_cut)
+        fprintf(stderr, "aitune: %d bucket%s stopped at %s share of the budget (the time left over the buckets left); "
+                        "%s winners are marked not exhaustive\n", S->shares_cut, S->shares_cut == 1 ? "" : "s",
+                S->shares_cut == 1 ? "its" : "their", S->shares_cut == 1 ? "its" : "their");
     if (sw_interrupted()) {
         fprintf(stderr, "aitune: interrupted; what was measured is kept: run the same command again to resume\n");
         code = 130;

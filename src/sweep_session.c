@@ -76,8 +76,10 @@ void sw_trace(sw *S, const char *fmt, ...)
 
 int sw_out_of_budget(sw *S)
 {
-    if (S->budget_s > 0 && now_s() - S->t0 > S->budget_s) S->budget_hit = 1;
-    return S->budget_hit || interrupted;
+    double t = now_s();
+    if (S->budget_s > 0 && t - S->t0 > S->budget_s) S->budget_hit = 1;
+    if (S->share_end > 0 && t > S->share_end) S->share_hit = 1;
+    return S->budget_hit || S->share_hit || interrupted;
 }
 
 void sw_note(sw *S, const char *fmt, ...)
@@ -193,6 +195,7 @@ void sw_add_counts(sw *S, const sw *L)
     sweep_vendor_add(&S->V, &L->V);
     for (int i = 0; i < L->nops; i++) sw_op_time(S, L->op_name[i], L->op_s[i]);
     S->budget_hit |= L->budget_hit;
+    S->shares_cut += L->shares_cut;
     S->ws.starts += L->ws.starts;
     S->ws.crashes += L->ws.crashes;
     S->ws.timeouts += L->ws.timeouts;

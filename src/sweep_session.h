@@ -36,6 +36,12 @@ typedef struct sw {
     char arch[16];          /* the registry key: sm_90 (no 'a') */
     double t0, budget_s, copy_gbps;
     int budget_hit;
+    /* A budget is shared by the buckets: the one in hand may use its share,
+    ** what is left over the buckets left (sweep_lanes.c), and stops at
+    ** share_end (0: no budget) without stopping the sweep. */
+    double share_end;
+    int share_hit;          /* the bucket in hand used its share */
+    int shares_cut;         /* buckets stopped at the end of their share */
     /* counts for the summary */
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
     int retuned, escalated; /* retune: buckets re-raced, and searched again */
@@ -73,7 +79,8 @@ typedef struct sw {
 void sw_signals(void);
 /* Whether Ctrl-C came. */
 int sw_interrupted(void);
-/* Whether the lane must stop: Ctrl-C, or its budget spent (sets budget_hit). */
+/* Whether the lane must stop: Ctrl-C, or its budget spent (sets budget_hit),
+** or the bucket in hand its share of it (sets share_hit). */
 int sw_out_of_budget(sw *S);
 
 /* AITUNE_TRACE=FILE: the sweep appends what its searches do as it happens

@@ -174,7 +174,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long
         *capped |= flow_capped(se, max_evals);
         search_free(se);
     }
-    *capped |= S->budget_hit || sw_interrupted();
+    *capped |= S->budget_hit || S->share_hit || sw_interrupted();
     free(use);
     for (int i = 0; i < ntn; i++) free(tn[i]);
     free(tn);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A killed sweep resumes where it stopped; Ctrl-C exits 130 and says how to
-# resume; --budget stops early and marks winners not exhaustive. The fake
+# resume; --budget stops early, shared by the buckets, and marks winners not exhaustive. The fake
 # worker's slow_time mode makes each candidate take a while.
 . "$(dirname "$0")/lib.sh"
 
@@ -169,7 +169,10 @@ expect_eq "a sweep over budget exits 0" "$RC" 0 || show_last
 expect_stderr "budget ran out" "stderr says the budget ran out"
 n=$(sql "$DB" "select count(*) from measurements")
 [ "$n" -ge 1 ] && [ "$n" -lt 38 ] && ok "only part of the space was measured ($n)" || fail "measurements under budget: $n"
-expect_eq "the winner so far is stored, not exhaustive" "$(sql "$DB" "select count(*) || ' ' || sum(exhaustive) from winners")" "1 0"
+# The budget is shared: each of the three buckets gets its share (the time
+# left over the buckets left), so the first cannot spend it all.
+expect_eq "every bucket has a winner, none exhaustive" "$(sql "$DB" "select count(*) || ' ' || sum(exhaustive) from winners")" "3 0"
+expect_eq "every bucket was measured" "$(sql "$DB" "select count(distinct bucket) from measurements where status = 'ok'")" 3
 expect_eq "the run's outcome is budget" "$(sql "$DB" "select outcome from runs order by id desc limit 1")" budget
 run "$AITUNE" show --db "$DB"
 expect_stdout "\(not exhaustive\)" "show marks the winner (not exhaustive)"
