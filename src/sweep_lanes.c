@@ -171,10 +171,12 @@ typedef struct lane_arg { hub *H; sw *S; } lane_arg;
 ** each lane (k and those after it, spread over the lanes), so a bucket that
 ** holds and splits cannot spend what the buckets after it need (a 170 s
 ** budget once went to one bucket's 43 parts while 11 got nothing). A
-** bucket that finishes early, or resumes, leaves its rest to the others. */
+** bucket that finishes early, or resumes, leaves its rest to the others.
+** A window (o->want) has no shares: its order is its priority, the first
+** bucket the one that gains most. */
 static void share_of(hub *H, sw *S, int k)
 {
-    if (S->budget_s <= 0) return;
+    if (S->budget_s <= 0 || S->o->want) return;
     double t = now_s(), left = S->budget_s - (t - S->t0);
     int lanes = H->nlanes > 1 ? H->nlanes : 1, buckets = H->nq - k;
     double share = buckets > lanes ? left * lanes / buckets : left;
