@@ -104,21 +104,9 @@ local function check(p, shape, dt, dev)
   return nil
 end
 
-local function source(op, p, dt, dev, name)
-  local t = gemm.types(dt)
-  local nw = p.vec // 2
-  local vld_w, vld_a
-  local pf = p.l2pf == 256 and ".L2::256B" or ""
-  if nw == 4 then
-    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
-    vld_a = [[asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
-  else
-    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
-    vld_a = [[asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
-  end
-  return dtype.prelude .. gemv.store_fn(t) .. string.format([[
+-- The kernel's source, in pieces that source() joins (every byte of it is
+-- in the cubin cache key: tests/cli/tmpl_sources.sh).
+local head_src = [[
 #define WARPS %d
 #define KW %d
 #define CPW %d
@@ -131,6 +119,9 @@ local function source(op, p, dt, dev, name)
 #define APF %d
 #define LEAN %d
 #define MINB %d
+]]
+
+local defs_src = [[
 #define LD_IN ld_%s
 #define NW (VEC / 2)
 #define CHUNK (4 * VEC * SEG)
@@ -163,6 +154,9 @@ template<bool V> AIT_DEV void load_w(u32 (&bw)[UNROLL][CPW][NW], const u16* cons
   }
 }
 
+]]
+
+local steps_mt1 = [[
 // One step: A's pieces of it, then the mma.
 template<bool V> AIT_DEV void step(float (&acc)[CPW][4], const u32 (&bw)[UNROLL][CPW][NW], const u16* __restrict__ alo,
                                    const u16* __restrict__ ahi, bool oklo, bool okhi, bool hi_rows, long long k0,
@@ -304,6 +298,9 @@ AIT_DEV void lean_loop(float (&acc)[CPW][4], const u16* __restrict__ A, long lon
   }
 }
 #endif
+]]
+
+local kernel_head = [[
 %s
 extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
   pdl_launch();
@@ -359,6 +356,9 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
   pdl_wait();
   unsigned* ticket = (unsigned*)ws;
   float* part = (float*)((char*)ws + 4 * n + 64);
+]]
+
+local passes_mt1 = [[
   // Sixteen rows of A per pass (one pass for decode shapes; more only when a
   // larger m reaches this kernel through its bucket).
   for (long long r0 = 0; r0 < m; r0 += 16) {
@@ -433,9 +433,30 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32%s) %s(%s) {
     }
 #endif
   }
+]]
+
+local tail_src = [[
   if (SPLITK > 1) splitk_finish(part, ticket, D, m, n, cb, COLS);
 }
-]], p.warps, p.kw, p.cpw, p.vec, p.seg, p.unroll, p.splitk, p.pdl, p.l2pre, p.apf, p.lean, p.minb, t.In, dtype.ctype(t.Out),
+]]
+
+local function source(op, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local nw = p.vec // 2
+  local vld_w, vld_a
+  local pf = p.l2pf == 256 and ".L2::256B" or ""
+  if nw == 4 then
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+    vld_a = [[asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
+  else
+    vld_w = [[asm volatile("ld.global.nc.L1::no_allocate]] .. pf .. [[.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
+    vld_a = [[asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));]]
+  end
+  local fmt = head_src .. defs_src .. steps_mt1 .. kernel_head .. passes_mt1 .. tail_src
+  return dtype.prelude .. gemv.store_fn(t) .. string.format(fmt, p.warps, p.kw, p.cpw, p.vec, p.seg, p.unroll, p.splitk,
+    p.pdl, p.l2pre, p.apf, p.lean, p.minb, t.In, dtype.ctype(t.Out),
     gemv.ld_piece_src(vld_w, vld_a) .. (p.lean == 1 and ("AIT_DEV void vld_w(u32 (&w)[NW], const u16* p) { " .. vld_w ..
     " }\nAIT_DEV void vld_a(u32 (&w)[NW], const u16* p) { " .. vld_a .. " }\n") or ""), t.In, t.In,
     gemv.pdl_fn .. gemv.finish_fn,
