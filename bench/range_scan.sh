@@ -8,8 +8,10 @@
 #   bench/range_scan.sh OUTDIR [WEIGHTS] [LO:HI] [MAX_EVALS] [BUDGET] [VENDOR]
 #   WEIGHTS: NxK,... (default 4096x4096); LO:HI the m range (default 1:64);
 #   MAX_EVALS per bucket and template (default 16); BUDGET the sweep's (default
-#   none); VENDOR win (a bucket or part the vendor beats is the vendor's) or
-#   off (aitune's own kernels only: issue 33's first bar; default off).
+#   none); VENDOR win (a bucket or part the vendor beats is the vendor's),
+#   time (the vendor timed at each bucket for x vendor, holding none) or off
+#   (aitune's own kernels only: issue 33's first bar; default off). Either
+#   way the scan races the vendor at every size.
 #   SCAN_ARGS (environment): more arguments for `aitune scan`, e.g.
 #   "--step 61" for issue 33's second row (m 256..8192 in steps of 61).
 # The registry (OUTDIR/range.db), the sweep's and scan's output and the table
@@ -21,6 +23,10 @@ range=${3:-1:64}
 evals=${4:-16}
 budget=${5:-}
 vendor=${6:-off}
+case $vendor in
+    win | time | off) ;;
+    *) echo "bench/range_scan.sh: VENDOR must be win, time or off, not '$vendor'" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 db=$out/range.db
 spec=$out/range.yaml
@@ -42,7 +48,7 @@ spec=$out/range.yaml
     done
 } > "$spec"
 t0=$(date +%s)
-build/aitune sweep "$spec" --db "$db" --vendor "$([ "$vendor" = win ] && echo win || echo off)" \
+build/aitune sweep "$spec" --db "$db" --vendor "$vendor" \
     ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
 echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
 t1=$(date +%s)

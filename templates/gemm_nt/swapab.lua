@@ -1,8 +1,10 @@
--- Swap-AB decode GEMM (nt, sm_90a): D = A·Bᵀ for small m, with the weight B
--- in wgmma's M dimension and the m rows of A in its N dimension (wgmma
--- m64nBNk16, BN = 8..64), so a decode step's 1..64 rows fill the narrow
--- side of the tensor-core tile instead of 64-row tiles that are mostly
--- padding (lib/wgmma.lua).
+-- Swap-AB GEMM (nt, sm_90a): D = A·Bᵀ for small and mid-size m, with the
+-- weight B in wgmma's M dimension and the m rows of A in its N dimension
+-- (wgmma m64nBNk16, BN = 8..256), so a decode step's 1..64 rows fill the
+-- narrow side of the tensor-core tile instead of 64-row tiles that are
+-- mostly padding (lib/wgmma.lua), and up to 256 rows are served by one
+-- stream of the weight. Two kernels: the decode kernel (bn <= 64, below)
+-- and the mid-size kernel (bn > 64, "The mid-size kernel" further down).
 --
 -- A CTA owns BM rows of B (BM columns of D) and, with csplit > 1, one of
 -- csplit slices of k. One producer warp's elected lane streams BM x 64
@@ -39,6 +41,23 @@
 -- runs any m of its bucket, and constraints keep the search at one pass.
 -- TMA needs 16-byte row strides: k must be a multiple of 8 (supports), and
 -- A and B 16-byte aligned (the launch plan checks at bind).
+--
+-- The mid-size kernel (bn 96..256, m up to 256): the same ring, producer
+-- warp and params, with one consumer warpgroup per 64 rows of B (BM/64 of
+-- them, each holding 64 x BN fp32 sums: BN/2 registers a thread, at most
+-- 128, so bm 128 with bn 256 takes two warpgroups and bm 256 stops at bn
+-- 128) and a split-K over the cluster that spreads the adding: chunk c of
+-- every thread's sums (acc[4c .. 4c+3], rows 8c .. 8c+7 of A) belongs to
+-- rank c / CPR. After its mainloop every CTA arrives on one cluster barrier
+-- and waits for it: then no ring of the cluster is read or written any
+-- more, and each rank's ring becomes `red`, where every other rank stores
+-- (16-byte remote stores) the chunks that rank owns and arrives on the
+-- owner's rbar. An owner adds the CS parts of its chunks in rank order
+-- (deterministic) and stores them. The tile's whole sums never pass
+-- through one SM and need no shared memory besides the ring (a 128 x 256
+-- tile's sums are 128 KB). The barrier costs waiting for the slowest CTA
+-- of the cluster, which the owner of a tile waits for anyway. m > BN: more
+-- CTAs along gridDim.z, BN rows of A each (no passes).
 local gemm = lib("gemm")
 local dtype = lib("dtype")
 local kernel = lib("kernel")
@@ -46,12 +65,12 @@ local hopper = lib("hopper")
 local gemv = lib("gemv")
 local M = {}
 
-M.MAX_M = 64
+M.MAX_M = 256
 local BK = 64   -- k per box: 128 bytes of bf16/f16, the swizzle span
 
 M.params = {
   { "bm", { 64, 128, 256 } },     -- rows of B (columns of D) per CTA
-  { "bn", { 8, 16, 32, 64 } },    -- rows of A per pass (wgmma N)
+  { "bn", { 8, 16, 24, 32, 40, 48, 64, 96, 128, 192, 256 } },  -- rows of A per pass (wgmma N); > 64: the mid-size kernel
   { "stages", { 2, 4, 6, 8, 12, 16 } },  -- slots in the TMA ring
   { "csplit", { 1, 2, 4, 8 } },   -- split-K over a cluster, added through distributed shared memory
   { "pdl", { 0, 1 } },            -- programmatic dependent launch
@@ -65,6 +84,35 @@ M.params = {
 local function sizes(p)
   local slot = p.kbox * (p.bm * BK * 2 + p.bn * BK * 2)
   return slot, p.stages * slot + 4 * p.bn * p.bm * (p.csplit - 1) + 16 * p.stages + 16 + 1024
+end
+
+-- The mid-size kernel (bn > 64): its warpgroups, its threads, its chunks of
+-- 4 sums a thread and the most a rank adds, the bytes of red (in the ring)
+-- and of shared memory (the ring, the mbarriers, the alignment slack).
+local function mid(p) return p.bn > 64 end
+local function mid_sizes(p)
+  local z = { slot = p.kbox * (p.bm * BK * 2 + p.bn * BK * 2), wgs = p.bm // 64 }
+  z.ring = p.stages * z.slot
+  z.smem = z.ring + 16 * p.stages + 16 + 1024
+  z.threads = 128 * z.wgs + 32
+  z.cpr = (p.bn // 8 + p.csplit - 1) // p.csplit
+  z.red = (p.csplit - 1) * z.cpr * 128 * z.wgs * 16
+  return z
+end
+
+-- Registers a thread of the mid-size kernel may have (one CTA an SM; a
+-- warp's registers come in 256s) and about what it needs: its BN/2 sums
+-- and some 40 more (ptxas 13.0: tests/cli/swapab_mid.sh).
+local function mid_constraints(p, shape, dt, dev)
+  local z = mid_sizes(p)
+  local cap = math.min(255, 65536 // z.threads // 8 * 8)
+  if p.bn // 2 + 40 > cap then
+    return false, string.format("about %d registers a thread, %d threads have %d", p.bn // 2 + 40, z.threads, cap)
+  end
+  if z.red > z.ring then return false, string.format("the split's %d bytes of sums do not fit the ring", z.red) end
+  local smax = dev.smem_optin or 232448
+  if z.smem > smax then return false, string.format("%d bytes of shared memory (at most %d)", z.smem, smax) end
+  return true
 end
 
 local function constraints(p, shape, dt, dev)
@@ -82,6 +130,7 @@ local function constraints(p, shape, dt, dev)
   local per = (kiters + p.csplit - 1) // p.csplit
   if p.stages > 2 and p.stages // 2 >= per then return false, string.format("%d slots for %d slots' worth of k", p.stages, per) end
   if p.l2pre > per * p.kbox then return false, "more boxes prefetched than the CTA reads" end
+  if mid(p) then return mid_constraints(p, shape, dt, dev) end
   local _, smem = sizes(p)
   local cap = dev.smem_optin or 232448
   if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
@@ -90,10 +139,38 @@ end
 
 local function supports(shape, dt, dev)
   if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
-  if shape.m > M.MAX_M then return false, string.format("m > %d: not a decode shape", M.MAX_M) end
+  if shape.m > M.MAX_M then return false, string.format("m > %d: wgmma's N ends at 256", M.MAX_M) end
   if shape.k % 8 ~= 0 then return false, "rows of k not a multiple of 8 elements: TMA needs 16-byte strides" end
   return true
 end
+
+-- Device helpers both kernels use: a float to a peer CTA's shared memory
+-- and an arrive on its mbarrier (distributed shared memory), a wait that
+-- acquires at cluster scope, a box of B asked of L2.
+local PEER_FN = [[
+// A float into CTA `to`'s shared memory at this CTA's address a (mapa), and
+// an arrive on CTA `to`'s mbarrier that releases this thread's earlier
+// stores at cluster scope; the matching wait acquires at cluster scope.
+AIT_DEV void st_peer(unsigned a, float v, unsigned to) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; st.shared::cluster.f32 [r], %2; }"
+               :: "r"(a), "r"(to), "f"(v) : "memory");
+}
+AIT_DEV void arrive_peer(unsigned bar, unsigned to) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }"
+               :: "r"(bar), "r"(to) : "memory");
+}
+AIT_DEV void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned ok;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  } while (!ok);
+}
+AIT_DEV void l2_prefetch_box(const tmap_t* map, int x, int y) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
+               :: "l"((unsigned long long)map), "r"(x), "r"(y) : "memory");
+}
+]]
 
 local function source(op, p, dt, dev, name)
   local t = gemm.types(dt)
@@ -113,29 +190,7 @@ local function source(op, p, dt, dev, name)
 #define MI (BM / 64)
 #define OUT_T %s
 ]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, slot, dtype.ctype(t.Out)) ..
-    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. string.format([[
-// A float into CTA `to`'s shared memory at this CTA's address a (mapa), and
-// an arrive on CTA `to`'s mbarrier that releases this thread's earlier
-// stores at cluster scope; the matching wait acquires at cluster scope.
-AIT_DEV void st_peer(unsigned a, float v, unsigned to) {
-  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %%0, %%1; st.shared::cluster.f32 [r], %%2; }"
-               :: "r"(a), "r"(to), "f"(v) : "memory");
-}
-AIT_DEV void arrive_peer(unsigned bar, unsigned to) {
-  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %%0, %%1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }"
-               :: "r"(bar), "r"(to) : "memory");
-}
-AIT_DEV void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  unsigned ok;
-  do {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }"
-                 : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  } while (!ok);
-}
-AIT_DEV void l2_prefetch_box(const tmap_t* map, int x, int y) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%%0, {%%1, %%2}];"
-               :: "l"((unsigned long long)map), "r"(x), "r"(y) : "memory");
-}
+    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. PEER_FN .. string.format([[
 
 // Threads 0-127: the consumer warpgroup; 128-159: the producer warp.
 extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tmap_t tmB,
@@ -267,6 +322,205 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
 ]], name)
 end
 
+-- The mid-size kernel's own helper: four floats into CTA `to`'s shared
+-- memory at this CTA's address a (16-byte aligned).
+local PEER4_FN = [[
+AIT_DEV void st_peer4(unsigned a, float x, float y, float z, float w, unsigned to) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; st.shared::cluster.v4.f32 [r], {%2, %3, %4, %5}; }"
+               :: "r"(a), "r"(to), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+]]
+
+-- The mid-size kernel's body, after its signature (see the header).
+local MID_BODY = [[
+{
+  extern __shared__ unsigned char smem_raw[];
+  pdl_launch();
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned full = base + STAGES * SLOT, empty = full + 8 * STAGES, rbar = empty + 8 * STAGES;
+  const int tile = blockIdx.x, rank = CS > 1 ? (int)cta_rank() : 0;
+  const long long r0 = (long long)blockIdx.z * BN;
+  // k in slots of KBOX boxes of 64 (the last slot's boxes past k are zeros).
+  const int kiters = (int)((k + 64 * KBOX - 1) / (64 * KBOX)), per = (kiters + CS - 1) / CS;
+  const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, 4 * WGS); }
+    if (CS > 1) mbar_init(rbar, 128 * WGS * (CS - 1));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (threadIdx.x == 128 * WGS) {
+    asm volatile("prefetch.tensormap [%0];" :: "l"((unsigned long long)&tmB) : "memory");
+    asm volatile("prefetch.tensormap [%0];" :: "l"((unsigned long long)&tmA) : "memory");
+#if L2PRE
+    const int kboxes = (int)((k + 63) / 64);
+    for (int b = kb0 * KBOX; b < min(kb1 * KBOX, min(kboxes, kb0 * KBOX + L2PRE)); b++) l2_prefetch_box(&tmB, b * 64, tile * BM);
+#endif
+  }
+  __syncthreads();
+  pdl_wait();
+  if (threadIdx.x >= 128 * WGS) {
+    if (threadIdx.x == 128 * WGS) {
+      int s = 0;
+      unsigned ph = 0;
+      for (int kb = kb0; kb < kb1; kb++) {
+        mbar_wait(empty + 8 * s, ph ^ 1);
+        const unsigned bar = full + 8 * s, sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
+        // Every slot whole (TMA zero-fills boxes past k): no wgmma under a branch.
+        mbar_expect(bar, SLOT);
+        for (int b = 0; b < KBOX; b++) {
+          tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
+          tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
+        }
+        if (++s == STAGES) { s = 0; ph ^= 1; }
+      }
+    }
+    // The cluster barrier counts every thread not exited: the producer
+    // warp's part, before it leaves (its loads complete on the mbarriers).
+#if CS > 1
+    cluster_arrive();
+#endif
+    return;
+  }
+  // Warpgroup wg: rows 64 wg .. 64 wg + 63 of the tile.
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+  float acc[BN / 2];
+#pragma unroll
+  for (int j = 0; j < BN / 2; j++) acc[j] = 0.0f;
+  int s = 0, prev = -1;
+  unsigned ph = 0;
+  for (int kb = kb0; kb < kb1; kb++) {
+    mbar_wait(full + 8 * s, ph);
+    const unsigned sB = base + s * SLOT + wg * 64 * 128, sA = base + s * SLOT + KBOX * W_BYTES;
+    wg_fence();
+#pragma unroll
+    for (int b = 0; b < KBOX; b++)
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        wgmma_tile(acc, desc(sB + b * W_BYTES + kk * 32, 1, 1024), desc(sA + b * A_BYTES + kk * 32, 1, 1024));
+    wg_commit();
+    // INFLIGHT 1: this group keeps running; the previous one's slot is
+    // released once it retires. 0: this slot, as soon as its group is done.
+    wg_wait<INFLIGHT>();
+    if (INFLIGHT == 0) {
+      if (lane == 0) mbar_arrive(empty + 8 * s);
+    } else {
+      if (prev >= 0 && lane == 0) mbar_arrive(empty + 8 * prev);
+      prev = s;
+    }
+    if (++s == STAGES) { s = 0; ph ^= 1; }
+  }
+  wg_wait<0>();
+  // Sum 4c + 2h + e: row 16 warp + g + 8h of the warpgroup's 64 (a column
+  // of D), column 8c + 2t + e (a row of A, of D); chunk c is sums 4c..4c+3.
+  const int g = lane / 4, t = lane % 4;
+  const long long col = (long long)tile * BM + 64 * wg + 16 * warp + g;
+#if CS > 1
+  // Past this barrier no ring of the cluster is read (every wgmma retired)
+  // or written (every load landed: its full mbarrier was waited on).
+  cluster_arrive();
+  cluster_wait();
+  // Rank `to` adds chunks to * CPR ..: this CTA's parts of them go to its
+  // red, at (this rank among the others, the chunk among its owner's, thread).
+#pragma unroll
+  for (int c = 0; c < NC; c++) {
+    const int to = c / CPR;
+    if (to != rank) {
+      const unsigned at = (unsigned)(((rank < to ? rank : rank - 1) * CPR + c - to * CPR) * 128 * WGS) + threadIdx.x;
+      st_peer4(base + 16u * at, acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3], (unsigned)to);
+    }
+  }
+  for (int to = 0; to < CS; to++)
+    if (to != rank) arrive_peer(rbar, (unsigned)to);
+  // Every rank waits for its parts, so none exits while others write to it.
+  mbar_wait_cluster(rbar, 0u);
+  const float4* red = (const float4*)(smem_raw + (base - smem_u32(smem_raw)));
+#endif
+#pragma unroll
+  for (int c = 0; c < NC; c++) {
+    if (CS > 1 && c / CPR != rank) continue;
+    float v[4] = { acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3] };
+#if CS > 1
+    // The parts in rank order, whichever rank adds them: deterministic.
+    float sum[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    for (int from = 0; from < CS; from++) {
+      float4 q = make_float4(v[0], v[1], v[2], v[3]);
+      if (from != rank) q = red[((from < rank ? from : from - 1) * CPR + c - rank * CPR) * 128 * WGS + threadIdx.x];
+      sum[0] += q.x; sum[1] += q.y; sum[2] += q.z; sum[3] += q.w;
+    }
+#pragma unroll
+    for (int x = 0; x < 4; x++) v[x] = sum[x];
+#endif
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        const long long row = r0 + 8 * c + 2 * t + e, cl = col + 8 * h;
+        if (row < m && cl < n) D[row * n + cl] = st_out(v[2 * h + e]);
+      }
+  }
+}
+]]
+
+-- The mid-size kernel's source (bn > 64).
+local function mid_source(op, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local z = mid_sizes(p)
+  return dtype.prelude .. gemv.store_fn(t) .. string.format([[
+#define BM %d
+#define BN %d
+#define STAGES %d
+#define CS %d
+#define PDL %d
+#define L2PRE %d
+#define INFLIGHT %d
+#define KBOX %d
+#define WGS %d
+#define W_BYTES (BM * 128)
+#define A_BYTES (BN * 128)
+#define SLOT %d
+#define NC (BN / 8)
+#define CPR %d
+#define OUT_T %s
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, z.cpr, dtype.ctype(t.Out)) ..
+    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. PEER_FN .. PEER4_FN ..
+    string.format([[
+
+// Threads 0 .. 128 WGS - 1: the consumer warpgroups; the last warp: the producer.
+extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ tmap_t tmB,
+    const __grid_constant__ tmap_t tmA, OUT_T* __restrict__ D, long long m, long long n, long long k)
+]], z.threads, name) .. MID_BODY
+end
+
+-- The default above m = 64: the mid-size pass that holds m, and of the
+-- (bm, csplit) pairs the one whose CTAs fill the most of their waves (one
+-- CTA an SM), in the order bm 128, 64, 256 and fewer splits first on a tie;
+-- then the deepest ring that fits.
+local MID_DEFAULT_BN = { 96, 128, 192, 256 }
+local function mid_default(t, shape, dt, dev)
+  local bn = 256
+  for _, v in ipairs(MID_DEFAULT_BN) do
+    if v >= shape.m then bn = v; break end
+  end
+  local sms, pairs = dev.sms or 132, {}
+  for _, bm in ipairs({ 128, 64, 256 }) do
+    for _, cs in ipairs({ 1, 2, 4, 8 }) do
+      local ctas = (shape.n + bm - 1) // bm * cs
+      pairs[#pairs + 1] = { bm = bm, cs = cs, fill = ctas / (((ctas + sms - 1) // sms) * sms), order = #pairs }
+    end
+  end
+  table.sort(pairs, function(a, b)
+    if a.fill ~= b.fill then return a.fill > b.fill end
+    return a.order < b.order
+  end)
+  for _, pr in ipairs(pairs) do
+    local q = kernel.first_valid(t, shape, dt, dev,
+      { bm = pr.bm, bn = bn, csplit = pr.cs, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },
+      { { "stages", { 8, 6, 4, 2 } } })
+    if q then return q end
+  end
+  return nil
+end
+
 -- The family table for gemm_nt (lib/gemm.lua).
 local function family(op)
   assert(op.layout == "nt", "swapab: the nt layout only")
@@ -284,9 +538,14 @@ local function family(op)
   t.launch = function(p, dt, dev)
     local _, smem = sizes(p)
     local esize = dtype.size(gemm.types(dt).In)
+    local z, block = 1, 160
+    if mid(p) then
+      local ms = mid_sizes(p)
+      z, block, smem = string.format("cdiv(m, %d)", p.bn), ms.threads, ms.smem
+    end
     return {
-      grid = { string.format("cdiv(n, %d)", p.bm), p.csplit, 1 },
-      block = { 160, 1, 1 },
+      grid = { string.format("cdiv(n, %d)", p.bm), p.csplit, z },
+      block = { block, 1, 1 },
       cluster = { 1, p.csplit, 1 },
       smem = smem,
       pdl = p.pdl == 1,
@@ -300,8 +559,12 @@ local function family(op)
       },
     }
   end
-  t.source = function(p, dt, dev, name) return source(op, p, dt, dev, name) end
+  t.source = function(p, dt, dev, name)
+    if mid(p) then return mid_source(op, p, dt, dev, name) end
+    return source(op, p, dt, dev, name)
+  end
   t.default = function(shape, dt, dev)
+    if shape.m > 64 then return mid_default(t, shape, dt, dev) end
     local bn = 8
     while bn < shape.m and bn < 64 do bn = bn * 2 end
     return kernel.first_valid(t, shape, dt, dev, { bn = bn, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },

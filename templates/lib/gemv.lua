@@ -33,9 +33,10 @@
 -- of vec; nn: n a multiple of vec and k of 8) and the base pointers are
 -- aligned to the vector, a uniform test at run time; otherwise the same
 -- code runs with 2-byte loads, every element predicated. Every k, n and m
--- tail is predicated. supports() offers the family up to m = 16, but the
--- kernels take any m (passes of 16 rows, nt; of mmax rows, nn), since a
--- bucket's winner may meet a larger m of its bucket.
+-- tail is predicated. supports() offers the family up to a layout's max_m
+-- (nn 16; nt 64, where `mt` tiles of 16 rows share each weight load), but
+-- the kernels take any m (passes of 16 mt rows, nt; of mmax rows, nn),
+-- since a bucket's winner may meet a larger m of its bucket.
 local dtype = lib("dtype")
 local M = {}
 
@@ -74,10 +75,12 @@ local function constraints(L, p, shape, dt, dev)
   return true
 end
 
-local function supports(shape, dt, dev)
-  if (dev.cc or 0) < 80 then return false, "mma.sync bf16 needs sm_80" end
-  if shape.m > M.MAX_M then return false, string.format("m > %d: not a decode shape", M.MAX_M) end
-  return true
+local function supports(max_m)
+  return function(shape, dt, dev)
+    if (dev.cc or 0) < 80 then return false, "mma.sync bf16 needs sm_80" end
+    if shape.m > max_m then return false, string.format("m > %d: not a decode shape", max_m) end
+    return true
+  end
 end
 
 function M.store_fn(t)
@@ -174,7 +177,8 @@ template<bool V, bool WEIGHT> AIT_DEV void ld_piece(u32 (&w)[NW], const u16* __r
 end
 
 -- The family table of one layout's gemv for op (an op of lib/gemm.lua). L,
--- the layout: params; cols_per_block(p); reg_estimate(p) and reg_limit;
+-- the layout: params; max_m, the largest m supports() offers (default
+-- MAX_M); cols_per_block(p); reg_estimate(p) and reg_limit;
 -- step(p), the k of one step; check and check_tiles (constraints above);
 -- source(op, p, dt, dev, name); default(t, shape, dt, dev).
 function M.family(op, L)
@@ -186,7 +190,7 @@ function M.family(op, L)
     params = L.params,
   }
   t.constraints = function(p, shape, dt, dev) return constraints(L, p, shape, dt, dev) end
-  t.supports = supports
+  t.supports = supports(L.max_m or M.MAX_M)
   t.workspace = function(p, shape, dt, dev)
     if p.splitk == 1 then return 16 end
     return ticket_bytes(shape.n) + 4 * p.splitk * shape.m * shape.n

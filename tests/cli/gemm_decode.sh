@@ -5,7 +5,7 @@
 # at shapes with m = 1 and m = 16, odd k (4097, 4001) and odd n (4001, 4097),
 # is instantiated and compiled for sm_90a. Every kernel compiles, none spills
 # or keeps a stack frame; wgmma stages the operands TMA cannot read in place
-# and supports() keeps gemv off m > 16 and rowdot off m > 4; a winner of each family is emitted
+# and supports() keeps gemv off m > 64 (nt; m > 16 nn) and rowdot off m > 4; a winner of each family is emitted
 # and built by nvcc (wgmma's tensor maps over its staged copies included); the families' index maps are checked against numpy
 # (tests/sim/gemm_fragments.py). About 20 kernels, ~20 s of CPU.
 . "$(dirname "$0")/lib.sh"
@@ -69,7 +69,8 @@ stack=$(sql "$DB" "select count(*) from cubins where stack > 0 and kernel like '
 expect_eq "no local memory in any of the $nk kernels" "$stack" 0
 echo "# gemm_decode: $nk kernels compiled in $secs s"
 
-# supports(): gemv only for m <= 16, mma everywhere from sm_80.
+# supports(): gemv only for m <= 64 (nt, its mt tiles) and m <= 16 (nn),
+# mma everywhere from sm_80.
 spec big_m.yaml <<'EOF'
 name: big_m
 seed: 1
@@ -77,10 +78,14 @@ tasks:
   - op: gemm_nt
     dtypes: [bf16]
     templates: [gemv]
+    shapes: {m: {values: [65]}, n: {values: [256]}, k: {values: [256]}}
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [gemv]
     shapes: {m: {values: [32]}, n: {values: [256]}, k: {values: [256]}}
 EOF
 run "$AITUNE" compile "$T/big_m.yaml" --db "$T/big_m.db" --max-evals 1
-expect_eq "gemv is not offered m = 32" "$(grep -c 'gemm_nt/gemv' "$T/out")" 0
+expect_eq "gemv is not offered nt m = 65 or nn m = 32" "$(sql "$T/big_m.db" "select count(*) from cubins")" 0
 spec rowdot_m.yaml <<'EOF'
 name: rowdot_m
 seed: 1

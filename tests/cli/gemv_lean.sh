@@ -113,10 +113,10 @@ default_of() {   # DB SPEC: a fake sweep of SPEC; $d: the gemv default it stored
 }
 default_of "$T/def.db" "$T/one.yaml"
 expect_true "at 16 x 4096^2 the default is the measured decode config ($d)" \
-    grep -q '"apf":1,"cpw":4,"kw":8,"l2pf":0,"l2pre":2,"lean":1,"minb":2,"pdl":1,"seg":2,"splitk":1,"unroll":2' <<< "$d"
+    grep -q '"apf":1,"cpw":4,"kw":8,"l2pf":0,"l2pre":2,"lean":1,"minb":2,"mt":1,"pdl":1,"seg":2,"splitk":1,"unroll":2' <<< "$d"
 sed 's/n: {values: \[4096\]}, k: {values: \[4096\]}/n: {values: [1000]}, k: {values: [1001]}/' "$T/one.yaml" > "$T/odd.yaml"
 default_of "$T/odd.db" "$T/odd.yaml"
 expect_true "at 16 x 1000 x 1001 it is the pre-lean kernel with split-K ($d)" \
-    grep -q '"apf":0,.*"lean":0,"minb":0,"pdl":0,"seg":1,"splitk":8' <<< "$d"
+    grep -q '"apf":0,.*"lean":0,"minb":0,"mt":1,"pdl":0,"seg":1,"splitk":8' <<< "$d"
 
 done_testing
