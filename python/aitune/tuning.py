@@ -19,7 +19,11 @@ group: "on" (the default, as aitune.patch groups): q/k/v as one weight of
 (heads + 2 kv_heads) * head_dim rows and gate/up as one of 2 * intermediate rows
 (aitune.grouping) in place of the separate ones; "off": the separate ones (for
 patch(model, group=False)); "only": the fused ones alone, to add them to a
-registry tuned with "off".
+registry tuned with "off". A registry holds one winner per bucket (a power of two
+of each dim and an alignment class: docs/SPEC.md), so a fused weight that falls in
+the bucket of another of the model's weights is left out, and that weight's winner,
+tuned at its own size, answers it (Llama-3-8B: q/k/v's 6144 x 4096 is in o_proj's
+4096 x 4096 bucket; tuning 6144 there would replace o_proj's winner).
 
 misses_spec() writes the same from a registry's misses table (the shapes libaitune
 was asked for and had no tuned bucket for): per op and fixed dims, a range over the
@@ -73,10 +77,17 @@ def parse_range(text, what):
 GROUP_MODES = ("on", "off", "only")
 
 
+def bucket_key(n, k):
+    """The registry's bucket of a weight's (n, k): each dim's power of two and alignment
+    class (the largest of 1, 2, 4, 8 that divides it; docs/SPEC.md "Shapes and buckets")."""
+    return tuple((v.bit_length(), min(8, v & -v)) for v in (n, k))
+
+
 def model_shapes(cfg, where="config", group="off"):
-    """(weights, norms, lm_head, model_type) of a Hugging Face config dict: weights a
-    sorted list of distinct (n, k) (the sibling projections fused or not as group says:
-    see the module doc), norms of distinct (cols, rows per token)."""
+    """(weights, norms, lm_head, model_type, answered) of a Hugging Face config dict:
+    weights a sorted list of distinct (n, k) (the sibling projections fused or not as
+    group says: see the module doc), norms of distinct (cols, rows per token), answered
+    {fused (n, k) left out: the weight whose bucket answers it}."""
     if group not in GROUP_MODES:
         raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
     if not isinstance(cfg, dict):
@@ -105,11 +116,19 @@ def model_shapes(cfg, where="config", group="off"):
             separate.add((moe, h))
             fused.add((2 * moe, h))
             others.add((h, moe))
+    answered = {}
+    if group != "off":
+        for f in sorted(fused):
+            by = [w for w in sorted(others | fused | {(vocab, h)}) if w != f and bucket_key(*w) == bucket_key(*f)
+                  and (w not in fused or w < f)]
+            if by:
+                answered[f] = by[0]
+        fused -= set(answered)
     weights = fused if group == "only" else others | (fused if group == "on" else separate)
     norms = {(h, 1)}
     if mtype.startswith("qwen3"):
         norms |= {(hd, heads), (hd, kv)}
-    return sorted(weights), sorted(norms), (vocab, h), mtype
+    return sorted(weights), sorted(norms), (vocab, h), mtype, answered
 
 
 def _name(s):
@@ -159,7 +178,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
     "gemm_nt", "rmsnorm" to keep (default both). group: "on", "off" or "only" (see
     the module doc; "only" writes GEMMs alone)."""
-    weights, norms, head, mtype = model_shapes(cfg, where, group)
+    weights, norms, head, mtype, answered = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
         if dt not in DTYPES:
@@ -182,6 +201,9 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     out = _header("model-" + _name(mtype), arch, search, max_evals,
                   "%s, batch %d..%d, prompt %d..%d tokens, projections grouped: %s" % (
                       _name(mtype), batch[0], batch[1], prompt[0], prompt[1], group))
+    for (n, k), (bn, bk) in sorted(answered.items()):
+        out.append("  # %d x %d (grouped projections) is answered by the bucket of %d x %d (one winner per bucket)"
+                   % (n, k, bn, bk))
     phases = [(dec, "stream", "decode")] + ([(pre, None, "prefill")] if pre else [])
     for rows, timing, phase in phases:
         if "gemm_nt" in ops:

@@ -54,16 +54,26 @@ def _weights(text):
 def test_grouped_projections_in_the_spec():
     """By default the spec has q/k/v and gate/up fused as aitune.patch groups them
     (Llama-3-8B: 4096 + 2 x 1024 = 6144 and 2 x 14336 = 28672 rows of 4096), o_proj,
-    down_proj and lm_head as they are; "only" has the fused ones alone."""
+    down_proj and lm_head as they are; "only" has the fused ones alone. A fused weight
+    in the bucket of another weight (6144 and o_proj's 4096) is answered by that
+    weight's winner, not tuned over it."""
     on = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048))
-    assert _weights(on) == {(6144, 4096), (28672, 4096), (4096, 4096), (4096, 14336), (128256, 4096)}
+    assert _weights(on) == {(28672, 4096), (4096, 4096), (4096, 14336), (128256, 4096)}
     assert "projections grouped: on" in on and "rmsnorm" in on
+    assert "# 6144 x 4096 (grouped projections) is answered by the bucket of 4096 x 4096" in on
     off = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), group="off")
     assert _weights(off) == {(4096, 4096), (1024, 4096), (14336, 4096), (4096, 14336), (128256, 4096)}
+    assert "answered" not in off
     only = tuning.model_spec(LLAMA3_8B, (1, 32), (1, 1), group="only")
-    assert _weights(only) == {(6144, 4096), (28672, 4096)}
-    assert "rmsnorm" not in only and len(tasks(only)) == 2, "decode rows only, no norms, no lm_head"
+    assert _weights(only) == {(28672, 4096)} and "6144 x 4096" in only
+    assert "rmsnorm" not in only and len(tasks(only)) == 1, "decode rows only, no norms, no lm_head"
     assert all(timing == "stream" and d["m"] == "{range: [1, 32], align: [1]}" for _, timing, d in tasks(only))
+    # Qwen2-7B: q/k/v 3584 + 2 x 512 = 4608 rows (o_proj's 3584 is in the bucket below), gate/up 37888.
+    qwen2 = dict(LLAMA3_8B, hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
+                 num_key_value_heads=4, head_dim=128, model_type="qwen2")
+    assert _weights(tuning.model_spec(qwen2, (1, 8), (1, 1), group="only")) == {(4608, 3584), (37888, 3584)}
+    assert tuning.bucket_key(4096, 4096) == tuning.bucket_key(6144, 4096) != tuning.bucket_key(6148, 4096)
+    assert tuning.bucket_key(3584, 3584) != tuning.bucket_key(4608, 3584)
     with pytest.raises(tuning.SpecError, match="group must be"):
         tuning.model_spec(LLAMA3_8B, group="yes")
     with pytest.raises(tuning.SpecError, match="leaves out gemm_nt"):
