@@ -21,7 +21,10 @@ How a call runs. The first member called computes the whole product and returns
 its columns (a view of the output, split by torch.split); its siblings called
 with the same input tensor (the same Python object, not modified in place since:
 its _version) return theirs; the last one served clears the group's pending
-product. Anything else runs the member's own GEMM (aitune.nn's linear path):
+product (under torch.inference_mode, whose tensors have no version counter,
+and under torch.compile, the identity alone: an input changed in place between
+siblings is not seen there; no family patch knows does that). Anything else runs
+the member's own GEMM (aitune.nn's linear path):
   - a sibling called with another tensor while its columns wait (a cross
     attention's k/v read another input): the group is turned off for good
     (Group.off says why) and its members run separately;
@@ -77,6 +80,7 @@ class Group:
         self.n, self.k = sum(self.sizes), w0.shape[1]
         self.dtype = ops.DTYPES.get(w0.dtype)
         self.all = (1 << len(members)) - 1
+        self.bias = members[0].bias is not None   # a bool for traced code (a tensor there would be an input)
         self.cat = self.bcat = None           # the buffers the members' weights and biases view
         self.ptrs = self.bptrs = ()           # the addresses those views start at
         self.pending = None                   # (x, x._version, outputs, bitmask of members not served)
@@ -243,7 +247,7 @@ def _traced_product(g, x):
         return None
     ms = g.members
     ws = [mod._parameters["weight"] for mod in ms]
-    bs = [mod._parameters["bias"] for mod in ms] if g.bcat is not None else []
+    bs = [mod._parameters["bias"] for mod in ms] if g.bias else []
     return ops.linear_group(x, ws, bs).split(g.sizes, -1)
 
 
@@ -252,7 +256,8 @@ def grouped_forward(self, x):
     p = g.pending
     if p is not None:
         if p[0] is x:
-            # Traced, _version is data (Dynamo cannot branch on it): the identity alone.
+            # Traced (_version is data Dynamo cannot branch on), or an inference tensor:
+            # the identity alone.
             if p[3] >> i & 1 and (p[1] is None or p[1] == x._version):
                 left = p[3] & ~(1 << i)
                 g.pending = (x, p[1], p[2], left) if left else None
@@ -265,7 +270,8 @@ def grouped_forward(self, x):
     if _compiling():
         outs, ver = _traced_product(g, x), None
     else:
-        outs, ver = _eager_product(g, x), x._version
+        # An inference tensor (torch.inference_mode) has no version counter: identity alone.
+        outs, ver = _eager_product(g, x), None if x.is_inference() else x._version
     if outs is None:
         return nn.linear_forward(self, x)
     g.pending = (x, ver, outs, g.all & ~(1 << i))

@@ -218,6 +218,22 @@ def test_an_input_changed_in_place_is_not_served_stale(reg, fake_cuda):
     aitune.unpatch(m)
 
 
+def test_under_inference_mode(reg, fake_cuda):
+    """Inference tensors have no version counter: the identity alone serves the siblings."""
+    fk = fake_cuda
+    m = decoder()
+    p = aitune.patch(m)
+    a = m.layers[0].self_attn
+    with torch.inference_mode():
+        x = torch.randn(1, H, dtype=BF)
+        n = fk.launches()
+        q, k, v = a.q_proj(x), a.k_proj(x), a.v_proj(x)
+        assert fk.launches() == n + 1 and k.data_ptr() == q.data_ptr() + H * 2 and p.groups[0].pending is None
+        m(x)
+        assert fk.launches() == n + 5, "the model: one launch per group (o_proj, down_proj fall back)"
+    aitune.unpatch(m)
+
+
 def test_replaced_weights_turn_the_group_off(reg, fake_cuda):
     m = decoder()
     p = aitune.patch(m)
