@@ -69,6 +69,25 @@ def measure(torch, aitune, dev, k, calls, chunk, log=None, dispatcher=None):
             if b.ws_bytes:
                 vals += (aitune.ops.workspace(x.get_device(), x.device, s, b.ws_bytes),)
             ways.append(("Bound.launch", b.launch, (vals, s)))
+            # Bound.launch taken apart: the ctypes call into aitune_bound_launch with the
+            # arguments packed once (libaitune and the driver's launch, plus ctypes), a
+            # ctypes call of a libaitune function that does nothing but copy a struct
+            # (ctypes alone), and the driver's context query the launch makes.
+            import ctypes
+            from aitune.registry import thread_buffer
+            raw_buf, raw_addr = thread_buffer(b._tls)
+            b._pack(raw_buf, 0, *vals)
+            ways.append(("aitune_bound_launch (ctypes, packed once)", b._fn, (b.reg._h, b.ptr, raw_addr, s)))
+            binfo = aitune._lib.BoundInfo()
+            ways.append(("ctypes no-op (aitune_bound_info_get)", aitune._lib.load().aitune_bound_info_get,
+                         (b.reg._h, b.ptr, ctypes.byref(binfo))))
+            if cuda:
+                try:
+                    cu = ctypes.CDLL("libcuda.so.1")
+                    ctx = ctypes.c_void_p()
+                    ways.append(("cuCtxGetCurrent (ctypes)", cu.cuCtxGetCurrent, (ctypes.byref(ctx),)))
+                except OSError:
+                    pass
             info = {"template": b.kernel.template, "config": b.kernel.config, "grid": b.grid, "block": b.block,
                     "cluster": b.cluster, "tensor_maps_per_launch": b.ntmaps, "ws_bytes": b.ws_bytes}
             if log:
@@ -156,9 +175,15 @@ def main(argv=None):
     for name, us in res.items():
         print("| %s | %.2f | %.2f |" % (name, us, us / res["torch.mm"]))
     if info:
-        print("the module's bound launch: %s, grid %s, block %s, cluster %s, %d tensor map(s) (x's encoded again "
-              "at each call, the weight's prebuilt), workspace %d bytes" % (info["template"], info["grid"], info["block"], info["cluster"],
-                                       info["tensor_maps_per_launch"], info["ws_bytes"]))
+        print("the module's bound launch: %s, grid %s, block %s, cluster %s, %d tensor map(s) (the weight's prebuilt, "
+              "x's encoded again when its address moves, the last one kept), workspace %d bytes" % (
+                  info["template"], info["grid"], info["block"], info["cluster"], info["tensor_maps_per_launch"],
+                  info["ws_bytes"]))
+    raw, noop = res.get("aitune_bound_launch (ctypes, packed once)"), res.get("ctypes no-op (aitune_bound_info_get)")
+    if raw is not None and noop is not None:
+        print("Bound.launch %.2f us = Python packing %.2f + ctypes %.2f + libaitune and the driver's launch %.2f "
+              "(libaitune's own part, without the driver: well under 0.1 us on the recording libcuda)" % (
+                  res["Bound.launch"], res["Bound.launch"] - raw, noop, raw - noop))
     fwd = res["aitune.nn.Linear.forward"]
     print("bar: aitune.nn.Linear.forward %.2f us (<= 10: %s), %.2fx torch.mm (<= 0.5: %s)" % (
         fwd, "yes" if fwd <= 10 else "no", fwd / res["torch.mm"], "yes" if fwd <= 0.5 * res["torch.mm"] else "no"))

@@ -9,7 +9,9 @@ one decode step captured in a CUDA graph.
 Measures, each in this process on this GPU (so every ratio is same card, same run):
   - tokens/s of decoding (batch x steps / time of `steps` graph replays, after a
     prompt of --prompt tokens) at each --batches for: cuBLAS eager (PyTorch as it
-    is), eager + aitune.patch, torch.compile (default mode), torch.compile + patch;
+    is), eager + aitune.patch, torch.compile (default mode), torch.compile + patch
+    (patch's defaults: q/k/v and gate/up grouped), and where --variants asks,
+    patch-nogroup and compile+patch-nogroup (patch(group=False));
   - batch 1 without a graph: eager and eager + patch (host overhead included);
   - a --prefill-token prefill (batch 1), torch.compile with and without patch;
   - host time per call of 1 x 4096 x 4096: aitune.nn.Linear's eager forward and
@@ -41,6 +43,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
                  num_hidden_layers=32, vocab_size=128256, head_dim=128, rms_norm_eps=1e-5, rope_theta=500000.0,
                  max_position_embeddings=8192)
+VARIANTS = ("eager", "patch", "compile", "compile+patch", "patch-nogroup", "compile+patch-nogroup")
 TINY = dict(hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
             num_hidden_layers=2, vocab_size=1000, head_dim=64, rms_norm_eps=1e-5, rope_theta=500000.0,
             max_position_embeddings=4096)
@@ -56,7 +59,8 @@ def parse(argv):
     p.add_argument("--prefill", type=int, default=2048, help="tokens of the timed prefill (default 2048; 0: none)")
     p.add_argument("--host-calls", type=int, default=2000, help="calls per host-time measurement (default 2000)")
     p.add_argument("--variants", default="eager,patch,compile,compile+patch",
-                   help="which of eager, patch, compile, compile+patch (default all)")
+                   help="which of eager, patch, compile, compile+patch, patch-nogroup, compile+patch-nogroup "
+                   "(default the first four)")
     p.add_argument("--quick", action="store_true",
                    help="batches 1 and 8, 32 steps, no prefill, 1000 host calls (given options win)")
     p.add_argument("--tiny", action="store_true", help="a 2-layer model (a smoke test)")
@@ -74,7 +78,7 @@ def parse(argv):
     except ValueError:
         p.error("--batches: a comma-separated list of integers")
     a.variants = [v for v in a.variants.split(",") if v]
-    bad = set(a.variants) - {"eager", "patch", "compile", "compile+patch"}
+    bad = set(a.variants) - set(VARIANTS)
     if bad or not a.variants:
         p.error("--variants: unknown %s" % ", ".join(sorted(bad)))
     if (a.batches and min(a.batches) < 1) or (not a.batches and not a.prefill) or a.steps < 1 or a.prompt < 1 or a.prefill < 0 or a.host_calls < 1:
@@ -224,8 +228,8 @@ def main(argv=None):
     tps = {}
 
     def decode(variant, batch, graph=True):
-        patched = variant.endswith("patch")
-        p = aitune.patch(model, d) if patched else None
+        patched = "patch" in variant
+        p = aitune.patch(model, d, group=not variant.endswith("-nogroup")) if patched else None
         try:
             dec = Decoder(model, cfg, batch, a, torch, None)
             fn = dec.forward
@@ -242,7 +246,8 @@ def main(argv=None):
             tok = batch * a.steps / dt
             misses = sum(m["count"] for m in d.misses().values()) if patched else 0
             log(what="decode", variant=variant, batch=batch, graph=graph and graphs, tokens_s=round(tok, 1),
-                ms_step=round(dt / a.steps * 1e3, 3), setup_s=round(setup, 1), missed_calls=misses)
+                ms_step=round(dt / a.steps * 1e3, 3), setup_s=round(setup, 1), missed_calls=misses,
+                groups=len(p.groups) if p else 0, groups_off=sum(1 for g in p.groups if g.off) if p else 0)
             return tok
         finally:
             if p is not None:
@@ -258,8 +263,8 @@ def main(argv=None):
     prefill = {}
     if a.prefill:
         for v in [v for v in a.variants if v.startswith("compile")] or [v for v in a.variants]:
-            patched = v.endswith("patch")
-            p = aitune.patch(model, d) if patched else None
+            patched = "patch" in v
+            p = aitune.patch(model, d, group=not v.endswith("-nogroup")) if patched else None
             try:
                 ids = torch.randint(0, cfg.vocab_size, (1, a.prefill), device=a.device)
                 pos = torch.arange(a.prefill, device=a.device)
@@ -328,6 +333,15 @@ def main(argv=None):
     e, ep = tps.get(("eager", 1, False)), tps.get(("patch", 1, False))
     if e and ep:
         print("| 1, no graph | %.1f | %.1f (%.3fx) | | | |" % (e, ep, ep / e))
+    for v in ("patch-nogroup", "compile+patch-nogroup"):
+        grouped = v[:-len("-nogroup")]
+        base = "compile" if v.startswith("compile") else "eager"
+        for batch in a.batches:
+            t, tg, tb = tps.get((v, batch, True)), tps.get((grouped, batch, True)), tps.get((base, batch, True))
+            if t:
+                print("%s (patch(group=False)), batch %d: %.1f tokens/s%s%s" % (
+                    v, batch, t, ", %.3fx %s" % (t / tb, base) if tb else "",
+                    "; grouped / not: %.3fx" % (tg / t) if tg else ""))
     if prefill:
         items = ", ".join("%s %.1f ms" % kv for kv in prefill.items())
         ratio = prefill.get("compile") / prefill["compile+patch"] if "compile" in prefill and "compile+patch" in \

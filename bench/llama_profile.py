@@ -5,11 +5,12 @@ captures it, then replayed under torch.profiler; per variant the step's wall tim
 the kernels' summed time, their count, and the kernels that take the most.
 
     OUT=/tmp/out python bench/llama_profile.py --registry llama.db [--batch 1]
-        [--variants compile,compile+patch,compile+patch-norms,compile+patch-linear]
+        [--variants compile,compile+patch,compile+patch-norms,compile+patch-linear,compile+patch-nogroup]
 
 Variants: compile (torch.compile, default mode), compile+patch (aitune.patch as it is:
-the Linears' aitune::linear in the graph, the patched norms computing PyTorch's way
-there, which Inductor fuses), compile+patch-norms (patch(norms="always"): the norms'
+the Linears' aitune::linear in the graph, q/k/v and gate/up one aitune::linear_group
+each, the patched norms computing PyTorch's way there, which Inductor fuses),
+compile+patch-nogroup (patch(group=False): every projection its own GEMM), compile+patch-norms (patch(norms="always"): the norms'
 aitune::rms_norm in the graph too), compile+patch-linear (patch(norms=False): the
 norms not patched at all). Prints a table per variant; JSON lines in
 $OUT/llama_profile.jsonl.
@@ -35,7 +36,8 @@ def main():
     ap.add_argument("--steps", type=int, default=48)
     ap.add_argument("--top", type=int, default=14)
     a = ap.parse_args()
-    bad = set(a.variants.split(",")) - {"compile", "compile+patch", "compile+patch-norms", "compile+patch-linear"}
+    bad = set(a.variants.split(",")) - {"compile", "compile+patch", "compile+patch-norms", "compile+patch-linear",
+                                        "compile+patch-nogroup"}
     if bad:
         ap.error("--variants: unknown %s" % ", ".join(sorted(bad)))
     import torch
@@ -51,7 +53,8 @@ def main():
         p = None
         if v.startswith("compile+patch"):
             p = aitune.patch(model, d, norms={"compile+patch": True, "compile+patch-norms": "always",
-                                              "compile+patch-linear": False}[v])
+                                              "compile+patch-linear": False, "compile+patch-nogroup": True}[v],
+                             group=v != "compile+patch-nogroup")
         try:
             dec = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
             dec.fn = torch.compile(dec.forward, mode="default")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Decode with a Hugging Face Llama-family model whose GEMMs and RMSNorms are aitune's
-tuned kernels: patch, warm up, capture one decode step in a CUDA graph, replay it.
+tuned kernels (q/k/v and gate/up one GEMM each): patch, warm up, capture one decode
+step in a CUDA graph, replay it.
 
     python -m aitune tune MODEL/config.json --batch 1:8 --prompt 1:512 --db llama.db   # once, on this GPU
     python examples/llama_decode.py --model MODEL --registry llama.db --batch 4 --tokens 64
@@ -125,6 +126,10 @@ def main():
     print("aitune   %.1f tokens/s (%.2fx); %s" % (n / t1, t0 / t1, p))
     for (op, dtype, shape), m in sorted(p.misses().items()):
         print("  fell back: %s %s %s (%d calls): %s" % (op, dtype, "x".join(map(str, shape)), m["count"], m["why"]))
+    # q/k/v and gate/up ran as one GEMM each (aitune.grouping), unless a group had to stop.
+    for g in p.groups:
+        if g.off:
+            print("  group %s ran separately: %s" % (g.name, g.off))
     # bf16 rounding differs between kernels, and greedy decoding amplifies it: the
     # first tokens must agree, later ones may drift.
     same = bool((got[:, :2] == want[:, :2]).all())

@@ -261,11 +261,15 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
 **   does (one entry per op argument in the op's order, dims ignored, then
 **   the workspace when aitune_bound_info_get says ws_bytes > 0; the part of
 **   it the kernel needs zeroed is zeroed on the stream first). It evaluates
-**   no expression, parses nothing, allocates nothing, takes no lock and
-**   writes nothing shared (only the handle's message, on failure), so one
-**   bound launch may be launched from several threads at once, and a
-**   launch inside CUDA graph capture records the kernel (and the
-**   workspace's memset) into the graph. It fails with AITUNE_MISUSE on a
+**   no expression, parses nothing, allocates nothing and waits on no lock.
+**   Each tensor map keeps the last map a launch encoded and its address
+**   (an activation comes back at the address it had a step before), so a
+**   launch at that address copies it instead of calling the driver; the
+**   slot is taken with an atomic exchange, and a launch that finds it taken
+**   encodes its own. Nothing else shared is written (the handle's message,
+**   on failure), so one bound launch may be launched from several threads
+**   at once, and a launch inside CUDA graph capture records the kernel (and
+**   the workspace's memset) into the graph. It fails with AITUNE_MISUSE on a
 **   NULL buffer, a buffer a tensor map reads that is not 16-byte aligned,
 **   or a current context that is not the kernel's; with AITUNE_ERROR when
 **   the driver refuses the launch.

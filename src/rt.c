@@ -42,6 +42,7 @@
 #include "vendor.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <math.h>
@@ -1607,12 +1608,18 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
 ** the buffers' addresses, it leaves to aitune_bound_launch, which copies the
 ** prebuilt parameters onto its stack, writes the addresses, scalars and the
 ** workspace into them, and launches: no expression, no JSON, no allocation,
-** no lock, no write to shared state.
+** no lock waited on, no write to shared state but a tensor map's slot (below).
 **
 ** A tensor map holds its buffer's address, encoded by the driver in a layout
 ** it does not document, so a map is re-encoded at launch when its address is
 ** not the one it was prebuilt at (cuTensorMapEncodeTiled is a host-only call
 ** with every other argument stored here: no expression is evaluated again).
+** Each map keeps the last one encoded at launch, with its address, in a slot
+** of its own (rt_tmap_slot): a decode loop's activations come back at the
+** same addresses step after step (the caching allocator hands a module's
+** input the block it had), so a launch there copies 128 bytes instead of
+** calling the driver. A slot is taken with an atomic exchange and never
+** waited on: a launch that finds it busy encodes, as it would without it.
 ** To learn those arguments without a second copy of plan.c's tensor-map
 ** rules, bind hands plan_bind a recording encoder (rt_record_encode) that
 ** keeps each call's arguments before it calls the driver's.
@@ -1638,6 +1645,13 @@ struct rt_tmap_rec {
     CUtensorMapFloatOOBfill oob;
 };
 
+/* The last map a launch encoded for one rt_tmap_rec (see above). */
+struct rt_tmap_slot {
+    atomic_int busy;                /* 1 while a launch reads or writes it */
+    unsigned long long addr;        /* 0: empty (a mapped buffer is never NULL) */
+    unsigned char map[sizeof(CUtensorMap)];
+};
+
 struct aitune_bound {
     struct aitune_bound *next;      /* the handle's list (under mu), freed at close */
     int kind;                       /* AITUNE_BOUND_KERNEL */
@@ -1649,6 +1663,7 @@ struct aitune_bound {
     signed char bufs[PLAN_MAXARGS]; /* the op arguments that are buffers */
     int ntmaps;
     struct rt_tmap_rec tmaps[PLAN_MAXPARAMS];
+    struct rt_tmap_slot *slots;     /* ntmaps of them, written by launches (NULL: vendor) */
     plan_launch L;                  /* geometry and the prebuilt parameters */
     long long vshape[3];            /* AITUNE_BOUND_VENDOR: the problem (m, n, k) */
 };
@@ -1690,6 +1705,33 @@ static CUresult rt_record_encode(CUtensorMap *tm, CUtensorMapDataType dt, cuuint
 /* Where bind pretends buffers live when the caller gives no address: 16-byte
 ** aligned, non-zero, and never reused by a launch (r->known stays 0). */
 #define RT_FAKE_ADDR(i) ((1ULL << 46) + ((unsigned long long)(i) << 20))
+
+static void rt_bound_release(struct aitune_bound *b)
+{
+    free(b->slots);
+    free(b);
+}
+
+/* Copy into tm the map slot holds for address a; 0 when it holds another or is busy. */
+static int rt_slot_get(struct rt_tmap_slot *slot, unsigned long long a, CUtensorMap *tm)
+{
+    if (atomic_exchange_explicit(&slot->busy, 1, memory_order_acquire))
+        return 0;
+    int hit = slot->addr == a;
+    if (hit)
+        memcpy(tm, slot->map, sizeof *tm);
+    atomic_store_explicit(&slot->busy, 0, memory_order_release);
+    return hit;
+}
+
+static void rt_slot_put(struct rt_tmap_slot *slot, unsigned long long a, const CUtensorMap *tm)
+{
+    if (atomic_exchange_explicit(&slot->busy, 1, memory_order_acquire))
+        return;
+    slot->addr = a;
+    memcpy(slot->map, tm, sizeof *tm);
+    atomic_store_explicit(&slot->busy, 0, memory_order_release);
+}
 
 static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s)
 {
@@ -1733,6 +1775,8 @@ static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune
             return rt_error(h, AITUNE_MISUSE, "aitune_bound_launch %s: buffer '%s' is not 16-byte aligned "
                             "(a TMA tensor map reads it)", p->kernel,
                             r->src < 0 ? "workspace" : p->args[r->src].name);
+        if (rt_slot_get(&b->slots[j], a, tm))
+            continue;
         memset(tm, 0, sizeof *tm);
         CUresult cr = cu->TensorMapEncodeTiled(tm, r->dt, r->rank, (void *)(uintptr_t)a, r->gdim,
                                                r->rank > 1 ? r->gstride : NULL, r->box, r->estride, r->il, r->sw,
@@ -1740,6 +1784,7 @@ static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune
         if (cr != CUDA_SUCCESS)
             return rt_error(h, AITUNE_ERROR, "aitune_bound_launch %s: encode the tensor map of '%s': %s", p->kernel,
                             r->src < 0 ? "workspace" : p->args[r->src].name, cu_errstr(cr));
+        rt_slot_put(&b->slots[j], a, tm);
     }
     CUresult cr;
     if (L.g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_zero, s)) != CUDA_SUCCESS)
@@ -1860,6 +1905,10 @@ int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const
             r->param = i;
             r->src = p->params[i].at ? -1 : p->params[i].arg;
         }
+    if (b->ntmaps && !(b->slots = calloc((size_t)b->ntmaps, sizeof *b->slots))) {
+        free(b);
+        return rt_error(h, AITUNE_NOMEM, "out of memory");
+    }
     /* The workspace entry is read only when the plan has one. */
     unsigned long long ws = RT_FAKE_ADDR(0);
     struct rt_recorder R = { b, cu, 0 };
@@ -1881,7 +1930,7 @@ int aitune_bind(aitune *h, const aitune_kernel *k, const long long *shape, const
     if (rc == AITUNE_OK)
         rc = rt_optin(h, cu, (struct aitune_kernel *)k, b->L.g.smem);
     if (rc != AITUNE_OK) {
-        free(b);
+        rt_bound_release(b);
         return rc;
     }
     pthread_mutex_lock(&h->mu);
@@ -1938,7 +1987,7 @@ int aitune_bound_free(aitune *h, aitune_bound *b)
     pthread_mutex_unlock(&h->mu);
     if (!found)
         return rt_error(h, AITUNE_MISUSE, "aitune_bound_free: not a bound launch of this handle");
-    free(b);
+    rt_bound_release(b);
     return AITUNE_OK;
 }
 
@@ -2057,7 +2106,7 @@ int aitune_close(aitune *h)
     if (h) {
         for (struct aitune_bound *b = h->bounds, *next; b; b = next) {
             next = b->next;
-            free(b);
+            rt_bound_release(b);
         }
         const cu_api *cu = h->kernels ? cu_load(NULL) : NULL;
         for (struct aitune_kernel *k = h->kernels, *next; k; k = next) {

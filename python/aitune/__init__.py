@@ -3,13 +3,14 @@
 For a PyTorch model (modules that need torch are imported on first use):
 
     import aitune
-    p = aitune.patch(model, "registry.db")   # nn.Linear, RMSNorm, LayerNorm -> tuned ops
+    p = aitune.patch(model, "registry.db")   # nn.Linear, RMSNorm, LayerNorm -> tuned ops;
+                                              # q/k/v and gate/up projections: one GEMM each
     model(x)                                  # warm-up: binds each shape (outside graph capture)
     p.misses()                                # shapes the registry had no tuned bucket for
     aitune.unpatch(model)
 
 The ops live in the torch.library namespace ``aitune`` (torch.ops.aitune.linear,
-rms_norm, layer_norm, softmax), with fake implementations, so torch.compile traces
+linear_group, rms_norm, layer_norm, softmax), with fake implementations, so torch.compile traces
 them; aitune.nn has the drop-in modules; ``python -m aitune tune --help`` tunes a
 model's shapes in one command. The modules, by what they do:
 
@@ -18,6 +19,7 @@ model's shapes in one command. The modules, by what they do:
     aitune.dispatch  the cache per (op, dtype, shape) of bound launches; misses
     aitune.ops       the torch.library ops and their fake implementations
     aitune.nn        Linear, RMSNorm, LayerNorm
+    aitune.grouping  sibling projections (q/k/v, gate/up) run as one GEMM
     aitune.patching  patch / unpatch of a model's modules; check mode
     aitune.tuning    a model's config -> the spec of its shapes -> `aitune sweep`
 
@@ -37,9 +39,9 @@ from ._lib import AituneError
 from .registry import Bound, Kernel, Registry, check_args, eval_expr
 
 __all__ = ["Registry", "Kernel", "Bound", "AituneError", "check_args", "eval_expr", "patch", "unpatch", "use",
-           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning"]
+           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning", "grouping"]
 
-_LAZY = {"nn", "ops", "patching", "tuning", "dispatch"}
+_LAZY = {"nn", "ops", "patching", "tuning", "dispatch", "grouping"}
 
 
 def __getattr__(name):

@@ -17,7 +17,9 @@ leave the registry that aitune.patch(model) opens.
      it) and the batch sizes and prompt lengths it will serve, it writes the spec of
      the model's shapes: one task per weight (F.linear's layout, gemm_nt) and per
      norm width, the rows as ranges, split between decoding (rows = batch) and
-     prefilling (rows = batch x prompt tokens).
+     prefilling (rows = batch x prompt tokens). q/k/v and gate/up are one weight
+     each, as aitune.patch groups them (--group off: separate, for
+     patch(model, group=False); --group only: just the fused ones).
   2. It runs `aitune sweep` on that spec (resumable: run the same command again
      after Ctrl-C), writing the winners to the registry.
   3. In the application:  aitune.patch(model, REGISTRY); model(x) once (warm-up,
@@ -30,6 +32,7 @@ examples:
   python -m aitune tune llama3-8b/config.json --batch 1:32 --prompt 128:2048
   python -m aitune tune config.json --batch 1:8 --prompt 1:4096 --dry-run   # print the spec
   python -m aitune tune config.json --ops rmsnorm --max-evals 8 --budget 10m
+  python -m aitune tune config.json --batch 1:32 --prompt 1 --group only --db old.db  # add the fused shapes
   python -m aitune tune --from-misses --db registry.db
 
 exit: 0 done, 1 the sweep failed (no GPU, ...), 2 usage, 3 a bad config or misses table
@@ -48,6 +51,9 @@ def _parser():
     t.add_argument("--prompt", default="1:2048", metavar="LO:HI",
                    help="prompt lengths prefilled, in tokens (default 1:2048)")
     t.add_argument("--dtype", choices=("bf16", "f16"), help="default: the config's torch_dtype")
+    t.add_argument("--group", choices=tuning.GROUP_MODES, default="on",
+                   help="q/k/v and gate/up fused as aitune.patch groups them (on, the default), separate "
+                   "(off), or the fused ones alone (only)")
     t.add_argument("--arch", default=None, help="compile target (default sm_90a; from the misses' GPU)")
     t.add_argument("--ops", default="gemm_nt,rmsnorm", help="which ops to tune (default gemm_nt,rmsnorm)")
     t.add_argument("--db", default=None, help="the registry (default $AITUNE_DB, else "
@@ -90,7 +96,8 @@ def tune(a, p):
         cfg, where = _config(a.config)
         ops = [o for o in a.ops.split(",") if o]
         text = tuning.model_spec(cfg, tuning.parse_range(a.batch, "--batch"), tuning.parse_range(a.prompt, "--prompt"),
-                                 a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals, "config '%s'" % where)
+                                 a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals, "config '%s'" % where,
+                                 a.group)
     if a.dry_run:
         sys.stdout.write(text)
         return 0

@@ -1,6 +1,9 @@
 """The aitune ops in PyTorch: a torch.library namespace, fake implementations, runners.
 
     torch.ops.aitune.linear(x, weight, bias=None)     x @ weight.T + bias   (F.linear; gemm_nt)
+    torch.ops.aitune.linear_group(x, weights, biases) F.linear by each weight, concatenated on the
+                                                      last dim: one gemm_nt where the weights are
+                                                      adjacent rows of one storage (aitune.grouping)
     torch.ops.aitune.rms_norm(x, weight, eps)         over the last dim, in fp32, rounded once (rmsnorm)
     torch.ops.aitune.layer_norm(x, weight, bias, eps) over the last dim, biased variance (layernorm)
     torch.ops.aitune.softmax(x, dim=-1)               over the last dim only (softmax)
@@ -32,10 +35,14 @@ Contract of the CUDA kernels, which the fake implementations share:
   - an input that is not contiguous or not 16-byte aligned is copied first (one
     copy kernel), never refused; arguments of the wrong rank, size, dtype or device
     are refused with an AituneError that names the argument;
-  - tuned dtypes: bf16 and f16 for linear; bf16, f16 and f32 for the others;
+  - tuned dtypes: bf16 and f16 for linear and linear_group; bf16, f16 and f32 for the others;
     another dtype, an empty tensor, or a registry without an answer runs PyTorch's
     computation. linear's bias is added by PyTorch after the tuned product (the
-    GEMM templates have no bias epilogue yet).
+    GEMM templates have no bias epilogue yet);
+  - linear_group checks at every call that its weights (and biases) are adjacent
+    rows of one storage (aitune.grouping's views) and runs one GEMM over them;
+    weights that are not (replaced since) or a fused shape the registry has no
+    tuned bucket for run as the separate products, concatenated.
 """
 
 import math
@@ -93,6 +100,19 @@ def check_linear(x, weight, bias):
         if bias.dim() != 1 or bias.shape[0] != weight.shape[0]:
             _refuse("linear", "bias must be [%d], got %s" % (weight.shape[0], list(bias.shape)))
         _same("linear", x, bias, "bias")
+
+
+def check_linear_group(x, weights, biases):
+    if len(weights) < 1:
+        _refuse("linear_group", "want one weight at least")
+    if biases and len(biases) != len(weights):
+        _refuse("linear_group", "%d biases for %d weights (give one per weight, or none)" % (len(biases), len(weights)))
+    for i, w in enumerate(weights):
+        try:
+            check_linear(x, w, biases[i] if biases else None)
+        except AituneError as e:
+            raise AituneError(str(e).replace("aitune::linear:", "aitune::linear_group: weight %d:" % i), MISUSE) \
+                from None
 
 
 def check_norm(op, x, weight, bias=None):
@@ -367,6 +387,46 @@ def _linear_cuda(x, weight, bias=None):
     return out
 
 
+def adjacent(ts):
+    """The tensor whose rows are ts' rows in order, when ts (contiguous, one dtype) lie one
+    after the other in one storage (a Group's views, aitune.grouping): a view of the
+    first one's storage; else None."""
+    t0 = ts[0]
+    if len(ts) == 1:
+        return t0 if t0.is_contiguous() else None
+    esz = t0.element_size()
+    at, rows = t0.data_ptr(), 0
+    for t in ts:
+        if t.data_ptr() != at or not t.is_contiguous() or t.dtype is not t0.dtype or t.shape[1:] != t0.shape[1:]:
+            return None
+        at += t.numel() * esz
+        rows += t.shape[0]
+    # One allocation holds t0 and everything up to `at` (addresses adjacent to t0's, inside
+    # its storage); as_strided refuses what would leave it.
+    if (t0.storage_offset() * esz + (at - t0.data_ptr())) > t0.untyped_storage().nbytes():
+        return None
+    row = t0.stride(0) if t0.dim() > 1 else 1
+    return t0.as_strided((rows,) + tuple(t0.shape[1:]), (row,) + tuple(t0.stride()[1:]))
+
+
+def _linear_group_cuda(x, weights, biases):
+    check_linear_group(x, weights, biases)
+    d = dispatch.current()
+    w = adjacent(weights) if d is not None else None
+    b = adjacent(biases) if biases and w is not None else None
+    if w is not None and (b is not None or not biases):
+        run = _cached(d, ("linear", x.shape, tuple(w.shape), x.dtype, x.get_device()),
+                      lambda: linear_runner(d, x, w))
+        if run is not _FALLBACK:
+            out = run(x, w)
+            if b is not None:
+                out.add_(b)
+            return out
+        d.miss("gemm_nt", DTYPES.get(x.dtype, str(x.dtype)), (_rows(x.shape),) + tuple(w.shape))
+    # Not one storage, or not tuned: the members' own products, side by side.
+    return torch.cat([_linear_cuda(x, wi, biases[i] if biases else None) for i, wi in enumerate(weights)], -1)
+
+
 def _norm_cuda(op, x, args, ref):
     d = dispatch.current()
     if d is None:
@@ -404,6 +464,11 @@ def _linear_cpu(x, weight, bias=None):
     return ref_linear(x, weight, bias)
 
 
+def _linear_group_cpu(x, weights, biases):
+    check_linear_group(x, weights, biases)
+    return torch.cat([ref_linear(x, w, biases[i] if biases else None) for i, w in enumerate(weights)], -1)
+
+
 def _rms_norm_cpu(x, weight, eps):
     check_norm("rms_norm", x, weight)
     return ref_rms_norm(x, weight, eps)
@@ -424,6 +489,11 @@ def _linear_fake(x, weight, bias=None):
     return x.new_empty(tuple(x.shape[:-1]) + (weight.shape[0],))
 
 
+def _linear_group_fake(x, weights, biases):
+    check_linear_group(x, weights, biases)
+    return x.new_empty(tuple(x.shape[:-1]) + (sum(w.shape[0] for w in weights),))
+
+
 def _rms_norm_fake(x, weight, eps):
     check_norm("rms_norm", x, weight)
     return torch.empty_like(x, memory_format=torch.contiguous_format)
@@ -442,6 +512,8 @@ def _softmax_fake(x, dim=-1):
 SCHEMAS = {
     "linear": ("linear(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor",
                _linear_cuda, _linear_cpu, _linear_fake),
+    "linear_group": ("linear_group(Tensor x, Tensor[] weights, Tensor[] biases) -> Tensor",
+                     _linear_group_cuda, _linear_group_cpu, _linear_group_fake),
     "rms_norm": ("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor",
                  _rms_norm_cuda, _rms_norm_cpu, _rms_norm_fake),
     "layer_norm": ("layer_norm(Tensor x, Tensor weight, Tensor? bias, float eps) -> Tensor",
@@ -464,6 +536,7 @@ def _register():
 _LIB = _register() if not hasattr(torch.ops.aitune, "linear") else None
 
 linear = torch.ops.aitune.linear
+linear_group = torch.ops.aitune.linear_group
 rms_norm = torch.ops.aitune.rms_norm
 layer_norm = torch.ops.aitune.layer_norm
 softmax = torch.ops.aitune.softmax

@@ -20,6 +20,13 @@ cannot answer runs PyTorch's computation and is recorded as a miss (Patch.misses
 unpatch writes libaitune's to the registry's misses table for
 `python -m aitune tune --from-misses`).
 
+group=True (the default) runs the projections that read one input as one GEMM
+(q_proj/k_proj/v_proj, gate_proj/up_proj: aitune.grouping); each member keeps its
+Parameters (views of one buffer per group), state_dict is unchanged, and unpatch
+gives them independent storage again. Patch.groups lists the groups made (each
+one's `off` says why it runs separately, once it does), Patch.ungrouped the
+sibling sets left apart and why.
+
 check=True compares every patched call with PyTorch's result on the same input
 (within the dtype's tolerance, aitune.ops.TOLERANCE), keeps aitune's result, and
 names the first call that differs (Patch.first_mismatch, and a warning);
@@ -31,7 +38,7 @@ import warnings
 
 import torch
 
-from . import dispatch, nn, ops
+from . import dispatch, grouping, nn, ops
 from ._lib import AituneError
 
 RMS_NORM_CLASSES = {name: "variance_epsilon" for name in (
@@ -67,6 +74,8 @@ class Patch:
     def __init__(self, model, dispatcher, checker):
         self.model, self.dispatcher, self.checker = model, dispatcher, checker
         self.swapped = []      # (qualified name, module, original class, kind)
+        self.groups = []       # aitune.grouping.Group
+        self.ungrouped = []    # (parent name, child names, why not)
 
     @property
     def counts(self):
@@ -92,6 +101,8 @@ class Patch:
 
     def __repr__(self):
         kinds = ", ".join("%d %s" % (n, k) for k, n in sorted(self.counts.items())) or "nothing"
+        if self.groups:
+            kinds += "; %d groups" % len(self.groups)
         return "<aitune.Patch: %s over %s>" % (kinds, self.dispatcher.reg.path)
 
 
@@ -130,7 +141,8 @@ def _target(mod, linear, norms, classes):
     return None
 
 
-def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_classes=None, arch=None):
+def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_classes=None, arch=None,
+          group=True):
     """Swap model's modules for aitune's (see the module doc); returns a Patch.
 
     registry: a path, Registry or Dispatcher (default: the one in use, else $AITUNE_DB or
@@ -140,11 +152,14 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
     Inductor fuses with their neighbours), "always" (aitune's kernel under torch.compile
     too), False (leave the norms alone: PyTorch's everywhere). rms_norm_classes: {class
     name: eps attribute} to take instead of RMS_NORM_CLASSES and the structural match.
-    arch: "sm_90" to force (default: each device's)."""
+    arch: "sm_90" to force (default: each device's). group: run sibling projections
+    as one GEMM (aitune.grouping; with linear only)."""
     if check not in (False, True, "raise"):
         raise AituneError("patch: check must be False, True or \"raise\", not %r" % (check,))
     if norms not in (False, True, "always"):
         raise AituneError("patch: norms must be True, False or \"always\", not %r" % (norms,))
+    if group not in (False, True):
+        raise AituneError("patch: group must be True or False, not %r" % (group,))
     if model.__dict__.get("_aitune_patch") is not None:
         raise AituneError("patch: the model is patched already (aitune.unpatch(model) first)")
     d = dispatch.use(registry, **({"arch": arch} if arch else {}))
@@ -161,6 +176,10 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
         mod.__dict__["_aitune"] = st
         if kind != "linear" and norms == "always":
             mod.__dict__["aitune_in_compile"] = True
+    if group:
+        taken = {id(mod) for _, mod, _, kind in p.swapped if kind == "linear"}
+        found, p.ungrouped = grouping.find(model, taken)
+        p.groups = [grouping.make(name, names, members, checker) for name, names, members in found]
     model.__dict__["_aitune_patch"] = p
     return p
 
@@ -171,6 +190,8 @@ def unpatch(model):
     p = model.__dict__.pop("_aitune_patch", None)
     if p is None:
         raise AituneError("unpatch: the model is not patched")
+    for g in p.groups:
+        grouping.undo(g)
     for _, mod, cls, _ in p.swapped:
         mod.__class__ = cls
         mod.__dict__.pop("_aitune", None)

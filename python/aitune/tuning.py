@@ -15,6 +15,16 @@ and their kin):
     norms   rms over hidden (and over head_dim for Qwen3's q/k norms)     logits of the
     router  experts x hidden (Mixtral-like configs)                       last token)
 
+group: "on" (the default, as aitune.patch groups): q/k/v as one weight of
+(heads + 2 kv_heads) * head_dim rows and gate/up as one of 2 * intermediate rows
+(aitune.grouping) in place of the separate ones; "off": the separate ones (for
+patch(model, group=False)); "only": the fused ones alone, to add them to a
+registry tuned with "off". A registry holds one winner per bucket (a power of two
+of each dim and an alignment class: docs/SPEC.md), so a fused weight that falls in
+the bucket of another of the model's weights is left out, and that weight's winner,
+tuned at its own size, answers it (Llama-3-8B: q/k/v's 6144 x 4096 is in o_proj's
+4096 x 4096 bucket; tuning 6144 there would replace o_proj's winner).
+
 misses_spec() writes the same from a registry's misses table (the shapes libaitune
 was asked for and had no tuned bucket for): per op and fixed dims, a range over the
 first dim covering the sizes missed. run_sweep() runs the aitune binary.
@@ -64,9 +74,22 @@ def parse_range(text, what):
     return lo, hi
 
 
-def model_shapes(cfg, where="config"):
-    """(weights, norms, lm_head, model_type) of a Hugging Face config dict: weights a
-    sorted list of distinct (n, k), norms of distinct (cols, rows per token)."""
+GROUP_MODES = ("on", "off", "only")
+
+
+def bucket_key(n, k):
+    """The registry's bucket of a weight's (n, k): each dim's power of two and alignment
+    class (the largest of 1, 2, 4, 8 that divides it; docs/SPEC.md "Shapes and buckets")."""
+    return tuple((v.bit_length(), min(8, v & -v)) for v in (n, k))
+
+
+def model_shapes(cfg, where="config", group="off"):
+    """(weights, norms, lm_head, model_type, answered) of a Hugging Face config dict:
+    weights a sorted list of distinct (n, k) (the sibling projections fused or not as
+    group says: see the module doc), norms of distinct (cols, rows per token), answered
+    {fused (n, k) left out: the weight whose bucket answers it}."""
+    if group not in GROUP_MODES:
+        raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
     if not isinstance(cfg, dict):
         raise SpecError("%s: not a JSON object" % where)
     text = cfg.get("text_config")
@@ -80,18 +103,32 @@ def model_shapes(cfg, where="config"):
     vocab = _int(cfg, "vocab_size", where, hi=1 << 22)
     experts = cfg.get("num_local_experts") or cfg.get("num_experts")
     mtype = str(cfg.get("model_type", "model"))
-    weights = {(heads * hd, h), (kv * hd, h), (h, heads * hd), (inter, h), (h, inter)}
+    # Read by one input each: the sibling sets aitune.grouping fuses; the others.
+    separate = {(heads * hd, h), (kv * hd, h), (inter, h)}
+    fused = {((heads + 2 * kv) * hd, h), (2 * inter, h)}
+    others = {(h, heads * hd), (h, inter)}
     if experts is not None:
-        weights.add((_int(cfg, "num_local_experts" if "num_local_experts" in cfg else "num_experts", where,
-                          hi=1 << 12), h))
+        others.add((_int(cfg, "num_local_experts" if "num_local_experts" in cfg else "num_experts", where,
+                         hi=1 << 12), h))
         moe = cfg.get("moe_intermediate_size")
         if moe is not None:
             moe = _int(cfg, "moe_intermediate_size", where)
-            weights |= {(moe, h), (h, moe)}
+            separate.add((moe, h))
+            fused.add((2 * moe, h))
+            others.add((h, moe))
+    answered = {}
+    if group != "off":
+        for f in sorted(fused):
+            by = [w for w in sorted(others | fused | {(vocab, h)}) if w != f and bucket_key(*w) == bucket_key(*f)
+                  and (w not in fused or w < f)]
+            if by:
+                answered[f] = by[0]
+        fused -= set(answered)
+    weights = fused if group == "only" else others | (fused if group == "on" else separate)
     norms = {(h, 1)}
     if mtype.startswith("qwen3"):
         norms |= {(hd, heads), (hd, kv)}
-    return sorted(weights), sorted(norms), (vocab, h), mtype
+    return sorted(weights), sorted(norms), (vocab, h), mtype, answered
 
 
 def _name(s):
@@ -137,10 +174,11 @@ def _split(batch, prompt):
 
 
 def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", ops=None, search="model",
-               max_evals=48, where="config"):
+               max_evals=48, where="config", group="on"):
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
-    "gemm_nt", "rmsnorm" to keep (default both)."""
-    weights, norms, head, mtype = model_shapes(cfg, where)
+    "gemm_nt", "rmsnorm" to keep (default both). group: "on", "off" or "only" (see
+    the module doc; "only" writes GEMMs alone)."""
+    weights, norms, head, mtype, answered = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
         if dt not in DTYPES:
@@ -155,10 +193,17 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     unknown = ops - {"gemm_nt", "rmsnorm"}
     if unknown:
         raise SpecError("ops: unknown %s (gemm_nt, rmsnorm)" % ", ".join(sorted(unknown)))
+    if group == "only":
+        if "gemm_nt" not in ops:
+            raise SpecError("group only: the fused projections are GEMMs, and ops leaves out gemm_nt")
+        ops, norms = {"gemm_nt"}, []
     dec, pre = _split(batch, prompt)
     out = _header("model-" + _name(mtype), arch, search, max_evals,
-                  "%s, batch %d..%d, prompt %d..%d tokens" % (_name(mtype), batch[0], batch[1], prompt[0],
-                                                              prompt[1]))
+                  "%s, batch %d..%d, prompt %d..%d tokens, projections grouped: %s" % (
+                      _name(mtype), batch[0], batch[1], prompt[0], prompt[1], group))
+    for (n, k), (bn, bk) in sorted(answered.items()):
+        out.append("  # %d x %d (grouped projections) is answered by the bucket of %d x %d (one winner per bucket)"
+                   % (n, k, bn, bk))
     phases = [(dec, "stream", "decode")] + ([(pre, None, "prefill")] if pre else [])
     for rows, timing, phase in phases:
         if "gemm_nt" in ops:
@@ -172,7 +217,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
                     raise SpecError("%d rows of %d-wide norms: too many" % (r[1], cols))
                 out += _task("rmsnorm", dtype, [("rows", r), ("cols", cols)], timing,
                              "%s: RMSNorm over %d" % (phase, cols))
-    if "gemm_nt" in ops:
+    if "gemm_nt" in ops and group != "only":
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], "stream",
                      "lm_head: the last token's logits")
     return "\n".join(out) + "\n"

@@ -144,3 +144,38 @@ def test_eager_forward_calls_few_functions(setup, fake_cuda):
                 finally:
                     st.runs[key] = run
                 assert len(more) > len(made)
+
+
+# A group's eager calls (aitune.grouping): the member that computes the product makes
+# the Linear's calls and the group's (its weights' addresses checked, the columns split);
+# a sibling served from it calls nothing. Now 3 + 18 and 0 + 0.
+GROUP_CALLS = {"first": (3, 18), "sibling": (0, 0)}
+
+
+def test_grouped_forward_calls_few_functions(setup, fake_cuda):
+    class Attn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q_proj = torch.nn.Linear(K, K, bias=False)
+            self.k_proj = torch.nn.Linear(K, 1024, bias=False)
+            self.v_proj = torch.nn.Linear(K, 1024, bias=False)
+
+    a = Attn().to(BF).requires_grad_(False)
+    p = aitune.patch(a)
+    try:
+        assert len(p.groups) == 1, "the fake registry's n = 4096 bucket holds the fused 6144"
+        x = torch.randn(1, K, dtype=BF)
+        with torch.no_grad():
+            a.q_proj(x), a.k_proj(x), a.v_proj(x)                 # binds
+            n = fake_cuda.launches()
+            counted = {"first": _calls(a.q_proj.forward, x), "sibling": _calls(a.k_proj.forward, x)}
+            a.v_proj.forward(x)
+            assert fake_cuda.launches() == n + 1, "one launch for the three"
+            assert p.groups[0].pending is None
+        for name, made in counted.items():
+            py = sum(1 for kind, _ in made if kind == "py")
+            assert py <= GROUP_CALLS[name][0] and len(made) <= GROUP_CALLS[name][1], \
+                "the %s member's forward makes %d Python and %d builtin calls (at most %d, %d in all): %s" % (
+                    name, py, len(made) - py, GROUP_CALLS[name][0], GROUP_CALLS[name][1], made)
+    finally:
+        aitune.unpatch(a)

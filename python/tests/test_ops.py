@@ -15,13 +15,14 @@ BF = torch.bfloat16
 
 
 def test_registered_in_the_aitune_namespace():
-    for name in ("linear", "rms_norm", "layer_norm", "softmax"):
+    for name in ("linear", "linear_group", "rms_norm", "layer_norm", "softmax"):
         op = getattr(torch.ops.aitune, name).default
         assert op.name() == "aitune::" + name
     assert str(torch.ops.aitune.linear.default._schema) == \
         "aitune::linear(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor"
     for key in ("CUDA", "CPU", "Meta"):
-        assert torch._C._dispatch_has_kernel_for_dispatch_key("aitune::linear", key), key
+        for name in ("linear", "linear_group"):
+            assert torch._C._dispatch_has_kernel_for_dispatch_key("aitune::" + name, key), (name, key)
 
 
 def test_meta_shapes():

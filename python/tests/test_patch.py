@@ -110,9 +110,12 @@ def test_launches_with_the_tensors_addresses(disp, fake_cuda):
         assert ws and fk.memset_addr() == ws and fk.memset_bytes() == 16, "a workspace, its head zeroed"
         enc = fk.encodes()
         y2 = m.q(x)
-        assert fk.encodes() - enc == 1, "the weight's map was encoded at bind; only x's moves"
+        assert fk.encodes() == enc, "the weight's map was encoded at bind, x's at the last call (kept: same x)"
         assert fk.param(2) == y2.data_ptr() != y.data_ptr(), "a new output each call"
         assert fk.param(6) == ws, "one workspace per stream"
+        x2 = x.clone()
+        m.q(x2)
+        assert fk.encodes() - enc == 1 and fk.param(0) == x2.data_ptr(), "another x: its map alone is encoded"
     aitune.unpatch(m)
     # A norm: x, weight, y, eps as f32, rows, cols.
     norm = torch.nn.Sequential(LlamaRMSNorm(128, eps=0.25)).to(BF)

@@ -33,7 +33,7 @@ def tasks(text):
 
 
 def test_llama3_8b_spec():
-    text = tuning.model_spec(LLAMA3_8B, batch=(1, 32), prompt=(128, 2048))
+    text = tuning.model_spec(LLAMA3_8B, batch=(1, 32), prompt=(128, 2048), group="off")
     assert "\narch: sm_90a\n" in text and "\nname: model-llama\n" in text
     t = tasks(text)
     gemms = {(d["n"], d["k"], d["m"], timing) for op, timing, d in t if op == "gemm_nt"}
@@ -45,6 +45,42 @@ def test_llama3_8b_spec():
     assert len(gemms) == 9
     norms = [(timing, d["rows"], d["cols"]) for op, timing, d in t if op == "rmsnorm"]
     assert norms == [("stream", dec, "{values: [4096]}"), (None, pre, "{values: [4096]}")]
+
+
+def _weights(text):
+    return {(int(d["n"][10:-2]), int(d["k"][10:-2])) for op, _, d in tasks(text) if op == "gemm_nt"}
+
+
+def test_grouped_projections_in_the_spec():
+    """By default the spec has q/k/v and gate/up fused as aitune.patch groups them
+    (Llama-3-8B: 4096 + 2 x 1024 = 6144 and 2 x 14336 = 28672 rows of 4096), o_proj,
+    down_proj and lm_head as they are; "only" has the fused ones alone. A fused weight
+    in the bucket of another weight (6144 and o_proj's 4096) is answered by that
+    weight's winner, not tuned over it."""
+    on = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048))
+    assert _weights(on) == {(28672, 4096), (4096, 4096), (4096, 14336), (128256, 4096)}
+    assert "projections grouped: on" in on and "rmsnorm" in on
+    assert "# 6144 x 4096 (grouped projections) is answered by the bucket of 4096 x 4096" in on
+    off = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), group="off")
+    assert _weights(off) == {(4096, 4096), (1024, 4096), (14336, 4096), (4096, 14336), (128256, 4096)}
+    assert "answered" not in off
+    only = tuning.model_spec(LLAMA3_8B, (1, 32), (1, 1), group="only")
+    assert _weights(only) == {(28672, 4096)} and "6144 x 4096" in only
+    assert "rmsnorm" not in only and len(tasks(only)) == 1, "decode rows only, no norms, no lm_head"
+    assert all(timing == "stream" and d["m"] == "{range: [1, 32], align: [1]}" for _, timing, d in tasks(only))
+    # Qwen2-7B: q/k/v 3584 + 2 x 512 = 4608 rows (o_proj's 3584 is in the bucket below), gate/up 37888.
+    qwen2 = dict(LLAMA3_8B, hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
+                 num_key_value_heads=4, head_dim=128, model_type="qwen2")
+    assert _weights(tuning.model_spec(qwen2, (1, 8), (1, 1), group="only")) == {(4608, 3584), (37888, 3584)}
+    assert tuning.bucket_key(4096, 4096) == tuning.bucket_key(6144, 4096) != tuning.bucket_key(6148, 4096)
+    assert tuning.bucket_key(3584, 3584) != tuning.bucket_key(4608, 3584)
+    with pytest.raises(tuning.SpecError, match="group must be"):
+        tuning.model_spec(LLAMA3_8B, group="yes")
+    with pytest.raises(tuning.SpecError, match="leaves out gemm_nt"):
+        tuning.model_spec(LLAMA3_8B, ops=["rmsnorm"], group="only")
+    qwen_moe = dict(LLAMA3_8B, model_type="qwen2_moe", num_experts=60, moe_intermediate_size=1408)
+    assert {(2816, 4096), (4096, 1408), (60, 4096)} <= _weights(tuning.model_spec(qwen_moe, (1, 8), (1, 1)))
+    assert (1408, 4096) in _weights(tuning.model_spec(qwen_moe, (1, 8), (1, 1), group="off"))
 
 
 def test_families():
@@ -110,6 +146,9 @@ def test_cli_help_and_errors(tmp_path):
     good.write_text(json.dumps(LLAMA3_8B))
     r = cli("tune", str(good), "--batch", "1:8", "--prompt", "16:512", "--dry-run")
     assert r.returncode == 0 and r.stdout == tuning.model_spec(LLAMA3_8B, (1, 8), (16, 512))
+    r = cli("tune", str(good), "--batch", "1:8", "--prompt", "1", "--group", "only", "--dry-run")
+    assert r.returncode == 0 and r.stdout == tuning.model_spec(LLAMA3_8B, (1, 8), (1, 1), group="only")
+    assert cli("tune", str(good), "--group", "maybe", "--dry-run").returncode == 2
     r = cli("tune", str(good), "--batch", "x", "--dry-run")
     assert r.returncode == 3 and "--batch" in r.stderr
 

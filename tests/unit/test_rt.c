@@ -1000,19 +1000,38 @@ static void test_bound_fake(const char *path)
         same &= fk.param(i, 0) == p0[i];
     CHECK(same, "bound: aitune_launch at the same shape passes the same parameters");
 
-    /* Another activation: its maps move, B's does not. */
+    /* The same addresses again: the maps the last launch encoded are copied, not encoded. */
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.encodes() == enc0 && fk.param(0, 0) == A && fk.param(0, 15) == 0xfa4e &&
+          fk.param(0, 2) == 4096 && fk.param(6, 0) == WS + 1024 && fk.param(1, 0) == W,
+          "bound: a launch at the last launch's addresses copies their maps (%d encoded)", fk.encodes() - enc0);
+    /* Another activation: A's map moves (the workspace's stays where it was), B's does not. */
     args[0].ptr = A + 4096;
     enc0 = fk.encodes();
     rc = aitune_bound_launch(h, b, args, NULL);
-    CHECK(rc == AITUNE_OK && fk.param(0, 0) == A + 4096 && fk.param(1, 0) == W && fk.encodes() - enc0 == 2,
-          "bound: a second launch maps the new A (%llx)", fk.param(0, 0));
-    /* Another weight: B's map is encoded again. */
+    CHECK(rc == AITUNE_OK && fk.param(0, 0) == A + 4096 && fk.param(1, 0) == W && fk.encodes() - enc0 == 1 &&
+          fk.param(6, 0) == WS + 1024, "bound: a second launch maps the new A (%llx, %d encoded)", fk.param(0, 0),
+          fk.encodes() - enc0);
+    /* Back to A: one map per slot, so A is encoded again (and kept). */
+    args[0].ptr = A;
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.param(0, 0) == A && fk.encodes() - enc0 == 1,
+          "bound: the slot holds the last address only (%d encoded)", fk.encodes() - enc0);
+    /* Another weight: B's map is encoded again, then kept like an activation's. */
     args[1].ptr = W + 8192;
     enc0 = fk.encodes();
     rc = aitune_bound_launch(h, b, args, NULL);
-    CHECK(rc == AITUNE_OK && fk.param(1, 0) == W + 8192 && fk.encodes() - enc0 == 3,
+    CHECK(rc == AITUNE_OK && fk.param(1, 0) == W + 8192 && fk.encodes() - enc0 == 1,
           "bound: a launch with another weight encodes B's map again (%d maps)", fk.encodes() - enc0);
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.param(1, 0) == W + 8192 && fk.param(1, 3) == 4096 && fk.encodes() - enc0 == 1,
+          "bound: and copies it at the next launch (%d maps)", fk.encodes() - enc0);
     args[1].ptr = W;
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.param(1, 0) == W && fk.encodes() - enc0 == 1,
+          "bound: the weight given at bind is the prebuilt map again (%d maps)", fk.encodes() - enc0);
 
     /* Faults: each a clear error and no launch. */
     launches = fk.launches();
@@ -1046,6 +1065,10 @@ static void test_bound_fake(const char *path)
     CHECK(rc == AITUNE_ERROR && strstr(aitune_errmsg(h), "tensor map of 'A'"), "bound: an encode that fails: %s",
           aitune_errmsg(h));
     CHECK(fk.launches() == launches, "bound: none of the faults launched anything");
+    enc0 = fk.encodes();
+    rc = aitune_bound_launch(h, b, args, NULL);
+    CHECK(rc == AITUNE_OK && fk.encodes() - enc0 == 1 && fk.param(0, 0) == A + 65536 && fk.param(0, 15) == 0xfa4e,
+          "bound: a map whose encode failed is not kept: the next launch encodes it (%d)", fk.encodes() - enc0);
     CHECK(aitune_bound_launch(h, NULL, args, NULL) == AITUNE_MISUSE &&
           aitune_bound_launch(h, b, NULL, NULL) == AITUNE_MISUSE && aitune_bound_launch(NULL, b, args, NULL) ==
           AITUNE_MISUSE, "bound: NULL handle, bound or args is misuse");
