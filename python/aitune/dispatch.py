@@ -105,6 +105,13 @@ class Dispatcher:
                 self._bounds[key] = b
             return b
 
+    def tuned(self, op, dtype, shape, dev=-1):
+        """Whether a tuned bucket holds the shape (an exact lookup), recording nothing."""
+        try:
+            return self.reg.lookup(op, self.arch_of(dev), dtype, shape)["level"] == "exact"
+        except AituneError:
+            return False
+
     def _load(self, op, dtype, shape, dev):
         arch = self.arch_of(dev)
         try:

@@ -31,8 +31,11 @@ the member's own GEMM (aitune.nn's linear path):
   - weights that are no longer the group's views (model.to(), param.data = ...
     after patch): turned off likewise; patch after moving the model;
   - a shape whose fused product the registry has no tuned bucket for: separate
-    GEMMs for that shape (the fused shape is recorded as a miss; `python -m aitune
-    tune` writes the fused shapes into its spec).
+    GEMMs for that shape in eager mode (the fused shape is recorded as a miss;
+    `python -m aitune tune` writes the fused shapes into its spec). A trace cannot
+    ask per shape (Dynamo makes the batch dim symbolic once it has seen two sizes),
+    so it asks whether the registry has the fused weight at any of _PROBE_ROWS, and
+    linear_group runs PyTorch's one GEMM over the fused weight at a size it lacks.
 Under torch.compile the same Python runs at trace time: Dynamo sees the identity
 test and traces one torch.ops.aitune.linear_group per group and the siblings'
 slices, no pending state left behind. linear_group takes the members' weights
@@ -62,12 +65,21 @@ _grad_enabled = torch.is_grad_enabled
 _FALLBACK = ops._FALLBACK
 
 
+# The rows a traced group's fused weight is looked up at: Dynamo makes a batch dim
+# symbolic once it has seen two sizes (m is then no constant, and isinstance(m, int)
+# still answers True while tracing), so the trace asks whether the registry serves the
+# fused (n, k) at all, at the sizes a decode or a prefill runs.
+_PROBE_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
 @torch.compiler.assume_constant_result
-def _tuned(dtype, m, n, k, dev):
+def _tuned(dtype, n, k, dev):
     """At trace time: whether the registry in use has a tuned bucket holding gemm_nt at
-    (m, n, k) (Dynamo takes the answer as a constant; a miss is recorded)."""
+    (m, n, k) for one of _PROBE_ROWS (Dynamo takes the answer as a constant)."""
     d = dispatch._current
-    return d is not None and dtype is not None and d.kernel("gemm_nt", dtype, (m, n, k), dev) is not None
+    if d is None or dtype is None:
+        return False
+    return any(d.tuned("gemm_nt", dtype, (m, n, k), dev) for m in _PROBE_ROWS)
 
 
 class Group:
@@ -238,12 +250,10 @@ def _eager_product(g, x):
 
 
 def _traced_product(g, x):
-    """Under torch.compile: one aitune::linear_group where the registry has the fused shape."""
-    m = 1
-    for s in x.shape[:-1]:
-        m = m * s
+    """Under torch.compile: one aitune::linear_group where the registry has the fused weight
+    (at any m: an m it lacks runs cuBLAS over the fused weight at run time, a miss)."""
     dev = x.device.index if x.device.type == "cuda" else -1
-    if isinstance(m, int) and not _tuned(ops.DTYPES.get(x.dtype), m, g.n, g.k, -1 if dev is None else dev):
+    if not _tuned(ops.DTYPES.get(x.dtype), g.n, g.k, -1 if dev is None else dev):
         return None
     ms = g.members
     ws = [mod._parameters["weight"] for mod in ms]

@@ -312,12 +312,12 @@ def _graph(model, x):
     return y, [str(n.target) for n in cnt.graphs[0].graph.nodes if n.op == "call_function"]
 
 
-@pytest.mark.parametrize("rows,fused", [(1, True), (3, False)])
-def test_compile_traces_one_op_per_group(reg, rows, fused):
+@pytest.mark.parametrize("rows", [1, 3])
+def test_compile_traces_one_op_per_group(reg, rows):
     """Traced by torch.compile(fullgraph=True): one aitune::linear_group per group where the
-    registry has the fused shape, the members' own aitune::linear where it has not; the
-    compiled result (the ops' CPU kernels) is the unpatched model's; no pending product
-    is left in a group after the call."""
+    registry has the fused weight (at m = 1: at run time an m it lacks runs PyTorch's one
+    GEMM over the fused weight); the compiled result (the ops' CPU kernels) is the
+    unpatched model's; no pending product is left in a group after the call."""
     m = decoder(bias=True)
     x = torch.randn(rows, H, dtype=BF)
     with torch.no_grad():
@@ -325,10 +325,55 @@ def test_compile_traces_one_op_per_group(reg, rows, fused):
     p = aitune.patch(m)
     try:
         y, targets = _graph(m, x)
-        assert targets.count("aitune.linear_group") == (4 if fused else 0), targets
-        assert targets.count("aitune.linear") == (4 if fused else 14), targets
+        assert targets.count("aitune.linear_group") == 4, targets
+        assert targets.count("aitune.linear") == 4, targets
         assert torch.equal(y, want)
         assert all(g.pending is None and g.off is None for g in p.groups)
+    finally:
+        aitune.unpatch(m)
+
+
+def test_compile_without_the_fused_weight_traces_the_members(tmp_path, fake_cuda, torch_mod):
+    """A registry without the fused weights at any m: the members' own aitune::linear."""
+    import fakereg
+    d = dispatch.use(dispatch.Dispatcher(fakereg.build(str(tmp_path / "s.db"), gemm=((1, H, H),), rows=()),
+                                         arch="sm_90", host_tensors=True))
+    m = decoder()
+    x = torch.randn(2, H, dtype=BF)
+    with torch.no_grad():
+        want = m(x)
+    p = aitune.patch(m)
+    try:
+        y, targets = _graph(m, x)
+        assert targets.count("aitune.linear_group") == 0, targets
+        assert targets.count("aitune.linear") == 14, targets
+        assert torch.equal(y, want)
+        assert not d.misses() or all(s[2][0] == 2 for s in d.misses()), "the trace's probes record no miss"
+    finally:
+        aitune.unpatch(m)
+        dispatch._current = None
+        d.reg.close()
+
+
+def test_compile_with_a_dynamic_batch(reg):
+    """A batch dim Dynamo made symbolic (two sizes seen, or dynamic=True) still traces
+    one aitune::linear_group per group (m is no constant there)."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+    m = decoder()
+    p = aitune.patch(m)
+    try:
+        torch._dynamo.reset()
+        cnt = CompileCounterWithBackend("aot_eager")
+        f = torch.compile(m, fullgraph=True, dynamic=True, backend=cnt)
+        with torch.no_grad():
+            for rows in (2, 5):
+                x = torch.randn(rows, H, dtype=BF)
+                aitune.unpatch(m)
+                want = m(x)
+                p = aitune.patch(m)
+                assert torch.equal(f(x), want)
+        targets = [str(n.target) for n in cnt.graphs[-1].graph.nodes if n.op == "call_function"]
+        assert targets.count("aitune.linear_group") == 4, targets
     finally:
         aitune.unpatch(m)
 
