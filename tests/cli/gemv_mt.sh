@@ -71,11 +71,7 @@ local nt_params = {
   { "apf", { 1 } }, { "mt", { 2 } },
 }
 LUA
-    IFS=, read -ra edits <<< "$1"
-    for e in "${edits[@]}"; do
-        key=${e%%|*} val=${e#*|}
-        [ "$key" = none ] || sed -i "s/{ \"$key\", { [^}]* } }/{ \"$key\", { $val } }/" "$T/one.lua"
-    done
+    edit_params "$T/one.lua" "$1"
     rm -rf "$T/one" "$T/one.db"
     python3 "$ROOT/bench/narrow.py" "$T/one" gemv "$T/one.lua"
 }

@@ -141,6 +141,17 @@ axpy_spec() {
     } >"$T/$file"
 }
 
+# edit_params FILE 'key|v1 v2,key2|v' : in a narrowed params file (bench/narrow.py's
+# input: lines { "key", { ... } }), each named key's values replaced ('none|': none).
+edit_params() {
+    local file=$1 e key val edits
+    IFS=, read -ra edits <<< "$2"
+    for e in "${edits[@]}"; do
+        key=${e%%|*} val=${e#*|}
+        [ "$key" = none ] || sed -i "s/{ \"$key\", { [^}]* } }/{ \"$key\", { $val } }/" "$file"
+    done
+}
+
 # The joint search the tests share: softmax's three templates searched
 # together for one bucket, 9 configs chosen at random (joint_spec [FILE]).
 joint_spec() {

@@ -72,11 +72,7 @@ M.params = {
   { "pdl", { 1 } }, { "l2pre", { 1 } }, { "inflight", { 1 } }, { "kbox", { 1 } },
 }
 LUA
-    IFS=, read -ra edits <<< "$bad"
-    for e in "${edits[@]}"; do
-        key=${e%%|*} val=${e#*|}
-        [ "$key" = none ] || sed -i "s/{ \"$key\", { [^}]* } }/{ \"$key\", { $val } }/" "$T/one.lua"
-    done
+    edit_params "$T/one.lua" "$bad"
     rm -rf "$T/onehome"
     python3 "$ROOT/bench/narrow.py" "$T/onehome" swapab "$T/one.lua"
     AITUNE_HOME=$T/onehome run "$AITUNE" compile "$T/one.yaml" --db "$T/one.db" --quiet
