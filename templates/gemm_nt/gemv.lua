@@ -105,8 +105,8 @@ end
 -- weights, A's fragments in flight (lean: a chunk's, every tile and
 -- segment, twice over; the tested path: ptxas hoists every chunk's of a
 -- step), and the rest. Fitted to ptxas 13.0 on three seeded samples of the
--- mt 2-4 space (521 kernels at minb 1, 2 and 4): none that it keeps within
--- its blocks' share of the registers spilled, and 29 of the 104 it
+-- mt 2-4 space (304 kernels at minb 1, 2 and 4): none of the 244 it keeps
+-- within its blocks' share of the registers spilled, and 19 of the 60 it
 -- refuses did not (tests/cli/gemv_mt.sh holds a sample to it).
 local function mt_regs(p)
   local nw, mt = p.vec // 2, mt_of(p)
