@@ -1,6 +1,6 @@
 /* registry.c: see registry.h. */
 #define _GNU_SOURCE
-#include "registry.h"
+#include "registry_sql.h"
 #include "registry_vendor.h"
 #include "vendor.h"
 #include <errno.h>
@@ -32,8 +32,9 @@ struct reg {
     char err[1024];
 };
 
-static int fail(reg *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(reg *r, const char *fmt, ...)
+/* ---- registry_sql.h: what the registry's modules share ---- */
+
+int reg_fail(reg *r, const char *fmt, ...)
 {
     va_list ap;
     char msg[768];
@@ -44,39 +45,98 @@ static int fail(reg *r, const char *fmt, ...)
     return -1;
 }
 
-static int dbfail(reg *r, const char *what)
+int reg_dbfail(reg *r, const char *what)
 {
     if (r->budget.hit)
-        return fail(r, "%s: stopped after %lld steps of work (a registry altered to make its readers hang?)", what,
-                    r->budget.ticks * DBGUARD_TICK);
-    return fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
+        return reg_fail(r, "%s: stopped after %lld steps of work (a registry altered to make its readers hang?)", what,
+                        r->budget.ticks * DBGUARD_TICK);
+    return reg_fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
 }
 
 const char *reg_errmsg(reg *r) { return r->err[0] ? r->err : "not an error"; }
 const char *reg_path(reg *r) { return r->path; }
 sqlite3 *reg_db(reg *r) { return r->db; }
 
-int reg_fail(reg *r, const char *fmt, ...)
-{
-    va_list ap;
-    char msg[768];
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fail(r, "%s", msg);
-}
-
-static int exec(reg *r, const char *sql, const char *what)
+int reg_exec(reg *r, const char *sql, const char *what)
 {
     char *msg = NULL;
     if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        if (r->budget.hit) dbfail(r, what);
-        else fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
+        if (r->budget.hit) reg_dbfail(r, what);
+        else reg_fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
         sqlite3_free(msg);
         return -1;
     }
     return 0;
 }
+
+sqlite3_stmt *reg_prep(reg *r, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        reg_dbfail(r, "prepare");
+        return NULL;
+    }
+    return st;
+}
+
+int reg_done(reg *r, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return reg_dbfail(r, what);
+    return 0;
+}
+
+void reg_bind(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+void reg_bind_id(sqlite3_stmt *st, int i, long long id)
+{
+    if (id > 0) sqlite3_bind_int64(st, i, id);
+    else sqlite3_bind_null(st, i);
+}
+
+void reg_bind_bucket(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket)
+{
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
+    reg_bind(st, 4, bucket);
+}
+
+void reg_col(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    snprintf(dst, cap, "%s", s ? (const char *)s : "");
+}
+
+char *reg_col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? xstrdup((const char *)s) : NULL;
+}
+
+const char *reg_col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? (const char *)s : "";
+}
+
+long long reg_count(reg *r, const char *table)
+{
+    char *sql = xstrfmt("SELECT count(*) FROM %s", table);
+    sqlite3_stmt *st = reg_prep(r, sql);
+    free(sql);
+    long long n = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* ---- open ---- */
 
 /* Switching to WAL needs a moment with no other connection on the file, and
 ** SQLite answers "locked" at once instead of waiting (the busy handler does
@@ -88,61 +148,9 @@ static int enable_wal(reg *r)
         int rc = sqlite3_exec(r->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
         if (rc == SQLITE_OK) return 0;
         if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= REG_BUSY_MS)
-            return fail(r, "cannot enable WAL: %s", sqlite3_errmsg(r->db));
+            return reg_fail(r, "cannot enable WAL: %s", sqlite3_errmsg(r->db));
         sqlite3_sleep(5);
     }
-}
-
-static sqlite3_stmt *prep(reg *r, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        dbfail(r, "prepare");
-        return NULL;
-    }
-    return st;
-}
-
-/* Run a prepared write to completion and finalize it. */
-static int done(reg *r, sqlite3_stmt *st, const char *what)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return dbfail(r, what);
-    return 0;
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
-}
-
-/* A bucket's key as parameters 1 to 4 (op, arch, dtype, bucket). */
-static void bind_bucket(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket)
-{
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
-}
-
-/* The home of a winner's bucket in SQL (spec.h: a part's key is its home's,
-** '/', and its lower corner): a part's measurements are its home's. */
-#define HOME(col) "CASE WHEN instr(" col ", '/') > 0 THEN substr(" col ", 1, instr(" col ", '/') - 1) ELSE " col " END"
-/* Whether the bucket column is home ?n or one of its parts. */
-#define IN_HOME(col, n) "(" col " = " n " OR substr(" col ", 1, length(" n ") + 1) = " n " || '/')"
-
-static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    snprintf(dst, cap, "%s", s ? (const char *)s : "");
-}
-
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? xstrdup((const char *)s) : NULL;
 }
 
 /* db/schema.sql applied to a memory database, once per process (every
@@ -168,26 +176,26 @@ static int guard_schema(reg *r)
     if (rc == SQLITE_OK) rc = dbguard_check(r->db, ref_db, why, sizeof why) ? SQLITE_ERROR : SQLITE_OK;
     else snprintf(why, sizeof why, "cannot build the reference schema: %s", sqlite3_errstr(rc));
     pthread_mutex_unlock(&ref_mu);
-    if (rc && r->budget.hit) return dbfail(r, "cannot read its schema");
-    return rc ? fail(r, "%s", why) : 0;
+    if (rc && r->budget.hit) return reg_dbfail(r, "cannot read its schema");
+    return rc ? reg_fail(r, "%s", why) : 0;
 }
 
 static int schema_version(reg *r, int *version)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL);
-    if (rc != SQLITE_OK) return dbfail(r, "cannot read");
+    if (rc != SQLITE_OK) return reg_dbfail(r, "cannot read");
     rc = sqlite3_step(st);
     int tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (tables < 0) return dbfail(r, "cannot read");
+    if (tables < 0) return reg_dbfail(r, "cannot read");
     if (tables == 0) { *version = 0; return 0; }
     if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK)
-        return fail(r, "not an aitune registry (no meta table)");
+        return reg_fail(r, "not an aitune registry (no meta table)");
     rc = sqlite3_step(st);
     *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (*version < 1) return fail(r, "not an aitune registry (no schema version)");
+    if (*version < 1) return reg_fail(r, "not an aitune registry (no schema version)");
     return 0;
 }
 
@@ -219,7 +227,7 @@ static int open_readonly(reg *r, const char *path)
     char *name = dbguard_name(path);
     int rc = sqlite3_open_v2(name, &r->db, SQLITE_OPEN_READONLY, NULL);
     free(name);
-    if (rc != SQLITE_OK) return dbfail(r, "cannot open");
+    if (rc != SQLITE_OK) return reg_dbfail(r, "cannot open");
     rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     /* The -shm file cannot be made (CANTOPEN, or READONLY for a read-only
     ** folder): read as immutable. Other errors: schema_version says them. */
@@ -227,10 +235,10 @@ static int open_readonly(reg *r, const char *path)
     sqlite3_close(r->db);
     r->db = NULL;
     char *uri = immutable_uri(path);
-    if (!uri) return fail(r, "cannot open: %s", strerror(errno));
+    if (!uri) return reg_fail(r, "cannot open: %s", strerror(errno));
     rc = sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
-    return rc == SQLITE_OK ? 0 : dbfail(r, "cannot open");
+    return rc == SQLITE_OK ? 0 : reg_dbfail(r, "cannot open");
 }
 
 /* Why a write open failed: the file or its folder is not writable (a tool
@@ -239,22 +247,22 @@ static int write_failure(reg *r, const char *what)
 {
     int code = sqlite3_errcode(r->db);
     if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
-        fail(r, "%s: %s (compile and sweep write to the registry: pass --db with a writable path)", what,
+        reg_fail(r, "%s: %s (compile and sweep write to the registry: pass --db with a writable path)", what,
              sqlite3_errmsg(r->db));
         return REG_NOTWRITABLE;
     }
-    return dbfail(r, what);
+    return reg_dbfail(r, what);
 }
 
 int reg_open(const char *path, int readonly, reg **out)
 {
     reg *r = *out = xcalloc(1, sizeof *r);
     r->path = xstrdup(path);
-    if (readonly && !file_exists(path)) return fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
+    if (readonly && !file_exists(path)) return reg_fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
     /* SQLite would open a device or a FIFO too, and leave its journal
     ** beside it (in /dev for /dev/null). */
     if (check_regular_path(path))
-        return fail(r, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
+        return reg_fail(r, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
     if (!readonly) {
         char *dir = xstrdup(path);
         char *slash = strrchr(dir, '/');
@@ -262,7 +270,7 @@ int reg_open(const char *path, int readonly, reg **out)
             *slash = 0;
             if (mkdir_p(dir)) {
                 free(dir);
-                fail(r, "cannot create its folder: %s", strerror(errno));
+                reg_fail(r, "cannot create its folder: %s", strerror(errno));
                 return REG_NOTWRITABLE;
             }
         }
@@ -277,7 +285,7 @@ int reg_open(const char *path, int readonly, reg **out)
         return write_failure(r, "cannot open");
     } else if (sqlite3_db_readonly(r->db, "main") == 1) {
         /* SQLite falls back to reading a file it may not write. */
-        fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
+        reg_fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
         return REG_NOTWRITABLE;
     }
     sqlite3_busy_timeout(r->db, REG_BUSY_MS);
@@ -291,9 +299,9 @@ int reg_open(const char *path, int readonly, reg **out)
     int version = 0;
     if (schema_version(r, &version)) return -1;
     if (version > REG_SCHEMA_VERSION)
-        return fail(r, "written by a newer aitune (schema %d; this one knows %d): upgrade aitune", version, REG_SCHEMA_VERSION);
+        return reg_fail(r, "written by a newer aitune (schema %d; this one knows %d): upgrade aitune", version, REG_SCHEMA_VERSION);
     if (version == 0) {
-        if (readonly) return fail(r, "empty file, not an aitune registry");
+        if (readonly) return reg_fail(r, "empty file, not an aitune registry");
         /* Pages freed by dropping cubins go back to the file system
         ** (reg_cubin_trim): settable only before the file has a header. */
         sqlite3_exec(r->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
@@ -301,15 +309,15 @@ int reg_open(const char *path, int readonly, reg **out)
         ** file waits and then sees the whole schema, never half of it.
         ** WAL first: the journal mode cannot change inside a transaction. */
         if (enable_wal(r)) return write_failure(r, "cannot enable WAL");
-        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema")) return write_failure(r, "cannot lock it");
+        if (reg_exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema")) return write_failure(r, "cannot lock it");
         if (schema_version(r, &version)) return -1;    /* someone may have just made it */
         if (version == 0) {
-            if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
+            if (reg_exec(r, reg_schema_sql, "cannot create the schema")) return -1;
             char sql[128];
             snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
-            if (exec(r, sql, "cannot write the schema version")) return -1;
+            if (reg_exec(r, sql, "cannot write the schema version")) return -1;
         }
-        if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
+        if (reg_exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && enable_wal(r)) {
         return write_failure(r, "cannot enable WAL");
     }
@@ -317,18 +325,18 @@ int reg_open(const char *path, int readonly, reg **out)
     ** transaction with the version, so a concurrent opener sees either. A
     ** read-only open reads what is there (every reader copes with version 1). */
     if (version < REG_SCHEMA_VERSION && !readonly) {
-        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return -1;
-        if (schema_version(r, &version)) { exec(r, "ROLLBACK", "rollback"); return -1; }
+        if (reg_exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return -1;
+        if (schema_version(r, &version)) { reg_exec(r, "ROLLBACK", "rollback"); return -1; }
         for (int v = version + 1; v <= REG_SCHEMA_VERSION; v++) {
             char what[64], sql[128];
             snprintf(what, sizeof what, "cannot migrate it to schema %d", v);
             snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", v);
-            if (exec(r, reg_migration_sql[v], what) || exec(r, sql, what)) {
+            if (reg_exec(r, reg_migration_sql[v], what) || reg_exec(r, sql, what)) {
                 sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
                 return -1;
             }
         }
-        if (exec(r, "COMMIT", "cannot commit the migration")) return -1;
+        if (reg_exec(r, "COMMIT", "cannot commit the migration")) return -1;
     }
     r->version = version > REG_SCHEMA_VERSION ? version : REG_SCHEMA_VERSION;
     if (readonly) r->version = version;
@@ -424,7 +432,7 @@ void reg_bound(reg *r, long long steps)
 int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed)
 {
     *converted = *failed = 0;
-    sqlite3_stmt *st = prep(r, "SELECT rowid, op, dtype, launch FROM winners WHERE launch IS NOT NULL AND "
+    sqlite3_stmt *st = reg_prep(r, "SELECT rowid, op, dtype, launch FROM winners WHERE launch IS NOT NULL AND "
                                "launch NOT LIKE '{\"v\":%' AND launch <> '{}'");
     if (!st) return -1;
     typedef struct row { long long id; char *op, *dtype, *launch; } row;
@@ -433,13 +441,13 @@ int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, i
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         rows = xrealloc(rows, sizeof *rows * (size_t)(n + 1));
         rows[n].id = sqlite3_column_int64(st, 0);
-        rows[n].op = col_dup(st, 1);
-        rows[n].dtype = col_dup(st, 2);
-        rows[n].launch = col_dup(st, 3);
+        rows[n].op = reg_col_dup(st, 1);
+        rows[n].dtype = reg_col_dup(st, 2);
+        rows[n].launch = reg_col_dup(st, 3);
         n++;
     }
     sqlite3_finalize(st);
-    int bad = rc != SQLITE_DONE ? dbfail(r, "cannot read winners") : 0;
+    int bad = rc != SQLITE_DONE ? reg_dbfail(r, "cannot read winners") : 0;
     for (int i = 0; i < n && !bad; i++) {
         int ndims = 0, nargs = 0;
         char dims[PLAN_MAXDIMS][PLAN_MAXNAME + 1];
@@ -454,12 +462,12 @@ int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, i
         }
         plan_free(p);
         if (!json) { (*failed)++; continue; }
-        sqlite3_stmt *up = prep(r, "UPDATE winners SET launch = ? WHERE rowid = ?");
+        sqlite3_stmt *up = reg_prep(r, "UPDATE winners SET launch = ? WHERE rowid = ?");
         if (!up) { free(json); bad = -1; break; }
-        bind_text(up, 1, json);
+        reg_bind(up, 1, json);
         sqlite3_bind_int64(up, 2, rows[i].id);
         free(json);
-        if (done(r, up, "cannot store a migrated launch plan")) bad = -1;
+        if (reg_done(r, up, "cannot store a migrated launch plan")) bad = -1;
         else (*converted)++;
     }
     for (int i = 0; i < n; i++) {
@@ -483,30 +491,30 @@ int reg_device(reg *r, const device *d, long long *id)
 {
     char nvrtc[16];
     snprintf(nvrtc, sizeof nvrtc, "%s", d->nvrtc);
-    sqlite3_stmt *st = prep(r, "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, "
+    sqlite3_stmt *st = reg_prep(r, "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, "
                                "driver, cuda_driver, nvrtc) VALUES (?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
-    bind_text(st, 1, d->name);
-    bind_text(st, 2, d->uuid);
+    reg_bind(st, 1, d->name);
+    reg_bind(st, 2, d->uuid);
     sqlite3_bind_int(st, 3, d->cc);
     sqlite3_bind_int(st, 4, d->sms);
     sqlite3_bind_int64(st, 5, d->mem);
     sqlite3_bind_int64(st, 6, d->l2);
     sqlite3_bind_int(st, 7, d->smem_optin);
-    bind_text(st, 8, d->driver);
+    reg_bind(st, 8, d->driver);
     sqlite3_bind_int(st, 9, d->cuda_driver);
-    bind_text(st, 10, nvrtc);
-    if (done(r, st, "cannot record the device")) return -1;
-    st = prep(r, "SELECT id FROM devices WHERE uuid = ? AND driver = ? AND cuda_driver = ? AND nvrtc = ?");
+    reg_bind(st, 10, nvrtc);
+    if (reg_done(r, st, "cannot record the device")) return -1;
+    st = reg_prep(r, "SELECT id FROM devices WHERE uuid = ? AND driver = ? AND cuda_driver = ? AND nvrtc = ?");
     if (!st) return -1;
-    bind_text(st, 1, d->uuid);
-    bind_text(st, 2, d->driver);
+    reg_bind(st, 1, d->uuid);
+    reg_bind(st, 2, d->driver);
     sqlite3_bind_int(st, 3, d->cuda_driver);
-    bind_text(st, 4, nvrtc);
+    reg_bind(st, 4, nvrtc);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : dbfail(r, "cannot read the device back");
+    return rc == SQLITE_ROW ? 0 : reg_dbfail(r, "cannot read the device back");
 }
 
 int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
@@ -514,18 +522,17 @@ int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned l
 {
     char t[32];
     iso_time(t);
-    sqlite3_stmt *st = prep(r, "INSERT INTO runs (command, spec_hash, version, seed, device, env, started, outcome) "
+    sqlite3_stmt *st = reg_prep(r, "INSERT INTO runs (command, spec_hash, version, seed, device, env, started, outcome) "
                                "VALUES (?,?,?,?,?,?,?, 'running')");
     if (!st) return -1;
-    bind_text(st, 1, command);
-    bind_text(st, 2, spec_hash);
-    bind_text(st, 3, AITUNE_TOOL_VERSION);
+    reg_bind(st, 1, command);
+    reg_bind(st, 2, spec_hash);
+    reg_bind(st, 3, AITUNE_TOOL_VERSION);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)seed);
-    if (device > 0) sqlite3_bind_int64(st, 5, device);
-    else sqlite3_bind_null(st, 5);
-    bind_text(st, 6, env_json);
-    bind_text(st, 7, t);
-    if (done(r, st, "cannot record the run")) return -1;
+    reg_bind_id(st, 5, device);
+    reg_bind(st, 6, env_json);
+    reg_bind(st, 7, t);
+    if (reg_done(r, st, "cannot record the run")) return -1;
     *id = sqlite3_last_insert_rowid(r->db);
     return 0;
 }
@@ -534,21 +541,21 @@ int reg_run_end(reg *r, long long run, const char *outcome)
 {
     char t[32];
     iso_time(t);
-    sqlite3_stmt *st = prep(r, "UPDATE runs SET ended = ?, outcome = ? WHERE id = ?");
+    sqlite3_stmt *st = reg_prep(r, "UPDATE runs SET ended = ?, outcome = ? WHERE id = ?");
     if (!st) return -1;
-    bind_text(st, 1, t);
-    bind_text(st, 2, outcome);
+    reg_bind(st, 1, t);
+    reg_bind(st, 2, outcome);
     sqlite3_bind_int64(st, 3, run);
-    return done(r, st, "cannot close the run");
+    return reg_done(r, st, "cannot close the run");
 }
 
 int reg_cubin_get(reg *r, const char *hash, jit_job *j)
 {
     if (r->version < 7) return 0;   /* read-only, older than 014-cubin-hash: no hashes to check */
-    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms, "
+    sqlite3_stmt *st = reg_prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms, "
                                "options, cubin_hash FROM cubins WHERE hash = ?");
     if (!st) return -1;
-    bind_text(st, 1, hash);
+    reg_bind(st, 1, hash);
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW) {
         const char *src = (const char *)sqlite3_column_text(st, 0);
@@ -572,7 +579,7 @@ int reg_cubin_get(reg *r, const char *hash, jit_job *j)
             j->spills = sqlite3_column_int(st, 4);
             j->smem = sqlite3_column_int(st, 5);
             j->stack = sqlite3_column_int(st, 6);
-            j->log = col_dup(st, 7);
+            j->log = reg_col_dup(st, 7);
             j->ms = sqlite3_column_double(st, 8);
             j->ok = 1;
             j->done = 1;
@@ -580,7 +587,7 @@ int reg_cubin_get(reg *r, const char *hash, jit_job *j)
         }
     } else if (rc != SQLITE_DONE) {
         sqlite3_finalize(st);
-        return dbfail(r, "cannot read the cubin cache");
+        return reg_dbfail(r, "cannot read the cubin cache");
     }
     sqlite3_finalize(st);
     return found;
@@ -590,22 +597,22 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
 {
     char sum[17];
     jit_hash(j->cubin, j->cubin_len, sum);
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO cubins (hash, source, options, kernel, cubin, registers, "
+    sqlite3_stmt *st = reg_prep(r, "INSERT OR REPLACE INTO cubins (hash, source, options, kernel, cubin, registers, "
                                "spills, smem, stack, log, compile_ms, cubin_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
-    bind_text(st, 1, hash);
-    bind_text(st, 2, j->source);
-    bind_text(st, 3, jit_options(j->arch));
-    bind_text(st, 4, j->name);
+    reg_bind(st, 1, hash);
+    reg_bind(st, 2, j->source);
+    reg_bind(st, 3, jit_options(j->arch));
+    reg_bind(st, 4, j->name);
     sqlite3_bind_blob(st, 5, j->cubin, (int)j->cubin_len, SQLITE_STATIC);
     sqlite3_bind_int(st, 6, j->registers);
     sqlite3_bind_int(st, 7, j->spills);
     sqlite3_bind_int(st, 8, j->smem);
     sqlite3_bind_int(st, 9, j->stack);
-    bind_text(st, 10, j->log);
+    reg_bind(st, 10, j->log);
     sqlite3_bind_double(st, 11, j->ms);
-    bind_text(st, 12, sum);
-    return done(r, st, "cannot store a cubin");
+    reg_bind(st, 12, sum);
+    return reg_done(r, st, "cannot store a cubin");
 }
 
 /* The kernels a registry keeps whatever else goes: each winner's and each
@@ -618,7 +625,7 @@ int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
     "UNION SELECT cubin FROM defaults WHERE cubin IS NOT NULL " \
     "UNION SELECT m.cubin FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) " \
     "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON m.op = w.op AND m.arch = w.arch " \
-    "AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ") " \
+    "AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " REG_HOME("w.bucket") ") " \
     "AND m.template = json_extract(f.value, '$.template') " \
     "AND m.config = json(json_extract(f.value, '$.config')) WHERE m.cubin IS NOT NULL"
 
@@ -629,8 +636,8 @@ int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *exc
     ** another process) are the resume's and stay; a split bucket's winners
     ** are its parts', and a part searched for a bucket that stayed whole
     ** (a split on trial: sweep.c, split_bucket) has its home's. */
-#define DECIDES "(m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") " OR " HOME("m.bucket") " = w.bucket)"
-    sqlite3_stmt *s = prep(r,
+#define DECIDES "(m.bucket = w.bucket OR m.bucket = " REG_HOME("w.bucket") " OR " REG_HOME("m.bucket") " = w.bucket)"
+    sqlite3_stmt *s = reg_prep(r,
         "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
         "  AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES " "
         "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
@@ -641,8 +648,8 @@ int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *exc
 #undef DECIDES
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run);
-    bind_text(s, 2, except_op);
-    bind_text(s, 3, except_dtype);
+    reg_bind(s, 2, except_op);
+    reg_bind(s, 3, except_dtype);
     int rc;
     long long n = 0, bytes = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -650,48 +657,46 @@ int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *exc
         bytes += sqlite3_column_int64(s, 0);
     }
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return dbfail(r, "cannot trim the cubin cache");
+    if (rc != SQLITE_DONE) return reg_dbfail(r, "cannot trim the cubin cache");
     st->cubins += n;
     st->bytes += bytes;
     /* The freed pages leave the file (a registry made before auto_vacuum
     ** keeps them for reuse until `aitune gc`). */
-    if (n && exec(r, "PRAGMA incremental_vacuum", "cannot shrink the file")) return -1;
+    if (n && reg_exec(r, "PRAGMA incremental_vacuum", "cannot shrink the file")) return -1;
     return 0;
 }
 
 int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap)
 {
-    sqlite3_stmt *st = prep(r, "SELECT source, kernel FROM cubins WHERE hash = ?");
+    sqlite3_stmt *st = reg_prep(r, "SELECT source, kernel FROM cubins WHERE hash = ?");
     if (!st) return -1;
-    bind_text(st, 1, hash);
+    reg_bind(st, 1, hash);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        *source = col_dup(st, 0);
-        col_copy(st, 1, name, (size_t)namecap);
+        *source = reg_col_dup(st, 0);
+        reg_col(st, 1, name, (size_t)namecap);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the cubin cache");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the cubin cache");
 }
-
-const char *reg_timing_name(int stream) { return stream ? "stream" : "flush"; }
 
 int reg_measure_put(reg *r, const measurement *m)
 {
-    sqlite3_stmt *st = prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
+    sqlite3_stmt *st = reg_prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
         "config_hash, status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, "
         "compile_ms, cubin, error, device, run, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
     int ok = !strcmp(m->status, "ok");
-    bind_text(st, 1, m->op);
-    bind_text(st, 2, m->tmpl);
-    bind_text(st, 3, m->arch);
-    bind_text(st, 4, m->dtype);
-    bind_text(st, 5, m->bucket);
-    bind_text(st, 6, m->shape);
-    bind_text(st, 7, m->config);
-    bind_text(st, 8, m->config_hash);
-    bind_text(st, 9, m->status);
+    reg_bind(st, 1, m->op);
+    reg_bind(st, 2, m->tmpl);
+    reg_bind(st, 3, m->arch);
+    reg_bind(st, 4, m->dtype);
+    reg_bind(st, 5, m->bucket);
+    reg_bind(st, 6, m->shape);
+    reg_bind(st, 7, m->config);
+    reg_bind(st, 8, m->config_hash);
+    reg_bind(st, 9, m->status);
     if (ok) {
         sqlite3_bind_double(st, 10, m->median_us);
         sqlite3_bind_double(st, 11, m->min_us);
@@ -706,13 +711,13 @@ int reg_measure_put(reg *r, const measurement *m)
         sqlite3_bind_int(st, 18, m->spills);
         sqlite3_bind_int(st, 19, m->smem);
         sqlite3_bind_double(st, 20, m->compile_ms);
-        bind_text(st, 21, m->cubin);
+        reg_bind(st, 21, m->cubin);
     }
-    bind_text(st, 22, m->error);
-    if (m->device > 0) sqlite3_bind_int64(st, 23, m->device);
-    if (m->run > 0) sqlite3_bind_int64(st, 24, m->run);
-    bind_text(st, 25, reg_timing_name(m->stream));
-    return done(r, st, "cannot store a measurement");
+    reg_bind(st, 22, m->error);
+    reg_bind_id(st, 23, m->device);
+    reg_bind_id(st, 24, m->run);
+    reg_bind(st, 25, timing_name(m->stream));
+    return reg_done(r, st, "cannot store a measurement");
 }
 
 /* The measurements a sweep on device row p may take as its own: that row's,
@@ -724,25 +729,25 @@ int reg_measure_put(reg *r, const measurement *m)
 
 int reg_measure_find(reg *r, const measurement *k, measurement *m)
 {
-    sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
+    sqlite3_stmt *st = reg_prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
         "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
         "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 AND timing = ?9 "
         "ORDER BY id DESC LIMIT 1");
     if (!st) return -1;
-    bind_text(st, 1, k->op);
-    bind_text(st, 2, k->arch);
-    bind_text(st, 3, k->dtype);
-    bind_text(st, 4, k->bucket);
-    bind_text(st, 5, k->config_hash);
-    bind_text(st, 6, k->tmpl);
-    if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
-    bind_text(st, 8, k->shape);
-    bind_text(st, 9, reg_timing_name(k->stream));
+    reg_bind(st, 1, k->op);
+    reg_bind(st, 2, k->arch);
+    reg_bind(st, 3, k->dtype);
+    reg_bind(st, 4, k->bucket);
+    reg_bind(st, 5, k->config_hash);
+    reg_bind(st, 6, k->tmpl);
+    reg_bind_id(st, 7, k->device);
+    reg_bind(st, 8, k->shape);
+    reg_bind(st, 9, timing_name(k->stream));
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *m = *k;
         m->config = xstrdup(k->config);
-        col_copy(st, 0, m->status, sizeof m->status);
+        reg_col(st, 0, m->status, sizeof m->status);
         m->median_us = sqlite3_column_double(st, 1);
         m->min_us = sqlite3_column_double(st, 2);
         m->max_us = sqlite3_column_double(st, 3);
@@ -754,36 +759,36 @@ int reg_measure_find(reg *r, const measurement *k, measurement *m)
         m->spills = sqlite3_column_int(st, 9);
         m->smem = sqlite3_column_int(st, 10);
         m->compile_ms = sqlite3_column_double(st, 11);
-        col_copy(st, 12, m->cubin, sizeof m->cubin);
-        m->error = col_dup(st, 13);
+        reg_col(st, 12, m->cubin, sizeof m->cubin);
+        m->error = reg_col_dup(st, 13);
         m->stream = k->stream;
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
 {
-    sqlite3_stmt *st = prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
+    sqlite3_stmt *st = reg_prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
         "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND " SAME_GPU("?6") " AND status = 'ok' "
         "AND median_us > 0 AND timing = ?8 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?7");
     if (!st) return -1;
-    bind_text(st, 1, key->op);
-    bind_text(st, 2, key->arch);
-    bind_text(st, 3, key->dtype);
-    bind_text(st, 4, key->bucket);
-    bind_text(st, 5, key->shape);
-    if (key->device > 0) sqlite3_bind_int64(st, 6, key->device);
+    reg_bind(st, 1, key->op);
+    reg_bind(st, 2, key->arch);
+    reg_bind(st, 3, key->dtype);
+    reg_bind(st, 4, key->bucket);
+    reg_bind(st, 5, key->shape);
+    reg_bind_id(st, 6, key->device);
     sqlite3_bind_int(st, 7, n);
-    bind_text(st, 8, reg_timing_name(key->stream));
+    reg_bind(st, 8, timing_name(key->stream));
     int k = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < n) {
         measurement *m = &out[k++];
         memset(m, 0, sizeof *m);
-        col_copy(st, 0, m->tmpl, sizeof m->tmpl);
-        m->config = col_dup(st, 1);
-        col_copy(st, 2, m->config_hash, sizeof m->config_hash);
+        reg_col(st, 0, m->tmpl, sizeof m->tmpl);
+        m->config = reg_col_dup(st, 1);
+        reg_col(st, 2, m->config_hash, sizeof m->config_hash);
         m->median_us = sqlite3_column_double(st, 3);
         m->spread = sqlite3_column_double(st, 4);
         m->stream = key->stream;
@@ -792,7 +797,7 @@ int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         for (int i = 0; i < k; i++) measurement_free(&out[i]);
-        return dbfail(r, "cannot read measurements");
+        return reg_dbfail(r, "cannot read measurements");
     }
     return k;
 }
@@ -806,48 +811,48 @@ void measurement_free(measurement *m)
 
 static int winner_insert(reg *r, const winner *w)
 {
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, "
+    sqlite3_stmt *st = reg_prep(r, "INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, "
         "template, config, median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, "
         "device, run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
-    bind_text(st, 1, w->op);
-    bind_text(st, 2, w->arch);
-    bind_text(st, 3, w->dtype);
-    bind_text(st, 4, w->bucket);
-    bind_text(st, 5, w->dims);
-    bind_text(st, 6, w->lo);
-    bind_text(st, 7, w->hi);
-    bind_text(st, 8, w->shape);
-    bind_text(st, 9, w->tmpl);
-    bind_text(st, 10, w->config);
+    reg_bind(st, 1, w->op);
+    reg_bind(st, 2, w->arch);
+    reg_bind(st, 3, w->dtype);
+    reg_bind(st, 4, w->bucket);
+    reg_bind(st, 5, w->dims);
+    reg_bind(st, 6, w->lo);
+    reg_bind(st, 7, w->hi);
+    reg_bind(st, 8, w->shape);
+    reg_bind(st, 9, w->tmpl);
+    reg_bind(st, 10, w->config);
     sqlite3_bind_double(st, 11, w->median_us);
     sqlite3_bind_double(st, 12, w->gbps);
     sqlite3_bind_double(st, 13, w->tflops);
     if (w->default_us > 0) sqlite3_bind_double(st, 14, w->default_us);
     if (w->margin >= 0) sqlite3_bind_double(st, 15, w->margin);
     sqlite3_bind_int(st, 16, w->exhaustive);
-    bind_text(st, 17, w->runners_up);
-    bind_text(st, 18, w->cubin[0] ? w->cubin : NULL);
-    bind_text(st, 19, w->launch);
-    if (w->device > 0) sqlite3_bind_int64(st, 20, w->device);
-    if (w->run > 0) sqlite3_bind_int64(st, 21, w->run);
-    return done(r, st, "cannot store a winner");
+    reg_bind(st, 17, w->runners_up);
+    reg_bind(st, 18, w->cubin[0] ? w->cubin : NULL);
+    reg_bind(st, 19, w->launch);
+    reg_bind_id(st, 20, w->device);
+    reg_bind_id(st, 21, w->run);
+    return reg_done(r, st, "cannot store a winner");
 }
 
 int reg_winners_put(reg *r, const char *home, const winner *w, int n)
 {
     if (n < 1) return 0;
-    if (exec(r, "BEGIN IMMEDIATE", "cannot store winners")) return -1;
-    sqlite3_stmt *st = prep(r, "DELETE FROM winners WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " IN_HOME("bucket", "?4")
+    if (reg_exec(r, "BEGIN IMMEDIATE", "cannot store winners")) return -1;
+    sqlite3_stmt *st = reg_prep(r, "DELETE FROM winners WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " REG_IN_HOME("bucket", "?4")
                                " AND hw = coalesce((SELECT hw FROM devices WHERE id = ?5), '')");
     int rc = -1;
     if (st) {
-        bind_bucket(st, w[0].op, w[0].arch, w[0].dtype, home);
+        reg_bind_bucket(st, w[0].op, w[0].arch, w[0].dtype, home);
         sqlite3_bind_int64(st, 5, w[0].device);
-        rc = done(r, st, "cannot replace a bucket's winners");
+        rc = reg_done(r, st, "cannot replace a bucket's winners");
     }
     for (int i = 0; i < n && !rc; i++) rc = winner_insert(r, &w[i]);
-    if (!rc) rc = exec(r, "COMMIT", "cannot store winners");
+    if (!rc) rc = reg_exec(r, "COMMIT", "cannot store winners");
     if (rc) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
@@ -863,25 +868,25 @@ int reg_winner_put(reg *r, const winner *w)
 static void read_winner(sqlite3_stmt *st, winner *w)
 {
     memset(w, 0, sizeof *w);
-    col_copy(st, 0, w->op, sizeof w->op);
-    col_copy(st, 1, w->arch, sizeof w->arch);
-    col_copy(st, 2, w->dtype, sizeof w->dtype);
-    col_copy(st, 3, w->bucket, sizeof w->bucket);
-    col_copy(st, 4, w->dims, sizeof w->dims);
-    col_copy(st, 5, w->lo, sizeof w->lo);
-    col_copy(st, 6, w->hi, sizeof w->hi);
-    col_copy(st, 7, w->shape, sizeof w->shape);
-    col_copy(st, 8, w->tmpl, sizeof w->tmpl);
-    w->config = col_dup(st, 9);
+    reg_col(st, 0, w->op, sizeof w->op);
+    reg_col(st, 1, w->arch, sizeof w->arch);
+    reg_col(st, 2, w->dtype, sizeof w->dtype);
+    reg_col(st, 3, w->bucket, sizeof w->bucket);
+    reg_col(st, 4, w->dims, sizeof w->dims);
+    reg_col(st, 5, w->lo, sizeof w->lo);
+    reg_col(st, 6, w->hi, sizeof w->hi);
+    reg_col(st, 7, w->shape, sizeof w->shape);
+    reg_col(st, 8, w->tmpl, sizeof w->tmpl);
+    w->config = reg_col_dup(st, 9);
     w->median_us = sqlite3_column_double(st, 10);
     w->gbps = sqlite3_column_double(st, 11);
     w->tflops = sqlite3_column_double(st, 12);
     w->default_us = sqlite3_column_double(st, 13);
     w->margin = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14);
     w->exhaustive = sqlite3_column_int(st, 15);
-    w->runners_up = col_dup(st, 16);
-    col_copy(st, 17, w->cubin, sizeof w->cubin);
-    w->launch = col_dup(st, 18);
+    w->runners_up = reg_col_dup(st, 16);
+    reg_col(st, 17, w->cubin, sizeof w->cubin);
+    w->launch = reg_col_dup(st, 18);
     w->device = sqlite3_column_int64(st, 19);
     w->run = sqlite3_column_int64(st, 20);
 }
@@ -898,21 +903,21 @@ int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtyp
 {
 #define WINNER_OF_BUCKET "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') " \
                          "AND dtype = ?3 AND bucket = ?4"
-    sqlite3_stmt *st = prep(r, hw ? WINNER_OF_BUCKET " AND hw = ?5" : WINNER_OF_BUCKET);
+    sqlite3_stmt *st = reg_prep(r, hw ? WINNER_OF_BUCKET " AND hw = ?5" : WINNER_OF_BUCKET);
 #undef WINNER_OF_BUCKET
     if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
-    if (hw) bind_text(st, 5, hw);
+    reg_bind_bucket(st, op, arch, dtype, bucket);
+    if (hw) reg_bind(st, 5, hw);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) read_winner(st, w);
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read winners");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read winners");
 }
 
 int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners ORDER BY op, arch, dtype, "
+    sqlite3_stmt *st = reg_prep(r, "SELECT " WINNER_COLS " FROM winners ORDER BY op, arch, dtype, "
                                "CAST(lo AS INTEGER), lo");
     if (!st) return -1;
     int rc;
@@ -924,7 +929,7 @@ int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
         if (stop) break;
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return reg_dbfail(r, "cannot read winners");
     return 0;
 }
 
@@ -942,7 +947,7 @@ static int read_winners(reg *r, sqlite3_stmt *st, winner **out, int *n)
         free(*out);
         *out = NULL;
         *n = 0;
-        return dbfail(r, "cannot read winners");
+        return reg_dbfail(r, "cannot read winners");
     }
     return 0;
 }
@@ -951,11 +956,11 @@ int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, 
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
+    sqlite3_stmt *st = reg_prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
     return read_winners(r, st, out, n);
 }
 
@@ -964,13 +969,13 @@ int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtyp
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners w WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND "
-                               IN_HOME("bucket", "?4") " AND (?5 IS NULL OR hw = ?5 OR NOT EXISTS (SELECT 1 FROM winners "
-                               "WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " IN_HOME("bucket", "?4") " AND hw = ?5)) "
+    sqlite3_stmt *st = reg_prep(r, "SELECT " WINNER_COLS " FROM winners w WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND "
+                               REG_IN_HOME("bucket", "?4") " AND (?5 IS NULL OR hw = ?5 OR NOT EXISTS (SELECT 1 FROM winners "
+                               "WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " REG_IN_HOME("bucket", "?4") " AND hw = ?5)) "
                                "ORDER BY hw, rowid");
     if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, home);
-    bind_text(st, 5, hw);
+    reg_bind_bucket(st, op, arch, dtype, home);
+    reg_bind(st, 5, hw);
     return read_winners(r, st, out, n);
 }
 
@@ -989,7 +994,7 @@ int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
     ** and a default that has its kernel is not replaced by another that has
     ** none (a task restricted to a template whose default cannot run at its
     ** shapes would otherwise leave the runtime no default to launch). */
-    sqlite3_stmt *st = prep(r, "INSERT INTO defaults (op, arch, dtype, template, config, cubin, launch) VALUES (?,?,?,?,?,?,?) "
+    sqlite3_stmt *st = reg_prep(r, "INSERT INTO defaults (op, arch, dtype, template, config, cubin, launch) VALUES (?,?,?,?,?,?,?) "
         "ON CONFLICT (op, arch, dtype) DO UPDATE SET "
         "cubin = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
         "THEN cubin ELSE excluded.cubin END, "
@@ -999,23 +1004,23 @@ int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
         "WHERE excluded.cubin IS NOT NULL OR defaults.cubin IS NULL OR "
         "(defaults.template = excluded.template AND defaults.config = excluded.config)");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, tmpl);
-    bind_text(st, 5, config);
-    bind_text(st, 6, cubin && *cubin ? cubin : NULL);
-    bind_text(st, 7, launch);
-    return done(r, st, "cannot store a default");
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
+    reg_bind(st, 4, tmpl);
+    reg_bind(st, 5, config);
+    reg_bind(st, 6, cubin && *cubin ? cubin : NULL);
+    reg_bind(st, 7, launch);
+    return reg_done(r, st, "cannot store a default");
 }
 
 int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap)
 {
-    sqlite3_stmt *st = prep(r, "SELECT arch FROM winners WHERE op = ?1 AND dtype = ?2 UNION "
+    sqlite3_stmt *st = reg_prep(r, "SELECT arch FROM winners WHERE op = ?1 AND dtype = ?2 UNION "
                                "SELECT arch FROM defaults WHERE op = ?1 AND dtype = ?2");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, dtype);
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, dtype);
     int n = 0, rc, at = 0;
     out[0] = 0;
     char seen[512] = ",";
@@ -1030,7 +1035,7 @@ int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap)
         n++;
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
+    if (rc != SQLITE_DONE) return reg_dbfail(r, "cannot read winners");
     return n;
 }
 
@@ -1038,32 +1043,32 @@ int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
                     char *tmpl, int tmplcap, char **config)
 {
     *config = NULL;
-    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3");
+    sqlite3_stmt *st = reg_prep(r, "SELECT template, config FROM defaults WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 1)) {
-        col_copy(st, 0, tmpl, (size_t)tmplcap);
-        *config = col_dup(st, 1);
+        reg_col(st, 0, tmpl, (size_t)tmplcap);
+        *config = reg_col_dup(st, 1);
         found = 1;
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read defaults");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return reg_dbfail(r, "cannot read defaults");
     return found;
 }
 
 int reg_check(reg *r)
 {
-    sqlite3_stmt *st = prep(r, "PRAGMA integrity_check");
+    sqlite3_stmt *st = reg_prep(r, "PRAGMA integrity_check");
     if (!st) return -1;
     int rc = sqlite3_step(st);
     int ok = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
     char msg[256] = "";
-    if (!ok && rc == SQLITE_ROW) col_copy(st, 0, msg, sizeof msg);
+    if (!ok && rc == SQLITE_ROW) reg_col(st, 0, msg, sizeof msg);
     sqlite3_finalize(st);
-    return ok ? 0 : fail(r, "integrity check: %s", msg[0] ? msg : sqlite3_errmsg(r->db));
+    return ok ? 0 : reg_fail(r, "integrity check: %s", msg[0] ? msg : sqlite3_errmsg(r->db));
 }
 
 /* ---- Reading a registry back (why, export, gc). ---- */
@@ -1079,14 +1084,14 @@ int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dty
     };
     int *out[2] = { op_known, dtype_known };
     for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *st = prep(r, sql[i]);
+        sqlite3_stmt *st = reg_prep(r, sql[i]);
         if (!st) return -1;
-        bind_text(st, 1, op);
-        if (i) bind_text(st, 2, dtype);
+        reg_bind(st, 1, op);
+        if (i) reg_bind(st, 2, dtype);
         int rc = sqlite3_step(st);
         *out[i] = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
         sqlite3_finalize(st);
-        if (rc != SQLITE_ROW) return dbfail(r, "cannot read");
+        if (rc != SQLITE_ROW) return reg_dbfail(r, "cannot read");
     }
     return 0;
 }
@@ -1095,19 +1100,19 @@ int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
                 int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx)
 {
     /* In the order the sweep visited them: their first measurement. */
-    sqlite3_stmt *st = prep(r, "SELECT arch, bucket FROM (SELECT arch, bucket, min(rowid) AS first FROM measurements "
+    sqlite3_stmt *st = reg_prep(r, "SELECT arch, bucket FROM (SELECT arch, bucket, min(rowid) AS first FROM measurements "
                                "WHERE op = ?1 AND dtype = ?2 AND (?3 IS NULL OR arch = ?3) GROUP BY arch, bucket "
                                "UNION ALL SELECT arch, bucket, 1e18 FROM winners WHERE op = ?1 AND dtype = ?2 "
                                "AND (?3 IS NULL OR arch = ?3)) GROUP BY arch, bucket ORDER BY arch, min(first)");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, dtype);
-    bind_text(st, 3, arch);
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, dtype);
+    reg_bind(st, 3, arch);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (cb((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
@@ -1119,24 +1124,24 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
     "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, " \
     "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, " \
     "error, device, run, " TIMING " FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = " \
-    HOME("?4") " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
-    sqlite3_stmt *st = prep(r, r->version >= 4 ? BUCKET_ROWS("timing = 'stream'") : BUCKET_ROWS("0"));
+    REG_HOME("?4") " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
+    sqlite3_stmt *st = reg_prep(r, r->version >= 4 ? BUCKET_ROWS("timing = 'stream'") : BUCKET_ROWS("0"));
 #undef BUCKET_ROWS
     if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
+    reg_bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         measurement m;
         memset(&m, 0, sizeof m);
-        col_copy(st, 0, m.op, sizeof m.op);
-        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
-        col_copy(st, 2, m.arch, sizeof m.arch);
-        col_copy(st, 3, m.dtype, sizeof m.dtype);
-        col_copy(st, 4, m.bucket, sizeof m.bucket);
-        col_copy(st, 5, m.shape, sizeof m.shape);
+        reg_col(st, 0, m.op, sizeof m.op);
+        reg_col(st, 1, m.tmpl, sizeof m.tmpl);
+        reg_col(st, 2, m.arch, sizeof m.arch);
+        reg_col(st, 3, m.dtype, sizeof m.dtype);
+        reg_col(st, 4, m.bucket, sizeof m.bucket);
+        reg_col(st, 5, m.shape, sizeof m.shape);
         m.config = (char *)sqlite3_column_text(st, 6);
-        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
-        col_copy(st, 8, m.status, sizeof m.status);
+        reg_col(st, 7, m.config_hash, sizeof m.config_hash);
+        reg_col(st, 8, m.status, sizeof m.status);
         m.median_us = sqlite3_column_double(st, 9);
         m.min_us = sqlite3_column_double(st, 10);
         m.max_us = sqlite3_column_double(st, 11);
@@ -1148,7 +1153,7 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
         m.spills = sqlite3_column_int(st, 17);
         m.smem = sqlite3_column_int(st, 18);
         m.compile_ms = sqlite3_column_double(st, 19);
-        col_copy(st, 20, m.cubin, sizeof m.cubin);
+        reg_col(st, 20, m.cubin, sizeof m.cubin);
         m.error = (char *)sqlite3_column_text(st, 21);
         m.device = sqlite3_column_int64(st, 22);
         m.run = sqlite3_column_int64(st, 23);
@@ -1157,47 +1162,47 @@ int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char
         if (cb(&m, ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                        int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
-                               "AND bucket = " HOME("?4") " ORDER BY id");
+    sqlite3_stmt *st = reg_prep(r, "SELECT status, median_us FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+                               "AND bucket = " REG_HOME("?4") " ORDER BY id");
     if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
+    reg_bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *s = (const char *)sqlite3_column_text(st, 0);
         if (cb(s ? s : "", sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 1), ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                     int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
+    sqlite3_stmt *st = reg_prep(r, "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
                                "json_extract(f.value, '$.median_us') FROM winners w, json_each(CASE WHEN "
                                "json_valid(w.runners_up) THEN w.runners_up ELSE '[]' END) f WHERE w.op = ? AND "
                                "w.arch = ? AND w.dtype = ? AND w.bucket = ? AND json_type(f.value) = 'object' "
                                "ORDER BY 3");
     if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
+    reg_bind_bucket(st, op, arch, dtype, bucket);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(st, 0), *c = (const char *)sqlite3_column_text(st, 1);
         if (cb(t ? t : "?", c ? c : "?", sqlite3_column_double(st, 2), ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's race");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read a winner's race");
 }
 
 int reg_run_get(reg *r, long long run, reg_run *out)
 {
-    sqlite3_stmt *st = prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "
+    sqlite3_stmt *st = reg_prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "
                                "d.uuid, d.cc, d.sms, d.mem_bytes, d.l2_bytes, d.driver, d.cuda_driver, d.nvrtc "
                                "FROM runs r LEFT JOIN devices d ON d.id = r.device WHERE r.id = ?");
     if (!st) return -1;
@@ -1205,33 +1210,28 @@ int reg_run_get(reg *r, long long run, reg_run *out)
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         memset(out, 0, sizeof *out);
-        col_copy(st, 0, out->command, sizeof out->command);
-        col_copy(st, 1, out->version, sizeof out->version);
-        col_copy(st, 2, out->started, sizeof out->started);
-        col_copy(st, 3, out->ended, sizeof out->ended);
-        col_copy(st, 4, out->outcome, sizeof out->outcome);
+        reg_col(st, 0, out->command, sizeof out->command);
+        reg_col(st, 1, out->version, sizeof out->version);
+        reg_col(st, 2, out->started, sizeof out->started);
+        reg_col(st, 3, out->ended, sizeof out->ended);
+        reg_col(st, 4, out->outcome, sizeof out->outcome);
         out->seed = (unsigned long long)sqlite3_column_int64(st, 5);
-        col_copy(st, 6, out->env, sizeof out->env);
+        reg_col(st, 6, out->env, sizeof out->env);
         out->device_id = sqlite3_column_int64(st, 7);
-        col_copy(st, 8, out->dev.name, sizeof out->dev.name);
-        col_copy(st, 9, out->dev.uuid, sizeof out->dev.uuid);
+        reg_col(st, 8, out->dev.name, sizeof out->dev.name);
+        reg_col(st, 9, out->dev.uuid, sizeof out->dev.uuid);
         out->dev.cc = sqlite3_column_int(st, 10);
         out->dev.sms = sqlite3_column_int(st, 11);
         out->dev.mem = sqlite3_column_int64(st, 12);
         out->dev.l2 = sqlite3_column_int64(st, 13);
-        col_copy(st, 14, out->dev.driver, sizeof out->dev.driver);
+        reg_col(st, 14, out->dev.driver, sizeof out->dev.driver);
         out->dev.cuda_driver = sqlite3_column_int(st, 15);
-        col_copy(st, 16, out->dev.nvrtc, sizeof out->dev.nvrtc);
+        reg_col(st, 16, out->dev.nvrtc, sizeof out->dev.nvrtc);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read runs");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read runs");
 }
-
-/* A number as JSON takes it: SQLite writes an infinity as a bare Inf,
-** which is not JSON (NaN is stored as NULL already). */
-/* A JSON column embedded as JSON when it parses, else as a string. */
-#define JCOL(c) "CASE WHEN json_valid(" c ") THEN json(" c ") ELSE " c " END"
 
 static const struct export_table {
     const char *name, *json, *text, *order;
@@ -1239,7 +1239,7 @@ static const struct export_table {
 } export_tables[] = {
     { "measurements",
       "json_object('id', id, 'op', op, 'template', template, 'arch', arch, 'dtype', dtype, 'bucket', bucket, "
-      "'shape', " JCOL("shape") ", 'config', " JCOL("config") ", 'config_hash', config_hash, 'status', status, "
+      "'shape', " REG_SQL_JSON("shape") ", 'config', " REG_SQL_JSON("config") ", 'config_hash', config_hash, 'status', status, "
       "'median_us', " REG_SQL_FIN("median_us") ", 'min_us', " REG_SQL_FIN("min_us") ", 'max_us', " REG_SQL_FIN("max_us") ", "
       "'spread', " REG_SQL_FIN("spread") ", 'samples', " REG_SQL_FIN("samples") ", 'gbps', " REG_SQL_FIN("gbps") ", "
       "'tflops', " REG_SQL_FIN("tflops") ", 'registers', " REG_SQL_FIN("registers") ", 'spills', " REG_SQL_FIN("spills") ", "
@@ -1250,17 +1250,17 @@ static const struct export_table {
       "id", 1 },
     { "winners",
       "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'dims', dims, 'lo', lo, 'hi', hi, "
-      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", "
+      "'shape', " REG_SQL_JSON("shape") ", 'template', template, 'config', " REG_SQL_JSON("config") ", "
       "'median_us', " REG_SQL_FIN("median_us") ", 'gbps', " REG_SQL_FIN("gbps") ", 'tflops', " REG_SQL_FIN("tflops") ", "
       "'default_us', " REG_SQL_FIN("default_us") ", 'margin', " REG_SQL_FIN("margin") ", 'exhaustive', " REG_SQL_FIN("exhaustive") ", "
-      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", "
+      "'runners_up', " REG_SQL_JSON("runners_up") ", 'cubin', cubin, 'launch', " REG_SQL_JSON("launch") ", "
       "'device', " REG_SQL_FIN("device") ", 'run', " REG_SQL_FIN("run") ")",
       "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, default_us, margin, "
       "exhaustive, runners_up, cubin, launch, device, run",
       "op, arch, dtype, rowid", 1 },
     { "runs",
       "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', " REG_SQL_FIN("seed") ", "
-      "'device', " REG_SQL_FIN("device") ", 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
+      "'device', " REG_SQL_FIN("device") ", 'env', " REG_SQL_JSON("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
       "id, command, spec_hash, version, seed, device, env, started, ended, outcome", "id", 0 },
     { "devices",
       "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', " REG_SQL_FIN("cc") ", 'sms', " REG_SQL_FIN("sms") ", "
@@ -1273,7 +1273,7 @@ static const struct export_table *export_table(reg *r, const char *name)
 {
     for (size_t i = 0; i < sizeof export_tables / sizeof export_tables[0]; i++)
         if (!strcmp(export_tables[i].name, name)) return &export_tables[i];
-    fail(r, "no table '%s' to export", name);
+    reg_fail(r, "no table '%s' to export", name);
     return NULL;
 }
 
@@ -1281,9 +1281,9 @@ static sqlite3_stmt *export_stmt(reg *r, const struct export_table *t, const cha
 {
     char *sql = xstrfmt("SELECT %s FROM %s%s ORDER BY %s", cols, t->name, t->has_op ? " WHERE ?1 IS NULL OR op = ?1" : "",
                         t->order);
-    sqlite3_stmt *st = prep(r, sql);
+    sqlite3_stmt *st = reg_prep(r, sql);
     free(sql);
-    if (st && t->has_op) bind_text(st, 1, op);
+    if (st && t->has_op) reg_bind(st, 1, op);
     return st;
 }
 
@@ -1296,7 +1296,7 @@ int reg_json_rows(reg *r, const char *table, const char *op, int (*cb)(const cha
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the registry");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the registry");
 }
 
 int reg_text_rows(reg *r, const char *table, const char *op,
@@ -1316,13 +1316,13 @@ int reg_text_rows(reg *r, const char *table, const char *op,
     sqlite3_finalize(st);
     free(names);
     free(values);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the registry");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the registry");
 }
 
 int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char *json, void *ctx), void *ctx)
 {
     /* Kernel Tuner's units: milliseconds. A failure has no time. */
-    sqlite3_stmt *st = prep(r,
+    sqlite3_stmt *st = reg_prep(r,
         "SELECT json_object('timestamp', coalesce(r.started, ''), "
         "'configuration', CASE WHEN json_valid(m.config) THEN json(m.config) ELSE json_object() END, "
         "'times', json_object('compilation_time', " REG_SQL_FIN("coalesce(m.compile_ms, 0)") ", 'runtimes', "
@@ -1339,29 +1339,18 @@ int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char 
         "  json_object('name', 'TFLOP/s', 'value', " REG_SQL_FIN("coalesce(m.tflops, 0)") ", 'unit', 'TFLOP/s')) ELSE json_array() END, "
         "'objectives', json_array('time'), "
         "'aitune', json_object('op', m.op, 'template', m.template, 'arch', m.arch, 'dtype', m.dtype, "
-        "  'bucket', m.bucket, 'shape', " JCOL("m.shape") ", 'status', m.status, 'error', m.error, "
+        "  'bucket', m.bucket, 'shape', " REG_SQL_JSON("m.shape") ", 'status', m.status, 'error', m.error, "
         "  'registers', " REG_SQL_FIN("m.registers") ", 'spills', " REG_SQL_FIN("m.spills") ", 'device', d.name)) "
         "FROM measurements m LEFT JOIN runs r ON r.id = m.run LEFT JOIN devices d ON d.id = m.device "
         "WHERE (?1 IS NULL OR m.op = ?1) AND (?2 IS NULL OR m.dtype = ?2) ORDER BY m.id");
     if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, dtype);
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, dtype);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-static long long count_rows(reg *r, const char *table)
-{
-    char *sql = xstrfmt("SELECT count(*) FROM %s", table);
-    sqlite3_stmt *st = prep(r, sql);
-    free(sql);
-    long long n = -1;
-    if (st && sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 long long reg_disk_bytes(reg *r, int settled)
@@ -1382,15 +1371,15 @@ long long reg_disk_bytes(reg *r, int settled)
 int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
 {
     memset(s, 0, sizeof *s);
-    s->measurements[0] = count_rows(r, "measurements");
-    s->cubins[0] = count_rows(r, "cubins");
+    s->measurements[0] = reg_count(r, "measurements");
+    s->cubins[0] = reg_count(r, "cubins");
     s->bytes[0] = reg_disk_bytes(r, 0);
     /* A measurement is kept when it is a winner's config in the winner's
     ** bucket, a part's home or the part (or, with keep_finalists, one named
     ** in its runners_up); a cubin when a winner, a default or a kept
     ** measurement names it. */
     const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
-                              "AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ")";
+                              "AND (m.bucket = w.bucket OR m.bucket = " REG_HOME("w.bucket") ")";
     char *keep = xstrfmt(
         "CREATE TEMP TABLE gc_keep AS SELECT m.id AS id FROM measurements m JOIN winners w ON %s "
         "AND m.template = w.template AND m.config = w.config%s%s%s",
@@ -1399,13 +1388,13 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
         keep_finalists ? same_bucket : "",
         keep_finalists ? " AND m.template = json_extract(f.value, '$.template') "
                          "AND m.config = json(json_extract(f.value, '$.config'))" : "");
-    int rc = exec(r, "BEGIN IMMEDIATE", "gc") || exec(r, "DROP TABLE IF EXISTS temp.gc_keep", "gc") ||
-             exec(r, keep, "gc: choosing what to keep") ||
-             exec(r, "DELETE FROM measurements WHERE id NOT IN (SELECT id FROM temp.gc_keep)", "gc: measurements") ||
-             exec(r, "DELETE FROM cubins WHERE hash NOT IN (SELECT cubin FROM winners WHERE cubin IS NOT NULL) "
+    int rc = reg_exec(r, "BEGIN IMMEDIATE", "gc") || reg_exec(r, "DROP TABLE IF EXISTS temp.gc_keep", "gc") ||
+             reg_exec(r, keep, "gc: choosing what to keep") ||
+             reg_exec(r, "DELETE FROM measurements WHERE id NOT IN (SELECT id FROM temp.gc_keep)", "gc: measurements") ||
+             reg_exec(r, "DELETE FROM cubins WHERE hash NOT IN (SELECT cubin FROM winners WHERE cubin IS NOT NULL) "
                      "AND hash NOT IN (SELECT cubin FROM defaults WHERE cubin IS NOT NULL) "
                      "AND hash NOT IN (SELECT cubin FROM measurements WHERE cubin IS NOT NULL)", "gc: cubins") ||
-             exec(r, "DROP TABLE temp.gc_keep", "gc") || exec(r, "COMMIT", "gc");
+             reg_exec(r, "DROP TABLE temp.gc_keep", "gc") || reg_exec(r, "COMMIT", "gc");
     free(keep);
     if (rc) {
         sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
@@ -1413,18 +1402,18 @@ int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
     }
     /* VACUUM also turns on incremental auto-vacuum in a registry made
     ** before it, so later sweeps give back the pages they free. */
-    if (exec(r, "PRAGMA auto_vacuum = INCREMENTAL", "gc") || exec(r, "VACUUM", "gc: vacuum") ||
-        exec(r, "PRAGMA wal_checkpoint(TRUNCATE)", "gc: checkpoint"))
+    if (reg_exec(r, "PRAGMA auto_vacuum = INCREMENTAL", "gc") || reg_exec(r, "VACUUM", "gc: vacuum") ||
+        reg_exec(r, "PRAGMA wal_checkpoint(TRUNCATE)", "gc: checkpoint"))
         return -1;
-    s->measurements[1] = count_rows(r, "measurements");
-    s->cubins[1] = count_rows(r, "cubins");
+    s->measurements[1] = reg_count(r, "measurements");
+    s->cubins[1] = reg_count(r, "cubins");
     s->bytes[1] = reg_disk_bytes(r, 0);
     return 0;
 }
 
 int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT json_valid(?1), CASE WHEN json_valid(?1) THEN json_type(?1, '$.results') END");
+    sqlite3_stmt *st = reg_prep(r, "SELECT json_valid(?1), CASE WHEN json_valid(?1) THEN json_type(?1, '$.results') END");
     if (!st) return -1;
     sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
@@ -1432,10 +1421,10 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
     const char *type = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
     int arr = type && !strcmp(type, "array");
     sqlite3_finalize(st);
-    if (!valid) return fail(r, "not JSON");
-    if (!arr) return fail(r, "no \"results\" array (not a T4 results file)");
+    if (!valid) return reg_fail(r, "not JSON");
+    if (!arr) return reg_fail(r, "no \"results\" array (not a T4 results file)");
     /* Each field read where T4 puts it; a missing one is NULL. */
-    st = prep(r,
+    st = reg_prep(r,
         "SELECT f.key, json_type(f.value) = 'object', "
         "CASE WHEN json_type(f.value, '$.configuration') = 'object' THEN json(json_extract(f.value, '$.configuration')) END, "
         "CASE WHEN json_type(f.value, '$.invalidity') = 'text' THEN json_extract(f.value, '$.invalidity') END, "
@@ -1483,7 +1472,7 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
         if (cb(&t, ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the T4 results");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the T4 results");
 }
 
 int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx)
@@ -1504,25 +1493,25 @@ int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, voi
     "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype " \
     "  AND t.bucket = m.bucket " JOIN \
     "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id"
-    sqlite3_stmt *st = prep(r, r->version >= 4
+    sqlite3_stmt *st = reg_prep(r, r->version >= 4
         ? EACH_ROWS(", timing", ", MAX(id) AS newest", "JOIN measurements n ON n.id = t.newest AND n.timing = m.timing ")
         : EACH_ROWS("", "", ""));
 #undef EACH_ROWS
     if (!st) return -1;
-    bind_text(st, 1, op);
+    reg_bind(st, 1, op);
     int rc, stop = 0;
     while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         measurement m;
         memset(&m, 0, sizeof m);
-        col_copy(st, 0, m.op, sizeof m.op);
-        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
-        col_copy(st, 2, m.arch, sizeof m.arch);
-        col_copy(st, 3, m.dtype, sizeof m.dtype);
-        col_copy(st, 4, m.bucket, sizeof m.bucket);
-        col_copy(st, 5, m.shape, sizeof m.shape);
-        m.config = col_dup(st, 6);
-        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
-        col_copy(st, 8, m.status, sizeof m.status);
+        reg_col(st, 0, m.op, sizeof m.op);
+        reg_col(st, 1, m.tmpl, sizeof m.tmpl);
+        reg_col(st, 2, m.arch, sizeof m.arch);
+        reg_col(st, 3, m.dtype, sizeof m.dtype);
+        reg_col(st, 4, m.bucket, sizeof m.bucket);
+        reg_col(st, 5, m.shape, sizeof m.shape);
+        m.config = reg_col_dup(st, 6);
+        reg_col(st, 7, m.config_hash, sizeof m.config_hash);
+        reg_col(st, 8, m.status, sizeof m.status);
         m.median_us = sqlite3_column_double(st, 9);
         m.min_us = sqlite3_column_double(st, 10);
         m.max_us = sqlite3_column_double(st, 11);
@@ -1539,24 +1528,18 @@ int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, voi
     }
     sqlite3_finalize(st);
     if (stop) return 0;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 /* ---- Identity, status and merge (issue 11). ---- */
 
 int reg_run_sources(reg *r, long long run, const char *json)
 {
-    sqlite3_stmt *st = prep(r, "UPDATE runs SET sources = ? WHERE id = ?");
+    sqlite3_stmt *st = reg_prep(r, "UPDATE runs SET sources = ? WHERE id = ?");
     if (!st) return -1;
-    bind_text(st, 1, json);
+    reg_bind(st, 1, json);
     sqlite3_bind_int64(st, 2, run);
-    return done(r, st, "cannot record the run's template sources");
-}
-
-static const char *col_str(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? (const char *)s : "";
+    return reg_done(r, st, "cannot record the run's template sources");
 }
 
 int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx)
@@ -1570,46 +1553,46 @@ int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *
         "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0, w.exhaustive "
         "FROM winners w LEFT JOIN devices d ON d.id = w.device LEFT JOIN runs ru ON ru.id = w.run "
         "ORDER BY w.op, w.arch, w.dtype, w.bucket%s", v3 ? "w.hw" : "''", v3 ? "ru.sources" : "NULL", v3 ? ", w.hw" : "");
-    sqlite3_stmt *st = prep(r, sql);
+    sqlite3_stmt *st = reg_prep(r, sql);
     free(sql);
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         reg_winner_identity w = {
-            .op = col_str(st, 0), .arch = col_str(st, 1), .dtype = col_str(st, 2), .bucket = col_str(st, 3),
-            .hw = col_str(st, 4), .tmpl = col_str(st, 5), .config = col_str(st, 6),
-            .median_us = sqlite3_column_double(st, 7), .driver = col_str(st, 8),
-            .cuda_driver = sqlite3_column_int(st, 9), .nvrtc = col_str(st, 10), .version = col_str(st, 11),
-            .sources = col_str(st, 12), .when = col_str(st, 13),
+            .op = reg_col_str(st, 0), .arch = reg_col_str(st, 1), .dtype = reg_col_str(st, 2), .bucket = reg_col_str(st, 3),
+            .hw = reg_col_str(st, 4), .tmpl = reg_col_str(st, 5), .config = reg_col_str(st, 6),
+            .median_us = sqlite3_column_double(st, 7), .driver = reg_col_str(st, 8),
+            .cuda_driver = sqlite3_column_int(st, 9), .nvrtc = reg_col_str(st, 10), .version = reg_col_str(st, 11),
+            .sources = reg_col_str(st, 12), .when = reg_col_str(st, 13),
             .age_s = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14),
             .exhaustive = sqlite3_column_int(st, 15),
         };
         if (cb(&w, ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the winners");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the winners");
 }
 
 int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, long long shapes,
                                        long long calls, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, count(*), sum(count) FROM misses "
+    sqlite3_stmt *st = reg_prep(r, "SELECT op, arch, dtype, count(*), sum(count) FROM misses "
                                "GROUP BY op, arch, dtype ORDER BY op, arch, dtype");
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), sqlite3_column_int64(st, 3),
+        if (cb(reg_col_str(st, 0), reg_col_str(st, 1), reg_col_str(st, 2), sqlite3_column_int64(st, 3),
                sqlite3_column_int64(st, 4), ctx))
             break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the misses");
 }
 
 /* One merge step: sql, then how many rows it changed into *n. */
 static int merge_step(reg *r, const char *sql, const char *what, long long *n)
 {
     int before = sqlite3_total_changes(r->db);
-    if (exec(r, sql, what)) return -1;
+    if (reg_exec(r, sql, what)) return -1;
     if (n) *n += sqlite3_total_changes(r->db) - before;
     return 0;
 }
@@ -1762,7 +1745,7 @@ static int check_partitions(part_box *p, int n, char *why, int cap)
 ** column. */
 static int first_problem(reg *in, const char *sql, const char *what, char *why, int cap)
 {
-    sqlite3_stmt *st = prep(in, sql);
+    sqlite3_stmt *st = reg_prep(in, sql);
     if (!st) return snprintf(why, (size_t)cap, "cannot check %s: %.300s", what, sqlite3_errmsg(in->db)), -1;
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
@@ -1856,7 +1839,7 @@ static int check_winner_rows(reg *in, char *why, int cap)
 {
     part_box *parts = NULL;
     int nparts = 0, bad = 0;
-    sqlite3_stmt *st = prep(in, "SELECT op, arch, dtype, bucket, hw, dims, lo, hi, shape, template FROM winners");
+    sqlite3_stmt *st = reg_prep(in, "SELECT op, arch, dtype, bucket, hw, dims, lo, hi, shape, template FROM winners");
     int rc = st ? SQLITE_ROW : SQLITE_ERROR;
     while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *f[10];
@@ -1891,7 +1874,7 @@ static int check_winner_rows(reg *in, char *why, int cap)
 static int check_shape_rows(reg *in, const char *table, const char *sql, char *why, int cap)
 {
     int bad = 0;
-    sqlite3_stmt *st = prep(in, sql);
+    sqlite3_stmt *st = reg_prep(in, sql);
     int rc = st ? SQLITE_ROW : SQLITE_ERROR;
     while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *f[7];
@@ -1923,7 +1906,7 @@ static int check_shape_rows(reg *in, const char *table, const char *sql, char *w
 static int check_cubin_rows(reg *in, char *why, int cap)
 {
     int bad = 0;
-    sqlite3_stmt *st = prep(in, "SELECT hash, cubin, cubin_hash FROM cubins WHERE cubin_hash IS NOT NULL");
+    sqlite3_stmt *st = reg_prep(in, "SELECT hash, cubin, cubin_hash FROM cubins WHERE cubin_hash IS NOT NULL");
     int rc = st ? SQLITE_ROW : SQLITE_ERROR;
     while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         char sum[17] = "";
@@ -1943,7 +1926,7 @@ static int check_name_rows(reg *in, char *why, int cap)
 {
     int bad = 0;
     sqlite3_stmt *st =
-        prep(in, "SELECT op, arch, dtype, template FROM defaults UNION ALL SELECT op, arch, dtype, NULL FROM misses");
+        reg_prep(in, "SELECT op, arch, dtype, template FROM defaults UNION ALL SELECT op, arch, dtype, NULL FROM misses");
     int rc = st ? SQLITE_ROW : SQLITE_ERROR;
     while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *f[4];
@@ -1984,16 +1967,16 @@ static int merge_copy(reg *r, const char *path, char **copy)
     reg *in;
     if (reg_open(path, 1, &in)) {
         const char *e = strstr(reg_errmsg(in), "': ");
-        fail(r, "cannot merge '%s': %s", path, e ? e + 3 : reg_errmsg(in));
+        reg_fail(r, "cannot merge '%s': %s", path, e ? e + 3 : reg_errmsg(in));
         reg_close(in);
         return -1;
     }
     /* A corrupt page would merge as whatever it happens to read as. */
-    sqlite3_stmt *ic = prep(in, "PRAGMA integrity_check(1)");
+    sqlite3_stmt *ic = reg_prep(in, "PRAGMA integrity_check(1)");
     int rc = ic ? sqlite3_step(ic) : SQLITE_ERROR;
     const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(ic, 0) : NULL;
     if (!res || strcmp(res, "ok")) {
-        fail(r, "cannot merge '%s': it is damaged (integrity_check: %.200s)", path, res ? res : sqlite3_errmsg(in->db));
+        reg_fail(r, "cannot merge '%s': it is damaged (integrity_check: %.200s)", path, res ? res : sqlite3_errmsg(in->db));
         sqlite3_finalize(ic);
         reg_close(in);
         return -1;
@@ -2013,7 +1996,7 @@ static int merge_copy(reg *r, const char *path, char **copy)
         sqlite3_backup_finish(b);
     }
     rc = out ? sqlite3_errcode(out) : rc;
-    if (rc != SQLITE_OK) fail(r, "cannot copy '%s' to check it: %s", path, out ? sqlite3_errmsg(out) : strerror(errno));
+    if (rc != SQLITE_OK) reg_fail(r, "cannot copy '%s' to check it: %s", path, out ? sqlite3_errmsg(out) : strerror(errno));
     sqlite3_close(out);
     reg_close(in);
     if (rc != SQLITE_OK) {
@@ -2046,18 +2029,18 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     reg *in;
     char why[768];
     int orc = reg_open(copy, 0, &in);
-    if (orc) fail(r, "cannot merge '%s': %s", path, strstr(reg_errmsg(in), "': ") ? strstr(reg_errmsg(in), "': ") + 3 : reg_errmsg(in));
-    else if (check_input(in, why, sizeof why)) orc = fail(r, "cannot merge '%s': %s", path, why);
+    if (orc) reg_fail(r, "cannot merge '%s': %s", path, strstr(reg_errmsg(in), "': ") ? strstr(reg_errmsg(in), "': ") + 3 : reg_errmsg(in));
+    else if (check_input(in, why, sizeof why)) orc = reg_fail(r, "cannot merge '%s': %s", path, why);
     reg_close(in);
     if (orc) {
         merge_drop(copy);
         return -1;
     }
     char *attach = dbguard_name(copy);
-    sqlite3_stmt *at = prep(r, "ATTACH DATABASE ? AS src");
-    if (at) bind_text(at, 1, attach);
+    sqlite3_stmt *at = reg_prep(r, "ATTACH DATABASE ? AS src");
+    if (at) reg_bind(at, 1, attach);
     free(attach);
-    if (!at || done(r, at, "cannot attach the input")) {
+    if (!at || reg_done(r, at, "cannot attach the input")) {
         merge_drop(copy);
         return -1;
     }
@@ -2121,7 +2104,7 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
     /* Devices are counted by rows: their trigger's update counts as a change. */
     long long *counts[] = { NULL, NULL, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
                             NULL, NULL, &st->misses, &st->vendor, NULL, NULL, NULL };
-    long long ndev0 = count_rows(r, "main.devices");
+    long long ndev0 = reg_count(r, "main.devices");
     int rc = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !rc; i++) {
         char what[96];
@@ -2132,7 +2115,7 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
         sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_exec(r->db, "DROP TABLE IF EXISTS temp.devmap; DROP TABLE IF EXISTS temp.runmap", NULL, NULL, NULL);
     } else {
-        st->devices = count_rows(r, "main.devices") - ndev0;
+        st->devices = reg_count(r, "main.devices") - ndev0;
     }
     sqlite3_exec(r->db, "DETACH DATABASE src", NULL, NULL, NULL);
     merge_drop(copy);
@@ -2147,15 +2130,15 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
 static void bind_winner(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket,
                         const char *hw)
 {
-    bind_bucket(st, op, arch, dtype, bucket);
-    bind_text(st, 5, hw);
+    reg_bind_bucket(st, op, arch, dtype, bucket);
+    reg_bind(st, 5, hw);
 }
 
 int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                          const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
                          void *ctx)
 {
-    sqlite3_stmt *st = prep(r, WINNER_W
+    sqlite3_stmt *st = reg_prep(r, WINNER_W
         "SELECT template, config, median_us, 0 FROM w UNION ALL "
         "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
         "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
@@ -2164,16 +2147,16 @@ int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *d
     bind_winner(st, op, arch, dtype, bucket, hw);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb(col_str(st, 0), col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
+        if (cb(reg_col_str(st, 0), reg_col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's finalists");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read a winner's finalists");
 }
 
 int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                       const char *hw)
 {
     if (r->version < 4) return 0;
-    sqlite3_stmt *st = prep(r, WINNER_W
+    sqlite3_stmt *st = reg_prep(r, WINNER_W
         "SELECT m.timing = 'stream' FROM measurements m, w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
         "AND m.bucket = w.bucket AND m.template = w.template AND m.config = w.config AND m.status = 'ok' "
         "ORDER BY m.run IS w.run DESC, m.id DESC LIMIT 1");
@@ -2182,7 +2165,7 @@ int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtyp
     int rc = sqlite3_step(st), v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        dbfail(r, "cannot read how a winner was timed");
+        reg_dbfail(r, "cannot read how a winner was timed");
         return -2;
     }
     return v;
@@ -2191,18 +2174,18 @@ int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtyp
 int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
                                       long long calls, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, shape, count FROM misses ORDER BY count DESC, op, dtype, shape");
+    sqlite3_stmt *st = reg_prep(r, "SELECT op, arch, dtype, shape, count FROM misses ORDER BY count DESC, op, dtype, shape");
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
+        if (cb(reg_col_str(st, 0), reg_col_str(st, 1), reg_col_str(st, 2), reg_col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the misses");
 }
 
 double reg_seconds_per_measurement(reg *r)
 {
-    sqlite3_stmt *st = prep(r, "SELECT sum((julianday(ended) - julianday(started)) * 86400.0), "
+    sqlite3_stmt *st = reg_prep(r, "SELECT sum((julianday(ended) - julianday(started)) * 86400.0), "
                                "(SELECT count(*) FROM measurements WHERE run IN (SELECT id FROM runs WHERE ended IS NOT NULL)) "
                                "FROM runs WHERE ended IS NOT NULL");
     if (!st) return 0;

@@ -27,13 +27,6 @@ typedef struct reg reg;
 
 struct plan_arg;
 
-/* A number column c as a JSON export takes it (SQL text, for the modules
-** that build JSON with SQLite's json_object): SQLite writes an infinity as
-** a bare Inf, which is not JSON, so one is NULL (null); NaN is stored as
-** NULL already. */
-#define REG_SQL_FIN(c) "(CASE WHEN typeof(" c ") = 'real' AND NOT (" c " BETWEEN -1.7976931348623157e308 AND " \
-                       "1.7976931348623157e308) THEN NULL ELSE " c " END)"
-
 /* Open (and, unless readonly, create) the registry at path. *out is set even
 ** on failure, so reg_errmsg works; reg_close it either way. Opened for
 ** writing, an older schema is migrated (db/migrations/), in one transaction;
@@ -79,12 +72,6 @@ int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, i
 void reg_close(reg *r);
 const char *reg_errmsg(reg *r);
 const char *reg_path(reg *r);
-/* For the registry's other modules (registry_vendor.c), not its users: the
-** connection, and setting the handle's message ("registry 'PATH': ...";
-** returns -1). */
-struct sqlite3 *reg_db(reg *r);
-int reg_fail(reg *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* The device row for this fingerprint, inserted if new. */
 int reg_device(reg *r, const device *d, long long *id);
 int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
@@ -137,9 +124,6 @@ typedef struct measurement {
     long long device, run;
     int stream;             /* timed as a stream (timing = 'stream'), not one launch after a flush */
 } measurement;
-
-/* The name a timing method has in the registry (measurements.timing). */
-const char *reg_timing_name(int stream);
 
 int reg_measure_put(reg *r, const measurement *m);
 /* The newest measurement of this config for the task on this device, or on
