@@ -681,134 +681,6 @@ int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int na
     return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the cubin cache");
 }
 
-int reg_measure_put(reg *r, const measurement *m)
-{
-    sqlite3_stmt *st = reg_prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
-        "config_hash, status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, "
-        "compile_ms, cubin, error, device, run, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    if (!st) return -1;
-    int ok = !strcmp(m->status, "ok");
-    reg_bind(st, 1, m->op);
-    reg_bind(st, 2, m->tmpl);
-    reg_bind(st, 3, m->arch);
-    reg_bind(st, 4, m->dtype);
-    reg_bind(st, 5, m->bucket);
-    reg_bind(st, 6, m->shape);
-    reg_bind(st, 7, m->config);
-    reg_bind(st, 8, m->config_hash);
-    reg_bind(st, 9, m->status);
-    if (ok) {
-        sqlite3_bind_double(st, 10, m->median_us);
-        sqlite3_bind_double(st, 11, m->min_us);
-        sqlite3_bind_double(st, 12, m->max_us);
-        sqlite3_bind_double(st, 13, m->spread);
-        sqlite3_bind_int(st, 14, m->samples);
-        sqlite3_bind_double(st, 15, m->gbps);
-        sqlite3_bind_double(st, 16, m->tflops);
-    }
-    if (m->cubin[0]) {
-        sqlite3_bind_int(st, 17, m->registers);
-        sqlite3_bind_int(st, 18, m->spills);
-        sqlite3_bind_int(st, 19, m->smem);
-        sqlite3_bind_double(st, 20, m->compile_ms);
-        reg_bind(st, 21, m->cubin);
-    }
-    reg_bind(st, 22, m->error);
-    reg_bind_id(st, 23, m->device);
-    reg_bind_id(st, 24, m->run);
-    reg_bind(st, 25, timing_name(m->stream));
-    return reg_done(r, st, "cannot store a measurement");
-}
-
-/* The measurements a sweep on device row p may take as its own: that row's,
-** and those of every GPU with the same hardware and toolchain identity (the
-** other H200s of the host, a sweep on several GPUs: a bucket a killed run
-** measured on GPU 0 resumes on GPU 1). */
-#define SAME_GPU(p) "(device IS " p " OR device IN (SELECT o.id FROM devices o JOIN devices d ON o.hw = d.hw " \
-                    "AND o.toolchain = d.toolchain WHERE d.id = " p "))"
-
-int reg_measure_find(reg *r, const measurement *k, measurement *m)
-{
-    sqlite3_stmt *st = reg_prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
-        "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 AND timing = ?9 "
-        "ORDER BY id DESC LIMIT 1");
-    if (!st) return -1;
-    reg_bind(st, 1, k->op);
-    reg_bind(st, 2, k->arch);
-    reg_bind(st, 3, k->dtype);
-    reg_bind(st, 4, k->bucket);
-    reg_bind(st, 5, k->config_hash);
-    reg_bind(st, 6, k->tmpl);
-    reg_bind_id(st, 7, k->device);
-    reg_bind(st, 8, k->shape);
-    reg_bind(st, 9, timing_name(k->stream));
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *m = *k;
-        m->config = xstrdup(k->config);
-        reg_col(st, 0, m->status, sizeof m->status);
-        m->median_us = sqlite3_column_double(st, 1);
-        m->min_us = sqlite3_column_double(st, 2);
-        m->max_us = sqlite3_column_double(st, 3);
-        m->spread = sqlite3_column_double(st, 4);
-        m->samples = sqlite3_column_int(st, 5);
-        m->gbps = sqlite3_column_double(st, 6);
-        m->tflops = sqlite3_column_double(st, 7);
-        m->registers = sqlite3_column_int(st, 8);
-        m->spills = sqlite3_column_int(st, 9);
-        m->smem = sqlite3_column_int(st, 10);
-        m->compile_ms = sqlite3_column_double(st, 11);
-        reg_col(st, 12, m->cubin, sizeof m->cubin);
-        m->error = reg_col_dup(st, 13);
-        m->stream = k->stream;
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
-}
-
-int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
-{
-    sqlite3_stmt *st = reg_prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
-        "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND " SAME_GPU("?6") " AND status = 'ok' "
-        "AND median_us > 0 AND timing = ?8 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?7");
-    if (!st) return -1;
-    reg_bind(st, 1, key->op);
-    reg_bind(st, 2, key->arch);
-    reg_bind(st, 3, key->dtype);
-    reg_bind(st, 4, key->bucket);
-    reg_bind(st, 5, key->shape);
-    reg_bind_id(st, 6, key->device);
-    sqlite3_bind_int(st, 7, n);
-    reg_bind(st, 8, timing_name(key->stream));
-    int k = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < n) {
-        measurement *m = &out[k++];
-        memset(m, 0, sizeof *m);
-        reg_col(st, 0, m->tmpl, sizeof m->tmpl);
-        m->config = reg_col_dup(st, 1);
-        reg_col(st, 2, m->config_hash, sizeof m->config_hash);
-        m->median_us = sqlite3_column_double(st, 3);
-        m->spread = sqlite3_column_double(st, 4);
-        m->stream = key->stream;
-        snprintf(m->status, sizeof m->status, "ok");
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        for (int i = 0; i < k; i++) measurement_free(&out[i]);
-        return reg_dbfail(r, "cannot read measurements");
-    }
-    return k;
-}
-
-void measurement_free(measurement *m)
-{
-    free(m->config);
-    free(m->error);
-    m->config = m->error = NULL;
-}
-
 static int winner_insert(reg *r, const winner *w)
 {
     sqlite3_stmt *st = reg_prep(r, "INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, "
@@ -1096,91 +968,6 @@ int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dty
     return 0;
 }
 
-int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
-                int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx)
-{
-    /* In the order the sweep visited them: their first measurement. */
-    sqlite3_stmt *st = reg_prep(r, "SELECT arch, bucket FROM (SELECT arch, bucket, min(rowid) AS first FROM measurements "
-                               "WHERE op = ?1 AND dtype = ?2 AND (?3 IS NULL OR arch = ?3) GROUP BY arch, bucket "
-                               "UNION ALL SELECT arch, bucket, 1e18 FROM winners WHERE op = ?1 AND dtype = ?2 "
-                               "AND (?3 IS NULL OR arch = ?3)) GROUP BY arch, bucket ORDER BY arch, min(first)");
-    if (!st) return -1;
-    reg_bind(st, 1, op);
-    reg_bind(st, 2, dtype);
-    reg_bind(st, 3, arch);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1), ctx)) break;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
-}
-
-int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                            int (*cb)(const measurement *m, void *ctx), void *ctx)
-{
-    /* A registry older than schema 4, opened read-only, has no timing
-    ** column: its measurements were all timed after a flush. */
-#define BUCKET_ROWS(TIMING) \
-    "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, " \
-    "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, " \
-    "error, device, run, " TIMING " FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = " \
-    REG_HOME("?4") " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
-    sqlite3_stmt *st = reg_prep(r, r->version >= 4 ? BUCKET_ROWS("timing = 'stream'") : BUCKET_ROWS("0"));
-#undef BUCKET_ROWS
-    if (!st) return -1;
-    reg_bind_bucket(st, op, arch, dtype, bucket);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        measurement m;
-        memset(&m, 0, sizeof m);
-        reg_col(st, 0, m.op, sizeof m.op);
-        reg_col(st, 1, m.tmpl, sizeof m.tmpl);
-        reg_col(st, 2, m.arch, sizeof m.arch);
-        reg_col(st, 3, m.dtype, sizeof m.dtype);
-        reg_col(st, 4, m.bucket, sizeof m.bucket);
-        reg_col(st, 5, m.shape, sizeof m.shape);
-        m.config = (char *)sqlite3_column_text(st, 6);
-        reg_col(st, 7, m.config_hash, sizeof m.config_hash);
-        reg_col(st, 8, m.status, sizeof m.status);
-        m.median_us = sqlite3_column_double(st, 9);
-        m.min_us = sqlite3_column_double(st, 10);
-        m.max_us = sqlite3_column_double(st, 11);
-        m.spread = sqlite3_column_double(st, 12);
-        m.samples = sqlite3_column_int(st, 13);
-        m.gbps = sqlite3_column_double(st, 14);
-        m.tflops = sqlite3_column_double(st, 15);
-        m.registers = sqlite3_column_int(st, 16);
-        m.spills = sqlite3_column_int(st, 17);
-        m.smem = sqlite3_column_int(st, 18);
-        m.compile_ms = sqlite3_column_double(st, 19);
-        reg_col(st, 20, m.cubin, sizeof m.cubin);
-        m.error = (char *)sqlite3_column_text(st, 21);
-        m.device = sqlite3_column_int64(st, 22);
-        m.run = sqlite3_column_int64(st, 23);
-        m.stream = sqlite3_column_int(st, 24);
-        if (!m.config) m.config = "";
-        if (cb(&m, ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
-}
-
-int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
-{
-    sqlite3_stmt *st = reg_prep(r, "SELECT status, median_us FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
-                               "AND bucket = " REG_HOME("?4") " ORDER BY id");
-    if (!st) return -1;
-    reg_bind_bucket(st, op, arch, dtype, bucket);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *s = (const char *)sqlite3_column_text(st, 0);
-        if (cb(s ? s : "", sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 1), ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
-}
-
 int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
                     int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx)
 {
@@ -1245,8 +1032,7 @@ static const struct export_table {
       "'tflops', " REG_SQL_FIN("tflops") ", 'registers', " REG_SQL_FIN("registers") ", 'spills', " REG_SQL_FIN("spills") ", "
       "'smem', " REG_SQL_FIN("smem") ", 'compile_ms', " REG_SQL_FIN("compile_ms") ", 'cubin', cubin, 'error', error, "
       "'device', " REG_SQL_FIN("device") ", 'run', " REG_SQL_FIN("run") ")",
-      "id, op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, min_us, max_us, spread, "
-      "samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run",
+      "id, " REG_MEASURE_COLS(""),
       "id", 1 },
     { "winners",
       "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'dims', dims, 'lo', lo, 'hi', hi, "
@@ -1473,62 +1259,6 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
     }
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the T4 results");
-}
-
-int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx)
-{
-    /* The newest row per config; tasks in the order the sweep first met them.
-    ** From schema 4 on, a task's rows are those timed the way its newest
-    ** measurement was (flush or stream): one landscape never mixes methods. */
-    /* KEY: more of a config's identity; NEWEST, JOIN: keep a task's rows
-    ** of its newest measurement's method only. */
-#define EACH_ROWS(KEY, NEWEST, JOIN) \
-    "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, " \
-    "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, " \
-    "m.smem, m.compile_ms, m.device, m.run FROM measurements m " \
-    "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 " \
-    "      GROUP BY op, template, arch, dtype, bucket, config_hash" KEY ") k ON m.id = k.last " \
-    "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first" NEWEST " FROM measurements " \
-    "      GROUP BY op, template, arch, dtype, bucket) t " \
-    "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype " \
-    "  AND t.bucket = m.bucket " JOIN \
-    "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id"
-    sqlite3_stmt *st = reg_prep(r, r->version >= 4
-        ? EACH_ROWS(", timing", ", MAX(id) AS newest", "JOIN measurements n ON n.id = t.newest AND n.timing = m.timing ")
-        : EACH_ROWS("", "", ""));
-#undef EACH_ROWS
-    if (!st) return -1;
-    reg_bind(st, 1, op);
-    int rc, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        measurement m;
-        memset(&m, 0, sizeof m);
-        reg_col(st, 0, m.op, sizeof m.op);
-        reg_col(st, 1, m.tmpl, sizeof m.tmpl);
-        reg_col(st, 2, m.arch, sizeof m.arch);
-        reg_col(st, 3, m.dtype, sizeof m.dtype);
-        reg_col(st, 4, m.bucket, sizeof m.bucket);
-        reg_col(st, 5, m.shape, sizeof m.shape);
-        m.config = reg_col_dup(st, 6);
-        reg_col(st, 7, m.config_hash, sizeof m.config_hash);
-        reg_col(st, 8, m.status, sizeof m.status);
-        m.median_us = sqlite3_column_double(st, 9);
-        m.min_us = sqlite3_column_double(st, 10);
-        m.max_us = sqlite3_column_double(st, 11);
-        m.spread = sqlite3_column_double(st, 12);
-        m.samples = sqlite3_column_int(st, 13);
-        m.registers = sqlite3_column_int(st, 14);
-        m.spills = sqlite3_column_int(st, 15);
-        m.smem = sqlite3_column_int(st, 16);
-        m.compile_ms = sqlite3_column_double(st, 17);
-        m.device = sqlite3_column_int64(st, 18);
-        m.run = sqlite3_column_int64(st, 19);
-        stop = cb(&m, ctx);
-        measurement_free(&m);
-    }
-    sqlite3_finalize(st);
-    if (stop) return 0;
-    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read measurements");
 }
 
 /* ---- Identity, status and merge (issue 11). ---- */
@@ -2064,12 +1794,8 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st)
           "FROM src.runs s LEFT JOIN temp.devmap dm ON dm.src = s.device",
           "runs" },
         { "INSERT OR IGNORE INTO main.cubins SELECT * FROM src.cubins", "cubins" },
-        { "INSERT INTO main.measurements (op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
-          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run, "
-          "timing) "
-          "SELECT s.op, s.template, s.arch, s.dtype, s.bucket, s.shape, s.config, s.config_hash, s.status, s.median_us, "
-          "s.min_us, s.max_us, s.spread, s.samples, s.gbps, s.tflops, s.registers, s.spills, s.smem, s.compile_ms, "
-          "s.cubin, s.error, dm.dst, rm.dst, s.timing FROM src.measurements s LEFT JOIN temp.devmap dm ON dm.src = s.device "
+        { "INSERT INTO main.measurements (" REG_MEASURE_COLS("") ", timing) "
+          "SELECT " REG_MEASURE_DATA("s.") ", dm.dst, rm.dst, s.timing FROM src.measurements s LEFT JOIN temp.devmap dm ON dm.src = s.device "
           "LEFT JOIN temp.runmap rm ON rm.src = s.run WHERE NOT EXISTS (SELECT 1 FROM main.measurements m "
           "WHERE m.op = s.op AND m.arch = s.arch AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.device IS dm.dst "
           "AND m.config_hash = s.config_hash AND m.template = s.template AND m.shape = s.shape AND m.status = s.status "
@@ -2181,17 +1907,4 @@ int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const ch
         if (cb(reg_col_str(st, 0), reg_col_str(st, 1), reg_col_str(st, 2), reg_col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the misses");
-}
-
-double reg_seconds_per_measurement(reg *r)
-{
-    sqlite3_stmt *st = reg_prep(r, "SELECT sum((julianday(ended) - julianday(started)) * 86400.0), "
-                               "(SELECT count(*) FROM measurements WHERE run IN (SELECT id FROM runs WHERE ended IS NOT NULL)) "
-                               "FROM runs WHERE ended IS NOT NULL");
-    if (!st) return 0;
-    double s = 0;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0)
-        s = sqlite3_column_double(st, 0) / (double)sqlite3_column_int64(st, 1);
-    sqlite3_finalize(st);
-    return s;
 }

@@ -108,42 +108,6 @@ long long reg_disk_bytes(reg *r, int settled);
 /* The cached source and entry name of a cubin (for emit); caller frees. */
 int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap);
 
-typedef struct measurement {
-    char op[32], tmpl[64], arch[16], dtype[16], bucket[96];
-    char shape[128];        /* JSON */
-    char *config;           /* canonical JSON */
-    char config_hash[17];
-    char status[12];        /* ok | constraint | compile | runtime | timeout | wrong */
-    double median_us, min_us, max_us, spread;
-    int samples;
-    double gbps, tflops;
-    int registers, spills, smem;
-    double compile_ms;
-    char cubin[17];
-    char *error;
-    long long device, run;
-    int stream;             /* timed as a stream (timing = 'stream'), not one launch after a flush */
-} measurement;
-
-int reg_measure_put(reg *r, const measurement *m);
-/* The newest measurement of this config for the task on this device, or on
-** a GPU with the same hardware and toolchain identity (its twin on the same
-** host), at the key's shape (a bucket's part may be searched at another size
-** than its own, and its measurements at one size are no answer at another),
-** timed the key's way (stream or flush): 1 found (m filled; free m->config
-** and m->error), 0 none. */
-int reg_measure_find(reg *r, const measurement *key, measurement *m);
-void measurement_free(measurement *m);
-/* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on
-** key's device or its twins, timed the key's way (as reg_measure_find), any template or run: up to n into out (tmpl, config,
-** config_hash, median_us, spread filled; free each with measurement_free).
-** Returns how many, or -1. */
-int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);
-/* Each config's newest measurement (any device), of op (NULL: every op),
-** ordered by op, arch, dtype, template, then buckets and configs in the
-** order they were first measured; cb returning non-zero stops. */
-int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx);
-
 typedef struct winner {
     char op[32], arch[16], dtype[16], bucket[96];
     char dims[64], lo[96], hi[96], shape[128];
@@ -202,24 +166,6 @@ int reg_check(reg *r);
 /* Whether anything (a winner, a default or a measurement) names op, and
 ** (op, dtype). */
 int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known);
-
-/* The buckets of (op, dtype) that hold measurements or a winner, in order
-** of their size; arch NULL: any. cb returning non-zero stops. */
-int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
-                int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx);
-
-/* Every measurement of one bucket on any device: ok ones fastest first, then
-** the failures by status (a split bucket's part: its bucket's, where the
-** search measured; spec.h: bucket_split). m's strings live only during the
-** call. */
-int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                            int (*cb)(const measurement *m, void *ctx), void *ctx);
-
-/* A bucket's measurements in the order they were made (each run's search,
-** then the next run's): status and time, for convergence plots (a part's:
-** its bucket's). */
-int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx);
 
 /* The finalists a winner's race timed (its runners_up, the winner among
 ** them), fastest first, read with SQLite's JSON functions. */
@@ -330,10 +276,6 @@ int reg_merge(reg *r, const char *path, reg_merge_stats *st);
 /* Each recorded miss: shape is the JSON object the runtime wrote. */
 int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
                                       long long calls, void *ctx), void *ctx);
-
-/* Seconds per measurement in this registry's finished runs (their wall time
-** over what they measured); 0 when none. */
-double reg_seconds_per_measurement(reg *r);
 
 /* How the winner reg_winner_finalists picks (hw's, else the fastest) was
 ** timed: 1 stream, 0 flush (the newest ok measurement of its config in the

@@ -39,6 +39,15 @@ void reg_col(sqlite3_stmt *st, int i, char *dst, size_t cap);
 char *reg_col_dup(sqlite3_stmt *st, int i);
 const char *reg_col_str(sqlite3_stmt *st, int i);
 
+/* The measurements' columns, each table's row as registry_measure.c reads
+** it, every column named after prefix t ("" or "m."): what a candidate
+** is and how it went (REG_MEASURE_DATA), then where and when (device, run).
+** The timing column is apart: a registry older than schema 4 has none. */
+#define REG_MEASURE_DATA(t) t "op, " t "template, " t "arch, " t "dtype, " t "bucket, " t "shape, " t "config, " \
+    t "config_hash, " t "status, " t "median_us, " t "min_us, " t "max_us, " t "spread, " t "samples, " t "gbps, " \
+    t "tflops, " t "registers, " t "spills, " t "smem, " t "compile_ms, " t "cubin, " t "error"
+#define REG_MEASURE_COLS(t) REG_MEASURE_DATA(t) ", " t "device, " t "run"
+
 /* The home of a bucket column in SQL (names.h: a part's key is its home's,
 ** BUCKET_PART and its lower corner): where a part's measurements are. */
 #define REG_HOME(col) "CASE WHEN instr(" col ", " BUCKET_PART_SQL ") > 0 THEN substr(" col ", 1, instr(" col ", " \

@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "json.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "registry_scan.h"
 #include "registry_vendor.h"
 #include <errno.h>

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "align.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "registry_vendor.h"
 #include "spec.h"
 #include "tmpl.h"

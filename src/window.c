@@ -23,7 +23,7 @@
 #include "identity.h"
 #include "jit.h"
 #include "json.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "registry_scan.h"
 #include "util.h"
 #include "worker.h"

@@ -7,7 +7,7 @@
 */
 #define _GNU_SOURCE
 #include "check.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "util.h"
 
 #include <sqlite3.h>
