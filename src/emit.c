@@ -4,7 +4,7 @@
 #include "aitune.h"
 #include "align.h"
 #include "device.h"
-#include "registry.h"
+#include "registry_cubin.h"
 #include "tmpl.h"
 #include "vendor.h"
 #include <errno.h>

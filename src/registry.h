@@ -9,7 +9,6 @@
 #ifndef REGISTRY_H
 #define REGISTRY_H
 #include "device.h"
-#include "jit.h"
 #include "util.h"
 
 typedef struct reg reg;
@@ -78,35 +77,10 @@ int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned l
                   long long device, const char *env_json, long long *id);
 int reg_run_end(reg *r, long long run, const char *outcome);
 
-/* Compile cache. reg_cubin_get fills j's outputs (ok=1) if hash is cached
-** with the same source and name, the row's source, name and options hash
-** to its key (jit_key_options) and its bytes to its cubin_hash (jit_hash):
-** returns 1 when found, 0 when not (a row that fails a check is not
-** found: compiled again, reg_cubin_put replaces it), -1 on error.
-** reg_cubin_put stores the cubin's hash with it. The hashes catch a cache
-** damaged or rewritten by something that does not know to rewrite them
-** too; they are no signature. */
-int reg_cubin_get(reg *r, const char *hash, jit_job *j);
-int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
-/* Drop from the compile cache the kernels of candidates that lost: those
-** named by measurements of buckets whose winner run stored, but for the
-** buckets of (except_op, except_dtype) when given (a sweep still tuning
-** them may compile the same kernels again for its next bucket). Kept
-** always: winners', defaults' and finalists' kernels (retune races the
-** finalists without compiling), and every kernel measured in a bucket
-** with no winner yet (what a resume needs; a bucket's part is decided by
-** its home's winner too, a part searched for a bucket that stayed whole).
-** One statement: atomic. Adds to st what it dropped. */
-typedef struct reg_trim_stats {
-    long long cubins, bytes;
-} reg_trim_stats;
-int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st);
 /* The registry's bytes on disk: the file and its WAL; settled, the file
 ** alone once the WAL is copied into it as far as other connections allow
 ** (the WAL goes when the last connection closes). */
 long long reg_disk_bytes(reg *r, int settled);
-/* The cached source and entry name of a cubin (for emit); caller frees. */
-int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap);
 
 typedef struct winner {
     char op[32], arch[16], dtype[16], bucket[96];
@@ -218,16 +192,6 @@ int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void 
 ** (each NULL for SQL NULL; blobs are never returned). */
 int reg_text_rows(reg *r, const char *table, const char *op,
                   int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
-
-/* Drop what no winner needs: measurements but the winners' own (and, with
-** keep_finalists, the finalists' in each winner's runners_up; a split
-** bucket's parts keep theirs in the bucket's measurements) and the
-** cubins none of those, nor a winner or a default, name; then VACUUM
-** (turning on incremental auto-vacuum) and truncate the WAL. */
-typedef struct reg_gc_stats {
-    long long measurements[2], cubins[2], bytes[2];   /* before, after */
-} reg_gc_stats;
-int reg_gc(reg *r, int keep_finalists, reg_gc_stats *st);
 
 /* ---- Identity, status and merge (issue 11; db/migrations/010-identity.sql). ---- */
 

@@ -55,6 +55,14 @@ const char *reg_col_str(sqlite3_stmt *st, int i);
 /* Whether bucket column col is home n (a parameter) or one of its parts. */
 #define REG_IN_HOME(col, n) "(" col " = " n " OR substr(" col ", 1, length(" n ") + 1) = " n " || " BUCKET_PART_SQL ")"
 
+/* A winner w's runners-up (the other finalists of its race, JSON) as rows
+** f (none when the column does not parse), and a row's template, config
+** and time. */
+#define REG_RUNNERS_UP "json_each(CASE WHEN json_valid(w.runners_up) THEN w.runners_up ELSE '[]' END) f"
+#define REG_RUNNER_TEMPLATE "json_extract(f.value, '$.template')"
+#define REG_RUNNER_CONFIG "json(json_extract(f.value, '$.config'))"
+#define REG_RUNNER_US "json_extract(f.value, '$.median_us')"
+
 /* A number column c as a JSON export takes it (with SQLite's json_object):
 ** SQLite writes an infinity as a bare Inf, which is not JSON, so one is
 ** NULL (null); NaN is stored as NULL already. */

@@ -7,6 +7,7 @@
 */
 #define _GNU_SOURCE
 #include "check.h"
+#include "registry_cubin.h"
 #include "registry_measure.h"
 #include "util.h"
 
