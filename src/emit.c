@@ -5,6 +5,7 @@
 #include "align.h"
 #include "device.h"
 #include "registry_cubin.h"
+#include "registry_winner.h"
 #include "tmpl.h"
 #include "vendor.h"
 #include <errno.h>

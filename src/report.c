@@ -9,6 +9,7 @@
 #include "registry_measure.h"
 #include "registry_scan.h"
 #include "registry_vendor.h"
+#include "registry_winner.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -7,6 +7,7 @@
 #include "align.h"
 #include "registry_measure.h"
 #include "registry_vendor.h"
+#include "registry_winner.h"
 #include "spec.h"
 #include "tmpl.h"
 #include "vendor.h"

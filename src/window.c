@@ -25,6 +25,7 @@
 #include "json.h"
 #include "registry_measure.h"
 #include "registry_scan.h"
+#include "registry_winner.h"
 #include "util.h"
 #include "worker.h"
 #include <stdio.h>

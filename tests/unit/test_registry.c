@@ -9,6 +9,7 @@
 #include "check.h"
 #include "registry_cubin.h"
 #include "registry_measure.h"
+#include "registry_winner.h"
 #include "util.h"
 
 #include <sqlite3.h>
