@@ -191,32 +191,13 @@ static int schema_version(reg *r, int *version)
     sqlite3_finalize(st);
     if (tables < 0) return reg_dbfail(r, "cannot read");
     if (tables == 0) { *version = 0; return 0; }
-    if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(r->db, REG_SCHEMA_VERSION_SQL, -1, &st, NULL) != SQLITE_OK)
         return reg_fail(r, "not an aitune registry (no meta table)");
     rc = sqlite3_step(st);
     *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
     if (*version < 1) return reg_fail(r, "not an aitune registry (no schema version)");
     return 0;
-}
-
-/* The path as an immutable-database URI: "file:" + the absolute path,
-** percent-encoded, + "?immutable=1". Caller frees. */
-static char *immutable_uri(const char *path)
-{
-    char *abs = realpath(path, NULL);
-    if (!abs) return NULL;
-    strbuf sb = STRBUF_INIT;
-    sb_puts(&sb, "file:");
-    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
-            sb_add(&sb, p, 1);
-        else
-            sb_printf(&sb, "%%%02X", *p);
-    }
-    sb_puts(&sb, "?immutable=1");
-    free(abs);
-    return sb.buf;
 }
 
 /* A read-only open that works where the registry's folder is read-only: a
@@ -235,7 +216,7 @@ static int open_readonly(reg *r, const char *path)
     if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY) return 0;
     sqlite3_close(r->db);
     r->db = NULL;
-    char *uri = immutable_uri(path);
+    char *uri = dbguard_immutable_uri(path);
     if (!uri) return reg_fail(r, "cannot open: %s", strerror(errno));
     rc = sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
