@@ -5,7 +5,7 @@
 ** columns embedded as JSON; CSV fields are quoted here (RFC 4180). */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "registry.h"
+#include "registry_export.h"
 #include "registry_vendor.h"
 #include <errno.h>
 #include <stdio.h>
