@@ -1,11 +1,23 @@
 /* registry.h: the SQLite registry (schema in db/schema.sql, embedded at
-** build). Several processes may write one registry: WAL mode and a busy
-** timeout. Each write is its own transaction, so what a sweep learns is kept
-** the moment it lands, and an interrupted sweep loses at most the candidate
-** in flight.
+** build), and what every part of it shares: the handle, opening (creating,
+** migrating, guarding), the sweep's lock, devices and runs, misses. Several
+** processes may write one registry: WAL mode and a busy timeout. Each write
+** is its own transaction, so what a sweep learns is kept the moment it
+** lands, and an interrupted sweep loses at most the candidate in flight.
+**
+** The registry's modules, by what they store, each with its header:
+**   registry_measure.h  measurements: one row per candidate evaluated
+**   registry_winner.h   winners (and their finalists), defaults
+**   registry_cubin.h    the compile cache; what trim and gc keep
+**   registry_vendor.h   the vendor library's times
+**   registry_scan.h     `aitune scan`'s rows
+**   registry_export.h   rows as JSON, text and Kernel Tuner T4 (export, import)
+**   registry_merge.h    another registry merged in, checked first
+**   registry_sql.h      for those modules only: statement helpers, shared SQL
+** libaitune (rt.c) reads the same tables with the same SQL (names.h).
 **
 ** Calls return 0 or -1; on -1, reg_errmsg(r) names the registry file and the
-** problem. Nothing here prints. */
+** problem. Nothing here prints, but reg_sweep_lock's refusal. */
 #ifndef REGISTRY_H
 #define REGISTRY_H
 #include "device.h"
@@ -24,7 +36,7 @@ typedef struct reg reg;
 ** cubin's bytes, checked before the cache hands it out.
 ** The version itself is names.h's REG_SCHEMA_VERSION. */
 
-struct plan_arg;
+/* ---- the handle ---- */
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
 ** on failure, so reg_errmsg works; reg_close it either way. Opened for
@@ -41,6 +53,18 @@ struct plan_arg;
 ** user must point --db elsewhere). */
 #define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
+void reg_close(reg *r);
+const char *reg_errmsg(reg *r);
+const char *reg_path(reg *r);
+/* The schema version the open left (older only when opened read-only: every
+** reader copes with each version since 1, or says what it lacks). */
+int reg_version(reg *r);
+/* Every statement on r stops after this many steps of SQLite's virtual
+** machine (dbguard.h; DBGUARD_TOOL_STEPS from reg_open, which also refuses
+** a file whose schema holds views, foreign triggers or virtual tables), and
+** fails with a message that says so. Tests lower it. */
+void reg_bound(reg *r, long long steps);
+
 /* One sweep at a time on a registry (sweep, retune, check, window): an
 ** exclusive lock on "PATH.lock" beside the registry (PATH with its links
 ** resolved), flock'd and kept until this process exits, so a second sweep
@@ -53,14 +77,7 @@ int reg_open(const char *path, int readonly, reg **out);
 ** says which) or it cannot be made. */
 int reg_sweep_lock(const char *path, const char *command);
 
-/* The schema version the open left (older only when opened read-only). */
-int reg_version(reg *r);
-/* Every statement on r stops after this many steps of SQLite's virtual
-** machine (dbguard.h; DBGUARD_TOOL_STEPS from reg_open, which also refuses
-** a file whose schema holds views, foreign triggers or virtual tables), and
-** fails with a message that says so. Tests lower it. */
-void reg_bound(reg *r, long long steps);
-
+struct plan_arg;
 /* The op's signature for plan migration: 0, or -1 when the op is unknown. */
 typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],
                                 int *nargs, struct plan_arg *args);
@@ -68,28 +85,17 @@ typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, in
 ** the op's signature from sig). Rows that cannot be converted (an op no
 ** longer known) are left and counted in *failed. */
 int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed);
-void reg_close(reg *r);
-const char *reg_errmsg(reg *r);
-const char *reg_path(reg *r);
+
+/* ---- devices and runs ---- */
+
 /* The device row for this fingerprint, inserted if new. */
 int reg_device(reg *r, const device *d, long long *id);
 int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
                   long long device, const char *env_json, long long *id);
 int reg_run_end(reg *r, long long run, const char *outcome);
-
-/* The registry's bytes on disk: the file and its WAL; settled, the file
-** alone once the WAL is copied into it as far as other connections allow
-** (the WAL goes when the last connection closes). */
-long long reg_disk_bytes(reg *r, int settled);
-
-/* PRAGMA integrity_check: 0 if "ok". */
-int reg_check(reg *r);
-
-/* ---- Reading a registry back (why, export, gc). ---- */
-
-/* Whether anything (a winner, a default or a measurement) names op, and
-** (op, dtype). */
-int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known);
+/* Record the hashes of the template sources a run's kernels came from: a
+** JSON object, op -> identity_sources() (db/migrations/010-identity.sql). */
+int reg_run_sources(reg *r, long long run, const char *json);
 
 /* A run and the device it measured on. */
 typedef struct reg_run {
@@ -102,36 +108,22 @@ typedef struct reg_run {
 /* 1 found (out filled), 0 no such run. */
 int reg_run_get(reg *r, long long run, reg_run *out);
 
-/* ---- Identity, status and merge (issue 11; db/migrations/010-identity.sql). ---- */
+/* ---- the registry as a whole ---- */
 
-/* Record the hashes of the template sources a run's kernels came from: a
-** JSON object, op -> identity_sources(). */
-int reg_run_sources(reg *r, long long run, const char *json);
+/* PRAGMA integrity_check: 0 if "ok". */
+int reg_check(reg *r);
+/* Whether anything (a winner, a default or a measurement) names op, and
+** (op, dtype). */
+int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known);
+/* The registry's bytes on disk: the file and its WAL; settled, the file
+** alone once the WAL is copied into it as far as other connections allow
+** (the WAL goes when the last connection closes). */
+long long reg_disk_bytes(reg *r, int settled);
 
-/* The misses recorded per (op, arch, dtype): distinct shapes and calls. */
+/* The misses libaitune recorded (shapes it was asked for and had no bucket
+** for), per (op, arch, dtype): distinct shapes and calls. */
 int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, long long shapes,
                                        long long calls, void *ctx), void *ctx);
-
-/* Merge the registry at path into r, in one transaction: devices and runs
-** matched by content (their ids are local), measurements and cubins that r
-** lacks, the winner of each (op, arch, dtype, bucket, hardware) with the
-** lower time (ties: the smaller config text, so the order of inputs does not
-** matter; a split bucket's parts replace its unsplit winner of the same
-** hardware), defaults r lacks, misses with the larger count, and the
-** vendor's times r lacks (registry_vendor.h). Merging the same input again
-** adds nothing. The input is untrusted and never written:
-** it is copied (read-only) into a temporary registry beside r's file,
-** migrated there if older, and checked whole before anything of it is
-** merged: integrity_check, its schema (reg_open), one row per key, finite
-** positive times (winners, runners-up, ok measurements), names, archs and
-** templates, bucket keys that fit their dims, edges and shapes
-** (bucket_key_parse), and each split bucket's parts tiling it. A failed
-** check merges nothing and names the input and the row. */
-typedef struct reg_merge_stats {
-    long long devices, runs, measurements, cubins, winners, misses, vendor;   /* vendor: vendor_times rows */
-} reg_merge_stats;
-int reg_merge(reg *r, const char *path, reg_merge_stats *st);
-
 /* Each recorded miss: shape is the JSON object the runtime wrote. */
 int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
                                       long long calls, void *ctx), void *ctx);

@@ -52,8 +52,10 @@ const char *reg_col_str(sqlite3_stmt *st, int i);
 ** BUCKET_PART and its lower corner): where a part's measurements are. */
 #define REG_HOME(col) "CASE WHEN instr(" col ", " BUCKET_PART_SQL ") > 0 THEN substr(" col ", 1, instr(" col ", " \
                       BUCKET_PART_SQL ") - 1) ELSE " col " END"
-/* Whether bucket column col is home n (a parameter) or one of its parts. */
-#define REG_IN_HOME(col, n) "(" col " = " n " OR substr(" col ", 1, length(" n ") + 1) = " n " || " BUCKET_PART_SQL ")"
+/* Whether bucket column col is a part of home n (a parameter or a column),
+** or home n or one of its parts. */
+#define REG_PART_OF(col, n) "substr(" col ", 1, length(" n ") + 1) = " n " || " BUCKET_PART_SQL
+#define REG_IN_HOME(col, n) "(" col " = " n " OR " REG_PART_OF(col, n) ")"
 
 /* A winner w's runners-up (the other finalists of its race, JSON) as rows
 ** f (none when the column does not parse), and a row's template, config

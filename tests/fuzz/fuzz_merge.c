@@ -23,7 +23,7 @@
 ** - merging the same shard again succeeds and changes nothing. */
 #define _GNU_SOURCE
 #include "fuzz_db.h"
-#include "registry.h"
+#include "registry_merge.h"
 #include "spec.h"
 #include "util.h"
 #include <math.h>

@@ -22,6 +22,7 @@
 #include "aitune.h"
 #include "plan.h"
 #include "registry_measure.h"
+#include "registry_merge.h"
 #include "registry_vendor.h"
 #include "sweep_vendor.h"
 #include "tmpl.h"
