@@ -33,8 +33,10 @@ DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev 
 # so, without one. `make deps-browser` installs it.
 BROWSER_DEBS := chromium-headless-shell
 
-# The tool's modules, in dependency order.
-TOOL_OBJS := names util cu vendor expr json align dbguard plan device proto child tmpl wire search jit registry registry_vendor registry_scan spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
+# The tool's modules, in dependency order; the registry's by what they store
+# (registry.h's map).
+REG_OBJS  := registry registry_cubin registry_measure registry_winner registry_vendor registry_scan registry_export registry_merge
+TOOL_OBJS := names util cu vendor expr json align dbguard plan device proto child tmpl wire search jit $(REG_OBJS) spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_split sweep_hold sweep_tune sweep_lanes sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep \
               test_vendor test_names
@@ -235,7 +237,7 @@ $(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fu
 # keys with spec.c's reader), the templates (Lua), device
 # facts, jit.c for the cubin options' text (and child.c, proto.c: its pool's
 # helpers). One templates handle serves every run (--wrap: see fuzz_emit.c).
-EMIT_SRC := src/emit.c src/registry.c src/registry_vendor.c src/spec.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
+EMIT_SRC := src/emit.c $(REG_OBJS:%=src/%.c) src/spec.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
 $(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
                          $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
 	@mkdir -p $(@D)

@@ -1,5 +1,7 @@
 /* dbguard.c: see dbguard.h. */
+#define _GNU_SOURCE
 #include "dbguard.h"
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,32 @@ char *dbguard_name(const char *path)
     if (!out) return NULL;
     snprintf(out, n + 3, "%s%s", rel ? "./" : "", path);
     return out;
+}
+
+char *dbguard_immutable_uri(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    if (!abs) return NULL;
+    static const char tail[] = "?immutable=1";
+    size_t n = strlen(abs);
+    char *uri = malloc(sizeof "file:" + 3 * n + sizeof tail), *q = uri;
+    if (!uri) {
+        free(abs);
+        errno = ENOMEM;
+        return NULL;
+    }
+    q += sprintf(q, "file:");
+    /* Percent-encode all but unreserved characters, so '?', '#' and '%' in
+    ** a file name cannot be read as URI syntax. */
+    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+            *q++ = (char)*p;
+        else
+            q += sprintf(q, "%%%02X", *p);
+    }
+    strcpy(q, tail);
+    free(abs);
+    return uri;
 }
 
 static const char *const tables[] = {

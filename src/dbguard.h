@@ -12,7 +12,8 @@
 **   if (dbguard_check(db, ref, why, sizeof why)) ...refuse the file...
 **   ... every statement from then on stops past the bound ...
 **
-** Nothing here prints or allocates beyond dbguard_name's copy. */
+** Nothing here prints or allocates beyond the names it returns (dbguard_name,
+** dbguard_immutable_uri: a registry in a read-only folder). */
 #ifndef DBGUARD_H
 #define DBGUARD_H
 #include <stddef.h>
@@ -25,6 +26,14 @@ typedef struct sqlite3 sqlite3;
 ** relative path gets "./" before it, which no URI starts with; an absolute
 ** one is returned as it is. malloc'd (NULL out of memory). */
 char *dbguard_name(const char *path);
+
+/* The file at path as a read-only immutable database's URI ("file:" + its
+** absolute path, percent-encoded, + "?immutable=1"), for a registry in a
+** folder where its -shm file cannot be made: SQLite then reads the file as
+** it is, which is safe there, since no writer can be active in such a
+** folder. Open it with SQLITE_OPEN_URI. malloc'd; NULL with errno set
+** (the path does not resolve, or ENOMEM). */
+char *dbguard_immutable_uri(const char *path);
 
 /* Whether db's main schema holds only what a registry may: the tables of
 ** db/schema.sql (meta, devices, runs, measurements, winners, defaults,

@@ -4,7 +4,8 @@
 #include "aitune.h"
 #include "align.h"
 #include "device.h"
-#include "registry.h"
+#include "registry_cubin.h"
+#include "registry_winner.h"
 #include "tmpl.h"
 #include "vendor.h"
 #include <errno.h>

@@ -1,11 +1,11 @@
 /* export.c: `aitune export`: a registry's measurements and winners as CSV,
 ** JSON or Kernel Tuner's T4 results format, for the tools people already
 ** use (spreadsheets, pandas, Kernel Tuner's analysis). The JSON is built by
-** SQLite's JSON functions (registry.c), so strings are escaped and JSON
+** SQLite's JSON functions (registry_export.c), so strings are escaped and JSON
 ** columns embedded as JSON; CSV fields are quoted here (RFC 4180). */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "registry.h"
+#include "registry_export.h"
 #include "registry_vendor.h"
 #include <errno.h>
 #include <stdio.h>

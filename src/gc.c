@@ -5,7 +5,7 @@
 ** is history. */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "registry.h"
+#include "registry_cubin.h"
 #include <stdio.h>
 
 const char gc_summary[] =

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "identity.h"
 #include "cu.h"
-#include "registry.h"
+#include "registry_winner.h"
 #include "spec.h"
 #include "util.h"
 #include <stdarg.h>

@@ -6,7 +6,8 @@
 ** join a race or stand in for a measurement a sweep must make. */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "registry.h"
+#include "registry_export.h"
+#include "registry_measure.h"
 #include "spec.h"
 #include "tmpl.h"
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "peers.h"
 #include "emit.h"
 #include "jit.h"
-#include "registry.h"
+#include "registry_winner.h"
 #include "registry_vendor.h"
 #include "replay.h"
 #include "sweep.h"

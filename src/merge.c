@@ -3,7 +3,7 @@
 ** work is reg_merge's, one input at a time, each in its own transaction. */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "registry.h"
+#include "registry_merge.h"
 #include <stdio.h>
 #include <string.h>
 

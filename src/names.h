@@ -70,7 +70,23 @@ const char *arch_list(void);
 
 /* ---- the registry ---- */
 /* The schema version this aitune writes and reads up to (db/schema.sql,
-** db/migrations/): libaitune refuses a newer registry with the same number. */
+** db/migrations/): libaitune refuses a newer registry with the same number.
+** REG_SCHEMA_VERSION_SQL reads the version a registry holds. */
 #define REG_SCHEMA_VERSION 7
+#define REG_SCHEMA_VERSION_SQL "SELECT value FROM meta WHERE key = 'schema_version'"
+/* The winners table's columns as the tool (registry_winner.c) and
+** libaitune (rt.c) read them, each named after prefix t ("" or "s."): a
+** winner's lookup part (REG_WINNER_LOOKUP: its bucket, edges, shape and
+** config; all libaitune reads, with rowid and hw), in the order of the
+** whole row (REG_WINNER_COLS: the key, the lookup part, what the race and
+** the kernel need, then device and run). The hardware column hw is apart:
+** a registry older than schema 3 has none. REG_WINNERS_OF(cols): the
+** winners of op ?1, base arch ?2 (its suffixed targets' too) and dtype ?3. */
+#define REG_WINNER_LOOKUP(t) t "bucket, " t "dims, " t "lo, " t "hi, " t "shape, " t "template, " t "config, " \
+                             t "median_us"
+#define REG_WINNER_DATA(t) t "op, " t "arch, " t "dtype, " REG_WINNER_LOOKUP(t) ", " t "gbps, " t "tflops, " \
+                           t "default_us, " t "margin, " t "exhaustive, " t "runners_up, " t "cubin, " t "launch"
+#define REG_WINNER_COLS(t) REG_WINNER_DATA(t) ", " t "device, " t "run"
+#define REG_WINNERS_OF(cols) "SELECT " cols " FROM winners WHERE op = ?1 AND " ARCH_IN_SQL("arch", "?2") " AND dtype = ?3"
 
 #endif

@@ -1,13 +1,9 @@
 /* registry.c: see registry.h. */
 #define _GNU_SOURCE
-#include "registry.h"
-#include "registry_vendor.h"
-#include "vendor.h"
-#include <errno.h>
+#include "registry_sql.h"
 #include "dbguard.h"
-#include "json.h"
 #include "plan.h"
-#include "spec.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -32,8 +28,9 @@ struct reg {
     char err[1024];
 };
 
-static int fail(reg *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(reg *r, const char *fmt, ...)
+/* ---- registry_sql.h: what the registry's modules share ---- */
+
+int reg_fail(reg *r, const char *fmt, ...)
 {
     va_list ap;
     char msg[768];
@@ -44,39 +41,98 @@ static int fail(reg *r, const char *fmt, ...)
     return -1;
 }
 
-static int dbfail(reg *r, const char *what)
+int reg_dbfail(reg *r, const char *what)
 {
     if (r->budget.hit)
-        return fail(r, "%s: stopped after %lld steps of work (a registry altered to make its readers hang?)", what,
-                    r->budget.ticks * DBGUARD_TICK);
-    return fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
+        return reg_fail(r, "%s: stopped after %lld steps of work (a registry altered to make its readers hang?)", what,
+                        r->budget.ticks * DBGUARD_TICK);
+    return reg_fail(r, "%s: %s", what, sqlite3_errmsg(r->db));
 }
 
 const char *reg_errmsg(reg *r) { return r->err[0] ? r->err : "not an error"; }
 const char *reg_path(reg *r) { return r->path; }
 sqlite3 *reg_db(reg *r) { return r->db; }
 
-int reg_fail(reg *r, const char *fmt, ...)
-{
-    va_list ap;
-    char msg[768];
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fail(r, "%s", msg);
-}
-
-static int exec(reg *r, const char *sql, const char *what)
+int reg_exec(reg *r, const char *sql, const char *what)
 {
     char *msg = NULL;
     if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        if (r->budget.hit) dbfail(r, what);
-        else fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
+        if (r->budget.hit) reg_dbfail(r, what);
+        else reg_fail(r, "%s: %s", what, msg ? msg : sqlite3_errmsg(r->db));
         sqlite3_free(msg);
         return -1;
     }
     return 0;
 }
+
+sqlite3_stmt *reg_prep(reg *r, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        reg_dbfail(r, "prepare");
+        return NULL;
+    }
+    return st;
+}
+
+int reg_done(reg *r, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return reg_dbfail(r, what);
+    return 0;
+}
+
+void reg_bind(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+void reg_bind_id(sqlite3_stmt *st, int i, long long id)
+{
+    if (id > 0) sqlite3_bind_int64(st, i, id);
+    else sqlite3_bind_null(st, i);
+}
+
+void reg_bind_bucket(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket)
+{
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
+    reg_bind(st, 4, bucket);
+}
+
+void reg_col(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    snprintf(dst, cap, "%s", s ? (const char *)s : "");
+}
+
+char *reg_col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? xstrdup((const char *)s) : NULL;
+}
+
+const char *reg_col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? (const char *)s : "";
+}
+
+long long reg_count(reg *r, const char *table)
+{
+    char *sql = xstrfmt("SELECT count(*) FROM %s", table);
+    sqlite3_stmt *st = reg_prep(r, sql);
+    free(sql);
+    long long n = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* ---- open ---- */
 
 /* Switching to WAL needs a moment with no other connection on the file, and
 ** SQLite answers "locked" at once instead of waiting (the busy handler does
@@ -88,61 +144,9 @@ static int enable_wal(reg *r)
         int rc = sqlite3_exec(r->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
         if (rc == SQLITE_OK) return 0;
         if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= REG_BUSY_MS)
-            return fail(r, "cannot enable WAL: %s", sqlite3_errmsg(r->db));
+            return reg_fail(r, "cannot enable WAL: %s", sqlite3_errmsg(r->db));
         sqlite3_sleep(5);
     }
-}
-
-static sqlite3_stmt *prep(reg *r, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        dbfail(r, "prepare");
-        return NULL;
-    }
-    return st;
-}
-
-/* Run a prepared write to completion and finalize it. */
-static int done(reg *r, sqlite3_stmt *st, const char *what)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return dbfail(r, what);
-    return 0;
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
-}
-
-/* A bucket's key as parameters 1 to 4 (op, arch, dtype, bucket). */
-static void bind_bucket(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket)
-{
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, bucket);
-}
-
-/* The home of a winner's bucket in SQL (spec.h: a part's key is its home's,
-** '/', and its lower corner): a part's measurements are its home's. */
-#define HOME(col) "CASE WHEN instr(" col ", '/') > 0 THEN substr(" col ", 1, instr(" col ", '/') - 1) ELSE " col " END"
-/* Whether the bucket column is home ?n or one of its parts. */
-#define IN_HOME(col, n) "(" col " = " n " OR substr(" col ", 1, length(" n ") + 1) = " n " || '/')"
-
-static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    snprintf(dst, cap, "%s", s ? (const char *)s : "");
-}
-
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? xstrdup((const char *)s) : NULL;
 }
 
 /* db/schema.sql applied to a memory database, once per process (every
@@ -168,46 +172,35 @@ static int guard_schema(reg *r)
     if (rc == SQLITE_OK) rc = dbguard_check(r->db, ref_db, why, sizeof why) ? SQLITE_ERROR : SQLITE_OK;
     else snprintf(why, sizeof why, "cannot build the reference schema: %s", sqlite3_errstr(rc));
     pthread_mutex_unlock(&ref_mu);
-    if (rc && r->budget.hit) return dbfail(r, "cannot read its schema");
-    return rc ? fail(r, "%s", why) : 0;
+    if (rc && r->budget.hit) return reg_dbfail(r, "cannot read its schema");
+    return rc ? reg_fail(r, "%s", why) : 0;
 }
 
 static int schema_version(reg *r, int *version)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL);
-    if (rc != SQLITE_OK) return dbfail(r, "cannot read");
+    if (rc != SQLITE_OK) return reg_dbfail(r, "cannot read");
     rc = sqlite3_step(st);
     int tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (tables < 0) return dbfail(r, "cannot read");
+    if (tables < 0) return reg_dbfail(r, "cannot read");
     if (tables == 0) { *version = 0; return 0; }
-    if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK)
-        return fail(r, "not an aitune registry (no meta table)");
+    if (sqlite3_prepare_v2(r->db, REG_SCHEMA_VERSION_SQL, -1, &st, NULL) != SQLITE_OK)
+        return reg_fail(r, "not an aitune registry (no meta table)");
     rc = sqlite3_step(st);
     *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (*version < 1) return fail(r, "not an aitune registry (no schema version)");
+    if (*version < 1) return reg_fail(r, "not an aitune registry (no schema version)");
     return 0;
 }
 
-/* The path as an immutable-database URI: "file:" + the absolute path,
-** percent-encoded, + "?immutable=1". Caller frees. */
-static char *immutable_uri(const char *path)
+/* Write the schema version v into meta. */
+static int set_version(reg *r, int v, const char *what)
 {
-    char *abs = realpath(path, NULL);
-    if (!abs) return NULL;
-    strbuf sb = STRBUF_INIT;
-    sb_puts(&sb, "file:");
-    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
-            sb_add(&sb, p, 1);
-        else
-            sb_printf(&sb, "%%%02X", *p);
-    }
-    sb_puts(&sb, "?immutable=1");
-    free(abs);
-    return sb.buf;
+    char sql[128];
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", v);
+    return reg_exec(r, sql, what);
 }
 
 /* A read-only open that works where the registry's folder is read-only: a
@@ -219,18 +212,18 @@ static int open_readonly(reg *r, const char *path)
     char *name = dbguard_name(path);
     int rc = sqlite3_open_v2(name, &r->db, SQLITE_OPEN_READONLY, NULL);
     free(name);
-    if (rc != SQLITE_OK) return dbfail(r, "cannot open");
+    if (rc != SQLITE_OK) return reg_dbfail(r, "cannot open");
     rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     /* The -shm file cannot be made (CANTOPEN, or READONLY for a read-only
     ** folder): read as immutable. Other errors: schema_version says them. */
     if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY) return 0;
     sqlite3_close(r->db);
     r->db = NULL;
-    char *uri = immutable_uri(path);
-    if (!uri) return fail(r, "cannot open: %s", strerror(errno));
+    char *uri = dbguard_immutable_uri(path);
+    if (!uri) return reg_fail(r, "cannot open: %s", strerror(errno));
     rc = sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
-    return rc == SQLITE_OK ? 0 : dbfail(r, "cannot open");
+    return rc == SQLITE_OK ? 0 : reg_dbfail(r, "cannot open");
 }
 
 /* Why a write open failed: the file or its folder is not writable (a tool
@@ -239,22 +232,22 @@ static int write_failure(reg *r, const char *what)
 {
     int code = sqlite3_errcode(r->db);
     if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM) {
-        fail(r, "%s: %s (compile and sweep write to the registry: pass --db with a writable path)", what,
+        reg_fail(r, "%s: %s (compile and sweep write to the registry: pass --db with a writable path)", what,
              sqlite3_errmsg(r->db));
         return REG_NOTWRITABLE;
     }
-    return dbfail(r, what);
+    return reg_dbfail(r, what);
 }
 
 int reg_open(const char *path, int readonly, reg **out)
 {
     reg *r = *out = xcalloc(1, sizeof *r);
     r->path = xstrdup(path);
-    if (readonly && !file_exists(path)) return fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
+    if (readonly && !file_exists(path)) return reg_fail(r, "no such file (run `aitune sweep` to create one, or pass --db)");
     /* SQLite would open a device or a FIFO too, and leave its journal
     ** beside it (in /dev for /dev/null). */
     if (check_regular_path(path))
-        return fail(r, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
+        return reg_fail(r, "%s", errno == EINVAL ? "not a regular file" : strerror(errno));
     if (!readonly) {
         char *dir = xstrdup(path);
         char *slash = strrchr(dir, '/');
@@ -262,7 +255,7 @@ int reg_open(const char *path, int readonly, reg **out)
             *slash = 0;
             if (mkdir_p(dir)) {
                 free(dir);
-                fail(r, "cannot create its folder: %s", strerror(errno));
+                reg_fail(r, "cannot create its folder: %s", strerror(errno));
                 return REG_NOTWRITABLE;
             }
         }
@@ -277,7 +270,7 @@ int reg_open(const char *path, int readonly, reg **out)
         return write_failure(r, "cannot open");
     } else if (sqlite3_db_readonly(r->db, "main") == 1) {
         /* SQLite falls back to reading a file it may not write. */
-        fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
+        reg_fail(r, "is read-only (compile and sweep write to the registry: pass --db with a writable path)");
         return REG_NOTWRITABLE;
     }
     sqlite3_busy_timeout(r->db, REG_BUSY_MS);
@@ -291,9 +284,9 @@ int reg_open(const char *path, int readonly, reg **out)
     int version = 0;
     if (schema_version(r, &version)) return -1;
     if (version > REG_SCHEMA_VERSION)
-        return fail(r, "written by a newer aitune (schema %d; this one knows %d): upgrade aitune", version, REG_SCHEMA_VERSION);
+        return reg_fail(r, "written by a newer aitune (schema %d; this one knows %d): upgrade aitune", version, REG_SCHEMA_VERSION);
     if (version == 0) {
-        if (readonly) return fail(r, "empty file, not an aitune registry");
+        if (readonly) return reg_fail(r, "empty file, not an aitune registry");
         /* Pages freed by dropping cubins go back to the file system
         ** (reg_cubin_trim): settable only before the file has a header. */
         sqlite3_exec(r->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
@@ -301,15 +294,14 @@ int reg_open(const char *path, int readonly, reg **out)
         ** file waits and then sees the whole schema, never half of it.
         ** WAL first: the journal mode cannot change inside a transaction. */
         if (enable_wal(r)) return write_failure(r, "cannot enable WAL");
-        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema")) return write_failure(r, "cannot lock it");
+        if (reg_exec(r, "BEGIN IMMEDIATE", "cannot lock it to create the schema")) return write_failure(r, "cannot lock it");
         if (schema_version(r, &version)) return -1;    /* someone may have just made it */
         if (version == 0) {
-            if (exec(r, reg_schema_sql, "cannot create the schema")) return -1;
-            char sql[128];
-            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", REG_SCHEMA_VERSION);
-            if (exec(r, sql, "cannot write the schema version")) return -1;
+            if (reg_exec(r, reg_schema_sql, "cannot create the schema") ||
+                set_version(r, REG_SCHEMA_VERSION, "cannot write the schema version"))
+                return -1;
         }
-        if (exec(r, "COMMIT", "cannot commit the schema")) return -1;
+        if (reg_exec(r, "COMMIT", "cannot commit the schema")) return -1;
     } else if (!readonly && enable_wal(r)) {
         return write_failure(r, "cannot enable WAL");
     }
@@ -317,18 +309,17 @@ int reg_open(const char *path, int readonly, reg **out)
     ** transaction with the version, so a concurrent opener sees either. A
     ** read-only open reads what is there (every reader copes with version 1). */
     if (version < REG_SCHEMA_VERSION && !readonly) {
-        if (exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return -1;
-        if (schema_version(r, &version)) { exec(r, "ROLLBACK", "rollback"); return -1; }
+        if (reg_exec(r, "BEGIN IMMEDIATE", "cannot lock it to migrate the schema")) return -1;
+        if (schema_version(r, &version)) { reg_exec(r, "ROLLBACK", "rollback"); return -1; }
         for (int v = version + 1; v <= REG_SCHEMA_VERSION; v++) {
-            char what[64], sql[128];
+            char what[64];
             snprintf(what, sizeof what, "cannot migrate it to schema %d", v);
-            snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')", v);
-            if (exec(r, reg_migration_sql[v], what) || exec(r, sql, what)) {
+            if (reg_exec(r, reg_migration_sql[v], what) || set_version(r, v, what)) {
                 sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
                 return -1;
             }
         }
-        if (exec(r, "COMMIT", "cannot commit the migration")) return -1;
+        if (reg_exec(r, "COMMIT", "cannot commit the migration")) return -1;
     }
     r->version = version > REG_SCHEMA_VERSION ? version : REG_SCHEMA_VERSION;
     if (readonly) r->version = version;
@@ -424,7 +415,7 @@ void reg_bound(reg *r, long long steps)
 int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed)
 {
     *converted = *failed = 0;
-    sqlite3_stmt *st = prep(r, "SELECT rowid, op, dtype, launch FROM winners WHERE launch IS NOT NULL AND "
+    sqlite3_stmt *st = reg_prep(r, "SELECT rowid, op, dtype, launch FROM winners WHERE launch IS NOT NULL AND "
                                "launch NOT LIKE '{\"v\":%' AND launch <> '{}'");
     if (!st) return -1;
     typedef struct row { long long id; char *op, *dtype, *launch; } row;
@@ -433,13 +424,13 @@ int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, i
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         rows = xrealloc(rows, sizeof *rows * (size_t)(n + 1));
         rows[n].id = sqlite3_column_int64(st, 0);
-        rows[n].op = col_dup(st, 1);
-        rows[n].dtype = col_dup(st, 2);
-        rows[n].launch = col_dup(st, 3);
+        rows[n].op = reg_col_dup(st, 1);
+        rows[n].dtype = reg_col_dup(st, 2);
+        rows[n].launch = reg_col_dup(st, 3);
         n++;
     }
     sqlite3_finalize(st);
-    int bad = rc != SQLITE_DONE ? dbfail(r, "cannot read winners") : 0;
+    int bad = rc != SQLITE_DONE ? reg_dbfail(r, "cannot read winners") : 0;
     for (int i = 0; i < n && !bad; i++) {
         int ndims = 0, nargs = 0;
         char dims[PLAN_MAXDIMS][PLAN_MAXNAME + 1];
@@ -454,12 +445,12 @@ int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, i
         }
         plan_free(p);
         if (!json) { (*failed)++; continue; }
-        sqlite3_stmt *up = prep(r, "UPDATE winners SET launch = ? WHERE rowid = ?");
+        sqlite3_stmt *up = reg_prep(r, "UPDATE winners SET launch = ? WHERE rowid = ?");
         if (!up) { free(json); bad = -1; break; }
-        bind_text(up, 1, json);
+        reg_bind(up, 1, json);
         sqlite3_bind_int64(up, 2, rows[i].id);
         free(json);
-        if (done(r, up, "cannot store a migrated launch plan")) bad = -1;
+        if (reg_done(r, up, "cannot store a migrated launch plan")) bad = -1;
         else (*converted)++;
     }
     for (int i = 0; i < n; i++) {
@@ -479,34 +470,36 @@ void reg_close(reg *r)
     free(r);
 }
 
+/* ---- devices and runs ---- */
+
 int reg_device(reg *r, const device *d, long long *id)
 {
     char nvrtc[16];
     snprintf(nvrtc, sizeof nvrtc, "%s", d->nvrtc);
-    sqlite3_stmt *st = prep(r, "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, "
+    sqlite3_stmt *st = reg_prep(r, "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, "
                                "driver, cuda_driver, nvrtc) VALUES (?,?,?,?,?,?,?,?,?,?)");
     if (!st) return -1;
-    bind_text(st, 1, d->name);
-    bind_text(st, 2, d->uuid);
+    reg_bind(st, 1, d->name);
+    reg_bind(st, 2, d->uuid);
     sqlite3_bind_int(st, 3, d->cc);
     sqlite3_bind_int(st, 4, d->sms);
     sqlite3_bind_int64(st, 5, d->mem);
     sqlite3_bind_int64(st, 6, d->l2);
     sqlite3_bind_int(st, 7, d->smem_optin);
-    bind_text(st, 8, d->driver);
+    reg_bind(st, 8, d->driver);
     sqlite3_bind_int(st, 9, d->cuda_driver);
-    bind_text(st, 10, nvrtc);
-    if (done(r, st, "cannot record the device")) return -1;
-    st = prep(r, "SELECT id FROM devices WHERE uuid = ? AND driver = ? AND cuda_driver = ? AND nvrtc = ?");
+    reg_bind(st, 10, nvrtc);
+    if (reg_done(r, st, "cannot record the device")) return -1;
+    st = reg_prep(r, "SELECT id FROM devices WHERE uuid = ? AND driver = ? AND cuda_driver = ? AND nvrtc = ?");
     if (!st) return -1;
-    bind_text(st, 1, d->uuid);
-    bind_text(st, 2, d->driver);
+    reg_bind(st, 1, d->uuid);
+    reg_bind(st, 2, d->driver);
     sqlite3_bind_int(st, 3, d->cuda_driver);
-    bind_text(st, 4, nvrtc);
+    reg_bind(st, 4, nvrtc);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : dbfail(r, "cannot read the device back");
+    return rc == SQLITE_ROW ? 0 : reg_dbfail(r, "cannot read the device back");
 }
 
 int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
@@ -514,18 +507,17 @@ int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned l
 {
     char t[32];
     iso_time(t);
-    sqlite3_stmt *st = prep(r, "INSERT INTO runs (command, spec_hash, version, seed, device, env, started, outcome) "
+    sqlite3_stmt *st = reg_prep(r, "INSERT INTO runs (command, spec_hash, version, seed, device, env, started, outcome) "
                                "VALUES (?,?,?,?,?,?,?, 'running')");
     if (!st) return -1;
-    bind_text(st, 1, command);
-    bind_text(st, 2, spec_hash);
-    bind_text(st, 3, AITUNE_TOOL_VERSION);
+    reg_bind(st, 1, command);
+    reg_bind(st, 2, spec_hash);
+    reg_bind(st, 3, AITUNE_TOOL_VERSION);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)seed);
-    if (device > 0) sqlite3_bind_int64(st, 5, device);
-    else sqlite3_bind_null(st, 5);
-    bind_text(st, 6, env_json);
-    bind_text(st, 7, t);
-    if (done(r, st, "cannot record the run")) return -1;
+    reg_bind_id(st, 5, device);
+    reg_bind(st, 6, env_json);
+    reg_bind(st, 7, t);
+    if (reg_done(r, st, "cannot record the run")) return -1;
     *id = sqlite3_last_insert_rowid(r->db);
     return 0;
 }
@@ -534,539 +526,69 @@ int reg_run_end(reg *r, long long run, const char *outcome)
 {
     char t[32];
     iso_time(t);
-    sqlite3_stmt *st = prep(r, "UPDATE runs SET ended = ?, outcome = ? WHERE id = ?");
+    sqlite3_stmt *st = reg_prep(r, "UPDATE runs SET ended = ?, outcome = ? WHERE id = ?");
     if (!st) return -1;
-    bind_text(st, 1, t);
-    bind_text(st, 2, outcome);
+    reg_bind(st, 1, t);
+    reg_bind(st, 2, outcome);
     sqlite3_bind_int64(st, 3, run);
-    return done(r, st, "cannot close the run");
+    return reg_done(r, st, "cannot close the run");
 }
 
-int reg_cubin_get(reg *r, const char *hash, jit_job *j)
+int reg_run_get(reg *r, long long run, reg_run *out)
 {
-    if (r->version < 7) return 0;   /* read-only, older than 014-cubin-hash: no hashes to check */
-    sqlite3_stmt *st = prep(r, "SELECT source, kernel, cubin, registers, spills, smem, stack, log, compile_ms, "
-                               "options, cubin_hash FROM cubins WHERE hash = ?");
+    sqlite3_stmt *st = reg_prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "
+                               "d.uuid, d.cc, d.sms, d.mem_bytes, d.l2_bytes, d.driver, d.cuda_driver, d.nvrtc "
+                               "FROM runs r LEFT JOIN devices d ON d.id = r.device WHERE r.id = ?");
     if (!st) return -1;
-    bind_text(st, 1, hash);
-    int rc = sqlite3_step(st), found = 0;
-    if (rc == SQLITE_ROW) {
-        const char *src = (const char *)sqlite3_column_text(st, 0);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        const char *opts = (const char *)sqlite3_column_text(st, 9);
-        const char *sum = (const char *)sqlite3_column_text(st, 10);
-        const void *blob = sqlite3_column_blob(st, 2);
-        size_t len = (size_t)sqlite3_column_bytes(st, 2);
-        /* Same hash, different text: a collision; a row whose key is not its
-        ** own text's, or whose bytes are not the ones stored with it: damaged
-        ** or rewritten. Each is compiled rather than trusted. */
-        char key[17] = "", bytes[17] = "";
-        if (src && name && opts) jit_key_options(src, name, opts, key);
-        if (blob) jit_hash(blob, len, bytes);
-        if (src && name && !strcmp(src, j->source) && !strcmp(name, j->name) && !strcmp(key, hash) && sum && blob &&
-            !strcmp(sum, bytes)) {
-            j->cubin_len = len;
-            j->cubin = xmalloc(j->cubin_len);
-            memcpy(j->cubin, blob, j->cubin_len);
-            j->registers = sqlite3_column_int(st, 3);
-            j->spills = sqlite3_column_int(st, 4);
-            j->smem = sqlite3_column_int(st, 5);
-            j->stack = sqlite3_column_int(st, 6);
-            j->log = col_dup(st, 7);
-            j->ms = sqlite3_column_double(st, 8);
-            j->ok = 1;
-            j->done = 1;
-            found = 1;
-        }
-    } else if (rc != SQLITE_DONE) {
-        sqlite3_finalize(st);
-        return dbfail(r, "cannot read the cubin cache");
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-int reg_cubin_put(reg *r, const char *hash, const jit_job *j)
-{
-    char sum[17];
-    jit_hash(j->cubin, j->cubin_len, sum);
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO cubins (hash, source, options, kernel, cubin, registers, "
-                               "spills, smem, stack, log, compile_ms, cubin_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-    if (!st) return -1;
-    bind_text(st, 1, hash);
-    bind_text(st, 2, j->source);
-    bind_text(st, 3, jit_options(j->arch));
-    bind_text(st, 4, j->name);
-    sqlite3_bind_blob(st, 5, j->cubin, (int)j->cubin_len, SQLITE_STATIC);
-    sqlite3_bind_int(st, 6, j->registers);
-    sqlite3_bind_int(st, 7, j->spills);
-    sqlite3_bind_int(st, 8, j->smem);
-    sqlite3_bind_int(st, 9, j->stack);
-    bind_text(st, 10, j->log);
-    sqlite3_bind_double(st, 11, j->ms);
-    bind_text(st, 12, sum);
-    return done(r, st, "cannot store a cubin");
-}
-
-/* The kernels a registry keeps whatever else goes: each winner's and each
-** default's, and those of every winner's finalists (its runners_up, found
-** through their measurements in the winner's bucket, a part's in its
-** home's or its own: spec.h, bucket_split), which retune races again
-** without compiling. */
-#define KEPT_CUBINS \
-    "SELECT cubin FROM winners WHERE cubin IS NOT NULL " \
-    "UNION SELECT cubin FROM defaults WHERE cubin IS NOT NULL " \
-    "UNION SELECT m.cubin FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) " \
-    "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON m.op = w.op AND m.arch = w.arch " \
-    "AND m.dtype = w.dtype AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ") " \
-    "AND m.template = json_extract(f.value, '$.template') " \
-    "AND m.config = json(json_extract(f.value, '$.config')) WHERE m.cubin IS NOT NULL"
-
-int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st)
-{
-    /* One statement, so a kill leaves the cache as it was or trimmed. The
-    ** kernels of buckets with no winner (one being tuned, here or by
-    ** another process) are the resume's and stay; a split bucket's winners
-    ** are its parts', and a part searched for a bucket that stayed whole
-    ** (a split on trial: sweep.c, split_bucket) has its home's. */
-#define DECIDES "(m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") " OR " HOME("m.bucket") " = w.bucket)"
-    sqlite3_stmt *s = prep(r,
-        "DELETE FROM cubins WHERE hash IN (SELECT m.cubin FROM measurements m JOIN winners w ON m.op = w.op "
-        "  AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES " "
-        "  WHERE w.run = ?1 AND m.cubin IS NOT NULL AND (?2 IS NULL OR m.op <> ?2 OR m.dtype <> ?3)) "
-        "AND hash NOT IN (" KEPT_CUBINS ") "
-        "AND hash NOT IN (SELECT m.cubin FROM measurements m WHERE m.cubin IS NOT NULL AND NOT EXISTS "
-        "  (SELECT 1 FROM winners w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype AND " DECIDES ")) "
-        "RETURNING length(cubin) + length(source) + coalesce(length(log), 0)");
-#undef DECIDES
-    if (!s) return -1;
-    sqlite3_bind_int64(s, 1, run);
-    bind_text(s, 2, except_op);
-    bind_text(s, 3, except_dtype);
-    int rc;
-    long long n = 0, bytes = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        n++;
-        bytes += sqlite3_column_int64(s, 0);
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return dbfail(r, "cannot trim the cubin cache");
-    st->cubins += n;
-    st->bytes += bytes;
-    /* The freed pages leave the file (a registry made before auto_vacuum
-    ** keeps them for reuse until `aitune gc`). */
-    if (n && exec(r, "PRAGMA incremental_vacuum", "cannot shrink the file")) return -1;
-    return 0;
-}
-
-int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap)
-{
-    sqlite3_stmt *st = prep(r, "SELECT source, kernel FROM cubins WHERE hash = ?");
-    if (!st) return -1;
-    bind_text(st, 1, hash);
+    sqlite3_bind_int64(st, 1, run);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        *source = col_dup(st, 0);
-        col_copy(st, 1, name, (size_t)namecap);
+        memset(out, 0, sizeof *out);
+        reg_col(st, 0, out->command, sizeof out->command);
+        reg_col(st, 1, out->version, sizeof out->version);
+        reg_col(st, 2, out->started, sizeof out->started);
+        reg_col(st, 3, out->ended, sizeof out->ended);
+        reg_col(st, 4, out->outcome, sizeof out->outcome);
+        out->seed = (unsigned long long)sqlite3_column_int64(st, 5);
+        reg_col(st, 6, out->env, sizeof out->env);
+        out->device_id = sqlite3_column_int64(st, 7);
+        reg_col(st, 8, out->dev.name, sizeof out->dev.name);
+        reg_col(st, 9, out->dev.uuid, sizeof out->dev.uuid);
+        out->dev.cc = sqlite3_column_int(st, 10);
+        out->dev.sms = sqlite3_column_int(st, 11);
+        out->dev.mem = sqlite3_column_int64(st, 12);
+        out->dev.l2 = sqlite3_column_int64(st, 13);
+        reg_col(st, 14, out->dev.driver, sizeof out->dev.driver);
+        out->dev.cuda_driver = sqlite3_column_int(st, 15);
+        reg_col(st, 16, out->dev.nvrtc, sizeof out->dev.nvrtc);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the cubin cache");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read runs");
 }
 
-const char *reg_timing_name(int stream) { return stream ? "stream" : "flush"; }
-
-int reg_measure_put(reg *r, const measurement *m)
+int reg_run_sources(reg *r, long long run, const char *json)
 {
-    sqlite3_stmt *st = prep(r, "INSERT INTO measurements (op, template, arch, dtype, bucket, shape, config, "
-        "config_hash, status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, "
-        "compile_ms, cubin, error, device, run, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    sqlite3_stmt *st = reg_prep(r, "UPDATE runs SET sources = ? WHERE id = ?");
     if (!st) return -1;
-    int ok = !strcmp(m->status, "ok");
-    bind_text(st, 1, m->op);
-    bind_text(st, 2, m->tmpl);
-    bind_text(st, 3, m->arch);
-    bind_text(st, 4, m->dtype);
-    bind_text(st, 5, m->bucket);
-    bind_text(st, 6, m->shape);
-    bind_text(st, 7, m->config);
-    bind_text(st, 8, m->config_hash);
-    bind_text(st, 9, m->status);
-    if (ok) {
-        sqlite3_bind_double(st, 10, m->median_us);
-        sqlite3_bind_double(st, 11, m->min_us);
-        sqlite3_bind_double(st, 12, m->max_us);
-        sqlite3_bind_double(st, 13, m->spread);
-        sqlite3_bind_int(st, 14, m->samples);
-        sqlite3_bind_double(st, 15, m->gbps);
-        sqlite3_bind_double(st, 16, m->tflops);
-    }
-    if (m->cubin[0]) {
-        sqlite3_bind_int(st, 17, m->registers);
-        sqlite3_bind_int(st, 18, m->spills);
-        sqlite3_bind_int(st, 19, m->smem);
-        sqlite3_bind_double(st, 20, m->compile_ms);
-        bind_text(st, 21, m->cubin);
-    }
-    bind_text(st, 22, m->error);
-    if (m->device > 0) sqlite3_bind_int64(st, 23, m->device);
-    if (m->run > 0) sqlite3_bind_int64(st, 24, m->run);
-    bind_text(st, 25, reg_timing_name(m->stream));
-    return done(r, st, "cannot store a measurement");
+    reg_bind(st, 1, json);
+    sqlite3_bind_int64(st, 2, run);
+    return reg_done(r, st, "cannot record the run's template sources");
 }
 
-/* The measurements a sweep on device row p may take as its own: that row's,
-** and those of every GPU with the same hardware and toolchain identity (the
-** other H200s of the host, a sweep on several GPUs: a bucket a killed run
-** measured on GPU 0 resumes on GPU 1). */
-#define SAME_GPU(p) "(device IS " p " OR device IN (SELECT o.id FROM devices o JOIN devices d ON o.hw = d.hw " \
-                    "AND o.toolchain = d.toolchain WHERE d.id = " p "))"
-
-int reg_measure_find(reg *r, const measurement *k, measurement *m)
-{
-    sqlite3_stmt *st = prep(r, "SELECT status, median_us, min_us, max_us, spread, samples, gbps, tflops, registers, "
-        "spills, smem, compile_ms, cubin, error, template FROM measurements WHERE op = ? AND arch = ? AND dtype = ? "
-        "AND bucket = ? AND config_hash = ? AND template = ? AND " SAME_GPU("?7") " AND shape = ?8 AND timing = ?9 "
-        "ORDER BY id DESC LIMIT 1");
-    if (!st) return -1;
-    bind_text(st, 1, k->op);
-    bind_text(st, 2, k->arch);
-    bind_text(st, 3, k->dtype);
-    bind_text(st, 4, k->bucket);
-    bind_text(st, 5, k->config_hash);
-    bind_text(st, 6, k->tmpl);
-    if (k->device > 0) sqlite3_bind_int64(st, 7, k->device);
-    bind_text(st, 8, k->shape);
-    bind_text(st, 9, reg_timing_name(k->stream));
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *m = *k;
-        m->config = xstrdup(k->config);
-        col_copy(st, 0, m->status, sizeof m->status);
-        m->median_us = sqlite3_column_double(st, 1);
-        m->min_us = sqlite3_column_double(st, 2);
-        m->max_us = sqlite3_column_double(st, 3);
-        m->spread = sqlite3_column_double(st, 4);
-        m->samples = sqlite3_column_int(st, 5);
-        m->gbps = sqlite3_column_double(st, 6);
-        m->tflops = sqlite3_column_double(st, 7);
-        m->registers = sqlite3_column_int(st, 8);
-        m->spills = sqlite3_column_int(st, 9);
-        m->smem = sqlite3_column_int(st, 10);
-        m->compile_ms = sqlite3_column_double(st, 11);
-        col_copy(st, 12, m->cubin, sizeof m->cubin);
-        m->error = col_dup(st, 13);
-        m->stream = k->stream;
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-int reg_measure_best(reg *r, const measurement *key, int n, measurement *out)
-{
-    sqlite3_stmt *st = prep(r, "SELECT template, config, config_hash, MIN(median_us), spread FROM measurements "
-        "WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? AND shape = ? AND " SAME_GPU("?6") " AND status = 'ok' "
-        "AND median_us > 0 AND timing = ?8 GROUP BY template, config_hash ORDER BY MIN(median_us) LIMIT ?7");
-    if (!st) return -1;
-    bind_text(st, 1, key->op);
-    bind_text(st, 2, key->arch);
-    bind_text(st, 3, key->dtype);
-    bind_text(st, 4, key->bucket);
-    bind_text(st, 5, key->shape);
-    if (key->device > 0) sqlite3_bind_int64(st, 6, key->device);
-    sqlite3_bind_int(st, 7, n);
-    bind_text(st, 8, reg_timing_name(key->stream));
-    int k = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < n) {
-        measurement *m = &out[k++];
-        memset(m, 0, sizeof *m);
-        col_copy(st, 0, m->tmpl, sizeof m->tmpl);
-        m->config = col_dup(st, 1);
-        col_copy(st, 2, m->config_hash, sizeof m->config_hash);
-        m->median_us = sqlite3_column_double(st, 3);
-        m->spread = sqlite3_column_double(st, 4);
-        m->stream = key->stream;
-        snprintf(m->status, sizeof m->status, "ok");
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        for (int i = 0; i < k; i++) measurement_free(&out[i]);
-        return dbfail(r, "cannot read measurements");
-    }
-    return k;
-}
-
-void measurement_free(measurement *m)
-{
-    free(m->config);
-    free(m->error);
-    m->config = m->error = NULL;
-}
-
-static int winner_insert(reg *r, const winner *w)
-{
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO winners (op, arch, dtype, bucket, dims, lo, hi, shape, "
-        "template, config, median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, "
-        "device, run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    if (!st) return -1;
-    bind_text(st, 1, w->op);
-    bind_text(st, 2, w->arch);
-    bind_text(st, 3, w->dtype);
-    bind_text(st, 4, w->bucket);
-    bind_text(st, 5, w->dims);
-    bind_text(st, 6, w->lo);
-    bind_text(st, 7, w->hi);
-    bind_text(st, 8, w->shape);
-    bind_text(st, 9, w->tmpl);
-    bind_text(st, 10, w->config);
-    sqlite3_bind_double(st, 11, w->median_us);
-    sqlite3_bind_double(st, 12, w->gbps);
-    sqlite3_bind_double(st, 13, w->tflops);
-    if (w->default_us > 0) sqlite3_bind_double(st, 14, w->default_us);
-    if (w->margin >= 0) sqlite3_bind_double(st, 15, w->margin);
-    sqlite3_bind_int(st, 16, w->exhaustive);
-    bind_text(st, 17, w->runners_up);
-    bind_text(st, 18, w->cubin[0] ? w->cubin : NULL);
-    bind_text(st, 19, w->launch);
-    if (w->device > 0) sqlite3_bind_int64(st, 20, w->device);
-    if (w->run > 0) sqlite3_bind_int64(st, 21, w->run);
-    return done(r, st, "cannot store a winner");
-}
-
-int reg_winners_put(reg *r, const char *home, const winner *w, int n)
-{
-    if (n < 1) return 0;
-    if (exec(r, "BEGIN IMMEDIATE", "cannot store winners")) return -1;
-    sqlite3_stmt *st = prep(r, "DELETE FROM winners WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " IN_HOME("bucket", "?4")
-                               " AND hw = coalesce((SELECT hw FROM devices WHERE id = ?5), '')");
-    int rc = -1;
-    if (st) {
-        bind_bucket(st, w[0].op, w[0].arch, w[0].dtype, home);
-        sqlite3_bind_int64(st, 5, w[0].device);
-        rc = done(r, st, "cannot replace a bucket's winners");
-    }
-    for (int i = 0; i < n && !rc; i++) rc = winner_insert(r, &w[i]);
-    if (!rc) rc = exec(r, "COMMIT", "cannot store winners");
-    if (rc) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-}
-
-int reg_winner_put(reg *r, const winner *w)
-{
-    return reg_winners_put(r, w->bucket, w, 1);
-}
-
-#define WINNER_COLS "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, " \
-                    "default_us, margin, exhaustive, runners_up, cubin, launch, device, run"
-
-static void read_winner(sqlite3_stmt *st, winner *w)
-{
-    memset(w, 0, sizeof *w);
-    col_copy(st, 0, w->op, sizeof w->op);
-    col_copy(st, 1, w->arch, sizeof w->arch);
-    col_copy(st, 2, w->dtype, sizeof w->dtype);
-    col_copy(st, 3, w->bucket, sizeof w->bucket);
-    col_copy(st, 4, w->dims, sizeof w->dims);
-    col_copy(st, 5, w->lo, sizeof w->lo);
-    col_copy(st, 6, w->hi, sizeof w->hi);
-    col_copy(st, 7, w->shape, sizeof w->shape);
-    col_copy(st, 8, w->tmpl, sizeof w->tmpl);
-    w->config = col_dup(st, 9);
-    w->median_us = sqlite3_column_double(st, 10);
-    w->gbps = sqlite3_column_double(st, 11);
-    w->tflops = sqlite3_column_double(st, 12);
-    w->default_us = sqlite3_column_double(st, 13);
-    w->margin = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14);
-    w->exhaustive = sqlite3_column_int(st, 15);
-    w->runners_up = col_dup(st, 16);
-    col_copy(st, 17, w->cubin, sizeof w->cubin);
-    w->launch = col_dup(st, 18);
-    w->device = sqlite3_column_int64(st, 19);
-    w->run = sqlite3_column_int64(st, 20);
-}
-
-int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w)
-{
-    return reg_winner_get_hw(r, op, arch, dtype, bucket, NULL, w);
-}
-
-/* hw NULL: no mention of the hw column, which a 0.1 registry read without
-** migrating it lacks. */
-int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
-                      winner *w)
-{
-#define WINNER_OF_BUCKET "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') " \
-                         "AND dtype = ?3 AND bucket = ?4"
-    sqlite3_stmt *st = prep(r, hw ? WINNER_OF_BUCKET " AND hw = ?5" : WINNER_OF_BUCKET);
-#undef WINNER_OF_BUCKET
-    if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
-    if (hw) bind_text(st, 5, hw);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) read_winner(st, w);
-    sqlite3_finalize(st);
-    if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read winners");
-}
-
-int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx)
-{
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners ORDER BY op, arch, dtype, "
-                               "CAST(lo AS INTEGER), lo");
-    if (!st) return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        winner w;
-        read_winner(st, &w);
-        int stop = cb(&w, ctx);
-        winner_free(&w);
-        if (stop) break;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
-    return 0;
-}
-
-/* Every row of st (WINNER_COLS) into *out, *n; st finalized. */
-static int read_winners(reg *r, sqlite3_stmt *st, winner **out, int *n)
-{
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        *out = xrealloc(*out, sizeof **out * (size_t)(*n + 1));
-        read_winner(st, &(*out)[(*n)++]);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        for (int i = 0; i < *n; i++) winner_free(&(*out)[i]);
-        free(*out);
-        *out = NULL;
-        *n = 0;
-        return dbfail(r, "cannot read winners");
-    }
-    return 0;
-}
-
-int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n)
-{
-    *out = NULL;
-    *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3 ORDER BY bucket");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    return read_winners(r, st, out, n);
-}
-
-int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtype, const char *home, const char *hw,
-                      winner **out, int *n)
-{
-    *out = NULL;
-    *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT " WINNER_COLS " FROM winners w WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND "
-                               IN_HOME("bucket", "?4") " AND (?5 IS NULL OR hw = ?5 OR NOT EXISTS (SELECT 1 FROM winners "
-                               "WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " IN_HOME("bucket", "?4") " AND hw = ?5)) "
-                               "ORDER BY hw, rowid");
-    if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, home);
-    bind_text(st, 5, hw);
-    return read_winners(r, st, out, n);
-}
-
-void winner_free(winner *w)
-{
-    free(w->config);
-    free(w->runners_up);
-    free(w->launch);
-    w->config = w->runners_up = w->launch = NULL;
-}
-
-int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
-                    const char *tmpl, const char *config, const char *cubin, const char *launch)
-{
-    /* Without a kernel, one stored for the same template and config stays;
-    ** and a default that has its kernel is not replaced by another that has
-    ** none (a task restricted to a template whose default cannot run at its
-    ** shapes would otherwise leave the runtime no default to launch). */
-    sqlite3_stmt *st = prep(r, "INSERT INTO defaults (op, arch, dtype, template, config, cubin, launch) VALUES (?,?,?,?,?,?,?) "
-        "ON CONFLICT (op, arch, dtype) DO UPDATE SET "
-        "cubin = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
-        "THEN cubin ELSE excluded.cubin END, "
-        "launch = CASE WHEN excluded.cubin IS NULL AND template = excluded.template AND config = excluded.config "
-        "THEN launch ELSE excluded.launch END, "
-        "template = excluded.template, config = excluded.config "
-        "WHERE excluded.cubin IS NOT NULL OR defaults.cubin IS NULL OR "
-        "(defaults.template = excluded.template AND defaults.config = excluded.config)");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    bind_text(st, 4, tmpl);
-    bind_text(st, 5, config);
-    bind_text(st, 6, cubin && *cubin ? cubin : NULL);
-    bind_text(st, 7, launch);
-    return done(r, st, "cannot store a default");
-}
-
-int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap)
-{
-    sqlite3_stmt *st = prep(r, "SELECT arch FROM winners WHERE op = ?1 AND dtype = ?2 UNION "
-                               "SELECT arch FROM defaults WHERE op = ?1 AND dtype = ?2");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, dtype);
-    int n = 0, rc, at = 0;
-    out[0] = 0;
-    char seen[512] = ",";
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        char a[16], key[20];
-        const unsigned char *s = sqlite3_column_text(st, 0);
-        arch_base(s ? (const char *)s : "", a);
-        snprintf(key, sizeof key, ",%s,", a);
-        if (!a[0] || strstr(seen, key)) continue;
-        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s,", a);
-        at += snprintf(out + at, (size_t)(cap > at ? cap - at : 0), "%s%s", n ? "," : "", a);
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return dbfail(r, "cannot read winners");
-    return n;
-}
-
-int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
-                    char *tmpl, int tmplcap, char **config)
-{
-    *config = NULL;
-    sqlite3_stmt *st = prep(r, "SELECT template, config FROM defaults WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, arch);
-    bind_text(st, 3, dtype);
-    int rc = sqlite3_step(st), found = 0;
-    if (rc == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 1)) {
-        col_copy(st, 0, tmpl, (size_t)tmplcap);
-        *config = col_dup(st, 1);
-        found = 1;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbfail(r, "cannot read defaults");
-    return found;
-}
+/* ---- what a registry holds ---- */
 
 int reg_check(reg *r)
 {
-    sqlite3_stmt *st = prep(r, "PRAGMA integrity_check");
+    sqlite3_stmt *st = reg_prep(r, "PRAGMA integrity_check");
     if (!st) return -1;
     int rc = sqlite3_step(st);
     int ok = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
     char msg[256] = "";
-    if (!ok && rc == SQLITE_ROW) col_copy(st, 0, msg, sizeof msg);
+    if (!ok && rc == SQLITE_ROW) reg_col(st, 0, msg, sizeof msg);
     sqlite3_finalize(st);
-    return ok ? 0 : fail(r, "integrity check: %s", msg[0] ? msg : sqlite3_errmsg(r->db));
+    return ok ? 0 : reg_fail(r, "integrity check: %s", msg[0] ? msg : sqlite3_errmsg(r->db));
 }
-
-/* ---- Reading a registry back (why, export, gc). ---- */
 
 int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known)
 {
@@ -1079,289 +601,16 @@ int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dty
     };
     int *out[2] = { op_known, dtype_known };
     for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *st = prep(r, sql[i]);
+        sqlite3_stmt *st = reg_prep(r, sql[i]);
         if (!st) return -1;
-        bind_text(st, 1, op);
-        if (i) bind_text(st, 2, dtype);
+        reg_bind(st, 1, op);
+        if (i) reg_bind(st, 2, dtype);
         int rc = sqlite3_step(st);
         *out[i] = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
         sqlite3_finalize(st);
-        if (rc != SQLITE_ROW) return dbfail(r, "cannot read");
+        if (rc != SQLITE_ROW) return reg_dbfail(r, "cannot read");
     }
     return 0;
-}
-
-int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
-                int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx)
-{
-    /* In the order the sweep visited them: their first measurement. */
-    sqlite3_stmt *st = prep(r, "SELECT arch, bucket FROM (SELECT arch, bucket, min(rowid) AS first FROM measurements "
-                               "WHERE op = ?1 AND dtype = ?2 AND (?3 IS NULL OR arch = ?3) GROUP BY arch, bucket "
-                               "UNION ALL SELECT arch, bucket, 1e18 FROM winners WHERE op = ?1 AND dtype = ?2 "
-                               "AND (?3 IS NULL OR arch = ?3)) GROUP BY arch, bucket ORDER BY arch, min(first)");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, dtype);
-    bind_text(st, 3, arch);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1), ctx)) break;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                            int (*cb)(const measurement *m, void *ctx), void *ctx)
-{
-    /* A registry older than schema 4, opened read-only, has no timing
-    ** column: its measurements were all timed after a flush. */
-#define BUCKET_ROWS(TIMING) \
-    "SELECT op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, " \
-    "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, " \
-    "error, device, run, " TIMING " FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = " \
-    HOME("?4") " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN median_us END, status, id"
-    sqlite3_stmt *st = prep(r, r->version >= 4 ? BUCKET_ROWS("timing = 'stream'") : BUCKET_ROWS("0"));
-#undef BUCKET_ROWS
-    if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        measurement m;
-        memset(&m, 0, sizeof m);
-        col_copy(st, 0, m.op, sizeof m.op);
-        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
-        col_copy(st, 2, m.arch, sizeof m.arch);
-        col_copy(st, 3, m.dtype, sizeof m.dtype);
-        col_copy(st, 4, m.bucket, sizeof m.bucket);
-        col_copy(st, 5, m.shape, sizeof m.shape);
-        m.config = (char *)sqlite3_column_text(st, 6);
-        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
-        col_copy(st, 8, m.status, sizeof m.status);
-        m.median_us = sqlite3_column_double(st, 9);
-        m.min_us = sqlite3_column_double(st, 10);
-        m.max_us = sqlite3_column_double(st, 11);
-        m.spread = sqlite3_column_double(st, 12);
-        m.samples = sqlite3_column_int(st, 13);
-        m.gbps = sqlite3_column_double(st, 14);
-        m.tflops = sqlite3_column_double(st, 15);
-        m.registers = sqlite3_column_int(st, 16);
-        m.spills = sqlite3_column_int(st, 17);
-        m.smem = sqlite3_column_int(st, 18);
-        m.compile_ms = sqlite3_column_double(st, 19);
-        col_copy(st, 20, m.cubin, sizeof m.cubin);
-        m.error = (char *)sqlite3_column_text(st, 21);
-        m.device = sqlite3_column_int64(st, 22);
-        m.run = sqlite3_column_int64(st, 23);
-        m.stream = sqlite3_column_int(st, 24);
-        if (!m.config) m.config = "";
-        if (cb(&m, ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx)
-{
-    sqlite3_stmt *st = prep(r, "SELECT status, median_us FROM measurements WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
-                               "AND bucket = " HOME("?4") " ORDER BY id");
-    if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *s = (const char *)sqlite3_column_text(st, 0);
-        if (cb(s ? s : "", sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 1), ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                    int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx)
-{
-    sqlite3_stmt *st = prep(r, "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
-                               "json_extract(f.value, '$.median_us') FROM winners w, json_each(CASE WHEN "
-                               "json_valid(w.runners_up) THEN w.runners_up ELSE '[]' END) f WHERE w.op = ? AND "
-                               "w.arch = ? AND w.dtype = ? AND w.bucket = ? AND json_type(f.value) = 'object' "
-                               "ORDER BY 3");
-    if (!st) return -1;
-    bind_bucket(st, op, arch, dtype, bucket);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(st, 0), *c = (const char *)sqlite3_column_text(st, 1);
-        if (cb(t ? t : "?", c ? c : "?", sqlite3_column_double(st, 2), ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's race");
-}
-
-int reg_run_get(reg *r, long long run, reg_run *out)
-{
-    sqlite3_stmt *st = prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "
-                               "d.uuid, d.cc, d.sms, d.mem_bytes, d.l2_bytes, d.driver, d.cuda_driver, d.nvrtc "
-                               "FROM runs r LEFT JOIN devices d ON d.id = r.device WHERE r.id = ?");
-    if (!st) return -1;
-    sqlite3_bind_int64(st, 1, run);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        memset(out, 0, sizeof *out);
-        col_copy(st, 0, out->command, sizeof out->command);
-        col_copy(st, 1, out->version, sizeof out->version);
-        col_copy(st, 2, out->started, sizeof out->started);
-        col_copy(st, 3, out->ended, sizeof out->ended);
-        col_copy(st, 4, out->outcome, sizeof out->outcome);
-        out->seed = (unsigned long long)sqlite3_column_int64(st, 5);
-        col_copy(st, 6, out->env, sizeof out->env);
-        out->device_id = sqlite3_column_int64(st, 7);
-        col_copy(st, 8, out->dev.name, sizeof out->dev.name);
-        col_copy(st, 9, out->dev.uuid, sizeof out->dev.uuid);
-        out->dev.cc = sqlite3_column_int(st, 10);
-        out->dev.sms = sqlite3_column_int(st, 11);
-        out->dev.mem = sqlite3_column_int64(st, 12);
-        out->dev.l2 = sqlite3_column_int64(st, 13);
-        col_copy(st, 14, out->dev.driver, sizeof out->dev.driver);
-        out->dev.cuda_driver = sqlite3_column_int(st, 15);
-        col_copy(st, 16, out->dev.nvrtc, sizeof out->dev.nvrtc);
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read runs");
-}
-
-/* A number as JSON takes it: SQLite writes an infinity as a bare Inf,
-** which is not JSON (NaN is stored as NULL already). */
-/* A JSON column embedded as JSON when it parses, else as a string. */
-#define JCOL(c) "CASE WHEN json_valid(" c ") THEN json(" c ") ELSE " c " END"
-
-static const struct export_table {
-    const char *name, *json, *text, *order;
-    int has_op;
-} export_tables[] = {
-    { "measurements",
-      "json_object('id', id, 'op', op, 'template', template, 'arch', arch, 'dtype', dtype, 'bucket', bucket, "
-      "'shape', " JCOL("shape") ", 'config', " JCOL("config") ", 'config_hash', config_hash, 'status', status, "
-      "'median_us', " REG_SQL_FIN("median_us") ", 'min_us', " REG_SQL_FIN("min_us") ", 'max_us', " REG_SQL_FIN("max_us") ", "
-      "'spread', " REG_SQL_FIN("spread") ", 'samples', " REG_SQL_FIN("samples") ", 'gbps', " REG_SQL_FIN("gbps") ", "
-      "'tflops', " REG_SQL_FIN("tflops") ", 'registers', " REG_SQL_FIN("registers") ", 'spills', " REG_SQL_FIN("spills") ", "
-      "'smem', " REG_SQL_FIN("smem") ", 'compile_ms', " REG_SQL_FIN("compile_ms") ", 'cubin', cubin, 'error', error, "
-      "'device', " REG_SQL_FIN("device") ", 'run', " REG_SQL_FIN("run") ")",
-      "id, op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, min_us, max_us, spread, "
-      "samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run",
-      "id", 1 },
-    { "winners",
-      "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'dims', dims, 'lo', lo, 'hi', hi, "
-      "'shape', " JCOL("shape") ", 'template', template, 'config', " JCOL("config") ", "
-      "'median_us', " REG_SQL_FIN("median_us") ", 'gbps', " REG_SQL_FIN("gbps") ", 'tflops', " REG_SQL_FIN("tflops") ", "
-      "'default_us', " REG_SQL_FIN("default_us") ", 'margin', " REG_SQL_FIN("margin") ", 'exhaustive', " REG_SQL_FIN("exhaustive") ", "
-      "'runners_up', " JCOL("runners_up") ", 'cubin', cubin, 'launch', " JCOL("launch") ", "
-      "'device', " REG_SQL_FIN("device") ", 'run', " REG_SQL_FIN("run") ")",
-      "op, arch, dtype, bucket, dims, lo, hi, shape, template, config, median_us, gbps, tflops, default_us, margin, "
-      "exhaustive, runners_up, cubin, launch, device, run",
-      "op, arch, dtype, rowid", 1 },
-    { "runs",
-      "json_object('id', id, 'command', command, 'spec_hash', spec_hash, 'version', version, 'seed', " REG_SQL_FIN("seed") ", "
-      "'device', " REG_SQL_FIN("device") ", 'env', " JCOL("env") ", 'started', started, 'ended', ended, 'outcome', outcome)",
-      "id, command, spec_hash, version, seed, device, env, started, ended, outcome", "id", 0 },
-    { "devices",
-      "json_object('id', id, 'name', name, 'uuid', uuid, 'cc', " REG_SQL_FIN("cc") ", 'sms', " REG_SQL_FIN("sms") ", "
-      "'mem_bytes', " REG_SQL_FIN("mem_bytes") ", 'l2_bytes', " REG_SQL_FIN("l2_bytes") ", 'smem_optin', " REG_SQL_FIN("smem_optin") ", "
-      "'driver', driver, 'cuda_driver', " REG_SQL_FIN("cuda_driver") ", 'nvrtc', nvrtc)",
-      "id, name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc", "id", 0 },
-};
-
-static const struct export_table *export_table(reg *r, const char *name)
-{
-    for (size_t i = 0; i < sizeof export_tables / sizeof export_tables[0]; i++)
-        if (!strcmp(export_tables[i].name, name)) return &export_tables[i];
-    fail(r, "no table '%s' to export", name);
-    return NULL;
-}
-
-static sqlite3_stmt *export_stmt(reg *r, const struct export_table *t, const char *cols, const char *op)
-{
-    char *sql = xstrfmt("SELECT %s FROM %s%s ORDER BY %s", cols, t->name, t->has_op ? " WHERE ?1 IS NULL OR op = ?1" : "",
-                        t->order);
-    sqlite3_stmt *st = prep(r, sql);
-    free(sql);
-    if (st && t->has_op) bind_text(st, 1, op);
-    return st;
-}
-
-int reg_json_rows(reg *r, const char *table, const char *op, int (*cb)(const char *json, void *ctx), void *ctx)
-{
-    const struct export_table *t = export_table(r, table);
-    sqlite3_stmt *st = t ? export_stmt(r, t, t->json, op) : NULL;
-    if (!st) return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the registry");
-}
-
-int reg_text_rows(reg *r, const char *table, const char *op,
-                  int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx)
-{
-    const struct export_table *t = export_table(r, table);
-    sqlite3_stmt *st = t ? export_stmt(r, t, t->text, op) : NULL;
-    if (!st) return -1;
-    int n = sqlite3_column_count(st), rc;
-    const char **names = xcalloc((size_t)n, sizeof *names), **values = xcalloc((size_t)n, sizeof *values);
-    for (int i = 0; i < n; i++) names[i] = sqlite3_column_name(st, i);
-    rc = cb(n, names, NULL, ctx) ? SQLITE_DONE : SQLITE_ROW;
-    while (rc == SQLITE_ROW && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        for (int i = 0; i < n; i++) values[i] = (const char *)sqlite3_column_text(st, i);
-        if (cb(n, names, values, ctx)) break;
-    }
-    sqlite3_finalize(st);
-    free(names);
-    free(values);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the registry");
-}
-
-int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char *json, void *ctx), void *ctx)
-{
-    /* Kernel Tuner's units: milliseconds. A failure has no time. */
-    sqlite3_stmt *st = prep(r,
-        "SELECT json_object('timestamp', coalesce(r.started, ''), "
-        "'configuration', CASE WHEN json_valid(m.config) THEN json(m.config) ELSE json_object() END, "
-        "'times', json_object('compilation_time', " REG_SQL_FIN("coalesce(m.compile_ms, 0)") ", 'runtimes', "
-        "  CASE WHEN m.status = 'ok' THEN json_array(" REG_SQL_FIN("m.median_us / 1000.0") ") ELSE json_array() END), "
-        "'invalidity', CASE m.status WHEN 'ok' THEN 'correct' WHEN 'compile' THEN 'compile' WHEN 'runtime' THEN 'runtime' "
-        "  WHEN 'timeout' THEN 'timeout' WHEN 'wrong' THEN 'correctness' WHEN 'constraint' THEN 'constraints' "
-        "  ELSE 'runtime' END, "
-        "'correctness', CASE WHEN m.status = 'ok' THEN 1 ELSE 0 END, "
-        "'measurements', CASE WHEN m.status = 'ok' THEN json_array("
-        "  json_object('name', 'time', 'value', " REG_SQL_FIN("m.median_us / 1000.0") ", 'unit', 'ms'), "
-        "  json_object('name', 'min_time', 'value', " REG_SQL_FIN("m.min_us / 1000.0") ", 'unit', 'ms'), "
-        "  json_object('name', 'max_time', 'value', " REG_SQL_FIN("m.max_us / 1000.0") ", 'unit', 'ms'), "
-        "  json_object('name', 'GB/s', 'value', " REG_SQL_FIN("coalesce(m.gbps, 0)") ", 'unit', 'GB/s'), "
-        "  json_object('name', 'TFLOP/s', 'value', " REG_SQL_FIN("coalesce(m.tflops, 0)") ", 'unit', 'TFLOP/s')) ELSE json_array() END, "
-        "'objectives', json_array('time'), "
-        "'aitune', json_object('op', m.op, 'template', m.template, 'arch', m.arch, 'dtype', m.dtype, "
-        "  'bucket', m.bucket, 'shape', " JCOL("m.shape") ", 'status', m.status, 'error', m.error, "
-        "  'registers', " REG_SQL_FIN("m.registers") ", 'spills', " REG_SQL_FIN("m.spills") ", 'device', d.name)) "
-        "FROM measurements m LEFT JOIN runs r ON r.id = m.run LEFT JOIN devices d ON d.id = m.device "
-        "WHERE (?1 IS NULL OR m.op = ?1) AND (?2 IS NULL OR m.dtype = ?2) ORDER BY m.id");
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    bind_text(st, 2, dtype);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-static long long count_rows(reg *r, const char *table)
-{
-    char *sql = xstrfmt("SELECT count(*) FROM %s", table);
-    sqlite3_stmt *st = prep(r, sql);
-    free(sql);
-    long long n = -1;
-    if (st && sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
 }
 
 long long reg_disk_bytes(reg *r, int settled)
@@ -1379,836 +628,29 @@ long long reg_disk_bytes(reg *r, int settled)
     return total;
 }
 
-int reg_gc(reg *r, int keep_finalists, reg_gc_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    s->measurements[0] = count_rows(r, "measurements");
-    s->cubins[0] = count_rows(r, "cubins");
-    s->bytes[0] = reg_disk_bytes(r, 0);
-    /* A measurement is kept when it is a winner's config in the winner's
-    ** bucket, a part's home or the part (or, with keep_finalists, one named
-    ** in its runners_up); a cubin when a winner, a default or a kept
-    ** measurement names it. */
-    const char *same_bucket = "m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
-                              "AND (m.bucket = w.bucket OR m.bucket = " HOME("w.bucket") ")";
-    char *keep = xstrfmt(
-        "CREATE TEMP TABLE gc_keep AS SELECT m.id AS id FROM measurements m JOIN winners w ON %s "
-        "AND m.template = w.template AND m.config = w.config%s%s%s",
-        same_bucket, keep_finalists ? " UNION SELECT m.id FROM winners w JOIN json_each(CASE WHEN json_valid(w.runners_up) "
-                                      "THEN w.runners_up ELSE '[]' END) f JOIN measurements m ON " : "",
-        keep_finalists ? same_bucket : "",
-        keep_finalists ? " AND m.template = json_extract(f.value, '$.template') "
-                         "AND m.config = json(json_extract(f.value, '$.config'))" : "");
-    int rc = exec(r, "BEGIN IMMEDIATE", "gc") || exec(r, "DROP TABLE IF EXISTS temp.gc_keep", "gc") ||
-             exec(r, keep, "gc: choosing what to keep") ||
-             exec(r, "DELETE FROM measurements WHERE id NOT IN (SELECT id FROM temp.gc_keep)", "gc: measurements") ||
-             exec(r, "DELETE FROM cubins WHERE hash NOT IN (SELECT cubin FROM winners WHERE cubin IS NOT NULL) "
-                     "AND hash NOT IN (SELECT cubin FROM defaults WHERE cubin IS NOT NULL) "
-                     "AND hash NOT IN (SELECT cubin FROM measurements WHERE cubin IS NOT NULL)", "gc: cubins") ||
-             exec(r, "DROP TABLE temp.gc_keep", "gc") || exec(r, "COMMIT", "gc");
-    free(keep);
-    if (rc) {
-        sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
-        return -1;
-    }
-    /* VACUUM also turns on incremental auto-vacuum in a registry made
-    ** before it, so later sweeps give back the pages they free. */
-    if (exec(r, "PRAGMA auto_vacuum = INCREMENTAL", "gc") || exec(r, "VACUUM", "gc: vacuum") ||
-        exec(r, "PRAGMA wal_checkpoint(TRUNCATE)", "gc: checkpoint"))
-        return -1;
-    s->measurements[1] = count_rows(r, "measurements");
-    s->cubins[1] = count_rows(r, "cubins");
-    s->bytes[1] = reg_disk_bytes(r, 0);
-    return 0;
-}
-
-int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx)
-{
-    sqlite3_stmt *st = prep(r, "SELECT json_valid(?1), CASE WHEN json_valid(?1) THEN json_type(?1, '$.results') END");
-    if (!st) return -1;
-    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    int valid = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
-    const char *type = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
-    int arr = type && !strcmp(type, "array");
-    sqlite3_finalize(st);
-    if (!valid) return fail(r, "not JSON");
-    if (!arr) return fail(r, "no \"results\" array (not a T4 results file)");
-    /* Each field read where T4 puts it; a missing one is NULL. */
-    st = prep(r,
-        "SELECT f.key, json_type(f.value) = 'object', "
-        "CASE WHEN json_type(f.value, '$.configuration') = 'object' THEN json(json_extract(f.value, '$.configuration')) END, "
-        "CASE WHEN json_type(f.value, '$.invalidity') = 'text' THEN json_extract(f.value, '$.invalidity') END, "
-        "(SELECT json_extract(m.value, '$.value') FROM json_each(f.value, '$.measurements') m "
-        "  WHERE json_type(m.value) = 'object' AND json_extract(m.value, '$.name') = 'time' "
-        "  AND json_type(m.value, '$.value') IN ('real', 'integer') LIMIT 1), "
-        "(SELECT json_extract(m.value, '$.unit') FROM json_each(f.value, '$.measurements') m "
-        "  WHERE json_type(m.value) = 'object' AND json_extract(m.value, '$.name') = 'time' LIMIT 1), "
-        "(SELECT avg(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
-        "(SELECT min(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
-        "(SELECT max(t.value) FROM json_each(f.value, '$.times.runtimes') t WHERE t.type IN ('real', 'integer')), "
-        "CASE WHEN json_type(f.value, '$.times.compilation_time') IN ('real', 'integer') "
-        "  THEN json_extract(f.value, '$.times.compilation_time') END, "
-        "json_extract(f.value, '$.timestamp'), "
-        "json_extract(f.value, '$.aitune.op'), json_extract(f.value, '$.aitune.template'), "
-        "json_extract(f.value, '$.aitune.arch'), json_extract(f.value, '$.aitune.dtype'), "
-        "json_extract(f.value, '$.aitune.bucket'), "
-        "CASE WHEN json_type(f.value, '$.aitune.shape') = 'object' THEN json(json_extract(f.value, '$.aitune.shape')) END, "
-        "json_extract(f.value, '$.aitune.error') "
-        "FROM json_each(?1, '$.results') f WHERE json_type(f.value) IS NOT NULL ORDER BY f.key");
-    if (!st) return -1;
-    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        t4_result t;
-        memset(&t, 0, sizeof t);
-        const char *s5 = (const char *)sqlite3_column_text(st, 5);
-        t.index = sqlite3_column_int(st, 0);
-        t.is_object = sqlite3_column_int(st, 1);
-        t.configuration = (const char *)sqlite3_column_text(st, 2);
-        t.invalidity = (const char *)sqlite3_column_text(st, 3);
-        t.time = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 4);
-        t.time_unit = s5 ? s5 : "ms";
-        if (t.time < 0 && sqlite3_column_type(st, 6) != SQLITE_NULL) t.time = sqlite3_column_double(st, 6);
-        t.min_time = sqlite3_column_type(st, 7) == SQLITE_NULL ? t.time : sqlite3_column_double(st, 7);
-        t.max_time = sqlite3_column_type(st, 8) == SQLITE_NULL ? t.time : sqlite3_column_double(st, 8);
-        t.compile_ms = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 9);
-        t.timestamp = (const char *)sqlite3_column_text(st, 10);
-        t.op = (const char *)sqlite3_column_text(st, 11);
-        t.tmpl = (const char *)sqlite3_column_text(st, 12);
-        t.arch = (const char *)sqlite3_column_text(st, 13);
-        t.dtype = (const char *)sqlite3_column_text(st, 14);
-        t.bucket = (const char *)sqlite3_column_text(st, 15);
-        t.shape = (const char *)sqlite3_column_text(st, 16);
-        t.error = (const char *)sqlite3_column_text(st, 17);
-        if (cb(&t, ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the T4 results");
-}
-
-int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx)
-{
-    /* The newest row per config; tasks in the order the sweep first met them.
-    ** From schema 4 on, a task's rows are those timed the way its newest
-    ** measurement was (flush or stream): one landscape never mixes methods. */
-    /* KEY: more of a config's identity; NEWEST, JOIN: keep a task's rows
-    ** of its newest measurement's method only. */
-#define EACH_ROWS(KEY, NEWEST, JOIN) \
-    "SELECT m.op, m.template, m.arch, m.dtype, m.bucket, m.shape, m.config, " \
-    "m.config_hash, m.status, m.median_us, m.min_us, m.max_us, m.spread, m.samples, m.registers, m.spills, " \
-    "m.smem, m.compile_ms, m.device, m.run FROM measurements m " \
-    "JOIN (SELECT MAX(id) AS last FROM measurements WHERE ?1 IS NULL OR op = ?1 " \
-    "      GROUP BY op, template, arch, dtype, bucket, config_hash" KEY ") k ON m.id = k.last " \
-    "JOIN (SELECT op, template, arch, dtype, bucket, MIN(id) AS first" NEWEST " FROM measurements " \
-    "      GROUP BY op, template, arch, dtype, bucket) t " \
-    "  ON t.op = m.op AND t.template = m.template AND t.arch = m.arch AND t.dtype = m.dtype " \
-    "  AND t.bucket = m.bucket " JOIN \
-    "ORDER BY m.op, m.arch, m.dtype, m.template, t.first, m.id"
-    sqlite3_stmt *st = prep(r, r->version >= 4
-        ? EACH_ROWS(", timing", ", MAX(id) AS newest", "JOIN measurements n ON n.id = t.newest AND n.timing = m.timing ")
-        : EACH_ROWS("", "", ""));
-#undef EACH_ROWS
-    if (!st) return -1;
-    bind_text(st, 1, op);
-    int rc, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        measurement m;
-        memset(&m, 0, sizeof m);
-        col_copy(st, 0, m.op, sizeof m.op);
-        col_copy(st, 1, m.tmpl, sizeof m.tmpl);
-        col_copy(st, 2, m.arch, sizeof m.arch);
-        col_copy(st, 3, m.dtype, sizeof m.dtype);
-        col_copy(st, 4, m.bucket, sizeof m.bucket);
-        col_copy(st, 5, m.shape, sizeof m.shape);
-        m.config = col_dup(st, 6);
-        col_copy(st, 7, m.config_hash, sizeof m.config_hash);
-        col_copy(st, 8, m.status, sizeof m.status);
-        m.median_us = sqlite3_column_double(st, 9);
-        m.min_us = sqlite3_column_double(st, 10);
-        m.max_us = sqlite3_column_double(st, 11);
-        m.spread = sqlite3_column_double(st, 12);
-        m.samples = sqlite3_column_int(st, 13);
-        m.registers = sqlite3_column_int(st, 14);
-        m.spills = sqlite3_column_int(st, 15);
-        m.smem = sqlite3_column_int(st, 16);
-        m.compile_ms = sqlite3_column_double(st, 17);
-        m.device = sqlite3_column_int64(st, 18);
-        m.run = sqlite3_column_int64(st, 19);
-        stop = cb(&m, ctx);
-        measurement_free(&m);
-    }
-    sqlite3_finalize(st);
-    if (stop) return 0;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read measurements");
-}
-
-/* ---- Identity, status and merge (issue 11). ---- */
-
-int reg_run_sources(reg *r, long long run, const char *json)
-{
-    sqlite3_stmt *st = prep(r, "UPDATE runs SET sources = ? WHERE id = ?");
-    if (!st) return -1;
-    bind_text(st, 1, json);
-    sqlite3_bind_int64(st, 2, run);
-    return done(r, st, "cannot record the run's template sources");
-}
-
-static const char *col_str(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? (const char *)s : "";
-}
-
-int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx)
-{
-    /* Read-only, a registry older than schema 3 is read as it is: no
-    ** hardware key, no template sources. */
-    int v3 = r->version >= 3;
-    char *sql = xstrfmt(
-        "SELECT w.op, w.arch, w.dtype, w.bucket, %s, w.template, w.config, w.median_us, d.driver, d.cuda_driver, "
-        "d.nvrtc, ru.version, %s, coalesce(ru.ended, ru.started), "
-        "(julianday('now') - julianday(coalesce(ru.ended, ru.started))) * 86400.0, w.exhaustive "
-        "FROM winners w LEFT JOIN devices d ON d.id = w.device LEFT JOIN runs ru ON ru.id = w.run "
-        "ORDER BY w.op, w.arch, w.dtype, w.bucket%s", v3 ? "w.hw" : "''", v3 ? "ru.sources" : "NULL", v3 ? ", w.hw" : "");
-    sqlite3_stmt *st = prep(r, sql);
-    free(sql);
-    if (!st) return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        reg_winner_identity w = {
-            .op = col_str(st, 0), .arch = col_str(st, 1), .dtype = col_str(st, 2), .bucket = col_str(st, 3),
-            .hw = col_str(st, 4), .tmpl = col_str(st, 5), .config = col_str(st, 6),
-            .median_us = sqlite3_column_double(st, 7), .driver = col_str(st, 8),
-            .cuda_driver = sqlite3_column_int(st, 9), .nvrtc = col_str(st, 10), .version = col_str(st, 11),
-            .sources = col_str(st, 12), .when = col_str(st, 13),
-            .age_s = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 14),
-            .exhaustive = sqlite3_column_int(st, 15),
-        };
-        if (cb(&w, ctx)) break;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the winners");
-}
-
 int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, long long shapes,
                                        long long calls, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, count(*), sum(count) FROM misses "
+    sqlite3_stmt *st = reg_prep(r, "SELECT op, arch, dtype, count(*), sum(count) FROM misses "
                                "GROUP BY op, arch, dtype ORDER BY op, arch, dtype");
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), sqlite3_column_int64(st, 3),
+        if (cb(reg_col_str(st, 0), reg_col_str(st, 1), reg_col_str(st, 2), sqlite3_column_int64(st, 3),
                sqlite3_column_int64(st, 4), ctx))
             break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
-}
-
-/* One merge step: sql, then how many rows it changed into *n. */
-static int merge_step(reg *r, const char *sql, const char *what, long long *n)
-{
-    int before = sqlite3_total_changes(r->db);
-    if (exec(r, sql, what)) return -1;
-    if (n) *n += sqlite3_total_changes(r->db) - before;
-    return 0;
-}
-
-/* ---- merge: each input checked before it is read ----
-**
-** An input is a shard someone else wrote: it is copied (read-only) into a
-** temporary registry beside the output, migrated there if older, and
-** checked there, whole, before one row of it is merged: integrity, schema
-** (reg_open), one row per key, names and archs, finite positive times,
-** bucket keys that fit their edges and shapes, and a split bucket's parts
-** that partition it. */
-
-/* A name as the spec allows (op, dtype, dim): [a-z0-9_], within cap. */
-static int good_name(const char *s, size_t cap)
-{
-    if (!s || !*s || strlen(s) >= cap) return 0;
-    for (; *s; s++)
-        if (!(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') && *s != '_') return 0;
-    return 1;
-}
-
-/* "op/impl" of op. */
-static int good_template(const char *t, const char *op)
-{
-    size_t n = strlen(op);
-    return t && strlen(t) < 64 && !strncmp(t, op, n) && t[n] == '/' && good_name(t + n + 1, 64);
-}
-
-/* "64,4096" into v[0, n): exactly n decimal sizes >= 1. */
-static int edge_list(const char *s, long long *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        size_t len = strcspn(s, ",");
-        if (parse_size(s, len, 1, 1LL << 62, &v[i])) return -1;
-        s += len;
-        if (i + 1 < n && *s++ != ',') return -1;
-    }
-    return *s ? -1 : 0;
-}
-
-/* The sizes of a shape object ({"n": 64}) for the key's dims, in order. */
-static int shape_sizes(const char *shape, const bucket_parsed *k, long long *v)
-{
-    json *doc;
-    char err[128];
-    if (!shape || json_parse(shape, &doc, err, sizeof err)) return -1;
-    int rc = doc->type == JSON_OBJ && doc->n == k->ndims ? 0 : -1;
-    for (int d = 0; d < k->ndims && !rc; d++) {
-        const json *x = json_get(doc, k->names[d]);
-        if (!x || x->type != JSON_NUM || !x->is_int || x->i < 1) rc = -1;
-        else v[d] = x->i;
-    }
-    json_free(doc);
-    return rc;
-}
-
-typedef struct part_box {
-    char *family;               /* op, arch, dtype, home, hw */
-    int ndims;
-    long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], home_lo[SPEC_MAXDIMS];
-} part_box;
-
-/* A winner's key against its dims, edges and shape: 0, or -1 with why. A
-** part's box is appended to parts. */
-static int check_winner_key(const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
-                            const char *dims, const char *lo, const char *hi, const char *shape, char *why, int cap,
-                            part_box **parts, int *nparts)
-{
-    bucket_parsed k;
-    char kwhy[128];
-    if (!bucket || strlen(bucket) >= 96 || bucket_key_parse(bucket, &k, kwhy, sizeof kwhy))
-        return snprintf(why, (size_t)cap, "bucket key is not one aitune writes (%s)", bucket ? kwhy : "none"), -1;
-    /* dims: the key's names, in its order. */
-    char want[SPEC_MAXDIMS * 17] = "";
-    for (int d = 0; d < k.ndims; d++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", d ? "," : "", k.names[d]);
-    if (!dims || strcmp(dims, want)) return snprintf(why, (size_t)cap, "dims '%.40s' are not the key's", dims ? dims : ""), -1;
-    long long l[SPEC_MAXDIMS], h[SPEC_MAXDIMS], rep[SPEC_MAXDIMS];
-    if (!lo || !hi || edge_list(lo, l, k.ndims) || edge_list(hi, h, k.ndims))
-        return snprintf(why, (size_t)cap, "edges '%.40s' to '%.40s' are not %d sizes each", lo ? lo : "", hi ? hi : "",
-                        k.ndims), -1;
-    if (shape_sizes(shape, &k, rep)) return snprintf(why, (size_t)cap, "shape is not a size per dim of the key"), -1;
-    for (int d = 0; d < k.ndims; d++) {
-        long long top = k.lo[d] * 2;
-        if (!k.part && (l[d] != k.lo[d] || h[d] != top))
-            return snprintf(why, (size_t)cap, "edges of dim %s are [%lld, %lld), the key's [%lld, %lld)", k.names[d], l[d],
-                            h[d], k.lo[d], top), -1;
-        if (k.part && (l[d] != k.corner[d] || l[d] < k.lo[d] || h[d] <= l[d] || h[d] > top))
-            return snprintf(why, (size_t)cap, "part's dim %s [%lld, %lld) is not its corner's inside [%lld, %lld)",
-                            k.names[d], l[d], h[d], k.lo[d], top), -1;
-        if (rep[d] < l[d] || rep[d] >= h[d])
-            return snprintf(why, (size_t)cap, "shape's %s = %lld is outside its edges", k.names[d], rep[d]), -1;
-    }
-    if (!k.part) {
-        char key[96], names[SPEC_MAXDIMS][16];
-        memcpy(names, k.names, sizeof names);
-        if (bucket_key(k.ndims, names, k.lo, rep, key, sizeof key) || strcmp(key, bucket))
-            return snprintf(why, (size_t)cap, "its shape's key is '%s'", key), -1;
-        return 0;
-    }
-    *parts = xrealloc(*parts, sizeof **parts * (size_t)(*nparts + 1));
-    part_box *b = &(*parts)[(*nparts)++];
-    char home[96];
-    bucket_home(bucket, home, sizeof home);
-    b->family = xstrfmt("%s %s %s %s %s", op, arch, dtype, home, hw);
-    b->ndims = k.ndims;
-    memcpy(b->lo, l, sizeof l);
-    memcpy(b->hi, h, sizeof h);
-    memcpy(b->home_lo, k.lo, sizeof k.lo);
-    return 0;
-}
-
-static int cmp_family(const void *a, const void *b)
-{
-    return strcmp(((const part_box *)a)->family, ((const part_box *)b)->family);
-}
-
-/* The parts of each split bucket tile it: two or more, disjoint, their
-** volumes adding up to the bucket's (each lies inside it already). */
-static int check_partitions(part_box *p, int n, char *why, int cap)
-{
-    if (n) qsort(p, (size_t)n, sizeof *p, cmp_family);   /* qsort(NULL, 0) is undefined */
-    for (int a = 0, b; a < n; a = b) {
-        for (b = a; b < n && !strcmp(p[a].family, p[b].family); b++) {}
-        if (b - a > 4096) return snprintf(why, (size_t)cap, "%s is split in %d parts", p[a].family, b - a), -1;
-        unsigned __int128 vol = 0, home = 1;
-        for (int d = 0; d < p[a].ndims; d++) home *= (unsigned __int128)p[a].home_lo[d];
-        for (int i = a; i < b; i++) {
-            unsigned __int128 v = 1;
-            for (int d = 0; d < p[i].ndims; d++) v *= (unsigned __int128)(p[i].hi[d] - p[i].lo[d]);
-            vol += v;
-            for (int j = a; j < i; j++) {
-                int overlap = p[i].ndims == p[j].ndims;
-                for (int d = 0; d < p[i].ndims && overlap; d++)
-                    overlap = p[i].lo[d] < p[j].hi[d] && p[j].lo[d] < p[i].hi[d];
-                if (overlap) return snprintf(why, (size_t)cap, "%s: two of its parts overlap", p[a].family), -1;
-            }
-        }
-        if (b - a < 2 || vol != home)
-            return snprintf(why, (size_t)cap, "%s: its %d part%s do not cover the bucket", p[a].family, b - a,
-                            b - a == 1 ? "" : "s"), -1;
-    }
-    return 0;
-}
-
-/* Whether a time column's value is a finite positive number. */
-#define POSITIVE(c) "(typeof(" c ") IN ('integer', 'real') AND " c " > 0 AND " c " < 1e300)"
-
-/* Run sql on in; any row it returns is a problem, described by its first
-** column. */
-static int first_problem(reg *in, const char *sql, const char *what, char *why, int cap)
-{
-    sqlite3_stmt *st = prep(in, sql);
-    if (!st) return snprintf(why, (size_t)cap, "cannot check %s: %.300s", what, sqlite3_errmsg(in->db)), -1;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        snprintf(why, (size_t)cap, "%s: %s", what, (const char *)sqlite3_column_text(st, 0));
-    else if (rc != SQLITE_DONE)
-        snprintf(why, (size_t)cap, "cannot check %s: %s", what, sqlite3_errmsg(in->db));
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* A winner's template: "op/impl", or the vendor's for an op it serves. */
-static int good_winner_template(const char *t, const char *op, const char *dtype)
-{
-    return good_template(t, op) || (t && vendor_is_template(t) && vendor_kind(op, dtype) >= 0);
-}
-
-/* One row per key, and each row's values in range, by SQL. */
-static int check_keys_and_values(reg *in, char *why, int cap)
-{
-    /* One row per key: a table made without its primary key could hold two
-    ** winners of one bucket, and which one a merge kept would depend on the
-    ** order rows are read. */
-    static const char *const keys[][2] = {
-        { "winners", "op, arch, dtype, bucket, hw" }, { "defaults", "op, arch, dtype" }, { "cubins", "hash" },
-        { "misses", "op, arch, dtype, shape" }, { "devices", "uuid, driver, cuda_driver, nvrtc" }, { "meta", "key" },
-        { "vendor_times", "op, arch, dtype, bucket, shape, hw, timing" },
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        char *sql = xstrfmt("SELECT printf('two rows of one key (%s)') FROM %s GROUP BY %s HAVING count(*) > 1 LIMIT 1",
-                            keys[i][1], keys[i][0], keys[i][1]);
-        int bad = first_problem(in, sql, keys[i][0], why, cap);
-        free(sql);
-        if (bad) return -1;
-    }
-    static const char *const rows[][2] = {
-        { "winners", "SELECT printf('%s %s %s %s: median_us %s is not a finite positive time', op, arch, dtype, bucket, "
-                     "quote(median_us)) FROM winners WHERE NOT " POSITIVE("median_us") " LIMIT 1" },
-        { "winners", "SELECT printf('%s %s %s %s: default_us %s is not a finite positive time', op, arch, dtype, bucket, "
-                     "quote(default_us)) FROM winners WHERE default_us IS NOT NULL AND NOT " POSITIVE("default_us")
-                     " LIMIT 1" },
-        { "winners", "SELECT printf('%s %s %s %s: a runner-up without a finite positive time', op, arch, dtype, bucket) "
-                     "FROM winners w WHERE runners_up IS NOT NULL AND (NOT json_valid(runners_up) OR "
-                     "json_type(runners_up) <> 'array' OR EXISTS (SELECT 1 FROM json_each(w.runners_up) f WHERE NOT "
-                     POSITIVE("json_extract(f.value, '$.median_us')") ")) LIMIT 1" },
-        { "winners", "SELECT printf('%s %s %s %s: its config is not a JSON object', op, arch, dtype, bucket) FROM winners "
-                     "WHERE NOT json_valid(config) OR json_type(config) <> 'object' LIMIT 1" },
-        { "measurements", "SELECT printf('row %d: status %s is not ok, constraint, compile, runtime, timeout or wrong', "
-                          "id, quote(status)) FROM measurements WHERE status NOT IN ('ok', 'constraint', 'compile', "
-                          "'runtime', 'timeout', 'wrong') LIMIT 1" },
-        { "measurements", "SELECT printf('row %d: %s is not a finite positive time', id, quote(CASE WHEN NOT "
-                          POSITIVE("median_us") " THEN median_us WHEN NOT " POSITIVE("min_us") " THEN min_us "
-                          "ELSE max_us END)) FROM measurements WHERE status = 'ok' AND NOT (" POSITIVE("median_us")
-                          " AND (min_us IS NULL OR " POSITIVE("min_us") ") AND (max_us IS NULL OR " POSITIVE("max_us")
-                          ")) LIMIT 1" },
-        { "measurements", "SELECT printf('row %d: a time of %s where status %s has none', id, quote(median_us), status) "
-                          "FROM measurements WHERE status <> 'ok' AND median_us IS NOT NULL AND NOT "
-                          POSITIVE("median_us") " LIMIT 1" },
-        { "measurements", "SELECT printf('row %d: its config is not a JSON object', id) FROM measurements "
-                          "WHERE NOT json_valid(config) OR json_type(config) <> 'object' LIMIT 1" },
-        { "misses", "SELECT printf('%s %s %s: count %s is not a positive number', op, arch, dtype, quote(count)) "
-                    "FROM misses WHERE typeof(count) <> 'integer' OR count < 1 LIMIT 1" },
-        { "cubins", "SELECT printf('%s is not a hash of 16 hex digits', quote(hash)) FROM cubins WHERE length(hash) <> 16 "
-                    "OR hash GLOB '*[^0-9a-f]*' LIMIT 1" },
-        /* The vendor's times: a later merge keeps the first row of a key,
-        ** so a row must be one the worker could have written. */
-        { "vendor_times", "SELECT printf('%s %s %s %s: status %s is not ok, wrong or runtime', op, arch, dtype, bucket, "
-                          "quote(status)) FROM vendor_times WHERE status IS NULL OR status NOT IN ('ok', 'wrong', "
-                          "'runtime') LIMIT 1" },
-        { "vendor_times", "SELECT printf('%s %s %s %s: timing %s is not flush or stream', op, arch, dtype, bucket, "
-                          "quote(timing)) FROM vendor_times WHERE timing IS NULL OR timing NOT IN ('flush', 'stream') "
-                          "LIMIT 1" },
-        { "vendor_times", "SELECT printf('%s %s %s %s: %s is not a finite positive time', op, arch, dtype, bucket, "
-                          "quote(CASE WHEN NOT " POSITIVE("median_us") " THEN median_us WHEN NOT " POSITIVE("min_us")
-                          " THEN min_us ELSE max_us END)) FROM vendor_times WHERE status = 'ok' AND NOT ("
-                          POSITIVE("median_us") " AND (min_us IS NULL OR " POSITIVE("min_us") ") AND (max_us IS NULL "
-                          "OR " POSITIVE("max_us") ")) LIMIT 1" },
-        { "vendor_times", "SELECT printf('%s %s %s %s: a time of %s where status %s has none', op, arch, dtype, bucket, "
-                          "quote(median_us), status) FROM vendor_times WHERE status <> 'ok' AND median_us IS NOT NULL "
-                          "AND NOT " POSITIVE("median_us") " LIMIT 1" },
-        { "vendor_times", "SELECT printf('%s %s %s %s: no hardware or library', op, arch, dtype, bucket) FROM vendor_times "
-                          "WHERE typeof(hw) <> 'text' OR hw = '' OR typeof(library) <> 'text' LIMIT 1" },
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        if (first_problem(in, rows[i][1], rows[i][0], why, cap)) return -1;
-    return 0;
-}
-
-/* Each winner's names and bucket key, and the parts of each split bucket
-** tiling it. */
-static int check_winner_rows(reg *in, char *why, int cap)
-{
-    part_box *parts = NULL;
-    int nparts = 0, bad = 0;
-    sqlite3_stmt *st = prep(in, "SELECT op, arch, dtype, bucket, hw, dims, lo, hi, shape, template FROM winners");
-    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
-    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *f[10];
-        for (int i = 0; i < 10; i++) f[i] = (const char *)sqlite3_column_text(st, i);
-        char kwhy[256];
-        if (!good_name(f[0], 32) || !arch_known(f[1]) || !good_name(f[2], 16) || !good_winner_template(f[9], f[0], f[2]))
-            bad = snprintf(why, (size_t)cap, "winners: %.32s %.16s %.16s: not an op, arch, dtype and template aitune "
-                           "knows the form of", f[0] ? f[0] : "", f[1] ? f[1] : "", f[2] ? f[2] : "");
-        else if (check_winner_key(f[0], f[1], f[2], f[3], f[4] ? f[4] : "", f[5], f[6], f[7], f[8], kwhy, sizeof kwhy,
-                                  &parts, &nparts))
-            bad = snprintf(why, (size_t)cap, "winners: %s %s %s %.96s: %s", f[0], f[1], f[2], f[3] ? f[3] : "", kwhy);
-    }
-    if (!bad && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read winners: %s", sqlite3_errmsg(in->db));
-    sqlite3_finalize(st);
-    if (!bad && check_partitions(parts, nparts, why, cap)) bad = 1;
-    for (int i = 0; i < nparts; i++) free(parts[i].family);
-    free(parts);
-    /* A split bucket's winner beside its own parts, of one hardware. */
-    if (!bad)
-        bad = first_problem(in, "SELECT printf('%s %s %s %s: a winner beside its own parts', p.op, p.arch, p.dtype, "
-                                "p.bucket) FROM winners p WHERE instr(p.bucket, '/') = 0 AND EXISTS (SELECT 1 FROM "
-                                "winners c WHERE c.op = p.op AND c.arch = p.arch AND c.dtype = p.dtype AND c.hw = p.hw "
-                                "AND substr(c.bucket, 1, length(p.bucket) + 1) = p.bucket || '/') LIMIT 1",
-                            "winners", why, cap);
-    return bad ? -1 : 0;
-}
-
-/* Rows of a table that name a bucket and a shape timed for it
-** (measurements, vendor_times): names, arch, a bucket key aitune writes,
-** a shape inside it. sql selects a label, op, arch, dtype, bucket, shape and
-** template (NULL: none to check). */
-static int check_shape_rows(reg *in, const char *table, const char *sql, char *why, int cap)
-{
-    int bad = 0;
-    sqlite3_stmt *st = prep(in, sql);
-    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
-    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *f[7];
-        for (int i = 0; i < 7; i++) f[i] = (const char *)sqlite3_column_text(st, i);
-        const char *label = f[0] ? f[0] : "";
-        bucket_parsed k;
-        long long rep[SPEC_MAXDIMS];
-        char kwhy[128] = "";
-        if (!good_name(f[1], 32) || !arch_known(f[2]) || !good_name(f[3], 16) ||
-            (sqlite3_column_type(st, 6) != SQLITE_NULL && !good_template(f[6], f[1])))
-            bad = snprintf(why, (size_t)cap, "%s: %.64s: not an op, arch, dtype and template aitune knows the form of",
-                           table, label);
-        else if (!f[4] || strlen(f[4]) >= 96 || bucket_key_parse(f[4], &k, kwhy, sizeof kwhy) ||
-                 shape_sizes(f[5], &k, rep))
-            bad = snprintf(why, (size_t)cap, "%s: %.64s: bucket '%.96s' %s", table, label, f[4] ? f[4] : "",
-                           kwhy[0] ? kwhy : "does not fit its shape");
-        for (int d = 0; !bad && d < k.ndims; d++)
-            if (rep[d] < k.lo[d] || rep[d] >= 2 * k.lo[d])
-                bad = snprintf(why, (size_t)cap, "%s: %.64s: its shape is outside bucket '%s'", table, label, f[4]);
-    }
-    if (!bad && st && rc != SQLITE_DONE)
-        bad = snprintf(why, (size_t)cap, "cannot read %s: %s", table, sqlite3_errmsg(in->db));
-    sqlite3_finalize(st);
-    return bad ? -1 : 0;
-}
-
-/* A cubin's bytes are the ones hashed with it (an older shard's have no
-** hash: compile checks those before it uses one). */
-static int check_cubin_rows(reg *in, char *why, int cap)
-{
-    int bad = 0;
-    sqlite3_stmt *st = prep(in, "SELECT hash, cubin, cubin_hash FROM cubins WHERE cubin_hash IS NOT NULL");
-    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
-    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        char sum[17] = "";
-        const void *blob = sqlite3_column_blob(st, 1);
-        if (blob) jit_hash(blob, (size_t)sqlite3_column_bytes(st, 1), sum);
-        if (!blob || strcmp(sum, (const char *)sqlite3_column_text(st, 2)))
-            bad = snprintf(why, (size_t)cap, "cubins: %.16s: its bytes are not the ones hashed with it",
-                           (const char *)sqlite3_column_text(st, 0));
-    }
-    if (!bad && st && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read cubins: %s", sqlite3_errmsg(in->db));
-    sqlite3_finalize(st);
-    return bad ? -1 : 0;
-}
-
-/* The names of defaults and misses. */
-static int check_name_rows(reg *in, char *why, int cap)
-{
-    int bad = 0;
-    sqlite3_stmt *st =
-        prep(in, "SELECT op, arch, dtype, template FROM defaults UNION ALL SELECT op, arch, dtype, NULL FROM misses");
-    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
-    while (!bad && st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *f[4];
-        for (int i = 0; i < 4; i++) f[i] = (const char *)sqlite3_column_text(st, i);
-        if (!good_name(f[0], 32) || !arch_known(f[1]) || !good_name(f[2], 16) ||
-            (sqlite3_column_type(st, 3) != SQLITE_NULL && !good_template(f[3], f[0])))
-            bad = snprintf(why, (size_t)cap, "%s: %.32s %.16s %.16s: not an op, arch, dtype and template aitune "
-                           "knows the form of", sqlite3_column_type(st, 3) != SQLITE_NULL ? "defaults" : "misses",
-                           f[0] ? f[0] : "", f[1] ? f[1] : "", f[2] ? f[2] : "");
-    }
-    if (!bad && st && rc != SQLITE_DONE) bad = snprintf(why, (size_t)cap, "cannot read: %s", sqlite3_errmsg(in->db));
-    sqlite3_finalize(st);
-    return bad ? -1 : 0;
-}
-
-/* The whole input, before a row of it is merged. (scans are not merged:
-** what one GPU saw at each size is its own.) */
-static int check_input(reg *in, char *why, int cap)
-{
-    return check_keys_and_values(in, why, cap) || check_winner_rows(in, why, cap) ||
-                   check_shape_rows(in, "measurements",
-                                    "SELECT 'row ' || id, op, arch, dtype, bucket, shape, template FROM measurements", why,
-                                    cap) ||
-                   check_shape_rows(in, "vendor_times",
-                                    "SELECT op || ' ' || arch || ' ' || dtype || ' ' || bucket, op, arch, dtype, bucket, "
-                                    "shape, NULL FROM vendor_times", why, cap) ||
-                   check_cubin_rows(in, why, cap) || check_name_rows(in, why, cap)
-               ? -1
-               : 0;
-}
-
-/* The input at path, copied into a new registry beside r's file (the copy
-** is ours: migrated and checked there, the input never written), its name
-** into *copy. 0, or -1 with r's message saying why. */
-static int merge_copy(reg *r, const char *path, char **copy)
-{
-    *copy = NULL;
-    reg *in;
-    if (reg_open(path, 1, &in)) {
-        const char *e = strstr(reg_errmsg(in), "': ");
-        fail(r, "cannot merge '%s': %s", path, e ? e + 3 : reg_errmsg(in));
-        reg_close(in);
-        return -1;
-    }
-    /* A corrupt page would merge as whatever it happens to read as. */
-    sqlite3_stmt *ic = prep(in, "PRAGMA integrity_check(1)");
-    int rc = ic ? sqlite3_step(ic) : SQLITE_ERROR;
-    const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(ic, 0) : NULL;
-    if (!res || strcmp(res, "ok")) {
-        fail(r, "cannot merge '%s': it is damaged (integrity_check: %.200s)", path, res ? res : sqlite3_errmsg(in->db));
-        sqlite3_finalize(ic);
-        reg_close(in);
-        return -1;
-    }
-    sqlite3_finalize(ic);
-    const char *slash = strrchr(r->path, '/');
-    char *tmp = xstrfmt("%.*s.aitune-merge-XXXXXX", slash ? (int)(slash - r->path + 1) : 0, r->path);
-    int fd = mkstemp(tmp);
-    sqlite3 *out = NULL;
-    char *name = fd >= 0 ? dbguard_name(tmp) : NULL;
-    rc = fd < 0 ? SQLITE_CANTOPEN : sqlite3_open_v2(name, &out, SQLITE_OPEN_READWRITE, NULL);
-    free(name);
-    if (fd >= 0) close(fd);
-    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(out, "main", in->db, "main") : NULL;
-    if (b) {
-        sqlite3_backup_step(b, -1);
-        sqlite3_backup_finish(b);
-    }
-    rc = out ? sqlite3_errcode(out) : rc;
-    if (rc != SQLITE_OK) fail(r, "cannot copy '%s' to check it: %s", path, out ? sqlite3_errmsg(out) : strerror(errno));
-    sqlite3_close(out);
-    reg_close(in);
-    if (rc != SQLITE_OK) {
-        if (fd >= 0) unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    *copy = tmp;
-    return 0;
-}
-
-static void merge_drop(char *copy)
-{
-    if (!copy) return;
-    char *side[] = { xstrfmt("%s-wal", copy), xstrfmt("%s-shm", copy) };
-    unlink(copy);
-    for (int i = 0; i < 2; i++) {
-        unlink(side[i]);
-        free(side[i]);
-    }
-    free(copy);
-}
-
-int reg_merge(reg *r, const char *path, reg_merge_stats *st)
-{
-    /* The input read once, into a copy: migrated to this schema and
-    ** checked whole before anything of it reaches r. */
-    char *copy;
-    if (merge_copy(r, path, &copy)) return -1;
-    reg *in;
-    char why[768];
-    int orc = reg_open(copy, 0, &in);
-    if (orc) fail(r, "cannot merge '%s': %s", path, strstr(reg_errmsg(in), "': ") ? strstr(reg_errmsg(in), "': ") + 3 : reg_errmsg(in));
-    else if (check_input(in, why, sizeof why)) orc = fail(r, "cannot merge '%s': %s", path, why);
-    reg_close(in);
-    if (orc) {
-        merge_drop(copy);
-        return -1;
-    }
-    char *attach = dbguard_name(copy);
-    sqlite3_stmt *at = prep(r, "ATTACH DATABASE ? AS src");
-    if (at) bind_text(at, 1, attach);
-    free(attach);
-    if (!at || done(r, at, "cannot attach the input")) {
-        merge_drop(copy);
-        return -1;
-    }
-    /* Local ids map through content: a device by its fingerprint, a run by
-    ** when it began, its command, seed and device. */
-    static const char *const steps[][2] = {
-        { "BEGIN IMMEDIATE", "cannot lock the output" },
-        { "INSERT OR IGNORE INTO devices (name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc) "
-          "SELECT name, uuid, cc, sms, mem_bytes, l2_bytes, smem_optin, driver, cuda_driver, nvrtc FROM src.devices",
-          "devices" },
-        { "CREATE TEMP TABLE devmap AS SELECT s.id AS src, m.id AS dst FROM src.devices s JOIN main.devices m "
-          "ON m.uuid = s.uuid AND m.driver = s.driver AND m.cuda_driver = s.cuda_driver AND m.nvrtc = s.nvrtc",
-          "devices" },
-        { "INSERT INTO main.runs (command, spec_hash, version, seed, device, env, started, ended, outcome, sources) "
-          "SELECT s.command, s.spec_hash, s.version, s.seed, dm.dst, s.env, s.started, s.ended, s.outcome, s.sources "
-          "FROM src.runs s LEFT JOIN temp.devmap dm ON dm.src = s.device WHERE NOT EXISTS (SELECT 1 FROM main.runs m "
-          "WHERE m.started = s.started AND m.command = s.command AND m.seed = s.seed AND m.device IS dm.dst)",
-          "runs" },
-        { "CREATE TEMP TABLE runmap AS SELECT s.id AS src, (SELECT min(m.id) FROM main.runs m WHERE m.started = s.started "
-          "AND m.command = s.command AND m.seed = s.seed AND m.device IS dm.dst) AS dst "
-          "FROM src.runs s LEFT JOIN temp.devmap dm ON dm.src = s.device",
-          "runs" },
-        { "INSERT OR IGNORE INTO main.cubins SELECT * FROM src.cubins", "cubins" },
-        { "INSERT INTO main.measurements (op, template, arch, dtype, bucket, shape, config, config_hash, status, median_us, "
-          "min_us, max_us, spread, samples, gbps, tflops, registers, spills, smem, compile_ms, cubin, error, device, run, "
-          "timing) "
-          "SELECT s.op, s.template, s.arch, s.dtype, s.bucket, s.shape, s.config, s.config_hash, s.status, s.median_us, "
-          "s.min_us, s.max_us, s.spread, s.samples, s.gbps, s.tflops, s.registers, s.spills, s.smem, s.compile_ms, "
-          "s.cubin, s.error, dm.dst, rm.dst, s.timing FROM src.measurements s LEFT JOIN temp.devmap dm ON dm.src = s.device "
-          "LEFT JOIN temp.runmap rm ON rm.src = s.run WHERE NOT EXISTS (SELECT 1 FROM main.measurements m "
-          "WHERE m.op = s.op AND m.arch = s.arch AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.device IS dm.dst "
-          "AND m.config_hash = s.config_hash AND m.template = s.template AND m.shape = s.shape AND m.status = s.status "
-          "AND m.run IS rm.dst AND m.median_us IS s.median_us AND m.timing = s.timing) ORDER BY s.id",
-          "measurements" },
-        { "INSERT OR REPLACE INTO main.winners (op, arch, dtype, bucket, hw, dims, lo, hi, shape, template, config, "
-          "median_us, gbps, tflops, default_us, margin, exhaustive, runners_up, cubin, launch, device, run) "
-          "SELECT s.op, s.arch, s.dtype, s.bucket, s.hw, s.dims, s.lo, s.hi, s.shape, s.template, s.config, s.median_us, "
-          "s.gbps, s.tflops, s.default_us, s.margin, s.exhaustive, s.runners_up, s.cubin, s.launch, dm.dst, rm.dst "
-          "FROM src.winners s LEFT JOIN temp.devmap dm ON dm.src = s.device LEFT JOIN temp.runmap rm ON rm.src = s.run "
-          "WHERE s.hw <> '' AND NOT EXISTS (SELECT 1 FROM main.winners m WHERE m.op = s.op AND m.arch = s.arch "
-          "AND m.dtype = s.dtype AND m.bucket = s.bucket AND m.hw = s.hw AND (m.median_us < s.median_us "
-          "OR (m.median_us = s.median_us AND m.config <= s.config)))",
-          "winners" },
-        /* A split bucket's parts beat its unsplit winner of the same
-        ** hardware, whichever registry had which: never both. */
-        { "DELETE FROM main.winners AS p WHERE instr(p.bucket, '/') = 0 AND EXISTS (SELECT 1 FROM main.winners c "
-          "WHERE c.op = p.op AND c.arch = p.arch AND c.dtype = p.dtype AND c.hw = p.hw "
-          "AND substr(c.bucket, 1, length(p.bucket) + 1) = p.bucket || '/')",
-          "split buckets" },
-        { "INSERT OR IGNORE INTO main.defaults (op, arch, dtype, template, config, cubin, launch) "
-          "SELECT op, arch, dtype, template, config, cubin, launch FROM src.defaults", "defaults" },
-        { "INSERT INTO main.misses (op, arch, dtype, shape, count) SELECT op, arch, dtype, shape, count FROM src.misses "
-          "WHERE true ON CONFLICT (op, arch, dtype, shape) DO UPDATE SET count = max(count, excluded.count) "
-          "WHERE excluded.count > count",
-          "misses" },
-        { reg_vendor_merge_sql, "vendor times" },
-        { "DROP TABLE temp.devmap", "cleanup" },
-        { "DROP TABLE temp.runmap", "cleanup" },
-        { "COMMIT", "cannot commit the merge" },
-    };
-    /* Devices are counted by rows: their trigger's update counts as a change. */
-    long long *counts[] = { NULL, NULL, NULL, &st->runs, NULL, &st->cubins, &st->measurements, &st->winners,
-                            NULL, NULL, &st->misses, &st->vendor, NULL, NULL, NULL };
-    long long ndev0 = count_rows(r, "main.devices");
-    int rc = 0;
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !rc; i++) {
-        char what[96];
-        snprintf(what, sizeof what, "cannot merge '%s' (%s)", path, steps[i][1]);
-        rc = merge_step(r, steps[i][0], what, counts[i]);
-    }
-    if (rc) {
-        sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
-        sqlite3_exec(r->db, "DROP TABLE IF EXISTS temp.devmap; DROP TABLE IF EXISTS temp.runmap", NULL, NULL, NULL);
-    } else {
-        st->devices = count_rows(r, "main.devices") - ndev0;
-    }
-    sqlite3_exec(r->db, "DETACH DATABASE src", NULL, NULL, NULL);
-    merge_drop(copy);
-    return rc;
-}
-
-/* The winner row of a bucket, as w: hw's when there is one, else the
-** fastest of any hardware. bind_winner binds its five parameters; a
-** statement's own come after them. */
-#define WINNER_W "WITH w AS (SELECT * FROM winners WHERE op = ? AND arch = ? AND dtype = ? AND bucket = ? " \
-                 "ORDER BY hw = ? DESC, median_us LIMIT 1) "
-static void bind_winner(sqlite3_stmt *st, const char *op, const char *arch, const char *dtype, const char *bucket,
-                        const char *hw)
-{
-    bind_bucket(st, op, arch, dtype, bucket);
-    bind_text(st, 5, hw);
-}
-
-int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                         const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
-                         void *ctx)
-{
-    sqlite3_stmt *st = prep(r, WINNER_W
-        "SELECT template, config, median_us, 0 FROM w UNION ALL "
-        "SELECT json_extract(f.value, '$.template'), json(json_extract(f.value, '$.config')), "
-        "json_extract(f.value, '$.median_us'), 1 FROM w, json_each(CASE WHEN json_valid(w.runners_up) "
-        "THEN w.runners_up ELSE '[]' END) f WHERE json_type(f.value) = 'object' ORDER BY 4, 3");
-    if (!st) return -1;
-    bind_winner(st, op, arch, dtype, bucket, hw);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb(col_str(st, 0), col_str(st, 1), sqlite3_column_double(st, 2), ctx)) break;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read a winner's finalists");
-}
-
-int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                      const char *hw)
-{
-    if (r->version < 4) return 0;
-    sqlite3_stmt *st = prep(r, WINNER_W
-        "SELECT m.timing = 'stream' FROM measurements m, w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
-        "AND m.bucket = w.bucket AND m.template = w.template AND m.config = w.config AND m.status = 'ok' "
-        "ORDER BY m.run IS w.run DESC, m.id DESC LIMIT 1");
-    if (!st) return -2;
-    bind_winner(st, op, arch, dtype, bucket, hw);
-    int rc = sqlite3_step(st), v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        dbfail(r, "cannot read how a winner was timed");
-        return -2;
-    }
-    return v;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the misses");
 }
 
 int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
                                       long long calls, void *ctx), void *ctx)
 {
-    sqlite3_stmt *st = prep(r, "SELECT op, arch, dtype, shape, count FROM misses ORDER BY count DESC, op, dtype, shape");
+    sqlite3_stmt *st = reg_prep(r, "SELECT op, arch, dtype, shape, count FROM misses ORDER BY count DESC, op, dtype, shape");
     if (!st) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (cb(col_str(st, 0), col_str(st, 1), col_str(st, 2), col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
+        if (cb(reg_col_str(st, 0), reg_col_str(st, 1), reg_col_str(st, 2), reg_col_str(st, 3), sqlite3_column_int64(st, 4), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the misses");
-}
-
-double reg_seconds_per_measurement(reg *r)
-{
-    sqlite3_stmt *st = prep(r, "SELECT sum((julianday(ended) - julianday(started)) * 86400.0), "
-                               "(SELECT count(*) FROM measurements WHERE run IN (SELECT id FROM runs WHERE ended IS NOT NULL)) "
-                               "FROM runs WHERE ended IS NOT NULL");
-    if (!st) return 0;
-    double s = 0;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0)
-        s = sqlite3_column_double(st, 0) / (double)sqlite3_column_int64(st, 1);
-    sqlite3_finalize(st);
-    return s;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the misses");
 }

@@ -1,15 +1,26 @@
 /* registry.h: the SQLite registry (schema in db/schema.sql, embedded at
-** build). Several processes may write one registry: WAL mode and a busy
-** timeout. Each write is its own transaction, so what a sweep learns is kept
-** the moment it lands, and an interrupted sweep loses at most the candidate
-** in flight.
+** build), and what every part of it shares: the handle, opening (creating,
+** migrating, guarding), the sweep's lock, devices and runs, misses. Several
+** processes may write one registry: WAL mode and a busy timeout. Each write
+** is its own transaction, so what a sweep learns is kept the moment it
+** lands, and an interrupted sweep loses at most the candidate in flight.
+**
+** The registry's modules, by what they store, each with its header:
+**   registry_measure.h  measurements: one row per candidate evaluated
+**   registry_winner.h   winners (and their finalists), defaults
+**   registry_cubin.h    the compile cache; what trim and gc keep
+**   registry_vendor.h   the vendor library's times
+**   registry_scan.h     `aitune scan`'s rows
+**   registry_export.h   rows as JSON, text and Kernel Tuner T4 (export, import)
+**   registry_merge.h    another registry merged in, checked first
+**   registry_sql.h      for those modules only: statement helpers, shared SQL
+** libaitune (rt.c) reads the same tables with the same SQL (names.h).
 **
 ** Calls return 0 or -1; on -1, reg_errmsg(r) names the registry file and the
-** problem. Nothing here prints. */
+** problem. Nothing here prints, but reg_sweep_lock's refusal. */
 #ifndef REGISTRY_H
 #define REGISTRY_H
 #include "device.h"
-#include "jit.h"
 #include "util.h"
 
 typedef struct reg reg;
@@ -25,14 +36,7 @@ typedef struct reg reg;
 ** cubin's bytes, checked before the cache hands it out.
 ** The version itself is names.h's REG_SCHEMA_VERSION. */
 
-struct plan_arg;
-
-/* A number column c as a JSON export takes it (SQL text, for the modules
-** that build JSON with SQLite's json_object): SQLite writes an infinity as
-** a bare Inf, which is not JSON, so one is NULL (null); NaN is stored as
-** NULL already. */
-#define REG_SQL_FIN(c) "(CASE WHEN typeof(" c ") = 'real' AND NOT (" c " BETWEEN -1.7976931348623157e308 AND " \
-                       "1.7976931348623157e308) THEN NULL ELSE " c " END)"
+/* ---- the handle ---- */
 
 /* Open (and, unless readonly, create) the registry at path. *out is set even
 ** on failure, so reg_errmsg works; reg_close it either way. Opened for
@@ -49,6 +53,18 @@ struct plan_arg;
 ** user must point --db elsewhere). */
 #define REG_NOTWRITABLE (-2)
 int reg_open(const char *path, int readonly, reg **out);
+void reg_close(reg *r);
+const char *reg_errmsg(reg *r);
+const char *reg_path(reg *r);
+/* The schema version the open left (older only when opened read-only: every
+** reader copes with each version since 1, or says what it lacks). */
+int reg_version(reg *r);
+/* Every statement on r stops after this many steps of SQLite's virtual
+** machine (dbguard.h; DBGUARD_TOOL_STEPS from reg_open, which also refuses
+** a file whose schema holds views, foreign triggers or virtual tables), and
+** fails with a message that says so. Tests lower it. */
+void reg_bound(reg *r, long long steps);
+
 /* One sweep at a time on a registry (sweep, retune, check, window): an
 ** exclusive lock on "PATH.lock" beside the registry (PATH with its links
 ** resolved), flock'd and kept until this process exits, so a second sweep
@@ -61,14 +77,7 @@ int reg_open(const char *path, int readonly, reg **out);
 ** says which) or it cannot be made. */
 int reg_sweep_lock(const char *path, const char *command);
 
-/* The schema version the open left (older only when opened read-only). */
-int reg_version(reg *r);
-/* Every statement on r stops after this many steps of SQLite's virtual
-** machine (dbguard.h; DBGUARD_TOOL_STEPS from reg_open, which also refuses
-** a file whose schema holds views, foreign triggers or virtual tables), and
-** fails with a message that says so. Tests lower it. */
-void reg_bound(reg *r, long long steps);
-
+struct plan_arg;
 /* The op's signature for plan migration: 0, or -1 when the op is unknown. */
 typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],
                                 int *nargs, struct plan_arg *args);
@@ -76,171 +85,17 @@ typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, in
 ** the op's signature from sig). Rows that cannot be converted (an op no
 ** longer known) are left and counted in *failed. */
 int reg_migrate_plans(reg *r, reg_signature_fn sig, void *ctx, int *converted, int *failed);
-void reg_close(reg *r);
-const char *reg_errmsg(reg *r);
-const char *reg_path(reg *r);
-/* For the registry's other modules (registry_vendor.c), not its users: the
-** connection, and setting the handle's message ("registry 'PATH': ...";
-** returns -1). */
-struct sqlite3 *reg_db(reg *r);
-int reg_fail(reg *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- devices and runs ---- */
 
 /* The device row for this fingerprint, inserted if new. */
 int reg_device(reg *r, const device *d, long long *id);
 int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
                   long long device, const char *env_json, long long *id);
 int reg_run_end(reg *r, long long run, const char *outcome);
-
-/* Compile cache. reg_cubin_get fills j's outputs (ok=1) if hash is cached
-** with the same source and name, the row's source, name and options hash
-** to its key (jit_key_options) and its bytes to its cubin_hash (jit_hash):
-** returns 1 when found, 0 when not (a row that fails a check is not
-** found: compiled again, reg_cubin_put replaces it), -1 on error.
-** reg_cubin_put stores the cubin's hash with it. The hashes catch a cache
-** damaged or rewritten by something that does not know to rewrite them
-** too; they are no signature. */
-int reg_cubin_get(reg *r, const char *hash, jit_job *j);
-int reg_cubin_put(reg *r, const char *hash, const jit_job *j);
-/* Drop from the compile cache the kernels of candidates that lost: those
-** named by measurements of buckets whose winner run stored, but for the
-** buckets of (except_op, except_dtype) when given (a sweep still tuning
-** them may compile the same kernels again for its next bucket). Kept
-** always: winners', defaults' and finalists' kernels (retune races the
-** finalists without compiling), and every kernel measured in a bucket
-** with no winner yet (what a resume needs; a bucket's part is decided by
-** its home's winner too, a part searched for a bucket that stayed whole).
-** One statement: atomic. Adds to st what it dropped. */
-typedef struct reg_trim_stats {
-    long long cubins, bytes;
-} reg_trim_stats;
-int reg_cubin_trim(reg *r, long long run, const char *except_op, const char *except_dtype, reg_trim_stats *st);
-/* The registry's bytes on disk: the file and its WAL; settled, the file
-** alone once the WAL is copied into it as far as other connections allow
-** (the WAL goes when the last connection closes). */
-long long reg_disk_bytes(reg *r, int settled);
-/* The cached source and entry name of a cubin (for emit); caller frees. */
-int reg_cubin_source(reg *r, const char *hash, char **source, char *name, int namecap);
-
-typedef struct measurement {
-    char op[32], tmpl[64], arch[16], dtype[16], bucket[96];
-    char shape[128];        /* JSON */
-    char *config;           /* canonical JSON */
-    char config_hash[17];
-    char status[12];        /* ok | constraint | compile | runtime | timeout | wrong */
-    double median_us, min_us, max_us, spread;
-    int samples;
-    double gbps, tflops;
-    int registers, spills, smem;
-    double compile_ms;
-    char cubin[17];
-    char *error;
-    long long device, run;
-    int stream;             /* timed as a stream (timing = 'stream'), not one launch after a flush */
-} measurement;
-
-/* The name a timing method has in the registry (measurements.timing). */
-const char *reg_timing_name(int stream);
-
-int reg_measure_put(reg *r, const measurement *m);
-/* The newest measurement of this config for the task on this device, or on
-** a GPU with the same hardware and toolchain identity (its twin on the same
-** host), at the key's shape (a bucket's part may be searched at another size
-** than its own, and its measurements at one size are no answer at another),
-** timed the key's way (stream or flush): 1 found (m filled; free m->config
-** and m->error), 0 none. */
-int reg_measure_find(reg *r, const measurement *key, measurement *m);
-void measurement_free(measurement *m);
-/* The fastest ok measurements of key's (op, arch, dtype, bucket, shape) on
-** key's device or its twins, timed the key's way (as reg_measure_find), any template or run: up to n into out (tmpl, config,
-** config_hash, median_us, spread filled; free each with measurement_free).
-** Returns how many, or -1. */
-int reg_measure_best(reg *r, const measurement *key, int n, measurement *out);
-/* Each config's newest measurement (any device), of op (NULL: every op),
-** ordered by op, arch, dtype, template, then buckets and configs in the
-** order they were first measured; cb returning non-zero stops. */
-int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, void *ctx), void *ctx);
-
-typedef struct winner {
-    char op[32], arch[16], dtype[16], bucket[96];
-    char dims[64], lo[96], hi[96], shape[128];
-    char tmpl[64];
-    char *config;
-    double median_us, gbps, tflops, default_us, margin;
-    int exhaustive;
-    char *runners_up;       /* JSON */
-    char cubin[17];
-    char *launch;           /* JSON */
-    long long device, run;
-} winner;
-
-/* Store w: the winner of w->bucket, in place of that bucket's and its
-** parts' (spec.h: bucket_split) winners of the same hardware. */
-int reg_winner_put(reg *r, const winner *w);
-/* Store the n winners of home's bucket (n > 1: its parts, keys home/...,
-** edges partitioning home's) in one transaction, in place of every winner
-** of home and its parts on the same hardware (w[0]'s device): a registry
-** never holds a split bucket's winner next to its parts'. */
-int reg_winners_put(reg *r, const char *home, const winner *w, int n);
-/* The winner of (op, arch, dtype, bucket): 1 found, 0 none. arch is the base
-** ("sm_90"); a row stored as "sm_90a" or "sm_90f" matches it, as in libaitune. */
-int reg_winner_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, winner *w);
-/* The same, measured on hardware hw only (identity.h: identity_hw). */
-int reg_winner_get_hw(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
-                      winner *w);
-/* Each winner, ordered by op, dtype and bucket edges; cb returning non-zero stops. */
-int reg_winners(reg *r, int (*cb)(const winner *w, void *ctx), void *ctx);
-/* The winners of bucket home and its parts (a split bucket's) of (op, arch,
-** dtype): those measured on hw when it has any (hw NULL: every one), else
-** every hardware's; in the order they were written. */
-int reg_winner_family(reg *r, const char *op, const char *arch, const char *dtype, const char *home, const char *hw,
-                      winner **out, int *n);
-void winner_free(winner *w);
-/* Every winner of (op, arch, dtype), ordered by bucket: *out is malloc'd
-** (free each with winner_free, then the array). */
-int reg_winners_of(reg *r, const char *op, const char *arch, const char *dtype, winner **out, int *n);
-
-/* cubin (a cubins hash) and launch (a plan) may be NULL: no kernel stored,
-** unless one was for the same template and config (kept). */
-int reg_default_put(reg *r, const char *op, const char *arch, const char *dtype,
-                    const char *tmpl, const char *config, const char *cubin, const char *launch);
-/* The base archs (sm_90, ...) with winners or a default for (op, dtype),
-** comma separated into out; returns how many, or -1. */
-int reg_archs_of(reg *r, const char *op, const char *dtype, char *out, int cap);
-/* The default of (op, arch, dtype): 1 found (*config malloc'd), 0 none. */
-int reg_default_get(reg *r, const char *op, const char *arch, const char *dtype,
-                    char *tmpl, int tmplcap, char **config);
-
-/* PRAGMA integrity_check: 0 if "ok". */
-int reg_check(reg *r);
-
-/* ---- Reading a registry back (why, export, gc). ---- */
-
-/* Whether anything (a winner, a default or a measurement) names op, and
-** (op, dtype). */
-int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known);
-
-/* The buckets of (op, dtype) that hold measurements or a winner, in order
-** of their size; arch NULL: any. cb returning non-zero stops. */
-int reg_buckets(reg *r, const char *op, const char *arch, const char *dtype,
-                int (*cb)(const char *arch, const char *bucket, void *ctx), void *ctx);
-
-/* Every measurement of one bucket on any device: ok ones fastest first, then
-** the failures by status (a split bucket's part: its bucket's, where the
-** search measured; spec.h: bucket_split). m's strings live only during the
-** call. */
-int reg_bucket_measurements(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                            int (*cb)(const measurement *m, void *ctx), void *ctx);
-
-/* A bucket's measurements in the order they were made (each run's search,
-** then the next run's): status and time, for convergence plots (a part's:
-** its bucket's). */
-int reg_bucket_history(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                       int (*cb)(const char *status, double median_us, void *ctx), void *ctx);
-
-/* The finalists a winner's race timed (its runners_up, the winner among
-** them), fastest first, read with SQLite's JSON functions. */
-int reg_winner_race(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                    int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx), void *ctx);
+/* Record the hashes of the template sources a run's kernels came from: a
+** JSON object, op -> identity_sources() (db/migrations/010-identity.sql). */
+int reg_run_sources(reg *r, long long run, const char *json);
 
 /* A run and the device it measured on. */
 typedef struct reg_run {
@@ -253,117 +108,24 @@ typedef struct reg_run {
 /* 1 found (out filled), 0 no such run. */
 int reg_run_get(reg *r, long long run, reg_run *out);
 
-/* Rows of a table as JSON objects built by SQLite (strings escaped there;
-** JSON columns checked and embedded as JSON): table is measurements,
-** winners, runs or devices; op NULL: every op. A JSON column that does not
-** parse fails the call with the row named. */
-int reg_json_rows(reg *r, const char *table, const char *op, int (*cb)(const char *json, void *ctx), void *ctx);
+/* ---- the registry as a whole ---- */
 
-/* Measurements of op (NULL: all) as Kernel Tuner T4 result objects (schema
-** T4 1.0.0): configuration, times (ms), invalidity, correctness,
-** measurements, objectives, plus aitune's key (op, arch, dtype, bucket,
-** template). */
-int reg_t4_rows(reg *r, const char *op, const char *dtype, int (*cb)(const char *json, void *ctx), void *ctx);
+/* PRAGMA integrity_check: 0 if "ok". */
+int reg_check(reg *r);
+/* Whether anything (a winner, a default or a measurement) names op, and
+** (op, dtype). */
+int reg_knows(reg *r, const char *op, const char *dtype, int *op_known, int *dtype_known);
+/* The registry's bytes on disk: the file and its WAL; settled, the file
+** alone once the WAL is copied into it as far as other connections allow
+** (the WAL goes when the last connection closes). */
+long long reg_disk_bytes(reg *r, int settled);
 
-/* One result of a Kernel Tuner T4 file, parsed by SQLite's JSON functions.
-** Strings are NULL when absent; times are < 0 when absent. */
-typedef struct t4_result {
-    int index;                  /* 0-based, in the file's order */
-    int is_object;              /* the result is a JSON object */
-    const char *configuration;  /* a JSON object's text, NULL if not an object */
-    const char *invalidity;
-    double time, min_time, max_time;   /* the "time" measurement, else runtimes' mean, min, max */
-    const char *time_unit;      /* of the "time" measurement ("ms" if none) */
-    double compile_ms;
-    const char *timestamp;
-    /* aitune's key when aitune wrote the file (export --format t4). */
-    const char *op, *tmpl, *arch, *dtype, *bucket, *shape, *error;
-} t4_result;
-/* Parse text as T4: -1 with reg_errmsg saying why when it is not JSON or
-** has no results array; else cb for each result (non-zero stops). */
-int reg_t4_parse(reg *r, const char *text, int (*cb)(const t4_result *res, void *ctx), void *ctx);
-
-/* Rows of a table as text: cb first with the column names and values NULL
-** (a header, even for a table with no rows), then per row with the values
-** (each NULL for SQL NULL; blobs are never returned). */
-int reg_text_rows(reg *r, const char *table, const char *op,
-                  int (*cb)(int ncols, const char *const *names, const char *const *values, void *ctx), void *ctx);
-
-/* Drop what no winner needs: measurements but the winners' own (and, with
-** keep_finalists, the finalists' in each winner's runners_up; a split
-** bucket's parts keep theirs in the bucket's measurements) and the
-** cubins none of those, nor a winner or a default, name; then VACUUM
-** (turning on incremental auto-vacuum) and truncate the WAL. */
-typedef struct reg_gc_stats {
-    long long measurements[2], cubins[2], bytes[2];   /* before, after */
-} reg_gc_stats;
-int reg_gc(reg *r, int keep_finalists, reg_gc_stats *st);
-
-/* ---- Identity, status and merge (issue 11; db/migrations/010-identity.sql). ---- */
-
-/* Record the hashes of the template sources a run's kernels came from: a
-** JSON object, op -> identity_sources(). */
-int reg_run_sources(reg *r, long long run, const char *json);
-
-/* A winner with the identity that measured it. Strings are "" when the
-** registry does not know (a 0.1 run has no sources); they live only during
-** the callback. */
-typedef struct reg_winner_identity {
-    const char *op, *arch, *dtype, *bucket, *hw, *tmpl, *config;
-    double median_us;
-    const char *driver, *nvrtc, *version, *sources, *when;
-    int cuda_driver;
-    double age_s;               /* since its run ended (or began); < 0 unknown */
-    int exhaustive;             /* its search saw the whole space */
-} reg_winner_identity;
-/* Each winner, ordered by op, arch, dtype, bucket and hardware. */
-int reg_winner_identities(reg *r, int (*cb)(const reg_winner_identity *w, void *ctx), void *ctx);
-
-/* The misses recorded per (op, arch, dtype): distinct shapes and calls. */
+/* The misses libaitune recorded (shapes it was asked for and had no bucket
+** for), per (op, arch, dtype): distinct shapes and calls. */
 int reg_misses_by_op(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, long long shapes,
                                        long long calls, void *ctx), void *ctx);
-
-/* Merge the registry at path into r, in one transaction: devices and runs
-** matched by content (their ids are local), measurements and cubins that r
-** lacks, the winner of each (op, arch, dtype, bucket, hardware) with the
-** lower time (ties: the smaller config text, so the order of inputs does not
-** matter; a split bucket's parts replace its unsplit winner of the same
-** hardware), defaults r lacks, misses with the larger count, and the
-** vendor's times r lacks (registry_vendor.h). Merging the same input again
-** adds nothing. The input is untrusted and never written:
-** it is copied (read-only) into a temporary registry beside r's file,
-** migrated there if older, and checked whole before anything of it is
-** merged: integrity_check, its schema (reg_open), one row per key, finite
-** positive times (winners, runners-up, ok measurements), names, archs and
-** templates, bucket keys that fit their dims, edges and shapes
-** (bucket_key_parse), and each split bucket's parts tiling it. A failed
-** check merges nothing and names the input and the row. */
-typedef struct reg_merge_stats {
-    long long devices, runs, measurements, cubins, winners, misses, vendor;   /* vendor: vendor_times rows */
-} reg_merge_stats;
-int reg_merge(reg *r, const char *path, reg_merge_stats *st);
-
 /* Each recorded miss: shape is the JSON object the runtime wrote. */
 int reg_misses_each(reg *r, int (*cb)(const char *op, const char *arch, const char *dtype, const char *shape,
                                       long long calls, void *ctx), void *ctx);
-
-/* Seconds per measurement in this registry's finished runs (their wall time
-** over what they measured); 0 when none. */
-double reg_seconds_per_measurement(reg *r);
-
-/* How the winner reg_winner_finalists picks (hw's, else the fastest) was
-** timed: 1 stream, 0 flush (the newest ok measurement of its config in the
-** bucket, its own run's first; a registry older than schema 4 timed
-** everything after a flush), -1 when no measurement of it is left (a
-** merged or garbage-collected registry), -2 on a database error. */
-int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                      const char *hw);
-
-/* The finalists of a bucket's winner, for retune: the winner first, then its
-** runners-up, fastest first. The winner row is hw's when there is one, else
-** the fastest of any hardware. */
-int reg_winner_finalists(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket,
-                         const char *hw, int (*cb)(const char *tmpl, const char *config, double median_us, void *ctx),
-                         void *ctx);
 
 #endif

@@ -1,10 +1,10 @@
 /* registry_vendor.c: see registry_vendor.h. */
 #define _GNU_SOURCE
 #include "registry_vendor.h"
+#include "registry_sql.h"
 #include "plan.h"
 #include "tmpl.h"
 #include "vendor.h"
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,51 +21,27 @@ const char reg_vendor_merge_sql[] =
 /* Schema 5 has the table; an older registry opened read-only does not. */
 static int has_table(reg *r) { return reg_version(r) >= 5; }
 
-static sqlite3_stmt *prep(reg *r, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(reg_db(r), sql, -1, &st, NULL) != SQLITE_OK) {
-        reg_fail(r, "prepare: %s", sqlite3_errmsg(reg_db(r)));
-        return NULL;
-    }
-    return st;
-}
-
-static int dbfail(reg *r, const char *what) { return reg_fail(r, "%s: %s", what, sqlite3_errmsg(reg_db(r))); }
-
-static void text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
-}
-
-static void copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    snprintf(dst, cap, "%s", s ? (const char *)s : "");
-}
-
 /* The columns of COLS into v. */
 static void row(sqlite3_stmt *st, reg_vendor *v)
 {
     memset(v, 0, sizeof *v);
-    copy(st, 0, v->op, sizeof v->op);
-    copy(st, 1, v->arch, sizeof v->arch);
-    copy(st, 2, v->dtype, sizeof v->dtype);
-    copy(st, 3, v->bucket, sizeof v->bucket);
-    copy(st, 4, v->shape, sizeof v->shape);
-    copy(st, 5, v->hw, sizeof v->hw);
+    reg_col(st, 0, v->op, sizeof v->op);
+    reg_col(st, 1, v->arch, sizeof v->arch);
+    reg_col(st, 2, v->dtype, sizeof v->dtype);
+    reg_col(st, 3, v->bucket, sizeof v->bucket);
+    reg_col(st, 4, v->shape, sizeof v->shape);
+    reg_col(st, 5, v->hw, sizeof v->hw);
     const unsigned char *t = sqlite3_column_text(st, 6);
     v->stream = t && !strcmp((const char *)t, "stream");
-    copy(st, 7, v->library, sizeof v->library);
-    copy(st, 8, v->algo, sizeof v->algo);
-    copy(st, 9, v->status, sizeof v->status);
+    reg_col(st, 7, v->library, sizeof v->library);
+    reg_col(st, 8, v->algo, sizeof v->algo);
+    reg_col(st, 9, v->status, sizeof v->status);
     v->median_us = sqlite3_column_double(st, 10);
     v->min_us = sqlite3_column_double(st, 11);
     v->max_us = sqlite3_column_double(st, 12);
     v->spread = sqlite3_column_double(st, 13);
     v->samples = sqlite3_column_int(st, 14);
-    copy(st, 15, v->error, sizeof v->error);
+    reg_col(st, 15, v->error, sizeof v->error);
     v->device = sqlite3_column_int64(st, 16);
     v->run = sqlite3_column_int64(st, 17);
 }
@@ -73,19 +49,19 @@ static void row(sqlite3_stmt *st, reg_vendor *v)
 int reg_vendor_put(reg *r, const reg_vendor *v)
 {
     if (!has_table(r)) return reg_fail(r, "has no vendor_times table (schema %d): open it for writing", reg_version(r));
-    sqlite3_stmt *st = prep(r, "INSERT OR REPLACE INTO vendor_times (" COLS ") VALUES (?1, ?2, ?3, ?4, ?5, "
+    sqlite3_stmt *st = reg_prep(r, "INSERT OR REPLACE INTO vendor_times (" COLS ") VALUES (?1, ?2, ?3, ?4, ?5, "
                                "coalesce((SELECT hw FROM devices WHERE id = ?17), ''), ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
                                "?14, ?15, ?16, ?17, ?18)");
     if (!st) return -1;
-    text(st, 1, v->op);
-    text(st, 2, v->arch);
-    text(st, 3, v->dtype);
-    text(st, 4, v->bucket);
-    text(st, 5, v->shape);
-    text(st, 7, reg_timing_name(v->stream));
-    text(st, 8, v->library);
-    text(st, 9, v->algo[0] ? v->algo : NULL);
-    text(st, 10, v->status);
+    reg_bind(st, 1, v->op);
+    reg_bind(st, 2, v->arch);
+    reg_bind(st, 3, v->dtype);
+    reg_bind(st, 4, v->bucket);
+    reg_bind(st, 5, v->shape);
+    reg_bind(st, 7, timing_name(v->stream));
+    reg_bind(st, 8, v->library);
+    reg_bind(st, 9, v->algo[0] ? v->algo : NULL);
+    reg_bind(st, 10, v->status);
     int ok = !strcmp(v->status, "ok");
     double nums[] = { v->median_us, v->min_us, v->max_us, v->spread };
     for (int i = 0; i < 4; i++) {
@@ -94,84 +70,76 @@ int reg_vendor_put(reg *r, const reg_vendor *v)
     }
     if (ok) sqlite3_bind_int(st, 15, v->samples);
     else sqlite3_bind_null(st, 15);
-    text(st, 16, v->error[0] ? v->error : NULL);
-    if (v->device > 0) sqlite3_bind_int64(st, 17, v->device);
-    else sqlite3_bind_null(st, 17);
-    if (v->run > 0) sqlite3_bind_int64(st, 18, v->run);
-    else sqlite3_bind_null(st, 18);
+    reg_bind(st, 16, v->error[0] ? v->error : NULL);
+    reg_bind_id(st, 17, v->device);
+    reg_bind_id(st, 18, v->run);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot store the vendor's time");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot store the vendor's time");
 }
 
 int reg_vendor_get(reg *r, const char *op, const char *arch, const char *dtype, const char *shape, int stream,
                    long long device, reg_vendor *out)
 {
     if (!has_table(r)) return 0;
-    sqlite3_stmt *st = prep(r, "SELECT " COLS " FROM vendor_times WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+    sqlite3_stmt *st = reg_prep(r, "SELECT " COLS " FROM vendor_times WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
                                "AND shape = ?4 AND timing = ?5 AND hw = coalesce((SELECT hw FROM devices WHERE id = ?6), '') "
                                "ORDER BY rowid DESC LIMIT 1");
     if (!st) return -1;
-    text(st, 1, op);
-    text(st, 2, arch);
-    text(st, 3, dtype);
-    text(st, 4, shape);
-    text(st, 5, reg_timing_name(stream));
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
+    reg_bind(st, 4, shape);
+    reg_bind(st, 5, timing_name(stream));
     sqlite3_bind_int64(st, 6, device);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) row(st, out);
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the vendor's times");
 }
-
-/* A winner's bucket's home (spec.h: a part's key is its home's, '/', and
-** its lower corner): where its measurements and the vendor's rows are. */
-#define HOME "CASE WHEN instr(?4, '/') > 0 THEN substr(?4, 1, instr(?4, '/') - 1) ELSE ?4 END"
 
 int reg_vendor_for_winner(reg *r, const winner *w, double *us)
 {
     if (!has_table(r)) return 0;
     /* The winner's timing: its newest ok measurement's (its own run's
     ** first), as reg_winner_stream reads it; a vendor winner's is its row's. */
-    sqlite3_stmt *st = prep(r,
+    sqlite3_stmt *st = reg_prep(r,
         "WITH t AS (SELECT m.timing FROM measurements m WHERE m.op = ?1 AND m.arch = ?2 AND m.dtype = ?3 "
-        "AND m.bucket = " HOME " AND m.template = ?6 AND m.config = ?7 AND m.status = 'ok' "
+        "AND m.bucket = " REG_HOME("?4") " AND m.template = ?6 AND m.config = ?7 AND m.status = 'ok' "
         "ORDER BY m.run IS ?8 DESC, m.id DESC LIMIT 1) "
         "SELECT v.median_us FROM vendor_times v WHERE v.op = ?1 AND v.arch = ?2 AND v.dtype = ?3 AND v.shape = ?5 "
         "AND v.status = 'ok' AND v.median_us > 0 AND (?9 IS NULL OR v.hw = (SELECT hw FROM devices WHERE id = ?9)) "
         "ORDER BY v.timing IS (SELECT timing FROM t) DESC, v.rowid DESC LIMIT 1");
     if (!st) return -1;
-    text(st, 1, w->op);
-    text(st, 2, w->arch);
-    text(st, 3, w->dtype);
-    text(st, 4, w->bucket);
-    text(st, 5, w->shape);
-    text(st, 6, w->tmpl);
-    text(st, 7, w->config);
-    if (w->run > 0) sqlite3_bind_int64(st, 8, w->run);
-    else sqlite3_bind_null(st, 8);
-    if (w->device > 0) sqlite3_bind_int64(st, 9, w->device);
-    else sqlite3_bind_null(st, 9);
+    reg_bind(st, 1, w->op);
+    reg_bind(st, 2, w->arch);
+    reg_bind(st, 3, w->dtype);
+    reg_bind(st, 4, w->bucket);
+    reg_bind(st, 5, w->shape);
+    reg_bind(st, 6, w->tmpl);
+    reg_bind(st, 7, w->config);
+    reg_bind_id(st, 8, w->run);
+    reg_bind_id(st, 9, w->device);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *us = sqlite3_column_double(st, 0);
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return 1;
-    return rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+    return rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the vendor's times");
 }
 
 int reg_vendor_each(reg *r, const char *op, const char *arch, const char *dtype, const char *home,
                     int (*cb)(const reg_vendor *v, void *ctx), void *ctx)
 {
     if (!has_table(r)) return 0;
-    sqlite3_stmt *st = prep(r, "SELECT " COLS " FROM vendor_times WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
-                               "AND (?4 IS NULL OR bucket = ?4 OR substr(bucket, 1, length(?4) + 1) = ?4 || '/') "
+    sqlite3_stmt *st = reg_prep(r, "SELECT " COLS " FROM vendor_times WHERE op = ?1 AND arch = ?2 AND dtype = ?3 "
+                               "AND (?4 IS NULL OR " REG_IN_HOME("bucket", "?4") ") "
                                "ORDER BY bucket, shape, timing, hw");
     if (!st) return -1;
-    text(st, 1, op);
-    text(st, 2, arch);
-    text(st, 3, dtype);
-    text(st, 4, home);
+    reg_bind(st, 1, op);
+    reg_bind(st, 2, arch);
+    reg_bind(st, 3, dtype);
+    reg_bind(st, 4, home);
     int rc;
     reg_vendor v;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -179,28 +147,28 @@ int reg_vendor_each(reg *r, const char *op, const char *arch, const char *dtype,
         if (cb(&v, ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the vendor's times");
 }
 
 int reg_vendor_winners(reg *r, const char *op, long long *n)
 {
     *n = 0;
-    sqlite3_stmt *st = prep(r, "SELECT count(*) FROM winners WHERE template = ?1 AND (?2 IS NULL OR op = ?2)");
+    sqlite3_stmt *st = reg_prep(r, "SELECT count(*) FROM winners WHERE template = ?1 AND (?2 IS NULL OR op = ?2)");
     if (!st) return -1;
-    text(st, 1, VENDOR_TEMPLATE);
-    text(st, 2, op);
+    reg_bind(st, 1, VENDOR_TEMPLATE);
+    reg_bind(st, 2, op);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : dbfail(r, "cannot count the vendor's winners");
+    return rc == SQLITE_ROW ? 0 : reg_dbfail(r, "cannot count the vendor's winners");
 }
 
 static sqlite3_stmt *export_stmt(reg *r, const char *cols, const char *op)
 {
     char *sql = xstrfmt("SELECT %s FROM vendor_times WHERE ?1 IS NULL OR op = ?1 ORDER BY rowid", cols);
-    sqlite3_stmt *st = prep(r, sql);
+    sqlite3_stmt *st = reg_prep(r, sql);
     free(sql);
-    if (st) text(st, 1, op);
+    if (st) reg_bind(st, 1, op);
     return st;
 }
 
@@ -208,8 +176,8 @@ int reg_vendor_json_rows(reg *r, const char *op, int (*cb)(const char *json, voi
 {
     if (!has_table(r)) return 0;
     sqlite3_stmt *st = export_stmt(r,
-        "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'shape', "
-        "CASE WHEN json_valid(shape) THEN json(shape) ELSE shape END, 'hw', hw, 'timing', timing, 'library', library, "
+        "json_object('op', op, 'arch', arch, 'dtype', dtype, 'bucket', bucket, 'shape', " REG_SQL_JSON("shape") ", "
+        "'hw', hw, 'timing', timing, 'library', library, "
         "'algo', algo, 'status', status, 'median_us', " REG_SQL_FIN("median_us") ", 'min_us', " REG_SQL_FIN("min_us")
         ", 'max_us', " REG_SQL_FIN("max_us") ", 'spread', " REG_SQL_FIN("spread") ", "
         "'samples', samples, 'error', error, 'device', device, 'run', run)", op);
@@ -218,7 +186,7 @@ int reg_vendor_json_rows(reg *r, const char *op, int (*cb)(const char *json, voi
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (cb((const char *)sqlite3_column_text(st, 0), ctx)) break;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the vendor's times");
 }
 
 int reg_vendor_text_rows(reg *r, const char *op,
@@ -240,7 +208,7 @@ int reg_vendor_text_rows(reg *r, const char *op,
         if (cb(N, names, values, ctx)) break;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dbfail(r, "cannot read the vendor's times");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : reg_dbfail(r, "cannot read the vendor's times");
 }
 
 char *reg_vendor_plan(const op_task *t, char *err, int errcap)

@@ -11,7 +11,7 @@
 ** Calls return 0 (or 1 found, 0 none) and -1 with reg_errmsg set. */
 #ifndef REGISTRY_VENDOR_H
 #define REGISTRY_VENDOR_H
-#include "registry.h"
+#include "registry_winner.h"
 
 typedef struct reg_vendor {
     char op[32], arch[16], dtype[16], bucket[96];

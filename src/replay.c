@@ -1,7 +1,7 @@
 /* replay.c: see replay.h. */
 #define _GNU_SOURCE
 #include "replay.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "search.h"
 #include "tmpl.h"
 #include "cli.h"

@@ -6,9 +6,10 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "json.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "registry_scan.h"
 #include "registry_vendor.h"
+#include "registry_winner.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

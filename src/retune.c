@@ -16,7 +16,7 @@
 #include "cli.h"
 #include "identity.h"
 #include "jit.h"
-#include "registry.h"
+#include "registry_winner.h"
 #include "sweep.h"
 #include <stdio.h>
 #include <stdlib.h>

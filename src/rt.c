@@ -386,13 +386,16 @@ static int rt_set_fail(aitune *h, struct rt_set *s, int rc, const char *fmt, ...
     return rc;
 }
 
-/* Append the statement's current row (bucket, dims, lo, hi, template,
-** config, median_us, rowid, hw, shape) to s, checking its edges and its
+/* The columns of a set's query (rt_connect): names.h's REG_WINNER_LOOKUP,
+** then rowid and hw. */
+enum { RT_BUCKET, RT_DIMS, RT_LO, RT_HI, RT_SHAPE, RT_TEMPLATE, RT_CONFIG, RT_US, RT_ROWID, RT_HW };
+
+/* Append the statement's current row to s, checking its edges and its
 ** shape, whose sizes give its alignment classes: the lookup trusts both. */
 static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlite3_stmt *st)
 {
-    const char *bucket = rt_text(st, 0), *dims = rt_text(st, 1);
-    const char *lo = rt_text(st, 2), *hi = rt_text(st, 3);
+    const char *bucket = rt_text(st, RT_BUCKET), *dims = rt_text(st, RT_DIMS);
+    const char *lo = rt_text(st, RT_LO), *hi = rt_text(st, RT_HI);
     const char *op = s->key, *arch = s->key + s->arch, *dtype = s->key + s->dtype;
 
     int ndims = 1;
@@ -417,19 +420,19 @@ static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlit
                                "registry '%s': winner %s %s %s %s: empty bucket, lo '%s' hi '%s'",
                                h->path, op, arch, dtype, bucket, lo, hi);
     char why[160];
-    if (align_shape(rt_text(st, 9), dims, ndims, s->cls + s->ncls, why, sizeof why))
+    if (align_shape(rt_text(st, RT_SHAPE), dims, ndims, s->cls + s->ncls, why, sizeof why))
         return rt_set_fail(h, s, AITUNE_CORRUPT, "registry '%s': winner %s %s %s %s: %s", h->path, op, arch,
                            dtype, bucket, why);
     if (rt_intern(&s->pool, bucket, strlen(bucket), &w->bucket) ||
-        rt_field(L, &s->pool, st, 4, 0, &w->tmpl) ||
-        rt_intern(&s->pool, rt_text(st, 5), strlen(rt_text(st, 5)), &w->config) ||
-        rt_field(L, &s->pool, st, 8, 1, &w->hw))
+        rt_field(L, &s->pool, st, RT_TEMPLATE, 0, &w->tmpl) ||
+        rt_intern(&s->pool, rt_text(st, RT_CONFIG), strlen(rt_text(st, RT_CONFIG)), &w->config) ||
+        rt_field(L, &s->pool, st, RT_HW, 1, &w->hw))
         return rt_set_fail(h, s, AITUNE_NOMEM, "out of memory reading registry '%s'", h->path);
     w->edges = s->nedges;
     w->cls = s->ncls;
     w->ndims = ndims;
-    w->median_us = sqlite3_column_double(st, 6);
-    w->rowid = sqlite3_column_int64(st, 7);
+    w->median_us = sqlite3_column_double(st, RT_US);
+    w->rowid = sqlite3_column_int64(st, RT_ROWID);
     s->nedges += 2 * (size_t)ndims;
     s->ncls += (size_t)ndims;
     s->nwinners++;
@@ -748,7 +751,7 @@ static int rt_schema(aitune *h, sqlite3 *db)
 {
     sqlite3_stmt *st;
     h->schema = 1;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, REG_SCHEMA_VERSION_SQL, -1, &st, NULL) != SQLITE_OK)
         return AITUNE_OK;   /* no meta table: the winners query says whether it is a registry */
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -814,12 +817,10 @@ static int rt_connect(aitune *h, const char *name, int uri)
         arc = rt_schema(h, h->db);
     if (arc == AITUNE_OK) {
         /* A stored arch may carry the 'a' or 'f' suffix: the set's query
-        ** takes the base arch and both suffixed forms. */
-        const char *sql = h->schema >= 3
-            ? "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, hw, shape FROM winners "
-              "WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3"
-            : "SELECT bucket, dims, lo, hi, template, config, median_us, rowid, '', shape FROM winners "
-              "WHERE op = ?1 AND arch IN (?2, ?2 || 'a', ?2 || 'f') AND dtype = ?3";
+        ** takes the base arch and both suffixed forms (names.h, as the
+        ** tool reads winners). Schema 3 added the hardware column. */
+        const char *sql = h->schema >= 3 ? REG_WINNERS_OF(REG_WINNER_LOOKUP("") ", rowid, hw")
+                                         : REG_WINNERS_OF(REG_WINNER_LOOKUP("") ", rowid, ''");
         rc = sqlite3_prepare_v3(h->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->set_st, NULL);
         if (rc != SQLITE_OK)
             arc = rt_sqlite_error(h, h->path, h->db, rc);
@@ -860,29 +861,11 @@ static void rt_disconnect(aitune *h)
 ** active in a directory where those files cannot be created. */
 static int rt_connect_immutable(aitune *h, const char *path)
 {
-    char *abs = realpath(path, NULL); /* canonical, so "file:" + abs is a valid URI */
-    if (!abs)
-        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path,
-                        strerror(errno));
-    static const char tail[] = "?immutable=1";
-    size_t n = strlen(abs);
-    char *name = malloc(sizeof "file:" + 3 * n + sizeof tail);
-    if (!name) {
-        free(abs);
+    char *name = dbguard_immutable_uri(path);
+    if (!name && errno == ENOMEM)
         return rt_error(h, AITUNE_NOMEM, "out of memory opening registry '%s'", path);
-    }
-    char *q = name + sprintf(name, "file:");
-    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
-        /* Percent-encode all but unreserved characters, so '?', '#' and '%'
-        ** in a file name cannot be read as URI syntax. */
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-            (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
-            *q++ = (char)*p;
-        else
-            q += sprintf(q, "%%%02X", *p);
-    }
-    strcpy(q, tail);
-    free(abs);
+    if (!name)
+        return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path, strerror(errno));
     int rc = rt_connect(h, name, 1);
     free(name);
     return rc;

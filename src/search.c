@@ -1,7 +1,7 @@
 /* search.c: see search.h. The space and the strategy object live in the Lua
 ** registry (referenced by s->space and s->strategy). */
 #include "search.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "identity.h"
 #include "jit.h"
 #include "json.h"
-#include "registry.h"
+#include "registry_winner.h"
 #include "vendor.h"
 #include "worker.h"
 #include <stdio.h>

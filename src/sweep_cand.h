@@ -9,6 +9,7 @@
 ** for the race among the fastest (sweep_tune.h) and hold (sweep_hold.h). */
 #ifndef SWEEP_CAND_H
 #define SWEEP_CAND_H
+#include "registry_measure.h"
 #include "sweep_session.h"
 #include "search.h"
 

@@ -11,7 +11,7 @@
 #include "jit.h"
 #include "peers.h"
 #include "progress.h"
-#include "registry.h"
+#include "registry_cubin.h"
 #include "spec.h"
 #include "sweep_opts.h"
 #include "sweep_vendor.h"

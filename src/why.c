@@ -5,8 +5,9 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "align.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "registry_vendor.h"
+#include "registry_winner.h"
 #include "spec.h"
 #include "tmpl.h"
 #include "vendor.h"

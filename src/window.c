@@ -23,8 +23,9 @@
 #include "identity.h"
 #include "jit.h"
 #include "json.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "registry_scan.h"
+#include "registry_winner.h"
 #include "util.h"
 #include "worker.h"
 #include <stdio.h>

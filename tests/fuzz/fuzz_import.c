@@ -18,7 +18,8 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "fuzz_db.h"
-#include "registry.h"
+#include "registry_export.h"
+#include "registry_measure.h"
 #include "spec.h"
 #include "tmpl.h"
 #include "util.h"

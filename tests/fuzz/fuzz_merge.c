@@ -1,4 +1,4 @@
-/* fuzz_merge.c: libFuzzer harness for `aitune merge` (registry.c:
+/* fuzz_merge.c: libFuzzer harness for `aitune merge` (registry_merge.c:
 ** reg_merge), whose inputs are shards written on other machines: the
 ** fuzzer rewrites the shard, the output is a small registry of this aitune.
 **
@@ -23,7 +23,7 @@
 ** - merging the same shard again succeeds and changes nothing. */
 #define _GNU_SOURCE
 #include "fuzz_db.h"
-#include "registry.h"
+#include "registry_merge.h"
 #include "spec.h"
 #include "util.h"
 #include <math.h>

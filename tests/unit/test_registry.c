@@ -1,5 +1,5 @@
 /*
-** test_registry: the SQLite registry (registry.c) in a temporary directory:
+** test_registry: the SQLite registry (registry*.c) in a temporary directory:
 ** round trips of measurements, winners, defaults and cubins, and opening
 ** files that are not registries.
 **
@@ -7,7 +7,9 @@
 */
 #define _GNU_SOURCE
 #include "check.h"
-#include "registry.h"
+#include "registry_cubin.h"
+#include "registry_measure.h"
+#include "registry_winner.h"
 #include "util.h"
 
 #include <sqlite3.h>
@@ -210,6 +212,115 @@ static void test_roundtrip(void)
     CHECK(rc == 1 && g.median_us == 90, "the replaced winner has the new time");
     if (rc == 1) winner_free(&g);
     reg_close(r);
+}
+
+/* A measurement row for test_measure_queries: config's at shape n, timed
+** as stream says; ok with a time, else failed with status and no time. */
+static int put_row(reg *r, const char *bucket, const char *config, int n, int stream, const char *status,
+                   double us, double spread, long long dev, long long run)
+{
+    measurement m;
+    key_of(&m, bucket, config, dev);
+    snprintf(m.shape, sizeof m.shape, "{\"n\":%d}", n);
+    snprintf(m.status, sizeof m.status, "%s", status);
+    m.stream = stream;
+    m.run = run;
+    m.median_us = m.min_us = m.max_us = us;
+    m.spread = spread;
+    m.samples = (int)(us * 2);
+    m.error = strcmp(status, "ok") ? "wrong: 3 elements" : NULL;
+    return reg_measure_put(r, &m);
+}
+
+/* reg_measure_each's and reg_bucket_measurements' rows, as text. */
+static char rows[1024];
+static int row_text(const measurement *m, void *ctx)
+{
+    (void)ctx;
+    size_t at = strlen(rows);
+    snprintf(rows + at, sizeof rows - at, "%s%.1s%s:%s:%g:%d%s", at ? " " : "", m->config + 6, m->status[0] == 'o' ? "" : "!",
+             m->shape + 5, m->median_us, m->stream, m->error ? "e" : "");
+    return 0;
+}
+
+/* The readers that share registry_measure.c's one row reader: find takes a
+** twin GPU's row but keeps the key's config, device and run; best gives each
+** config's fastest ok row at the key's shape and timing on the key's GPU or
+** its twins, fastest first; each gives each config's newest row of its
+** task's newest timing; a bucket's rows come ok and fastest first, then the
+** failures, and a part's are its home's. */
+static void test_measure_queries(void)
+{
+    const char *p = path_in("measure.db");
+    reg *r;
+    if (reg_open(p, 0, &r)) {
+        CHECK(0, "open %s: %s", p, reg_errmsg(r));
+        reg_close(r);
+        return;
+    }
+    device d;
+    long long gpu0 = 0, twin = 0, other = 0, run1 = 0, run2 = 0;
+    fake_device(&d, "GPU-A");
+    reg_device(r, &d, &gpu0);
+    fake_device(&d, "GPU-B");       /* the same hardware and toolchain: a twin */
+    reg_device(r, &d, &twin);
+    fake_device(&d, "GPU-C");
+    d.sms = 114;                    /* other hardware */
+    reg_device(r, &d, &other);
+    reg_run_begin(r, "aitune sweep", NULL, 1, gpu0, "{}", &run1);
+    reg_run_begin(r, "aitune sweep", NULL, 2, gpu0, "{}", &run2);
+    const char *B = "n=2^10";
+    int bad = put_row(r, B, "{\"b\":\"A\"}", 1024, 0, "ok", 20, 0.02, gpu0, run1) ||
+              put_row(r, B, "{\"b\":\"A\"}", 1024, 0, "ok", 15, 0.05, twin, run1) ||
+              put_row(r, B, "{\"b\":\"B\"}", 1024, 0, "ok", 18, 0.01, gpu0, run1) ||
+              put_row(r, B, "{\"b\":\"C\"}", 1024, 0, "ok", 10, 0.01, other, run1) ||
+              put_row(r, B, "{\"b\":\"D\"}", 2000, 0, "ok", 5, 0.01, gpu0, run1) ||
+              put_row(r, B, "{\"b\":\"E\"}", 1024, 1, "ok", 4, 0.01, gpu0, run1) ||
+              put_row(r, B, "{\"b\":\"F\"}", 1024, 0, "wrong", 0, 0, gpu0, run1);
+    CHECK(!bad, "seven rows put: %s", bad ? reg_errmsg(r) : "ok");
+
+    measurement key, got, best[4];
+    key_of(&key, B, "{\"b\":\"A\"}", gpu0);
+    key.run = run2;
+    int rc = reg_measure_find(r, &key, &got);
+    CHECK(rc == 1 && got.median_us == 15 && got.spread == 0.05 && got.samples == 30 && got.device == gpu0 &&
+              got.run == run2 && got.config != key.config && !strcmp(got.config, key.config) && !strcmp(got.status, "ok"),
+          "find: the twin's newer row, with the key's config, device and run (rc %d, %g us, device %lld, run %lld)", rc,
+          got.median_us, got.device, got.run);
+    if (rc == 1) measurement_free(&got);
+    key.device = other;
+    rc = reg_measure_find(r, &key, &got);
+    CHECK(rc == 0, "find: another hardware's GPU has no row of config A (rc %d)", rc);
+
+    key.device = gpu0;
+    int n = reg_measure_best(r, &key, 4, best);
+    CHECK(n == 2 && !strcmp(best[0].config, "{\"b\":\"A\"}") && best[0].median_us == 15 && best[0].spread == 0.05 &&
+              best[0].samples == 30 && !strcmp(best[1].config, "{\"b\":\"B\"}") && best[1].median_us == 18 &&
+              !strcmp(best[0].status, "ok") && !best[0].stream && !strcmp(best[0].tmpl, "axpy/vec"),
+          "best: A's fastest row (the twin's), then B; not another GPU's, shape's, timing's or a failure (%d: %s %g)", n,
+          n > 0 ? best[0].config : "", n > 0 ? best[0].median_us : 0);
+    for (int i = 0; i < n; i++) measurement_free(&best[i]);
+    n = reg_measure_best(r, &key, 1, best);
+    CHECK(n == 1 && best[0].median_us == 15, "best of 1: A only (%d)", n);
+    for (int i = 0; i < n; i++) measurement_free(&best[i]);
+    key.stream = 1;
+    n = reg_measure_best(r, &key, 4, best);
+    CHECK(n == 1 && !strcmp(best[0].config, "{\"b\":\"E\"}") && best[0].stream == 1, "best timed as a stream: E (%d)", n);
+    for (int i = 0; i < n; i++) measurement_free(&best[i]);
+
+    rows[0] = 0;
+    CHECK(reg_measure_each(r, "axpy", row_text, NULL) == 0, "each: %s", reg_errmsg(r));
+    CHECK_STR(rows, "A:1024}:15:0 B:1024}:18:0 C:1024}:10:0 D:2000}:5:0 F!:1024}:0:0e",
+              "each: every config's newest row, timed as the task's newest (flush): no E");
+    const char *all = "E:1024}:4:1 D:2000}:5:0 C:1024}:10:0 A:1024}:15:0 B:1024}:18:0 A:1024}:20:0 F!:1024}:0:0e";
+    rows[0] = 0;
+    CHECK(reg_bucket_measurements(r, "axpy", "sm_90", "f32", B, row_text, NULL) == 0, "bucket rows: %s", reg_errmsg(r));
+    CHECK_STR(rows, all, "a bucket's rows: ok ones fastest first, then the failures");
+    rows[0] = 0;
+    CHECK(reg_bucket_measurements(r, "axpy", "sm_90", "f32", "n=2^10/1500", row_text, NULL) == 0, "part rows");
+    CHECK_STR(rows, all, "a part's rows are its home's");
+    reg_close(r);
+    rm_db(p);
 }
 
 /* Collect reg_winners' order. */
@@ -626,6 +737,7 @@ int main(void)
         return 1;
     }
     test_roundtrip();
+    test_measure_queries();
     test_order_defaults_cubins();
     test_bad_files();
     test_two_handles();

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "device.h"
-#include "registry.h"
+#include "registry_measure.h"
 #include "search.h"
 #include "tmpl.h"
 #include "util.h"

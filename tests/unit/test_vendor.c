@@ -21,6 +21,8 @@
 #include "check.h"
 #include "aitune.h"
 #include "plan.h"
+#include "registry_measure.h"
+#include "registry_merge.h"
 #include "registry_vendor.h"
 #include "sweep_vendor.h"
 #include "tmpl.h"
