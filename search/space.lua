@@ -19,6 +19,7 @@
 --   space.rejected        the configs rejected so far, in the order met:
 --                         { {cfg, why, kind}, ... } kind: "constraint" | "error"
 --   space:count()         the exact number of valid configs (checks the rest)
+--   space:tally()         the same, keeping nothing of what it checks
 --   space:estimate()      that number, exact when complete, else guessed from
 --                         the share of valid configs among the indices checked
 --   space:valid(cfg)      whether cfg is a valid config of the space
@@ -121,6 +122,23 @@ function Space:count()
     if self.memo[i] == nil then self:check(i) end
   end
   return self.size
+end
+
+-- The exact number of valid configs, as count(), without keeping what it
+-- checks (memo, rejected): a plan counts a space of millions of indices
+-- once, and the space stays as lazy as it was.
+function Space:tally()
+  if self.complete or not self.at or not self.judge then return self:count() end
+  local n = 0
+  for i = 1, self.N do
+    local m = self.memo[i]
+    if m == nil then
+      if self.judge(i, self.at(i)) then n = n + 1 end
+    elseif m then
+      n = n + 1
+    end
+  end
+  return n
 end
 
 function Space:estimate()

@@ -305,6 +305,22 @@ static double compile_timeout_s(void)
     return timeout_s;
 }
 
+static int pool_aborted(jit_pool *p);
+
+/* The helper's reply to a request sent at t0: msg_read's 0, -1 or -2 (late:
+** past compile_timeout_s), or -3 when the pool was aborted meanwhile. Read
+** in slices of 0.1 s, so an abort is seen at once; a slice that ends in the
+** middle of a reply keeps what came (proto.h: the connection's buffer). */
+static int read_reply(helper *h, msg *r, double t0)
+{
+    for (;;) {
+        if (pool_aborted(h->pool)) return -3;
+        double left = t0 + compile_timeout_s() - now_s();
+        int rc = msg_read(&h->proc.from, r, left < 0.1 ? (left > 0 ? left : 0) : 0.1);
+        if (rc != -2 || left <= 0.1) return rc;
+    }
+}
+
 /* Compile j in h's process, started if it is not running: as compile_job,
 ** and a helper that dies on j, or takes longer than compile_timeout_s(),
 ** makes j a compile error that names how (the late one is killed). */
@@ -319,6 +335,12 @@ static void compile_in_helper(helper *h, jit_job *j)
     msg r;
     int rc = -1;
     double t0 = now_s();
+    if (pool_aborted(h->pool)) {    /* a queued job after jit_pool_abort: no helper started for it */
+        sb_free(&req);
+        j->cancelled = 1;
+        j->error = xstrdup("cancelled");
+        return;
+    }
     /* Two tries: a helper killed from outside (SIGKILL, SIGTERM: the OOM
     ** killer, a user), while idle or on j, gets j again on a fresh helper.
     ** A crash is j's own (NVRTC fails the same way again): not retried. */
@@ -330,8 +352,14 @@ static void compile_in_helper(helper *h, jit_job *j)
             break;
         }
         t0 = now_s();
-        rc = msg_send(h->proc.to, &req, j->source, strlen(j->source)) ? -1 : msg_read(&h->proc.from, &r, compile_timeout_s());
+        rc = msg_send(h->proc.to, &req, j->source, strlen(j->source)) ? -1 : read_reply(h, &r, t0);
         if (!rc) break;
+        if (rc == -3) {   /* jit_pool_abort: the helper is killed, the job given up */
+            child_reap(&h->proc, 0);
+            j->cancelled = 1;
+            j->error = xstrdup("cancelled");
+            break;
+        }
         if (rc == -2) {   /* late: killed, not retried (it would hang again) */
             child_reap(&h->proc, 0);
             j->error = xstrfmt("NVRTC did not finish in %g s compiling this candidate (its helper was killed; "
@@ -381,6 +409,8 @@ struct jit_pool {
     jit_job **running;      /* the jobs being compiled, a place per thread */
     int isolate;            /* compile in helper processes (jit_use_helpers) */
     helper *helpers;        /* one per thread, started on its first job */
+    int aborted;            /* jit_pool_abort: helpers give their jobs up (atomic) */
+    int (*stop_fn)(void);   /* jit_pool_stop_when */
 };
 
 static void mark_done(jit_job *j)
@@ -393,6 +423,7 @@ static void mark_done(jit_job *j)
 static void mark_cancelled(jit_job *j)
 {
     j->ok = 0;
+    j->cancelled = 1;
     free(j->error);
     j->error = xstrdup("cancelled");
     mark_done(j);
@@ -522,6 +553,12 @@ void jit_submit(jit_pool *p, jit_job *j)
 {
     pthread_mutex_lock(&p->mu);
     j->followers = j->next = j->leader = NULL;
+    if (pool_aborted(p)) {   /* the pool compiles nothing more */
+        mark_cancelled(j);
+        pthread_cond_broadcast(&p->done);
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
     jit_job *lead = in_flight(p, j);
     if (lead) {
         /* Last in its leader's list: a cancelled leader hands its place to the first. */
@@ -547,6 +584,21 @@ void jit_submit(jit_pool *p, jit_job *j)
     p->queue[p->tail++ % p->cap] = j;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
+}
+
+static int pool_aborted(jit_pool *p)
+{
+    if (!__atomic_load_n(&p->aborted, __ATOMIC_ACQUIRE) && p->stop_fn && p->stop_fn())
+        __atomic_store_n(&p->aborted, 1, __ATOMIC_RELEASE);
+    return __atomic_load_n(&p->aborted, __ATOMIC_ACQUIRE);
+}
+
+void jit_pool_stop_when(jit_pool *p, int (*stop)(void)) { p->stop_fn = stop; }
+
+void jit_pool_abort(jit_pool *p)
+{
+    __atomic_store_n(&p->aborted, 1, __ATOMIC_RELEASE);
+    jit_pool_cancel(p);
 }
 
 void jit_pool_cancel(jit_pool *p)

@@ -48,6 +48,7 @@ typedef struct jit_job {
     int registers, spills, smem, stack;   /* spills: bytes stored + loaded; registers -1: no report */
     double ms;
     double t_start;         /* now_s() when its compile began; 0: not compiled */
+    int cancelled;          /* dropped before it compiled (jit_cancel, jit_pool_cancel, jit_pool_abort) */
     /* the pool's */
     int state;
     struct jit_job *leader, *followers, *next;   /* jobs of one key in flight */
@@ -81,8 +82,18 @@ int jit_pool_threads(const jit_pool *p);
 void jit_submit(jit_pool *p, jit_job *j); /* j must live until waited for */
 void jit_wait(jit_pool *p, jit_job *j);
 /* Drop the queued jobs no thread has started (Ctrl-C): each becomes done,
-** not ok, with the error "cancelled". Jobs being compiled finish. */
+** not ok, cancelled, with the error "cancelled". Jobs being compiled finish. */
 void jit_pool_cancel(jit_pool *p);
+/* The same, and the jobs being compiled in helpers are given up too: each
+** helper is killed within about 0.1 s and its job becomes cancelled like
+** the queued ones (a compile in this process, without helpers, finishes).
+** For a Ctrl-C that must not wait for NVRTC; the pool compiles nothing
+** more after it. */
+void jit_pool_abort(jit_pool *p);
+/* jit_pool_abort on its own as soon as stop() returns non-zero (asked
+** about every 0.1 s while a helper compiles, and before each job): a
+** Ctrl-C flag, so a caller blocked in jit_wait is released at once. */
+void jit_pool_stop_when(jit_pool *p, int (*stop)(void));
 /* Drop job j if no thread has started it (or it was never submitted): it
 ** becomes done, not ok, with the error "cancelled", and 1 is returned; 0:
 ** it is compiling (wait for it) or done. A job of the same key waiting on

@@ -137,14 +137,15 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
     opt opts[] = { { "--db", 1, 0, 0 }, { "--budget", 1, 0, 0 }, { "--max-evals", 1, 0, 0 }, { "--timeout", 1, 0, 0 },
                    { "--gpu", 1, 0, 0 }, { "-j", 1, 0, 0 }, { "--quiet", 0, 0, 0 }, { "-v", 0, 0, 0 },
                    { "--peers", 1, 0, 0 }, { "--shard", 1, 0, 0 }, { "--from-misses", 0, 0, 0 }, { "--gpus", 1, 0, 0 },
-                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { "--vendor", 1, 0, 0 }, { 0, 0, 0, 0 } };
+                   { "--keep-cubins", 0, 0, 0 }, { "--ahead", 1, 0, 0 }, { "--vendor", 1, 0, 0 }, { "--plan", 0, 0, 0 },
+                   { 0, 0, 0, 0 } };
     const char *pos[1];
     int np, rc = parse_opts(c, argc, argv, opts, pos, 1, &np);
     if (rc) return rc;
     if (np != 1) return usage_error(c, "which spec? (e.g. specs/elementwise.yaml)");
     sweep_opts o = { .spec_path = pos[0], .db_path = db_path(opts[0].value), .root = root_dir(),
                      .compile_only = compile_only, .kernel_timeout = 10, .quiet = opts[6].set, .verbose = opts[7].set,
-                     .peers_path = opts[8].value, .keep_cubins = opts[12].set };
+                     .peers_path = opts[8].value, .keep_cubins = opts[12].set, .count_only = opts[15].set };
     long long v;
     if (opts[1].set && (rc = cli_duration(c, find_cmd(c)->usage, "--budget", opts[1].value, "90s, 30m or 2h", &o.budget_s)))
         return rc;
@@ -168,6 +169,7 @@ static int sweep_like(const char *c, int argc, char **argv, int compile_only)
         o.ahead = v ? (int)v : -1;
     }
     if (opts[14].set && compile_only) return usage_error(c, "--vendor is for sweep (compile times nothing)");
+    if (opts[15].set && !compile_only) return usage_error(c, "--plan is for compile (sweep's buckets: `aitune window --plan`)");
     if (opts[14].set && sweep_vendor_parse(opts[14].value, &o.vendor))
         return usage_error(c, "--vendor '%s' is not win, time or off", opts[14].value);
     void *misses = NULL;
@@ -461,14 +463,19 @@ static const cmd commands[] = {
       "500 MB for every candidate of specs/memory.yaml) and no measurement. A later sweep into the same\n"
       "registry takes its kernels from there; `aitune gc` drops what no winner, finalist or default needs.\n\n"
       "  --db PATH    the registry (default $AITUNE_DB, else ~/.local/share/aitune/registry.db)\n"
-      "  --max-evals N  a seeded sample of N configs per template and bucket, not every one\n"
+      "  --max-evals N  a seeded sample of N configs per template and bucket (overrides the spec)\n"
       "  -j N         compile threads (default: one per core)\n"
       "  -v           the full table: one row per kernel\n"
+      "  --plan       count each bucket's and template's candidates and what compile would take of\n"
+      "               them; compile nothing, open no registry\n"
       "  --quiet      no progress on stderr\n\n"
-      "Each cubin is stored as it lands, so a killed compile keeps its work.\n"
+      "The spec's max_evals (or --max-evals) caps each template and bucket with a seeded sample; a\n"
+      "bucket and template of more than 4096 candidates without a cap is refused (exit 3), saying what\n"
+      "to set. Candidates stream: each is compiled, stored and let go as it lands, so memory stays\n"
+      "small whatever the spec, and a killed compile keeps its work; Ctrl-C stops within a second.\n"
       "Exit: 0 done, 1 failure (a kernel did not compile; the registry cannot be written), 2 usage,\n"
       "3 bad spec or registry, 130 interrupted (resumable).",
-      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N] [-v] [--quiet]" },
+      "aitune compile SPEC [--db PATH] [--max-evals N] [-j N] [-v] [--plan] [--quiet]" },
     { "sweep", cmd_sweep, "Tune a spec on the GPU, storing every measurement and each winner. For each (op, dtype,\n"
       "shape bucket), every candidate is verified against the op's reference on random inputs and\n"
       "timed (L2 flushed, median of settled samples; a task with `timing: stream` is timed as a\n"
@@ -501,7 +508,7 @@ static const cmd commands[] = {
       "                   search picks the configs asked ahead without their results: its choices are\n"
       "                   repeatable for a seed and a depth, and a deeper look-ahead costs it quality\n"
       "  --quiet          no progress on stderr (a redrawn line on a terminal: buckets, candidates,\n"
-      "                   best so far vs default, elapsed, ETA; else a line every 30 s)\n"
+      "                   best so far vs default, elapsed, ETA; else a line every 5 s)\n"
       "  --peers FILE     peer figures (JSON lines as bench/peers_*.py print them): each winner's\n"
       "                   ratio to the peer measured at a shape in its bucket (e.g. 1.004x cublas)\n"
       "  --keep-cubins    keep every candidate's cubin (the full compile cache, as `aitune compile`)\n"

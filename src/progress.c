@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 struct progress {
@@ -14,6 +15,8 @@ struct progress {
     int mode, width;
     double interval, (*clock)(void);
     double t0, last_draw;
+    double t_phase;             /* when the counts began (progress_buckets): the ETA's clock */
+    char phase[32];             /* progress_phase */
     int drawn;                  /* a terminal line is on screen */
     int buckets_total, buckets_started;
     long long planned, done;    /* candidates, the whole run */
@@ -29,6 +32,11 @@ struct progress {
     progress *lanes[PROGRESS_MAX_LANES];
     int nlanes;
     pthread_mutex_t mu;         /* root's: held by every call on the run or a lane */
+    /* progress_start_ticker: a thread that draws when due, whatever the
+    ** run is doing (waiting on a compile, a worker, a count). */
+    pthread_t ticker;
+    pthread_cond_t wake;
+    int ticking, stop, ended;   /* ended: progress_end; nothing is drawn after it */
 };
 
 /* Every call takes the run's lock: lanes live on threads of their own. */
@@ -72,7 +80,7 @@ progress *progress_new_with(FILE *f, const char *what, int mode, int width, doub
     p->width = width < 20 ? 20 : width;
     p->interval = interval_s;
     p->clock = clock ? clock : now_s;
-    p->t0 = p->last_draw = p->clock();
+    p->t0 = p->t_phase = p->last_draw = p->clock();
     p->root = p;
     pthread_mutex_init(&p->mu, NULL);
     return p;
@@ -97,7 +105,7 @@ progress *progress_new(FILE *f, const char *what)
 {
     int tty = isatty(fileno(f));
     const char *iv = getenv("AITUNE_PROGRESS_INTERVAL");
-    double interval = iv && *iv ? atof(iv) : 30;
+    double interval = iv && *iv ? atof(iv) : 5;
     return progress_new_with(f, what, tty ? PROGRESS_TTY : PROGRESS_LINES, tty ? term_width(f) : 1000,
                              tty ? 0.1 : interval, NULL);
 }
@@ -146,17 +154,17 @@ static double fraction(const progress *p)
 
 int progress_format(const progress *p, char *out, int cap)
 {
-    double el = p->clock() - p->t0;
+    double now = p->clock(), el = now - p->t0, ph = now - p->t_phase;
     char e[16], eta[16] = "?";
     progress_fmt_duration(el, e, sizeof e);
     double fr = fraction(p);
-    /* An estimate needs a little history: 2% of the run or 5 seconds. */
+    /* An estimate needs a little history: 2% of the phase or 5 seconds. */
     if (fr >= 1) snprintf(eta, sizeof eta, "0s");
-    else if (fr > 0.02 || (fr > 0 && el > 5)) progress_fmt_duration(el * (1 - fr) / fr, eta, sizeof eta);
+    else if (fr > 0.02 || (fr > 0 && ph > 5)) progress_fmt_duration(ph * (1 - fr) / fr, eta, sizeof eta);
     /* What matters most comes first, as a narrow terminal cuts the end:
     ** counts and time, then the bucket and its best, then the note. */
     char line[512];
-    int n = snprintf(line, sizeof line, "%s:", p->what);
+    int n = snprintf(line, sizeof line, "%s%s%s%s:", p->what, p->phase[0] ? " (" : "", p->phase, p->phase[0] ? ")" : "");
     if (p->buckets_total > 0 && p->nlanes)
         n += snprintf(line + n, sizeof line - (size_t)n, " bucket %d/%d, %lld candidates,", p->buckets_started,
                       p->buckets_total, p->done);
@@ -195,6 +203,7 @@ int progress_format(const progress *p, char *out, int cap)
 
 static void draw(progress *p)
 {
+    if (p->ended) return;
     char line[512];
     progress_format(p, line, sizeof line);
     if (p->mode == PROGRESS_TTY) {
@@ -234,6 +243,20 @@ void progress_buckets(progress *p, int total)
     if (!p) return;
     progress *r = lock(p);
     r->buckets_total = total;
+    r->buckets_started = 0;
+    r->planned = r->done = 0;
+    r->in_bucket = 0;
+    r->bucket_planned = r->bucket_done = 0;
+    r->bucket[0] = 0;
+    r->t_phase = r->clock();
+    unlock(r);
+}
+
+void progress_phase(progress *p, const char *word)
+{
+    if (!p) return;
+    progress *r = lock(p);
+    snprintf(r->phase, sizeof r->phase, "%s", word);
     unlock(r);
 }
 
@@ -291,6 +314,15 @@ void progress_clear(progress *p)
     unlock(r);
 }
 
+void progress_put(progress *p, FILE *f, const char *line)
+{
+    progress *r = p ? lock(p) : NULL;
+    if (r) clear(r);
+    progress_put_line(f, line);
+    fflush(f);
+    if (r) unlock(r);
+}
+
 void progress_print(progress *p, FILE *f, const char *text)
 {
     progress *r = p ? lock(p) : NULL;
@@ -300,9 +332,50 @@ void progress_print(progress *p, FILE *f, const char *text)
     if (r) unlock(r);
 }
 
+static void *ticker_main(void *arg)
+{
+    progress *r = arg;
+    pthread_mutex_lock(&r->mu);
+    while (!r->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&r->wake, &r->mu, &ts);
+        if (!r->stop) tick(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+void progress_start_ticker(progress *p)
+{
+    if (!p || p->root != p || p->ticking || p->ended) return;
+    pthread_cond_init(&p->wake, NULL);
+    p->ticking = !pthread_create(&p->ticker, NULL, ticker_main, p);
+    if (!p->ticking) pthread_cond_destroy(&p->wake);
+}
+
 void progress_end(progress *p)
 {
-    progress_clear(p);
+    if (!p) return;
+    progress *r = p->root;
+    if (r->ticking) {
+        pthread_mutex_lock(&r->mu);
+        r->stop = 1;
+        pthread_cond_signal(&r->wake);
+        pthread_mutex_unlock(&r->mu);
+        pthread_join(r->ticker, NULL);
+        pthread_cond_destroy(&r->wake);
+        r->ticking = 0;
+    }
+    progress *l = lock(r);
+    clear(l);
+    l->ended = 1;
+    unlock(l);
 }
 
 void compile_tally_add(compile_tally *t, const char *label, int spills, double ms, int cached, int failed, int warned)

@@ -5,7 +5,7 @@
 **
 ** On a terminal one line is redrawn in place (at most ten times a second),
 ** cut to the terminal's width; otherwise a plain line is written every
-** interval seconds (30 by default, $AITUNE_PROGRESS_INTERVAL), so logs of
+** interval seconds (5 by default, $AITUNE_PROGRESS_INTERVAL), so logs of
 ** batch jobs show the sweep is alive without a line per candidate.
 **
 ** The clock is injectable so tests can drive time. Nothing here allocates
@@ -34,8 +34,14 @@ void progress_free(progress *p);
 #define PROGRESS_MAX_LANES 16
 progress *progress_lane(progress *p, const char *name);
 
-/* The number of buckets the run will visit. */
+/* The number of buckets the run (or its phase: compile counts the spec's
+** candidates first) will visit; the counts start again from 0, and the
+** ETA from now. */
 void progress_buckets(progress *p, int total);
+/* The phase of the run, a few words shown after the command's name in
+** every line, terminal or not ("compile (counting candidates): ..."); ""
+** none. */
+void progress_phase(progress *p, const char *words);
 /* A bucket starts (its label: "softmax bf16 rows=2^14,cols=2^8"); the
 ** previous one, if any, counts as done. */
 void progress_bucket(progress *p, const char *label);
@@ -58,7 +64,12 @@ void progress_clear(progress *p);
 /* Write text (whole lines) to f with the terminal line out of its way: no
 ** lane can draw between the erase and the write. p NULL: just the write. */
 void progress_print(progress *p, FILE *f, const char *text);
-/* The run is over: erase the terminal line for good. */
+/* Draw when due from a thread of p's own, whatever the run is doing
+** (waiting on a compile, a worker, a count), until progress_end: so a run
+** off a terminal writes its line every interval in every phase. */
+void progress_start_ticker(progress *p);
+/* The run is over: the ticker stopped, the terminal line erased for good,
+** and nothing drawn after (the summary follows). */
 void progress_end(progress *p);
 
 /* The status line for the time now, cut to the width; returns its length. */
@@ -66,6 +77,10 @@ int progress_format(const progress *p, char *out, int cap);
 
 /* "42s", "3m05s", "2h07m": a duration for people. */
 void progress_fmt_duration(double s, char *out, int cap);
+
+/* progress_put_line with the terminal line out of its way, as
+** progress_print. */
+void progress_put(progress *p, FILE *f, const char *line);
 
 /* The width of the terminal f is, or 0 when it is not one. */
 int progress_term_width(FILE *f);

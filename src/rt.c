@@ -656,7 +656,7 @@ static struct rt_set *rt_load_set(aitune *h, const char *op, const char *arch, s
     sqlite3_bind_text(st, 2, arch, (int)archlen, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, dtype, -1, SQLITE_STATIC);
     struct rt_loader L = { 0 };
-    int rc;
+    int rc = SQLITE_DONE;   /* the loop sets it: s->rc starts OK */
     while (s->rc == AITUNE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
         rt_add_winner(h, s, &L, st);
     if (s->rc == AITUNE_OK && rc != SQLITE_DONE) {

@@ -248,17 +248,21 @@ static int space_int(search *s, const char *field)
 
 int search_size(search *s) { return space_int(s, "size"); }
 
-int search_count(search *s)
+/* space:method() as a count; -1 with tmpl_errmsg when it fails. */
+static long long space_call(search *s, const char *method, const char *what)
 {
     lua_State *L = tmpl_lua(s->T);
     int top = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->space);
-    lua_getfield(L, -1, "count");
+    lua_getfield(L, -1, method);
     lua_pushvalue(L, -2);
-    int n = tmpl_pcall(s->T, 1, 1, "space count()") ? -1 : (int)lua_tointeger(L, -1);
+    long long n = tmpl_pcall(s->T, 1, 1, what) ? -1 : (long long)lua_tointeger(L, -1);
     lua_settop(L, top);
     return n;
 }
+
+int search_count(search *s) { return (int)space_call(s, "count", "space count()"); }
+long long search_tally(search *s) { return space_call(s, "tally", "space tally()"); }
 int search_nrejected(search *s) { return space_int(s, "rejected"); }
 
 int search_rejected(search *s, int i, char **config, char *why, int whycap, int *is_error)

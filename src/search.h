@@ -44,6 +44,9 @@ void search_free(search *s);
 ** number, and checks whatever was not met yet to get it. */
 int search_size(search *s);
 int search_count(search *s);
+/* search_count without keeping what it checks (what a plan counts once, a
+** space of millions of indices); -1 with tmpl_errmsg when it fails. */
+long long search_tally(search *s);
 /* The configs rejected so far, in the order the search met them. */
 int search_nrejected(search *s);
 /* The i-th config the constraints rejected: JSON (caller frees), the reason,

@@ -6,6 +6,7 @@
 #include "sweep_compile.h"
 #include "sweep_lanes.h"
 #include "sweep_scan.h"
+#include "sweep_space.h"
 #include "sweep_task.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +35,36 @@ static int op_signature(void *ctx, const char *op, const char *dtype, int *ndims
     return 0;
 }
 
+/* The progress line (the run's; with several GPUs the lanes' are views of it). */
+static void open_progress(sw *S, hub *H)
+{
+    const sweep_opts *o = S->o;
+    if (o->quiet) return;
+    S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
+    progress_start_ticker(S->P);
+    for (int i = 0; i < H->nlanes && H->nlanes > 1; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "GPU %d", H->lanes[i]->gpu);
+        H->lanes[i]->P = progress_lane(S->P, name);
+    }
+}
+
+/* compile's device: the facts of the spec's arch, assumed (no GPU). */
+static int assume_device(sw *S)
+{
+    if (device_assume(S->arch, &S->dev)) {
+        error("spec '%s': no device facts for arch '%s' (known: sm_80, sm_90)", S->o->spec_path, S->sp.arch);
+        return EXIT_INPUT;
+    }
+    snprintf(S->dev.nvrtc, sizeof S->dev.nvrtc, "%s", jit_nvrtc_version());
+    return 0;
+}
+
 /* Everything a run needs before its first bucket: the spec checked
 ** against the templates, the lanes (their workers: a sweep without a GPU
-** stops here, before the registry is touched), the registry (one
-** connection per lane), the compile pool, the progress line. Returns 0 or
+** stops here, before the registry is touched), the progress line, each
+** bucket's space within bounds (sweep_space.h; compile --plan stops here),
+** the registry (one connection per lane), the compile pool. Returns 0 or
 ** the exit code (said). */
 static int open_run(sw *S, hub *H)
 {
@@ -47,7 +74,12 @@ static int open_run(sw *S, hub *H)
     S->T = tmpl_open(o->root);
     int code;
     if (task_check_spec(S)) return EXIT_INPUT;
-    if (!o->compile_only && (code = lanes_start(S, H))) return code;
+    if ((code = o->compile_only ? assume_device(S) : lanes_start(S, H))) return code;
+    open_progress(S, H);
+    sw_signals();   /* counting a large space stops at Ctrl-C */
+    if (o->count_only) return 0;
+    if (!o->plan_only && !o->check && !o->scan && (code = space_check(S))) return code;
+    progress_buckets(S->P, o->compile_only ? 0 : lanes_buckets(S));   /* the run's, after the counting */
     if (!o->compile_only && !o->plan_only && (code = reg_sweep_lock(o->db_path, o->command))) return code;
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
@@ -71,29 +103,15 @@ static int open_run(sw *S, hub *H)
     /* One pool for every GPU's compiles: -j is the host's budget. */
     S->pool = jit_pool_new(o->threads);
     for (int i = 1; i < H->nlanes; i++) H->lanes[i]->pool = S->pool;
-    if (!o->quiet) {
-        /* The run's line; with several GPUs the lanes' are views of it. */
-        S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
-        progress_buckets(S->P, o->compile_only ? 0 : lanes_buckets(S));
-        for (int i = 0; i < H->nlanes && H->nlanes > 1; i++) {
-            char name[16];
-            snprintf(name, sizeof name, "GPU %d", H->lanes[i]->gpu);
-            H->lanes[i]->P = progress_lane(S->P, name);
-        }
-    }
     return 0;
 }
 
 /* aitune compile: every candidate of the spec compiled, for the spec's arch. */
 static int compile_only(sw *S)
 {
-    if (device_assume(S->arch, &S->dev)) {
-        error("spec '%s': no device facts for arch '%s' (known: sm_80, sm_90)", S->o->spec_path, S->sp.arch);
-        return EXIT_INPUT;
-    }
-    snprintf(S->dev.nvrtc, sizeof S->dev.nvrtc, "%s", jit_nvrtc_version());
     int rc = compile_run(S);
     int code = rc < 0 ? EXIT_FAIL : rc;
+    progress_end(S->P);
     sw_summary(S);
     if (sw_interrupted()) {
         fprintf(stderr, "aitune: interrupted; what was compiled is cached: run the same command again to go on\n");
@@ -116,7 +134,7 @@ static int finish_run(sw *S, hub *H, int code)
             code = EXIT_FAIL;
             break;
         }
-    sw_note(S, "%s", "");
+    progress_end(S->P);
     if (!o->scan) sw_summary(S);   /* scan says its own (sweep_scan.c) */
     if (o->check) {
         printf("check: %d winner%s checked: %d ok, %d regressed or failed\n", S->checked, S->checked == 1 ? "" : "s",
@@ -160,8 +178,10 @@ int sweep_run(const sweep_opts *o)
     }
     pthread_mutex_init(&H->mu, NULL);
     int code = open_run(S, H);
-    if (!code) {
-        sw_signals();
+    if (code == 130) fprintf(stderr, "aitune: interrupted before any work began\n");
+    if (!code && o->count_only) {
+        if ((code = space_plan(S)) == 130) fprintf(stderr, "aitune: interrupted\n");
+    } else if (!code) {
         sw_trace_open();
         if (o->compile_only) {
             code = compile_only(S);

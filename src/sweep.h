@@ -11,7 +11,8 @@
 ** it, across batch boundaries (a strategy is asked while some of its
 ** configs are untold). Candidates land in the order asked; a budget or
 ** Ctrl-C stops after the one in hand, and what was asked ahead is neither
-** recorded nor told. AITUNE_TRACE=FILE logs the asks, compiles and timings.
+** recorded nor told. AITUNE_TRACE=FILE logs the asks, compiles and timings
+** (and compile's candidates as they are set off).
 **
 ** On several GPUs (sweep_opts.gpus) each GPU is a lane: its own worker and
 ** thread, taking the spec's buckets one at a time from one queue, so every

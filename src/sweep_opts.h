@@ -44,6 +44,7 @@ typedef struct sweep_opts {
     double noise;               /* retune: relative margin within which the winner stays */
     int check;                  /* re-time each bucket's winner against its record (aitune check) */
     int plan_only;              /* walk the buckets through want only: measure and record nothing */
+    int count_only;             /* compile --plan: each bucket's candidates counted (sweep_space.h), nothing compiled */
     int keep_cubins;            /* keep every candidate's cubin, not only winners', finalists' and defaults' */
     int vendor;                 /* sweep_vendor.h: SWEEP_VENDOR_WIN (0, the default), _TIME or _OFF */
     int scan;                   /* aitune scan: every size of the spec's ranges timed (sweep_scan.h) */

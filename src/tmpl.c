@@ -17,6 +17,9 @@ struct tmpl {
     lua_State *L;
     char *root;
     char err[1024];
+    int (*watch)(void *ctx);    /* tmpl_watch */
+    void *watch_ctx;
+    int stopped;
 };
 
 static int fail(tmpl *T, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -41,6 +44,29 @@ int tmpl_seterr(tmpl *T, const char *fmt, ...)
 const char *tmpl_errmsg(tmpl *T) { return T->err[0] ? T->err : "not an error"; }
 lua_State *tmpl_lua(tmpl *T) { return T->L; }
 const char *tmpl_root(tmpl *T) { return T->root; }
+
+/* The count hook of tmpl_watch: once the watch says stop, an error at
+** every instruction, so no pcall in a template can swallow it for good. */
+static void on_count(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    tmpl *T = *(tmpl **)lua_getextraspace(L);
+    if (!T->stopped && T->watch && T->watch(T->watch_ctx)) {
+        T->stopped = 1;
+        lua_sethook(L, on_count, LUA_MASKCOUNT, 1);
+    }
+    if (T->stopped) luaL_error(L, "interrupted");
+}
+
+void tmpl_watch(tmpl *T, int (*fn)(void *ctx), void *ctx)
+{
+    T->watch = fn;
+    T->watch_ctx = ctx;
+    T->stopped = 0;
+    lua_sethook(T->L, fn ? on_count : NULL, fn ? LUA_MASKCOUNT : 0, fn ? TMPL_WATCH_STEPS : 0);
+}
+
+int tmpl_stopped(tmpl *T) { return T->stopped; }
 
 /* Keep only the error's first line: messages become one line on stderr. */
 static int on_error(lua_State *L)
@@ -132,6 +158,7 @@ tmpl *tmpl_open(const char *root)
     T->root = xstrdup(root);
     lua_State *L = T->L = luaL_newstate();
     if (!L) die(EXIT_FAIL, "out of memory creating the Lua state");
+    *(tmpl **)lua_getextraspace(L) = T;     /* the watch's hook finds T there */
     static const luaL_Reg libs[] = {
         { LUA_GNAME, luaopen_base }, { LUA_STRLIBNAME, luaopen_string },
         { LUA_TABLIBNAME, luaopen_table }, { LUA_MATHLIBNAME, luaopen_math }, { NULL, NULL },

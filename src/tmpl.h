@@ -66,6 +66,19 @@ int tmpl_seterr(tmpl *T, const char *fmt, ...) __attribute__((format(printf, 2, 
 struct lua_State *tmpl_lua(tmpl *T);
 const char *tmpl_root(tmpl *T);
 
+/* A watch over long Lua work (a space counted, a batch asked of a search,
+** a config instantiated), so a Ctrl-C need not wait for it: fn(ctx) is
+** called about every TMPL_WATCH_STEPS Lua instructions, and once it returns
+** non-zero the call in progress fails with "interrupted", as does every
+** Lua call after it, until the watch is set again or removed (fn NULL).
+** A template that catches errors (pcall) cannot hold it: the error is
+** raised again at each instruction until it leaves the template. */
+#define TMPL_WATCH_STEPS 100000
+void tmpl_watch(tmpl *T, int (*fn)(void *ctx), void *ctx);
+/* Whether the watch has stopped the Lua work (tmpl_errmsg then ends in
+** "interrupted"). */
+int tmpl_stopped(tmpl *T);
+
 /* Ops (folders with an op.lua), sorted. The list is owned by the caller:
 ** free each name, then the array. */
 int tmpl_ops(tmpl *T, char ***names, int *n);

@@ -9,6 +9,7 @@ only (the fast path that aitune.dispatch caches).
 
 import ctypes
 import json
+import operator
 import os
 import re
 import struct
@@ -16,6 +17,49 @@ import threading
 
 from . import _lib
 from ._lib import AituneError, LEVELS, MISUSE, OK
+
+# ---- what crosses into C: ctypes neither checks a long long's range (2^64 + 5
+# arrives as 5) nor a string's NULs (b"softmax\0x" arrives as "softmax") ----
+
+_LL_MAX = (1 << 63) - 1
+
+
+def _c_shape(shape):
+    """shape as a C array of long long and its length. Each size must be an
+    integer (an int, or anything with __index__ such as a numpy integer; not a
+    bool, a float or a string) that a long long holds; else ValueError. Whether
+    a size is >= 1 is libaitune's to say (AITUNE_MISUSE)."""
+    sizes = []
+    for s in shape:
+        if isinstance(s, bool):
+            raise ValueError("shape: %r is not a size" % (s,))
+        try:
+            v = operator.index(s)
+        except TypeError:
+            raise ValueError("shape: %r is not an integer" % (s,)) from None
+        if not -_LL_MAX - 1 <= v <= _LL_MAX:
+            raise ValueError("shape: %d does not fit a 64-bit size" % v)
+        sizes.append(v)
+    return (ctypes.c_longlong * len(sizes))(*sizes), len(sizes)
+
+
+def _c_text(s, what):
+    """A name (op, arch, dtype) as C text: a str without NUL; else ValueError."""
+    if not isinstance(s, str):
+        raise ValueError("%s: %r is not a string" % (what, s))
+    if "\0" in s:
+        raise ValueError("%s %r holds a NUL character" % (what, s))
+    return s.encode()
+
+
+def _c_path(path):
+    """A registry's path as C text (os.fsencode); one with a NUL is ValueError
+    (C would open the file named by what comes before it)."""
+    b = os.fsencode(path)
+    if b"\0" in b:
+        raise ValueError("registry path %r holds a NUL character" % (path,))
+    return b
+
 
 # ---- expressions (src/expr.h): integers, dim names, + - *, (), cdiv/min/max ----
 
@@ -191,7 +235,7 @@ class Kernel:
         self.plan = json.loads(info.plan.decode())
 
     def workspace_bytes(self, shape):
-        shp = (ctypes.c_longlong * len(shape))(*shape)
+        shp, _ = _c_shape(shape)
         out = ctypes.c_ulonglong()
         self._reg._check(_lib.load().aitune_kernel_workspace(self._reg._h, self._ptr, shp, ctypes.byref(out)))
         return out.value
@@ -205,7 +249,7 @@ class Registry:
         self.path = os.fspath(path)
         self._tls = threading.local()
         self._h = ctypes.c_void_p()
-        rc = lib.aitune_open(os.fsencode(path), ctypes.byref(self._h))
+        rc = lib.aitune_open(_c_path(path), ctypes.byref(self._h))
         if rc != OK:
             msg = lib.aitune_errmsg(self._h).decode(errors="replace")
             lib.aitune_close(self._h)
@@ -252,10 +296,10 @@ class Registry:
     def lookup(self, op, arch, dtype, shape):
         """The config for a shape: a dict with level, template, config, bucket, median_us."""
         self._live()
-        shp = (ctypes.c_longlong * len(shape))(*shape)
+        shp, nd = _c_shape(shape)
         c = _lib.Choice()
-        self._check(_lib.load().aitune_lookup(self._h, op.encode(), arch.encode(), dtype.encode(), shp, len(shape),
-                                          ctypes.byref(c)))
+        self._check(_lib.load().aitune_lookup(self._h, _c_text(op, "op"), _c_text(arch, "arch"), _c_text(dtype, "dtype"),
+                                              shp, nd, ctypes.byref(c)))
         return {"level": LEVELS.get(c.level, "?"), "template": c.template_name.decode(),
                 "config": json.loads(c.config.decode()), "bucket": c.bucket.decode() if c.bucket else None,
                 "median_us": c.median_us, "distance": c.distance}
@@ -278,11 +322,11 @@ class Registry:
     def kernel_in_context(self, op, dtype, shape, arch):
         """kernel() in the CUDA context current in this thread, asking PyTorch nothing."""
         self._live()
-        shp = (ctypes.c_longlong * len(shape))(*shape)
+        shp, nd = _c_shape(shape)
         k = ctypes.c_void_p()
         lib = _lib.load()
-        self._check(lib.aitune_kernel_get(self._h, op.encode(), arch.encode(), dtype.encode(), shp, len(shape),
-                                          ctypes.byref(k)))
+        self._check(lib.aitune_kernel_get(self._h, _c_text(op, "op"), _c_text(arch, "arch"), _c_text(dtype, "dtype"),
+                                          shp, nd, ctypes.byref(k)))
         info = _lib.KernelInfo()
         self._check(lib.aitune_kernel_info_get(self._h, k, ctypes.byref(info)))
         return Kernel(self, k, info)
@@ -322,7 +366,7 @@ class Registry:
             arr[len(values)].ptr = addr
         if stream is None and torch is not None and torch.cuda.is_available():
             stream = torch.cuda.current_stream().cuda_stream
-        shp = (ctypes.c_longlong * len(shape))(*shape)
+        shp, _ = _c_shape(shape)
         self._check(_lib.load().aitune_launch(self._h, k._ptr, arr, shp, ctypes.c_void_p(stream or 0)))
         if keep is not None and torch is not None:
             keep.record_stream(torch.cuda.current_stream())
@@ -333,7 +377,7 @@ class Registry:
         address} of buffers that stay (a weight), whose tensor maps are encoded now."""
         self._live()
         lib = _lib.load()
-        shp = (ctypes.c_longlong * len(shape))(*shape)
+        shp, _ = _c_shape(shape)
         args = None
         if known:
             args = (_lib.Arg * (len(kernel.plan["args"]) + 1))()

@@ -81,6 +81,21 @@ def test_lookups_and_misses(reg_path):
     assert db.execute("SELECT op, shape, count FROM misses").fetchall() == [("softmax", "64,1048576", 1)]
 
 
+def test_what_crosses_into_c_is_checked(reg_path):
+    # ctypes would wrap 2^64 + 16 to 16 and cut "softmax\0x" to "softmax".
+    with aitune.Registry(reg_path) as reg:
+        for shape in [(16, 2**64 + 200), (16, -2**64), (16, 200.0), (True, 200), ("16", 200)]:
+            with pytest.raises(ValueError):
+                reg.lookup("softmax", "sm_90", "bf16", shape)
+        for op, arch, dtype in [("softmax\0x", "sm_90", "bf16"), ("softmax", "sm_90\0", "bf16"),
+                                ("softmax", "sm_90", "bf16\0f32")]:
+            with pytest.raises(ValueError):
+                reg.lookup(op, arch, dtype, (16, 200))
+        assert reg.lookup("softmax", "sm_90", "bf16", (16, 200))["level"] == "exact"
+    with pytest.raises(ValueError):
+        aitune.Registry(reg_path + "\0.other")
+
+
 def test_closed_registry(reg_path):
     reg = aitune.Registry(reg_path)
     reg.close()

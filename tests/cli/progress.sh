@@ -44,7 +44,8 @@ fi
 run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db" --quiet
 expect_eq "--quiet: no progress" "$(grep -c '^sweep: bucket' "$T/err")" 0
 
-# compile counts kernels.
+# compile counts buckets and candidates.
 run env AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" compile "$T/two.yaml" --db "$T/b.db"
-expect_stderr "^compile: [0-9]+/[0-9]+, [0-9]+s elapsed, ETA" "compile shows kernels done out of planned"
+expect_stderr "^compile: bucket [0-9]+/2, [0-9]+/[0-9]+ candidates \([0-9]+ in all\), [0-9]+s elapsed, ETA" \
+    "compile shows buckets and candidates done out of planned"
 done_testing

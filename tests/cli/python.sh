@@ -17,6 +17,37 @@ fi
 out=$(cd "$T" && PYTHONPATH=$ROOT/python python3 -c 'import sys, aitune; print(aitune.Registry.__name__, "torch" in sys.modules)' 2>&1)
 expect_eq "import aitune needs no torch" "$out" "Registry False"
 
+# What crosses into C is checked first (ctypes neither checks a long long's
+# range nor stops at a NUL): a size over 2^63 or a name or path with a NUL is
+# ValueError, never a lookup of something else.
+LIBSO=$ROOT/${BUILD:-build}/libaitune.so
+if [ -f "$LIBSO" ] && ! nm -D "$LIBSO" 2>/dev/null | grep -q __asan_init && seed_db "$T/c.db"; then
+    out=$(cd "$T" && AITUNE_LIB=$LIBSO PYTHONPATH=$ROOT/python python3 -c '
+import sys, aitune
+reg = aitune.Registry(sys.argv[1])
+def why(f):
+    try:
+        f()
+        return "accepted"
+    except ValueError as e:
+        return "ValueError"
+    except aitune.AituneError as e:
+        return "AituneError"
+print(why(lambda: reg.lookup("axpy", "sm_90", "f32", (2**64 + 6,))),
+      why(lambda: reg.lookup("axpy", "sm_90", "f32", (-2**64 + 6,))),
+      why(lambda: reg.lookup("axpy", "sm_90", "f32", (4096.5,))),
+      why(lambda: reg.lookup("axpy", "sm_90", "f32", (True,))),
+      why(lambda: reg.lookup("axpy\0evil", "sm_90", "f32", (6,))),
+      why(lambda: reg.lookup("axpy", "sm_90\0", "f32", (6,))),
+      why(lambda: reg.kernel_in_context("axpy", "f32\0", (6,), "sm_90")),
+      why(lambda: aitune.Registry(sys.argv[1] + "\0.other")),
+      why(lambda: reg.lookup("axpy", "sm_90", "f32", (2**63 - 1,))))' "$T/c.db" 2>&1)
+    expect_eq "sizes past a long long, non-integers and names or paths with a NUL are ValueError; a size that fits reaches libaitune" \
+        "$out" "ValueError ValueError ValueError ValueError ValueError ValueError ValueError ValueError accepted"
+else
+    skip "the ctypes checks: no $LIBSO (make), or it is sanitized"
+fi
+
 VENV=${AITUNE_VENV:-$ROOT/.venv}
 PY=$VENV/bin/python
 if [ ! -x "$PY" ] || ! "$PY" -c 'import torch, pytest' >/dev/null 2>&1; then

@@ -4,9 +4,16 @@
 #include "check.h"
 #include "progress.h"
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static double fake_now;
-static double fake_clock(void) { return fake_now; }
+static double fake_clock(void)
+{
+    double v;
+    __atomic_load(&fake_now, &v, __ATOMIC_SEQ_CST);   /* the ticker's thread reads it too */
+    return v;
+}
 
 /* What the progress wrote to its stream so far. */
 static char *written(FILE *f, char **buf)
@@ -142,6 +149,41 @@ int main(void)
     size_t n2 = strlen(buf);
     progress_end(p);
     CHECK(strlen(written(f, &buf)) == n2, "nothing more to erase once cleared");
+    progress_free(p);
+    fclose(f);
+    free(buf);
+
+    /* Phases and the ticker: a compile counting its spec's candidates,
+    ** then compiling; lines come from the ticker while nothing reports. */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    fake_now = 0;
+    p = progress_new_with(f, "compile", PROGRESS_LINES, 1000, 10, fake_clock);
+    progress_phase(p, "counting candidates");
+    progress_buckets(p, 3);
+    progress_bucket(p, "gemm_nt bf16 m=2^4,n=2^12,k=2^12");
+    progress_format(p, line, sizeof line);
+    CHECK(!strncmp(line, "compile (counting candidates): bucket 1/3, ", 43), "the phase follows the command's name: %s", line);
+    progress_start_ticker(p);
+    double t20 = 20;
+    __atomic_store(&fake_now, &t20, __ATOMIC_SEQ_CST);
+    usleep(500 * 1000);     /* the ticker wakes every 0.1 s: the interval has passed */
+    progress_phase(p, "");
+    progress_buckets(p, 1);
+    progress_bucket(p, "gemm_nt bf16 m=2^4,n=2^12,k=2^12");
+    progress_plan(p, 7);
+    progress_format(p, line, sizeof line);
+    CHECK(!strncmp(line, "compile: bucket 1/1, 0/7 candidates (0 in all), 20s elapsed", 59),
+          "progress_buckets starts the counts again, the phase gone: %s", line);
+    progress_end(p);
+    CHECK(strstr(written(f, &buf), "compile (counting candidates): bucket 1/3,") != NULL,
+          "the ticker drew a line though nothing was reported: '%s'", buf);
+    size_t n3 = strlen(buf);
+    for (int i = 0; i < 3; i++) progress_done(p, 0, 0);
+    double t99 = 99;
+    __atomic_store(&fake_now, &t99, __ATOMIC_SEQ_CST);
+    progress_tick(p);
+    CHECK(strlen(written(f, &buf)) == n3, "nothing is drawn after progress_end (the summary follows)");
     progress_free(p);
     fclose(f);
     free(buf);

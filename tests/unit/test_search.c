@@ -184,6 +184,13 @@ static int axpy_product(tmpl *T, const op_task *t, char ***out, int **valid)
     return n;
 }
 
+/* A watch that says stop at its first call. */
+static int stop_at_once(void *ctx)
+{
+    ++*(int *)ctx;
+    return 1;
+}
+
 static void test_lazy(tmpl *T)
 {
     op_task t;
@@ -244,6 +251,18 @@ static void test_lazy(tmpl *T)
     CHECK(s && search_count(s) == nvalid && search_size(s) == nvalid && search_nrejected(s) == np - nvalid,
           "search_count on a new search: %d valid, size then exact, %d rejected", nvalid, np - nvalid);
     search_free(s);
+    /* search_tally counts the same and keeps nothing: the space stays lazy. */
+    s = search_new(T, "exhaustive", "axpy/vec", &t, &dev, 1, 0);
+    if (s) {
+        search_ask(s, 8, &cfgs, &got);
+        free_all(cfgs, got);
+        int rej = search_nrejected(s);
+        long long tally = search_tally(s);
+        CHECK(tally == nvalid && search_size(s) == 200 && search_nrejected(s) == rej,
+              "search_tally: %lld valid, the space still a bound (%d) with %d rejected as before", tally, search_size(s), rej);
+        CHECK(search_count(s) == nvalid, "and search_count agrees after it");
+        search_free(s);
+    }
 
     /* A large space (wgmma: over 100,000 configs, a few % valid): every
     ** strategy's first batches are valid, reproducible, and meet a small
@@ -252,6 +271,20 @@ static void test_lazy(tmpl *T)
     op_task g;
     long long gs[] = { 2048, 2048, 2048 };
     if (tmpl_task(T, "gemm_nn", "bf16", gs, &g)) { CHECK(0, "setup: gemm_nn task"); goto out; }
+    /* tmpl_watch: a watch that says stop ends the Lua work in progress
+    ** with "interrupted", and every call after it, until it is removed. */
+    static int calls;
+    calls = 0;
+    s = search_new(T, "exhaustive", "gemm_nn/wgmma", &g, &dev, 1, 0);     /* a count of millions of steps */
+    tmpl_watch(T, stop_at_once, &calls);
+    long long stopped = s ? search_tally(s) : 0;
+    CHECK(stopped == -1 && calls == 1 && tmpl_stopped(T) && strstr(tmpl_errmsg(T), "interrupted"),
+          "a watch that says stop: the count fails ('%s'), asked once", tmpl_errmsg(T));
+    CHECK(search_ask(s, 8, &cfgs, &got) != 0, "and so does the next call");
+    tmpl_watch(T, NULL, NULL);
+    CHECK(!tmpl_stopped(T) && s && search_tally(s) > 1000, "removed, the same search counts again");
+    search_free(s);
+
     for (const char **st = strategies; *st; st++) {
         search *a = search_new(T, *st, "gemm_nn/wgmma", &g, &dev, 5, 24);
         search *b = search_new(T, *st, "gemm_nn/wgmma", &g, &dev, 5, 24);
