@@ -270,7 +270,8 @@ void progress_bucket(progress *p, const char *label)
     p->best_us = p->default_us = 0;
     p->note[0] = 0;
     snprintf(p->bucket, sizeof p->bucket, "%s", label);
-    tick(r);
+    if (r->mode == PROGRESS_TTY && !r->ended) draw(r);   /* a new bucket is news: not held back by the ticker's last draw */
+    else tick(r);
     unlock(r);
 }
 

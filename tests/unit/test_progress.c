@@ -144,6 +144,11 @@ int main(void)
     CHECK(strlen(written(f, &buf)) > n1, "a redraw after 0.1 s");
     const char *last = strrchr(buf, '\r');
     CHECK(last && strlen(last) <= 4 + 39, "every drawn line fits the terminal");
+    fake_now = 0.25;
+    size_t n0 = strlen(written(f, &buf));
+    progress_bucket(p, "softmax bf16 rows=2^14,cols=2^16");
+    CHECK(strlen(written(f, &buf)) > n0 && strstr(buf + n0, "bucket 2/2"),
+          "a new bucket is drawn at once, 0.05 s after the last draw (a ticker's draw does not hold it back)");
     progress_clear(p);
     CHECK(!strcmp(written(f, &buf) + strlen(buf) - 4, "\r\033[K"), "clear erases the line");
     size_t n2 = strlen(buf);
