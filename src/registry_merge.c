@@ -401,7 +401,13 @@ static int merge_copy(reg *r, const char *path, char **copy)
     int rc = ic ? sqlite3_step(ic) : SQLITE_ERROR;
     const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(ic, 0) : NULL;
     if (!res || strcmp(res, "ok")) {
-        reg_fail(r, "cannot merge '%s': it is damaged (integrity_check: %.200s)", path, res ? res : sqlite3_errmsg(reg_db(in)));
+        /* SQLite's report spans lines ("*** in database main ***\nPage 5: ..."):
+        ** the refusal stays one line. */
+        char what[201];
+        snprintf(what, sizeof what, "%s", res ? res : sqlite3_errmsg(reg_db(in)));
+        for (char *c = what; *c; c++)
+            if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
+        reg_fail(r, "cannot merge '%s': it is damaged (integrity_check: %s)", path, what);
         sqlite3_finalize(ic);
         reg_close(in);
         return -1;

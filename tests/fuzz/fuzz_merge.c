@@ -217,7 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = merge_once(&msg);
     if (rc) {
         if (rc != -1 && rc != REG_NOTWRITABLE) abort();
-        if (!msg[0] || strchr(msg, '\n')) { fprintf(stderr, "fuzz_merge: a refusal without one line\n"); abort(); }
+        if (!msg[0] || strchr(msg, '\n')) { fprintf(stderr, "fuzz_merge: a refusal without one line: [%s]\n", msg); abort(); }
         char *after = dump();
         if (strcmp(before, after)) { fprintf(stderr, "fuzz_merge: a refused shard changed the output\n"); abort(); }
         free(after);
