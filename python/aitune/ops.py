@@ -424,7 +424,7 @@ def _linear_group_cuda(x, weights, biases):
             return out
         d.miss("gemm_nt", DTYPES.get(x.dtype, str(x.dtype)), (_rows(x.shape),) + tuple(w.shape))
         # Not tuned at this m: PyTorch's one GEMM over the fused weight (no copy).
-        return ref_linear(x, w, b if biases else None)
+        return ref_linear(x, w, b)
     # Not one storage: the members' own products, side by side.
     return torch.cat([_linear_cuda(x, wi, biases[i] if biases else None) for i, wi in enumerate(weights)], -1)
 
