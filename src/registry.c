@@ -38,6 +38,10 @@ int reg_fail(reg *r, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     snprintf(r->err, sizeof r->err, "registry '%s': %s", r->path, msg);
+    /* Messages quote what a registry holds (a shard's values, SQLite's
+    ** report of a damaged schema, which spans lines): a refusal stays one
+    ** line, without a terminal escape. */
+    printable_inplace(r->err, sizeof r->err);
     return -1;
 }
 
