@@ -25,6 +25,16 @@
 ** hardware allows it (a plan with pdl: plan.h). Verification is unchanged:
 ** one launch over copy 0.
 **
+** Neighbour timing (`timing: neighbour`) is stream timing with another
+** kernel before each launch of the chain (launch_neighbour: a short read on
+** every SM that never signals a dependent launch), as a model's graph runs a
+** GEMM between a norm and an activation: a kernel's start-up, and a pdl
+** kernel's weight prefetch, cannot hide under its own previous launch. The
+** neighbour's share (chains of it alone, timed once per task) is taken off
+** each sample. Stream timing overstates pdl kernels for a model: measured in
+** Llama-3-8B's decode graph at batch 32, a swapab GEMM timed 6.45 us by
+** stream timing took 11.8 us (bench/RESULTS.md, 2026-11-27 third session).
+**
 ** Calls return BENCH_OK, BENCH_WRONG (verification failed) or BENCH_FAIL
 ** with a message; bench_sticky() then says whether the context is lost and
 ** the process must be restarted. */
@@ -39,6 +49,7 @@ enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_FAIL = -1 };
 #define BENCH_SLOTS WIRE_SLOTS
 #define BENCH_MAXCOPIES 16
 #define BENCH_CHAIN 16
+#define BENCH_NEIGHBOUR_BYTES (128 << 10)
 
 /* Statistics of n samples (x is left untouched). */
 void stats_of(const double *x, int n, stats *out);

@@ -26,7 +26,7 @@ int dtype_size(const char *name)
 static const char *const roles[ROLE_COUNT] = { "in", "out", "inout", "scalar", "dim" };
 static const char *const kinds[PLAN_KINDS] = { "ptr", "dim", "i32", "f32", "workspace", "tmap" };
 static const char *const inits[INIT_COUNT] = { "normal", "uniform" };
-static const char *const timings[2] = { TIMING_FLUSH, TIMING_STREAM };
+static const char *const timings[TIMING_COUNT] = { TIMING_FLUSH, TIMING_STREAM, TIMING_NEIGHBOUR };
 
 static const char *name_of(const char *const *names, int n, int i) { return i >= 0 && i < n ? names[i] : NULL; }
 
@@ -43,8 +43,13 @@ const char *plan_kind_name(int kind) { return name_of(kinds, PLAN_KINDS, kind); 
 int plan_kind_find(const char *name) { return find(kinds, PLAN_KINDS, name); }
 const char *init_name(int init) { return name_of(inits, INIT_COUNT, init); }
 int init_find(const char *name) { return find(inits, INIT_COUNT, name); }
-const char *timing_name(int stream) { return timings[stream != 0]; }
-int timing_find(const char *name) { return find(timings, 2, name); }
+const char *timing_name(int id) { return timings[id > 0 && id < TIMING_COUNT ? id : 0]; }
+int timing_find(const char *name) { return find(timings, TIMING_COUNT, name); }
+int timing_of(const char *name)
+{
+    int id = timing_find(name);
+    return id < 0 ? TIMING_FLUSH_ID : id;
+}
 
 size_t arch_base_len(const char *arch)
 {

@@ -37,13 +37,24 @@ enum arg_init { INIT_NORMAL, INIT_UNIFORM, INIT_COUNT };
 const char *init_name(int init);
 int init_find(const char *name);
 
-/* ---- how a task is timed (a spec's `timing`, bench.h): flush, or stream ---- */
+/* ---- how a task is timed (a spec's `timing`, bench.h) ----
+** A task's `stream` field holds one of these ids: 0 flush (one cold launch
+** a sample), nonzero a chain of launches: 1 stream (the kernel follows
+** itself back to back), 2 neighbour (each launch between two launches of
+** another kernel, as a model's graph runs it). */
+enum timing_id { TIMING_FLUSH_ID, TIMING_STREAM_ID, TIMING_NEIGHBOUR_ID, TIMING_COUNT };
 #define TIMING_FLUSH "flush"
 #define TIMING_STREAM "stream"
-#define TIMING_STREAM_SQL "'stream'"    /* the registry's measurements.timing of a stream time */
-/* stream (0 or 1) as its name, and back (-1: neither). */
-const char *timing_name(int stream);
+#define TIMING_NEIGHBOUR "neighbour"
+#define TIMING_NAMES TIMING_FLUSH ", " TIMING_STREAM " or " TIMING_NEIGHBOUR
+/* SQL: the timing id of a measurements.timing column (NULL and unknown: flush). */
+#define TIMING_ID_SQL(col) \
+    "(CASE " col " WHEN '" TIMING_STREAM "' THEN 1 WHEN '" TIMING_NEIGHBOUR "' THEN 2 ELSE 0 END)"
+/* An id as its name (an id out of range: flush), and back (-1: none);
+** timing_of: a stored name's id, flush for NULL or an unknown name. */
+const char *timing_name(int id);
 int timing_find(const char *name);
+int timing_of(const char *name);
 
 /* ---- architectures ---- */
 /* An arch-specific ('a': sm_90a) or family ('f': sm_100f) target runs what

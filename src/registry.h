@@ -29,7 +29,7 @@ typedef struct reg reg;
 ** launch plans (plan.h) instead of 0.1's evaluated-at-tuning JSON.
 ** 3: hardware apart from toolchain identity (db/migrations/010-identity.sql):
 ** devices.hw and .toolchain, runs.sources, winners keyed by hardware too.
-** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream.
+** 4: measurements.timing (db/migrations/011-timing.sql): flush or stream (neighbour since, no migration: a name).
 ** 5: vendor_times (db/migrations/012-vendor.sql; registry_vendor.h).
 ** 6: scans (db/migrations/013-scans.sql; registry_scan.h).
 ** 7: cubins.cubin_hash (db/migrations/014-cubin-hash.sql): each cached

@@ -10,7 +10,7 @@
 /* How a row was timed, the column after REG_MEASURE_COLS that measure_row
 ** reads (1: a stream). A registry older than schema 4 has no timing column
 ** (read-only, so not migrated): it timed everything after a flush. */
-#define STREAM(t) t "timing = " TIMING_STREAM_SQL
+#define STREAM(t) TIMING_ID_SQL(t "timing")
 #define STREAM_V3 "0"
 #define ROW(t) REG_MEASURE_COLS(t) ", " STREAM(t)
 
@@ -171,7 +171,7 @@ int reg_measure_each(reg *r, const char *op, int (*cb)(const measurement *m, voi
 {
     /* The newest row per config; tasks in the order the sweep first met them.
     ** From schema 4 on, a task's rows are those timed the way its newest
-    ** measurement was (flush or stream): one landscape never mixes methods. */
+    ** measurement was (flush, stream or neighbour): one landscape never mixes methods. */
     /* KEY: more of a config's identity; NEWEST, JOIN: keep a task's rows
     ** of its newest measurement's method only. */
 #define EACH_ROWS(COLS, KEY, NEWEST, JOIN) \

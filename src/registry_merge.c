@@ -236,9 +236,9 @@ static int check_keys_and_values(reg *in, char *why, int cap)
         { "vendor_times", "SELECT printf('%s %s %s %s: status %s is not ok, wrong or runtime', op, arch, dtype, bucket, "
                           "quote(status)) FROM vendor_times WHERE status IS NULL OR status NOT IN ('ok', 'wrong', "
                           "'runtime') LIMIT 1" },
-        { "vendor_times", "SELECT printf('%s %s %s %s: timing %s is not flush or stream', op, arch, dtype, bucket, "
-                          "quote(timing)) FROM vendor_times WHERE timing IS NULL OR timing NOT IN ('flush', 'stream') "
-                          "LIMIT 1" },
+        { "vendor_times", "SELECT printf('%s %s %s %s: timing %s is not " TIMING_NAMES "', op, arch, dtype, bucket, "
+                          "quote(timing)) FROM vendor_times WHERE timing IS NULL OR timing NOT IN ('" TIMING_FLUSH "', '"
+                          TIMING_STREAM "', '" TIMING_NEIGHBOUR "') LIMIT 1" },
         { "vendor_times", "SELECT printf('%s %s %s %s: %s is not a finite positive time', op, arch, dtype, bucket, "
                           "quote(CASE WHEN NOT " POSITIVE("median_us") " THEN median_us WHEN NOT " POSITIVE("min_us")
                           " THEN min_us ELSE max_us END)) FROM vendor_times WHERE status = 'ok' AND NOT ("

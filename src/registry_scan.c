@@ -88,7 +88,7 @@ int reg_scan_each(reg *r, const char *op, int (*cb)(const reg_scan *s, void *ctx
         reg_col(st, 3, s.shape, sizeof s.shape);
         reg_col(st, 4, s.hw, sizeof s.hw);
         const unsigned char *t = sqlite3_column_text(st, 5);
-        s.stream = t && !strcmp((const char *)t, "stream");
+        s.stream = timing_of((const char *)t);
         reg_col(st, 6, s.level, sizeof s.level);
         reg_col(st, 7, s.bucket, sizeof s.bucket);
         reg_col(st, 8, s.tmpl, sizeof s.tmpl);

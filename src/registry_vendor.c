@@ -32,7 +32,7 @@ static void row(sqlite3_stmt *st, reg_vendor *v)
     reg_col(st, 4, v->shape, sizeof v->shape);
     reg_col(st, 5, v->hw, sizeof v->hw);
     const unsigned char *t = sqlite3_column_text(st, 6);
-    v->stream = t && !strcmp((const char *)t, "stream");
+    v->stream = timing_of((const char *)t);
     reg_col(st, 7, v->library, sizeof v->library);
     reg_col(st, 8, v->algo, sizeof v->algo);
     reg_col(st, 9, v->status, sizeof v->status);

@@ -264,7 +264,7 @@ int reg_winner_stream(reg *r, const char *op, const char *arch, const char *dtyp
 {
     if (reg_version(r) < 4) return 0;
     sqlite3_stmt *st = reg_prep(r, WINNER_W
-        "SELECT m.timing = " TIMING_STREAM_SQL " FROM measurements m, w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
+        "SELECT " TIMING_ID_SQL("m.timing") " FROM measurements m, w WHERE m.op = w.op AND m.arch = w.arch AND m.dtype = w.dtype "
         "AND m.bucket = w.bucket AND m.template = w.template AND m.config = w.config AND m.status = 'ok' "
         "ORDER BY m.run IS w.run DESC, m.id DESC LIMIT 1");
     if (!st) return -2;

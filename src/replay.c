@@ -677,7 +677,7 @@ static int replay_export(int argc, char **argv)
     fprintf(f, "# aitune landscape v1\n"
                "# measured: exported from the registry %s by aitune %s at %s%s%s.\n"
                "# The newest measurement of each config; one landscape per (op, template, arch, dtype, bucket),\n"
-               "# timed the way its newest measurement was (flush or stream).\n"
+               "# timed the way its newest measurement was (flush, stream or neighbour).\n"
                "op\ttemplate\tarch\tdtype\tbucket\tstatus\ttime_us\tcompile_ms\tspread\tregisters\tspills\tsmem\tconfig\n",
             db, AITUNE_TOOL_VERSION, when, op ? ", op " : "", op ? op : "");
     export_ctx x = { f, 0 };

@@ -249,7 +249,7 @@ static int keep_scan(const reg_scan *sc, void *ctx)
     q->us = sc->median_us;
     q->x_vendor = sc->vendor_us > 0 && sc->median_us > 0 ? sc->vendor_us / sc->median_us : 0;
     q->hole = sc->hole;
-    snprintf(q->series, sizeof q->series, "%s %s", sc->dtype, sc->stream ? "stream" : "flush");
+    snprintf(q->series, sizeof q->series, "%s %s", sc->dtype, timing_name(sc->stream));
     json_free(sh);
     if (ok && q->nv == P->nd) P->n++;
     return 0;

@@ -76,7 +76,7 @@ const char check_summary[] =
     "and timed again (the measurement is kept; winners are not changed). A winner slower than its\n"
     "record by more than the noise margin, or one that now fails verification, is flagged. Run it\n"
     "after a driver change, or in CI as a golden suite. A winner is timed the way it was recorded\n"
-    "(flush or stream, from its measurements), even if the spec's `timing` says otherwise now; its\n"
+    "(flush, stream or neighbour, from its measurements), even if the spec's `timing` says otherwise now; its\n"
     "line then says so (re-racing with the new method is retune's work).\n\n"
     "  --noise PCT     the margin, in percent (default 3)\n"
     "  --gpu N         the GPU (default 0)\n"

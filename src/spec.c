@@ -98,7 +98,7 @@ static int get_timing(ctx *c, yaml_node_t *map, int dflt, int *out)
     if (!n) { *out = dflt; return 0; }
     const char *s = scalar(n);
     if ((*out = timing_find(s)) < 0)
-        return fail(c, n, "timing must be " TIMING_FLUSH " or " TIMING_STREAM ", not '%s'", s ? s : "(not a scalar)");
+        return fail(c, n, "timing must be " TIMING_NAMES ", not '%s'", s ? s : "(not a scalar)");
     return 0;
 }
 

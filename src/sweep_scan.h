@@ -17,7 +17,7 @@
 ** range, or with a sample, the range's ends, each log2 bucket's first and
 ** last sizes and the sizes it was tuned at, and sample sizes evenly spread,
 ** or with a step, lo, lo + step, ... and hi; the other dims take their
-** values. The spec's timing (flush or stream) is the scan's. */
+** values. The spec's timing (flush, stream or neighbour) is the scan's. */
 #ifndef SWEEP_SCAN_H
 #define SWEEP_SCAN_H
 #include "spec.h"

@@ -4,7 +4,7 @@
 ** toolkit's cublasLt.h; every function is resolved with dlsym.
 **
 ** The worker times the vendor at a task's shape as it times a candidate
-** (bench.h: a slot, verified against the reference, flush or stream
+** (bench.h: a slot, verified against the reference, flush, stream or neighbour
 ** timing), and libaitune launches it where the registry names the vendor as
 ** a bucket's (or a split bucket's part's) winner. Both go through this
 ** module: the heuristic's first algorithm for the problem, with a

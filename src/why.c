@@ -145,8 +145,9 @@ static int one(const measurement *m, void *ctx)
     if (!strcmp(m->status, "ok")) {
         if (t->ok++ == 0) printf("fastest correct candidates:\n");
         if (t->all || t->ok <= 10)
-            printf("  %10.2f us  %5.1f%%  %8.1f GB/s  %3d regs  %s %s%s\n", m->median_us, 100 * m->spread, m->gbps,
-                   m->registers, cli_shown(m->tmpl), cli_shown(m->config), m->stream ? "  (stream)" : "");
+            printf("  %10.2f us  %5.1f%%  %8.1f GB/s  %3d regs  %s %s%s%s%s\n", m->median_us, 100 * m->spread, m->gbps,
+                   m->registers, cli_shown(m->tmpl), cli_shown(m->config), m->stream ? "  (" : "",
+                   m->stream ? timing_name(m->stream) : "", m->stream ? ")" : "");
         return 0;
     }
     /* The reason, on one line: errors can span several (ptxas logs). */
@@ -204,8 +205,8 @@ static int vendor_row(const reg_vendor *v, void *ctx)
     int *n = ctx;
     if (!(*n)++) printf("the vendor (%s), timed as the candidates:\n", cli_shown(v->library));
     if (!strcmp(v->status, "ok"))
-        printf("  %10.2f us  %5.1f%%  at %s%s  %s\n", v->median_us, 100 * v->spread, cli_shown(v->shape),
-               v->stream ? " (stream)" : "", cli_shown(v->algo));
+        printf("  %10.2f us  %5.1f%%  at %s%s%s%s  %s\n", v->median_us, 100 * v->spread, cli_shown(v->shape),
+               v->stream ? " (" : "", v->stream ? timing_name(v->stream) : "", v->stream ? ")" : "", cli_shown(v->algo));
     else
         printf("  %-10s at %s: %s\n", cli_shown(v->status), cli_shown(v->shape),
                v->error[0] ? cli_shown(v->error) : "(no reason recorded)");

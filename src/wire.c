@@ -122,7 +122,7 @@ void wire_put_task(strbuf *h, const wire_task *t)
     msg_kv(h, "shape", "%s", sb_str(&shape));
     sb_free(&shape);
     if (t->plan) msg_kv(h, "plan", "%s", t->plan);
-    if (t->stream) msg_kv(h, "timing", "%s", timing_name(1));
+    if (t->stream) msg_kv(h, "timing", "%s", timing_name(t->stream));
 }
 
 static int get_arg(const char *s, op_arg *a)

@@ -5,7 +5,7 @@ token rows m: the batch when decoding, batch x prompt length when prefilling.
 model_spec() writes one task per distinct weight (F.linear's layout, gemm_nt, n x k)
 and per norm width, with m as a range (docs/SPEC.md: `m: {range: [lo, hi]}`), split
 at a power of two between decoding (m up to the largest batch, timed as a decode
-loop runs: `timing: stream`) and prefilling (up to batch x prompt, timed one launch
+loop runs in a model's graph: `timing: neighbour`, another kernel between launches) and prefilling (up to batch x prompt, timed one launch
 at a time). From a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3
 and their kin):
 
@@ -204,7 +204,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     for (n, k), (bn, bk) in sorted(answered.items()):
         out.append("  # %d x %d (grouped projections) is answered by the bucket of %d x %d (one winner per bucket)"
                    % (n, k, bn, bk))
-    phases = [(dec, "stream", "decode")] + ([(pre, None, "prefill")] if pre else [])
+    phases = [(dec, "neighbour", "decode")] + ([(pre, None, "prefill")] if pre else [])
     for rows, timing, phase in phases:
         if "gemm_nt" in ops:
             for n, k in weights:
@@ -218,7 +218,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
                 out += _task("rmsnorm", dtype, [("rows", r), ("cols", cols)], timing,
                              "%s: RMSNorm over %d" % (phase, cols))
     if "gemm_nt" in ops and group != "only":
-        out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], "stream",
+        out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], "neighbour",
                      "lm_head: the last token's logits")
     return "\n".join(out) + "\n"
 
@@ -281,7 +281,7 @@ def misses_spec(misses, arch=None, search="model", max_evals=48):
     for (op, dtype, rest), (lo, hi) in sorted(groups.items()):
         names = DIMS[op]
         shapes = [(names[0], (lo, hi))] + list(zip(names[1:], rest))
-        out += _task(op, dtype, shapes, "stream" if hi <= 64 else None)
+        out += _task(op, dtype, shapes, "neighbour" if hi <= 64 else None)
     return "\n".join(out) + "\n"
 
 

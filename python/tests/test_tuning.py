@@ -40,11 +40,11 @@ def test_llama3_8b_spec():
     dec, pre = "{range: [1, 63], align: [1]}", "{range: [128, 65536], align: [1]}"
     for n, k in ((1024, 4096), (4096, 4096), (14336, 4096), (4096, 14336)):
         nv, kv = "{values: [%d]}" % n, "{values: [%d]}" % k
-        assert (nv, kv, dec, "stream") in gemms and (nv, kv, pre, None) in gemms, (n, k)
-    assert ("{values: [128256]}", "{values: [4096]}", "{range: [1, 32], align: [1]}", "stream") in gemms
+        assert (nv, kv, dec, "neighbour") in gemms and (nv, kv, pre, None) in gemms, (n, k)
+    assert ("{values: [128256]}", "{values: [4096]}", "{range: [1, 32], align: [1]}", "neighbour") in gemms
     assert len(gemms) == 9
     norms = [(timing, d["rows"], d["cols"]) for op, timing, d in t if op == "rmsnorm"]
-    assert norms == [("stream", dec, "{values: [4096]}"), (None, pre, "{values: [4096]}")]
+    assert norms == [("neighbour", dec, "{values: [4096]}"), (None, pre, "{values: [4096]}")]
 
 
 def _weights(text):
@@ -67,7 +67,7 @@ def test_grouped_projections_in_the_spec():
     only = tuning.model_spec(LLAMA3_8B, (1, 32), (1, 1), group="only")
     assert _weights(only) == {(28672, 4096)} and "6144 x 4096" in only
     assert "rmsnorm" not in only and len(tasks(only)) == 1, "decode rows only, no norms, no lm_head"
-    assert all(timing == "stream" and d["m"] == "{range: [1, 32], align: [1]}" for _, timing, d in tasks(only))
+    assert all(timing == "neighbour" and d["m"] == "{range: [1, 32], align: [1]}" for _, timing, d in tasks(only))
     # Qwen2-7B: q/k/v 3584 + 2 x 512 = 4608 rows (o_proj's 3584 is in the bucket below), gate/up 37888.
     qwen2 = dict(LLAMA3_8B, hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
                  num_key_value_heads=4, head_dim=128, model_type="qwen2")
@@ -183,9 +183,9 @@ def test_misses_spec(tmp_path, libaitune):
     t = tasks(tuning.misses_spec(misses))
     got = {(op, timing, tuple(sorted(d.items()))) for op, timing, d in t}
     assert got == {
-        ("gemm_nt", "stream", (("k", "{values: [4096]}"), ("m", "{range: [3, 40], align: [1]}"),
+        ("gemm_nt", "neighbour", (("k", "{values: [4096]}"), ("m", "{range: [3, 40], align: [1]}"),
                                ("n", "{values: [4096]}"))),
-        ("gemm_nt", "stream", (("k", "{values: [4096]}"), ("m", "{range: [7, 7], align: [1]}"),
+        ("gemm_nt", "neighbour", (("k", "{values: [4096]}"), ("m", "{range: [7, 7], align: [1]}"),
                                ("n", "{values: [1024]}"))),
         ("rmsnorm", None, (("cols", "{values: [4096]}"), ("rows", "{range: [300, 300], align: [1]}")))}
     assert "\narch: sm_90a\n" in tuning.misses_spec(misses)

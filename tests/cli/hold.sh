@@ -114,7 +114,7 @@ expect_eq "a task's timing: flush overrides the spec's stream" "$(grep -c 'timin
 sed 's/^split_at: 0/split_at: 0\ntiming: fast/' "$T/hold.yaml" >"$T/badtiming.yaml"
 fake_sweep ok "$T/badtiming.db" "$T/badtiming.yaml"
 expect_eq "timing: fast is a bad spec (exit 3)" "$RC" 3
-expect_stderr "badtiming.yaml' line [0-9]+: timing must be flush or stream, not 'fast'" "the error names the field and the value"
+expect_stderr "badtiming.yaml' line [0-9]+: timing must be flush, stream or neighbour, not 'fast'" "the error names the field and the value"
 
 sed 's/^hold: true/hold: 1/' "$T/hold.yaml" >"$T/bad.yaml"
 fake_sweep ok "$T/bad.db" "$T/bad.yaml"

@@ -256,11 +256,11 @@ static void do_task(const msg *m)
         return;
     }
     /* The bucket, as a log reader tells them apart: shape, dtype (the first
-    ** argument's) and how it is timed (stream timing only is named). */
+    ** argument's) and how it is timed (a chained timing only is named). */
     strbuf shape = STRBUF_INIT;
     for (int d = 0; d < t.ndims; d++) sb_printf(&shape, "%s%lld", d ? "," : "", t.shape[d]);
-    snprintf(task_shape_text, sizeof task_shape_text, "%s/%s%s", sb_str(&shape), t.args[0].dtype[0] ? t.args[0].dtype : "-",
-             t.stream ? " timing=stream" : "");
+    snprintf(task_shape_text, sizeof task_shape_text, "%s/%s%s%s", sb_str(&shape), t.args[0].dtype[0] ? t.args[0].dtype : "-",
+             t.stream ? " timing=" : "", t.stream ? timing_name(t.stream) : "");
     sb_free(&shape);
     task_ndims = t.ndims;
     memcpy(task_shape, t.shape, sizeof *task_shape * (size_t)t.ndims);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "names.h"
+#include <sqlite3.h>
 #include <cuda.h>
 
 int main(void)
@@ -28,7 +29,24 @@ int main(void)
               !strcmp(init_name(INIT_UNIFORM), "uniform"), "init names");
     CHECK(!strcmp(timing_name(0), "flush") && !strcmp(timing_name(1), "stream") && timing_find("stream") == 1 &&
               timing_find("flush") == 0 && timing_find("warm") == -1 && timing_find(NULL) == -1, "timing names");
-    CHECK(!strcmp(TIMING_STREAM_SQL, "'" TIMING_STREAM "'"), "the SQL literal of a stream time is its name");
+    CHECK(!strcmp(timing_name(TIMING_NEIGHBOUR_ID), "neighbour") && timing_find("neighbour") == TIMING_NEIGHBOUR_ID &&
+              !strcmp(timing_name(7), "flush") && !strcmp(timing_name(-1), "flush"), "neighbour, and ids out of range");
+    CHECK(timing_of("stream") == 1 && timing_of("neighbour") == 2 && timing_of(NULL) == 0 && timing_of("warm") == 0,
+          "a stored name's id: unknown and NULL are flush");
+    /* The SQL that reads a stored timing gives the ids timing_of gives. */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int same = sqlite3_open(":memory:", &db) == SQLITE_OK &&
+               sqlite3_prepare_v2(db, "WITH t(x) AS (VALUES ('flush'), ('stream'), ('neighbour'), (NULL), ('warm')) "
+                                      "SELECT x, " TIMING_ID_SQL("x") " FROM t", -1, &st, NULL) == SQLITE_OK;
+    int rows = 0;
+    while (same && sqlite3_step(st) == SQLITE_ROW) {
+        rows++;
+        same &= sqlite3_column_int(st, 1) == timing_of((const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    CHECK(same && rows == 5, "TIMING_ID_SQL reads each stored timing as timing_of does");
 
     char b[16];
     struct { const char *in, *out; } archs[] = {
