@@ -31,9 +31,13 @@
 ** GEMM between a norm and an activation: a kernel's start-up, and a pdl
 ** kernel's weight prefetch, cannot hide under its own previous launch. The
 ** neighbour's share (chains of it alone, timed once per task) is taken off
-** each sample. Stream timing overstates pdl kernels for a model: measured in
-** Llama-3-8B's decode graph at batch 32, a swapab GEMM timed 6.45 us by
-** stream timing took 11.8 us (bench/RESULTS.md, 2026-11-27 third session).
+** each sample: what the launch adds to a chain of neighbours, as a graph
+** pays it. (A profiler's per-kernel durations in a graph are no measure of
+** that: a pdl kernel's duration starts when it launches early and includes
+** its wait for the kernel before it.) On an H100, decode GEMMs at m 8..32
+** timed 0.55-1.04x their stream times (median 0.89-0.99) with the same
+** winners; cuBLASLt's split-K pair cost more (m 32, n 1024: 12.9 us against
+** 9.1 us by stream): bench/RESULTS.md, 2026-11-27 third session.
 **
 ** Calls return BENCH_OK, BENCH_WRONG (verification failed) or BENCH_FAIL
 ** with a message; bench_sticky() then says whether the context is lost and
