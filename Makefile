@@ -194,6 +194,8 @@ clean:
 
 # ---- untrusted input (issue 14): helper tests, fuzzing, sanitizers ----
 all: $(BUILD)/tests/test_untrusted
+# Exact-size bucket dims (docs/SPEC.md "Exact sizes"): spec, keys, libaitune's ranking.
+all: $(BUILD)/tests/test_exact
 
 # Fuzzing: libFuzzer harnesses in tests/fuzz/, built with Debian's clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer. `make fuzz` runs each for

@@ -2,9 +2,10 @@
 # Grouped projections on the GPU (issue 32), one call, about 8 minutes on an H100:
 #   1. the fused shapes tuned into a copy of the registry (REG, default
 #      .gpu/llama.db, tuned with the projections separate): `python -m aitune tune
-#      --group only` writes gate/up (28672 x 4096) at m in 1..32, timed as a decode
-#      loop runs (q/k/v's 6144 x 4096 is in o_proj's 4096 x 4096 bucket, whose
-#      winner answers it: the spec says so); the sweep stops at TUNE_BUDGET (150s);
+#      --group only` writes q/k/v (6144 x 4096) and gate/up (28672 x 4096) at m in
+#      1..32, timed as a decode loop runs, n and k exact (docs/SPEC.md "Exact
+#      sizes": 6144 gets its own buckets beside o_proj's log2 4096 x 4096); the
+#      sweep stops at TUNE_BUDGET (150s);
 #   2. bench/llama_e2e.py --quick over that registry: eager, patch (grouped, the
 #      default), compile, compile+patch (grouped) and compile+patch-nogroup
 #      (patch(group=False): the separate GEMMs, same run, same card), ending with

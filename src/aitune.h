@@ -82,6 +82,14 @@
 **   never make a nearest bucket answer in place of one that holds the
 **   shape: a registry tuned at 4096 only answers 4097 from it, at
 **   AITUNE_EXACT.
+** - A dim may be tuned at exact sizes (a spec's `exact: true`: a weight's
+**   n and k): its bucket is that one size, keyed "m=2^4,n=6144,k=4096".
+**   Of the buckets that hold a shape and whose classes fit it, the one
+**   that names more of its dims exactly answers: n = 6144 from the bucket
+**   tuned at 6144, not from a log2 bucket [4096, 8192) tuned at 4096 that
+**   holds it too (n = 5000 still from that one). A shape no bucket holds
+**   gets the nearest, an exact bucket's distance counted from its size;
+**   of buckets as near, the one that names more dims exactly.
 ** - args: one entry per op argument in the op's order (op.lua): buffers as
 **   device addresses in .ptr, scalars in .f32; entries for dims are ignored
 **   (the shape gives them). When aitune_kernel_workspace reports a non-zero

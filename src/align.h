@@ -67,6 +67,21 @@ static inline long long align_score(const unsigned char *have, const long long *
     return (fit ? 1LL << 40 : 0) - gap;
 }
 
+/* How a winner's bucket suits a shape, as one number, larger is better:
+** align_score's fit first (a config runs at its own class and higher ones,
+** so fitting is what a winner must do), then how many dims its bucket
+** names exactly (nexact; names.h: an exact dim is one size, a spec's
+** `exact: true`): a config tuned at the shape's very n and k beats one
+** tuned at another size of their log2 buckets, as a weight's n and k are
+** what a model fixes; then align_score's closeness of classes. Buckets
+** that name no dim exactly (every registry written before exact dims)
+** score as align_score does. libaitune (rt.c) ranks with it; the
+** dispatcher emit.c writes spells it out in the file. */
+static inline long long bucket_score(const unsigned char *have, int nexact, const long long *shape, int n)
+{
+    return align_score(have, shape, n) + ((long long)nexact << 16);   /* above any gap (3 per dim) */
+}
+
 /* The smallest size >= v (>= 1) of class cls (1, 2, 4 or 8): a multiple of
 ** 8 for 8, else an odd multiple of cls. */
 static inline long long align_up(long long v, int cls)

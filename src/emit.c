@@ -26,6 +26,7 @@ typedef struct ek {
     int ndims;
     long long lo[PLAN_MAXDIMS], hi[PLAN_MAXDIMS];
     unsigned char cls[PLAN_MAXDIMS];   /* alignment classes of the shape it was tuned at (align_log2) */
+    int nexact;             /* dims its bucket key names exactly (names.h: bucket_exact_dims) */
     int ns;                 /* the namespace holding its source */
     int vendor;             /* the vendor holds the bucket: a cuBLASLt call, no source */
 } ek;
@@ -214,6 +215,19 @@ static int add_winner(emitter *E, const winner *w)
     char why[160];
     if (align_shape(w->shape, w->dims, k->ndims, k->cls, why, sizeof why))
         return efail(E, EXIT_INPUT, "registry '%s': %s: %s", E->o->db_path, what, why);
+    /* ... and ranks a bucket that names dims exactly first, as rt.c does,
+    ** checking the same: such a dim's edges are its one size. */
+    long long one[PLAN_MAXDIMS];
+    unsigned exact = bucket_exact_dims(w->bucket, w->dims, k->ndims, one);
+    for (int i = 0; i < k->ndims; i++) {
+        if (!(exact >> i & 1)) continue;
+        const char *name = w->dims;   /* the i-th of the row's dims, which the key's pieces matched */
+        for (int j = 0; j < i; j++) name += strcspn(name, ",") + 1;
+        if (k->lo[i] != one[i] || k->hi[i] != one[i] + 1)
+            return efail(E, EXIT_INPUT, "registry '%s': %s: its key names %.*s = %lld exactly, its edges are [%lld, %lld)",
+                         E->o->db_path, what, (int)strcspn(name, ","), name, one[i], k->lo[i], k->hi[i]);
+        k->nexact++;
+    }
     char tm[96], cfg[256], shape[160];
     safe_text(tm, sizeof tm, w->tmpl);
     safe_text(cfg, sizeof cfg, w->config);
@@ -600,10 +614,11 @@ static const char encoder[] =
 
 /* The dispatcher: aitune_lookup's choice over the file's buckets (rt.c:
 ** rt_choose, rt_exact_better, rt_better). Exact bucket, else the nearest by
-** log2 distance. Among exact ones, the winner whose alignment classes suit
-** the shape (tuned at a class at most the shape's in every dim, then the
-** closest classes: rt_align_score), then the smaller lo; among nearest
-** ones, the smaller lo, then the classes. Then the smaller hi (a split
+** log2 distance. Among exact ones, the winner whose bucket suits the shape
+** (tuned at a class at most the shape's in every dim, then the more dims
+** its key names exactly, then the closest classes: align.h, bucket_score,
+** spelled out), then the smaller lo; among nearest ones, the more dims
+** exact, the smaller lo, then that score. Then the smaller hi (a split
 ** bucket's part before the whole bucket another GPU kept), the lower
 ** classes, and the first in the file (the registry's bucket order, as
 ** libaitune's last tie-break). */
@@ -629,10 +644,13 @@ static void dispatcher(emitter *E, strbuf *out, int with_ws)
         for (int d = 0; d < nd; d++) sb_printf(out, "%s%d", d ? ", " : "", E->k[i].cls[d]);
         sb_puts(out, "}");
     }
+    sb_printf(out, " };\n// How many dims each bucket is of one exact size (a spec's exact: true); ranked first when it holds the shape.\n"
+                   "static const int aitune_ex[%d] = {", E->nk);
+    for (int i = 0; i < E->nk; i++) sb_printf(out, "%s%d", i ? ", " : " ", E->k[i].nexact);
     sb_printf(out, " };\n\n"
                    "// The bucket for a shape, as aitune_lookup picks it; -1 for a size < 1.\n"
                    "static int aitune_pick(const long long* s)\n{\n"
-                   "    int best = -1, best_exact = 0, best_score = 0, q[%d];\n    double best_dist = 0;\n"
+                   "    int best = -1, best_exact = 0, q[%d];\n    long long best_score = 0;\n    double best_dist = 0;\n"
                    "    for (int i = 0; i < %d; i++) {\n"
                    "        if (s[i] < 1) return -1;\n"
                    "        long long c = s[i] %% 8 == 0 ? 8 : s[i] & -s[i];\n"
@@ -647,11 +665,12 @@ static void dispatcher(emitter *E, strbuf *out, int with_ws)
                    "            fit &= aitune_al[k][i] <= q[i];\n"
                    "            gap += aitune_al[k][i] > q[i] ? aitune_al[k][i] - q[i] : q[i] - aitune_al[k][i];\n"
                    "        }\n"
-                   "        int score = (fit ? 1 << 20 : 0) - gap;\n"
+                   "        long long score = (fit ? 1LL << 40 : 0) + ((long long)aitune_ex[k] << 16) - gap;\n"
                    "        int better = best < 0;\n"
                    "        if (!better && exact != best_exact) better = exact;\n"
                    "        else if (!better && fabs(dist - best_dist) > 1e-9) better = dist < best_dist;\n"
                    "        else if (!better && exact && score != best_score) better = score > best_score;\n"
+                   "        else if (!better && aitune_ex[k] != aitune_ex[best]) better = aitune_ex[k] > aitune_ex[best];\n"
                    "        else if (!better) {\n"
                    "            int i = 0;\n"
                    "            while (i < %d && aitune_lo[k][i] == aitune_lo[best][i]) i++;\n"

@@ -178,16 +178,21 @@ static int key_shape(importer *im, const t4_result *t, op_task *task, const long
                      int i)
 {
     /* The bucket is the shape's, as a sweep would key it. A file that names
-    ** one (aitune's export) must name that bucket or one of its parts. */
+    ** one (aitune's export) must name that bucket or one of its parts; the
+    ** dims its key names exactly (spec.h: spec_dim.exact) are keyed so. */
+    bucket_parsed k;
+    char kwhy[128];
+    int parsed = t->bucket && strlen(t->bucket) < sizeof m->bucket && !bucket_key_parse(t->bucket, &k, kwhy, sizeof kwhy);
+    unsigned exact = parsed ? k.exact : 0;
     long long lo[TMPL_MAXDIMS], hi;
-    for (int d = 0; d < task->ndims; d++) bucket_of(shape[d], &lo[d], &hi);
-    if (bucket_key(task->ndims, task->dims, lo, shape, m->bucket, sizeof m->bucket))
+    for (int d = 0; d < task->ndims; d++) {
+        bucket_of(shape[d], &lo[d], &hi);
+        if (exact >> d & 1) lo[d] = shape[d];
+    }
+    if (bucket_key_exact(task->ndims, task->dims, lo, shape, exact, m->bucket, sizeof m->bucket))
         return bad(im, EXIT_INPUT, i, "the bucket key of its shape is longer than %d characters", (int)sizeof m->bucket - 1);
     if (t->bucket && strcmp(t->bucket, m->bucket)) {
-        bucket_parsed k;
-        char kwhy[128];
-        if (!bucket_in_home(t->bucket, m->bucket) || strlen(t->bucket) >= sizeof m->bucket ||
-            bucket_key_parse(t->bucket, &k, kwhy, sizeof kwhy)) {
+        if (!parsed || !bucket_in_home(t->bucket, m->bucket)) {
             char want[96];
             snprintf(want, sizeof want, "%s", m->bucket);
             return bad(im, EXIT_INPUT, i, "bucket '%s' is not its shape's (%s)", t->bucket, want);

@@ -88,3 +88,33 @@ const char *arch_list(void)
     }
     return list;
 }
+
+unsigned bucket_exact_dims(const char *key, const char *dims, int ndims, long long *size)
+{
+    if (!key || !dims || ndims < 1 || ndims > 16) return 0;
+    unsigned mask = 0;
+    long long got[16];
+    const char *p = key, *q = dims;
+    for (int d = 0; d < ndims; d++) {
+        size_t n = strcspn(q, ",");
+        if (!n || strncmp(p, q, n) || p[n] != '=') return 0;
+        p += n + 1;
+        q += n + (q[n] == ',');
+        size_t len = strspn(p, "0123456789");
+        if (len && p[0] != '0' && len <= 18 && (!p[len] || p[len] == ',' || p[len] == BUCKET_PART)) {
+            long long v = 0;
+            for (size_t i = 0; i < len; i++) v = v * 10 + (p[i] - '0');
+            if (v < (1LL << 62)) {
+                mask |= 1u << d;
+                got[d] = v;
+            }
+        }
+        p += strcspn(p, (char[]){ ',', BUCKET_PART, 0 });
+        if ((d + 1 < ndims) != (*p == ',')) return 0;
+        if (*p == ',') p++;
+    }
+    if (*q) return 0;
+    for (int d = 0; size && d < ndims; d++)
+        if (mask >> d & 1) size[d] = got[d];
+    return mask;
+}

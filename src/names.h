@@ -78,6 +78,23 @@ const char *arch_list(void);
 ** corner (spec.h: bucket_split); BUCKET_PART_SQL is the same in SQL. */
 #define BUCKET_PART '/'
 #define BUCKET_PART_SQL "'/'"
+/* A bucket key names each dim's bucket as "dim=" and BUCKET_LOG2 k (the
+** log2 bucket [2^k, 2^(k+1)), ":alignC" after it for a class: spec.h,
+** bucket_key) or as "dim=" and a size in decimal digits alone: an exact
+** dim (a spec's `exact: true`), whose bucket is that one size, edges
+** [size, size + 1). "m=2^4,n=6144,k=4096" is a bucket of m in [16, 32)
+** at n = 6144 and k = 4096 exactly. */
+#define BUCKET_LOG2 "2^"
+/* The dims that bucket key names exactly, as bits (bit d: dim d), each
+** one's size into size[d] when size is not NULL (the others are left as
+** they are). Read from the key's home (up to BUCKET_PART): its ndims
+** pieces must be named as dims says ("m,n,k"), in that order; a size of
+** digits only (no leading zero, below 2^62) is exact. A key of any other
+** form names none (0): what else it holds is its reader's to check
+** (spec.h: bucket_key_parse). ndims above 16 names none. libaitune ranks
+** a bucket that names a shape's sizes exactly before one that spans them
+** (align.h: bucket_score). */
+unsigned bucket_exact_dims(const char *key, const char *dims, int ndims, long long *size);
 
 /* ---- the registry ---- */
 /* The schema version this aitune writes and reads up to (db/schema.sql,

@@ -75,7 +75,7 @@ static int shape_sizes(const char *shape, const bucket_parsed *k, long long *v)
 typedef struct part_box {
     char *family;               /* op, arch, dtype, home, hw */
     int ndims;
-    long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], home_lo[SPEC_MAXDIMS];
+    long long lo[SPEC_MAXDIMS], hi[SPEC_MAXDIMS], home_span[SPEC_MAXDIMS];   /* the home's widths */
 } part_box;
 
 /* A winner's key against its dims, edges and shape: 0, or -1 with why. A
@@ -98,7 +98,7 @@ static int check_winner_key(const char *op, const char *arch, const char *dtype,
                         k.ndims), -1;
     if (shape_sizes(shape, &k, rep)) return snprintf(why, (size_t)cap, "shape is not a size per dim of the key"), -1;
     for (int d = 0; d < k.ndims; d++) {
-        long long top = k.lo[d] * 2;
+        long long top = bucket_parsed_hi(&k, d);   /* [lo, 2 lo), or an exact dim's [lo, lo + 1) */
         if (!k.part && (l[d] != k.lo[d] || h[d] != top))
             return snprintf(why, (size_t)cap, "edges of dim %s are [%lld, %lld), the key's [%lld, %lld)", k.names[d], l[d],
                             h[d], k.lo[d], top), -1;
@@ -111,7 +111,7 @@ static int check_winner_key(const char *op, const char *arch, const char *dtype,
     if (!k.part) {
         char key[96], names[SPEC_MAXDIMS][16];
         memcpy(names, k.names, sizeof names);
-        if (bucket_key(k.ndims, names, k.lo, rep, key, sizeof key) || strcmp(key, bucket))
+        if (bucket_key_exact(k.ndims, names, k.lo, rep, k.exact, key, sizeof key) || strcmp(key, bucket))
             return snprintf(why, (size_t)cap, "its shape's key is '%s'", key), -1;
         return 0;
     }
@@ -123,7 +123,7 @@ static int check_winner_key(const char *op, const char *arch, const char *dtype,
     b->ndims = k.ndims;
     memcpy(b->lo, l, sizeof l);
     memcpy(b->hi, h, sizeof h);
-    memcpy(b->home_lo, k.lo, sizeof k.lo);
+    for (int d = 0; d < k.ndims; d++) b->home_span[d] = bucket_parsed_hi(&k, d) - k.lo[d];
     return 0;
 }
 
@@ -141,7 +141,7 @@ static int check_partitions(part_box *p, int n, char *why, int cap)
         for (b = a; b < n && !strcmp(p[a].family, p[b].family); b++) {}
         if (b - a > 4096) return snprintf(why, (size_t)cap, "%s is split in %d parts", p[a].family, b - a), -1;
         unsigned __int128 vol = 0, home = 1;
-        for (int d = 0; d < p[a].ndims; d++) home *= (unsigned __int128)p[a].home_lo[d];
+        for (int d = 0; d < p[a].ndims; d++) home *= (unsigned __int128)p[a].home_span[d];
         for (int i = a; i < b; i++) {
             unsigned __int128 v = 1;
             for (int d = 0; d < p[i].ndims; d++) v *= (unsigned __int128)(p[i].hi[d] - p[i].lo[d]);
@@ -317,7 +317,7 @@ static int check_shape_rows(reg *in, const char *table, const char *sql, char *w
             bad = snprintf(why, (size_t)cap, "%s: %.64s: bucket '%.96s' %s", table, label, f[4] ? f[4] : "",
                            kwhy[0] ? kwhy : "does not fit its shape");
         for (int d = 0; !bad && d < k.ndims; d++)
-            if (rep[d] < k.lo[d] || rep[d] >= 2 * k.lo[d])
+            if (rep[d] < k.lo[d] || rep[d] >= bucket_parsed_hi(&k, d))
                 bad = snprintf(why, (size_t)cap, "%s: %.64s: its shape is outside bucket '%s'", table, label, f[4]);
     }
     if (!bad && st && rc != SQLITE_DONE)

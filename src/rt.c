@@ -65,6 +65,7 @@ struct rt_winner {
     size_t edges;     /* index into edges: ndims lo values, then ndims hi */
     size_t cls;       /* index into cls: ndims alignment classes (align.h: align_log2) */
     int ndims;
+    int nexact;       /* dims its bucket key names exactly (names.h: bucket_exact_dims) */
     double median_us;
     long long rowid;  /* winners.rowid, for the plan and cubin */
 };
@@ -423,6 +424,24 @@ static int rt_add_winner(aitune *h, struct rt_set *s, struct rt_loader *L, sqlit
     if (align_shape(rt_text(st, RT_SHAPE), dims, ndims, s->cls + s->ncls, why, sizeof why))
         return rt_set_fail(h, s, AITUNE_CORRUPT, "registry '%s': winner %s %s %s %s: %s", h->path, op, arch,
                            dtype, bucket, why);
+    /* A dim the key names exactly ranks the winner first (rt_align_score):
+    ** its edges must be that one size. */
+    long long one[16];
+    unsigned exact = bucket_exact_dims(bucket, dims, ndims, one);
+    w->nexact = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (!(exact >> i & 1))
+            continue;
+        const char *name = dims;   /* the i-th of dims, which the key's pieces matched */
+        for (int j = 0; j < i; j++)
+            name += strcspn(name, ",") + 1;
+        if (l[i] != one[i] || u[i] != one[i] + 1)
+            return rt_set_fail(h, s, AITUNE_CORRUPT,
+                               "registry '%s': winner %s %s %s %s: its key names %.*s = %lld exactly, its edges "
+                               "are [%lld, %lld)", h->path, op, arch, dtype, bucket, (int)strcspn(name, ","), name,
+                               one[i], l[i], u[i]);
+        w->nexact++;
+    }
     if (rt_intern(&s->pool, bucket, strlen(bucket), &w->bucket) ||
         rt_field(L, &s->pool, st, RT_TEMPLATE, 0, &w->tmpl) ||
         rt_intern(&s->pool, rt_text(st, RT_CONFIG), strlen(rt_text(st, RT_CONFIG)), &w->config) ||
@@ -921,31 +940,38 @@ int aitune_open(const char *path, aitune **out)
 
 /* ---- lookup ---- */
 
-/* How winner w's alignment classes suit shape (align.h: align_score). A
-** set whose winners were all tuned at aligned sizes scores them all alike,
-** so classes change none of its answers. */
+/* How winner w's bucket suits shape (align.h: bucket_score): its
+** alignment classes fit the shape's, then the dims it names exactly, then
+** how close the classes are. A set whose winners were all tuned at aligned
+** sizes of log2 buckets scores them all alike, so neither changes any of
+** its answers. */
 static long long rt_align_score(const struct rt_set *s, const struct rt_winner *w, const long long *shape, int ndims)
 {
-    return align_score(s->cls + w->cls, shape, ndims);
+    return bucket_score(s->cls + w->cls, w->nexact, shape, ndims);
 }
 
-/* Is (exact, dist, lo, score) a better answer than (bexact, bdist, blo,
-** bscore)? Exact beats nearest, then the smaller distance wins. Distances
-** within 1e-9 are a tie (two log2 differences that are equal on paper can
-** round apart), broken by the smaller lo so that the answer never depends
-** on row order, then by the alignment score (rt_align_score: buckets of one
-** range tuned at sizes of several classes). Alignment never makes another
+/* Is (exact, dist, nexact, lo, score) a better answer than (bexact, bdist,
+** bnexact, blo, bscore)? Exact beats nearest, then the smaller distance
+** wins. Distances within 1e-9 are a tie (two log2 differences that are
+** equal on paper can round apart), broken by the more dims named exactly
+** (an exact bucket at the shape's n and a log2 one, both as far in m: the
+** one tuned at that n; 0 in registries without exact dims), then by the
+** smaller lo so that the answer never depends on row order, then by the
+** score (rt_align_score: buckets of one range tuned at sizes of several
+** classes). Alignment never makes another
 ** bucket the answer than the one today's rule picks: a registry tuned at
 ** aligned sizes answers as it did before classes, and a winner that holds
 ** the shape (exact; rt_exact_better) beats any nearer fit, since the
 ** memory-bound kernels run at any class. */
-static int rt_better(int exact, double dist, const long long *lo, long long score, int bexact, double bdist,
-                     const long long *blo, long long bscore, int ndims)
+static int rt_better(int exact, double dist, int nexact, const long long *lo, long long score, int bexact,
+                     double bdist, int bnexact, const long long *blo, long long bscore, int ndims)
 {
     if (exact != bexact)
         return exact;
     if (fabs(dist - bdist) > 1e-9)
         return dist < bdist;
+    if (nexact != bnexact)
+        return nexact > bnexact;
     for (int i = 0; i < ndims; i++)
         if (lo[i] != blo[i])
             return lo[i] < blo[i];
@@ -953,9 +979,10 @@ static int rt_better(int exact, double dist, const long long *lo, long long scor
 }
 
 /* Of two buckets that both hold shape, is w's the answer rather than
-** best's? The one whose alignment classes suit the shape better
-** (rt_align_score: one tuned at 4097 for 4097 or 4100, one tuned at 4096
-** for 4096 or 4104); then the one measured on hw, when hw is given (a
+** best's? The one that suits the shape better (rt_align_score: classes
+** first, one tuned at 4097 for 4097 or 4100, one tuned at 4096 for 4096 or
+** 4104; then the more dims named exactly, n = 6144 before n's log2 bucket
+** [4096, 8192) that also holds it); then the one measured on hw, when hw is given (a
 ** registry merged from several GPUs: one may have split a bucket another
 ** left whole); then the smaller lo; then the set's fixed order (the
 ** narrower range first), so the answer never depends on the order the
@@ -1087,8 +1114,11 @@ static const struct rt_winner *rt_nearest(const struct rt_set *s, const struct r
             }
         }
         long long score = rt_align_score(s, w, shape, ndims);
-        if (!best || rt_better(exact, dist, lo, score, *best_exact, *best_dist, E + best->edges, best_score, ndims) ||
-            (!rt_better(*best_exact, *best_dist, E + best->edges, best_score, exact, dist, lo, score, ndims) &&
+        if (!best ||
+            rt_better(exact, dist, w->nexact, lo, score, *best_exact, *best_dist, best->nexact, E + best->edges,
+                      best_score, ndims) ||
+            (!rt_better(*best_exact, *best_dist, best->nexact, E + best->edges, best_score, exact, dist, w->nexact, lo,
+                        score, ndims) &&
              rt_prefer_hw(s, w, best, hw, ndims))) {
             best = w;
             *best_exact = exact;

@@ -200,13 +200,24 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
     if (!is_name(name) || strlen(name) >= sizeof d->name) return fail(c, k, "bad dim name '%s'", name ? name : "?");
     snprintf(d->name, sizeof d->name, "%s", name);
     d->line = (int)k->start_mark.line + 1;
-    static const char *const fields[] = { "log2", "values", "range", "align", NULL };
+    static const char *const fields[] = { "log2", "values", "range", "align", "exact", NULL };
     if (want_map(c, v, "a dim ({log2: [lo, hi]}, {values: [...]} or {range: [lo, hi]})") ||
         known_keys(c, v, "a dim", fields))
         return -1;
     yaml_node_t *l = get(c, v, "log2"), *vals = get(c, v, "values"), *r = get(c, v, "range");
     if (!!l + !!vals + !!r != 1) return fail(c, v, "dim '%s' needs exactly one of log2, values or range", name);
     if (get(c, v, "align") && !r) return fail(c, get(c, v, "align"), "dim '%s': align goes with range", name);
+    /* exact: each size is a bucket of its own (spec.h: spec_dim.exact). A
+    ** range promises the sizes between its ends, which an exact bucket
+    ** never serves. */
+    yaml_node_t *ex = get(c, v, "exact");
+    const char *exs = scalar(ex);
+    if (ex && (!exs || (strcmp(exs, "true") && strcmp(exs, "false"))))
+        return fail(c, ex, "dim '%s': exact must be true or false", name);
+    d->exact = exs && !strcmp(exs, "true");
+    if (d->exact && r)
+        return fail(c, get(c, v, "exact"), "dim '%s': exact goes with values or log2, not range (a range is served "
+                    "by log2 buckets; list the sizes to tune exactly with values)", name);
     if (r) return parse_range(c, v, d);
     yaml_node_t *seq = l ? l : vals;
     if (seq->type != YAML_SEQUENCE_NODE) return fail(c, seq, "dim '%s': %s must be a list", name, l ? "log2" : "values");
@@ -233,7 +244,9 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
             ** (4096 and 4097) get buckets of their own. */
             long long v = d->values[d->nvalues - 1], lo, hi;
             bucket_of(v, &lo, &hi);
-            for (int j = 0; j < d->nvalues - 1; j++)
+            for (int j = 0; j < d->nvalues - 1 && d->exact; j++)
+                if (d->values[j] == v) return fail(c, item, "dim '%s': size %lld is listed twice", name, v);
+            for (int j = 0; j < d->nvalues - 1 && !d->exact; j++)
                 if (d->values[j] >= lo && d->values[j] < hi && align_class(d->values[j]) == align_class(v))
                     return fail(c, item,
                                 "dim '%s': sizes %lld and %lld fall in the same bucket [%lld, %lld) and alignment "
@@ -245,10 +258,11 @@ static int parse_dim(ctx *c, yaml_node_t *k, yaml_node_t *v, spec_dim *d)
 }
 
 /* One dim of a bucket key, "name=2^k" and ":alignC" where the size tuned
-** names a class (align_key_class), into out (snprintf's rules: the length
-** it needs whatever cap is). */
-static int key_piece(char *out, size_t cap, const char *name, long long lo, long long rep)
+** names a class (align_key_class), or an exact dim's "name=SIZE" (names.h),
+** into out (snprintf's rules: the length it needs whatever cap is). */
+static int key_piece(char *out, size_t cap, const char *name, long long lo, long long rep, int exact)
 {
+    if (exact) return snprintf(out, cap, "%s=%lld", name, rep);
     char sz[32], cls[24] = "";
     fmt_size(sz, sizeof sz, lo);
     int c = align_key_class(rep, lo);
@@ -266,7 +280,7 @@ static int key_room(const spec_task *t)
         for (int i = 0; i < t->dims[d].nvalues; i++) {
             long long v = t->dims[d].values[i], lo, hi;
             bucket_of(v, &lo, &hi);
-            int len = key_piece(NULL, 0, t->dims[d].name, lo, v);
+            int len = key_piece(NULL, 0, t->dims[d].name, lo, v, t->dims[d].exact);
             most = len > most ? len : most;
         }
         n += most;
@@ -560,15 +574,21 @@ int spec_range_reps(long long lo, long long hi, unsigned align, long long *out, 
     return n;
 }
 
-int bucket_key(int ndims, char names[][16], const long long *lo, const long long *rep, char *out, int cap)
+int bucket_key_exact(int ndims, char names[][16], const long long *lo, const long long *rep, unsigned exact, char *out,
+                     int cap)
 {
     int at = 0;
     out[0] = 0;
     for (int d = 0; d < ndims && at < cap; d++) {
         if (d) at += snprintf(out + at, (size_t)(cap - at), ",");
-        if (at < cap) at += key_piece(out + at, (size_t)(cap - at), names[d], lo[d], rep[d]);
+        if (at < cap) at += key_piece(out + at, (size_t)(cap - at), names[d], lo[d], rep[d], exact >> d & 1);
     }
     return at < cap ? 0 : -1;
+}
+
+int bucket_key(int ndims, char names[][16], const long long *lo, const long long *rep, char *out, int cap)
+{
+    return bucket_key_exact(ndims, names, lo, rep, 0, out, cap);
 }
 
 int spec_buckets(const spec_task *t, bucket **out)
@@ -587,6 +607,11 @@ int spec_buckets(const spec_task *t, bucket **out)
             b[i].rep[d] = v;
             b[i].align[d] = align_class(v);
             bucket_of(v, &b[i].lo[d], &b[i].hi[d]);
+            if (t->dims[d].exact) {
+                b[i].exact |= 1u << d;
+                b[i].lo[d] = v;
+                b[i].hi[d] = v + 1;
+            }
             b[i].slo[d] = b[i].lo[d];
             b[i].shi[d] = b[i].hi[d];
             if (t->dims[d].range) {
@@ -595,7 +620,7 @@ int spec_buckets(const spec_task *t, bucket **out)
                 if (t->dims[d].range_hi + 1 < b[i].shi[d]) b[i].shi[d] = t->dims[d].range_hi + 1;
             }
         }
-        bucket_key(t->ndims, names, b[i].lo, b[i].rep, b[i].key, sizeof b[i].key);   /* fits: key_room */
+        bucket_key_exact(t->ndims, names, b[i].lo, b[i].rep, b[i].exact, b[i].key, sizeof b[i].key);   /* fits: key_room */
     }
     *out = b;
     return total;
@@ -644,7 +669,7 @@ int bucket_split(const bucket *b, unsigned mask, bucket *parts)
     long long at[SPEC_MAXDIMS];
     int dims[SPEC_MAXDIMS], k = 0;
     for (int d = 0; d < b->ndims; d++)
-        if ((mask >> d & 1) && bucket_split_point(b->lo[d], b->hi[d], &at[d]) &&
+        if ((mask >> d & 1) && !(b->exact >> d & 1) && bucket_split_point(b->lo[d], b->hi[d], &at[d]) &&
             (!(b->ranged >> d & 1) || (at[d] > b->slo[d] && at[d] < b->shi[d])))   /* sizes of the range each side */
             dims[k++] = d;
     int n = 1 << k;
@@ -705,9 +730,17 @@ int bucket_key_parse(const char *key, bucket_parsed *out, char *why, int cap)
         snprintf(out->names[d], sizeof out->names[d], "%.*s", (int)n, p);
         if (!is_name(out->names[d])) return snprintf(why, (size_t)cap, "dim '%s' is no name", out->names[d]), -1;
         p += n + 1;
-        if (strncmp(p, "2^", 2) || !(p = read_size(p, ":,/", &out->lo[d])))
+        if (strncmp(p, BUCKET_LOG2, 2)) {
+            /* An exact dim (names.h): its size in digits, no class. */
+            size_t len = strcspn(p, (char[]){ ',', BUCKET_PART, 0 });
+            if (!len || p[0] == '0' || parse_size(p, len, 1, SPEC_MAXELEMS, &out->lo[d]))
+                return snprintf(why, (size_t)cap, "dim '%s': its bucket is neither 2^k nor an exact size",
+                                out->names[d]), -1;
+            out->exact |= 1u << d;
+            p += len;
+        } else if (!(p = read_size(p, ":,/", &out->lo[d]))) {
             return snprintf(why, (size_t)cap, "dim '%s': its lower edge is not 2^k", out->names[d]), -1;
-        if (!strncmp(p, ":align", 6)) {
+        } else if (!strncmp(p, ":align", 6)) {
             p += 6;
             if ((*p != '1' && *p != '2' && *p != '4') || (p[1] && !strchr(",/", p[1])))
                 return snprintf(why, (size_t)cap, "dim '%s': the class is not 1, 2 or 4", out->names[d]), -1;
@@ -724,10 +757,18 @@ int bucket_key_parse(const char *key, bucket_parsed *out, char *why, int cap)
             if (d && *p++ != ',') return snprintf(why, (size_t)cap, "the part's corner has too few sizes"), -1;
             if (!(p = read_size(p, ",", &out->corner[d])))
                 return snprintf(why, (size_t)cap, "the part's corner is not %d sizes", out->ndims), -1;
+            if ((out->exact >> d & 1) && out->corner[d] != out->lo[d])   /* an exact dim is never cut */
+                return snprintf(why, (size_t)cap, "the part's corner in exact dim '%s' is not its size",
+                                out->names[d]), -1;
         }
     }
     if (*p) return snprintf(why, (size_t)cap, "trailing text '%.20s'", p), -1;
     return 0;
+}
+
+long long bucket_parsed_hi(const bucket_parsed *k, int d)
+{
+    return k->exact >> d & 1 ? k->lo[d] + 1 : 2 * k->lo[d];
 }
 
 void bucket_home(const char *key, char *out, size_t cap)

@@ -40,6 +40,9 @@
 **                                    # per log2 range and class, tuned at its
 **                                    # largest size (spec_range_reps)
 **         c: {range: [1, 256], align: [1]}  # classes to tune apart (default [8, 1])
+**         n: {values: [4096, 6144], exact: true}  # each size a bucket of its
+**                                    # own, [4096, 4097) and [6144, 6145),
+**                                    # keyed n=4096 and n=6144 (spec_dim.exact)
 **
 ** Errors name the file, the line and the field. */
 #ifndef SPEC_H
@@ -71,6 +74,14 @@ typedef struct spec_dim {
     int range;
     long long range_lo, range_hi;
     unsigned range_align;
+    /* exact: true (with values or log2): each size is a bucket of its own,
+    ** [v, v + 1), keyed "n=6144" (names.h: BUCKET_LOG2). A model's weight
+    ** dims (a GEMM's n and k, a norm's width) are constants: a config tuned
+    ** at 6144 must not be replaced by one tuned at 4096 because both fall
+    ** in [4096, 8192), nor answer for it. Sizes never share a bucket, so any
+    ** two of one dim may be listed; lookups rank an exact bucket before a
+    ** log2 one that holds the shape too (align.h: bucket_score). */
+    int exact;
 } spec_dim;
 
 typedef struct spec_task {
@@ -125,6 +136,8 @@ typedef struct bucket {
     ** bucket promises to serve (those of its class and above: align.h). The
     ** other dims: [lo, hi). */
     unsigned ranged;
+    /* Bit d: dim d is exact (spec_dim.exact): [rep, rep + 1), never cut. */
+    unsigned exact;
     long long slo[SPEC_MAXDIMS], shi[SPEC_MAXDIMS];
 } bucket;
 
@@ -169,6 +182,10 @@ int spec_buckets(const spec_task *t, bucket **out);
 ** then still resume and answer. Returns 0, or -1 when the key does not fit
 ** in cap (out is then cut). */
 int bucket_key(int ndims, char names[][16], const long long *lo, const long long *rep, char *out, int cap);
+/* The same where the dims of mask exact (bit d) are exact (spec_dim.exact):
+** "name=SIZE", the size tuned, no class: "m=2^4,n=6144,k=4096". */
+int bucket_key_exact(int ndims, char names[][16], const long long *lo, const long long *rep, unsigned exact, char *out,
+                     int cap);
 
 /* Split buckets (spec `hold: true` with `split_at`). A bucket's winner that
 ** loses more than split_at somewhere in it is replaced by the winners of its
@@ -180,7 +197,8 @@ int bucket_key(int ndims, char names[][16], const long long *lo, const long long
 ** rounded down, else up, to a multiple of 64 (kernels' fast paths and real
 ** workloads like aligned sizes, and a part is tuned at its lower edge), else
 ** of 8, else not rounded, the first that falls inside: [1024, 1152) at 1088;
-** a dim with no point inside (one value, as [1, 2) or [2, 4)) is not split. Splitting the dims of mask (bit d: dim d) gives 2^k parts, k the
+** a dim with no point inside (one value, as [1, 2) or [2, 4)) is not split,
+** nor is an exact dim (bucket.exact: one size). Splitting the dims of mask (bit d: dim d) gives 2^k parts, k the
 ** dims split: each dim's lower part [lo, at) and upper part [at, hi), the
 ** other dims whole. A part is tuned at the parent's size where that falls in
 ** it, else at the smallest size of the parent's class (align.h: align_up)
@@ -204,19 +222,25 @@ int bucket_split_point(long long lo, long long hi, long long *at);
 ** their lower corners (dim 0 slowest). Returns -1 when a key would not fit. */
 int bucket_split(const bucket *b, unsigned mask, bucket *parts);
 /* A bucket key read back from a registry (untrusted): per dim its name, its
-** home's lower edge (a power of two: the home is [lo, 2 lo)) and the class
-** the key names (0: none), and for a part (part = 1) its lower corner.
-** Only keys bucket_key and bucket_split write parse: "n=2^12:align1/5761"
-** does, "n=4096", "n=2^12:align3" and "n=2^12/4096" (a power of two not
-** written as 2^k) do not. 0, or -1 with why. Whether the key fits a row's
-** edges and shape is the reader's to check. */
+** home's lower edge (a power of two: the home is [lo, 2 lo); or an exact
+** dim's size, bit d of exact: the home is [lo, lo + 1)) and the class the
+** key names (0: none), and for a part (part = 1) its lower corner.
+** Only keys bucket_key, bucket_key_exact and bucket_split write parse:
+** "n=2^12:align1/5761" and "m=2^4,n=6144/24,6144" do, "n=2^12:align3",
+** "n=6144:align1", "n=06144", "n=2^12/4096" (a power of two not written as
+** 2^k) and "m=2^4,n=6144/2^4,6000" (a part cut in an exact dim) do not.
+** 0, or -1 with why. Whether the key fits a row's edges and shape is the
+** reader's to check; bucket_parsed_hi gives the home's upper edge. */
 typedef struct bucket_parsed {
     int ndims, part;
     char names[SPEC_MAXDIMS][16];
     long long lo[SPEC_MAXDIMS], corner[SPEC_MAXDIMS];
     int cls[SPEC_MAXDIMS];
+    unsigned exact;
 } bucket_parsed;
 int bucket_key_parse(const char *key, bucket_parsed *out, char *why, int cap);
+/* The upper edge (exclusive) of dim d of a parsed key's home. */
+long long bucket_parsed_hi(const bucket_parsed *k, int d);
 /* The home of a bucket key: the key up to BUCKET_PART (the key itself for a
 ** bucket that is not a part). */
 void bucket_home(const char *key, char *out, size_t cap);

@@ -66,13 +66,14 @@ static int hold_slots(sw *S, const op_task *t, bucket_state *bs, cand *cs, int k
 }
 
 /* The shape of pass 0 (the representative), 1 (the geometric middle) or 2
-** (the upper edge); 0 when it is the representative's again. */
+** (the upper edge); 0 when it is the representative's again. An exact dim
+** (spec_dim.exact) has one size: the representative's. */
 static int hold_shape(const op_task *t, const bucket *b, int pass, long long *shape)
 {
     int same = 1;
     for (int d = 0; d < b->ndims; d++) {
         long long x = pass == 1 ? (long long)sqrt((double)(b->lo[d] > 1 ? b->lo[d] : 1) * (double)b->hi[d]) : b->hi[d] - 1;
-        long long v = pass == 0 ? t->shape[d] : probe_size(b, d, x, t->shape[d]);
+        long long v = pass == 0 || (b->exact >> d & 1) ? t->shape[d] : probe_size(b, d, x, t->shape[d]);
         shape[d] = v;
         same &= v == t->shape[d];
     }

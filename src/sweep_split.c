@@ -54,7 +54,7 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
     unsigned mask = 0;
     long long at;
     for (int d = 0; d < box->ndims; d++)
-        if (bucket_split_point(box->lo[d], box->hi[d], &at)) mask |= 1u << d;
+        if (!(box->exact >> d & 1) && bucket_split_point(box->lo[d], box->hi[d], &at)) mask |= 1u << d;   /* exact: one size */
     bucket parts[1 << SPEC_MAXDIMS];
     int n = mask ? bucket_split(box, mask, parts) : 0;
     if (n <= 1) return 0;

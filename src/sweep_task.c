@@ -44,8 +44,9 @@ int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *shape, b
         ob->slo[d] = b->slo[k];
         ob->shi[d] = b->shi[k];
         if (b->ranged >> k & 1) ob->ranged |= 1u << d;
+        if (b->exact >> k & 1) ob->exact |= 1u << d;   /* tuned at that one size (spec_dim.exact) */
     }
-    if (bucket_key(nd, dims, ob->lo, ob->rep, ob->key, sizeof ob->key)) {
+    if (bucket_key_exact(nd, dims, ob->lo, ob->rep, ob->exact, ob->key, sizeof ob->key)) {
         tmpl_seterr(S->T, "op '%s': a bucket key of the task is longer than %d characters", st->op, (int)sizeof ob->key - 1);
         return -1;
     }

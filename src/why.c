@@ -22,13 +22,14 @@ const char why_summary[] =
     "recorded environment (GPU, driver, NVRTC, clocks, command, seed), and the vendor library\n"
     "(cuBLASLt) where the sweep timed it: x vendor beside the winner, its time at each shape. The\n"
     "bucket is the one that holds --shape (of buckets of one range tuned at sizes of other alignment\n"
-    "classes, n=2^12 and n=2^12:align1, the one whose class suits the shape, as lookup picks), or\n"
+    "classes, n=2^12 and n=2^12:align1, the one whose class suits the shape, and one of an exact size,\n"
+    "n=6144, before a log2 bucket that holds it too, as lookup picks), or\n"
     "--bucket as `aitune show` prints it. A bucket split in parts (spec split_at) shows the winner of\n"
     "the part that holds --shape (every part's for --bucket); its measurements are the bucket's.\n\n"
     "  --dtype T      the dtype (required)\n"
     "  --shape S      a shape in the op's dims (4096 or 4096,1024), or\n"
     "  --bucket KEY   a bucket key (n=2^26 or rows=2^14,cols=2^12; a part: n=2^12/5760; of an\n"
-    "                 unaligned size: n=2^12:align1)\n"
+    "                 unaligned size: n=2^12:align1; of a dim tuned at exact sizes: n=6144)\n"
     "  --arch A       only this arch (default: every arch with that bucket)\n"
     "  --all          every ok candidate, not only the fastest 10\n"
     "  --db PATH      the registry\n\n"
@@ -36,16 +37,18 @@ const char why_summary[] =
     "3 for a registry that does not open.";
 const char why_usage[] = "aitune why OP --dtype T (--shape S | --bucket KEY) [--arch A] [--all] [--db PATH]";
 
-/* Whether bucket key ("rows=2^14,cols=2^12", "n=2^12:align1") holds the
-** shape given per dim name: each dim's size in [lo, 2 lo). *score: how the
-** class the key names (spec.h: bucket_key; none: its lower edge's, up to 8)
-** suits the shape's, as libaitune ranks winners of one range (rt.c:
-** rt_align_score): higher when every size is of the key's class or a
-** higher one (a config tuned at 4097 runs 4096, not the reverse), then the
-** closer the classes. */
+/* Whether bucket key ("rows=2^14,cols=2^12", "n=2^12:align1", "n=6144")
+** holds the shape given per dim name: each dim's size in [lo, 2 lo), or an
+** exact dim's (names.h) its size. *score: how the class the key names
+** (spec.h: bucket_key; none: its lower edge's, up to 8; an exact size's
+** own) suits the shape's, and the dims named exactly, as libaitune ranks
+** winners (rt.c: rt_align_score, align.h: bucket_score): higher when every
+** size is of the key's class or a higher one (a config tuned at 4097 runs
+** 4096, not the reverse), then the more dims exact, then the closer the
+** classes. */
 static int key_holds(const char *key, int nd, char dims[][16], const long long *shape, long long *score)
 {
-    int matched = 0;
+    int matched = 0, nexact = 0;
     unsigned char have[TMPL_MAXDIMS];
     memset(have, 3, sizeof have);   /* aligned, for a dim a key names twice and another not */
     char buf[128];
@@ -57,14 +60,15 @@ static int key_holds(const char *key, int nd, char dims[][16], const long long *
         char *cls = strstr(eq + 1, ":align");
         int e = !strncmp(eq + 1, "2^", 2) ? atoi(eq + 3) : -1;   /* the key is the registry's: any text */
         long long lo = e >= 0 ? (e < 62 ? 1LL << e : 0) : atoll(eq + 1);
-        int d = 0;
+        int d = 0, exact = e < 0;
         while (d < nd && strcmp(dims[d], part)) d++;
-        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= 2 * lo) return 0;
-        have[d] = (unsigned char)align_log2(cls ? atoi(cls + 6) : lo < ALIGN_FULL ? lo : ALIGN_FULL);
+        if (d == nd || lo < 1 || shape[d] < lo || shape[d] >= (exact ? lo + 1 : 2 * lo)) return 0;
+        have[d] = (unsigned char)align_log2(exact ? lo : cls ? atoi(cls + 6) : lo < ALIGN_FULL ? lo : ALIGN_FULL);
+        nexact += exact;
         matched++;
     }
     if (matched != nd) return 0;
-    *score = align_score(have, shape, nd);
+    *score = bucket_score(have, nexact, shape, nd);
     return 1;
 }
 

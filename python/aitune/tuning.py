@@ -3,7 +3,9 @@
 A decoder's GEMMs and norms have shapes fixed by its config but for the number of
 token rows m: the batch when decoding, batch x prompt length when prefilling.
 model_spec() writes one task per distinct weight (F.linear's layout, gemm_nt, n x k)
-and per norm width, with m as a range (docs/SPEC.md: `m: {range: [lo, hi]}`), split
+and per norm width, n and k (a norm's cols) at their exact sizes (docs/SPEC.md
+"Exact sizes": `n: {values: [6144], exact: true}`: a bucket of that one size, whose
+winner no other weight's tuning replaces), with m as a range (`m: {range: [lo, hi]}`), split
 at a power of two between decoding (m up to the largest batch, timed as a decode
 loop runs in a model's graph: `timing: neighbour`, another kernel between launches) and prefilling (up to batch x prompt, timed one launch
 at a time). From a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3
@@ -19,11 +21,10 @@ group: "on" (the default, as aitune.patch groups): q/k/v as one weight of
 (heads + 2 kv_heads) * head_dim rows and gate/up as one of 2 * intermediate rows
 (aitune.grouping) in place of the separate ones; "off": the separate ones (for
 patch(model, group=False)); "only": the fused ones alone, to add them to a
-registry tuned with "off". A registry holds one winner per bucket (a power of two
-of each dim and an alignment class: docs/SPEC.md), so a fused weight that falls in
-the bucket of another of the model's weights is left out, and that weight's winner,
-tuned at its own size, answers it (Llama-3-8B: q/k/v's 6144 x 4096 is in o_proj's
-4096 x 4096 bucket; tuning 6144 there would replace o_proj's winner).
+registry tuned with "off". Each weight gets its own buckets, its n and k being
+exact: Llama-3-8B's fused q/k/v (6144 x 4096) and o_proj (4096 x 4096) share the
+log2 bucket of n, which held one winner for both before exact sizes; now each has
+its own, and lookup answers 6144 from the one tuned there.
 
 misses_spec() writes the same from a registry's misses table (the shapes libaitune
 was asked for and had no tuned bucket for): per op and fixed dims, a range over the
@@ -77,17 +78,10 @@ def parse_range(text, what):
 GROUP_MODES = ("on", "off", "only")
 
 
-def bucket_key(n, k):
-    """The registry's bucket of a weight's (n, k): each dim's power of two and alignment
-    class (the largest of 1, 2, 4, 8 that divides it; docs/SPEC.md "Shapes and buckets")."""
-    return tuple((v.bit_length(), min(8, v & -v)) for v in (n, k))
-
-
 def model_shapes(cfg, where="config", group="off"):
-    """(weights, norms, lm_head, model_type, answered) of a Hugging Face config dict:
-    weights a sorted list of distinct (n, k) (the sibling projections fused or not as
-    group says: see the module doc), norms of distinct (cols, rows per token), answered
-    {fused (n, k) left out: the weight whose bucket answers it}."""
+    """(weights, norms, lm_head, model_type) of a Hugging Face config dict: weights a
+    sorted list of distinct (n, k) (the sibling projections fused or not as group says:
+    see the module doc), norms of distinct (cols, rows per token)."""
     if group not in GROUP_MODES:
         raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
     if not isinstance(cfg, dict):
@@ -116,19 +110,11 @@ def model_shapes(cfg, where="config", group="off"):
             separate.add((moe, h))
             fused.add((2 * moe, h))
             others.add((h, moe))
-    answered = {}
-    if group != "off":
-        for f in sorted(fused):
-            by = [w for w in sorted(others | fused | {(vocab, h)}) if w != f and bucket_key(*w) == bucket_key(*f)
-                  and (w not in fused or w < f)]
-            if by:
-                answered[f] = by[0]
-        fused -= set(answered)
     weights = fused if group == "only" else others | (fused if group == "on" else separate)
     norms = {(h, 1)}
     if mtype.startswith("qwen3"):
         norms |= {(hd, heads), (hd, kv)}
-    return sorted(weights), sorted(norms), (vocab, h), mtype, answered
+    return sorted(weights), sorted(norms), (vocab, h), mtype
 
 
 def _name(s):
@@ -136,6 +122,8 @@ def _name(s):
 
 
 def _task(op, dtype, shapes, timing=None, comment=None):
+    """A task's lines: a dim given as (lo, hi) is a range of token rows, a size is a
+    weight's or a norm's width, exact (docs/SPEC.md "Exact sizes")."""
     lines = []
     if comment:
         lines.append("  # " + comment)
@@ -147,14 +135,15 @@ def _task(op, dtype, shapes, timing=None, comment=None):
         if isinstance(v, tuple):
             lines.append("      %s: {range: [%d, %d], align: [1]}" % (dim, v[0], v[1]))
         else:
-            lines.append("      %s: {values: [%d]}" % (dim, v))
+            lines.append("      %s: {values: [%d], exact: true}" % (dim, v))
     return lines
 
 
 def _header(name, arch, search, max_evals, what):
     return ["# Written by `python -m aitune tune` (python/aitune/tuning.py): %s." % what,
             "# Ranges: docs/SPEC.md. m (a GEMM's rows) and a norm's rows are token rows;",
-            "# their alignment does not decide the kernel, so `align: [1]`.",
+            "# their alignment does not decide the kernel, so `align: [1]`. A weight's n and k",
+            "# and a norm's width are the model's constants: tuned at their exact sizes.",
             "name: %s" % name, "arch: %s" % arch, "seed: 1", "search: %s" % search,
             "max_evals: %d" % max_evals, "top_k: 4", "tasks:"]
 
@@ -178,7 +167,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
     "gemm_nt", "rmsnorm" to keep (default both). group: "on", "off" or "only" (see
     the module doc; "only" writes GEMMs alone)."""
-    weights, norms, head, mtype, answered = model_shapes(cfg, where, group)
+    weights, norms, head, mtype = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
         if dt not in DTYPES:
@@ -201,9 +190,6 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     out = _header("model-" + _name(mtype), arch, search, max_evals,
                   "%s, batch %d..%d, prompt %d..%d tokens, projections grouped: %s" % (
                       _name(mtype), batch[0], batch[1], prompt[0], prompt[1], group))
-    for (n, k), (bn, bk) in sorted(answered.items()):
-        out.append("  # %d x %d (grouped projections) is answered by the bucket of %d x %d (one winner per bucket)"
-                   % (n, k, bn, bk))
     phases = [(dec, "neighbour", "decode")] + ([(pre, None, "prefill")] if pre else [])
     for rows, timing, phase in phases:
         if "gemm_nt" in ops:

@@ -39,41 +39,42 @@ def test_llama3_8b_spec():
     gemms = {(d["n"], d["k"], d["m"], timing) for op, timing, d in t if op == "gemm_nt"}
     dec, pre = "{range: [1, 63], align: [1]}", "{range: [128, 65536], align: [1]}"
     for n, k in ((1024, 4096), (4096, 4096), (14336, 4096), (4096, 14336)):
-        nv, kv = "{values: [%d]}" % n, "{values: [%d]}" % k
+        nv, kv = "{values: [%d], exact: true}" % n, "{values: [%d], exact: true}" % k
         assert (nv, kv, dec, "neighbour") in gemms and (nv, kv, pre, None) in gemms, (n, k)
-    assert ("{values: [128256]}", "{values: [4096]}", "{range: [1, 32], align: [1]}", "neighbour") in gemms
+    assert ("{values: [128256], exact: true}", "{values: [4096], exact: true}", "{range: [1, 32], align: [1]}",
+            "neighbour") in gemms
     assert len(gemms) == 9
     norms = [(timing, d["rows"], d["cols"]) for op, timing, d in t if op == "rmsnorm"]
-    assert norms == [("neighbour", dec, "{values: [4096]}"), (None, pre, "{values: [4096]}")]
+    assert norms == [("neighbour", dec, "{values: [4096], exact: true}"), (None, pre, "{values: [4096], exact: true}")]
+
+
+def _size(v):
+    return int(re.fullmatch(r"\{values: \[(\d+)\], exact: true\}", v).group(1))
 
 
 def _weights(text):
-    return {(int(d["n"][10:-2]), int(d["k"][10:-2])) for op, _, d in tasks(text) if op == "gemm_nt"}
+    return {(_size(d["n"]), _size(d["k"])) for op, _, d in tasks(text) if op == "gemm_nt"}
 
 
 def test_grouped_projections_in_the_spec():
     """By default the spec has q/k/v and gate/up fused as aitune.patch groups them
     (Llama-3-8B: 4096 + 2 x 1024 = 6144 and 2 x 14336 = 28672 rows of 4096), o_proj,
-    down_proj and lm_head as they are; "only" has the fused ones alone. A fused weight
-    in the bucket of another weight (6144 and o_proj's 4096) is answered by that
-    weight's winner, not tuned over it."""
+    down_proj and lm_head as they are; "only" has the fused ones alone. Each weight is
+    tuned at its exact n and k, so 6144 and o_proj's 4096 (one log2 bucket) are both
+    tuned (test_tuning_exact.py)."""
     on = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048))
-    assert _weights(on) == {(28672, 4096), (4096, 4096), (4096, 14336), (128256, 4096)}
+    assert _weights(on) == {(6144, 4096), (28672, 4096), (4096, 4096), (4096, 14336), (128256, 4096)}
     assert "projections grouped: on" in on and "rmsnorm" in on
-    assert "# 6144 x 4096 (grouped projections) is answered by the bucket of 4096 x 4096" in on
     off = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), group="off")
     assert _weights(off) == {(4096, 4096), (1024, 4096), (14336, 4096), (4096, 14336), (128256, 4096)}
-    assert "answered" not in off
     only = tuning.model_spec(LLAMA3_8B, (1, 32), (1, 1), group="only")
-    assert _weights(only) == {(28672, 4096)} and "6144 x 4096" in only
-    assert "rmsnorm" not in only and len(tasks(only)) == 1, "decode rows only, no norms, no lm_head"
+    assert _weights(only) == {(6144, 4096), (28672, 4096)}
+    assert "rmsnorm" not in only and len(tasks(only)) == 2, "decode rows only, no norms, no lm_head"
     assert all(timing == "neighbour" and d["m"] == "{range: [1, 32], align: [1]}" for _, timing, d in tasks(only))
     # Qwen2-7B: q/k/v 3584 + 2 x 512 = 4608 rows (o_proj's 3584 is in the bucket below), gate/up 37888.
     qwen2 = dict(LLAMA3_8B, hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
                  num_key_value_heads=4, head_dim=128, model_type="qwen2")
     assert _weights(tuning.model_spec(qwen2, (1, 8), (1, 1), group="only")) == {(4608, 3584), (37888, 3584)}
-    assert tuning.bucket_key(4096, 4096) == tuning.bucket_key(6144, 4096) != tuning.bucket_key(6148, 4096)
-    assert tuning.bucket_key(3584, 3584) != tuning.bucket_key(4608, 3584)
     with pytest.raises(tuning.SpecError, match="group must be"):
         tuning.model_spec(LLAMA3_8B, group="yes")
     with pytest.raises(tuning.SpecError, match="leaves out gemm_nt"):
@@ -86,10 +87,10 @@ def test_grouped_projections_in_the_spec():
 def test_families():
     qwen3 = dict(LLAMA3_8B, model_type="qwen3", num_attention_heads=32, num_key_value_heads=8)
     norms = {(d["rows"], d["cols"]) for op, _, d in tasks(tuning.model_spec(qwen3, (1, 8), (1, 1))) if op == "rmsnorm"}
-    assert ("{range: [32, 256], align: [1]}", "{values: [128]}") in norms, "q_norm: heads x rows over head_dim"
+    assert ("{range: [32, 256], align: [1]}", "{values: [128], exact: true}") in norms, "q_norm: heads x rows over head_dim"
     mixtral = dict(LLAMA3_8B, model_type="mixtral", num_local_experts=8)
     gemms = {(d["n"], d["k"]) for op, _, d in tasks(tuning.model_spec(mixtral, (1, 8), (1, 1))) if op == "gemm_nt"}
-    assert ("{values: [8]}", "{values: [4096]}") in gemms, "the router"
+    assert ("{values: [8], exact: true}", "{values: [4096], exact: true}") in gemms, "the router"
     no_hd = {k: v for k, v in LLAMA3_8B.items() if k != "head_dim"}
     assert tuning.model_spec(no_hd, (1, 8), (1, 1)) == tuning.model_spec(LLAMA3_8B, (1, 8), (1, 1))
     f16 = tuning.model_spec(LLAMA3_8B, (1, 8), (1, 1), dtype="f16", ops=["rmsnorm"])
@@ -183,11 +184,11 @@ def test_misses_spec(tmp_path, libaitune):
     t = tasks(tuning.misses_spec(misses))
     got = {(op, timing, tuple(sorted(d.items()))) for op, timing, d in t}
     assert got == {
-        ("gemm_nt", "neighbour", (("k", "{values: [4096]}"), ("m", "{range: [3, 40], align: [1]}"),
-                               ("n", "{values: [4096]}"))),
-        ("gemm_nt", "neighbour", (("k", "{values: [4096]}"), ("m", "{range: [7, 7], align: [1]}"),
-                               ("n", "{values: [1024]}"))),
-        ("rmsnorm", None, (("cols", "{values: [4096]}"), ("rows", "{range: [300, 300], align: [1]}")))}
+        ("gemm_nt", "neighbour", (("k", "{values: [4096], exact: true}"), ("m", "{range: [3, 40], align: [1]}"),
+                               ("n", "{values: [4096], exact: true}"))),
+        ("gemm_nt", "neighbour", (("k", "{values: [4096], exact: true}"), ("m", "{range: [7, 7], align: [1]}"),
+                               ("n", "{values: [1024], exact: true}"))),
+        ("rmsnorm", None, (("cols", "{values: [4096], exact: true}"), ("rows", "{range: [300, 300], align: [1]}")))}
     assert "\narch: sm_90a\n" in tuning.misses_spec(misses)
     assert "9, 9" in tuning.misses_spec(misses, arch="sm_80")
     db.execute("INSERT INTO misses (op, arch, dtype, shape, count) VALUES ('gemm_nt', 'sm_90', 'bf16', "

@@ -64,8 +64,10 @@ refused arch "not an op, arch, dtype and template" \
     "UPDATE winners SET arch = 'sm_9x' WHERE bucket = 'n=2^6'"
 refused template "not an op, arch, dtype and template" \
     "UPDATE measurements SET template = 'softmax/hold' WHERE id = 1"
-refused measurement_key "bucket 'n=64' " \
-    "UPDATE measurements SET bucket = 'n=64' WHERE id = 1"
+refused measurement_key "bucket 'n=064' " \
+    "UPDATE measurements SET bucket = 'n=064' WHERE id = 1"
+refused measurement_exact "its shape is outside bucket 'n=65'" \
+    "UPDATE measurements SET bucket = 'n=65' WHERE id = 1"
 refused measurement_shape "its shape is outside bucket" \
     "UPDATE measurements SET shape = '{\"n\":4096}' WHERE id = 1"
 refused status "status 'great' is not ok" \
