@@ -14,14 +14,15 @@
 # again to resume), E2E=1 also runs bench/llama_e2e.py at batch 32 and the
 # 2048 prefill (compile vs compile+patch) on the new registry. Prints a table
 # last: which bucket answers each shape, and its time. Needs this tree's
-# build/aitune and build/libaitune.so (an older libaitune would answer 6144
+# build/aitune and build/libaitune.so, built beforehand (the GPU machine need not build) (an older libaitune would answer 6144
 # from the log2 bucket: it ranks the smaller lo first).
 set -u
 cd "$(dirname "$0")/.."
 SRC=${1:-.gpu/llama.db}
 OUT=${OUT:-/tmp/llama-fused-exact}
 mkdir -p "$OUT"
-make -j"$(nproc)" >"$OUT/make.log" 2>&1 || { tail -20 "$OUT/make.log"; exit 1; }
+[ -x build/aitune ] && [ -e build/libaitune.so ] || { echo "build first (make), here or where the GPU is not" >&2; exit 1; }
+count() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
 DB=$OUT/llama-exact.db
 rm -f "$DB"
 # A copy, written whole (the source may be open in WAL mode), so SRC stays as it was.
@@ -42,13 +43,13 @@ tasks:
     dtypes: [bf16]
     shapes: {m: {values: [2048]}, n: {values: [6144, 28672], exact: true}, k: {values: [4096], exact: true}}
 YAML
-before=$(sqlite3 "$DB" "select count(*) from winners where bucket like '%2^%'")
+before=$(count "$DB" "select count(*) from winners where bucket like '%2^%'")
 t0=$(date +%s)
 build/aitune sweep "$OUT/fused.yaml" --db "$DB" --budget "${BUDGET:-8m}" >"$OUT/sweep.log" 2>&1
 rc=$?
 echo "sweep exit $rc in $(( $(date +%s) - t0 )) s (log: sweep.log)"
 tail -6 "$OUT/sweep.log"
-after=$(sqlite3 "$DB" "select count(*) from winners where bucket like '%2^%' and bucket not like '%n=6144%' and bucket not like '%n=28672%'")
+after=$(count "$DB" "select count(*) from winners where bucket like '%2^%' and bucket not like '%n=6144%' and bucket not like '%n=28672%'")
 echo "log2 winners before $before, after $after (must be equal: nothing replaced)"
 if [ "${E2E:-0}" = 1 ]; then
     export PYTHONPATH=python AITUNE_LIB=$PWD/build/libaitune.so PYTHONUNBUFFERED=1
