@@ -15,6 +15,7 @@ import os
 import re
 import struct
 import threading
+import weakref
 
 from . import _lib
 from ._lib import AituneError, LEVELS, MISUSE, OK
@@ -249,7 +250,9 @@ class Registry:
         lib = _lib.load()
         self.path = os.fspath(path)
         self._tls = threading.local()
-        self._blocks = []     # the aitune_cached blocks of Bound.cached_block(), whose handle close() clears
+        # The aitune_cached blocks of Bound.cached_block() still alive (a block lives as
+        # long as its thread and runner), whose handle close() clears; by id.
+        self._blocks = weakref.WeakValueDictionary()
         self._blocks_lock = threading.Lock()
         self._h = ctypes.c_void_p()
         rc = lib.aitune_open(_c_path(path), ctypes.byref(self._h))
@@ -266,7 +269,7 @@ class Registry:
                 return
             # A cached launch made after this passes a NULL handle (AITUNE_MISUSE), not
             # the freed one.
-            for blk in self._blocks:
+            for blk in list(self._blocks.values()):
                 ctypes.memset(blk, 0, 8)
             _lib.load().aitune_close(self._h)
             self._h = None
@@ -422,6 +425,12 @@ CACHED_MAXARGS = 17     # aitune.h's AITUNE_CACHED_MAXARGS
 CACHED_AT = 16          # the offset of aitune_cached's stream, after h and b
 
 
+class _Block(ctypes.c_char * (CACHED_AT + 8 * CACHED_MAXARGS)):
+    """An aitune_cached block: a char array, which ctypes passes to a function without
+    argtypes as its address, converting nothing in Python (a subclass: weakly
+    referable, see Registry._blocks)."""
+
+
 class Bound:
     """A kernel bound at one shape (aitune_bind): launch() writes the buffers'
     addresses, the scalars and the stream into its prebuilt parameters and
@@ -461,16 +470,15 @@ class Bound:
         self._tls = reg._tls
 
     def cached_block(self):
-        """A new aitune_cached block for this bound launch (h and b written; one per
-        thread: launches read it while the GIL is released). A char array, which
-        ctypes passes to a function without argtypes as its address, converting
-        nothing in Python. Registry.close() clears its handle."""
+        """A new aitune_cached block for this bound launch, h and b written (one per
+        thread: launches read it while the GIL is released). Registry.close() clears
+        its handle while it is alive."""
         reg = self.reg
-        blk = ctypes.create_string_buffer(CACHED_AT + 8 * CACHED_MAXARGS)
+        blk = _Block()
         with reg._blocks_lock:
             reg._live()
             struct.pack_into("@QQ", blk, 0, reg._h.value, self.ptr)
-            reg._blocks.append(blk)
+            reg._blocks[id(blk)] = blk
         return blk
 
     def launch(self, values, stream=0):

@@ -4,6 +4,7 @@ thread, aitune.registry.Bound), through the recording libcuda (no GPU): what it
 still checks per call after warm-up, where it steps aside for the slow path, the
 bias, threads, a closed registry, a switched dispatcher and check mode."""
 
+import gc
 import threading
 
 import pytest
@@ -115,15 +116,19 @@ def test_each_thread_launches_from_its_own_block(disp, fake_cuda):
             y2 = lin(x2)
             got["params"] = (fake_cuda.param(0), fake_cuda.param(2))
             got["want"] = (x2.data_ptr(), y2.data_ptr())
-    t = threading.Thread(target=other)
-    t.start()
-    t.join()
-    assert got["params"] == got["want"], "the thread's own x and output were launched"
-    assert len(disp.reg._blocks) == blocks + 1, "one more block, the thread's"
+            got["blocks"] = len(disp.reg._blocks)
+    for _ in range(3):
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert got["params"] == got["want"], "the thread's own x and output were launched"
+        assert got["blocks"] == blocks + 1, "one more block while the thread lives, its own"
+        gc.collect()
+        assert len(disp.reg._blocks) == blocks, "and none left when it ended (threads come and go)"
     with torch.no_grad():
         y = lin(x)
     assert (fake_cuda.param(0), fake_cuda.param(2)) == (x.data_ptr(), y.data_ptr())
-    assert len(disp.reg._blocks) == blocks + 1, "this thread's block again"
+    assert len(disp.reg._blocks) == blocks, "this thread's block again"
 
 
 def test_another_dispatcher_is_not_served_by_the_old_runners(disp, fake_cuda, reg_path):
