@@ -294,7 +294,7 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, 
                 out = empty_like(tmpl) if tmpl is not None else empty(out_shape, dtype=dtype, device=device)
                 s = raw(dev) if raw is not None else 0
                 sw = last_ws[0]
-                wa = sw[1] if sw[0] == s or not ws else workspace_for(s)
+                wa = sw[1] if not ws or sw[0] == s else workspace_for(s)
                 try:
                     blk = mine.blk
                 except AttributeError:
@@ -322,7 +322,7 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, 
             out = empty_like(tmpl) if tmpl is not None else empty(out_shape, dtype=dtype, device=device)
             s = raw(dev) if raw is not None else 0
             sw = last_ws[0]
-            wa = sw[1] if sw[0] == s or not ws else workspace_for(s)
+            wa = sw[1] if not ws or sw[0] == s else workspace_for(s)
             try:
                 blk = mine.blk
             except AttributeError:
