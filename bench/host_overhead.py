@@ -240,7 +240,8 @@ def main(argv=None):
     if None not in (run, alloc, cached, noop):
         print("Linear.forward %.2f us = its table lookup, grad and bias checks %.2f + the runner %.2f: the output's "
               "allocation %.2f, the cached launch %.2f (ctypes %.2f, libaitune and the driver's launch %.2f), the rest "
-              "(x's and the weight's checks, the stream, the pack) %.2f" % (
+              "(x's and the weight's checks, the stream, the pack, and what the pieces timed alone cost more "
+              "together: caches shared) %.2f" % (
                   fwd, fwd - run, run, alloc, cached, noop, cached - noop, run - alloc - cached))
     checks = info.get("check", {})
     bad = {what: why for what, why in checks.items() if why is not None}
