@@ -313,6 +313,41 @@ int aitune_bound_launch(aitune *h, const aitune_bound *b, const aitune_arg *args
 int aitune_bound_info_get(aitune *h, const aitune_bound *b, aitune_bound_info *out);
 int aitune_bound_free(aitune *h, aitune_bound *b);
 
+/* ---- cached launches: a bound launch from one block of the caller's memory ----
+**
+** For callers that pay per argument to cross into C (Python's ctypes
+** converts each one, about as long as the call itself): everything a bound
+** launch takes lies in one struct the caller keeps, writes in place
+** (usually just the addresses that moved and the stream) and hands over
+** as the only argument.
+**
+**     aitune_cached c = { .h = h, .b = b };          // one per thread
+**     ...
+**     c.stream = stream;
+**     c.args[0].ptr = x; c.args[1].ptr = weight; c.args[2].ptr = y;
+**     aitune_launch_cached(&c);                      // every call
+**
+** - aitune_launch_cached(c) is aitune_bound_launch(c->h, c->b, c->args,
+**   c->stream): the same args (the op's arguments in its order, then the
+**   workspace when ws_bytes > 0; at most AITUNE_CACHED_MAXARGS entries in
+**   all), the same checks and errors, the message in c->h. c NULL or c->h
+**   NULL is AITUNE_MISUSE with no message (there is no handle to hold one):
+**   a caller that sets h to NULL when it closes the handle gets that
+**   instead of a launch through a freed bound launch.
+** - The struct is read, never written, by the library: one per thread
+**   (or per launch in flight), as a bound launch's args are. */
+
+#define AITUNE_CACHED_MAXARGS 17    /* an op's arguments (16 at most) and the workspace */
+
+typedef struct aitune_cached {
+    aitune *h;
+    const aitune_bound *b;
+    void *stream;                   /* a CUstream; NULL: the legacy default stream */
+    aitune_arg args[AITUNE_CACHED_MAXARGS];
+} aitune_cached;
+
+int aitune_launch_cached(const aitune_cached *c);
+
 /* Add the counted misses to the registry's misses table (opened for writing
 ** for this call only) and reset the counts. */
 int aitune_flush_misses(aitune *h);

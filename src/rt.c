@@ -1963,6 +1963,15 @@ int aitune_bound_launch(aitune *h, const aitune_bound *b, const aitune_arg *args
     return b->launch(h, b, args, (CUstream)stream);
 }
 
+_Static_assert(PLAN_MAXARGS + 1 <= AITUNE_CACHED_MAXARGS, "aitune_cached holds every argument and the workspace");
+
+int aitune_launch_cached(const aitune_cached *c)
+{
+    if (!c || !c->h)
+        return AITUNE_MISUSE;
+    return aitune_bound_launch(c->h, c->b, c->args, c->stream);
+}
+
 int aitune_bound_info_get(aitune *h, const aitune_bound *b, aitune_bound_info *out)
 {
     if (!h)

@@ -100,6 +100,9 @@ def load():
         "aitune_bound_launch": (I, [P, P, P, P]),
         "aitune_bound_info_get": (I, [P, P, ctypes.POINTER(BoundInfo)]),
         "aitune_bound_free": (I, [P, P]),
+        # No argtypes: callers pass a ctypes char array (registry.Bound.cached_block), which
+        # ctypes hands over as its address without calling a converter in Python.
+        "aitune_launch_cached": (I, None),
         "aitune_flush_misses": (I, [P]),
         "aitune_miss_count": (I, [P, LL]),
     }

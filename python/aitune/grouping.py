@@ -97,7 +97,8 @@ class Group:
         self.ptrs = self.bptrs = ()           # the addresses those views start at
         self.pending = None                   # (x, x._version, outputs, bitmask of members not served)
         self.off = None                       # why the group runs separately, once it does
-        self.runs, self.d = {}, None          # runners of the fused product per input shape
+        self.runs, self.d = {}, None          # runners of the fused product per (shape, dtype, device)
+        self.fast = {}                        # x.shape -> the runner last used there (not _FALLBACK)
         self.checker = None
 
     def __repr__(self):
@@ -107,7 +108,7 @@ class Group:
     def turn_off(self, why):
         """Run the members separately from now on; the buffers go (the members' weights
         hold what they still view)."""
-        self.off, self.pending, self.runs = why, None, {}
+        self.off, self.pending, self.runs, self.fast = why, None, {}, {}
         self.cat = self.bcat = None
 
 
@@ -215,19 +216,14 @@ def _eager_product(g, x):
     if d is None:
         return None
     if g.d is not d:
-        g.runs, g.d = {}, d
-    key = (x.shape, x.dtype, x.get_device())
-    run = g.runs.get(key)
+        g.runs, g.fast, g.d = {}, {}, d
+    # The runner last used at x's shape (it checks x's dtype and device: None where
+    # they are not its own), else the one of x's (shape, dtype, device).
+    run = g.fast.get(x.shape)
     if run is None:
-        ops.check_linear(x, g.cat, g.bcat)
-        if len(g.runs) < nn.MODULE_RUNS:
-            run = g.runs[key] = ops.linear_runner(d, x, g.cat, known_weight=True) or _FALLBACK
-        else:
-            run = ops._cached(d, ("linear", x.shape, (g.n, g.k), x.dtype, key[2]),
-                              lambda: ops.linear_runner(d, x, g.cat))
-    if run is _FALLBACK:
-        d.miss("gemm_nt", g.dtype or str(x.dtype), (ops._rows(x.shape), g.n, g.k))
-        return None
+        run = _group_runner(g, d, x)
+        if run is None:
+            return None
     # The members' weights still the group's views? (Checked per call: param.data = ...
     # leaves no other trace; the old buffer stays allocated, so its addresses are not reused.)
     moved = False
@@ -242,11 +238,36 @@ def _eager_product(g, x):
     if _grad_enabled():
         ops.check_grad("linear", (x,) + tuple(m._parameters["weight"] for m in g.members), ("x",) + g.names)
     out = run(x, g.cat)
+    if out is None:
+        run = _group_runner(g, d, x)
+        if run is None:
+            return None
+        out = run(x, g.cat)
     if g.bcat is not None:
         out.add_(g.bcat)
     # The columns as views: unsafe_split_with_sizes makes them for a quarter of
     # Tensor.split's host time (no view tracking for autograd, which aitune's ops refuse).
     return out.unsafe_split_with_sizes(g.sizes, -1)
+
+
+def _group_runner(g, d, x):
+    """The runner of the fused product at x's (shape, dtype, device), made at its first
+    call; None where it falls back (a miss, counted)."""
+    key = (x.shape, x.dtype, x.get_device())
+    run = g.runs.get(key)
+    if run is None:
+        ops.check_linear(x, g.cat, g.bcat)
+        if len(g.runs) < nn.MODULE_RUNS:
+            run = g.runs[key] = ops.linear_runner(d, x, g.cat, known_weight=True) or _FALLBACK
+        else:
+            run = ops._cached(d, ("linear", x.shape, (g.n, g.k), x.dtype, key[2]),
+                              lambda: ops.linear_runner(d, x, g.cat))
+    if run is _FALLBACK:
+        d.miss("gemm_nt", g.dtype or str(x.dtype), (ops._rows(x.shape), g.n, g.k))
+        return None
+    if g.runs.get(key) is run:
+        g.fast[x.shape] = run       # the group's own (not a shared one past MODULE_RUNS)
+    return run
 
 
 def _traced_product(g, x):

@@ -7,10 +7,14 @@ runs an aitune op:
     (fake implementation) and the compiled graph runs (norms: see below);
   - in eager mode it skips the dispatcher: each module keeps, per (input shape,
     dtype, device), a runner over a launch bound for its own weight's address
-    (the weight's tensor map encoded once), so a call is a dict lookup, one
-    output allocation and one bound launch (the weight checked again only when
-    its address moves: aitune.ops._runner); past MODULE_RUNS shapes it shares
-    the dispatcher's runners (bound without the weight's address).
+    (the weight's tensor map encoded once), and a table by input shape alone of
+    the runner last used there, which a warm call (Linear, RMSNorm) looks up
+    first: a call is one dict lookup, x's checks (dtype, device, layout: the
+    runner's, which steps aside for the slow path where they differ), one output
+    allocation and one cached launch (the weight checked again only when its
+    address, dtype or layout changes: aitune.ops._runner); past MODULE_RUNS
+    shapes it shares the dispatcher's runners (bound without the weight's
+    address), through the slow path.
 The norms (RMSNorm, LayerNorm) take the aitune op in eager mode and in plain CUDA
 graphs only: traced by torch.compile, they compute what PyTorch's module does, which
 Inductor fuses with its neighbours (the residual add before a norm: one kernel, where
@@ -45,12 +49,16 @@ _FALLBACK = ops._FALLBACK
 
 
 class _State:
-    """A module's runners for one dispatcher, and its check-mode hook."""
+    """A module's runners for one dispatcher, and its check-mode hook.
 
-    __slots__ = ("d", "runs", "checker", "name", "zeros")
+    runs: (x.shape, x.dtype, x's device index) -> runner, or _FALLBACK. fast (Linear):
+    x.shape -> the module's own runner last used at that shape, for the hot path
+    (the runner checks x's dtype and device itself); empty in check mode."""
+
+    __slots__ = ("d", "runs", "fast", "checker", "name", "zeros")
 
     def __init__(self, d, checker=None, name=""):
-        self.d, self.runs, self.checker, self.name, self.zeros = d, {}, checker, name, None
+        self.d, self.runs, self.fast, self.checker, self.name, self.zeros = d, {}, {}, checker, name, None
 
 
 def _state(mod, d):
@@ -81,9 +89,31 @@ def _linear_run(self, st, d, x, w, b, key):
 
 
 def linear_forward(self, x):
-    # The eager path is the host time per call that issue 32's bar counts: keep it to
-    # lookups the call cannot do without (the runner checks the weight when its
-    # address changes).
+    # The eager path is the host time per call that issue 32's bar counts: a module
+    # that ran at x's shape before calls its runner for it straight away (the runner
+    # checks x's dtype, device and layout and the weight's address); everything
+    # else, and whatever the runner declines (returns None), takes _linear_slow.
+    if not _compiling():
+        try:
+            st = self._aitune
+        except AttributeError:
+            return _linear_slow(self, x)
+        if st.d is dispatch._current:
+            run = st.fast.get(x.shape)
+            if run is not None:
+                p = self._parameters
+                if _grad_enabled():
+                    ops.check_grad("linear", (x, p["weight"], p.get("bias")), ("x", "weight", "bias"))
+                out = run(x, p["weight"])
+                if out is not None:
+                    b = p.get("bias")
+                    if b is not None:
+                        out.add_(b)
+                    return out
+    return _linear_slow(self, x)
+
+
+def _linear_slow(self, x):
     p = self._parameters
     w = p["weight"]
     if _compiling():
@@ -109,7 +139,10 @@ def linear_forward(self, x):
         # The weight was replaced by one of another n (param.data = ...): this module's
         # runners were bound for the old one. Make them again.
         st.runs.clear()
-        return linear_forward(self, x)
+        st.fast.clear()
+        return _linear_slow(self, x)
+    if st.checker is None and st.runs.get(key) is run:
+        st.fast[x.shape] = run       # the module's own (not a shared one past MODULE_RUNS)
     b = p.get("bias")
     if b is not None:
         out.add_(b)
@@ -138,6 +171,8 @@ def _norm_eager(self, op, x, w, args, ref):
         return ref(x, w, *args)
     if op == "layer_norm" and (w.get_device() != key[2] or w.shape[0] != x.shape[-1]):
         ops.check_norm(op, x, w)     # the weight changed since: say how (rms_norm's runner checks)
+    elif op == "rms_norm" and st.checker is None and st.runs.get(key) is run:
+        st.fast[x.shape] = run       # rms_norm_forward's hot path (its runner checks x's dtype, device)
     out = run(x, w, *args)
     if st.checker is not None:
         return _checked(st, "aitune::" + op, (ops._rows(x.shape), x.shape[-1]), out, ref(x, w, *args))
@@ -165,10 +200,11 @@ def rms_norm_forward(self, x, eps_attr="eps", fallback=None):
         if d is None:
             return ops.ref_rms_norm(x, w, eps)
         st = _state(self, d)
-    run = st.runs.get((x.shape, x.dtype, x.get_device()))
-    if run is None or run is _FALLBACK or st.checker is not None:
+    run = st.fast.get(x.shape)
+    out = run(x, w, float(eps)) if run is not None else None
+    if out is None:
         return _norm_eager(self, "rms_norm", x, w, (float(eps),), ops.ref_rms_norm)
-    return run(x, w, float(eps))
+    return out
 
 
 def layer_norm_forward(self, x):

@@ -46,13 +46,14 @@ Contract of the CUDA kernels, which the fake implementations share:
 """
 
 import math
+import threading
 
 import torch
 import torch.nn.functional as F
 
 from ._lib import AituneError, MISUSE
 from . import dispatch
-from .registry import thread_buffer
+from .registry import CACHED_AT
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 GEMM_DTYPES = (torch.bfloat16, torch.float16)
@@ -220,18 +221,29 @@ def _relaunch(b, vals, s, dev, err):
     b.launch(vals, s)
 
 
-def _runner(b, out_shape, dtype, device, dev, nbufs_in, check_w=None, wptr=None):
-    """run(*inputs, *scalars) -> out for a Bound whose op takes nbufs_in input buffers,
-    one output, then scalars (as the aitune ops do).
+def _cached_failed(b, rc, vals, s, dev):
+    """A cached launch returned rc: raise its error, or launch again where _relaunch can."""
+    try:
+        b.reg._fail(rc)
+    except AituneError as e:
+        _relaunch(b, vals, s, dev, e)
 
-    With nbufs_in == 2 (linear, rms_norm: x and a weight) the call is the hot path of
-    the modules, so it does per call only what can change: x's address and layout,
-    the output, the stream. The weight is checked by check_w(w) when its address is
-    not the one checked last (wptr: the address a launch was bound for), or its
-    dtype or layout changed: check_w raises on a weight the op refuses, and returns
-    False for one the runner was not made for (a Linear's weight of another n,
-    replaced by param.data = ...), where run returns None; a weight not contiguous
-    or not 16-byte aligned is copied. A module's weight is checked once."""
+
+def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, wptr=None):
+    """run(*inputs, *scalars) -> out for a Bound whose op takes nbufs_in input buffers,
+    one output, then nscalars scalars (as the aitune ops do).
+
+    With nbufs_in == 2 (linear: run(x, w); rms_norm: run(x, w, eps)) the call is the
+    hot path of the modules, so it does per call only what can change: x's dtype,
+    device, address and layout (another dtype or device: run returns None, the
+    caller's slow path finds the runner for it), the output, the stream. The weight
+    is checked by check_w(w) when its address is not the one checked last (wptr: the
+    address a launch was bound for), or its dtype or layout changed: check_w raises
+    on a weight the op refuses, and returns False for one the runner was not made for
+    (a Linear's weight of another n, replaced by param.data = ...), where run returns
+    None; a weight not contiguous or not 16-byte aligned is copied. A module's weight
+    is checked once. The launch is one pack into the runner's aitune_cached block
+    for this thread and one ctypes call (registry.Bound)."""
     ws = b.ws_bytes
     empty, empty_like = torch.empty, torch.empty_like
     tmpl = _out_template(out_shape, dtype, device)
@@ -240,44 +252,86 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in, check_w=None, wptr=None)
     raw = torch._C._cuda_getCurrentRawStream if dev >= 0 else None
 
     if nbufs_in == 2:
-        # Bound.launch inlined; the workspace's address remembered for the stream last
-        # used (a workspace outgrown stays allocated, so the address stays good), as
-        # one tuple, replaced whole: threads that share the runner never pair one
-        # stream with another's workspace.
-        pack, fn, reg, ptr, tls = b._pack, b._fn, b.reg, b.ptr, b._tls
+        cpack, cfn, new_block = b._cpack, b._cfn, b.cached_block
+        mine = threading.local()      # .blk: this thread's aitune_cached block
         seen = [wptr]                 # the weight address checked last
-        last_ws = [(None, ())]        # (stream, (workspace address,) or ())
+        # The workspace's address for the stream last used (a workspace outgrown stays
+        # allocated, so the address stays good), as one tuple, replaced whole: threads
+        # that share the runner never pair one stream with another's workspace. 0 for
+        # a kernel without one (the block's entry is then not read).
+        last_ws = [(None, 0)]
 
-        def run(a, c, *scalars):
+        def weight(c):
+            """(c, its address) for a weight whose address, dtype or layout is not the
+            one checked last; (None, 0) for one this runner was not made for."""
+            if not check_w(c):
+                return None, 0
+            if c.data_ptr() & 15 or not c.is_contiguous():
+                c = _aligned(c)
+                return c, c.data_ptr()
+            seen[0] = c.data_ptr()
+            return c, seen[0]
+
+        def workspace_for(s):
+            sw = last_ws[0] = (s, workspace(dev, device, s, ws))
+            return sw[1]
+
+        # Two bodies, one per arity, rather than one with *scalars: the tuples a
+        # star-call builds cost more than the rest of the Python here.
+        if nscalars == 0:
+            def run(a, c):
+                if a.dtype is not dtype or a.get_device() != dev:
+                    return None
+                pa = a.data_ptr()
+                if pa & 15 or not a.is_contiguous():
+                    a = _aligned(a)
+                    pa = a.data_ptr()
+                pc = c.data_ptr()
+                if pc != seen[0] or c.dtype is not dtype or not c.is_contiguous():
+                    c, pc = weight(c)
+                    if c is None:
+                        return None
+                out = empty_like(tmpl) if tmpl is not None else empty(out_shape, dtype=dtype, device=device)
+                s = raw(dev) if raw is not None else 0
+                sw = last_ws[0]
+                wa = sw[1] if not ws or sw[0] == s else workspace_for(s)
+                try:
+                    blk = mine.blk
+                except AttributeError:
+                    blk = mine.blk = new_block()
+                po = out.data_ptr()
+                cpack(blk, CACHED_AT, s, pa, pc, po, wa)
+                rc = cfn(blk)
+                if rc:
+                    _cached_failed(b, rc, (pa, pc, po) + ((wa,) if ws else ()), s, dev)
+                return out
+            return run
+
+        def run(a, c, e):
+            if a.dtype is not dtype or a.get_device() != dev:
+                return None
             pa = a.data_ptr()
             if pa & 15 or not a.is_contiguous():
                 a = _aligned(a)
                 pa = a.data_ptr()
             pc = c.data_ptr()
             if pc != seen[0] or c.dtype is not dtype or not c.is_contiguous():
-                if not check_w(c):
+                c, pc = weight(c)
+                if c is None:
                     return None
-                if pc & 15 or not c.is_contiguous():
-                    c = _aligned(c)
-                    pc = c.data_ptr()
-                else:
-                    seen[0] = pc
             out = empty_like(tmpl) if tmpl is not None else empty(out_shape, dtype=dtype, device=device)
             s = raw(dev) if raw is not None else 0
             sw = last_ws[0]
-            if ws and sw[0] != s:
-                sw = last_ws[0] = (s, (workspace(dev, device, s, ws),))
+            wa = sw[1] if not ws or sw[0] == s else workspace_for(s)
             try:
-                buf, addr = tls.args
+                blk = mine.blk
             except AttributeError:
-                buf, addr = thread_buffer(tls)
-            pack(buf, 0, pa, pc, out.data_ptr(), *scalars, *sw[1])
-            rc = fn(reg._h, ptr, addr, s)
+                blk = mine.blk = new_block()
+            po = out.data_ptr()
+            cpack(blk, CACHED_AT, s, pa, pc, po, e, wa)
+            rc = cfn(blk)
             if rc:
-                try:
-                    reg._fail(rc)
-                except AituneError as e:
-                    _relaunch(b, (pa, pc, out.data_ptr()) + scalars + sw[1], s, dev, e)
+                _cached_failed(b, rc, (pa, pc, po, e) + ((wa,) if ws else ()), s, dev)
             return out
         return run
 
@@ -336,7 +390,7 @@ def linear_runner(d, x, weight, known_weight=False):
     b = d.bound("gemm_nt", DTYPES[x.dtype], (m, n, k), dev, known)
     if b is None:
         return None
-    return _runner(b, tuple(x.shape[:-1]) + (n,), x.dtype, x.device, dev, 2,
+    return _runner(b, tuple(x.shape[:-1]) + (n,), x.dtype, x.device, dev, 2, 0,
                    _linear_weight(x.dtype, x.device, n, k), known["B"] if known else None)
 
 
@@ -353,7 +407,7 @@ def norm_runner(d, op, x):
     if b is None:
         return None
     nin = {"rms_norm": 2, "layer_norm": 3, "softmax": 1}[op]
-    return _runner(b, tuple(x.shape), x.dtype, x.device, x.get_device(), nin,
+    return _runner(b, tuple(x.shape), x.dtype, x.device, x.get_device(), nin, 0 if op == "softmax" else 1,
                    _norm_weight(op, x.dtype, x.device, cols))
 
 

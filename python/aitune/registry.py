@@ -4,7 +4,8 @@ Registry opens a registry read-only; lookup() answers which config a shape gets;
 kernel() loads a tuned kernel into the current CUDA context; launch() checks
 arguments against its launch plan and launches it (the slow, checked path);
 bind() makes a Bound: a kernel evaluated at one shape, launched with addresses
-only (the fast path that aitune.dispatch caches).
+only (the fast path that aitune.dispatch caches); its runners launch it through
+aitune_launch_cached, one ctypes argument per call (see Bound).
 """
 
 import ctypes
@@ -14,6 +15,7 @@ import os
 import re
 import struct
 import threading
+import weakref
 
 from . import _lib
 from ._lib import AituneError, LEVELS, MISUSE, OK
@@ -248,6 +250,10 @@ class Registry:
         lib = _lib.load()
         self.path = os.fspath(path)
         self._tls = threading.local()
+        # The aitune_cached blocks of Bound.cached_block() still alive (a block lives as
+        # long as its thread and runner), whose handle close() clears; by id.
+        self._blocks = weakref.WeakValueDictionary()
+        self._blocks_lock = threading.Lock()
         self._h = ctypes.c_void_p()
         rc = lib.aitune_open(_c_path(path), ctypes.byref(self._h))
         if rc != OK:
@@ -258,7 +264,13 @@ class Registry:
 
     def close(self):
         """Free the handle, its kernels and bound launches (Bounds of it then refuse to launch)."""
-        if self._h:
+        with self._blocks_lock:
+            if not self._h:
+                return
+            # A cached launch made after this passes a NULL handle (AITUNE_MISUSE), not
+            # the freed one.
+            for blk in list(self._blocks.values()):
+                ctypes.memset(blk, 0, 8)
             _lib.load().aitune_close(self._h)
             self._h = None
 
@@ -409,6 +421,16 @@ def thread_buffer(tls):
     return tls.args
 
 
+CACHED_MAXARGS = 17     # aitune.h's AITUNE_CACHED_MAXARGS
+CACHED_AT = 16          # the offset of aitune_cached's stream, after h and b
+
+
+class _Block(ctypes.c_char * (CACHED_AT + 8 * CACHED_MAXARGS)):
+    """An aitune_cached block: a char array, which ctypes passes to a function without
+    argtypes as its address, converting nothing in Python (a subclass: weakly
+    referable, see Registry._blocks)."""
+
+
 class Bound:
     """A kernel bound at one shape (aitune_bind): launch() writes the buffers'
     addresses, the scalars and the stream into its prebuilt parameters and
@@ -417,25 +439,47 @@ class Bound:
 
     values: the op's arguments in op.lua's order without its dims, buffers
     as addresses and scalars as floats, then the workspace's address when
-    ws_bytes > 0. Thread-safe: each thread packs into its own buffer."""
+    ws_bytes > 0. Thread-safe: each thread packs into its own buffer.
+
+    The runners (aitune.ops) launch through aitune_launch_cached instead, from
+    an aitune_cached block of their own per thread (cached_block()): the handle and
+    the bound launch are written once, and each call writes the rest with
+    _cpack(block, CACHED_AT, stream, *values, workspace), the workspace entry
+    always there (0 when ws_bytes is 0: libaitune does not read it then), and
+    launches with _cfn(block): one pack and one ctypes call whose only argument
+    needs no conversion, where launch() pays ctypes' conversion of four."""
 
     __slots__ = ("reg", "kernel", "shape", "ptr", "ws_bytes", "kind", "grid", "block", "cluster", "ntmaps",
-                 "_pack", "_fn", "_tls", "_size")
+                 "_pack", "_fn", "_tls", "_size", "_cpack", "_cfn")
 
     def __init__(self, reg, kernel, shape, ptr, info):
         self.reg, self.kernel, self.shape, self.ptr = reg, kernel, shape, ptr
         self.ws_bytes, self.kind = info.ws_bytes, info.kind
         self.grid, self.block, self.cluster = tuple(info.grid), tuple(info.block), tuple(info.cluster)
         self.ntmaps = info.ntmaps
-        fmt = "<"
+        fmt = ""
         for a in kernel.plan["args"]:
             fmt += "Q" if a["role"] in ("in", "out", "inout") else "f4x" if a["role"] == "scalar" else "8x"
-        if info.ws_bytes:
-            fmt += "Q"
-        packer = struct.Struct(fmt)
+        packer = struct.Struct("<" + fmt + ("Q" if info.ws_bytes else ""))
         self._pack, self._size = packer.pack_into, packer.size
         self._fn = _lib.load().aitune_bound_launch
+        # Native order and sizes ("@", what the C struct has); its Q's are packed by the
+        # fast path of struct, where "<" converts through a byte array.
+        self._cpack = struct.Struct("@Q" + fmt + "Q").pack_into
+        self._cfn = _lib.load().aitune_launch_cached
         self._tls = reg._tls
+
+    def cached_block(self):
+        """A new aitune_cached block for this bound launch, h and b written (one per
+        thread: launches read it while the GIL is released). Registry.close() clears
+        its handle while it is alive."""
+        reg = self.reg
+        blk = _Block()
+        with reg._blocks_lock:
+            reg._live()
+            struct.pack_into("@QQ", blk, 0, reg._h.value, self.ptr)
+            reg._blocks[id(blk)] = blk
+        return blk
 
     def launch(self, values, stream=0):
         """Launch on stream (a CUstream as an int; 0: the legacy default stream)."""

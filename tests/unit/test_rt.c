@@ -1100,6 +1100,37 @@ static void test_bound_fake(const char *path)
           "bound: free one, and NULL is a no-op");
     CHECK(aitune_bound_free(h, b2) == AITUNE_MISUSE, "bound: freeing it twice is misuse: %s", aitune_errmsg(h));
 
+    /* The cached launch: the bound launch, its handle, stream and args in one struct. */
+    args[0].ptr = A, args[1].ptr = W, args[2].ptr = D, args[6].ptr = WS;
+    rc = aitune_bound_launch(h, b, args, (void *)0x5151);
+    unsigned long long pb[7];
+    for (int i = 0; i < 7; i++)
+        pb[i] = fk.param(i, 0);
+    aitune_cached c;
+    memset(&c, 0, sizeof c);
+    c.h = h, c.b = b, c.stream = (void *)0x5151;
+    memcpy(c.args, args, sizeof args);
+    launches = fk.launches();
+    args[0].ptr = 0;   /* what the struct holds is launched, not args */
+    rc = aitune_launch_cached(&c);
+    same = rc == AITUNE_OK && fk.launches() == launches + 1 && fk.stream() == 0x5151;
+    for (int i = 0; i < 7; i++)
+        same &= fk.param(i, 0) == pb[i];
+    CHECK(same, "cached: aitune_launch_cached launches what aitune_bound_launch does with the same arguments");
+    c.args[0].ptr = A + 4096;
+    rc = aitune_launch_cached(&c);
+    CHECK(rc == AITUNE_OK && fk.param(0, 0) == A + 4096 && fk.param(2, 0) == D,
+          "cached: an address written into the struct in place is the next launch's (%llx)", fk.param(0, 0));
+    launches = fk.launches();
+    c.args[2].ptr = 0;
+    rc = aitune_launch_cached(&c);
+    CHECK(rc == AITUNE_MISUSE && strstr(aitune_errmsg(h), "'D' is NULL"),
+          "cached: bound launch's checks, the message in c->h: %s", aitune_errmsg(h));
+    c.args[2].ptr = D;
+    c.h = NULL;
+    CHECK(aitune_launch_cached(&c) == AITUNE_MISUSE && aitune_launch_cached(NULL) == AITUNE_MISUSE &&
+          fk.launches() == launches, "cached: a NULL struct or handle is misuse, and launches nothing");
+
     /* The norm: the scalar is patched per launch, no map, no workspace. */
     long long ns[] = { 16, 4096 };
     aitune_kernel *kn = NULL;
