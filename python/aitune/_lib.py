@@ -17,6 +17,9 @@ import os
 OK, ERROR, NOTFOUND, CANTOPEN, CORRUPT, MISUSE, NOMEM = range(7)
 LEVELS = {0: "exact", 1: "nearest", 2: "default"}
 BOUND_KERNEL = 0
+# The template of a winner that is the vendor library (aitune.h: "The vendor as a
+# winner"): a bucket where no template beat cuBLASLt.
+VENDOR_TEMPLATE = "vendor/cublaslt"
 
 
 class AituneError(RuntimeError):

@@ -25,10 +25,14 @@ import os
 import sys
 import threading
 
-from ._lib import AituneError
+from ._lib import AituneError, VENDOR_TEMPLATE
 from .registry import Registry
 
 DEFAULT_DB = os.path.join(os.path.expanduser("~"), ".local", "share", "aitune", "registry.db")
+
+
+# kernel()'s answer for a bucket whose winner is the vendor library (_lib.VENDOR_TEMPLATE).
+VENDOR = object()
 
 
 def default_path():
@@ -61,7 +65,8 @@ class Dispatcher:
     # ---- answers ----
 
     def kernel(self, op, dtype, shape, dev=-1):
-        """The Kernel for a shape, or None (a miss, recorded)."""
+        """The Kernel for a shape, VENDOR where the vendor holds its bucket (a GEMM
+        that PyTorch's own cuBLAS call computes: no miss), or None (a miss, recorded)."""
         key = (op, dtype, shape, dev)
         try:
             return self._kernels[key]
@@ -90,7 +95,7 @@ class Dispatcher:
             except KeyError:
                 pass
         k = self.kernel(op, dtype, shape, dev)
-        if k is None:
+        if k is None or k is VENDOR:
             return None
         with self._lock:
             if known is None and key in self._bounds:
@@ -119,6 +124,8 @@ class Dispatcher:
         except AituneError as e:
             self.miss(op, dtype, shape, "lookup failed: %s" % e)
             return None
+        if c["template"] == VENDOR_TEMPLATE:
+            return VENDOR
         if c["level"] != "exact":
             where = " (nearest: %s)" % c["bucket"] if c["bucket"] else ""
             self.miss(op, dtype, shape, "no tuned bucket holds it%s" % where)

@@ -174,3 +174,33 @@ def test_rms_norm_warm_calls(disp, fake_cuda):
         assert torch.equal(norm(xh), F.rms_norm(xh, (128,), norm.weight, 0.25)), \
             "x of another dtype than the weight: PyTorch's"
         assert fake_cuda.launches() == n
+
+
+def test_a_bucket_the_vendor_holds_runs_pytorchs_gemm(tmp_path, fake_cuda, torch_mod):
+    """A vendor winner (template vendor/cublaslt): Linear computes F.linear's product
+    through PyTorch, launches nothing through libaitune and records no miss."""
+    import sqlite3
+    import fakereg
+    from aitune import dispatch
+    path = fakereg.build(str(tmp_path / "v.db"))
+    db = sqlite3.connect(path)
+    db.execute("UPDATE winners SET template = 'vendor/cublaslt', config = '{}', cubin = NULL "
+               "WHERE op = 'gemm_nt' AND bucket = 'm=2^0,n=2^6,k=2^7'")
+    db.commit()
+    db.close()
+    d = dispatch.use(dispatch.Dispatcher(path, arch="sm_90", host_tensors=True))
+    try:
+        lin = ann.Linear(128, 64, bias=True, dtype=BF).requires_grad_(False)
+        x = torch.randn(1, 128, dtype=BF)
+        n = fake_cuda.launches()
+        for _ in range(3):
+            y = lin(x)
+        assert fake_cuda.launches() == n, "nothing launched through libaitune"
+        assert torch.equal(y, F.linear(x, lin.weight) + lin.bias), "PyTorch's product, the bias added after"
+        assert not d.misses(), d.misses()
+        x16 = torch.randn(16, 128, dtype=BF)   # the m=16 bucket is still a kernel of aitune's
+        lin(x16)
+        assert fake_cuda.launches() == n + 1
+    finally:
+        dispatch._current = None
+        d.reg.close()
