@@ -202,7 +202,10 @@ all: $(BUILD)/tests/test_exact
 # FUZZ_TIME seconds over its seed corpus (tests/fuzz/corpus/NAME, kept in
 # the repo) plus what earlier runs found (build/fuzz/corpus-NAME); a finding
 # stops it and lands in build/fuzz/NAME-crash-* (rerun: build/fuzz/fuzz_NAME
-# FILE). `make fuzz-deps` installs the compiler.
+# FILE). `make fuzz-deps` installs the compiler. The harnesses that read the
+# templates (emit, import) take them from the tree they were built in, or
+# from AITUNE_FUZZ_SOURCE=DIR (a copy of the tree elsewhere, on another
+# machine).
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev

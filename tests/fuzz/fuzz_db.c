@@ -16,6 +16,12 @@ static size_t empty_len;
 const char *fdb_dir(void) { return dir; }
 const char *fdb_path(void) { return path; }
 
+const char *fdb_source(void)
+{
+    const char *s = getenv("AITUNE_FUZZ_SOURCE");
+    return s && *s ? s : AITUNE_SOURCE_DIR;
+}
+
 void fdb_clear(void)
 {
     unlink(path);
