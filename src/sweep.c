@@ -40,7 +40,7 @@ static void open_progress(sw *S, hub *H)
 {
     const sweep_opts *o = S->o;
     if (o->quiet) return;
-    S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
+    S->P = S->run_P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
     progress_start_ticker(S->P);
     for (int i = 0; i < H->nlanes && H->nlanes > 1; i++) {
         char name[16];
@@ -203,7 +203,7 @@ int sweep_run(const sweep_opts *o)
         }
     }
     sw_trace_close();
-    progress_free(S->P);
+    progress_free(S->run_P);
     lanes_free(H);
     sb_free(&S->env);
     if (S->W) worker_free(S->W);

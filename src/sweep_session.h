@@ -68,6 +68,7 @@ typedef struct sw {
     char op_name[32][32];
     double op_s[32];
     progress *P;            /* NULL when quiet */
+    progress *run_P;        /* the run's own (S's; freed at the end): on several GPUs, S->P is lane 0's view of it */
     /* the lane */
     int nlanes;             /* lanes of the sweep, once they started (0 or 1: one) */
     int gpu;                /* the GPU's ordinal */
