@@ -202,7 +202,10 @@ all: $(BUILD)/tests/test_exact
 # FUZZ_TIME seconds over its seed corpus (tests/fuzz/corpus/NAME, kept in
 # the repo) plus what earlier runs found (build/fuzz/corpus-NAME); a finding
 # stops it and lands in build/fuzz/NAME-crash-* (rerun: build/fuzz/fuzz_NAME
-# FILE). `make fuzz-deps` installs the compiler.
+# FILE). `make fuzz-deps` installs the compiler. The harnesses that read the
+# templates (emit, import) take them from the tree they were built in, or
+# from AITUNE_FUZZ_SOURCE=DIR (a copy of the tree elsewhere, on another
+# machine).
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
@@ -289,6 +292,9 @@ fuzz-deps:
 # The whole suite with the tool, its tests and the fake worker built with
 # AddressSanitizer and UndefinedBehaviorSanitizer (any report fails a test).
 # Sanitized code is slower: each test file gets ASAN_TEST_TIMEOUT seconds.
+# verify_asan_link_order=0: tests preload a shim (slow_nvrtc.so, which
+# defines no allocator or libc function) ahead of libasan; ASan's check
+# refuses any library before its own, though this one cannot intercept it.
 ASAN_TEST_TIMEOUT ?= 1200
 ASAN_BUILD := $(BUILD)/asan
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -296,6 +302,6 @@ test-asan:
 	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" $(MAKE) BUILD=$(ASAN_BUILD) all
 	BUILD=$(ASAN_BUILD) AITUNE_TEST_TIMEOUT=$(ASAN_TEST_TIMEOUT) AITUNE_BIN=$(CURDIR)/$(ASAN_BUILD)/aitune \
 	    AITUNE_FAKE_WORKER=$(CURDIR)/$(ASAN_BUILD)/tests/fake_worker \
-	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86:verify_asan_link_order=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87 \
 	    tests/run $(TESTS)

@@ -451,6 +451,7 @@ static void finish(jit_job *j)
         f->stack = j->stack;
         f->ms = j->ms;
         f->t_start = j->t_start;
+        f->cancelled = j->cancelled;    /* jit_pool_abort gave the leader up */
         f->shared = 1;
         mark_done(f);
     }

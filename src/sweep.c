@@ -40,7 +40,7 @@ static void open_progress(sw *S, hub *H)
 {
     const sweep_opts *o = S->o;
     if (o->quiet) return;
-    S->P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
+    S->P = S->run_P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
     progress_start_ticker(S->P);
     for (int i = 0; i < H->nlanes && H->nlanes > 1; i++) {
         char name[16];
@@ -100,8 +100,11 @@ static int open_run(sw *S, hub *H)
             error("%s", reg_errmsg(H->lanes[i]->R));
             return EXIT_FAIL;
         }
-    /* One pool for every GPU's compiles: -j is the host's budget. */
+    /* One pool for every GPU's compiles: -j is the host's budget. Ctrl-C
+    ** gives up what it compiles at once (its helpers killed): the sweep
+    ** stops after the candidate being timed, not after NVRTC. */
     S->pool = jit_pool_new(o->threads);
+    jit_pool_stop_when(S->pool, sw_interrupted);
     for (int i = 1; i < H->nlanes; i++) H->lanes[i]->pool = S->pool;
     return 0;
 }
@@ -186,7 +189,10 @@ int sweep_run(const sweep_opts *o)
         if (o->compile_only) {
             code = compile_only(S);
         } else if (!o->plan_only && lanes_begin(H)) {
-            code = EXIT_FAIL;   /* plan_only: the worker said which GPU this is; nothing is recorded */
+            /* plan_only: the worker said which GPU this is; nothing is
+            ** recorded. Ctrl-C during the engine's compile: the run ends
+            ** as an interrupted one. */
+            code = sw_interrupted() ? finish_run(S, H, EXIT_FAIL) : EXIT_FAIL;
         } else if (o->scan) {
             code = scan_run(S);
             code = finish_run(S, H, code);
@@ -197,7 +203,7 @@ int sweep_run(const sweep_opts *o)
         }
     }
     sw_trace_close();
-    progress_free(S->P);
+    progress_free(S->run_P);
     lanes_free(H);
     sb_free(&S->env);
     if (S->W) worker_free(S->W);

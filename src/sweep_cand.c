@@ -44,6 +44,7 @@ int cand_finish(sw *S, cand *c)
 {
     if (c->cached) return 0;
     jit_wait(S->pool, &c->job);
+    if (c->job.cancelled) return -1;    /* Ctrl-C gave it up: no result, nothing to say */
     /* Another lane's compile of the same kernel is a cache hit; it is
     ** stored here too, as that lane may stop before it stores it. */
     if (c->job.shared) S->cache_hits++;
@@ -234,7 +235,8 @@ int cand_land(sw *S, cand *c, const op_task *t, const bucket *b, search *se, buc
     if (c->error) {
         cand_set_status(c, "compile", c->error);
     } else {
-        if (cand_finish(S, c)) return -1;
+        /* A compile Ctrl-C gave up is no result: nothing recorded or told. */
+        if (cand_finish(S, c)) return c->job.cancelled ? 0 : -1;
         if (!c->cached && sw_tracing())
             sw_trace(S, "compiled search=%d batch=%d %s start=%.4f end=%.4f%s", search_id, c->batch, c->k.name,
                   c->job.t_start - S->t0, c->job.t_start + c->job.ms / 1e3 - S->t0, c->job.shared ? " shared" : "");

@@ -60,10 +60,13 @@ void cand_instantiate(sw *S, cand *c, const char *tname, const char *config, con
 /* Compile c's kernel for arch through the cache: on return c->job is done
 ** (a cache hit: c->cached) or submitted to the pool. -1: the registry failed. */
 int cand_compile(sw *S, cand *c, const char *arch);
-/* Wait for c's compile and store its cubin. -1: the registry failed. */
+/* Wait for c's compile and store its cubin. -1: the registry failed
+** (said), or Ctrl-C gave the compile up (c->job.cancelled; nothing said):
+** either way the caller stops. */
 int cand_finish(sw *S, cand *c);
 /* cand_instantiate, then compiled and waited for: 0 when c has a kernel,
-** else -1 (c->error or c->job.error says why, or a registry failure was said). */
+** else -1 (c->error or c->job.error says why, or a registry failure was
+** said, or Ctrl-C gave the compile up: sw_interrupted). */
 int cand_build(sw *S, cand *c, const char *tname, const char *config, const op_task *t);
 
 /* The kernel's launch plan (JSON) as the registry and the worker hold it;
@@ -86,9 +89,10 @@ void cand_bucket_fields(sw *S, measurement *m, const op_task *t, const bucket *b
 void cand_key_fields(sw *S, cand *c, const op_task *t, const bucket *b);
 
 /* A candidate sets off (cand_start) and lands (cand_land): see
-** sweep_cand.c. cand_run_batch runs [0, n) through both. cand_drain must
-** come before candidates with compiles in flight are freed. -1: a tool
-** failure (said). */
+** sweep_cand.c; one whose compile Ctrl-C gave up lands with an empty
+** status, recorded nowhere. cand_run_batch runs [0, n) through both.
+** cand_drain must come before candidates with compiles in flight are
+** freed. -1: a tool failure (said). */
 int cand_start(sw *S, cand *c, const op_task *t, const bucket *b);
 int cand_land(sw *S, cand *c, const op_task *t, const bucket *b, search *se, bucket_state *bs,
               const char *default_cfg, int search_id);

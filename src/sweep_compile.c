@@ -85,7 +85,7 @@ static void report_head(sw *S, compile_list *L, int *rc)
     L->n--;
     cand *c = &row->c;
     if (!c->error && !*rc && !row->stored) {
-        if (cand_finish(S, c)) *rc = -1;
+        if (cand_finish(S, c) && !c->job.cancelled) *rc = -1;
     } else if (!c->error && !row->stored) {
         jit_wait(S->pool, &c->job);
     }

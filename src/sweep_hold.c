@@ -295,6 +295,10 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
     hold H = { .S = S, .t = t, .b = b, .bs = bs, .fi = sp->fi, .w = w, .nw = w };
     sp->n = 0;
     H.m = *kp = hold_slots(S, t, bs, cs, *kp, sp->fi);
+    if (sw_interrupted()) {     /* a slot's compile given up: the resume decides the bucket */
+        sp->rc = 1;
+        return w;
+    }
     for (int i = 0; i < 16; i++) H.ps[i] = &cs[i];
     H.P = xcalloc(1, sizeof *H.P);
     H.P->m = H.m;

@@ -172,7 +172,10 @@ static int scan_one(sw *S, aitune *h, const char *hw, scan_set *c, const long lo
     } else {
         cand k;
         memset(&k, 0, sizeof k);
-        if (cand_build(S, &k, ch.template_name, ch.config, &t)) {
+        if (cand_build(S, &k, ch.template_name, ch.config, &t) && sw_interrupted()) {
+            cand_free(&k);      /* Ctrl-C gave its compile up: no row (r's status stays empty) */
+            return 0;
+        } else if (k.error || !k.job.ok) {
             snprintf(r->status, sizeof r->status, "compile");
             snprintf(r->error, sizeof r->error, "%s", k.error ? k.error : k.job.error ? k.job.error : "did not compile");
         } else if (!cand_load(S, &k, &t, 0) || !cand_verify(S, &k, 0)) {

@@ -3,9 +3,13 @@
 ** lines on stdout beside the progress line, the AITUNE_TRACE log, the
 ** counts and the summary on stderr.
 **
-** Ctrl-C (SIGINT, SIGTERM) stops a sweep after the candidate in hand; a
-** second one ends it at once (sw_signals). sw_interrupted and
-** sw_out_of_budget are what the loops ask before each step. */
+** Ctrl-C (SIGINT, SIGTERM) stops a sweep after the candidate being timed
+** (the GPU's work in hand), and gives the compiles in flight up at once:
+** the compile pool stops on sw_interrupted (jit_pool_stop_when), its
+** helpers killed within 0.1 s, and a compile it gave up is no result
+** (sweep_cand.h). A second one ends the process at once (sw_signals).
+** sw_interrupted and sw_out_of_budget are what the loops ask before each
+** step. */
 #ifndef SWEEP_SESSION_H
 #define SWEEP_SESSION_H
 #include "jit.h"
@@ -64,6 +68,7 @@ typedef struct sw {
     char op_name[32][32];
     double op_s[32];
     progress *P;            /* NULL when quiet */
+    progress *run_P;        /* the run's own (S's; freed at the end): on several GPUs, S->P is lane 0's view of it */
     /* the lane */
     int nlanes;             /* lanes of the sweep, once they started (0 or 1: one) */
     int gpu;                /* the GPU's ordinal */
@@ -75,7 +80,8 @@ typedef struct sw {
 } sw;
 
 
-/* SIGINT and SIGTERM stop the sweep after the candidate in hand. */
+/* SIGINT and SIGTERM stop the sweep after the candidate being timed; a
+** second one ends the process (its default action). */
 void sw_signals(void);
 /* Whether Ctrl-C came. */
 int sw_interrupted(void);

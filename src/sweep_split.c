@@ -332,6 +332,7 @@ static int research_part(sw *S, const op_task *t, const split *sp, part *p)
         else p->nown++;
     }
     bucket_state_free(&pbs);
+    if (sw_interrupted()) return 1;    /* a finalist's compile given up: the part is not decided */
     if (S->o->retune && !p->nown) return 0;
     char name[512], size[96], what[160];
     part_name(t, sp, p, 0, name, sizeof name);

@@ -77,6 +77,12 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         }
         i++;
     }
+    if (sw_interrupted()) {
+        /* Ctrl-C while the finalists were built: a compile it gave up
+        ** dropped a finalist that builds. The resume decides the bucket. */
+        for (int i = 0; i < 16; i++) cand_free(&cs[i]);
+        return 0;
+    }
     if (!k) {
         sw_say(S, "%-10s %-9s %-18s no finalist builds\n", t->op, t->dtype, b->key);
         return 0;
@@ -236,6 +242,9 @@ static int remeasure(sw *S, const op_task *t, const bucket *b, const retune_fina
     memset(cs, 0, sizeof cs);
     for (int i = 0; i < rf->n; i++) cand_instantiate(S, &cs[i], rf->f[i].tmpl, rf->f[i].config, t);
     int rc = cand_run_batch(S, cs, rf->n, t, b, NULL, bs, NULL);
+    /* Ctrl-C: the finalists not measured decide nothing; the run stops
+    ** (its end says interrupted). */
+    if (!rc && sw_interrupted()) rc = -1;
     *failed = 0;
     for (int i = 0; i < rf->n; i++) *failed += strcmp(cs[i].m.status, "ok") != 0;
     for (int i = 0; i < rf->n; i++) cand_free(&cs[i]);
@@ -426,6 +435,7 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
     cand_instantiate(S, &c, rf.f[0].tmpl, rf.f[0].config, t);
     bucket_state bs = { .exhaustive = 1 };
     int rc = cand_run_batch(S, &c, 1, t, b, NULL, &bs, NULL);
+    if (!rc && sw_interrupted() && !c.m.status[0]) rc = -1;   /* Ctrl-C came first, or gave its compile up: nothing checked */
     double was = rf.f[0].median_us, now = c.m.median_us;
     /* The recorded time is the winner's in the race of its bucket's
     ** finalists (confirm): a kernel timed alone may run a few percent off
@@ -447,7 +457,9 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
             }
             k++;
         }
-        if (k > 1) {
+        int cut = sw_interrupted();    /* a finalist's compile given up: no race, nothing checked */
+        if (cut) rc = -1;
+        if (k > 1 && !cut) {
             ff[0].median_us = -1;
             cand_race(S, fs, k, ff);
             if (ff[0].median_us > 0) now = ff[0].median_us;

@@ -351,7 +351,7 @@ int cmd_window(int argc, char **argv)
     }
     rc = nogpu[0] ? plan_without_gpu(&c, pos[0], nogpu) : sweep_run(&o);
     if (rc) { sb_free(&cmdline); wctx_free(&c); return rc; }
-    qsort(c.items, (size_t)c.ni, sizeof *c.items, cmp_item);
+    if (c.ni > 1) qsort(c.items, (size_t)c.ni, sizeof *c.items, cmp_item);   /* none: items is NULL */
     printf("window: %d bucket%s to work on, %.2g s per measurement from history\n", c.ni, c.ni == 1 ? "" : "s", c.spm);
     for (int i = 0; i < c.ni; i++) {
         witem *it = &c.items[i];

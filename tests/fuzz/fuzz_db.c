@@ -16,6 +16,24 @@ static size_t empty_len;
 const char *fdb_dir(void) { return dir; }
 const char *fdb_path(void) { return path; }
 
+const char *fdb_source(void)
+{
+    static const char *src;
+    if (src) return src;
+    const char *s = getenv("AITUNE_FUZZ_SOURCE");
+    s = s && *s ? s : AITUNE_SOURCE_DIR;
+    /* A tree without templates would make every input a refused one: a
+    ** run that finds nothing because it tests nothing. */
+    char t[4096];
+    struct stat st;
+    snprintf(t, sizeof t, "%s/templates", s);
+    if (stat(t, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "fuzz: no templates folder in '%s' (AITUNE_FUZZ_SOURCE names the aitune tree)\n", s);
+        abort();
+    }
+    return src = s;
+}
+
 void fdb_clear(void)
 {
     unlink(path);

@@ -20,6 +20,11 @@
 void fdb_setup(const char *tag, int version);
 const char *fdb_dir(void);
 const char *fdb_path(void);
+/* The aitune tree whose templates (and sources) a harness reads: the
+** environment's AITUNE_FUZZ_SOURCE, so the binaries run from a copy of the
+** tree at another path (another machine), else the tree they were built
+** from (AITUNE_SOURCE_DIR). Aborts, saying so, when it has no templates/. */
+const char *fdb_source(void);
 
 /* An input that is a whole database file ("SQLite format 3" first). */
 int fdb_is_file(const uint8_t *data, size_t size);

@@ -25,7 +25,9 @@
 **   string literals, and identifiers that emit.c's own text writes, that
 **   start with aitune_, that are the op's dims and arguments, or that name
 **   a kernel (after "::"). So a registry string can reach a comment, but
-**   never code. */
+**   never code.
+** The templates and emit.c's text come from AITUNE_FUZZ_SOURCE when set
+** (fuzz_db.h: fdb_source). */
 #define _GNU_SOURCE
 #include "emit.h"
 #include "fuzz_db.h"
@@ -65,7 +67,7 @@ static int is_id(int c) { return is_id0(c) || (c >= '0' && c <= '9'); }
 ** types). */
 static void read_vocab_of(const char *file)
 {
-    char *path = xstrfmt("%s/src/%s", AITUNE_SOURCE_DIR, file);
+    char *path = xstrfmt("%s/src/%s", fdb_source(), file);
     FILE *f = fopen(path, "rb");
     if (!f) { fprintf(stderr, "fuzz_emit: cannot read %s\n", path); abort(); }
     strbuf src = STRBUF_INIT;
@@ -133,7 +135,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(out_path, sizeof out_path, "%s/out.cu", fdb_dir());
     read_vocab();
     /* The ops' signatures, from the templates (trusted, as emit takes them). */
-    tmpl *T = __wrap_tmpl_open(AITUNE_SOURCE_DIR);
+    tmpl *T = __wrap_tmpl_open(fdb_source());
     for (int o = 0; o < NOPS; o++) {
         int ndt;
         char dims[TMPL_MAXDIMS][16], dts[32][16];
@@ -381,7 +383,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fdb_is_file(data, size)) fdb_put(data, size);
     else load_rows((const char *)data, size, &t);
     unlink(out_path);
-    emit_opts o = { .db_path = fdb_path(), .root = AITUNE_SOURCE_DIR, .op = ops[t.op], .arch = t.arch,
+    emit_opts o = { .db_path = fdb_path(), .root = fdb_source(), .op = ops[t.op], .arch = t.arch,
                     .dtype = dtypes[t.dtype], .shape = t.whole ? NULL : t.shape, .ndims = t.whole ? 1 : op_ndims[t.op],
                     .out_path = out_path };
     /* emit's messages go to a buffer (sanitizer reports still reach fd 2). */

@@ -14,7 +14,8 @@
 **   known arch, with a bucket key aitune writes (bucket_key_parse), the
 **   shape's (or a part of it), a config that is a JSON object, no control
 **   characters in its error text, and a finite positive time when ok.
-** The templates are loaded once (--wrap=tmpl_open, as fuzz_emit). */
+** The templates are loaded once (--wrap=tmpl_open, as fuzz_emit), from
+** AITUNE_FUZZ_SOURCE when set (fuzz_db.h: fdb_source). */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "fuzz_db.h"
@@ -54,7 +55,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    setenv("AITUNE_HOME", AITUNE_SOURCE_DIR, 1);
+    setenv("AITUNE_HOME", fdb_source(), 1);
     fdb_setup("import", REG_SCHEMA_VERSION);
     snprintf(file_path, sizeof file_path, "%s/in.t4.json", fdb_dir());
     /* A registry as reg_open makes it, kept as bytes: each run starts from
@@ -69,7 +70,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sqlite3_close(db);
     empty = (unsigned char *)read_regular_file(fdb_path(), 1 << 24, &empty_len);
     if (!empty) abort();
-    __wrap_tmpl_open(AITUNE_SOURCE_DIR);
+    __wrap_tmpl_open(fdb_source());
     return 0;
 }
 

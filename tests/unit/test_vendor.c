@@ -75,6 +75,10 @@ typedef struct problem {
     long long m, n, k;
 } problem;
 
+/* bytes on a 256-byte boundary: aligned_alloc takes a size that is a
+** multiple of the alignment (glibc forgives another, AddressSanitizer not). */
+static void *alloc256(size_t bytes) { return aligned_alloc(256, (bytes + 255) / 256 * 256); }
+
 /* Run one product through vendor_gemm on host buffers and compare every
 ** element with the row-major reference. Returns 1 when all agree. */
 static int product(vendor *v, const problem *P, int offset_a, char *why, int whycap)
@@ -82,9 +86,9 @@ static int product(vendor *v, const problem *P, int offset_a, char *why, int why
     int kind = vendor_kind(P->op, P->dtype);
     int nn = !strcmp(P->op, "gemm_nn"), f16 = !strncmp(P->dtype, "f16", 3), f32out = strchr(P->dtype, '>') != NULL;
     long long m = P->m, n = P->n, k = P->k;
-    uint16_t *A = aligned_alloc(256, (size_t)(m * k + 8) * 2 + 256);
-    uint16_t *B = aligned_alloc(256, (size_t)(k * n) * 2 + 256);
-    void *D = aligned_alloc(256, (size_t)(m * n) * 4 + 256);
+    uint16_t *A = alloc256((size_t)(m * k + 8) * 2 + 256);
+    uint16_t *B = alloc256((size_t)(k * n) * 2 + 256);
+    void *D = alloc256((size_t)(m * n) * 4 + 256);
     uint16_t *a = A + offset_a;   /* offset_a = 1: a 2-byte aligned A */
     float *ref = calloc((size_t)(m * n), sizeof *ref);
     for (long long i = 0; i < m * k; i++) a[i] = f16 ? to_f16(value((int)i, 1)) : to_bf16(value((int)i, 1));
