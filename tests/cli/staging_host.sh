@@ -72,7 +72,7 @@ YAML
     sql "$T/c$i.db" "select source $q" > "$T/src$i.cu"
     sed -n '/^#define BM /,/^#define SA_OFF /p' "$T/src$i.cu" > "$T/defs$i.h"
     sed -n '/==== host-testable from here/,/==== end host-testable ====/p' "$T/src$i.cu" > "$T/part$i.cuh"
-    run g++ -std=c++17 -O1 -pthread -Wno-unknown-pragmas -I"$T" -DDEFS="\"defs$i.h\"" -DPART="\"part$i.cuh\"" \
+    run g++ -std=c++17 -O1 -Wno-unknown-pragmas -I"$T" -DDEFS="\"defs$i.h\"" -DPART="\"part$i.cuh\"" \
         "$ROOT/tests/host/staging.cpp" -o "$T/staging$i"
     expect_eq "$what: its staging code builds on the CPU" "$RC" 0 || { show_last 12; continue; }
     runs='"4001 4001 4001 8" "1000 1001 999 6" "300 72 9001 8" "700 520 15 4" "1025 1001 1001 2"'
