@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tests/run: slow 22 (the fuzz harnesses built and run)
-# A short run of each libFuzzer harness (tests/fuzz/) over its seed corpus:
-# a few seconds each, with ASan and UBSan, so a regression the corpus
-# already reaches fails the suite. `make fuzz` is the long run. Skipped
-# where clang cannot build with -fsanitize=fuzzer (`make fuzz-deps`).
+# A short run of each libFuzzer harness (tests/fuzz/) over its seed corpus,
+# with ASan and UBSan: every input of the corpus, then a second of new
+# ones (AITUNE_FUZZ_SECONDS), so a regression the corpus already reaches
+# fails the suite. `make fuzz` is the long run. Skipped where clang cannot
+# build with -fsanitize=fuzzer (`make fuzz-deps`).
 . "$(dirname "$0")/lib.sh"
 
-FUZZ_SECONDS=${AITUNE_FUZZ_SECONDS:-3}
+FUZZ_SECONDS=${AITUNE_FUZZ_SECONDS:-1}
 if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1 ||
    ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' |
        "${FUZZ_CC:-clang}" -fsanitize=fuzzer,address,undefined -x c - -o "$T/probe" >/dev/null 2>&1; then
