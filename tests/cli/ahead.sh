@@ -130,8 +130,11 @@ n=$(sql "$T/model0.db" "select count(*) from measurements")
 
 # ---- a joint search asks ahead across templates ----
 joint_spec
-traced ok "$T/joint.db" "$T/joint.yaml" --ahead 32
+traced ok "$T/joint.db" "$T/joint.yaml" --ahead 32 --keep-cubins
 expect_eq "a joint sweep with --ahead 32 exits 0" "$RC" 0 || show_last
+# (Its kernels from the first sweep's cache: the same configs, measured by
+# the same fake GPU, and NVRTC not asked again.)
+cubin_seed "$T/joint.db" "$T/joint0.db"
 traced ok "$T/joint0.db" "$T/joint.yaml" --ahead 0
 q="select template || ' ' || config || ' ' || printf('%.4f', median_us) from measurements where status != 'constraint' order by 1"
 expect_eq "the joint search measures what it does with --ahead 0" "$(sql "$T/joint.db" "$q" | md5sum)" "$(sql "$T/joint0.db" "$q" | md5sum)"
