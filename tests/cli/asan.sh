@@ -101,7 +101,7 @@ for b in 0.4 0.8; do
     FAKE_GPUS=2 fake_sweep ok "$T/two-$b.db" "$T/small.yaml" --budget "${b}s" -j 1
     check 0 "asan: cold sweep on two GPUs stopped by --budget ${b}s"
 done
-axpy_spec two.yaml 6 7
+axpy_spec two.yaml 6 7 "max_evals: 10"
 FAKE_GPUS=2 fake_sweep slow_time:5 "$T/two.db" "$T/two.yaml" -j 1
 check 0 "asan: cold sweep on two GPUs, both lanes compiling the same kernels"
 # Ctrl-C with compiles queued.
