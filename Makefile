@@ -202,12 +202,14 @@ all: $(BUILD)/tests/test_exact
 # FUZZ_TIME seconds over its seed corpus (tests/fuzz/corpus/NAME, kept in
 # the repo) plus what earlier runs found (build/fuzz/corpus-NAME); a finding
 # stops it and lands in build/fuzz/NAME-crash-* (rerun: build/fuzz/fuzz_NAME
-# FILE). `make fuzz-deps` installs the compiler.
+# FILE). `make fuzz-deps` installs the compiler. FUZZ_OPT (-O1) is their
+# optimisation (tests/cli/fuzz_smoke.sh builds them at -O0).
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
 FUZZ_NAMES := spec expr plan registry emit import merge replay
-FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+FUZZ_OPT   ?= -O1
+FUZZ_FLAGS := -g $(FUZZ_OPT) -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
