@@ -9,7 +9,7 @@
 
 axpy_spec two.yaml 6 7
 DB=$T/s.db
-seed_db "$DB" || { fail "seed the cubin cache"; exit 1; }
+seed_db "$DB" axpy || { fail "seed the cubin cache"; exit 1; }
 fake_sweep ok "$DB" "$T/two.yaml"
 expect_eq "fake sweep of two buckets" "$RC" 0 || show_last
 expect_eq "the winners carry the hardware identity" \

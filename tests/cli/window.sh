@@ -14,7 +14,7 @@ tasks:
       n: {log2: [6, 9]}
 EOF2
 DB=$T/w.db
-seed_db "$DB" || { fail "seed the cubin cache"; exit 1; }
+seed_db "$DB" axpy || { fail "seed the cubin cache"; exit 1; }
 cp "$DB" "$T/seed.db"
 fake_sweep ok "$DB" "$T/four.yaml" --shard 0/2
 expect_eq "a first sweep of half the buckets" "$RC" 0 || show_last
