@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 33 (the tool built again with AddressSanitizer)
+# tests/run: slow 24 (the tool built again with AddressSanitizer)
 # Memory safety of the tool's main paths: aitune built with AddressSanitizer
 # (and LeakSanitizer) into a temporary build folder, then compile, fake
 # sweeps (clean, faulty, lying, stopped early by budget or Ctrl-C), show,

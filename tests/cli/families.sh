@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 88 (the memory-bound families' spaces compiled)
+# tests/run: slow 52 (the memory-bound families' spaces compiled)
 # The memory-bound families without a GPU: the configs of every family's
 # space at its bar shape (the staged families at 4096 and 32768 columns)
 # are instantiated and compiled for sm_90a, and the ptxas report shows no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 56 (many sweeps of split buckets)
+# tests/run: slow 25 (many sweeps of split buckets)
 # A split part whose winner among the bucket's finalists still loses more
 # than split_at gets a search of its own (spec split_evals), at the probe
 # inside it where its winner loses most, among the sizes no search has

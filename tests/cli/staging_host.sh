@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 80 (wgmma kernels compiled, their staging built and run on the CPU)
+# tests/run: slow 28 (wgmma kernels compiled, their staging built and run on the CPU)
 # The wgmma family's staging code on the CPU (tests/host/staging.cpp): for a
 # few configs (staged up front, overlapped, clusters along M and N), the
 # generated kernel's host-testable part is built with g++ against emulated

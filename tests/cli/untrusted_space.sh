@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 40 (counts a gemm decode bucket's 55k candidates)
+# tests/run: slow 12 (counts a gemm decode bucket's 55k candidates)
 # Large spaces (issue 31): a spec written from docs/SPEC.md, one gemm
 # bucket and the default search, holds tens of thousands of candidates.
 # compile --plan counts each bucket's templates without compiling (and in

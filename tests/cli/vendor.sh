@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 29 (emitted files with a vendor part built by nvcc)
+# tests/run: slow 22 (emitted files with a vendor part built by nvcc)
 # The vendor in the loop, without a GPU (issue 33): fake sweeps of gemm_nt
 # where the fake worker plays cuBLASLt with a deterministic time
 # (FAKE_VENDOR_US). The sweep times the vendor at each bucket's shape and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 23 (replays of every strategy, hundreds of seeds)
+# tests/run: slow 17 (replays of every strategy, hundreds of seeds)
 # Every strategy against replayed landscapes: the budget is honoured, no
 # config is asked twice, runs are reproducible by seed, warm start helps,
 # and on the structured landscape the guided strategies beat random, while
