@@ -205,12 +205,14 @@ all: $(BUILD)/tests/test_exact
 # FILE). `make fuzz-deps` installs the compiler. The harnesses that read the
 # templates (emit, import) take them from the tree they were built in, or
 # from AITUNE_FUZZ_SOURCE=DIR (a copy of the tree elsewhere, on another
-# machine).
+# machine). FUZZ_OPT (-O1) is their optimisation (tests/cli/fuzz_smoke.sh
+# builds them at -O0).
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_DEBS  := clang libclang-rt-dev
 FUZZ_NAMES := spec expr plan registry emit import merge replay
-FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+FUZZ_OPT   ?= -O1
+FUZZ_FLAGS := -g $(FUZZ_OPT) -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -std=c11 -Isrc $(DEP_CFLAGS) -I$(CUDA)/include \
               -DAITUNE_TOOL_VERSION='"$(VERSION)"' -DAITUNE_SOURCE_DIR='"$(CURDIR)"'
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
@@ -218,45 +220,18 @@ FUZZ_BINS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 .PHONY: fuzz fuzz-build fuzz-deps test-asan
 fuzz-build: $(FUZZ_BINS)
 
-$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/names.c src/spec.h src/util.h src/names.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_spec.c src/spec.c src/util.c src/names.c $(LIBDIR)/libyaml.a
-
-$(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c src/expr.c src/expr.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c src/expr.c
-
-$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/names.c src/plan.h src/expr.h src/json.h src/names.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c src/plan.c src/expr.c src/json.c src/names.c
-
-RT_SRC := src/rt.c src/align.c src/dbguard.c src/plan.c src/expr.c src/json.c src/cu.c src/vendor.c src/names.c
-FUZZ_DB := tests/fuzz/fuzz_db.c
-$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(RT_SRC) src/aitune.h src/plan.h \
-                             $(BUILD)/gen/schema.c
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(RT_SRC) $(BUILD)/gen/schema.c \
-	    $(LIBDIR)/libsqlite3.a -lpthread -ldl -lm
-
-# emit and what it reads: both registry readers (the tool's checks bucket
-# keys with spec.c's reader), the templates (Lua), device
-# facts, jit.c for the cubin options' text (and child.c, proto.c: its pool's
-# helpers). One templates handle serves every run (--wrap: see fuzz_emit.c).
-EMIT_SRC := src/emit.c $(REG_OBJS:%=src/%.c) src/spec.c src/tmpl.c src/device.c src/util.c src/jit.c src/child.c src/proto.c $(RT_SRC)
-$(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(EMIT_SRC) $(wildcard src/*.h) \
-                         $(BUILD)/gen/schema.c $(BUILD)/gen/migrations.c
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(EMIT_SRC) $(BUILD)/gen/schema.c \
-	    $(BUILD)/gen/migrations.c $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
-	    -Wl,-rpath,$(CUDA)/lib64 -Wl,--wrap=tmpl_open,--wrap=tmpl_close -lpthread -ldl -lm
-
-# import, merge and replay drive whole commands: the tool's modules (all but
-# main.c) compiled once with the sanitizers and libFuzzer's coverage.
+# The tool's modules (all but main.c) compiled once with the sanitizers and
+# libFuzzer's coverage, in an archive each harness links: it takes the
+# modules its harness reaches (spec: spec.c and what it calls; emit: emit
+# and what it reads, both registry readers, the templates, device facts,
+# jit.c's option text; import, merge and replay: whole commands).
 comma := ,
 FUZZ_OBJ_FLAGS := $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS))
 FUZZ_LIB_O := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(filter-out main,$(TOOL_OBJS)) rt schema migrations)
-FUZZ_LINK := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
+FUZZ_LIB_A := $(BUILD)/fuzz/libaitune-fuzz.a
+FUZZ_LINK := $(FUZZ_LIB_A) $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
              -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
+FUZZ_DB := tests/fuzz/fuzz_db.c
 
 $(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
@@ -266,15 +241,34 @@ $(BUILD)/fuzz/obj/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_OBJ_FLAGS) -c -o $@ $<
 
-$(BUILD)/fuzz/fuzz_import: tests/fuzz/fuzz_import.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_O)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_import.c $(FUZZ_DB) $(FUZZ_LIB_O) $(FUZZ_LINK) \
-	    -Wl,--wrap=tmpl_open,--wrap=tmpl_close
+$(FUZZ_LIB_A): $(FUZZ_LIB_O)
+	rm -f $@
+	ar rcs $@ $^
 
-$(BUILD)/fuzz/fuzz_merge: tests/fuzz/fuzz_merge.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_O)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_merge.c $(FUZZ_DB) $(FUZZ_LIB_O) $(FUZZ_LINK)
+$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_spec.c $(FUZZ_LINK)
 
-$(BUILD)/fuzz/fuzz_replay: tests/fuzz/fuzz_replay.c $(FUZZ_LIB_O)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_replay.c $(FUZZ_LIB_O) $(FUZZ_LINK)
+$(BUILD)/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_expr.c $(FUZZ_LINK)
+
+$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_plan.c $(FUZZ_LINK)
+
+$(BUILD)/fuzz/fuzz_registry: tests/fuzz/fuzz_registry.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_registry.c $(FUZZ_DB) $(FUZZ_LINK)
+
+# One templates handle serves every run (--wrap: see fuzz_emit.c).
+$(BUILD)/fuzz/fuzz_emit: tests/fuzz/fuzz_emit.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_emit.c $(FUZZ_DB) $(FUZZ_LINK) -Wl,--wrap=tmpl_open,--wrap=tmpl_close
+
+$(BUILD)/fuzz/fuzz_import: tests/fuzz/fuzz_import.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_import.c $(FUZZ_DB) $(FUZZ_LINK) -Wl,--wrap=tmpl_open,--wrap=tmpl_close
+
+$(BUILD)/fuzz/fuzz_merge: tests/fuzz/fuzz_merge.c $(FUZZ_DB) tests/fuzz/fuzz_db.h $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_merge.c $(FUZZ_DB) $(FUZZ_LINK)
+
+$(BUILD)/fuzz/fuzz_replay: tests/fuzz/fuzz_replay.c $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_replay.c $(FUZZ_LINK)
 
 fuzz: $(FUZZ_BINS)
 	@for n in $(FUZZ_NAMES); do \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 38 (cold compiles, and sweeps that wait on a slow fake GPU)
+# tests/run: slow 34 (cold compiles, and sweeps that wait on a slow fake GPU)
 # The compile pool keeps ahead of the GPU (issue 12): a search's next batch
 # is asked for and compiling while the current one is timed. With the fake
 # worker (slow_time: each candidate costs GPU time) and real NVRTC compiles
@@ -130,8 +130,11 @@ n=$(sql "$T/model0.db" "select count(*) from measurements")
 
 # ---- a joint search asks ahead across templates ----
 joint_spec
-traced ok "$T/joint.db" "$T/joint.yaml" --ahead 32
+traced ok "$T/joint.db" "$T/joint.yaml" --ahead 32 --keep-cubins
 expect_eq "a joint sweep with --ahead 32 exits 0" "$RC" 0 || show_last
+# (Its kernels from the first sweep's cache: the same configs, measured by
+# the same fake GPU, and NVRTC not asked again.)
+cubin_seed "$T/joint.db" "$T/joint0.db"
 traced ok "$T/joint0.db" "$T/joint.yaml" --ahead 0
 q="select template || ' ' || config || ' ' || printf('%.4f', median_us) from measurements where status != 'constraint' order by 1"
 expect_eq "the joint search measures what it does with --ahead 0" "$(sql "$T/joint.db" "$q" | md5sum)" "$(sql "$T/joint0.db" "$q" | md5sum)"

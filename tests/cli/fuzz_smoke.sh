@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # tests/run: slow 22 (the fuzz harnesses built and run)
-# A short run of each libFuzzer harness (tests/fuzz/) over its seed corpus:
-# a few seconds each, with ASan and UBSan, so a regression the corpus
-# already reaches fails the suite. `make fuzz` is the long run. Skipped
-# where clang cannot build with -fsanitize=fuzzer (`make fuzz-deps`).
+# A short run of each libFuzzer harness (tests/fuzz/) over its seed corpus,
+# with ASan and UBSan: every input of the corpus, then a second of new
+# ones (AITUNE_FUZZ_SECONDS), so a regression the corpus already reaches
+# fails the suite. `make fuzz` is the long run. Skipped where clang cannot
+# build with -fsanitize=fuzzer (`make fuzz-deps`).
 . "$(dirname "$0")/lib.sh"
 
-FUZZ_SECONDS=${AITUNE_FUZZ_SECONDS:-3}
+FUZZ_SECONDS=${AITUNE_FUZZ_SECONDS:-1}
 if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1 ||
    ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' |
        "${FUZZ_CC:-clang}" -fsanitize=fuzzer,address,undefined -x c - -o "$T/probe" >/dev/null 2>&1; then
     skip "fuzz smoke runs: no clang with libFuzzer here (make fuzz-deps)"
     exit 0
 fi
-if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES make -s -C "$ROOT" BUILD="$T/b" fuzz-build \
+# At -O0 (FUZZ_OPT): the build takes a third of the CPU time, and a second
+# of fuzzing needs no speed.
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES make -s -C "$ROOT" BUILD="$T/b" FUZZ_OPT=-O0 fuzz-build \
         >"$T/build.log" 2>&1; then
     fail "build the fuzz harnesses"
     tail -n 5 "$T/build.log"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 60 (a sample of the GEMM spaces compiled)
+# tests/run: slow 50 (a sample of the GEMM spaces compiled)
 # The Hopper GEMM family without a GPU: a seeded sample of its
 # space (both layouts, every output type, a bar shape and a ragged one) is
 # instantiated and compiled for sm_90a with the ptxas checks (no spills, no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 32 (a sample of the decode GEMM spaces compiled)
+# tests/run: slow 33 (a sample of the decode GEMM spaces compiled)
 # The GEMM families for decode and unaligned shapes (issue 10) without a GPU:
 # a seeded sample of the gemv, rowdot and mma spaces, both layouts, several dtypes,
 # at shapes with m = 1 and m = 16, odd k (4097, 4001) and odd n (4001, 4097),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 8 (gemv mt spaces compiled)
+# tests/run: slow 13 (gemv mt spaces compiled)
 # gemv nt's mt (templates/gemm_nt/gemv.lua) without a GPU: mt tiles of 16
 # rows of A per pass, so one stream of the weight serves m up to 16 mt. A
 # seeded sample of the mt 2, 3 and 4 spaces (m = 31, 47, 64; a decode

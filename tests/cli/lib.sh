@@ -40,9 +40,27 @@ show_last() {
     return 0
 }
 
+# AITUNE_TEST_PROFILE=FILE: each `run` appends a line to FILE: its CPU
+# seconds (user + sys of what it waited for), wall seconds and command,
+# then a line per "N compiled, M from the cache" its stderr holds: where a
+# file's time goes, and which commands wait for NVRTC (sort -rn FILE).
+profile_cpu() {   # sets PROFILE_CPU: this shell's children's user + sys seconds so far
+    times >"$T/.times"
+    PROFILE_CPU=$(awk 'NR == 2 { t = 0; for (i = 1; i <= NF; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+                                 printf "%.2f", t }' "$T/.times")
+}
 run() {
+    local c0 w0
+    if [ -n "${AITUNE_TEST_PROFILE:-}" ]; then profile_cpu; c0=$PROFILE_CPU w0=$(date +%s.%N); fi
     "$@" >"$T/out" 2>"$T/err" </dev/null
     RC=$?
+    if [ -n "${AITUNE_TEST_PROFILE:-}" ]; then
+        profile_cpu
+        awk -v c="$PROFILE_CPU" -v c0="$c0" -v w="$(date +%s.%N)" -v w0="$w0" -v what="$SCRIPT: ${*:1:6}" \
+            'BEGIN { printf "%.2f\t%.2f\t%s\n", c - c0, w - w0, what }' >>"$AITUNE_TEST_PROFILE"
+        grep -h -o '[0-9]* compiled, [0-9]* from the cache' "$T/err" | sed "s|^|\t\t$SCRIPT: |" >>"$AITUNE_TEST_PROFILE"
+    fi
+    return 0
 }
 
 # expect_exit CODE "desc" cmd...
@@ -171,24 +189,42 @@ EOF
 }
 
 # A registry whose cubin cache holds every kernel of small.yaml, so fake
-# sweeps do not wait for NVRTC: seed_db PATH. Compiled once per test run:
+# sweeps do not wait for NVRTC: seed_db PATH. seed_db PATH axpy: every
+# kernel of axpy f32 at any size instead (150 kernels, the union of n =
+# 2^6 .. 2^13: axpy's sources do not depend on n), for files that sweep
+# axpy at other sizes than small.yaml's. Compiled once per test run:
 # tests/run gives its files a shared folder (AITUNE_TEST_SHARED), where the
-# first file that needs the seed compiles it with this run's aitune while
-# the others wait on the lock; a file run by hand compiles its own.
+# first file that needs a seed compiles it with this run's aitune while the
+# others wait on its lock; a file run by hand compiles its own.
 seed_db() {
-    local dir=${AITUNE_TEST_SHARED:-$T}
-    if [ ! -f "$dir/.seed-small.db" ]; then
+    local dir=${AITUNE_TEST_SHARED:-$T} name=${2:-small}
+    if [ ! -f "$dir/.seed-$name.db" ]; then
         (
             flock 9 || exit 1
-            [ -f "$dir/.seed-small.db" ] && exit 0
-            small_spec .seed.yaml
-            rm -f "$dir/.seed-small.tmp"
-            "$AITUNE" compile "$T/.seed.yaml" --db "$dir/.seed-small.tmp" >/dev/null 2>&1 &&
-                mv "$dir/.seed-small.tmp" "$dir/.seed-small.db"
-        ) 9>"$dir/.seed-small.lock" || return 1
-        [ -f "$dir/.seed-small.db" ] || return 1
+            [ -f "$dir/.seed-$name.db" ] && exit 0
+            case $name in
+                small) small_spec "seed-$name.yaml" ;;
+                axpy) axpy_spec "seed-$name.yaml" 6 13 ;;
+                *) exit 1 ;;
+            esac
+            rm -f "$dir/.seed-$name.tmp"
+            "$AITUNE" compile "$T/seed-$name.yaml" --db "$dir/.seed-$name.tmp" >/dev/null 2>&1 &&
+                mv "$dir/.seed-$name.tmp" "$dir/.seed-$name.db"
+        ) 9>"$dir/.seed-$name.lock" || return 1
+        [ -f "$dir/.seed-$name.db" ] || return 1
     fi
-    cp "$dir/.seed-small.db" "$1"
+    cp "$dir/.seed-$name.db" "$1"
+}
+
+# cubin_seed SRC DST: DST a registry that holds SRC's cubin cache and
+# nothing else (no measurement, winner, default or run), as `aitune compile`
+# leaves one: a sweep into it takes the kernels it shares with SRC from the
+# cache (checked against their hashes as any cached kernel is) instead of
+# compiling them again. SRC is best swept with --keep-cubins.
+cubin_seed() {
+    cp "$1" "$2" || return 1
+    sqlite3 "$2" "$(sqlite3 "$2" "select 'delete from ' || name || ';' from sqlite_master
+                                  where type = 'table' and name not in ('meta', 'cubins') and name not like 'sqlite_%'")"
 }
 
 # sql DB QUERY: one sqlite3 answer.

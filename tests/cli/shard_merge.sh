@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 11 (sweeps of sharded specs)
+# tests/run: slow 7 (sweeps of sharded specs)
 # sweep --shard i/n and aitune merge (issue 11): the shards of a sweep, each
 # in its own registry, merged, give the winners of one unsharded sweep (the
 # fake worker's times are deterministic); merging is idempotent and the
@@ -18,7 +18,7 @@ tasks:
     shapes:
       n: {log2: [6, 6]}
 EOF2
-seed_db "$T/seed.db" || { fail "seed the cubin cache"; exit 1; }
+seed_db "$T/seed.db" axpy || { fail "seed the cubin cache"; exit 1; }
 cp "$T/seed.db" "$T/u.db"
 fake_sweep ok "$T/u.db" "$T/four.yaml"
 expect_eq "the unsharded sweep" "$RC" 0 || show_last

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 56 (many sweeps of split buckets)
+# tests/run: slow 25 (many sweeps of split buckets)
 # A split part whose winner among the bucket's finalists still loses more
 # than split_at gets a search of its own (spec split_evals), at the probe
 # inside it where its winner loses most, among the sizes no search has
@@ -16,14 +16,14 @@
 . "$(dirname "$0")/lib.sh"
 
 # Every sweep here measures axpy f32 kernels, whose source does not depend
-# on n: a new registry starts with the small spec's cubin cache (seed_db), so
-# NVRTC does not compile them again for each sweep. What the checks read is
+# on n: a new registry starts with a cubin cache of every axpy f32 kernel
+# (seed_db axpy), so NVRTC does not compile them again for each sweep. What the checks read is
 # the same: the trim drops losers' kernels by hash, wherever they came from,
 # and the seed holds no measurement. A bad spec's registry is not made: the
 # test checks the sweep leaves none.
 eval "unseeded_$(declare -f fake_sweep)"
 eval "unseeded_$(declare -f bg_fake_sweep)"
-seeded() { [ -e "$1" ] || case $2 in *bad.yaml) ;; *) seed_db "$1" ;; esac; }
+seeded() { [ -e "$1" ] || case $2 in *bad.yaml) ;; *) seed_db "$1" axpy ;; esac; }
 fake_sweep() { seeded "$2" "$3" && unseeded_fake_sweep "$@"; }
 bg_fake_sweep() { seeded "$2" "$3" && unseeded_bg_fake_sweep "$@"; }
 

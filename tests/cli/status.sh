@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 9 (template edits recompiled)
+# tests/run: slow 7 (template edits recompiled)
 # aitune status (issue 11): fresh or stale and why, without a GPU. The fake
 # worker plays the GPU; a driver or NVRTC upgrade is simulated by rewriting
 # the toolchain identity in the registry, a template edit by a changed copy
@@ -9,7 +9,7 @@
 
 axpy_spec two.yaml 6 7
 DB=$T/s.db
-seed_db "$DB" || { fail "seed the cubin cache"; exit 1; }
+seed_db "$DB" axpy || { fail "seed the cubin cache"; exit 1; }
 fake_sweep ok "$DB" "$T/two.yaml"
 expect_eq "fake sweep of two buckets" "$RC" 0 || show_last
 expect_eq "the winners carry the hardware identity" \

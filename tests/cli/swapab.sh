@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 8 (swapab spaces compiled)
+# tests/run: slow 6 (swapab spaces compiled)
 # The swap-AB decode family (templates/gemm_nt/swapab.lua, gemm_nt, sm_90a)
 # without a GPU: a seeded sample of its space at the shapes of
 # tests/gpu/swapab_sanitize.yaml (m = 1, 3, 16, 40; n = 1000; k = 1096 and

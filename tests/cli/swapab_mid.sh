@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 8 (swapab mid-size spaces compiled)
+# tests/run: slow 16 (swapab mid-size spaces compiled)
 # swapab's mid-size kernel (templates/gemm_nt/swapab.lua, bn 96..256, m up
 # to 256) without a GPU: a seeded sample at m = 65, 129 and 256 of a
 # 4096^2 weight and m = 100, 200 of an odd one (n = 1000, k = 1096: boxes

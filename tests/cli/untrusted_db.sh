@@ -84,7 +84,7 @@ for ro in "show" "status" "export --format json"; do
     expect_exit 3 "$ro --db 'file:x?mode=memory' is no such file" "$AITUNE" $ro --db 'file:x?mode=memory'
 done
 expect_exit 0 "compile --db 'file:x?mode=memory' writes a plain file of that name" \
-    "$AITUNE" compile "$T/small.yaml" --db 'file:x?mode=memory'
+    "$AITUNE" compile "$T/small.yaml" --db 'file:x?mode=memory' --max-evals 2
 [ -f "$T/uri/file:x?mode=memory" ] && ok "the file 'file:x?mode=memory' holds the registry" \
     || fail "no file 'file:x?mode=memory': the registry went elsewhere (a memory database?)"
 n=$(sqlite3 "$T/uri/file:x?mode=memory" "select count(*) from cubins" 2>&1)

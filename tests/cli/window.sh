@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 16 (windows that wait on a slow fake GPU until their budget)
+# tests/run: slow 9 (windows that wait on a slow fake GPU until their budget)
 # aitune window (issue 11) and sweep --from-misses with the fake worker: the
 # order of the work (stale, then misses by calls, then untuned, then cut-short
 # searches), the stop at the budget and the resume in the next window.
@@ -14,7 +14,7 @@ tasks:
       n: {log2: [6, 9]}
 EOF2
 DB=$T/w.db
-seed_db "$DB" || { fail "seed the cubin cache"; exit 1; }
+seed_db "$DB" axpy || { fail "seed the cubin cache"; exit 1; }
 cp "$DB" "$T/seed.db"
 fake_sweep ok "$DB" "$T/four.yaml" --shard 0/2
 expect_eq "a first sweep of half the buckets" "$RC" 0 || show_last

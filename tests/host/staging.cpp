@@ -5,7 +5,7 @@
 //
 // Built by tests/cli/staging_host.sh from a generated kernel: DEFS names a
 // file with the config's #defines, PART the source's host-testable part.
-//   g++ -std=c++17 -pthread -DDEFS='"defs.h"' -DPART='"part.cuh"' staging.cpp
+//   g++ -std=c++17 -DDEFS='"defs.h"' -DPART='"part.cuh"' staging.cpp
 //   ./staging M N K GRID [DOFF]  (prints "ok ..." lines, or "FAIL ..." and exits 1)
 // tma_ws (EPI_WS): after the staging, the copy warps of every CTA copy its
 // tiles from a patterned copy of D in the workspace to D (DOFF elements
@@ -13,15 +13,20 @@
 // marked ready, and the same threads then take the consumers' warps'
 // shares of its last tile; D must then equal the copy on the grid's tiles,
 // and the copy warps alone must have left the consumers' shares unwritten.
-// Each CUDA thread is an OS thread: a warp's __shfl_sync and __syncwarp meet
-// at the warp's barrier, __syncthreads at the CTA's, atomics are the
-// compiler's. The grid is GRID CTAs of 128 threads (the producer warpgroup's
-// size: stage_all runs on any number of warps; warps 1-3 copy behind the
-// first wave). Operands sit against inaccessible pages, so a read past A or
-// B faults.
-#include <pthread.h>
-#include <sched.h>
+// Each CUDA thread is a fiber (ucontext) of one OS thread, the fibers taken
+// in turn wherever a GPU thread may be overtaken by the others: at a
+// barrier (a warp's __shfl_sync and __syncwarp meet at the warp's,
+// __syncthreads at the CTA's), at __nanosleep, and before and after every
+// atomic and acquire load, so each other thread may observe the state
+// between two of them (a counter published before its rows are copied is
+// caught every time, not when two OS threads happen to interleave so). One
+// OS thread switching fibers costs a small part of what OS threads meeting
+// at futex barriers did. The grid is GRID CTAs of 128 threads (the producer
+// warpgroup's size: stage_all runs on any number of warps; warps 1-3 copy
+// behind the first wave). Operands sit against inaccessible pages, so a
+// read past A or B faults.
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,28 +45,68 @@ static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
   return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s & 31));
 }
 template<class T> static inline T __ldg(const T* p) { return *p; }
-static inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+
+// The fibers. The running one's threadIdx, blockIdx and CTA are globals,
+// saved into its fiber when it yields and set from the next one's.
+struct { unsigned x; } gridDim;
+static struct { unsigned x; } threadIdx, blockIdx;
+static int my_cta;
+struct fiber_t { ucontext_t ctx; unsigned tid, bid; int cta; bool done; };
+static std::vector<fiber_t> fibers;
+static size_t cur;
+static ucontext_t main_ctx;
+static void enter(size_t f) {
+  cur = f;
+  threadIdx.x = fibers[f].tid; blockIdx.x = fibers[f].bid; my_cta = fibers[f].cta;
+}
+// The next fiber not done after the running one (itself if none is).
+static size_t next_fiber() {
+  size_t f = cur;
+  do f = f + 1 == fibers.size() ? 0 : f + 1; while (fibers[f].done && f != cur);
+  return f;
+}
+static void yield_() {
+  fiber_t& me = fibers[cur];
+  me.tid = threadIdx.x; me.bid = blockIdx.x; me.cta = my_cta;
+  const size_t from = cur, to = next_fiber();
+  if (to == from) return;
+  enter(to);
+  if (swapcontext(&fibers[from].ctx, &fibers[to].ctx)) { perror("swapcontext"); exit(2); }
+}
+struct barrier_t { unsigned need, count, gen; };
+static void barrier_wait(barrier_t& b) {
+  const unsigned gen = b.gen;
+  if (++b.count == b.need) { b.count = 0; b.gen++; return; }
+  while (b.gen == gen) yield_();
+}
+
+static inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  yield_();
+  const unsigned r = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+  yield_();
+  return r;
+}
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __nanosleep(unsigned) { sched_yield(); }
-static inline unsigned ld_acquire(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void __nanosleep(unsigned) { yield_(); }
+static inline unsigned ld_acquire(const unsigned* p) {
+  yield_();
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
 static inline void fence_proxy_global() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 static const int CTA_THREADS = 128;
-struct warp_t { pthread_barrier_t bar; unsigned slot[32]; };
-struct cta_t { pthread_barrier_t bar; warp_t warp[CTA_THREADS / 32]; };
+struct warp_t { barrier_t bar; unsigned slot[32]; };
+struct cta_t { barrier_t bar; warp_t warp[CTA_THREADS / 32]; };
 static std::vector<cta_t> ctas;
-struct { unsigned x; } gridDim;
-static thread_local struct { unsigned x; } threadIdx, blockIdx;
-static thread_local int my_cta;
 static warp_t& my_warp() { return ctas[my_cta].warp[threadIdx.x / 32]; }
-static inline void __syncwarp() { pthread_barrier_wait(&my_warp().bar); }
-static inline void __syncthreads() { pthread_barrier_wait(&ctas[my_cta].bar); }
+static inline void __syncwarp() { barrier_wait(my_warp().bar); }
+static inline void __syncthreads() { barrier_wait(ctas[my_cta].bar); }
 static inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
   warp_t& w = my_warp();
   w.slot[threadIdx.x % 32] = v;
-  pthread_barrier_wait(&w.bar);
+  barrier_wait(w.bar);
   const unsigned r = w.slot[src];
-  pthread_barrier_wait(&w.bar);
+  barrier_wait(w.bar);
   return r;
 }
 static inline unsigned __shfl_down_sync(unsigned mask, unsigned v, unsigned d) {
@@ -75,7 +120,10 @@ static inline unsigned __byte_perm(unsigned a, unsigned b, unsigned sel) {
   return r;
 }
 static inline uint4 ld_cg_v4(const void* p) { uint4 v; memcpy(&v, p, sizeof v); return v; }
-static inline unsigned ld_acquire_cta(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline unsigned ld_acquire_cta(const unsigned* p) {
+  yield_();
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
 
 #include DEFS
 #include PART
@@ -84,7 +132,7 @@ static long long m, n, k;
 static const unsigned char *As, *Bs;
 static unsigned char* ws;
 static D_T* D;
-static pthread_barrier_t grid_bar;      // every thread of the grid
+static barrier_t grid_bar;      // every thread of the grid
 static long long ws_left = -1;
 #if EPI_WS
 // Elements of D that differ from the copy in the workspace (D starts as
@@ -121,10 +169,7 @@ static bool rows_equal(const unsigned char* src, long long cols, const unsigned 
   return true;
 }
 
-static void* thread_main(void* arg) {
-  const long t = (long)arg;
-  my_cta = (int)(t / CTA_THREADS);
-  threadIdx.x = (unsigned)(t % CTA_THREADS);
+static void thread_main() {
   stage_all(As, Bs, ws, m, n, k, a_pre, b_pre);
 #if OVERLAP
   const int G = (int)gridDim.x / CLUSTER, w = my_cta / CLUSTER, rank = my_cta % CLUSTER;
@@ -168,9 +213,9 @@ static void* thread_main(void* arg) {
   }
   // Every CTA's copy warps are done: what they left of the last tiles is
   // the consumers' shares (counted once, by the grid's first thread).
-  pthread_barrier_wait(&grid_bar);
+  barrier_wait(grid_bar);
   if (my_cta == 0 && threadIdx.x == 0) ws_left = count_fill();
-  pthread_barrier_wait(&grid_bar);
+  barrier_wait(grid_bar);
   if (threadIdx.x >= 32) {
     // The consumers' warps' shares of the CTA's last tile, taken by these.
     sched_t S;
@@ -186,7 +231,17 @@ static void* thread_main(void* arg) {
     }
   }
 #endif
-  return nullptr;
+}
+
+// A fiber's life: the thread's code, then the next fiber not done (main's
+// context once none is left).
+static void fiber_main() {
+  thread_main();
+  fibers[cur].done = true;
+  const size_t to = next_fiber();
+  if (to == cur) setcontext(&main_ctx);
+  enter(to);
+  setcontext(&fibers[to].ctx);
 }
 
 static int fails = 0;
@@ -239,15 +294,26 @@ int main(int argc, char** argv) {
 #endif
   ctas.resize(gridDim.x);
   for (auto& c : ctas) {
-    pthread_barrier_init(&c.bar, nullptr, CTA_THREADS);
-    for (auto& w : c.warp) pthread_barrier_init(&w.bar, nullptr, 32);
+    c.bar = barrier_t{ (unsigned)CTA_THREADS, 0, 0 };
+    for (auto& w : c.warp) w.bar = barrier_t{ 32, 0, 0 };
   }
-  const long nt = (long)gridDim.x * CTA_THREADS;
-  pthread_barrier_init(&grid_bar, nullptr, (unsigned)nt);
-  std::vector<pthread_t> th((size_t)nt);
-  for (long t = 0; t < nt; t++)
-    if (pthread_create(&th[(size_t)t], nullptr, thread_main, (void*)t)) { perror("pthread_create"); return 2; }
-  for (auto& t : th) pthread_join(t, nullptr);
+  const size_t nt = (size_t)gridDim.x * CTA_THREADS, stack = 256 << 10;
+  grid_bar = barrier_t{ (unsigned)nt, 0, 0 };
+  unsigned char* stacks = (unsigned char*)mmap(nullptr, nt * stack, PROT_READ | PROT_WRITE,
+                                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stacks == MAP_FAILED) { perror("mmap"); return 2; }
+  fibers.resize(nt);
+  for (size_t t = 0; t < nt; t++) {
+    fiber_t& f = fibers[t];
+    f.tid = (unsigned)(t % CTA_THREADS); f.bid = 0; f.cta = (int)(t / CTA_THREADS); f.done = false;
+    if (getcontext(&f.ctx)) { perror("getcontext"); return 2; }
+    f.ctx.uc_stack.ss_sp = stacks + t * stack;
+    f.ctx.uc_stack.ss_size = stack;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, fiber_main, 0);
+  }
+  enter(0);
+  if (swapcontext(&main_ctx, &fibers[0].ctx)) { perror("swapcontext"); return 2; }
 
   if (STAGE_A) check(rows_equal(As, k, ws + SA_OFF, ap, 0, m), "every row of A is staged, equal to A");
   if (STAGE_B) check(rows_equal(Bs, bc, ws + SA_OFF + (STAGE_A ? m * ap * 2 : 0), bp, 0, br), "every row of B is staged, equal to B");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 23 (replays of every strategy, hundreds of seeds)
+# tests/run: slow 17 (replays of every strategy, hundreds of seeds)
 # Every strategy against replayed landscapes: the budget is honoured, no
 # config is asked twice, runs are reproducible by seed, warm start helps,
 # and on the structured landscape the guided strategies beat random, while
@@ -71,8 +71,10 @@ for b in 0.02 0.05 0.1; do
 done
 
 # The structured landscape: at 5% of the space the guided strategies close
-# most of the gap, random does not.
-run "$AITUNE" replay "$GEMM" --only "m=2^12" --strategy anneal,genetic,model,random --seeds 20 --budget 0.1 --tsv
+# most of the gap, random does not. Ten seeds: the model's 95% lower bound
+# at 5% is about 0.86, anneal's 0.71, far above the bar of 0.3 (the model's
+# replays are most of this file's time; genetic is not judged here).
+run "$AITUNE" replay "$GEMM" --only "m=2^12" --strategy anneal,model,random --seeds 10 --budget 0.1 --tsv
 expect_eq "replay of the GEMM landscape exits 0" "$RC" 0 || show_last
 r5=$(fig random gap_evals 0.05)
 for s in anneal model; do
@@ -83,7 +85,7 @@ for s in anneal model; do
         fail "$s at 5% of the GEMM space: lower bound $lo (want > 0.3 and > random's $r5)"
     fi
 done
-w=$(fig model within3_at10 20)
+w=$(fig model within3_at10 10)
 awk -v w="$w" 'BEGIN { exit !(w >= 0.8) }' && ok "model: within 3% by 10% of the space in $w of runs" ||
     fail "model within 3% by 10% of the space in only $w of runs"
 

@@ -12,13 +12,17 @@
 **       search over the template's space. A line's fields are what the rest
 **       reads; a list is written once and kept (tests/fixtures).
 **
-**   kernel_sample sources [-o DIR] LIST
+**   kernel_sample sources [-c] [-o DIR] LIST
 **       Instantiates every line of LIST (a list's lines; a trailing column
 **       is ignored) and prints it with a sixth column: the 16-hex hash of
 **       its source. A "default" line's config must still be the template's
 **       default; if not, the line says "default-changed" in the hash's
-**       place. -o DIR: each source also goes to DIR/<line number>.cu.
-**       Exit 0 when every line instantiated, 1 otherwise.
+**       place. -c: a config the template's params or constraints refuse at
+**       the line's shape (no candidate a sweep would compile) is not
+**       instantiated, and stderr says why (without -c a list kept from
+**       before a param was added still instantiates). -o DIR: each source
+**       also goes to DIR/<line number>.cu. Exit 0 when every line
+**       instantiated, 1 otherwise.
 **
 **   kernel_sample compile [-o DIR] LIST
 **       Compiles every line of LIST with the options aitune uses (jit.c),
@@ -52,7 +56,7 @@ static const char *ARCH = "sm_90a";
 static void usage(void)
 {
     fprintf(stderr, "usage: kernel_sample list [-n N] SPEC...\n"
-                    "       kernel_sample sources [-o DIR] LIST\n"
+                    "       kernel_sample sources [-c] [-o DIR] LIST\n"
                     "       kernel_sample compile [-o DIR] LIST\n");
     exit(2);
 }
@@ -255,8 +259,20 @@ static int each_line(tmpl *T, const device *dev, const char *path, const char *d
 
 /* ---- sources ---- */
 
+static int check_valid;     /* sources -c */
+
 static int one_source(tmpl *T, const device *dev, entry *e, const char *dir)
 {
+    int ok = 1;
+    char why[256];
+    if (check_valid && tmpl_valid(T, e->tname, e->config, &e->task, dev, &ok, why, sizeof why)) {
+        fprintf(stderr, "kernel_sample: line %d: %s\n", e->lineno, tmpl_errmsg(T));
+        return -1;
+    }
+    if (!ok) {
+        fprintf(stderr, "kernel_sample: line %d: %s refuses %s: %s\n", e->lineno, e->tname, e->config, why);
+        return -1;
+    }
     kernel_src k;
     if (instantiate(T, dev, e, &k)) return -1;
     char h[17];
@@ -345,9 +361,14 @@ int main(int argc, char **argv)
     } else {
         const char *dir = NULL;
         int i = 2;
-        if (i + 2 < argc && !strcmp(argv[i], "-o")) {
-            dir = argv[i + 1];
-            i += 2;
+        for (; i < argc - 1; i++) {
+            if (!strcmp(argv[i], "-o") && i + 2 < argc) {
+                dir = argv[++i];
+            } else if (!strcmp(argv[i], "-c") && !strcmp(argv[1], "sources")) {
+                check_valid = 1;
+            } else {
+                usage();
+            }
         }
         if (i != argc - 1) usage();
         if (!strcmp(argv[1], "sources")) {
