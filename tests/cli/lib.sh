@@ -188,11 +188,12 @@ tasks:
 EOF
 }
 
-# A registry whose cubin cache holds every kernel of small.yaml, so fake
-# sweeps do not wait for NVRTC: seed_db PATH. seed_db PATH axpy: every
-# kernel of axpy f32 at any size instead (150 kernels, the union of n =
-# 2^6 .. 2^13: axpy's sources do not depend on n), for files that sweep
-# axpy at other sizes than small.yaml's. Compiled once per test run:
+# A registry whose cubin cache holds every kernel of axpy f32 at n = 2^6
+# and 2^7 (small.yaml's 38 and the 12 more of the many two-bucket specs:
+# axpy's sources do not depend on n), so fake sweeps do not wait for
+# NVRTC: seed_db PATH. seed_db PATH axpy: every kernel of axpy f32 at any
+# size instead (150, the union of n = 2^6 .. 2^13), for files that sweep
+# axpy at larger sizes. Compiled once per test run:
 # tests/run gives its files a shared folder (AITUNE_TEST_SHARED), where the
 # first file that needs a seed compiles it with this run's aitune while the
 # others wait on its lock; a file run by hand compiles its own.
@@ -203,7 +204,7 @@ seed_db() {
             flock 9 || exit 1
             [ -f "$dir/.seed-$name.db" ] && exit 0
             case $name in
-                small) small_spec "seed-$name.yaml" ;;
+                small) axpy_spec "seed-$name.yaml" 6 7 ;;
                 axpy) axpy_spec "seed-$name.yaml" 6 13 ;;
                 *) exit 1 ;;
             esac
