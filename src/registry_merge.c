@@ -402,12 +402,9 @@ static int merge_copy(reg *r, const char *path, char **copy)
     const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(ic, 0) : NULL;
     if (!res || strcmp(res, "ok")) {
         /* SQLite's report spans lines ("*** in database main ***\nPage 5: ..."):
-        ** the refusal stays one line. */
-        char what[201];
-        snprintf(what, sizeof what, "%s", res ? res : sqlite3_errmsg(reg_db(in)));
-        for (char *c = what; *c; c++)
-            if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
-        reg_fail(r, "cannot merge '%s': it is damaged (integrity_check: %s)", path, what);
+        ** reg_fail keeps the refusal one line; the first 200 bytes say enough. */
+        reg_fail(r, "cannot merge '%s': it is damaged (integrity_check: %.200s)", path,
+                 res ? res : sqlite3_errmsg(reg_db(in)));
         sqlite3_finalize(ic);
         reg_close(in);
         return -1;

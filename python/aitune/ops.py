@@ -374,10 +374,6 @@ def _norm_weight(op, dtype, device, cols):
     return check
 
 
-def _vendor_linear(x, w):
-    return F.linear(x, w)
-
-
 def linear_runner(d, x, weight, known_weight=False):
     """A runner for F.linear at x's shape with weight's [n, k]: run(x, weight) -> out,
     or None (a miss, recorded). known_weight binds a launch of its own for this
@@ -394,7 +390,7 @@ def linear_runner(d, x, weight, known_weight=False):
         # own GEMM is the vendor's, with PyTorch's workspace and no second handle.
         # A call through libaitune's cuBLASLt cost a 2048-token Llama-3-8B prefill
         # 5% on an H100 (bench/RESULTS.md, 2026-11-27 third session).
-        return _vendor_linear
+        return ref_linear
     known = {"B": weight.data_ptr()} if known_weight and weight.is_contiguous() and not weight.data_ptr() & 15 \
         else None
     b = d.bound("gemm_nt", DTYPES[x.dtype], (m, n, k), dev, known)

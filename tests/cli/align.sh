@@ -27,13 +27,9 @@ expect_eq "two winners, the odd one keyed with its class, each tuned at its own 
 expect_eq "both with the same edges" "$(sql "$DB" "select count(distinct lo || hi) from winners")" 1
 
 # lookup: the bucket that answers each n.
-lookup() {
-    run "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape "$2" --db "$1" --json
-    sed -n 's/.*"level":"\([a-z]*\)".*"bucket":"\([^"]*\)".*/\1 \2/p' "$T/out"
-}
 SHAPES="4096,4096,4096 4096,4097,4096 4096,4098,4096 4096,4100,4096 4096,4104,4096 4096,8191,4096 5000,4099,6000 4096,4097,20000 4096,4096,20000"
 got=""
-for s in $SHAPES; do got="$got$s:$(lookup "$DB" "$s");"; done
+for s in $SHAPES; do got="$got$s:$(gemm_lookup "$DB" "$s");"; done
 expect_eq "lookup: 4097, 4098, 4100 (classes 1, 2, 4) take the odd winner, 4096 and 4104 the aligned one, exact or nearest" "$got" \
 "4096,4096,4096:exact m=2^12,n=2^12,k=2^12;\
 4096,4097,4096:exact m=2^12,n=2^12:align1,k=2^12;\
@@ -49,50 +45,14 @@ expect_eq "lookup: 4097, 4098, 4100 (classes 1, 2, 4) take the odd winner, 4096 
 cp "$DB" "$T/aligned.db"
 sql "$T/aligned.db" "delete from winners where bucket like '%:align%'; delete from measurements where bucket like '%:align%'" >/dev/null
 got=""
-for s in 4096,4097,4096 4096,4100,4096 4096,4096,4096; do got="$got$(lookup "$T/aligned.db" "$s");"; done
+for s in 4096,4097,4096 4096,4100,4096 4096,4096,4096; do got="$got$(gemm_lookup "$T/aligned.db" "$s");"; done
 expect_eq "a registry with only the aligned winner answers every n of the range with it, exact" "$got" \
     "exact m=2^12,n=2^12,k=2^12;exact m=2^12,n=2^12,k=2^12;exact m=2^12,n=2^12,k=2^12;"
 
 # emit: the dispatcher picks the kernel lookup picks, shape by shape.
 expect_exit 0 "emit the whole op over both winners" "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --db "$DB" -o "$T/all.cu"
 expect_true "the dispatcher carries each kernel's classes" grep -q '^static const unsigned char aitune_al\[2\]\[3\] = { {3, 3, 3}, {3, 0, 3} };' "$T/all.cu"
-# pick.c: the dispatcher's tables and aitune_pick, compiled as C; it prints
-# the bucket of the kernel it picks for each shape (m,n,k).
-picker() {
-    { echo '#include <math.h>'; echo '#include <stdio.h>'; echo '#include <stdlib.h>'
-      sed -n '/^static const long long aitune_lo/,/^}/p' "$1"
-      echo 'int main(int c, char **v)'
-      echo '{'
-      echo '    for (int i = 1; i < c; i++) {'
-      echo '        long long s[3];'
-      echo '        if (sscanf(v[i], "%lld,%lld,%lld", &s[0], &s[1], &s[2]) != 3) return 2;'
-      echo '        printf("%d\n", aitune_pick(s));'
-      echo '    }'
-      echo '    return 0;'
-      echo '}'
-    } >"$T/pick.c"
-    cc -std=c11 -Wall -Werror -o "$T/pick" "$T/pick.c" -lm 2>"$T/cc.err"
-}
-if command -v cc >/dev/null 2>&1; then
-    if picker "$T/all.cu"; then
-        want="" got=""
-        for s in $SHAPES; do want="$want$(lookup "$DB" "$s" | cut -d' ' -f2);"; done
-        for k in $("$T/pick" $SHAPES); do
-            got="$got$(sed -n "s|^// kernel $k: bucket \(.*\): template .*|\1|p" "$T/all.cu");"
-        done
-        expect_eq "the emitted dispatcher picks the bucket lookup answers, for every shape" "$got" "$want"
-    else
-        fail "the emitted dispatcher compiles as C: $(head -3 "$T/cc.err")"
-    fi
-else
-    skip "the emitted dispatcher picks as lookup does: no cc"
-fi
-if command -v nvcc >/dev/null 2>&1; then
-    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/all.cu" -o "$T/all.o"
-    expect_eq "nvcc -c builds the emitted file" "$RC" 0 || show_last
-else
-    skip "nvcc builds the emitted file: no nvcc"
-fi
+expect_dispatcher "$T/all.cu" "$DB" $SHAPES
 run "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --shape 4096,4100,4096 --db "$DB" -o -
 expect_stdout "^// Chosen at level 'exact': bucket m=2\^12,n=2\^12:align1,k=2\^12: " "emit for one shape takes the winner lookup takes"
 

@@ -48,10 +48,6 @@ expect_eq "its measurements are its own bucket's" \
 expect_resumed ok "$DB" "$T/fused.yaml" "select bucket, shape, config from winners order by bucket"
 
 # ---- lookup: the bucket that answers each shape ----
-lookup() {
-    run "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape "$2" --db "$1" --json
-    sed -n 's/.*"level":"\([a-z]*\)".*"bucket":"\([^"]*\)".*/\1 \2/p' "$T/out"
-}
 SHAPES="16,6144,4096 31,6144,4096 16,4096,4096 16,5000,4096 16,6144,4104 16,8191,4096 64,6144,4096 64,4096,4096 1,6144,4096"
 want="16,6144,4096:exact m=2^4,n=6144,k=4096;31,6144,4096:exact m=2^4,n=6144,k=4096;\
 16,4096,4096:exact m=2^4,n=2^12,k=2^12;16,5000,4096:exact m=2^4,n=2^12,k=2^12;\
@@ -59,17 +55,17 @@ want="16,6144,4096:exact m=2^4,n=6144,k=4096;31,6144,4096:exact m=2^4,n=6144,k=4
 64,6144,4096:nearest m=2^4,n=6144,k=4096;64,4096,4096:nearest m=2^4,n=2^12,k=2^12;\
 1,6144,4096:nearest m=2^4,n=6144,k=4096;"
 got=""
-for s in $SHAPES; do got="$got$s:$(lookup "$DB" "$s");"; done
+for s in $SHAPES; do got="$got$s:$(gemm_lookup "$DB" "$s");"; done
 expect_eq "lookup: 6144 x 4096 from its exact bucket, 4096 and 5000 from the log2 one; nearest m at n = 6144 from the exact one" \
     "$got" "$want"
 cp "$DB" "$T/old.db"
 sql "$T/old.db" "delete from winners where bucket not like '%2^12%'" >/dev/null
 same=""
 for s in 16,4096,4096 16,5000,4096 16,6144,4104 64,4096,4096; do
-    [ "$(lookup "$DB" "$s")" = "$(lookup "$T/old.db" "$s")" ] || same="$same $s"
+    [ "$(gemm_lookup "$DB" "$s")" = "$(gemm_lookup "$T/old.db" "$s")" ] || same="$same $s"
 done
 expect_eq "every shape the exact bucket does not hold is answered as without it" "$same" ""
-expect_eq "(without it, 6144 x 4096 is the log2 bucket's)" "$(lookup "$T/old.db" 16,6144,4096)" "exact m=2^4,n=2^12,k=2^12"
+expect_eq "(without it, 6144 x 4096 is the log2 bucket's)" "$(gemm_lookup "$T/old.db" 16,6144,4096)" "exact m=2^4,n=2^12,k=2^12"
 
 # ---- why --shape picks as lookup does ----
 run "$AITUNE" why gemm_nt --dtype bf16 --shape 16,6144,4096 --db "$DB"
@@ -83,41 +79,7 @@ expect_stdout "^gemm_nt bf16 m=2\^4,n=6144,k=4096 on sm_90" "why --bucket takes 
 # ---- emit: the dispatcher picks as lookup does ----
 expect_exit 0 "emit the whole op over both winners" "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --db "$DB" -o "$T/all.cu"
 expect_true "the dispatcher counts each kernel's exact dims" grep -Eq '^static const int aitune_ex\[2\] = \{ (0, 2|2, 0) \};' "$T/all.cu"
-picker() {
-    { echo '#include <math.h>'; echo '#include <stdio.h>'; echo '#include <stdlib.h>'
-      sed -n '/^static const long long aitune_lo/,/^}/p' "$1"
-      echo 'int main(int c, char **v)'
-      echo '{'
-      echo '    for (int i = 1; i < c; i++) {'
-      echo '        long long s[3];'
-      echo '        if (sscanf(v[i], "%lld,%lld,%lld", &s[0], &s[1], &s[2]) != 3) return 2;'
-      echo '        printf("%d\n", aitune_pick(s));'
-      echo '    }'
-      echo '    return 0;'
-      echo '}'
-    } >"$T/pick.c"
-    cc -std=c11 -Wall -Werror -o "$T/pick" "$T/pick.c" -lm 2>"$T/cc.err"
-}
-if command -v cc >/dev/null 2>&1; then
-    if picker "$T/all.cu"; then
-        want="" got=""
-        for s in $SHAPES; do want="$want$(lookup "$DB" "$s" | cut -d' ' -f2);"; done
-        for k in $("$T/pick" $SHAPES); do
-            got="$got$(sed -n "s|^// kernel $k: bucket \(.*\): template .*|\1|p" "$T/all.cu");"
-        done
-        expect_eq "the emitted dispatcher picks the bucket lookup answers, for every shape" "$got" "$want"
-    else
-        fail "the emitted dispatcher compiles as C: $(head -3 "$T/cc.err")"
-    fi
-else
-    skip "the emitted dispatcher picks as lookup does: no cc"
-fi
-if command -v nvcc >/dev/null 2>&1; then
-    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/all.cu" -o "$T/all.o"
-    expect_eq "nvcc -c builds the emitted file" "$RC" 0 || show_last
-else
-    skip "nvcc builds the emitted file: no nvcc"
-fi
+expect_dispatcher "$T/all.cu" "$DB" $SHAPES
 run "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --shape 16,6144,4096 --db "$DB" -o -
 expect_stdout "^// Chosen at level 'exact': bucket m=2\^4,n=6144,k=4096: " "emit for 6144 x 4096 takes the exact winner"
 

@@ -146,6 +146,89 @@ tasks:
 EOF
 }
 
+# gemm_lookup DB M,N,K: "LEVEL BUCKET" of libaitune's answer for a bf16 gemm_nt
+# shape on sm_90 (aitune lookup --json).
+gemm_lookup() {
+    run "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape "$2" --db "$1" --json
+    sed -n 's/.*"level":"\([a-z]*\)".*"bucket":"\([^"]*\)".*/\1 \2/p' "$T/out"
+}
+
+# expect_dispatcher CU DB SHAPES...: the dispatcher `aitune emit` wrote into CU
+# (its tables and aitune_pick, compiled as C with cc) picks, for every shape
+# (M,N,K), the bucket gemm_lookup answers from DB; and nvcc -c builds CU. Each
+# check skips, saying so, without its compiler.
+expect_dispatcher() {
+    local cu=$1 db=$2 want="" got="" s k
+    shift 2
+    if command -v cc >/dev/null 2>&1; then
+        { echo '#include <math.h>'; echo '#include <stdio.h>'; echo '#include <stdlib.h>'
+          sed -n '/^static const long long aitune_lo/,/^}/p' "$cu"
+          echo 'int main(int c, char **v)'
+          echo '{'
+          echo '    for (int i = 1; i < c; i++) {'
+          echo '        long long s[3];'
+          echo '        if (sscanf(v[i], "%lld,%lld,%lld", &s[0], &s[1], &s[2]) != 3) return 2;'
+          echo '        printf("%d\n", aitune_pick(s));'
+          echo '    }'
+          echo '    return 0;'
+          echo '}'
+        } >"$T/pick.c"
+        if cc -std=c11 -Wall -Werror -o "$T/pick" "$T/pick.c" -lm 2>"$T/cc.err"; then
+            for s in "$@"; do want="$want$(gemm_lookup "$db" "$s" | cut -d' ' -f2);"; done
+            for k in $("$T/pick" "$@"); do
+                got="$got$(sed -n "s|^// kernel $k: bucket \(.*\): template .*|\1|p" "$cu");"
+            done
+            expect_eq "the emitted dispatcher picks the bucket lookup answers, for every shape" "$got" "$want"
+        else
+            fail "the emitted dispatcher compiles as C: $(head -3 "$T/cc.err")"
+        fi
+    else
+        skip "the emitted dispatcher picks as lookup does: no cc"
+    fi
+    if command -v nvcc >/dev/null 2>&1; then
+        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$cu" -o "$cu.o"
+        expect_eq "nvcc -c builds the emitted file" "$RC" 0 || show_last
+    else
+        skip "nvcc builds the emitted file: no nvcc"
+    fi
+}
+
+# marked_home TAG: $T/home, a templates tree whose axpy has a template of four
+# candidates (block 32, 64, 128, 256) where block 128's source carries a
+# marker of this run's own, MARK (aitune_TAG_marker_...), and home/four.yaml
+# (small_spec) over it. AITUNE_NVRTC_CRASH/HANG=$MARK (jit.h) then make that
+# compile crash or hang, and leftovers counts this run's processes (tests run
+# in parallel) by the marker in their environment.
+marked_home() {
+    MARK="aitune_$1_marker_$$_$RANDOM"
+    mkdir -p "$T/home/templates/axpy" "$T/home/search"
+    ln -s "$ROOT/templates/lib" "$T/home/templates/lib"
+    cp "$ROOT/templates/axpy/op.lua" "$T/home/templates/axpy/op.lua"
+    cp "$ROOT"/search/*.lua "$T/home/search/"
+    cat >"$T/home/templates/axpy/four.lua" <<EOF
+local t = lib("elementwise").template(OP)
+t.params = { { "block", { 32, 64, 128, 256 } } }
+t.constraints = function() return true end
+t.default = function() return { block = 64 } end
+t.launch = function(p) return { grid = { "cdiv(n, 64)", 1, 1 }, block = { p.block, 1, 1 }, smem = 0 } end
+t.source = function(p, dt, dev, name)
+  local mark = p.block == 128 and "// $MARK\n" or ""
+  return mark .. 'extern "C" __global__ void ' .. name .. '(float* x) { x[threadIdx.x] = ' .. p.block .. '.0f; }'
+end
+return t
+EOF
+    small_spec home/four.yaml
+}
+
+# leftovers: how many processes hold marked_home's MARK in their environment.
+leftovers() {
+    local f n=0
+    for f in /proc/[0-9]*/environ; do
+        grep -qs "$MARK" "$f" && n=$((n + 1))
+    done
+    echo "$n"
+}
+
 # An axpy f32 spec with buckets n = 2^LO .. 2^HI, named after its file, with
 # more top-level lines if given: axpy_spec FILE LO HI [LINE...]
 # (axpy_spec two.yaml 6 7 "max_evals: 10").

@@ -10,37 +10,9 @@
 # one can be.
 . "$(dirname "$0")/lib.sh"
 
-# A template of four candidates (as compile_crash.sh); the one with block
-# 128 carries this run's marker, so its compile hangs, and the helpers of
-# this run can be found by their environment (tests run in parallel).
-MARK="aitune_interrupt_marker_$$_$RANDOM"
-mkdir -p "$T/home/templates/axpy" "$T/home/search"
-ln -s "$ROOT/templates/lib" "$T/home/templates/lib"
-cp "$ROOT/templates/axpy/op.lua" "$T/home/templates/axpy/op.lua"
-cp "$ROOT"/search/*.lua "$T/home/search/"
-cat >"$T/home/templates/axpy/four.lua" <<EOF
-local t = lib("elementwise").template(OP)
-t.params = { { "block", { 32, 64, 128, 256 } } }
-t.constraints = function() return true end
-t.default = function() return { block = 64 } end
-t.launch = function(p) return { grid = { "cdiv(n, 64)", 1, 1 }, block = { p.block, 1, 1 }, smem = 0 } end
-t.source = function(p, dt, dev, name)
-  local mark = p.block == 128 and "// $MARK\n" or ""
-  return mark .. 'extern "C" __global__ void ' .. name .. '(float* x) { x[threadIdx.x] = ' .. p.block .. '.0f; }'
-end
-return t
-EOF
-small_spec home/four.yaml
+# A template of four candidates; block 128 carries this run's marker (lib.sh).
+marked_home interrupt
 SPEC=$T/home/four.yaml
-
-# Processes whose environment holds this run's marker: helpers left behind.
-leftovers() {
-    local f n=0
-    for f in /proc/[0-9]*/environ; do
-        grep -qs "$MARK" "$f" && n=$((n + 1))
-    done
-    echo "$n"
-}
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
 LIMIT=1     # seconds from SIGINT to the exit
 
