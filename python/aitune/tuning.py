@@ -7,9 +7,9 @@ and per norm width, n and k (a norm's cols) at their exact sizes (docs/SPEC.md
 "Exact sizes": `n: {values: [6144], exact: true}`: a bucket of that one size, whose
 winner no other weight's tuning replaces), with m as a range (`m: {range: [lo, hi]}`), split
 at a power of two between decoding (m up to the largest batch, timed as a decode
-loop runs in a model's graph: `timing: neighbour`, another kernel between launches) and prefilling (up to batch x prompt, timed one launch
-at a time). From a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3
-and their kin):
+loop runs in a model's graph: `timing: neighbour`, another kernel between launches) and prefilling (up to batch x prompt, timed as
+a chain of launches back to back: `timing: stream`; see PREFILL_TIMING). From a
+Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Qwen3 and their kin):
 
     q_proj  heads*head_dim x hidden     k_proj, v_proj  kv_heads*head_dim x hidden
     o_proj  hidden x heads*head_dim     gate/up  intermediate x hidden
@@ -117,6 +117,22 @@ def model_shapes(cfg, where="config", group="off"):
     return sorted(weights), sorted(norms), (vocab, h), mtype
 
 
+# How each phase's tasks are timed (docs/SPEC.md "timing"). Decode: between other
+# kernels, as a decode step's graph runs its GEMMs. Prefill: a chain back to back, as
+# a prefill runs 32 layers of compute-bound GEMMs: the GPU then works at its power
+# limit (an H100's SM clock fell from 1980 to 1200-1400 MHz), where one launch at a
+# time after an idle gap (the default timing) runs at full clock. Timed one at a time,
+# wgmma held Llama-3-8B's 2048-token GEMMs at 0.99-1.05x cuBLASLt; back to back, the
+# vendor held all four, and the patched prefill had lost 2.5-5% to torch.compile's
+# (bench/RESULTS.md, 2026-11-27 fourth session).
+DECODE_TIMING, PREFILL_TIMING = "neighbour", "stream"
+
+
+def _timing(hi):
+    """The timing of a task whose token rows reach hi: a decode's up to 64, else a prefill's."""
+    return DECODE_TIMING if hi <= 64 else PREFILL_TIMING
+
+
 def _name(s):
     return re.sub(r"[^a-z0-9_-]+", "-", s.lower()).strip("-")[:40] or "model"
 
@@ -190,7 +206,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     out = _header("model-" + _name(mtype), arch, search, max_evals,
                   "%s, batch %d..%d, prompt %d..%d tokens, projections grouped: %s" % (
                       _name(mtype), batch[0], batch[1], prompt[0], prompt[1], group))
-    phases = [(dec, "neighbour", "decode")] + ([(pre, None, "prefill")] if pre else [])
+    phases = [(dec, DECODE_TIMING, "decode")] + ([(pre, PREFILL_TIMING, "prefill")] if pre else [])
     for rows, timing, phase in phases:
         if "gemm_nt" in ops:
             for n, k in weights:
@@ -204,7 +220,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
                 out += _task("rmsnorm", dtype, [("rows", r), ("cols", cols)], timing,
                              "%s: RMSNorm over %d" % (phase, cols))
     if "gemm_nt" in ops and group != "only":
-        out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], "neighbour",
+        out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
                      "lm_head: the last token's logits")
     return "\n".join(out) + "\n"
 
@@ -267,7 +283,7 @@ def misses_spec(misses, arch=None, search="model", max_evals=48):
     for (op, dtype, rest), (lo, hi) in sorted(groups.items()):
         names = DIMS[op]
         shapes = [(names[0], (lo, hi))] + list(zip(names[1:], rest))
-        out += _task(op, dtype, shapes, "neighbour" if hi <= 64 else None)
+        out += _task(op, dtype, shapes, _timing(hi))
     return "\n".join(out) + "\n"
 
 

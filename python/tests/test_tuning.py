@@ -40,12 +40,12 @@ def test_llama3_8b_spec():
     dec, pre = "{range: [1, 63], align: [1]}", "{range: [128, 65536], align: [1]}"
     for n, k in ((1024, 4096), (4096, 4096), (14336, 4096), (4096, 14336)):
         nv, kv = "{values: [%d], exact: true}" % n, "{values: [%d], exact: true}" % k
-        assert (nv, kv, dec, "neighbour") in gemms and (nv, kv, pre, None) in gemms, (n, k)
+        assert (nv, kv, dec, "neighbour") in gemms and (nv, kv, pre, "stream") in gemms, (n, k)
     assert ("{values: [128256], exact: true}", "{values: [4096], exact: true}", "{range: [1, 32], align: [1]}",
             "neighbour") in gemms
     assert len(gemms) == 9
     norms = [(timing, d["rows"], d["cols"]) for op, timing, d in t if op == "rmsnorm"]
-    assert norms == [("neighbour", dec, "{values: [4096], exact: true}"), (None, pre, "{values: [4096], exact: true}")]
+    assert norms == [("neighbour", dec, "{values: [4096], exact: true}"), ("stream", pre, "{values: [4096], exact: true}")]
 
 
 def _size(v):
@@ -188,7 +188,7 @@ def test_misses_spec(tmp_path, libaitune):
                                ("n", "{values: [4096], exact: true}"))),
         ("gemm_nt", "neighbour", (("k", "{values: [4096], exact: true}"), ("m", "{range: [7, 7], align: [1]}"),
                                ("n", "{values: [1024], exact: true}"))),
-        ("rmsnorm", None, (("cols", "{values: [4096], exact: true}"), ("rows", "{range: [300, 300], align: [1]}")))}
+        ("rmsnorm", "stream", (("cols", "{values: [4096], exact: true}"), ("rows", "{range: [300, 300], align: [1]}")))}
     assert "\narch: sm_90a\n" in tuning.misses_spec(misses)
     assert "9, 9" in tuning.misses_spec(misses, arch="sm_80")
     db.execute("INSERT INTO misses (op, arch, dtype, shape, count) VALUES ('gemm_nt', 'sm_90', 'bf16', "
