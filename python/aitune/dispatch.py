@@ -145,7 +145,10 @@ class Dispatcher:
         a = self._arches.get(dev)
         if a is None:
             import torch
-            major, minor = torch.cuda.get_device_capability(dev if dev >= 0 else None)
+            try:
+                major, minor = torch.cuda.get_device_capability(dev if dev >= 0 else None)
+            except (RuntimeError, AssertionError) as e:     # no driver, no device, a CPU-only build
+                raise AituneError("no CUDA device to look kernels up for: %s" % e)
             a = self._arches[dev] = "sm_%d%d" % (major, minor)
         return a
 

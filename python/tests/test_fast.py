@@ -204,3 +204,16 @@ def test_a_bucket_the_vendor_holds_runs_pytorchs_gemm(tmp_path, fake_cuda, torch
     finally:
         dispatch._current = None
         d.reg.close()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine where CUDA has no device")
+def test_no_device_is_a_miss_not_a_crash(tmp_path):
+    """A dispatcher that must ask the GPU for its arch, on a machine without one: tuned()
+    answers False (a traced group then runs its members; torch's RuntimeError escaped
+    from tracing before) and a shape falls back as a miss that says why."""
+    import fakereg
+    path = fakereg.build(str(tmp_path / "n.db"))
+    d = dispatch.Dispatcher(path)
+    assert d.tuned("gemm_nt", "bf16", (1, 64, 128)) is False
+    assert d.kernel("gemm_nt", "bf16", (1, 64, 128)) is None
+    assert [m["why"] for m in d.misses().values()] == ["not on a CUDA device"]
