@@ -9,7 +9,10 @@ one decode step captured in a CUDA graph.
 Measures, each in this process on this GPU (so every ratio is same card, same run):
   - tokens/s of decoding (batch x steps / time of `steps` graph replays, after a
     prompt of --prompt tokens) at each --batches for: cuBLAS eager (PyTorch as it
-    is), eager + aitune.patch, torch.compile (default mode), torch.compile + patch
+    is), eager + aitune.patch, torch.compile (default mode; static shapes, each batch
+    compiled for its own size, as transformers' compiled generation does: its
+    CompileConfig's dynamic=False; --dynamic lets Dynamo make the batch symbolic once
+    it has seen two sizes, as plain torch.compile does), torch.compile + patch
     (patch's defaults: q/k/v and gate/up grouped), and where --variants asks,
     patch-nogroup and compile+patch-nogroup (patch(group=False));
   - batch 1 without a graph: eager and eager + patch (host overhead included);
@@ -64,6 +67,9 @@ def parse(argv):
     p.add_argument("--quick", action="store_true",
                    help="batches 1 and 8, 32 steps, no prefill, 1000 host calls (given options win)")
     p.add_argument("--tiny", action="store_true", help="a 2-layer model (a smoke test)")
+    p.add_argument("--dynamic", action="store_true",
+                   help="torch.compile's default dynamic shapes (the batch symbolic after two sizes: on an H100 "
+                        "the patched batch-32 step varied by 9%% between runs that way); default: static per batch")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: no graphs (with --tiny)")
     p.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for llama_e2e.jsonl (default $OUT)")
     a = p.parse_args(argv)
@@ -234,7 +240,7 @@ def main(argv=None):
             dec = Decoder(model, cfg, batch, a, torch, None)
             fn = dec.forward
             if variant.startswith("compile"):
-                fn = torch.compile(dec.forward, mode="default")
+                fn = torch.compile(dec.forward, mode="default", dynamic=None if a.dynamic else False)
             dec.fn = fn
             t0 = time.time()
             if graph and graphs:
@@ -274,7 +280,8 @@ def main(argv=None):
                 def fwd(ids, pos):
                     return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1,
                                  **{kw: cache}).logits
-                fn = torch.compile(fwd, mode="default") if v.startswith("compile") else fwd
+                fn = torch.compile(fwd, mode="default", dynamic=None if a.dynamic else False) \
+                    if v.startswith("compile") else fwd
                 times = []
                 with torch.no_grad():
                     for i in range(12):         # 2 warm-up, the median of 10 (4 moved by 0.5%)

@@ -6,6 +6,14 @@ the kernels' summed time, their count, and the kernels that take the most.
 
     OUT=/tmp/out python bench/llama_profile.py --registry llama.db [--batch 1]
         [--variants compile,compile+patch,compile+patch-norms,compile+patch-linear,compile+patch-nogroup]
+        [--repeat R] [--prefill TOKENS]
+
+--repeat R captures each variant's step R times (new graphs, new addresses) and
+prints each capture's step time: a variance between captures of one process is
+one of the graph's memory, not of the machine. --prefill TOKENS profiles a
+prefill of TOKENS tokens (batch 1, torch.compile, no graph; the median of 10
+after 2 warm-up) in place of the decode step, and with --repeat R runs the
+variants round-robin R times.
 
 Variants: compile (torch.compile, default mode), compile+patch (aitune.patch as it is:
 the Linears' aitune::linear in the graph, q/k/v and gate/up one aitune::linear_group
@@ -35,6 +43,8 @@ def main():
     ap.add_argument("--variants", default="compile,compile+patch,compile+patch-norms,compile+patch-linear")
     ap.add_argument("--steps", type=int, default=48)
     ap.add_argument("--top", type=int, default=14)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--prefill", type=int, default=0)
     a = ap.parse_args()
     bad = set(a.variants.split(",")) - {"compile", "compile+patch", "compile+patch-norms", "compile+patch-linear",
                                         "compile+patch-nogroup"}
@@ -48,7 +58,10 @@ def main():
     model, cfg, _ = e2e.build(ea, torch)
     out = os.environ.get("OUT", ".")
     log = open(os.path.join(out, "llama_profile.jsonl"), "a")
-    for v in a.variants.split(","):
+    variants = a.variants.split(",")
+    rounds = [(r, v) for r in range(a.repeat) for v in variants] if a.prefill else \
+        [(r, v) for v in variants for r in range(a.repeat)]
+    for r, v in rounds:
         torch._dynamo.reset()
         p = None
         if v.startswith("compile+patch"):
@@ -56,15 +69,24 @@ def main():
                                               "compile+patch-linear": False, "compile+patch-nogroup": True}[v],
                              group=v != "compile+patch-nogroup")
         try:
-            dec = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
-            dec.fn = torch.compile(dec.forward, mode="default")
             t0 = time.time()
-            dec.capture()
+            if a.prefill:
+                run_once, dt = prefill(torch, model, cfg, ea, a.prefill)
+                what = "prefill %d tokens" % a.prefill
+            else:
+                dec = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
+                dec.fn = torch.compile(dec.forward, mode="default")
+                dec.capture()
+                dt = dec.run(a.steps) / a.steps
+                run_once, what = dec.graph.replay, "batch %d" % a.batch
             setup = time.time() - t0
-            dt = dec.run(a.steps) / a.steps
+            if r and not a.prefill:
+                print("== %s, %s, capture %d: step %.3f ms" % (v, what, r + 1, dt * 1e3))
+                log.write(json.dumps({"variant": v, "batch": a.batch, "capture": r + 1, "step_ms": dt * 1e3}) + "\n")
+                continue
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 for _ in range(3):
-                    dec.graph.replay()
+                    run_once()
                 torch.cuda.synchronize()
             by = collections.defaultdict(lambda: [0.0, 0])
             for ev in prof.events():
@@ -74,18 +96,47 @@ def main():
                     k[1] += 1
             total = sum(x[0] for x in by.values())
             count = sum(x[1] for x in by.values()) / 3.0
-            print("\n== %s, batch %d: step %.3f ms wall, %.3f ms in %d kernels (setup %.0f s)"
-                  % (v, a.batch, dt * 1e3, total / 1e3, count, setup))
+            print("\n== %s, %s, round %d: step %.3f ms wall, %.3f ms in %d kernels (setup %.0f s)"
+                  % (v, what, r + 1, dt * 1e3, total / 1e3, count, setup))
             for name, (us, n) in sorted(by.items(), key=lambda kv: -kv[1][0])[:a.top]:
                 print("  %8.1f us %4d x  %s" % (us, n // 3, name))
-            log.write(json.dumps({"variant": v, "batch": a.batch, "step_ms": dt * 1e3, "kernel_ms": total / 1e3,
-                                  "kernels": count, "top": sorted(((n, us) for n, (us, c) in by.items()),
-                                                                  key=lambda x: -x[1])[:40]}) + "\n")
+            log.write(json.dumps({"variant": v, "batch": a.batch, "prefill": a.prefill, "round": r + 1,
+                                  "step_ms": dt * 1e3, "kernel_ms": total / 1e3, "kernels": count,
+                                  "top": sorted(((n, us) for n, (us, c) in by.items()),
+                                                key=lambda x: -x[1])[:40]}) + "\n")
             log.flush()
         finally:
             if p is not None:
                 aitune.unpatch(model)
 
+
+def prefill(torch, model, cfg, ea, tokens):
+    """(one prefill as a callable, its median time in s over 10 after 2 warm-up), compiled
+    as bench/llama_e2e.py compiles its prefill, each from an empty cache."""
+    import statistics
+    import llama_e2e as e2e
+    ids = torch.randint(0, cfg.vocab_size, (1, tokens), device="cuda")
+    pos = torch.arange(tokens, device="cuda")
+    cache = e2e.new_cache(cfg, 1, tokens + 8, "cuda", torch)
+    kw = e2e.cache_kw(model)
+
+    def fwd(ids, pos):
+        return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1, **{kw: cache}).logits
+    fn = torch.compile(fwd, mode="default")
+
+    def once():
+        cache.reset()
+        with torch.no_grad():
+            fn(ids, pos)
+    times = []
+    for i in range(12):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        once()
+        torch.cuda.synchronize()
+        if i >= 2:
+            times.append(time.perf_counter() - t)
+    return once, statistics.median(times)
 
 if __name__ == "__main__":
     main()
