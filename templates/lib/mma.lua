@@ -18,6 +18,19 @@
 --         not (odd leading dimension), pairs of 2-byte loads into registers,
 --         issued before the tile's math and written to shared memory after
 --         it, so their latency hides behind the mma's like cp.async's.
+-- Each path is a main loop of its own, and the two were most of a kernel's
+-- compile (bench/RESULTS.md, "Compile cost per GEMM candidate"). The
+-- `aligned` param, fixed by the shape's rows as wgmma's `stage` is (so by
+-- the bucket's alignment class: src/align.h), decides which a kernel holds:
+--   aligned 1 (k, and n for nn, multiples of 8): the fast loop alone. A
+--         call whose rows or base pointers are not 16-byte aligned after all
+--         (buffers at an offset, which aitune.h's rule for TMA kernels
+--         forbids but nothing enforces for these; a shape of a lower class
+--         answered from this bucket because no bucket of its class was
+--         tuned) takes plain_tile: right for any alignment, and slow.
+--   aligned 0 (any other rows): both loops, chosen as above; the source is
+--         what it was before the param (configs kept from then, which lack
+--         the param, instantiate to it too).
 -- Out-of-range chunks are zero-filled (cp.async src-size 0; zeros for the
 -- register path), so M, N and K tails need no other code. The epilogue
 -- converts and stores straight from the accumulators, masked, in pairs when
@@ -35,7 +48,14 @@ M.params = {
   { "wn", { 1, 2, 4 } },
   { "stages", { 2, 3, 4, 5 } },
   { "group", { 1, 8 } },
+  { "aligned", { 0, 1 } },
 }
+
+-- 1 where both operands' rows are 16-byte aligned at shape (A's are k
+-- long; B's k for nt, n for nn): what `aligned` must be there.
+local function rows_aligned(layout, shape)
+  return (shape.k % 8 == 0 and (layout == "nt" or shape.n % 8 == 0)) and 1 or 0
+end
 
 local function smem_bytes(p) return p.stages * (p.bm * p.bk + p.bk * p.bn) * 2 end
 
@@ -46,7 +66,10 @@ local function shape_of(p)
 end
 
 -- Registers per thread: accumulators, one k-step of fragments, the
--- register-staged tile pairs of the unaligned path, addressing.
+-- register-staged tile pairs of the unaligned path, addressing. Kept for
+-- aligned 1 kernels too, which have no staged pairs and need fewer (the
+-- space is the same at both values; a cap of its own would want ptxas's
+-- spill reports on the configs it lets in).
 local function reg_estimate(p)
   local threads, _, _, mi, ni = shape_of(p)
   local staged = (p.bm * p.bk + p.bk * p.bn) // 2 // threads
@@ -56,6 +79,11 @@ local function reg_estimate(p)
 end
 
 function M.constraints(layout, p, shape, dt, dev)
+  local want = rows_aligned(layout, shape)
+  if p.aligned ~= want then
+    if want == 1 then return false, "rows are 16-byte aligned: the 16-byte main loop alone serves (aligned 1)" end
+    return false, "rows are not 16-byte aligned: the any-alignment main loop is needed (aligned 0)"
+  end
   local threads, wtm, wtn, mi, ni = shape_of(p)
   if wtm < 32 or wtn < 32 then return false, "warp tile under 32 x 32: too little reuse per ldmatrix" end
   -- Two-warp CTAs (one per SM under the launch bounds) are too few warps to
@@ -326,6 +354,41 @@ AIT_DEV int width(long long ld_elems, unsigned long long base) {
 }
 ]]
 
+-- The kernel's choice of main loop (the header: `aligned`).
+local DISPATCH_ANY = [[
+  if (wa == 16 && wb == 16) mainloop<true>(acc, smem, A, B, m, n, k, bm0, bn0, wa, wb, wm0, wn0, lane);
+  else mainloop<false>(acc, smem, A, B, m, n, k, bm0, bn0, wa, wb, wm0, wn0, lane);
+]]
+local DISPATCH_ALIGNED = [[
+  if (wa == 16 && wb == 16) mainloop<true>(acc, smem, A, B, m, n, k, bm0, bn0, wa, wb, wm0, wn0, lane);
+  else { plain_tile(D, A, B, m, n, k, bm0, bn0); return; }
+]]
+
+-- aligned 1's way for operands its one main loop cannot load: element by
+-- element, so it costs little to compile (it is not meant to be fast).
+local function plain_fn(intype)
+  return string.format([[
+// Operands the 16-byte main loop cannot load (rows or base pointers not
+// 16-byte aligned: a call this kernel's bucket does not hold). Each thread
+// takes outputs of the CTA's tile in turn and sums a row of A against a
+// column of B in fp32. Right for any alignment and shape; slow (no tensor
+// cores, no reuse through shared memory).
+AIT_DEV void plain_tile(OUT_T* D, const u16* __restrict__ A, const u16* __restrict__ B, long long m, long long n,
+                        long long k, long long bm0, long long bn0) {
+#pragma unroll 1
+  for (int e = threadIdx.x; e < BM * BN; e += THREADS) {
+    const long long row = bm0 + e / BN, col = bn0 + e %% BN;
+    if (row >= m || col >= n) continue;
+    const u16* a = A + row * k;
+    float s = 0.0f;
+#pragma unroll 4
+    for (long long kk = 0; kk < k; kk++) s += ld_%s(a[kk]) * ld_%s(B[NN ? kk * n + col : col * k + kk]);
+    store_one(D, row * n + col, s);
+  }
+}
+]], intype, intype)
+end
+
 function M.source(layout, p, dt, dev, name, op)
   local t = gemm.types(dt)
   local threads, wtm, wtn, mi, ni = shape_of(p)
@@ -369,7 +432,8 @@ typedef unsigned short u16;
 #define B_TILE (BK * BN)
 #define B_ROW (NN ? BN : BK)
 ]], p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group, layout == "nn" and 1 or 0, threads, wtm, wtn, mi, ni,
-    dtype.ctype(t.Out)) .. store .. mma_fn(t.In) .. PTX .. LOADS .. MAINLOOP .. WIDTH .. string.format([[
+    dtype.ctype(t.Out)) .. store .. mma_fn(t.In) .. PTX .. LOADS .. MAINLOOP .. WIDTH ..
+    (p.aligned == 1 and plain_fn(t.In) or "") .. string.format([[
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) %s(%s) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -391,9 +455,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) %s(%s) {
     for (int j = 0; j < NI; j++)
 #pragma unroll
       for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
-  if (wa == 16 && wb == 16) mainloop<true>(acc, smem, A, B, m, n, k, bm0, bn0, wa, wb, wm0, wn0, lane);
-  else mainloop<false>(acc, smem, A, B, m, n, k, bm0, bn0, wa, wb, wm0, wn0, lane);
-  // Thread (g, t) holds rows g and g + 8 and columns 2t, 2t + 1 of each
+%s  // Thread (g, t) holds rows g and g + 8 and columns 2t, 2t + 1 of each
   // 16 x 8 fragment.
   const int g = lane >> 2, t = lane & 3;
   const bool pairs = (n %% 2 == 0) && ((unsigned long long)D %% PAIR_BYTES == 0);
@@ -416,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) %s(%s) {
       }
     }
 }
-]], name, kernel.params(op, dt))
+]], name, kernel.params(op, dt), p.aligned == 1 and DISPATCH_ALIGNED or DISPATCH_ANY)
 end
 
 -- The family table for an op of lib/gemm.lua.
@@ -430,6 +492,9 @@ function M.family(op)
     params = M.params,
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, shape, dt, dev) end,
     supports = M.supports,
+    -- The one `aligned` the shape's rows allow (constraints refuse the
+    -- other): the space never draws the dead half (search/space.lua).
+    narrow = function(shape) return { aligned = { rows_aligned(layout, shape) } } end,
   }
   t.launch = function(p, dt, dev)
     return { grid = { string.format("cdiv(m, %d) * cdiv(n, %d)", p.bm, p.bn), 1, 1 },
@@ -437,7 +502,7 @@ function M.family(op)
   end
   t.source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name, op) end
   t.default = function(shape, dt, dev)
-    return kernel.first_valid(t, shape, dt, dev, { bk = 32 },
+    return kernel.first_valid(t, shape, dt, dev, { bk = 32, aligned = rows_aligned(layout, shape) },
       { { "bm", { 128, 64, 256 } }, { "bn", { 256, 128, 64 } }, { "wm", { 2, 4, 1 } }, { "wn", { 4, 2, 1 } },
         { "stages", { 4, 3, 5, 2 } }, { "group", { 8, 1 } } })
   end
