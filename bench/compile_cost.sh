@@ -36,6 +36,9 @@
 # configs a decode or square-GEMM sweep compiles. Each is compiled with
 # aitune's NVRTC options (src/jit.c) in one process, one after another,
 # after a warm-up compile (a tuning helper pays NVRTC's start-up once).
+# The mma lines got the family's `aligned` param in place (the value their
+# shape's rows call for), not by a new --sample, so the other families'
+# lines stay the configs measured before it.
 #
 # The baseline (bench/compile_cost/baseline.txt): the NVRTC it was made
 # with, then per sample line its number, template, ptxas report and the
