@@ -749,7 +749,13 @@ local MID2_BODY = [[
       int s = 0;
       unsigned ph = 0;
       for (int kb = kb0; kb < kb1; kb++) {
+        // With multicast the releases come from the group's CTAs too
+        // (released at cluster scope, acquired so here).
+#if MC > 1
+        mbar_wait_cluster(empty + 8 * s, ph ^ 1);
+#else
         mbar_wait(empty + 8 * s, ph ^ 1);
+#endif
         const unsigned bar = full + 8 * s, sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
         mbar_expect(bar, bytes);
         for (int b = 0; b < KBOX; b++) {
