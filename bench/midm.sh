@@ -15,7 +15,7 @@
 #             65, 150, 256; then `aitune scan` verifies the registry's answer
 #             at a sample of 40 m and more (the speed phase's scan verifies
 #             every m at the four weights). PASS: nothing wrong, faulting or
-#             hung, every size scanned ok, mc 2 and 4 and nvar 2 and 4 among
+#             hung, every size scanned ok, mc 2 and 4 and nvar 3 and 5 among
 #             the verified. An mc or
 #             nvar value that failed here is left out of the speed phase's
 #             space (said in its line), so a broken path costs one phase,
@@ -26,7 +26,7 @@
 #             timing stream, hold (winners chosen over each bucket, parts
 #             where they lose), only TEMPLATES (default swapab) with swapab's
 #             space narrowed to the mid-size kernels (mc 0, the first one, as
-#             the control; mc 1, 2, 4; nvar 1, 2, 4; pdl, l2pre, inflight),
+#             the control; mc 1, 2, 4; nvar 1, 2, 3, 5; pdl, l2pre, inflight),
 #             EVALS candidates per bucket (default 40) within BUDGET (default
 #             150s); every candidate verified. Then `aitune scan` of every m
 #             against cuBLASLt (the vendor in the loop, raced in the same
@@ -95,7 +95,7 @@ LUA
 
 # ---- check ----
 t0=$(date +%s)
-narrow "$out/home_check" "1, 2, 4" "1, 2, 4" "1, 2, 4, 8" "64, 128, 256" || exit 1
+narrow "$out/home_check" "1, 2, 4" "1, 2, 3, 5" "1, 2, 4, 8" "64, 128, 256" || exit 1
 cat > "$out/check.yaml" <<'YAML'
 name: midm-check
 arch: sm_90a
@@ -147,7 +147,7 @@ for c, s, e in bad[:10]:
 for s in sbad[:10]:
     print("  scan not ok:", s)
 passed = (src == "0" and scrc == "0" and not bad and not sbad and ok and len(scans) >= 40 + 3
-          and {2, 4} <= set(seen_mc) and {2, 4} <= set(seen_nv))
+          and {2, 4} <= set(seen_mc) and {3, 5} <= set(seen_nv))
 print("  verified ok: %d candidates, mc %s, nvar %s; %d failed (mc never ok: %s, nvar never ok: %s); %d sizes scanned"
       % (len(ok), seen_mc, seen_nv, len(bad), bad_mc or "-", bad_nv or "-", len(scans)))
 print("%s check: sweep exit %s, scan exit %s, %d wrong/faulting/hung candidates, %d of %d sizes not ok" %
@@ -173,7 +173,7 @@ keep() {   # keep "VALUES" "DROPPED": VALUES without DROPPED, comma-separated
 bad_mc=$(sed -n 's/^mc //p' "$out/check_bad_values" 2>/dev/null)
 bad_nv=$(sed -n 's/^nvar //p' "$out/check_bad_values" 2>/dev/null)
 mcs=$(keep "0 1 2 4" "$bad_mc")
-nvs=$(keep "1 2 4" "$bad_nv")
+nvs=$(keep "1 2 3 5" "$bad_nv")
 [ -n "$nvs" ] || nvs=1
 dropped="${bad_mc:+ mc $bad_mc}${bad_nv:+ nvar $bad_nv}"
 narrow "$out/home_speed" "$mcs" "$nvs" "1, 2, 4, 8" "64, 128, 256" || exit 1
@@ -186,7 +186,7 @@ summary+=("$([ $rc = 0 ] && echo measured || echo "FAIL ($rc)") speed: $template
 
 # ---- sanitize ----
 t0=$(date +%s)
-narrow "$out/home_san" "2, 4" "2" "2" "64, 128" || exit 1
+narrow "$out/home_san" "2, 4" "3" "2" "64, 128" || exit 1
 cat > "$out/sanitize.yaml" <<'YAML'
 name: midm-sanitize
 arch: sm_90a

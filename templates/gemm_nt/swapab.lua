@@ -80,7 +80,7 @@ M.params = {
   { "inflight", { 0, 1 } },       -- wgmma groups left running when a slot is released
   { "kbox", { 1, 2, 4 } },        -- 64-k boxes of B (and of A) per slot: one mbarrier round per kbox boxes
   { "mc", { 0, 1, 2, 4 } },       -- mid-size: 0 the first kernel; 1, 2, 4 the second, A multicast to mc column tiles
-  { "nvar", { 1, 2, 4 } },        -- second mid-size kernel: wgmma widths chosen among at run time
+  { "nvar", { 1, 2, 3, 5 } },     -- second mid-size kernel: wgmma widths (bn down to bn/2) chosen among at run time
 }
 
 -- Shared memory: the ring (1024-aligned slots), red (the other ranks'
@@ -120,14 +120,17 @@ local function mid_constraints(p, shape, dt, dev)
 end
 
 -- The second mid-size kernel (mc >= 1: its header above MID2_BODY) and
--- its wgmma widths, widest first: BN, then nvar - 1 narrower by BN / (2
--- nvar) each, so the narrowest is just over BN / 2 (a bucket's lower edge
--- for a BN tuned at its upper one). A config without mc or nvar (one kept
--- from before they were params) is the first kernel, one width.
+-- its wgmma widths, widest first: BN down to BN / 2 in nvar - 1 equal
+-- steps (bn 256: nvar 3 is 256, 192, 128; nvar 5 is 256, 224, ..., 128), so
+-- a BN tuned at a bucket's upper edge has a width for its lower edge, m =
+-- BN / 2 (a batch of 128 in [128, 256)), and none more than a step too
+-- wide in between. A config without mc or nvar (one kept from before they
+-- were params) is the first kernel, one width.
 local function mid2(p) return mid(p) and (p.mc or 0) >= 1 end
 local function widths(p)
   local nv = p.nvar or 1
-  local out, step = {}, p.bn // (2 * nv)
+  if nv == 1 then return { p.bn } end
+  local out, step = {}, p.bn // (2 * (nv - 1))
   for i = 0, nv - 1 do out[#out + 1] = p.bn - i * step end
   return out
 end
@@ -142,7 +145,9 @@ local function mid2_constraints(p, shape)
   if mc == 0 and nv ~= 1 then return false, "nvar is the second mid-size kernel's (mc >= 1)" end
   if mc == 0 then return nil end
   if mc * p.csplit > 8 then return false, string.format("a cluster of %d CTAs (at most 8)", mc * p.csplit) end
-  if p.bn % (16 * nv) ~= 0 then return false, string.format("bn %d in %d widths: not multiples of 8", p.bn, nv) end
+  if nv > 1 and p.bn % (16 * (nv - 1)) ~= 0 then
+    return false, string.format("bn %d in %d widths: not multiples of 8", p.bn, nv)
+  end
   if mc > 1 and (shape.n + p.bm - 1) // p.bm < mc then return false, "fewer column tiles than the multicast group" end
   return nil
 end
@@ -830,8 +835,9 @@ extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ t
 end
 
 -- The default above m = 64: the second mid-size kernel, a pass that holds
--- m (two widths from bn 128 on, so a config tuned at a bucket's upper edge
--- does not multiply twice the columns at its lower one), pdl. Of the (bm,
+-- m (three widths, bn, 3/4 bn and bn/2, so a config tuned at a bucket's
+-- upper edge does not multiply twice the columns at its lower one), pdl.
+-- Of the (bm,
 -- csplit, mc) triples, those whose CTAs run in one wave (one CTA an SM)
 -- first: each CTA's ring fills once (more waves of shorter slices of k pay
 -- it each time); then the one whose CTAs fill the most of their waves (a
@@ -866,7 +872,7 @@ local function mid_default(t, shape, dt, dev)
   for _, tr in ipairs(triples) do
     local q = kernel.first_valid(t, shape, dt, dev,
       { bm = tr.bm, bn = bn, csplit = tr.cs, mc = tr.mc, pdl = 1, l2pre = 0, inflight = 1, kbox = 1 },
-      { { "nvar", bn >= 128 and { 2, 1 } or { 1 } }, { "stages", { 8, 6, 4, 2 } } })
+      { { "nvar", { 3, 1 } }, { "stages", { 8, 6, 4, 2 } } })
     if q then return q end
   end
   return nil

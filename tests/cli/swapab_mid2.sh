@@ -6,7 +6,7 @@
 # cluster) without a GPU:
 # - its box plan and width choice (the source's host-testable part, built
 #   with g++: tests/host/swapab_boxes.cpp) over every pass height, for bn
-#   96..256, mc 1, 2, 4 and nvar 1, 2, 4;
+#   96..256, mc 1, 2, 4 and nvar 1, 2, 3, 5;
 # - its defaults and a seeded sample of its space at m = 65, 100, 129, 200
 #   and 256 of issue 33's four weights compile for sm_90a without spills or
 #   stack, within the registers their threads have (one CTA an SM), no
@@ -35,7 +35,7 @@ cfg() {   # cfg bm bn csplit mc nvar [stages]: a config line's JSON
 # The box plan and the width choice on the CPU.
 if command -v g++ >/dev/null 2>&1; then
     : > "$T/boxes.list"
-    for c in '96 1 2' '96 2 1' '128 2 4' '128 4 2' '192 4 2' '192 1 4' '256 2 4' '256 4 1' '256 1 2'; do
+    for c in '96 1 3' '96 2 1' '128 2 5' '128 4 2' '192 4 3' '192 1 5' '256 2 5' '256 4 1' '256 1 3'; do
         set -- $c
         printf 'gemm_nt/swapab\tbf16\t%s,4096,4096\tsample\t%s\n' "$1" "$(cfg 128 "$1" 1 "$2" "$3")" >> "$T/boxes.list"
     done
@@ -58,8 +58,8 @@ if command -v g++ >/dev/null 2>&1; then
             if [ $? = 0 ]; then ok "box plan and widths of $(cut -f5 <<< "$line" | grep -oE '"bn":[0-9]+|"mc":[0-9]+|"nvar":[0-9]+' | tr '\n' ' '): $out"
             else fail "box plan of $(cut -f5 <<< "$line")"; head -5 <<< "$out" | sed 's/^/    /'; fi
         done < "$T/boxes.list"
-        expect_eq "one width case per nvar (bn 256, nvar 4: 256 224 192 160)" \
-            "$(grep -oE 'case [0-9]+: consume<' "$T/src/7.cu" | grep -oE '[0-9]+' | tr '\n' ' ')" "256 224 192 160 "
+        expect_eq "one width case per nvar, bn down to bn/2 (bn 256, nvar 5: 256 224 192 160 128)" \
+            "$(grep -oE 'case [0-9]+: consume<' "$T/src/7.cu" | grep -oE '[0-9]+' | tr '\n' ' ')" "256 224 192 160 128 "
     else
         fail "instantiate the box-plan configs"; head -5 "$T/boxes.err" | sed 's/^/    /'
     fi
@@ -98,7 +98,7 @@ for line in open(sys.argv[1]):
     if c["bn"] < m or c["bn"] >= 2 * m: why.append("bn %d for m %d" % (c["bn"], m))
     if ctas > 132: why.append("%d CTAs: more than one wave" % ctas)
     if c["mc"] * c["csplit"] > 8: why.append("a cluster of %d" % (c["mc"] * c["csplit"]))
-    if c["bn"] >= 128 and c["nvar"] != 2: why.append("nvar %d" % c["nvar"])
+    if c["nvar"] != 3: why.append("nvar %d" % c["nvar"])
     if c["pdl"] != 1: why.append("no pdl")
     if why: print(f[2], f[4], "; ".join(why))
 PY
@@ -144,12 +144,12 @@ LUA
     [ "$RC" = 0 ] || { fail "fake sweep of $vals at $shape"; show_last; }
     sql "$T/p.db" "select config || ' ' || launch from winners where template = 'gemm_nt/swapab'" >> "$T/plans"
 done <<'CONFIGS'
-128 256 4 4 1 0 1 1 2 2|255,4096,4096
-128 256 4 4 1 0 1 1 2 4|255,4096,14336
+128 256 4 4 1 0 1 1 2 3|255,4096,4096
+128 256 4 4 1 0 1 1 2 5|255,4096,14336
 64 256 4 8 1 0 1 1 1 2|255,1024,4096
-128 256 4 1 1 2 1 1 4 2|255,14336,4096
-256 128 4 2 1 0 1 1 4 2|127,14336,4096
-256 128 4 8 0 0 0 1 1 4|127,4096,4096
+128 256 4 1 1 2 1 1 4 3|255,14336,4096
+256 128 4 2 1 0 1 1 4 3|127,14336,4096
+256 128 4 8 0 0 0 1 1 5|127,4096,4096
 128 192 2 2 1 1 1 2 2 2|150,1000,1096
 64 96 8 4 0 0 1 1 2 2|70,1000,1096
 CONFIGS
@@ -222,7 +222,7 @@ check_refused() {   # check_refused SHAPE CONFIG REASON
 printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 256 2 2 2)" > "$T/ok.list"
 expect_exit 0 "the base config (bm 128, bn 256, csplit 2, mc 2, nvar 2) is taken at 200 x 1000 x 1096" "$KS" sources -c "$T/ok.list"
 check_refused 200,1000,1096 "$(cfg 128 256 4 4 2)" "a cluster of 16 CTAs (at most 8)"
-check_refused 90,4096,4096 "$(cfg 128 96 1 1 4)" "bn 96 in 4 widths: not multiples of 8"
+check_refused 90,4096,4096 "$(cfg 128 96 1 1 5)" "bn 96 in 5 widths: not multiples of 8"
 check_refused 200,1000,1096 "$(cfg 128 256 2 0 2)" "nvar is the second mid-size kernel's (mc >= 1)"
 check_refused 40,4096,4096 "$(cfg 128 64 1 1 1)" "mc and nvar are the mid-size kernel's (bn > 64)"
 check_refused 200,100,1096 "$(cfg 128 256 1 2 1)" "fewer column tiles than the multicast group"
