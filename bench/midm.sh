@@ -38,7 +38,8 @@
 #
 # Printed last: per bucket (and part) the winner and, from every candidate
 # measured at the bucket's own size, the fastest of each kernel (mc 0 the
-# first, mc 1/2/4 the second) and each nvar (the A/B of the design); every
+# first, mc 1/2/4 the second), each nvar and each cluster size (cl: mc x
+# csplit CTAs; the A/B of the design); every
 # m as x cuBLASLt with the family and mc that answered; per weight the
 # geomean over 65..256, the worst, the holes, and the bar (worst >= 1.00x,
 # geomean >= 1.10x).
@@ -254,7 +255,9 @@ for sh, t, c, us in meas:
     key = (w_of(s), s["m"])
     d = best.setdefault(key, {})
     if t == "gemm_nt/swapab":
-        for lab in ("mc%d" % c.get("mc", 0), "nvar%d" % c.get("nvar", 1) if c.get("mc", 0) >= 1 else None):
+        # cl: CTAs a cluster (mc x csplit): whether clusters of 8 fit one wave shows here.
+        cl = "cl%d" % (max(c.get("mc", 0), 1) * c.get("csplit", 1))
+        for lab in ("mc%d" % c.get("mc", 0), "nvar%d" % c.get("nvar", 1) if c.get("mc", 0) >= 1 else None, cl):
             if lab and (lab not in d or us < d[lab]): d[lab] = us
     else:
         lab = t.split("/")[-1]
@@ -279,8 +282,20 @@ for (w, b, t, c), ms in sorted(ans.items(), key=lambda kv: (kv[0][0], min(m for 
     if b in tuned:
         s, us = tuned[b]
         d = best.get((w_of(s), s["m"]), {})
-        ab = "  ".join("%s %.2f" % (k, d[k]) for k in sorted(d, key=lambda k: (k[0] != "m", k)))
+        ab = "  ".join("%s %.2f" % (k, d[k]) for k in sorted(d, key=lambda k: ({"m": 0, "n": 1, "c": 2}.get(k[0], 3), k)))
         print("      tuned at m=%d (%s): %.2f us;  %s" % (s["m"], w_of(s), us, ab))
+# The first kernel against the second wherever the sweep (its search, hold's
+# probes at a bucket's middle and lower sizes, parts) measured both: the
+# rows past m it zero-fills and the width it cannot narrow show here.
+scanned = {w_of(json.loads(r[0])) for r in scans}
+pairs = sorted((k, d) for k, d in best.items()
+               if k[0] in scanned and "mc0" in d and any(("mc%d" % x) in d for x in (1, 2, 4)))
+if pairs:
+    print()
+    print("first (mc0) against second mid-size kernel (best of mc1/2/4), us, at every size both were measured:")
+    for (w, m), d in pairs:
+        two = min(d[k] for k in ("mc1", "mc2", "mc4") if k in d)
+        print("  %-10s m=%-4d mc0 %7.2f  second %7.2f  (%.2fx)" % (w, m, d["mc0"], two, d["mc0"] / two))
 by = {}
 for sh, us, vus, t, c, b, st in scans:
     s = json.loads(sh)
