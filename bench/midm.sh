@@ -49,6 +49,10 @@
 #              (default swapab; "swapab,wgmma" races the wgmma family too)
 #   BUDGET     the speed sweep's budget (default 150s)
 #   EVALS      candidates per template and bucket (default 40)
+#   MIDM_PHASES (environment) the phases to run, comma-separated (default
+#              check,speed,sanitize); the tables read OUTDIR/speed/range.db
+#              when there is one (a second call into the same OUTDIR with
+#              MIDM_PHASES=sanitize prints the first's tables again)
 # Needs build/aitune (built where Lua headers are: nothing is built here),
 # python3, a GPU, compute-sanitizer on PATH or in /usr/local/cuda/bin. Every
 # file (registries, outputs, tables) stays in OUTDIR. Exit 0 when check and
@@ -67,6 +71,11 @@ usage() { echo "bench/midm.sh: $1 (usage: bench/midm.sh OUTDIR [TEMPLATES] [BUDG
 [[ $evals =~ ^[0-9]+$ ]] && [ "$evals" -ge 1 ] || usage "EVALS must be a positive integer, not '$evals'"
 [ -x build/aitune ] || { echo "bench/midm.sh: no build/aitune (make)" >&2; exit 1; }
 weights=4096x4096,1024x4096,14336x4096,4096x14336
+phases=${MIDM_PHASES:-check,speed,sanitize}
+for p in ${phases//,/ }; do
+    case $p in check | speed | sanitize) ;; *) usage "MIDM_PHASES: unknown phase '$p' (check, speed, sanitize)" ;; esac
+done
+has() { [[ ,$phases, == *,$1,* ]]; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export PATH=$PATH:/usr/local/cuda/bin
@@ -95,6 +104,7 @@ LUA
 }
 
 # ---- check ----
+if has check; then
 t0=$(date +%s)
 narrow "$out/home_check" "1, 2, 4" "1, 2, 3, 5" "1, 2, 4, 8" "64, 128, 256" || exit 1
 cat > "$out/check.yaml" <<'YAML'
@@ -158,8 +168,10 @@ PY
 [ $? = 0 ] || status=1
 cat "$out/check_verdict.txt"
 summary+=("$(tail -1 "$out/check_verdict.txt") ($(( $(date +%s) - t0 )) s)")
+fi
 
 # ---- speed ----
+if has speed; then
 t0=$(date +%s)
 # The values of mc and nvar the check saw fail and never pass are left out.
 keep() {   # keep "VALUES" "DROPPED": VALUES without DROPPED, comma-separated
@@ -184,8 +196,10 @@ rc=$?
 cat "$out/speed_log.txt"
 [ $rc = 0 ] || status=1
 summary+=("$([ $rc = 0 ] && echo measured || echo "FAIL ($rc)") speed: $templates at $weights, m 65..256, mc {$mcs} nvar {$nvs}${dropped:+ (left out after check:$dropped)}, $evals evals, budget $budget ($(( $(date +%s) - t0 )) s)")
+fi
 
 # ---- sanitize ----
+if has sanitize; then
 t0=$(date +%s)
 narrow "$out/home_san" "2, 4" "3" "2" "64, 128" || exit 1
 cat > "$out/sanitize.yaml" <<'YAML'
@@ -213,10 +227,11 @@ else
     line=$(grep -hE '^(PASS|FAIL)' "$out/kc/sanitize_verdict.txt" "$out/sanitize_log.txt" 2>/dev/null | grep sanitize | tail -1)
     summary+=("${line:-FAIL sanitize: no verdict (timed out?)} ($(( $(date +%s) - t0 )) s)")
 fi
+fi
 
 # ---- the tables ----
 echo
-python3 - "$out/speed/range.db" > "$out/midm_table.txt" <<'PY'
+[ -f "$out/speed/range.db" ] && python3 - "$out/speed/range.db" > "$out/midm_table.txt" <<'PY'
 import json, math, sqlite3, sys
 try:
     con = sqlite3.connect(sys.argv[1])
@@ -329,10 +344,10 @@ print()
 for l in lines:
     print(l)
 PY
-[ $? = 0 ] || status=1
-cat "$out/midm_table.txt"
+[ $? = 0 ] || { has speed && status=1; }
+cat "$out/midm_table.txt" 2>/dev/null
 echo
 echo "== bench/midm.sh into $out ($(( $(date +%s) - t_all )) s)"
 for s in "${summary[@]}"; do echo "$s"; done
-grep -E '^[0-9]+x[0-9]+ +geomean' "$out/midm_table.txt"
+grep -E '^[0-9]+x[0-9]+ +geomean' "$out/midm_table.txt" 2>/dev/null
 exit $status
