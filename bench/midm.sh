@@ -16,10 +16,9 @@
 #             at a sample of 40 m and more (the speed phase's scan verifies
 #             every m at the four weights). PASS: nothing wrong, faulting or
 #             hung, every size scanned ok, mc 2 and 4 and nvar 3 and 5 among
-#             the verified. An mc or
-#             nvar value that failed here is left out of the speed phase's
-#             space (said in its line), so a broken path costs one phase,
-#             not the run.                           (~1 min, at most 1.5)
+#             the verified. An mc or nvar value that failed here is left out
+#             of the speed phase's space (said in its line), so a broken path
+#             costs one phase, not the run.          (~1 min, at most 2)
 #   speed     bench/range_scan.sh over the four weights of issue 33's first
 #             bar (4096x4096, 1024x4096, 14336x4096, 4096x14336), m 65..256
 #             as a range (buckets tuned at 127, 255 and 256), gemm_nt bf16,
@@ -36,13 +35,14 @@
 #             200, n = 1100, k = 1096) of the second kernel with multicast
 #             and split-K (2D clusters).             (~40 s, at most 1.2)
 #
-# Printed last: per bucket (and part) the winner and, from every candidate
-# measured at the bucket's own size, the fastest of each kernel (mc 0 the
-# first, mc 1/2/4 the second), each nvar and each cluster size (cl: mc x
-# csplit CTAs; the A/B of the design); every
-# m as x cuBLASLt with the family and mc that answered; per weight the
-# geomean over 65..256, the worst, the holes, and the bar (worst >= 1.00x,
-# geomean >= 1.10x).
+# Printed last: each bucket or part that answered, the m it answered, its
+# x cuBLASLt there and its config, with the fastest of each kernel (mc 0
+# the first, mc 1/2/4 the second), each nvar and each cluster size (cl: mc
+# x csplit CTAs) measured at the size it was tuned at (the A/B of the
+# design); the first kernel against the second wherever both were measured;
+# every m as x cuBLASLt with the family and mc that answered; per weight
+# the geomean over 65..256, the worst, the holes, the us of both at m = 65,
+# 128, 129, 192, 255, 256, and the bar (worst >= 1.00x, geomean >= 1.10x).
 #
 #   bench/midm.sh OUTDIR [TEMPLATES] [BUDGET] [EVALS]
 #   TEMPLATES  gemm_nt families for the speed phase, comma-separated
