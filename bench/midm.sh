@@ -21,9 +21,10 @@
 #             costs one phase, not the run.          (~1 min, at most 2)
 #   speed     bench/range_scan.sh over the four weights of issue 33's first
 #             bar (4096x4096, 1024x4096, 14336x4096, 4096x14336), m 65..256
-#             as a range (buckets tuned at 127, 255 and 256), gemm_nt bf16,
-#             timing stream, hold (winners chosen over each bucket, parts
-#             where they lose), only TEMPLATES (default swapab) with swapab's
+#             as a range (buckets tuned at 127, 255 and 256), n and k exact
+#             (as python -m aitune tune writes a model's weights), gemm_nt
+#             bf16, timing stream, hold (winners chosen over each bucket,
+#             parts along m where they lose), only TEMPLATES (default swapab) with swapab's
 #             space narrowed to the mid-size kernels (mc 0, the first one, as
 #             the control; mc 1, 2, 4; nvar 1, 2, 3, 5; pdl, l2pre, inflight),
 #             EVALS candidates per bucket (default 40) within BUDGET (default
@@ -190,7 +191,7 @@ nvs=$(keep "1 2 3 5" "$bad_nv")
 [ -n "$nvs" ] || nvs=1
 dropped="${bad_mc:+ mc $bad_mc}${bad_nv:+ nvar $bad_nv}"
 narrow "$out/home_speed" "$mcs" "$nvs" "1, 2, 4, 8" "64, 128, 256" || exit 1
-AITUNE_HOME=$out/home_speed RANGE_TEMPLATES=$templates RANGE_HOLD=1 timeout 255 \
+AITUNE_HOME=$out/home_speed RANGE_TEMPLATES=$templates RANGE_HOLD=1 RANGE_EXACT=1 timeout 255 \
     bench/range_scan.sh "$out/speed" "$weights" 65:256 "$evals" "$budget" off > "$out/speed_log.txt" 2>&1
 rc=$?
 cat "$out/speed_log.txt"
