@@ -15,7 +15,9 @@
 #   sanitize  compute-sanitizer memcheck over a sweep of
 #             bench/kern_sanitize.yaml (tests/gpu/sanitize.sh, the vendor
 #             off): one bucket of each family, split-K clusters included.
-#                                                     (~1 min, at most 2.5)
+#             KC_SANITIZE_SPEC (environment) names another spec (bench/midm.sh:
+#             swapab's second mid-size kernel), KC_SANITIZE_LIMIT its limit in
+#             seconds (default 150).               (~1 min, at most 2.5)
 #   speed     bench/range_scan.sh: a range sweep of m 1..256 at WEIGHTS
 #             (gemm_nt bf16, F.linear's layout, timing: stream, every
 #             family, 8 candidates per template and bucket, a 120 s budget,
@@ -105,7 +107,8 @@ fi
 if has sanitize; then
     t0=$(date +%s)
     if command -v compute-sanitizer > /dev/null; then
-        SANITIZE_SPEC=bench/kern_sanitize.yaml SANITIZE_ARGS="--vendor off" timeout 150 tests/gpu/sanitize.sh "$out/sanitize" \
+        SANITIZE_SPEC=${KC_SANITIZE_SPEC:-bench/kern_sanitize.yaml} SANITIZE_ARGS="--vendor off" \
+            timeout "${KC_SANITIZE_LIMIT:-150}" tests/gpu/sanitize.sh "$out/sanitize" \
             > "$out/sanitize_verdict.txt" 2>&1
         rc=$?
         [ $rc = 0 ] || status=1

@@ -14,6 +14,13 @@
 #   way the scan races the vendor at every size.
 #   SCAN_ARGS (environment): more arguments for `aitune scan`, e.g.
 #   "--step 61" for issue 33's second row (m 256..8192 in steps of 61).
+#   RANGE_TEMPLATES (environment): only these of gemm_nt's families, e.g.
+#   "swapab" or "swapab,wgmma" (the spec's `templates:`; default all).
+#   RANGE_HOLD=1 (environment): `hold: true` (winners chosen over each
+#   bucket, parts where they lose; docs/SPEC.md).
+#   RANGE_EXACT=1 (environment): n and k `exact: true`, as a model's
+#   weights are tuned (python -m aitune tune): each weight its own bucket,
+#   hold's races and parts along m only.
 # The registry (OUTDIR/range.db), the sweep's and scan's output and the table
 # (OUTDIR/range_table.txt) stay in OUTDIR. Needs a built tree (make) and a GPU.
 set -u
@@ -27,6 +34,9 @@ case $vendor in
     win | time | off) ;;
     *) echo "bench/range_scan.sh: VENDOR must be win, time or off, not '$vendor'" >&2; exit 2 ;;
 esac
+case ${RANGE_EXACT:-} in "" | 1) ;; *) echo "bench/range_scan.sh: RANGE_EXACT must be 1 or unset, not '$RANGE_EXACT'" >&2; exit 2 ;; esac
+[[ ${RANGE_TEMPLATES:-} =~ ^[a-z0-9_]*(,[a-z0-9_]+)*$ ]] ||
+    { echo "bench/range_scan.sh: RANGE_TEMPLATES must be names separated by commas, not '$RANGE_TEMPLATES'" >&2; exit 2; }
 mkdir -p "$out"
 db=$out/range.db
 spec=$out/range.yaml
@@ -37,14 +47,16 @@ spec=$out/range.yaml
     echo "max_evals: $evals"
     echo "top_k: 4"
     echo "timing: stream"
+    [ "${RANGE_HOLD:-0}" = 1 ] && echo "hold: true"
     echo "tasks:"
     for w in ${weights//,/ }; do
         echo "  - op: gemm_nt"
         echo "    dtypes: [bf16]"
+        [ -n "${RANGE_TEMPLATES:-}" ] && echo "    templates: [${RANGE_TEMPLATES//,/, }]"
         echo "    shapes:"
         echo "      m: {range: [${range%:*}, ${range#*:}], align: [1]}"
-        echo "      n: {values: [${w%x*}]}"
-        echo "      k: {values: [${w#*x}]}"
+        echo "      n: {values: [${w%x*}]${RANGE_EXACT:+, exact: true}}"
+        echo "      k: {values: [${w#*x}]${RANGE_EXACT:+, exact: true}}"
     done
 } > "$spec"
 t0=$(date +%s)

@@ -58,9 +58,10 @@ expect_eq "split-K kernels wait on one cluster barrier, send their parts with 16
   cluster_wait();%' and source like '%st_peer4(base + 16u * at%' and source like '%mbar_wait_cluster(rbar, 0u);%'
     and source like '%for (int from = 0; from < CS; from++)%'")" "$ncs"
 
-# The launch plan of a fake sweep's winner and default at m = 200, n = 1000:
-# CTAs along z of BN rows of A each, the threads the kernel was compiled
-# for, A's box BN rows high.
+# The launch plan of a fake sweep's winners at m = 200, n = 1000 from the
+# first kernel's space (mc 0; the default, the second kernel's, and its
+# plan: tests/cli/swapab_mid2.sh): CTAs along z of BN rows of A each, the
+# threads the kernel was compiled for, A's box BN rows high.
 spec one.yaml <<'YAML'
 name: one
 tasks:
@@ -69,13 +70,22 @@ tasks:
     templates: [swapab]
     shapes: {m: {values: [200]}, n: {values: [1000]}, k: {values: [1096]}}
 YAML
+cat > "$T/first.lua" <<'LUA'
+M.params = {
+  { "bm", { 64, 128, 256 } }, { "bn", { 256 } }, { "stages", { 2, 4, 6 } }, { "csplit", { 1, 2, 4, 8 } },
+  { "pdl", { 0, 1 } }, { "l2pre", { 0, 1 } }, { "inflight", { 0, 1 } }, { "kbox", { 1, 2 } },
+  { "mc", { 0 } }, { "nvar", { 1 } },
+}
+LUA
+python3 "$ROOT/bench/narrow.py" "$T/firsthome" swapab "$T/first.lua"
 seed_db "$T/one.db"
-fake_sweep ok "$T/one.db" "$T/one.yaml" --max-evals 2
+AITUNE_HOME=$T/firsthome fake_sweep ok "$T/one.db" "$T/one.yaml" --max-evals 2
 expect_eq "a fake sweep at m = 200 exits 0" "$RC" 0 || show_last
 expect_true "no warning about swapab's default" bash -c "! grep -q 'default()' '$T/err'"
 d=$(sql "$T/one.db" "select config from defaults where template = 'gemm_nt/swapab'")
 expect_true "the default at m = 200 is a pass of 256 rows ($d)" grep -q '"bn":256,' <<< "$d"
-plans=$(sql "$T/one.db" "select config || ' ' || launch from winners union all select config || ' ' || launch from defaults")
+plans=$(sql "$T/one.db" "select config || ' ' || launch from winners where template = 'gemm_nt/swapab'")
+expect_true "the winners are the first kernel's" grep -q '"mc":0,' <<< "$plans"
 while read -r line; do
     cfg=${line%% *}
     bm=$(sed 's/.*"bm":\([0-9]*\).*/\1/' <<< "$cfg") bn=$(sed 's/.*"bn":\([0-9]*\).*/\1/' <<< "$cfg")

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# tests/run: slow 36 (swapab's second mid-size kernel compiled at 20 shapes, its box plan built and run on the CPU)
+# swapab's second mid-size kernel (templates/gemm_nt/swapab.lua, mc >= 1:
+# A's rows in boxes of 64 and 8 over the pass's rows only, the wgmma width
+# chosen at run time among nvar, A multicast to mc column tiles of a
+# cluster) without a GPU:
+# - its box plan and width choice (the source's host-testable part, built
+#   with g++: tests/host/swapab_boxes.cpp) over every pass height, for bn
+#   96..256, mc 1, 2, 4 and nvar 1, 2, 3, 5;
+# - its defaults and a seeded sample of its space at m = 65, 100, 129, 200
+#   and 256 of issue 33's four weights compile for sm_90a without spills or
+#   stack, within the registers their threads have (one CTA an SM), no
+#   wgmma serialized by ptxas, launch bounds of their warpgroups and the
+#   producer warp; a multicast kernel's loads are multicasts and its
+#   slots released to the whole group; one case per width;
+# - the defaults above m = 64 are this kernel, in one wave of CTAs, in a
+#   cluster of at most 8;
+# - the launch plan: column tiles padded to whole groups along x, the
+#   slices of k along y, BN rows along z, a cluster of mc x csplit, A's two
+#   tensor maps (boxes of 64 and 8 rows);
+# - the constraints refuse each rule broken alone, with its reason, and a
+#   config without mc or nvar is the first mid-size kernel.
+. "$(dirname "$0")/lib.sh"
+
+KS=$ROOT/build/tests/kernel_sample
+if [ ! -x "$KS" ]; then
+    fail "swapab mid2: build/tests/kernel_sample is not built (make)"
+    exit 1
+fi
+cfg() {   # cfg bm bn csplit mc nvar [stages]: a config line's JSON
+    printf '{"bm":%s,"bn":%s,"csplit":%s,"inflight":1,"kbox":1,"l2pre":0,"mc":%s,"nvar":%s,"pdl":1,"stages":%s}' \
+        "$1" "$2" "$3" "$4" "$5" "${6:-4}"
+}
+
+# The box plan and the width choice on the CPU.
+if command -v g++ >/dev/null 2>&1; then
+    : > "$T/boxes.list"
+    for c in '96 1 3' '96 2 1' '128 2 5' '128 4 2' '192 4 3' '192 1 5' '256 2 5' '256 4 1' '256 1 3'; do
+        set -- $c
+        printf 'gemm_nt/swapab\tbf16\t%s,4096,4096\tsample\t%s\n' "$1" "$(cfg 128 "$1" 1 "$2" "$3")" >> "$T/boxes.list"
+    done
+    if "$KS" sources -c -o "$T/src" "$T/boxes.list" > /dev/null 2> "$T/boxes.err"; then
+        i=0
+        while read -r line; do
+            i=$((i + 1))
+            cu=$T/src/$i.cu
+            grep -E '^#define (BN|MC|WIDTH_FOR) ' "$cu" > "$T/defs$i.h"
+            sed -n '/==== host-testable from here/,/==== end host-testable ====/p' "$cu" > "$T/part$i.cuh"
+            ws=$(grep -oE 'case [0-9]+: consume<' "$cu" | grep -oE '[0-9]+' | tr '\n' ' ')
+            if ! g++ -std=c++17 -O1 -Wall -DDEFS="\"$T/defs$i.h\"" -DPART="\"$T/part$i.cuh\"" \
+                    -o "$T/boxes$i" "$ROOT/tests/host/swapab_boxes.cpp" 2> "$T/gxx$i.err"; then
+                fail "build the box plan of $(cut -f5 <<< "$line")"
+                head -5 "$T/gxx$i.err" | sed 's/^/    /'
+                continue
+            fi
+            # shellcheck disable=SC2086
+            out=$("$T/boxes$i" $ws)
+            if [ $? = 0 ]; then ok "box plan and widths of $(cut -f5 <<< "$line" | grep -oE '"bn":[0-9]+|"mc":[0-9]+|"nvar":[0-9]+' | tr '\n' ' '): $out"
+            else fail "box plan of $(cut -f5 <<< "$line")"; head -5 <<< "$out" | sed 's/^/    /'; fi
+        done < "$T/boxes.list"
+        expect_eq "one width case per nvar, bn down to bn/2 (bn 256, nvar 5: 256 224 192 160 128)" \
+            "$(grep -oE 'case [0-9]+: consume<' "$T/src/7.cu" | grep -oE '[0-9]+' | tr '\n' ' ')" "256 224 192 160 128 "
+    else
+        fail "instantiate the box-plan configs"; head -5 "$T/boxes.err" | sed 's/^/    /'
+    fi
+else
+    skip "swapab mid2 box plan on the CPU: no g++"
+fi
+
+# The defaults at issue 33's four weights: the second kernel, one wave,
+# clusters of at most 8, two widths from bn 128 on.
+spec w.yaml <<'YAML'
+name: mid2
+search: random
+seed: 3
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [65, 100, 129, 200, 256]}, n: {values: [4096, 1024, 14336]}, k: {values: [4096]}}
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [65, 100, 129, 200, 256]}, n: {values: [4096]}, k: {values: [14336]}}
+YAML
+"$KS" list -n 0 "$T/w.yaml" > "$T/defaults" 2> "$T/defaults.err"
+expect_eq "20 defaults listed" "$(wc -l < "$T/defaults")" 20
+bad=$(python3 - "$T/defaults" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    m, n, k = map(int, f[2].split(","))
+    c = json.loads(f[4])
+    tiles = -(-n // c["bm"])
+    ctas = -(-tiles // c["mc"]) * c["mc"] * c["csplit"]
+    why = []
+    if c["mc"] < 1: why.append("not the second kernel")
+    if c["bn"] < m or c["bn"] >= 2 * m: why.append("bn %d for m %d" % (c["bn"], m))
+    if ctas > 132: why.append("%d CTAs: more than one wave" % ctas)
+    if c["mc"] * c["csplit"] > 8: why.append("a cluster of %d" % (c["mc"] * c["csplit"]))
+    if c["nvar"] != 3: why.append("nvar %d" % c["nvar"])
+    if c["pdl"] != 1: why.append("no pdl")
+    if why: print(f[2], f[4], "; ".join(why))
+PY
+)
+expect_eq "every default at m 65..256 is the second kernel: bn holds m, one wave, clusters of at most 8 ${bad:+($bad)}" "$bad" ""
+
+# Compiled: the 20 defaults (kernel_sample compile: registers, spills,
+# stack), then configs chosen to reach each part of the kernel (widths up
+# to 256 on two warpgroups, four warpgroups, 8 slices of k, multicast to 2
+# and 4, 4 widths, 2 boxes a slot, inflight 0, l2pre) through `aitune
+# compile` one at a time (a narrowed one-config space each), whose ptxas
+# log says whether wgmma were serialized.
+sort -u -t"$(printf '\t')" -k5,5 "$T/defaults" > "$T/defaults.u"
+"$KS" compile "$T/defaults.u" > "$T/defaults.c" 2> "$T/defaults.cerr"
+expect_eq "the $(wc -l < "$T/defaults.u") distinct defaults compile" "$?" 0 || head -3 "$T/defaults.cerr"
+bad=$(awk -F'\t' '{ split($6, r, " "); c = $5; w = c ~ /"bm":64,/ ? 255 : c ~ /"bm":128,/ ? 224 : 120;
+    if (r[1] <= 0 || r[1] > w || r[2] != 0 || r[4] != 0) print $5 " regs " r[1] " spills " r[2] " stack " r[4] }' "$T/defaults.c")
+expect_eq "no default spills or keeps a stack frame, each within its threads' registers ${bad:+($bad)}" "$bad" ""
+mid2="source like '%#define MC %'"
+nk=0
+: > "$T/plans"
+# bm bn stages csplit pdl l2pre inflight kbox mc nvar | m,n,k
+while IFS='|' read -r vals shape; do
+    # shellcheck disable=SC2086
+    set -- $vals
+    cat > "$T/one.lua" <<LUA
+M.params = {
+  { "bm", { $1 } }, { "bn", { $2 } }, { "stages", { $3 } }, { "csplit", { $4 } }, { "pdl", { $5 } },
+  { "l2pre", { $6 } }, { "inflight", { $7 } }, { "kbox", { $8 } }, { "mc", { $9 } }, { "nvar", { ${10} } },
+}
+LUA
+    rm -rf "$T/home1"
+    (cd "$ROOT" && python3 bench/narrow.py "$T/home1" swapab "$T/one.lua") || { fail "narrow the swapab space"; continue; }
+    IFS=, read -r m n k <<< "$shape"
+    printf 'name: one\ntasks:\n  - op: gemm_nt\n    dtypes: [bf16]\n    templates: [swapab]\n    shapes: {m: {values: [%s]}, n: {values: [%s]}, k: {values: [%s]}}\n' \
+        "$m" "$n" "$k" > "$T/c1.yaml"
+    AITUNE_HOME=$T/home1 run "$AITUNE" compile "$T/c1.yaml" --db "$T/c.db" --quiet
+    if [ "$RC" = 0 ] && grep -q '1 candidates evaluated; 1 compiled' "$T/err"; then nk=$((nk + 1))
+    else fail "compile bm bn stages csplit pdl l2pre inflight kbox mc nvar = $vals at $shape"; show_last; fi
+    # Its launch plan: a fake sweep's winner, the kernel from the cache.
+    cubin_seed "$T/c.db" "$T/p.db"
+    AITUNE_HOME=$T/home1 fake_sweep ok "$T/p.db" "$T/c1.yaml"
+    [ "$RC" = 0 ] || { fail "fake sweep of $vals at $shape"; show_last; }
+    sql "$T/p.db" "select config || ' ' || launch from winners where template = 'gemm_nt/swapab'" >> "$T/plans"
+done <<'CONFIGS'
+128 256 4 4 1 0 1 1 2 3|255,4096,4096
+128 256 4 4 1 0 1 1 2 5|255,4096,14336
+64 256 4 8 1 0 1 1 1 2|255,1024,4096
+128 256 4 1 1 2 1 1 4 3|255,14336,4096
+256 128 4 2 1 0 1 1 4 3|127,14336,4096
+256 128 4 8 0 0 0 1 1 5|127,4096,4096
+128 192 2 2 1 1 1 2 2 2|150,1000,1096
+64 96 8 4 0 0 1 1 2 2|70,1000,1096
+CONFIGS
+# Each compile adds the template's default at its shape (the second kernel's too).
+nall=$(sql "$T/c.db" "select count(*) from cubins")
+expect_true "the $nk configs and the defaults at their shapes compiled ($nall kernels)" test "$nall" -ge "$nk"
+expect_eq "every kernel compiled is the second kernel's" "$(sql "$T/c.db" "select count(*) from cubins where $mid2")" "$nall"
+expect_eq "none spills or keeps a stack frame" \
+    "$(sql "$T/c.db" "select count(*) from cubins where $mid2 and spills = 0 and stack = 0 and registers > 0")" "$nall"
+for pair in '1|255' '2|224' '4|120'; do
+    w=${pair%|*} cap=${pair#*|}
+    expect_eq "kernels of $w warpgroup(s) stay within $cap registers" \
+        "$(sql "$T/c.db" "select count(*) from cubins where source like '%#define WGS $w
+%' and registers > $cap")" 0
+done
+expect_eq "ptxas serializes no kernel's wgmma (C7520)" \
+    "$(sql "$T/c.db" "select count(*) from cubins where $mid2 and log like '%C7520%'")" 0
+expect_eq "launch bounds: the warpgroups and the producer warp, one block an SM" \
+    "$(sql "$T/c.db" "select count(*) from cubins where (
+        (source like '%#define WGS 1
+%' and source like '%__launch_bounds__(160, 1)%') or (source like '%#define WGS 2
+%' and source like '%__launch_bounds__(288, 1)%') or (source like '%#define WGS 4
+%' and source like '%__launch_bounds__(544, 1)%'))")" "$nall"
+nmc=$(sql "$T/c.db" "select count(*) from cubins where source like '%#define MC 2
+%' or source like '%#define MC 4
+%'")
+expect_true "at least the 6 multicast configs ($nmc)" test "$nmc" -ge 6
+expect_eq "the $nmc multicast kernels load A with multicast, wait on the cluster before the mainloop, release slots to the group" \
+    "$(sql "$T/c.db" "select count(*) from cubins where (source like '%#define MC 2
+%' or source like '%#define MC 4
+%') and source like '%#if MC > 1
+            tma_load_mc(sA + b * A_BYTES + 128u * row, map, x, (int)r0 + row, bar, mask);%'
+        and source like '%pdl_wait();
+#if MC > 1
+  cluster_wait();%' and source like '%for (int x = 0; x < MC; x++) arrive_peer(bar, peer(x, split));%'")" "$nmc"
+
+# The launch plans of the configs above: column tiles padded to whole
+# groups along x, the slices of k along y, BN rows along z, a cluster of
+# mc x csplit, the threads compiled for, A's tensor maps of 64 and 8 rows.
+expect_eq "a plan for each of the $nk configs" "$(wc -l < "$T/plans")" "$nk"
+bad=$(python3 - "$T/plans" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    cfg, plan = line.split(" ", 1)
+    c, p = json.loads(cfg), json.loads(plan)
+    bm, bn, cs, mc = c["bm"], c["bn"], c["csplit"], c["mc"]
+    x = "cdiv(n, %d)" % bm if mc == 1 else "cdiv(n, %d) * %d" % (bm * mc, mc)
+    want = {"grid": [x, str(cs), "cdiv(m, %d)" % bn], "cluster": [str(mc), str(cs), "1"],
+            "block": [str(128 * (bm // 64) + 32), "1", "1"]}
+    why = ["%s %s, not %s" % (key, p.get(key), v) for key, v in want.items() if p.get(key) != v]
+    maps = [(q["arg"], q["box"]) for q in p["params"] if q["kind"] == "tmap"]
+    if maps != [("B", [64, bm]), ("A", [64, 64]), ("A", [64, 8])]:
+        why.append("tensor maps %s" % maps)
+    if why: print(cfg, "; ".join(why))
+PY
+)
+expect_true "the plans hold clusters of several shapes ($(grep -oE '"cluster":\[[^]]*\]' "$T/plans" | sort -u | tr '\n' ' '))" \
+    test "$(grep -oE '"cluster":\[[^]]*\]' "$T/plans" | sort -u | wc -l)" -ge 3
+expect_eq "each plan: tiles padded to groups along x, slices along y, BN rows along z, cluster mc x csplit, A's boxes of 64 and 8 rows ${bad:+($bad)}" "$bad" ""
+
+# The rules, one broken at a time, each refused with its reason
+# (kernel_sample sources -c: what compile and a sweep would not build).
+check_refused() {   # check_refused SHAPE CONFIG REASON
+    printf 'gemm_nt/swapab\tbf16\t%s\tsample\t%s\n' "$1" "$2" > "$T/r.list"
+    "$KS" sources -c "$T/r.list" > /dev/null 2> "$T/r.err"
+    local rc=$?
+    if [ $rc != 0 ] && grep -qF "$3" "$T/r.err"; then ok "refused: $3"
+    else fail "not refused with '$3' ($2 at $1): exit $rc, $(head -c 200 "$T/r.err")"; fi
+}
+printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 256 2 2 2)" > "$T/ok.list"
+expect_exit 0 "the base config (bm 128, bn 256, csplit 2, mc 2, nvar 2) is taken at 200 x 1000 x 1096" "$KS" sources -c "$T/ok.list"
+check_refused 200,1000,1096 "$(cfg 128 256 4 4 2)" "a cluster of 16 CTAs (at most 8)"
+check_refused 90,4096,4096 "$(cfg 128 96 1 1 5)" "bn 96 in 5 widths: not multiples of 8"
+check_refused 200,1000,1096 "$(cfg 128 256 2 0 2)" "nvar is the second mid-size kernel's (mc >= 1)"
+check_refused 40,4096,4096 "$(cfg 128 64 1 1 1)" "mc and nvar are the mid-size kernel's (bn > 64)"
+check_refused 200,100,1096 "$(cfg 128 256 1 2 1)" "fewer column tiles than the multicast group"
+# Without mc and nvar (a config kept from before they were params), or mc 0:
+# the first kernel, whose source has no second map of A.
+printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t{"bm":128,"bn":256,"csplit":2,"inflight":1,"kbox":1,"l2pre":0,"pdl":1,"stages":4}\n' > "$T/old.list"
+printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 256 2 0 1)" >> "$T/old.list"
+rm -rf "$T/old"
+"$KS" sources -o "$T/old" "$T/old.list" > /dev/null 2>&1
+expect_eq "a config without mc and nvar, and mc 0, are the first kernel" \
+    "$(cat "$T/old/1.cu" "$T/old/2.cu" | grep -c 'tmA8\|#define MC ')" 0
+
+done_testing
