@@ -6,7 +6,7 @@
 -- stream of the weight. Three kernels: the decode kernel (bn <= 64, below),
 -- the mid-size kernel (bn > 64, "The mid-size kernel" further down) and
 -- the second mid-size kernel (bn > 64 and mc >= 1, "The second mid-size
--- kernel" further down: the default above m = 64).
+-- kernel" further down; searched, not the default: see mid_default).
 --
 -- A CTA owns BM rows of B (BM columns of D) and, with csplit > 1, one of
 -- csplit slices of k. One producer warp's elected lane streams BM x 64
@@ -834,45 +834,35 @@ extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ t
 ]], z.threads, name) .. MID2_BODY .. "  switch (width_for(rows)) {\n" .. table.concat(cases) .. "  }\n}\n"
 end
 
--- The default above m = 64: the second mid-size kernel, a pass that holds
--- m (three widths, bn, 3/4 bn and bn/2, so a config tuned at a bucket's
--- upper edge does not multiply twice the columns at its lower one), pdl.
--- Of the (bm,
--- csplit, mc) triples, those whose CTAs run in one wave (one CTA an SM)
--- first: each CTA's ring fills once (more waves of shorter slices of k pay
--- it each time); then the one whose CTAs fill the most of their waves (a
--- CTA past n padding a multicast group counts as idle), then the one that
--- reads A from L2 the fewest times (column tiles / mc), in the order bm
--- 128, 64, 256 and fewer splits first on a tie; then the deepest ring that
--- fits.
+-- The default above m = 64: the first mid-size kernel (mc 0), and of the
+-- (bm, csplit) pairs the one whose CTAs fill the most of their waves (one
+-- CTA an SM), in the order bm 128, 64, 256 and fewer splits first on a tie;
+-- then the deepest ring that fits. The second kernel (mc >= 1) stays in the
+-- space, not the default: on an H100 (bench/midm.sh, 2026-11-27 fourth
+-- session) its multicast groups (mc 2, 4) ran 1.5-7x slower than mc 1 at
+-- the same tuned size, and mc 1 no faster than the first kernel (1024 x
+-- 4096, m = 127: 15.2 us against 11.4; m = 255: 20.9 against 13.1).
 local MID_DEFAULT_BN = { 96, 128, 192, 256 }
 local function mid_default(t, shape, dt, dev)
   local bn = 256
   for _, v in ipairs(MID_DEFAULT_BN) do
     if v >= shape.m then bn = v; break end
   end
-  local sms, triples = dev.sms or 132, {}
+  local sms, pairs = dev.sms or 132, {}
   for _, bm in ipairs({ 128, 64, 256 }) do
     for _, cs in ipairs({ 1, 2, 4, 8 }) do
-      for _, mc in ipairs({ 1, 2, 4 }) do
-        local tiles = (shape.n + bm - 1) // bm
-        local ctas = (tiles + mc - 1) // mc * mc * cs
-        local waves = (ctas + sms - 1) // sms
-        triples[#triples + 1] = { bm = bm, cs = cs, mc = mc, reads = (tiles + mc - 1) // mc, one = waves == 1,
-                                  fill = tiles * cs / (waves * sms), order = #triples }
-      end
+      local ctas = (shape.n + bm - 1) // bm * cs
+      pairs[#pairs + 1] = { bm = bm, cs = cs, fill = ctas / (((ctas + sms - 1) // sms) * sms), order = #pairs }
     end
   end
-  table.sort(triples, function(a, b)
-    if a.one ~= b.one then return a.one end
+  table.sort(pairs, function(a, b)
     if a.fill ~= b.fill then return a.fill > b.fill end
-    if a.reads ~= b.reads then return a.reads < b.reads end
     return a.order < b.order
   end)
-  for _, tr in ipairs(triples) do
+  for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
-      { bm = tr.bm, bn = bn, csplit = tr.cs, mc = tr.mc, pdl = 1, l2pre = 0, inflight = 1, kbox = 1 },
-      { { "nvar", { 3, 1 } }, { "stages", { 8, 6, 4, 2 } } })
+      { bm = pr.bm, bn = bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },
+      { { "stages", { 8, 6, 4, 2 } } })
     if q then return q end
   end
   return nil
