@@ -839,9 +839,10 @@ end
 -- CTA an SM), in the order bm 128, 64, 256 and fewer splits first on a tie;
 -- then the deepest ring that fits. The second kernel (mc >= 1) stays in the
 -- space, not the default: on an H100 (bench/midm.sh, 2026-11-27 fourth
--- session) its multicast groups (mc 2, 4) ran 1.5-7x slower than mc 1 at
--- the same tuned size, and mc 1 no faster than the first kernel (1024 x
--- 4096, m = 127: 15.2 us against 11.4; m = 255: 20.9 against 13.1).
+-- session) its multicast groups (mc 2, 4), which this default picked, ran
+-- 1.5-7x slower than mc 1 at the same tuned size, and its best against the
+-- first kernel's best went either way (0.63-2.35x: 1024 x 4096, m = 255:
+-- 20.9 us against 13.1; 4096^2, m = 121: 25.1 against 59.0).
 local MID_DEFAULT_BN = { 96, 128, 192, 256 }
 local function mid_default(t, shape, dt, dev)
   local bn = 256
