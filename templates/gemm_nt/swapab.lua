@@ -370,6 +370,41 @@ AIT_DEV void st_peer4(unsigned a, float x, float y, float z, float w, unsigned t
 }
 ]]
 
+-- The mid-size kernels' last step, shared by both: each slice of k adds the
+-- parts of the columns it owns in slice order (deterministic), then stores
+-- them. $NC and $CPR name the kernel's column counts, $ME its slice index
+-- ($WORD the word its comment uses for one).
+local SUM_STORE = [[
+#endif
+#pragma unroll
+  for (int c = 0; c < $NC; c++) {
+    if (CS > 1 && c / $CPR != $ME) continue;
+    float v[4] = { acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3] };
+#if CS > 1
+    // The parts in $WORD order, whichever $WORD adds them: deterministic.
+    float sum[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    for (int from = 0; from < CS; from++) {
+      float4 q = make_float4(v[0], v[1], v[2], v[3]);
+      if (from != $ME) q = red[((from < $ME ? from : from - 1) * $CPR + c - $ME * $CPR) * 128 * WGS + threadIdx.x];
+      sum[0] += q.x; sum[1] += q.y; sum[2] += q.z; sum[3] += q.w;
+    }
+#pragma unroll
+    for (int x = 0; x < 4; x++) v[x] = sum[x];
+#endif
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        const long long row = r0 + 8 * c + 2 * t + e, cl = col + 8 * h;
+        if (row < m && cl < n) D[row * n + cl] = st_out(v[2 * h + e]);
+      }
+  }
+]]
+local function sum_store(nc, cpr, me, word)
+  local names = { NC = nc, CPR = cpr, ME = me, WORD = word }
+  return (SUM_STORE:gsub("%$(%u+)", names))
+end
+
 -- The mid-size kernel's body, after its signature (see the header).
 local MID_BODY = [[
 {
@@ -473,30 +508,7 @@ local MID_BODY = [[
   // Every rank waits for its parts, so none exits while others write to it.
   mbar_wait_cluster(rbar, 0u);
   const float4* red = (const float4*)(smem_raw + (base - smem_u32(smem_raw)));
-#endif
-#pragma unroll
-  for (int c = 0; c < NC; c++) {
-    if (CS > 1 && c / CPR != rank) continue;
-    float v[4] = { acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3] };
-#if CS > 1
-    // The parts in rank order, whichever rank adds them: deterministic.
-    float sum[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-    for (int from = 0; from < CS; from++) {
-      float4 q = make_float4(v[0], v[1], v[2], v[3]);
-      if (from != rank) q = red[((from < rank ? from : from - 1) * CPR + c - rank * CPR) * 128 * WGS + threadIdx.x];
-      sum[0] += q.x; sum[1] += q.y; sum[2] += q.z; sum[3] += q.w;
-    }
-#pragma unroll
-    for (int x = 0; x < 4; x++) v[x] = sum[x];
-#endif
-#pragma unroll
-    for (int h = 0; h < 2; h++)
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        const long long row = r0 + 8 * c + 2 * t + e, cl = col + 8 * h;
-        if (row < m && cl < n) D[row * n + cl] = st_out(v[2 * h + e]);
-      }
-  }
+]] .. sum_store("NC", "CPR", "rank", "rank") .. [[
 }
 ]]
 
@@ -667,30 +679,7 @@ template<int N> AIT_DEV void consume(unsigned base, const float4* red, unsigned 
     if (to != split) arrive_peer(rbar, peer(cx, to));
   // Every slice waits for its parts, so none exits while others write to it.
   mbar_wait_cluster(rbar, 0u);
-#endif
-#pragma unroll
-  for (int c = 0; c < NCV; c++) {
-    if (CS > 1 && c / CPRV != split) continue;
-    float v[4] = { acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3] };
-#if CS > 1
-    // The parts in slice order, whichever slice adds them: deterministic.
-    float sum[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-    for (int from = 0; from < CS; from++) {
-      float4 q = make_float4(v[0], v[1], v[2], v[3]);
-      if (from != split) q = red[((from < split ? from : from - 1) * CPRV + c - split * CPRV) * 128 * WGS + threadIdx.x];
-      sum[0] += q.x; sum[1] += q.y; sum[2] += q.z; sum[3] += q.w;
-    }
-#pragma unroll
-    for (int x = 0; x < 4; x++) v[x] = sum[x];
-#endif
-#pragma unroll
-    for (int h = 0; h < 2; h++)
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        const long long row = r0 + 8 * c + 2 * t + e, cl = col + 8 * h;
-        if (row < m && cl < n) D[row * n + cl] = st_out(v[2 * h + e]);
-      }
-  }
+]] .. sum_store("NCV", "CPRV", "split", "slice") .. [[
 #if CS == 1 && MC > 1
   // No CTA of the group leaves while a peer may still release its slots.
   cluster_arrive();
