@@ -53,47 +53,48 @@ do
     ptrs = { "x", "w", "b", "y" },
     nred = 2, nst = 3, hold = true, has_b = true,
   }
-  -- hold: two exact passes over the registers (mean, then centered squares).
-  k.hold = rows.with_wreg(rows.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. rows.LOAD_STEP .. [[
+  k.build = function(R)
+    -- hold: two exact passes over the registers (mean, then centered squares).
+    local hold = R.with_wreg(R.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. R.LOAD_STEP .. [[
     St<1> s;
     s.v[0] = 0.f;
-]] .. rows.each("s.v[0] += xe;") .. [[
+]] .. R.each("s.v[0] += xe;") .. [[
     group_all<CSum, TPR, 1>(s, buf, g, t);
     const float mean = s.v[0] / (float)cols;
     St<1> q;
     q.v[0] = 0.f;
-]] .. rows.each("const float d = xe - mean; q.v[0] = fmaf(d, d, q.v[0]);") .. [[
+]] .. R.each("const float d = xe - mean; q.v[0] = fmaf(d, d, q.v[0]);") .. [[
     group_all<CSum, TPR, 1>(q, buf + SLOT, g, t);
     const float rstd = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. rows.each_out(rows.wload(true, true), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));")), true)
-  -- stream: each step's loads give exact two-pass statistics of their own
-  -- (count, mean, squared deviations), merged by Chan's formula into the
-  -- thread's, then across the group; then a pass that writes.
-  k.stream = rows.body(k, "stream", [[
+]] .. R.each_out(R.wload(true, true), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));")), true)
+    -- stream: each step's loads give exact two-pass statistics of their own
+    -- (count, mean, squared deviations), merged by Chan's formula into the
+    -- thread's, then across the group; then a pass that writes.
+    local stream = R.body(k, "stream", [[
     T* yr = y + (rv ? row : 0) * cols;
     St<3> s;
     s.v[0] = 0.f;
     s.v[1] = 0.f;
     s.v[2] = 0.f;
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. [[
+]] .. R.steps(R.reindent(R.LOAD_STEP .. [[
     int cn = 0;
     float cs = 0.f;
-#pragma unroll
-    for (int j = 0; j < NV; ++j) cn += ok[j] ? V : 0;
-]] .. rows.each("cs += xe;") .. [[
+]] .. R.COUNT .. R.each("cs += xe;") .. [[
     if (cn > 0) {
       St<3> u;
       u.v[0] = (float)cn;
       u.v[1] = cs / (float)cn;
       u.v[2] = 0.f;
-]] .. rows.each("const float d = xe - u.v[1]; u.v[2] = fmaf(d, d, u.v[2]);") .. [[
+]] .. R.each("const float d = xe - u.v[1]; u.v[2] = fmaf(d, d, u.v[2]);") .. [[
       CChan::f(s, u);
     }
 ]])) .. [[
     group_all<CChan, TPR, 3>(s, buf, g, t);
     const float mean = s.v[1];
     const float rstd = rsqrtf(fmaxf(s.v[2] / (float)cols, 0.f) + eps);
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each_out(rows.wload(true, false), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));"))))
+]] .. R.steps(R.reindent(R.LOAD_STEP .. R.each_out(R.wload(true, false), "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));"))))
+    return hold, stream
+  end
   op.rows = k
 end
 
@@ -114,8 +115,7 @@ op.staged = {
 ]] .. each("const float d = xe - mean; q.v[0] = fmaf(d, d, q.v[0]);") .. [[
   all_reduce<CSum, 1>(q, red + SLOT, part + 2);
   const float rstd = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. out("const VecT<V> wv = ldv<V>(w + cb + c), bv = ldv<V>(b + cb + c);",
-          "ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));") end,
+]] .. out("ye = fmaf((xe - mean) * rstd, TO_F(wv.e[e]), TO_F(bv.e[e]));") end,
 }
 
 return op

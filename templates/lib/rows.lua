@@ -17,6 +17,19 @@
 -- elements (and, in hold mode, when the row fits); otherwise the same kernel
 -- runs the streaming path with scalar accesses. Constraints only steer the
 -- search toward configs whose fast path runs for the task's shape.
+--
+-- peel (softmax, layernorm, rmsnorm): rows that start off a 16-byte boundary
+-- (row r starts at r * cols elements, so at an odd width most do) still move
+-- their bulk in 16-byte vectors. The row's elements are laid on the grid of
+-- aligned vectors: a row starting pm elements past a boundary covers grid
+-- positions pm .. pm + cols; the whole vectors inside go through the same
+-- loads, passes and stores as an aligned row, and the head (before the first
+-- whole vector) and tail (after the last), at most V - 1 elements each, are
+-- read as scalars in every pass (they stay in L1) and written as scalars.
+-- y's rows start as far off a boundary as x's when x and y are (x and y have
+-- one element type), which the kernel checks; the weights are indexed by
+-- column, so their vectors are read with a shift (ldu). A peel kernel
+-- serves aligned rows through the same path (pm = 0, no head).
 local dtype = lib("dtype")
 local kernel = lib("kernel")
 local M = {}
@@ -196,12 +209,60 @@ typedef %s T;
 ]], dtype.ctype(dt), dt, dt, ld_hint or 0, red_smem or 0) .. M.common
 end
 
--- What each op's rows compute lives in its op.lua as `op.rows`, built with
--- the pieces below: `sig` and `call`, the argument list the device bodies
--- take and pass (the kernel's own names), `ptrs` the pointers checked for
--- vector alignment, `nred` the reductions per row and `nst` the widest
--- state (they size the shared-memory buffers), `hold` whether it has a hold
--- body, `has_b` a bias (layernorm), and the bodies `hold` and `stream`.
+-- V elements from p, which need only be element-aligned (a weight read at a
+-- peeled row's columns): the one or two aligned vectors that hold them,
+-- shifted into place; element by element where the second vector would
+-- reach past [lo, hi) (the last vector of a row whose weights end
+-- mid-vector), so nothing outside the buffer is read. The shift is uniform
+-- over a row, so the branch does not diverge. Words are picked by unrolled
+-- selects (no register array indexed at run time).
+M.LDU = [[
+template<int V> AIT_DEV VecT<V> ldu(const T* p, const T* lo, const T* hi) {
+  constexpr int B = V * (int)sizeof(T);
+  const unsigned mis = (unsigned)((unsigned long long)p % B);
+  if (B < 4 || mis == 0) return ldv<V>(p);
+  const T* a = p - mis / sizeof(T);
+  VecT<V> r;
+  if (a < lo || a + 2 * V > hi) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) r.e[e] = p[e];
+    return r;
+  }
+  if constexpr (B >= 4) {
+    constexpr int NW = B / 4;
+    union { VecT<V> v; unsigned u[NW]; } u0, u1, o;
+    u0.v = ldv<V>(a);
+    u1.v = ldv<V>(a + V);
+    unsigned w[2 * NW];
+#pragma unroll
+    for (int k = 0; k < NW; ++k) { w[k] = u0.u[k]; w[NW + k] = u1.u[k]; }
+    const int q = (int)(mis >> 2);
+    const unsigned sh = (mis & 3u) * 8u;
+    unsigned s[NW + 1];
+#pragma unroll
+    for (int k = 0; k <= NW; ++k) {
+      unsigned v = w[k];
+#pragma unroll
+      for (int qq = 1; qq < NW; ++qq) if (q == qq) v = w[k + qq];
+      s[k] = v;
+    }
+#pragma unroll
+    for (int k = 0; k < NW; ++k) o.u[k] = __funnelshift_r(s[k], s[k + 1], sh);
+    return o.v;
+  }
+  return r;
+}
+]]
+
+-- What each op's rows compute lives in its op.lua as `op.rows`: `sig` and
+-- `call`, the argument list the device bodies take and pass (the kernel's
+-- own names), `ptrs` the pointers checked for vector alignment, `nred` the
+-- reductions per row and `nst` the widest state (they size the
+-- shared-memory buffers), `hold` whether it has a hold body, `has_b` a bias
+-- (layernorm), and `build(R)`, which returns the hold and stream bodies'
+-- text made of the pieces in R: M.classic (aligned rows, or scalars) or
+-- M.peel (rows off a vector boundary, see the top). An op writes its bodies
+-- once, in pieces, and gets both paths.
 
 -- The row loop every body shares: row groups with a grid stride; the loop
 -- count is uniform over the block, so every barrier is reached by all threads.
@@ -339,15 +400,108 @@ local function with_wreg(text, has_b)
 end
 
 
--- The pieces an op's bodies are made of (templates/<op>/op.lua).
-M.body = body
-M.LOAD_STEP = LOAD_STEP
-M.each = each
-M.each_out = each_out
-M.steps = steps
-M.reindent = reindent
-M.wload = wload
-M.with_wreg = with_wreg
+-- Elements a thread's vectors of this step hold, added to cn (layernorm's
+-- per-step statistics).
+local COUNT = [[
+#pragma unroll
+    for (int j = 0; j < NV; ++j) cn += ok[j] ? V : 0;
+]]
+
+-- The pieces an op's bodies are made of (templates/<op>/op.lua's build).
+M.classic = {
+  body = body, LOAD_STEP = LOAD_STEP, each = each, each_out = each_out, steps = steps,
+  reindent = reindent, wload = wload, with_wreg = with_wreg, softmax_pair = M.softmax_pair, COUNT = COUNT,
+}
+
+-- The peel pieces. Per row: pm (how far the row starts past a V-element
+-- boundary), pend = pm + cols (the grid positions the row covers), ph the
+-- head's elements, pt the tail's first element, nsc head plus tail. The
+-- vector j of a step sits at grid position c = c0 + (j*TPR + t)*V, element
+-- c - pm; ok[j] says it is whole inside the row. The scalars go with the
+-- pass's first step (c0 == 0), thread t taking elements t, t + TPR, ...
+local PEEL_ROW = [[
+    const int pm = (int)(((unsigned long long)xr / sizeof(T)) % V);
+    const int pend = pm + (int)cols;
+    const int ph = min((V - pm) % V, (int)cols);
+    const int pt = ph + ((int)cols - ph) / V * V;
+    const int nsc = ph + (int)cols - pt;
+]]
+local LOAD_STEP_P = [[
+    VecT<V> r[NV];
+    bool ok[NV];
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int c = c0 + (j * TPR + t) * V;
+      ok[j] = rv && c >= pm && c + V <= pend;
+      if (ok[j]) r[j] = ldv<V>(xr + (c - pm));
+    }
+]]
+-- The head and tail elements of a pass: k their column, xe their value.
+local function scalars(code)
+  return string.format([[
+    if (c0 == 0 && rv) {
+      for (int i = t; i < nsc; i += TPR) {
+        const int k = i < ph ? i : i - ph + pt;
+        const float xe = TO_F(xr[k]);
+        %s
+      }
+    }
+]], code)
+end
+local function each_p(code) return each(code) .. scalars(code) end
+-- wload's token for peel bodies: which weights each_out reads at a column.
+local function wload_p(has_b) return { b = has_b } end
+local function each_out_p(pre, code)
+  local vpre, spre = "", ""
+  if type(pre) == "table" then
+    vpre = "const VecT<V> wv = ldu<V>(w + c, w, w + cols)" .. (pre.b and ", bv = ldu<V>(b + c, b, b + cols)" or "") .. ";"
+    spre = "VecT<1> wv; wv.e[0] = w[k];" .. (pre.b and " VecT<1> bv; bv.e[0] = b[k];" or "")
+  elseif pre ~= "" then
+    error("peel each_out: the weights' loads come from R.wload", 2)
+  end
+  return string.format([[
+#pragma unroll
+    for (int j = 0; j < NV; ++j) if (ok[j]) {
+      const int c = c0 + (j * TPR + t) * V - pm;
+      %s
+      VecT<V> o;
+#pragma unroll
+      for (int e = 0; e < V; ++e) { const float xe = TO_F(r[j].e[e]); float ye; %s o.e[e] = FROM_F(ye); }
+      stv<V>(yr + c, o);
+    }
+]], vpre, code) .. scalars(string.format([[%s
+        const int e = 0;
+        (void)e;
+        float ye; %s yr[k] = FROM_F(ye);]], spre, code))
+end
+local function body_p(kind, mode, text)
+  return string.format([[
+template<int V> AIT_DEV void body_%s_peel(%s, float* redbuf, int g, int t) {
+%s%s%s%s}
+]], mode, kind.sig, ROWLOOP_OPEN, PEEL_ROW, text, ROWLOOP_CLOSE)
+end
+M.peel = {
+  body = body_p, LOAD_STEP = LOAD_STEP_P, each = each_p, each_out = each_out_p,
+  steps = function(inner) return "    for (int c0 = 0; c0 < pend; c0 += " .. STEP .. ") {\n" .. inner .. "    }\n" end,
+  reindent = reindent, wload = wload_p,
+  -- weights held in registers across rows would need each row's shift
+  with_wreg = function(text) return text end,
+  softmax_pair = M.softmax_pair,
+  COUNT = COUNT .. "    if (c0 == 0 && rv && t < nsc) cn += (nsc - 1 - t) / TPR + 1;\n",
+}
+
+-- An op's hold and stream texts from its build, per set of pieces.
+local built = setmetatable({}, { __mode = "k" })
+local function texts(k, R)
+  built[k] = built[k] or {}
+  local b = built[k][R]
+  if not b then
+    local hold, stream = k.build(R)
+    b = { hold = hold, stream = stream }
+    built[k][R] = b
+  end
+  return b
+end
 
 -- Elements per vector for a config (vbytes over the element size, at least 1).
 local function vec_of(p, dt) return math.max(1, p.vbytes // dtype.size(dt)) end
@@ -376,7 +530,10 @@ function M.source(op, kindname, mode, p, dt, name)
   local align = {}
   for _, a in ipairs(k.ptrs) do align[#align + 1] = "(unsigned long long)" .. a end
   local hold = mode == "hold"
+  local peel = (p.peel or 0) == 1
+  local cl = k.build and texts(k, M.classic) or k
   local out = { M.header(dt, p.ld or 0, p.red or 0) }
+  if peel then out[#out + 1] = M.LDU end
   out[#out + 1] = string.format([[
 #define TPR %d
 #define BLOCK %d
@@ -389,10 +546,22 @@ function M.source(op, kindname, mode, p, dt, name)
 #define WREG %d
 #define HAS_B %d
 ]], tpr, block, rpb, p.nv, V, k.nred, slot, p.passes or 2, p.wreg or 0, k.has_b and 1 or 0)
-  out[#out + 1] = k.stream
-  if hold then out[#out + 1] = k.hold end
+  out[#out + 1] = cl.stream
   local dispatch
-  if hold then
+  if peel then
+    -- the peel bodies serve aligned rows too; scalars only where x and y
+    -- start at different offsets from a vector boundary
+    local pb = texts(k, M.peel)
+    out[#out + 1] = pb.stream
+    if hold then out[#out + 1] = pb.hold end
+    local first = hold and string.format(
+      "  if (pok && cols + VEC - 1 <= (long long)TPR * VEC * NV) body_hold_peel<VEC>(%s, redbuf, g, t);\n  else ", k.call) or "  "
+    dispatch = string.format([[
+  const bool pok = (((unsigned long long)x ^ (unsigned long long)y) %% (VEC * sizeof(T))) == 0 && cols <= (1LL << 30);
+%sif (pok) body_stream_peel<VEC>(%s, redbuf, g, t);
+  else body_stream<1>(%s, redbuf, g, t);]], first, k.call, k.call)
+  elseif hold then
+    out[#out + 1] = cl.hold
     dispatch = string.format([[
   if (vok && cols <= (long long)TPR * VEC * NV) body_hold<VEC>(%s, redbuf, g, t);
   else if (vok) body_stream<VEC>(%s, redbuf, g, t);
@@ -406,11 +575,12 @@ function M.source(op, kindname, mode, p, dt, name)
 extern "C" __global__ void __launch_bounds__(BLOCK%s) %s(%s) {
   __shared__ float redbuf[2 * NRED * SLOT > 0 ? 2 * NRED * SLOT : 1];
   const int g = threadIdx.x / TPR, t = threadIdx.x %% TPR;
-  const unsigned long long al = %s;
-  const bool vok = (cols %% VEC == 0) && (al %% (VEC * sizeof(T)) == 0) && cols <= (1LL << 30);
 %s
 }
-]], minb, name, kernel.params(op, dt), table.concat(align, " | "), dispatch)
+]], minb, name, kernel.params(op, dt), peel and dispatch or string.format([[
+  const unsigned long long al = %s;
+  const bool vok = (cols %% VEC == 0) && (al %% (VEC * sizeof(T)) == 0) && cols <= (1LL << 30);
+%s]], table.concat(align, " | "), dispatch))
   return table.concat(out, "\n")
 end
 
@@ -433,8 +603,10 @@ end
 -- wave, rows walked with a grid stride), occ (0: no register cap beyond the
 -- block; else a cap for occ threads per SM), plus passes (softmax stream: 2 =
 -- online max/sum, 3 = max then sum), wreg (norms, hold: weights kept in
--- registers across rows) and ld (reductions: 1 = non-coherent loads with no
--- L1 allocation and 256-byte L2 fetches).
+-- registers across rows), ld (reductions: 1 = non-coherent loads with no
+-- L1 allocation and 256-byte L2 fetches) and peel (softmax, layernorm,
+-- rmsnorm: 1 = the peeled path, see the top; only where the task's rows are
+-- off a 16-byte boundary, and there always for rows of 256 bytes or more).
 function M.family(op, kindname, mode, name)
   local k = op.rows
   local params = {
@@ -452,6 +624,8 @@ function M.family(op, kindname, mode, name)
     params[#params + 1] = { "wreg", { 0, 1 } }
   end
   if kindname == "sum" or kindname == "max" then params[#params + 1] = { "ld", { 0, 1 } } end
+  local has_peel = kindname == "softmax" or kindname == "layernorm" or kindname == "rmsnorm"
+  if has_peel then params[#params + 1] = { "peel", { 0, 1 } } end
 
   local t = {
     op = op.name, name = name or mode, min_cc = 80, dtypes = op.dtypes, params = params,
@@ -463,8 +637,21 @@ function M.family(op, kindname, mode, name)
     if p.vbytes < s then return false, "vector narrower than an element" end
     local V = vec_of(p, dt)
     local bv = best_vbytes(cols, dt)
-    if p.vbytes > bv then return false, "cols do not allow this vector: the scalar path would run" end
-    if p.vbytes < bv and p.vbytes < 8 then return false, "narrow vector where a wider one fits" end
+    -- peel: the row's grid positions run to cols + V - 1 (a row starts up to
+    -- V - 1 elements past a vector boundary)
+    local peel = (p.peel or 0) == 1
+    local span = peel and cols + V - 1 or cols
+    if peel then
+      if p.vbytes ~= 16 then return false, "the peeled path moves 16-byte vectors" end
+      if bv >= 16 then return false, "rows are 16-byte aligned: nothing to peel" end
+      if (p.wreg or 0) == 1 then return false, "weights held in registers would need each row's shift" end
+    else
+      if p.vbytes > bv then return false, "cols do not allow this vector: the scalar path would run" end
+      if p.vbytes < bv and p.vbytes < 8 then return false, "narrow vector where a wider one fits" end
+      if has_peel and bv < 16 and cols * s >= 256 then
+        return false, "rows of 256 bytes or more off a 16-byte boundary: peel=1 moves them in 16-byte vectors"
+      end
+    end
     if p.tpr > p.block then return false, "group larger than the block" end
     local rpb = p.block // p.tpr
     if p.block < 128 and rpb > 1 then return false, "small blocks only for one row each" end
@@ -476,22 +663,22 @@ function M.family(op, kindname, mode, name)
     if p.nv > 8 and p.tpr < 1024 then return false, "16 vectors per thread only when a block row needs them" end
     if p.nv > 4 and p.tpr < 32 then return false, "sub-warp groups take at most 4 vectors" end
     local step = p.tpr * V * p.nv
-    if mode == "hold" or step >= cols then
-      if mode == "hold" and step < cols then return false, "row does not fit the registers" end
-      if p.nv > 1 and step // 2 >= cols then return false, "half the vectors would be empty" end
-      if p.tpr > 32 and step // 2 >= cols then return false, "idle warps in every row" end
+    if mode == "hold" or step >= span then
+      if mode == "hold" and step < span then return false, "row does not fit the registers" end
+      if p.nv > 1 and step // 2 >= span then return false, "half the vectors would be empty" end
+      if p.tpr > 32 and step // 2 >= span then return false, "idle warps in every row" end
     end
     if mode == "stream" and kindname ~= "sum" and kindname ~= "max" then
-      if step >= cols then return false, "the row fits one step: the hold family covers it" end
+      if step >= span then return false, "the row fits one step: the hold family covers it" end
       if p.red == 1 then return false, "one reduction per long row: shuffles suffice" end
     end
-    if step < cols then
+    if step < span then
       -- rows walked in several steps: a warp or a whole block per row, the
       -- widest vector, 2 to 8 loads in flight
       if p.tpr < 32 then return false, "long rows take at least a warp each" end
       if p.tpr > 32 and p.tpr ~= p.block then return false, "long rows: a warp or a whole block per row" end
       if p.nv < 2 or p.nv > 8 then return false, "long rows keep 2 to 8 loads in flight" end
-      if p.vbytes ~= bv then return false, "long rows use the widest vector" end
+      if p.vbytes ~= bv and not peel then return false, "long rows use the widest vector" end
     end
     if p.persist == 1 then
       local nrb = (rows + rpb - 1) // rpb
@@ -515,15 +702,25 @@ function M.family(op, kindname, mode, name)
     if kindname == "softmax" and p.nv >= 8 then need = need + 8 end
     if kindname == "softmax" and mode == "stream" and p.passes == 3 then need = need + 16 end
     if kindname == "layernorm" then need = need + 4 end
+    -- peel: the row's offsets, the scalar head and tail, the shifted weight
+    -- reads (fitted on NVRTC compiles of the peel spaces at odd widths: a
+    -- one-reduction softmax hold, near its cap already, spills first)
+    if peel and kindname == "softmax" and mode == "hold" and p.passes == 1 then
+      need = need + (p.red == 1 and 28 or 24)
+    end
+    if peel and kindname == "layernorm" then need = need + 8 end
     if need > cap then return false, "register cap below the row's data" end
     return true
   end
 
   -- The first valid config in a plain order: widest vector, a warp per row
   -- for short rows, a block per row for long ones, no caps.
+  -- (rows of 256 bytes or more off a 16-byte boundary: peeled 16-byte vectors)
   local function default(shape, dt, dev)
+    local bv = best_vbytes(shape.cols, dt)
+    local peel = has_peel and bv < 16 and shape.cols * dtype.size(dt) >= 256
     return kernel.first_valid(t, shape, dt, dev,
-      { vbytes = best_vbytes(shape.cols, dt), red = 0, persist = 0, occ = 0, passes = 2, wreg = 0, ld = 0 },
+      { vbytes = peel and 16 or bv, red = 0, persist = 0, occ = 0, passes = 2, wreg = 0, ld = 0, peel = peel and 1 or 0 },
       { { "nv", { 4, 2, 1, 8, 16 } }, { "tpr", { 32, 64, 128, 256, 512, 1024, 16, 8, 4, 2, 1 } },
         { "block", { 256, 128, 512, 1024, 64, 32 } } })
   end

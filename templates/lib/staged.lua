@@ -19,6 +19,16 @@
 -- The kernel is right for every row length: when the row's bytes or the
 -- pointers are not 16-byte aligned, the slice is copied in by plain loads,
 -- one element at a time, and written the same way.
+--
+-- peel = 1 (rows off a 16-byte boundary: an odd width, say): the slice goes
+-- into shared memory as far past a 16-byte boundary as it starts in global
+-- memory, so the whole 16-byte chunks inside it are copied in by one bulk
+-- copy and read as vectors; the head before the first chunk and the tail
+-- after the last (under 16 bytes each) are copied and read as scalars. The
+-- output leaves the same way (y's rows start as far off a boundary as x's
+-- when x and y do; the kernel checks it, else the plain path runs). The
+-- weights are indexed by column, so their vectors are read with a shift
+-- (lib/rows.lua's ldu). Aligned rows take the same path with no head.
 local dtype = lib("dtype")
 local kernel = lib("kernel")
 local rows = lib("rows")
@@ -87,9 +97,18 @@ template<class C, int N> AIT_DEV void all_reduce(St<N>& s, float* red, float* pa
 -- Per op, its op.lua's `op.staged`: the passes over the staged slice. Each
 -- pass is a loop over this thread's vectors of the slice (EACH: xe is the
 -- element as a float); OUT writes the output vector o (ye per element) for
--- each of them. cols is the whole row, cb the slice's first column, n its
+-- each of them, with the weights' vectors of its column loaded as <w>v
+-- (wv, bv). cols is the whole row, cb the slice's first column, n its
 -- length. `args`: the kernel's arguments as the body passes them;
 -- `weights`: the vectors read per column; `nst`: the widest state.
+
+-- The loads of the weights' vectors at column c of the slice.
+local function wpre(weights)
+  if #weights == 0 then return "" end
+  local l = {}
+  for _, w in ipairs(weights) do l[#l + 1] = string.format("%sv = ldv<V>(%s + cb + c)", w, w) end
+  return "const VecT<V> " .. table.concat(l, ", ") .. ";"
+end
 
 local function each(code)
   return string.format([[
@@ -126,6 +145,58 @@ local function out(pre, code)
 ]], pre, code)
 end
 
+-- The peel passes (see the top): sp[k] is element k of the slice, sp + ph
+-- is 16-byte aligned, nb whole chunks follow it, then the tail from pt; nsc
+-- head and tail elements in all.
+local function each_p(code)
+  return string.format([[
+#pragma unroll 4
+  for (int i = threadIdx.x; i < nb; i += BLOCK) {
+    const VecT<V> r = *reinterpret_cast<const VecT<V>*>(sp + ph + i * V);
+#pragma unroll
+    for (int e = 0; e < V; ++e) { const float xe = TO_F(r.e[e]); %s }
+  }
+  for (int i = threadIdx.x; i < nsc; i += BLOCK) {
+    const float xe = TO_F(sp[i < ph ? i : i - ph + pt]);
+    %s
+  }
+]], code, code)
+end
+
+local function out_p(weights, code)
+  local v, sc = {}, {}
+  for _, w in ipairs(weights) do
+    v[#v + 1] = string.format("%sv = ldu<V>(%s + cb + c, %s, %s + cols)", w, w, w, w)
+    sc[#sc + 1] = string.format("VecT<1> %sv; %sv.e[0] = %s[cb + c];", w, w, w)
+  end
+  local vpre = #v > 0 and "const VecT<V> " .. table.concat(v, ", ") .. ";" or ""
+  return string.format([[
+#pragma unroll 4
+  for (int i = threadIdx.x; i < nb; i += BLOCK) {
+    const int c = ph + i * V;
+    const VecT<V> r = *reinterpret_cast<const VecT<V>*>(sp + c);
+    %s
+    VecT<V> o;
+#pragma unroll
+    for (int e = 0; e < V; ++e) { const float xe = TO_F(r.e[e]); float ye; %s o.e[e] = FROM_F(ye); }
+    if (STORE_BULK) *reinterpret_cast<VecT<V>*>(sp + c) = o;
+    else stv<V>(yr + c, o);
+  }
+  for (int i = threadIdx.x; i < nsc; i += BLOCK) {
+    const int c = i < ph ? i : i - ph + pt;
+    %s
+    const int e = 0;
+    (void)e;
+    const float xe = TO_F(sp[c]); float ye; %s yr[c] = FROM_F(ye);
+  }
+  if (STORE_BULK) {
+    fence_async_smem();
+    __syncthreads();
+    if (threadIdx.x == 0 && nb > 0) bulk_out(yr + ph, smaddr(sp + ph), (unsigned)nb * 16);
+  }
+]], vpre, code, table.concat(sc, " "), code)
+end
+
 -- Elements per 16-byte chunk.
 local function chunk(dt) return 16 // dtype.size(dt) end
 
@@ -140,6 +211,10 @@ end
 local function static_bytes(k, p)
   return 4 * 2 * k.nst * rows.red_floats(p.block, p.red) + 64 + 1024
 end
+-- Dynamic shared memory past the slice: peel shifts it up to 15 bytes.
+local function pad_bytes(p) return (p.peel or 0) == 1 and 16 or 0 end
+-- Whether cols's rows start on 16-byte boundaries (x aligned).
+local function aligned(cols, dt) return cols * dtype.size(dt) % 16 == 0 end
 
 function M.source(op, kind, p, dt, name)
   local k = op.staged
@@ -147,8 +222,50 @@ function M.source(op, kind, p, dt, name)
   local slot = k.nst * rows.red_floats(p.block, p.red)
   local align = { "(unsigned long long)x", "(unsigned long long)y" }
   for _, w in ipairs(k.weights) do align[#align + 1] = "(unsigned long long)" .. w end
-  local passes = k.passes(each, out)
-  return rows.header(dt, 0, p.red) .. string.format([[
+  local peel = (p.peel or 0) == 1
+  local passes = k.passes(each, function(code) return out(wpre(k.weights), code) end)
+  local body_p, copy = "", nil
+  if peel then
+    body_p = string.format([[
+
+template<int V> AIT_DEV void row_body_peel(%s, T* __restrict__ sp, T* __restrict__ yr,
+                                          long long cb, int n, int ph, int nb, float* red, float* part) {
+  const int pt = ph + nb * V, nsc = n - nb * V;
+%s}
+]], kernel.params(op, dt), k.passes(each_p, function(code) return out_p(k.weights, code) end))
+    copy = string.format([[
+  const bool pok = (((unsigned long long)x ^ (unsigned long long)y) %% 16) == 0;
+  if (pok) {
+    // the slice sits in shared memory as far past 16 bytes as in global memory
+    const int m = (int)(((unsigned long long)xr %% 16) / sizeof(T));
+    const int ph = min((VE - m) %% VE, n);
+    const int nb = (n - ph) / VE;
+    const int pt = ph + nb * VE;
+    T* sp = sx + m;
+    const unsigned mb = smaddr(&bar);
+    if (threadIdx.x == 0) mbar_init(mb);
+    for (int i = threadIdx.x; i < n - nb * VE; i += BLOCK) {
+      const int k = i < ph ? i : i - ph + pt;
+      sp[k] = xr[k];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && nb > 0) bulk_in(smaddr(sp + ph), xr + ph, (unsigned)nb * 16, mb);
+    if (nb > 0) while (!mbar_done(mb, 0)) {}
+    row_body_peel<VE>(%s, sp, yr, cb, n, ph, nb, red, part);
+  } else {]], k.args)
+  else
+    copy = string.format([[
+  const bool vok = cols %% VE == 0 && ((%s) %% 16) == 0;
+  if (vok) {
+    const unsigned mb = smaddr(&bar);
+    if (threadIdx.x == 0) mbar_init(mb);
+    __syncthreads();
+    if (threadIdx.x == 0 && n > 0) bulk_in(smaddr(sx), xr, (unsigned)n * sizeof(T), mb);
+    if (n > 0) while (!mbar_done(mb, 0)) {}
+    row_body<VE>(%s, sx, yr, cb, n, red, part);
+  } else {]], table.concat(align, " | "), k.args)
+  end
+  return rows.header(dt, 0, p.red) .. (peel and rows.LDU or "") .. string.format([[
 #define BLOCK %d
 #define CL %d
 #define VE %d
@@ -159,7 +276,7 @@ function M.source(op, kind, p, dt, name)
 template<int V> AIT_DEV void row_body(%s, T* __restrict__ sx, T* __restrict__ yr,
                                      long long cb, int n, float* red, float* part) {
 %s}
-
+%s
 extern "C" __global__ void %s __launch_bounds__(BLOCK, %d) %s(%s) {
   extern __shared__ __align__(128) unsigned char smraw[];
   __shared__ __align__(8) unsigned long long bar;
@@ -173,15 +290,7 @@ extern "C" __global__ void %s __launch_bounds__(BLOCK, %d) %s(%s) {
   const int n = (int)max(0LL, min(slice, cols - cb));
   const T* xr = x + row * cols + cb;
   T* yr = y + row * cols + cb;
-  const bool vok = cols %% VE == 0 && ((%s) %% 16) == 0;
-  if (vok) {
-    const unsigned mb = smaddr(&bar);
-    if (threadIdx.x == 0) mbar_init(mb);
-    __syncthreads();
-    if (threadIdx.x == 0 && n > 0) bulk_in(smaddr(sx), xr, (unsigned)n * sizeof(T), mb);
-    if (n > 0) while (!mbar_done(mb, 0)) {}
-    row_body<VE>(%s, sx, yr, cb, n, red, part);
-  } else {
+%s
     for (int i = threadIdx.x; i < n; i += BLOCK) sx[i] = xr[i];
     __syncthreads();
     row_body<1>(%s, sx, yr, cb, n, red, part);
@@ -189,16 +298,19 @@ extern "C" __global__ void %s __launch_bounds__(BLOCK, %d) %s(%s) {
   // no block leaves while a peer may still read its partials
   if constexpr (CL > 1) { cluster_arrive(); cluster_wait(); }
 }
-]], kernel.params(op, dt), passes,
+]], kernel.params(op, dt), passes, body_p,
     p.cluster > 1 and string.format("__cluster_dims__(%d, 1, 1)", p.cluster) or "",
-    p.occ, name, kernel.params(op, dt), table.concat(align, " | "), k.args, k.args)
+    p.occ, name, kernel.params(op, dt), copy, k.args)
 end
 
 -- The template table of a staged family for op (softmax, layernorm or
 -- rmsnorm). Params: block (threads per block), cluster (blocks per row; 1:
 -- no distributed shared memory), occ (blocks per SM the register cap is set
 -- for: 1, or all the blocks that fit an SM), red (0: shuffles + one shared-memory exchange, 1: shared-memory
--- tree), store (0: vector stores from registers, 1: a bulk copy out).
+-- tree), store (0: vector stores from registers, 1: a bulk copy out), peel
+-- (1: rows off a 16-byte boundary keep their bulk in bulk copies and
+-- vectors, see the top; only where the task's rows are off one, and there
+-- always).
 function M.family(op, kind, name)
   local t = {
     op = op.name, name = name or "tma", min_cc = 90, dtypes = op.dtypes,
@@ -208,12 +320,13 @@ function M.family(op, kind, name)
       { "occ", { 1, 2, 3, 4, 5, 6, 7, 8 } },
       { "red", { 0, 1 } },
       { "store", { 0, 1 } },
+      { "peel", { 0, 1 } },
     },
   }
 
   -- Blocks of a config that fit an SM's shared memory at this shape.
   local function smem_blocks(p, shape, dt, dev)
-    local bytes = slice_of(shape.cols, dt, p.cluster) * dtype.size(dt) + static_bytes(op.staged, p)
+    local bytes = slice_of(shape.cols, dt, p.cluster) * dtype.size(dt) + pad_bytes(p) + static_bytes(op.staged, p)
     return dev.smem_per_sm // bytes
   end
 
@@ -221,8 +334,12 @@ function M.family(op, kind, name)
     local s = dtype.size(dt)
     local cols = shape.cols
     if cols * s < 2048 then return false, "rows under 2 KB: the register families hold them" end
+    if (p.peel or 0) == 1 and aligned(cols, dt) then return false, "rows are 16-byte aligned: nothing to peel" end
+    if (p.peel or 0) == 0 and not aligned(cols, dt) then
+      return false, "rows off a 16-byte boundary: peel=1 copies their whole chunks in bulk"
+    end
     local slice = slice_of(cols, dt, p.cluster)
-    if slice * s + static_bytes(op.staged, p) - 1024 > dev.smem_optin then return false, "the slice does not fit a block's shared memory" end
+    if slice * s + pad_bytes(p) + static_bytes(op.staged, p) - 1024 > dev.smem_optin then return false, "the slice does not fit a block's shared memory" end
     if p.cluster > 1 and slice * s < 8192 then return false, "cluster slices under 8 KB: fewer blocks hold the row" end
     local nvec = slice // chunk(dt)
     if nvec < p.block then return false, "threads with no chunk of the slice" end
@@ -242,7 +359,7 @@ function M.family(op, kind, name)
   end
 
   t.default = function(shape, dt, dev)
-    return kernel.first_valid(t, shape, dt, dev, { red = 0, store = 0 },
+    return kernel.first_valid(t, shape, dt, dev, { red = 0, store = 0, peel = aligned(shape.cols, dt) and 0 or 1 },
       { { "block", { 256, 512, 128, 1024 } }, { "cluster", { 1, 2, 4, 8 } }, { "occ", { 8, 7, 6, 5, 4, 3, 2, 1 } } })
   end
 
@@ -259,7 +376,7 @@ function M.family(op, kind, name)
     return {
       grid = { string.format("rows * %d", p.cluster), 1, 1 },
       block = { p.block, 1, 1 },
-      smem = string.format("cdiv(cols, %d) * 16", p.cluster * ve),
+      smem = string.format("cdiv(cols, %d) * 16", p.cluster * ve) .. (pad_bytes(p) > 0 and " + " .. pad_bytes(p) or ""),
     }
   end
 

@@ -48,21 +48,24 @@ do
     ptrs = { "x", "w", "y" },
     nred = 1, nst = 1, hold = true, has_b = false,
   }
-  k.hold = rows.with_wreg(rows.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. rows.LOAD_STEP .. [[
+  k.build = function(R)
+    local hold = R.with_wreg(R.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. R.LOAD_STEP .. [[
     St<1> q;
     q.v[0] = 0.f;
-]] .. rows.each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
+]] .. R.each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
     group_all<CSum, TPR, 1>(q, buf, g, t);
     const float rr = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. rows.each_out(rows.wload(false, true), "ye = xe * rr * TO_F(wv.e[e]);")), false)
-  k.stream = rows.body(k, "stream", [[
+]] .. R.each_out(R.wload(false, true), "ye = xe * rr * TO_F(wv.e[e]);")), false)
+    local stream = R.body(k, "stream", [[
     T* yr = y + (rv ? row : 0) * cols;
     St<1> q;
     q.v[0] = 0.f;
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each("q.v[0] = fmaf(xe, xe, q.v[0]);"))) .. [[
+]] .. R.steps(R.reindent(R.LOAD_STEP .. R.each("q.v[0] = fmaf(xe, xe, q.v[0]);"))) .. [[
     group_all<CSum, TPR, 1>(q, buf, g, t);
     const float rr = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each_out(rows.wload(false, false), "ye = xe * rr * TO_F(wv.e[e]);"))))
+]] .. R.steps(R.reindent(R.LOAD_STEP .. R.each_out(R.wload(false, false), "ye = xe * rr * TO_F(wv.e[e]);"))))
+    return hold, stream
+  end
   op.rows = k
 end
 
@@ -77,7 +80,7 @@ op.staged = {
 ]] .. each("q.v[0] = fmaf(xe, xe, q.v[0]);") .. [[
   all_reduce<CSum, 1>(q, red, part);
   const float rr = rsqrtf(q.v[0] / (float)cols + eps);
-]] .. out("const VecT<V> wv = ldv<V>(w + cb + c);", "ye = xe * rr * TO_F(wv.e[e]);") end,
+]] .. out("ye = xe * rr * TO_F(wv.e[e]);") end,
 }
 
 return op

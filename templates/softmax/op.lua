@@ -47,44 +47,45 @@ do
     ptrs = { "x", "y" },
     nred = 2, nst = 2, hold = true,
   }
-  -- SM_PASSES 1: one block reduction of (max, sum) pairs, each thread's pair
-  -- taken over its own registers; 2: a max reduction, then a sum reduction.
-  -- One reduction halves the barriers a row waits on between its load and
-  -- its store.
-  k.hold = rows.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. rows.LOAD_STEP .. [[
+  k.build = function(R)
+    -- SM_PASSES 1: one block reduction of (max, sum) pairs, each thread's pair
+    -- taken over its own registers; 2: a max reduction, then a sum reduction.
+    -- One reduction halves the barriers a row waits on between its load and
+    -- its store.
+    local hold = R.body(k, "hold", "    const int c0 = 0;\n    T* yr = y + (rv ? row : 0) * cols;\n" .. R.LOAD_STEP .. [[
     float ms, inv;
     if constexpr (SM_PASSES == 1) {
-]] .. rows.softmax_pair(rows.each) .. [[
+]] .. R.softmax_pair(R.each) .. [[
       group_all<COnl, TPR, 2>(st, buf, g, t);
       ms = st.v[0];
       inv = 1.f / st.v[1];
     } else {
       St<1> m;
       m.v[0] = NEG_INF;
-]] .. rows.each("m.v[0] = fmaxf(m.v[0], xe);") .. [[
+]] .. R.each("m.v[0] = fmaxf(m.v[0], xe);") .. [[
       group_all<CMax, TPR, 1>(m, buf, g, t);
       ms = m.v[0] * L2E;
       St<1> s;
       s.v[0] = 0.f;
-]] .. rows.each("s.v[0] += fex2(fmaf(xe, L2E, -ms));") .. [[
+]] .. R.each("s.v[0] += fex2(fmaf(xe, L2E, -ms));") .. [[
       group_all<CSum, TPR, 1>(s, buf + SLOT, g, t);
       inv = 1.f / s.v[0];
     }
-]] .. rows.each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))
-  -- SM_PASSES 2: one online pass for (max, sum), one to write; 3: max, sum, write.
-  k.stream = rows.body(k, "stream", "    T* yr = y + (rv ? row : 0) * cols;\n    float ms, inv;\n" .. [[
+]] .. R.each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))
+    -- SM_PASSES 2: one online pass for (max, sum), one to write; 3: max, sum, write.
+    local stream = R.body(k, "stream", "    T* yr = y + (rv ? row : 0) * cols;\n    float ms, inv;\n" .. [[
     if constexpr (SM_PASSES == 2) {
       St<2> st;
       st.v[0] = NEG_INF;
       st.v[1] = 0.f;
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. [[
+]] .. R.steps(R.reindent(R.LOAD_STEP .. [[
     float cm = NEG_INF;
-]] .. rows.each("cm = fmaxf(cm, xe);") .. [[
+]] .. R.each("cm = fmaxf(cm, xe);") .. [[
     const float nm = fmaxf(st.v[0], cm * L2E);
     if (nm != NEG_INF) {
       st.v[1] *= fex2(st.v[0] - nm);
       st.v[0] = nm;
-]] .. rows.each("st.v[1] += fex2(fmaf(xe, L2E, -nm));") .. [[
+]] .. R.each("st.v[1] += fex2(fmaf(xe, L2E, -nm));") .. [[
     }
 ]])) .. [[
       group_all<COnl, TPR, 2>(st, buf, g, t);
@@ -93,16 +94,18 @@ do
     } else {
       St<1> m;
       m.v[0] = NEG_INF;
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each("m.v[0] = fmaxf(m.v[0], xe);"))) .. [[
+]] .. R.steps(R.reindent(R.LOAD_STEP .. R.each("m.v[0] = fmaxf(m.v[0], xe);"))) .. [[
       group_all<CMax, TPR, 1>(m, buf, g, t);
       ms = m.v[0] * L2E;
       St<1> s;
       s.v[0] = 0.f;
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each("s.v[0] += fex2(fmaf(xe, L2E, -ms));"))) .. [[
+]] .. R.steps(R.reindent(R.LOAD_STEP .. R.each("s.v[0] += fex2(fmaf(xe, L2E, -ms));"))) .. [[
       group_all<CSum, TPR, 1>(s, buf + SLOT, g, t);
       inv = 1.f / s.v[0];
     }
-]] .. rows.steps(rows.reindent(rows.LOAD_STEP .. rows.each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))))
+]] .. R.steps(R.reindent(R.LOAD_STEP .. R.each_out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;"))))
+    return hold, stream
+  end
   op.rows = k
 end
 
@@ -114,7 +117,7 @@ op.staged = {
   passes = function(each, out) return rows.softmax_pair(each) .. [[
   all_reduce<COnl, 2>(st, red, part);
   const float ms = st.v[0], inv = 1.f / st.v[1];
-]] .. out("", "ye = fex2(fmaf(xe, L2E, -ms)) * inv;") end,
+]] .. out("ye = fex2(fmaf(xe, L2E, -ms)) * inv;") end,
 }
 
 return op
