@@ -6,15 +6,20 @@ worker: L2 flushed, one launch per sample) against PyTorch eager timed the same
 way in this process (torch.softmax, F.rms_norm), bf16. GB/s counts the bytes that
 must move (x read, y written, rmsnorm's weight read).
 
-    python bench/rows_vocab.py REGISTRY [--cols 32000,32001,100352,128256,256000]
+    python bench/rows_vocab.py REGISTRY [--cols 32000,32001,...] [--verify REGISTRY2]
 
-Bar: >= 2.7 TB/s and >= 1.3x PyTorch eager. Prints a table last.
+Before the table: each template's fastest candidate at each width the sweep tuned
+(which family holds which widths, and by how much), and with --verify, the
+candidates of a verification sweep (bench/rows_vocab_odd.yaml) by status: any
+`wrong` is a peeled kernel that computed a wrong row. Bar: >= 2.7 TB/s and >= 1.3x
+PyTorch eager. Prints the table last.
 """
 
 import argparse
 import json
 import sqlite3
 import statistics
+import sys
 
 
 def eager_us(torch, fn, x, reps=30):
@@ -34,15 +39,58 @@ def eager_us(torch, fn, x, reps=30):
     return statistics.median(ts)
 
 
+def families(db, rows):
+    """Each template's fastest verified candidate at each shape the sweep measured."""
+    best = {}
+    for op, tmpl, shape, us, cfg in db.execute(
+            "select op, template, shape, median_us, config from measurements where dtype = 'bf16' and "
+            "status = 'ok' and median_us > 0"):
+        s = json.loads(shape)
+        if s.get("rows") != rows:
+            continue
+        k = (op, s.get("cols"), tmpl)
+        if k not in best or us < best[k][0]:
+            best[k] = (us, cfg)
+    print("Fastest candidate of each template at each width the sweep tuned (bf16, %d rows):" % rows)
+    print("| op | cols | template | us | GB/s | config |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (op, cols, tmpl), (us, cfg) in sorted(best.items()):
+        nbytes = 2 * rows * cols * 2 + (cols * 2 if op == "rmsnorm" else 0)
+        print("| %s | %d | %s | %.1f | %.0f | %s |" % (op, cols, tmpl, us, nbytes / us / 1e3, cfg))
+    print()
+
+
+def verified(path):
+    """The verification sweep's candidates by op, template and status; 1 if any is wrong."""
+    db = sqlite3.connect(path)
+    print("Verification sweep (bench/rows_vocab_odd.yaml): candidates by status")
+    print("| op | template | dtype | ok | wrong | other |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    bad = 0
+    rows = db.execute("select op, template, dtype, sum(status = 'ok'), sum(status = 'wrong'), "
+                      "sum(status not in ('ok', 'wrong')) from measurements group by op, template, dtype "
+                      "order by op, template, dtype").fetchall()
+    for op, tmpl, dt, ok, wrong, other in rows:
+        bad += wrong
+        print("| %s | %s | %s | %d | %d | %d |" % (op, tmpl, dt, ok, wrong, other))
+    print("verification: %d candidates, %d wrong%s" % (sum(r[3] + r[4] + r[5] for r in rows), bad,
+                                                        "" if rows else " (no measurements: did the sweep run?)"))
+    print()
+    return 1 if bad or not rows else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("registry")
     ap.add_argument("--rows", type=int, default=4096)
-    ap.add_argument("--cols", default="32000,32001,100352,128256,256000")
+    ap.add_argument("--cols", default="32000,32001,50257,100352,100353,128256,128257,255999,256000")
+    ap.add_argument("--verify", help="a verification sweep's registry (bench/rows_vocab_odd.yaml)")
     a = ap.parse_args()
+    db = sqlite3.connect(a.registry)
+    rc = verified(a.verify) if a.verify else 0
+    families(db, a.rows)
     import torch
     import torch.nn.functional as F
-    db = sqlite3.connect(a.registry)
     print("| op | rows x cols | aitune us | GB/s | eager us | GB/s | x eager | template |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for op in ("softmax", "rmsnorm"):
@@ -65,7 +113,8 @@ def main():
                     op, a.rows, cols, row[0], nbytes / row[0] / 1e3, eus, nbytes / eus / 1e3, eus / row[0], row[1]))
             else:
                 print("| %s | %dx%d | - | - | %.1f | %.0f | - | not tuned |" % (op, a.rows, cols, eus, nbytes / eus / 1e3))
+    return rc
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

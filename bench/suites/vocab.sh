@@ -1,15 +1,17 @@
 # bench/suites/vocab.sh: rows at vocabulary width (issue 33): softmax and
 # rmsnorm over 4096 rows of every width from 32000 to 256000 (a range),
-# scanned at five widths and compared with PyTorch eager in the same call.
+# scanned at five vocabulary widths and four odd ones beside them, the peeled
+# kernels verified at odd widths for every row op and dtype, and compared
+# with PyTorch eager in the same call.
 about="softmax and rmsnorm over 4096 rows at vocabulary widths (32000 .. 256000), against PyTorch eager"
 spec=bench/rows_vocab.yaml
 peers="PyTorch eager (torch.softmax, F.rms_norm), bench/rows_vocab.py, timed the same way (L2 flushed), same call"
-metric="GB/s of the registry's answer at 32000, 32001, 100352, 128256 and 256000 columns; x eager"
+metric="GB/s of the registry's answer at 32000, 32001, 50257, 100352, 100353, 128256, 128257, 255999 and 256000 columns; x eager"
 bar=">= 2700 GB/s and >= 1.3x PyTorch eager"
 gpus=1
-minutes=3
+minutes=4
 command="bench/rows_vocab.sh OUT"
-needs="$spec bench/rows_vocab_scan.yaml bench/rows_vocab.py bench/rows_vocab.sh"
+needs="$spec bench/rows_vocab_scan.yaml bench/rows_vocab_odd.yaml bench/rows_vocab.py bench/rows_vocab.sh"
 
 measure() { bench/rows_vocab.sh "$@"; }
 
