@@ -102,11 +102,23 @@ template<class C, int N> AIT_DEV void all_reduce(St<N>& s, float* red, float* pa
 -- length. `args`: the kernel's arguments as the body passes them;
 -- `weights`: the vectors read per column; `nst`: the widest state.
 
+-- Where a weight's slice is read: `base` its column 0 (the slice's first
+-- column), `lo` and `hi` the buffer it lies in, `at(c)` its element at
+-- column c. From global memory, or (rpb > 1) from the block's copy in
+-- shared memory, s_<name>.
+local function global_w(w)
+  return { base = w .. " + cb", lo = w, hi = w .. " + cols", at = function(c) return string.format("%s[cb + %s]", w, c) end }
+end
+local function shared_w(w)
+  local sw = "s_" .. w
+  return { base = sw, lo = sw, hi = sw .. " + n", at = function(c) return string.format("%s[%s]", sw, c) end }
+end
+
 -- The loads of the weights' vectors at column c of the slice.
-local function wpre(weights)
+local function wpre(weights, where)
   if #weights == 0 then return "" end
   local l = {}
-  for _, w in ipairs(weights) do l[#l + 1] = string.format("%sv = ldv<V>(%s + cb + c)", w, w) end
+  for _, w in ipairs(weights) do l[#l + 1] = string.format("%sv = ldv<V>(%s + c)", w, (where or global_w)(w).base) end
   return "const VecT<V> " .. table.concat(l, ", ") .. ";"
 end
 
@@ -163,11 +175,12 @@ local function each_p(code)
 ]], code, code)
 end
 
-local function out_p(weights, code)
+local function out_p(weights, code, where)
   local v, sc = {}, {}
   for _, w in ipairs(weights) do
-    v[#v + 1] = string.format("%sv = ldu<V>(%s + cb + c, %s, %s + cols)", w, w, w, w)
-    sc[#sc + 1] = string.format("VecT<1> %sv; %sv.e[0] = %s[cb + c];", w, w, w)
+    local ws = (where or global_w)(w)
+    v[#v + 1] = string.format("%sv = ldu<V>(%s + c, %s, %s)", w, ws.base, ws.lo, ws.hi)
+    sc[#sc + 1] = string.format("VecT<1> %sv; %sv.e[0] = %s;", w, w, ws.at("c"))
   end
   local vpre = #v > 0 and "const VecT<V> " .. table.concat(v, ", ") .. ";" or ""
   return string.format([[
@@ -211,12 +224,135 @@ end
 local function static_bytes(k, p)
   return 4 * 2 * k.nst * rows.red_floats(p.block, p.red) + 64 + 1024
 end
--- Dynamic shared memory past the slice: peel shifts it up to 15 bytes.
-local function pad_bytes(p) return (p.peel or 0) == 1 and 16 or 0 end
+-- Dynamic shared memory of a block whose slice takes slice_bytes: the
+-- slice, with rpb > 1 each weight's slice after it, and 16 bytes more where
+-- peel shifts the slice (rpb > 1 keeps them always: the weights start
+-- after them).
+local function rpb_of(p) return p.rpb or 1 end
+local function dyn_bytes(k, p, slice_bytes)
+  local nw = rpb_of(p) > 1 and #k.weights or 0
+  local pad = ((p.peel or 0) == 1 or nw > 0) and 16 or 0
+  return slice_bytes * (1 + nw) + pad
+end
 -- Whether cols's rows start on 16-byte boundaries (x aligned).
 local function aligned(cols, dt) return cols * dtype.size(dt) % 16 == 0 end
 
+-- rpb > 1 (ops with weights): a block (or cluster) takes rpb rows one after
+-- another, with its slice of each weight copied into shared memory once,
+-- after the row's slice (and its 16 bytes of peel shift), so a row reads
+-- its weights from shared memory instead of L2 (rmsnorm and layernorm read
+-- as many weight bytes per row as x bytes). One mbarrier serves the rows,
+-- its phase flipping with each bulk copy; the cluster partials alternate
+-- between two halves of part, so a row's partials never overwrite those a
+-- peer may still be reading from the row before.
+local function source_rpb(op, p, dt, name)
+  local k = op.staged
+  local ve = chunk(dt)
+  local slot = k.nst * rows.red_floats(p.block, p.red)
+  local peel = (p.peel or 0) == 1
+  local wparams, wargs, wslices, wcopy = {}, {}, {}, {}
+  for i, w in ipairs(k.weights) do
+    wparams[#wparams + 1] = ", const T* __restrict__ s_" .. w
+    wargs[#wargs + 1] = ", s_" .. w
+    wslices[#wslices + 1] = string.format("  T* s_%s = sx + slice + 16 / sizeof(T) + %d * slice;\n", w, i - 1)
+    wcopy[#wcopy + 1] = string.format([[
+  if ((unsigned long long)(%s + cb) %% 16 == 0) {
+    for (int i = threadIdx.x; i < n / VE; i += BLOCK) stv<VE>(s_%s + i * VE, ldv<VE>(%s + cb + i * VE));
+    for (int i = n / VE * VE + threadIdx.x; i < n; i += BLOCK) s_%s[i] = %s[cb + i];
+  } else {
+    for (int i = threadIdx.x; i < n; i += BLOCK) s_%s[i] = %s[cb + i];
+  }
+]], w, w, w, w, w, w, w)
+  end
+  wparams, wargs = table.concat(wparams), table.concat(wargs)
+  local params = kernel.params(op, dt)
+  local bodies = string.format([[
+
+template<int V> AIT_DEV void row_body(%s, T* __restrict__ sx, T* __restrict__ yr,
+                                     long long cb, int n, float* red, float* part%s) {
+%s}
+]], params, wparams, k.passes(each, function(code) return out(wpre(k.weights, shared_w), code) end))
+  local copy
+  if peel then
+    bodies = bodies .. string.format([[
+
+template<int V> AIT_DEV void row_body_peel(%s, T* __restrict__ sp, T* __restrict__ yr,
+                                          long long cb, int n, int ph, int nb, float* red, float* part%s) {
+  const int pt = ph + nb * V, nsc = n - nb * V;
+%s}
+]], params, wparams, k.passes(each_p, function(code) return out_p(k.weights, code, shared_w) end))
+    copy = string.format([[
+    if ((((unsigned long long)x ^ (unsigned long long)y) %% 16) == 0) {
+      const int m = (int)(((unsigned long long)xr %% 16) / sizeof(T));
+      const int ph = min((VE - m) %% VE, n);
+      const int nb = (n - ph) / VE;
+      const int pt = ph + nb * VE;
+      T* sp = sx + m;
+      for (int i = threadIdx.x; i < n - nb * VE; i += BLOCK) {
+        const int k = i < ph ? i : i - ph + pt;
+        sp[k] = xr[k];
+      }
+      __syncthreads();
+      if (threadIdx.x == 0 && nb > 0) bulk_in(smaddr(sp + ph), xr + ph, (unsigned)nb * 16, mb);
+      if (nb > 0) { while (!mbar_done(mb, phase)) {} phase ^= 1; }
+      row_body_peel<VE>(%s, sp, yr, cb, n, ph, nb, red, pr%s);
+    } else {]], k.args, wargs)
+  else
+    copy = string.format([[
+    if (cols %% VE == 0 && (((unsigned long long)x | (unsigned long long)y) %% 16) == 0) {
+      if (threadIdx.x == 0 && n > 0) bulk_in(smaddr(sx), xr, (unsigned)n * sizeof(T), mb);
+      if (n > 0) { while (!mbar_done(mb, phase)) {} phase ^= 1; }
+      row_body<VE>(%s, sx, yr, cb, n, red, pr%s);
+    } else {]], k.args, wargs)
+  end
+  return rows.header(dt, 0, p.red) .. (peel and rows.LDU or "") .. string.format([[
+#define BLOCK %d
+#define CL %d
+#define VE %d
+#define SLOT %d
+#define STORE_BULK %d
+#define SROWS %d
+]], p.block, p.cluster, ve, slot, p.store, p.rpb) .. M.ptx .. bodies .. string.format([[
+
+extern "C" __global__ void %s __launch_bounds__(BLOCK, %d) %s(%s) {
+  extern __shared__ __align__(128) unsigned char smraw[];
+  __shared__ __align__(8) unsigned long long bar;
+  __shared__ float red[2 * SLOT > 0 ? 2 * SLOT : 1];
+  __shared__ float part[8];
+  T* sx = reinterpret_cast<T*>(smraw);
+  const unsigned rank = CL > 1 ? cta_rank() : 0;
+  const long long slice = (cols + CL * VE - 1) / (CL * VE) * VE;
+  const long long cb = rank * slice;
+  const int n = (int)max(0LL, min(slice, cols - cb));
+%s%s  const unsigned mb = smaddr(&bar);
+  if (threadIdx.x == 0) mbar_init(mb);
+  __syncthreads();
+  unsigned phase = 0;
+  const long long r0 = (long long)(blockIdx.x / CL) * SROWS;
+  for (int rr = 0; rr < SROWS && r0 + rr < rows; ++rr) {
+    const long long row = r0 + rr;
+    const T* xr = x + row * cols + cb;
+    T* yr = y + row * cols + cb;
+    float* pr = part + (rr & 1) * 4;
+%s
+      for (int i = threadIdx.x; i < n; i += BLOCK) sx[i] = xr[i];
+      __syncthreads();
+      row_body<1>(%s, sx, yr, cb, n, red, pr%s);
+    }
+    // the slice is free for the next row's copy once every thread is done
+    // with it (the copy writes through the async proxy)
+    fence_async_smem();
+    __syncthreads();
+  }
+  // no block leaves while a peer may still read its partials
+  if constexpr (CL > 1) { cluster_arrive(); cluster_wait(); }
+}
+]], p.cluster > 1 and string.format("__cluster_dims__(%d, 1, 1)", p.cluster) or "",
+    p.occ, name, params, table.concat(wslices), table.concat(wcopy), copy, k.args, wargs)
+end
+
 function M.source(op, kind, p, dt, name)
+  if (p.rpb or 1) > 1 then return source_rpb(op, p, dt, name) end
   local k = op.staged
   local ve = chunk(dt)
   local slot = k.nst * rows.red_floats(p.block, p.red)
@@ -310,7 +446,8 @@ end
 -- tree), store (0: vector stores from registers, 1: a bulk copy out), peel
 -- (1: rows off a 16-byte boundary keep their bulk in bulk copies and
 -- vectors, see the top; only where the task's rows are off one, and there
--- always).
+-- always), rpb (rmsnorm, layernorm: rows per block, their weights' slices
+-- staged in shared memory once, see source_rpb).
 function M.family(op, kind, name)
   local t = {
     op = op.name, name = name or "tma", min_cc = 90, dtypes = op.dtypes,
@@ -323,10 +460,11 @@ function M.family(op, kind, name)
       { "peel", { 0, 1 } },
     },
   }
+  if #op.staged.weights > 0 then t.params[#t.params + 1] = { "rpb", { 1, 2, 4, 8 } } end
 
   -- Blocks of a config that fit an SM's shared memory at this shape.
   local function smem_blocks(p, shape, dt, dev)
-    local bytes = slice_of(shape.cols, dt, p.cluster) * dtype.size(dt) + pad_bytes(p) + static_bytes(op.staged, p)
+    local bytes = dyn_bytes(op.staged, p, slice_of(shape.cols, dt, p.cluster) * dtype.size(dt)) + static_bytes(op.staged, p)
     return dev.smem_per_sm // bytes
   end
 
@@ -339,7 +477,10 @@ function M.family(op, kind, name)
       return false, "rows off a 16-byte boundary: peel=1 copies their whole chunks in bulk"
     end
     local slice = slice_of(cols, dt, p.cluster)
-    if slice * s + pad_bytes(p) + static_bytes(op.staged, p) - 1024 > dev.smem_optin then return false, "the slice does not fit a block's shared memory" end
+    if dyn_bytes(op.staged, p, slice * s) + static_bytes(op.staged, p) - 1024 > dev.smem_optin then
+      return false, rpb_of(p) > 1 and "the slice and the weights' do not fit a block's shared memory"
+        or "the slice does not fit a block's shared memory"
+    end
     if p.cluster > 1 and slice * s < 8192 then return false, "cluster slices under 8 KB: fewer blocks hold the row" end
     local nvec = slice // chunk(dt)
     if nvec < p.block then return false, "threads with no chunk of the slice" end
@@ -355,11 +496,19 @@ function M.family(op, kind, name)
     -- under 64 spills
     if p.occ > 1 and 65536 // (p.occ * p.block) < 64 then return false, "register cap under 64" end
     if p.red == 1 and p.block < 256 then return false, "shared-memory tree only for blocks of 8 warps or more" end
+    if rpb_of(p) > 1 then
+      -- a block's rows wait for their copies one after another: other
+      -- blocks of the SM must keep copies in flight meanwhile
+      if fit < 2 then return false, "rows per block with one block an SM: nothing overlaps a row's copy" end
+      if (shape.rows + p.rpb - 1) // p.rpb * p.cluster < dev.sms * math.min(fit, 2048 // p.block) then
+        return false, "rows per block leave SMs without a block"
+      end
+    end
     return true
   end
 
   t.default = function(shape, dt, dev)
-    return kernel.first_valid(t, shape, dt, dev, { red = 0, store = 0, peel = aligned(shape.cols, dt) and 0 or 1 },
+    return kernel.first_valid(t, shape, dt, dev, { red = 0, store = 0, rpb = 1, peel = aligned(shape.cols, dt) and 0 or 1 },
       { { "block", { 256, 512, 128, 1024 } }, { "cluster", { 1, 2, 4, 8 } }, { "occ", { 8, 7, 6, 5, 4, 3, 2, 1 } } })
   end
 
@@ -373,10 +522,14 @@ function M.family(op, kind, name)
 
   t.launch = function(p, dt, dev)
     local ve = chunk(dt)
+    local nw = rpb_of(p) > 1 and #op.staged.weights or 0
+    local pad = dyn_bytes(op.staged, p, 0)
     return {
-      grid = { string.format("rows * %d", p.cluster), 1, 1 },
+      grid = { rpb_of(p) > 1 and string.format("cdiv(rows, %d) * %d", p.rpb, p.cluster)
+               or string.format("rows * %d", p.cluster), 1, 1 },
       block = { p.block, 1, 1 },
-      smem = string.format("cdiv(cols, %d) * 16", p.cluster * ve) .. (pad_bytes(p) > 0 and " + " .. pad_bytes(p) or ""),
+      smem = string.format("cdiv(cols, %d) * 16", p.cluster * ve) .. (nw > 0 and " * " .. (1 + nw) or "")
+        .. (pad > 0 and " + " .. pad or ""),
     }
   end
 

@@ -41,7 +41,7 @@ accepted softmax/tma bf16 4096,32001 "$TMA1"
 refused softmax/tma bf16 4096,32000 '{"block":256,"cluster":1,"occ":3,"peel":1,"red":0,"store":0}' \
     "rows are 16-byte aligned: nothing to peel"
 refused softmax/tma bf16 4096,32001 "$TMA0" "rows off a 16-byte boundary: peel=1 copies their whole chunks in bulk"
-accepted rmsnorm/tma f32 4096,16002 '{"block":512,"cluster":2,"occ":1,"peel":1,"red":0,"store":1}'
+accepted rmsnorm/tma f32 4096,16002 '{"block":512,"cluster":2,"occ":1,"peel":1,"red":0,"rpb":1,"store":1}'
 HOLD='"occ":0,"persist":0,"red":0,"tpr":1024,"wreg":0'
 accepted rmsnorm/hold bf16 4096,32001 "{\"block\":1024,\"nv\":4,$HOLD,\"peel\":1,\"vbytes\":16}"
 refused rmsnorm/hold bf16 4096,32001 "{\"block\":1024,\"nv\":4,$HOLD,\"peel\":1,\"vbytes\":8}" \
