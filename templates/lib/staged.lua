@@ -288,12 +288,12 @@ template<int V> AIT_DEV void row_body_peel(%s, T* __restrict__ sp, T* __restrict
       const int nb = (n - ph) / VE;
       const int pt = ph + nb * VE;
       T* sp = sx + m;
+      if (threadIdx.x == 0 && nb > 0) bulk_in(smaddr(sp + ph), xr + ph, (unsigned)nb * 16, mb);
       for (int i = threadIdx.x; i < n - nb * VE; i += BLOCK) {
         const int k = i < ph ? i : i - ph + pt;
         sp[k] = xr[k];
       }
       __syncthreads();
-      if (threadIdx.x == 0 && nb > 0) bulk_in(smaddr(sp + ph), xr + ph, (unsigned)nb * 16, mb);
       if (nb > 0) { while (!mbar_done(mb, phase)) {} phase ^= 1; }
       row_body_peel<VE>(%s, sp, yr, cb, n, ph, nb, red, pr%s);
     } else {]], k.args, wargs)
@@ -378,14 +378,18 @@ template<int V> AIT_DEV void row_body_peel(%s, T* __restrict__ sp, T* __restrict
     const int nb = (n - ph) / VE;
     const int pt = ph + nb * VE;
     T* sp = sx + m;
+    // the bulk copy first, the scalars while it flies; the others wait on
+    // the barrier only after the block barrier (it is initialized by then)
     const unsigned mb = smaddr(&bar);
-    if (threadIdx.x == 0) mbar_init(mb);
+    if (threadIdx.x == 0) {
+      mbar_init(mb);
+      if (nb > 0) bulk_in(smaddr(sp + ph), xr + ph, (unsigned)nb * 16, mb);
+    }
     for (int i = threadIdx.x; i < n - nb * VE; i += BLOCK) {
       const int k = i < ph ? i : i - ph + pt;
       sp[k] = xr[k];
     }
     __syncthreads();
-    if (threadIdx.x == 0 && nb > 0) bulk_in(smaddr(sp + ph), xr + ph, (unsigned)nb * 16, mb);
     if (nb > 0) while (!mbar_done(mb, 0)) {}
     row_body_peel<VE>(%s, sp, yr, cb, n, ph, nb, red, part);
   } else {]], k.args)

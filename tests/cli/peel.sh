@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 120 (peel spaces compiled, host harnesses built)
+# tests/run: slow 50 (peel spaces compiled, host harnesses built)
 # The row kernels' peel (templates/lib/rows.lua, lib/staged.lua) without a
 # GPU: rows that start off a 16-byte boundary move their whole 16-byte
 # vectors as vectors, the head and tail as scalars. The rules (peel only

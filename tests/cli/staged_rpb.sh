@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 40 (rpb sample compiled)
+# tests/run: slow 20 (rpb sample compiled)
 # The staged (tma) family's rpb for the ops with weights (rmsnorm,
 # layernorm; templates/lib/staged.lua) without a GPU: a block takes rpb
 # rows one after another, its slices of the weights copied into shared
