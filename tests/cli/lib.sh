@@ -311,6 +311,22 @@ cubin_seed() {
                                   where type = 'table' and name not in ('meta', 'cubins') and name not like 'sqlite_%'")"
 }
 
+# Template constraints through build/tests/kernel_sample (KS, set by the test):
+# ks_line TEMPLATE DTYPE SHAPE CONFIG prints one of its list lines;
+# ks_refused ... REASON checks that the constraints refuse CONFIG saying
+# REASON; ks_accepted ... that they take it.
+ks_line() { printf '%s\t%s\t%s\tsample\t%s\n' "$@"; }
+ks_refused() {
+    ks_line "$1" "$2" "$3" "$4" >"$T/one.txt"
+    run "$KS" sources -c "$T/one.txt"
+    expect_true "$1 $2 $3 refuses $4 ($5)" grep -qF "refuses $4: $5" "$T/err"
+}
+ks_accepted() {
+    ks_line "$1" "$2" "$3" "$4" >"$T/one.txt"
+    run "$KS" sources -c "$T/one.txt"
+    expect_eq "$1 $2 $3 accepts $4" "$RC" 0 || show_last
+}
+
 # sql DB QUERY: one sqlite3 answer.
 sql() { sqlite3 "$1" "$2" 2>&1; }
 

@@ -17,17 +17,6 @@ if [ ! -x "$KS" ]; then
     skip "rpb: build/tests/kernel_sample is not built (make)"
     exit 0
 fi
-line() { printf '%s\t%s\t%s\tsample\t%s\n' "$@"; }
-refused() {
-    line "$1" "$2" "$3" "$4" >"$T/one.txt"
-    run "$KS" sources -c "$T/one.txt"
-    expect_true "$1 $2 $3 refuses $4 ($5)" grep -qF "refuses $4: $5" "$T/err"
-}
-accepted() {
-    line "$1" "$2" "$3" "$4" >"$T/one.txt"
-    run "$KS" sources -c "$T/one.txt"
-    expect_eq "$1 $2 $3 accepts $4" "$RC" 0 || show_last
-}
 
 run "$AITUNE" list
 expect_true "rmsnorm/tma has rpb" grep -qE '^  rmsnorm/tma .* rpb=1,2,4,8' "$T/out"
@@ -35,22 +24,22 @@ expect_true "layernorm/tma has rpb" grep -qE '^  layernorm/tma .* rpb=1,2,4,8' "
 expect_true "softmax/tma (no weights) has not" bash -c "grep -E '^  softmax/tma ' '$T/out' | grep -vq rpb"
 
 C2='"block":256,"cluster":2,"occ":1,"peel":0,"red":0'
-accepted rmsnorm/tma bf16 4096,32000 "{$C2,\"rpb\":4,\"store\":0}"
-accepted rmsnorm/tma bf16 4096,32001 '{"block":256,"cluster":2,"occ":1,"peel":1,"red":0,"rpb":4,"store":1}'
+ks_accepted rmsnorm/tma bf16 4096,32000 "{$C2,\"rpb\":4,\"store\":0}"
+ks_accepted rmsnorm/tma bf16 4096,32001 '{"block":256,"cluster":2,"occ":1,"peel":1,"red":0,"rpb":4,"store":1}'
 # 32000 bf16 in one block: 64 KB of row and 64 KB of weight, one block an SM
-refused rmsnorm/tma bf16 4096,32000 '{"block":256,"cluster":1,"occ":1,"peel":0,"red":0,"rpb":2,"store":0}' \
+ks_refused rmsnorm/tma bf16 4096,32000 '{"block":256,"cluster":1,"occ":1,"peel":0,"red":0,"rpb":2,"store":0}' \
     "rows per block with one block an SM: nothing overlaps a row's copy"
-refused layernorm/tma bf16 64,32000 "{$C2,\"rpb\":8,\"store\":0}" "rows per block leave SMs without a block"
+ks_refused layernorm/tma bf16 64,32000 "{$C2,\"rpb\":8,\"store\":0}" "rows per block leave SMs without a block"
 # a 96 KB slice fits a block, with a weight's and a bias's beside it not
-accepted layernorm/tma bf16 4096,49152 '{"block":256,"cluster":1,"occ":1,"peel":0,"red":0,"rpb":1,"store":0}'
-refused layernorm/tma bf16 4096,49152 '{"block":256,"cluster":1,"occ":1,"peel":0,"red":0,"rpb":2,"store":0}' \
+ks_accepted layernorm/tma bf16 4096,49152 '{"block":256,"cluster":1,"occ":1,"peel":0,"red":0,"rpb":1,"store":0}'
+ks_refused layernorm/tma bf16 4096,49152 '{"block":256,"cluster":1,"occ":1,"peel":0,"red":0,"rpb":2,"store":0}' \
     "the slice and the weights' do not fit a block's shared memory"
 
 # The sources.
 {
-    line rmsnorm/tma bf16 4096,32000 "{$C2,\"rpb\":4,\"store\":1}"
-    line layernorm/tma bf16 4096,32001 '{"block":256,"cluster":2,"occ":1,"peel":1,"red":0,"rpb":2,"store":0}'
-    line rmsnorm/tma bf16 4096,32000 "{$C2,\"rpb\":1,\"store\":1}"
+    ks_line rmsnorm/tma bf16 4096,32000 "{$C2,\"rpb\":4,\"store\":1}"
+    ks_line layernorm/tma bf16 4096,32001 '{"block":256,"cluster":2,"occ":1,"peel":1,"red":0,"rpb":2,"store":0}'
+    ks_line rmsnorm/tma bf16 4096,32000 "{$C2,\"rpb\":1,\"store\":1}"
 } >"$T/src.txt"
 mkdir -p "$T/src"
 run "$KS" sources -o "$T/src" "$T/src.txt"
