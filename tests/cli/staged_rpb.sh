@@ -114,7 +114,7 @@ tasks:
     templates: [tma]
     shapes: {rows: {values: [4096]}, cols: {values: [32000, 128257]}}
 YAML
-if [ "${AITUNE_TEST_FULL:-0}" = 1 ]; then sample=; else sample="--max-evals 6"; fi
+if [ "${AITUNE_TEST_FULL:-0}" = 1 ]; then sample=; else sample="--max-evals 3"; fi
 expect_exit 0 "compile a sample of the norms' tma spaces" "$AITUNE" compile -v "$T/rpb.yaml" --db "$T/rpb.db" $sample
 n=$(awk '$2 ~ /tma$/ && $3 ~ /"rpb":[248]/' "$T/out" | wc -l)
 expect_true "rpb > 1 configs in the sample ($n)" test "$n" -ge 2
