@@ -136,9 +136,9 @@ deps-browser:
 	$(call apt_install,$(BROWSER_DEBS))
 
 # Two tiers: `make check`, the unit tests and the quick command-line tests
-# (71 s on the idle 2-core machine, about 120 CPU-seconds), for every edit;
-# `make test`, everything that runs without a GPU (README, CI; 265 s there,
-# 495 CPU-seconds, and the Python layer's some 30 more where .venv has
+# (70 s on the idle 2-core machine, about 120 CPU-seconds), for every edit;
+# `make test`, everything that runs without a GPU (README, CI; 367 s there,
+# 703 CPU-seconds, and the Python layer's some 30 more where .venv has
 # torch). Files whose header says "tests/run: slow" are in `make test` only.
 check: all
 	AITUNE_VENV=$(abspath $(VENV)) tests/run --quick
