@@ -13,7 +13,7 @@ peers="the same model in PyTorch eager (cuBLAS) and under torch.compile, same pr
 metric="tokens per second over the decode steps (batch 1, 8, 32; a 2048-token prefill); x torch.compile"
 bar="batch 1 in a CUDA graph: compile + patch >= 1.15x compile; batch 8 >= 1.10x; batch 32 and prefill >= 1.00x; eager batch 1 >= 1.00x"
 gpus=1
-minutes=9
+minutes=11
 command="python3 bench/llama_e2e.py --registry DB"
 needs="bench/llama_e2e.py"
 
