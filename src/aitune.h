@@ -99,7 +99,11 @@
 **   stream-K GEMM's 4 KB of tickets, not its tens of MB of partial tiles,
 **   which it writes before it reads); the rest may hold anything.
 ** - Buffers of kernels that use TMA must be 16-byte aligned (PyTorch's and
-**   cudaMalloc's always are).
+**   cudaMalloc's always are). Other kernels of a bucket whose sizes are
+**   16-byte multiples expect aligned buffers too, and stay right but slow
+**   without them: the mma GEMMs' `aligned` kernels take an element-by-element
+**   path, 200-480x slower on an H100 (bench/RESULTS.md, 2026-11-27 fourth
+**   session). Pass offset views as aligned copies.
 ** - The vendor as a winner. Where no template beat the vendor library over
 **   a bucket or a split bucket's part (a sweep times cuBLASLt beside the
 **   candidates), the registry may name the vendor as that part's winner:
