@@ -206,6 +206,37 @@ class Decoder:
             return time.perf_counter() - t
 
 
+def timed_prefill(torch, model, cfg, tokens, device, compiled=True, dynamic=False):
+    """(one prefill of `tokens` tokens, batch 1, as a callable; its median time in s over
+    10 after 2 warm-up: 4 moved by 0.5%), each from an empty cache; compiled as the
+    decode steps are (torch.compile, default mode, static shapes unless dynamic)."""
+    ids = torch.randint(0, cfg.vocab_size, (1, tokens), device=device)
+    pos = torch.arange(tokens, device=device)
+    cache = new_cache(cfg, 1, tokens + 8, device, torch)
+    kw = cache_kw(model)
+
+    def fwd(ids, pos):
+        return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1, **{kw: cache}).logits
+    fn = torch.compile(fwd, mode="default", dynamic=None if dynamic else False) if compiled else fwd
+    cuda = device == "cuda"
+
+    def once():
+        cache.reset()
+        with torch.no_grad():
+            fn(ids, pos)
+    times = []
+    for i in range(12):
+        if cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        once()
+        if cuda:
+            torch.cuda.synchronize()
+        if i >= 2:
+            times.append(time.perf_counter() - t)
+    return once, statistics.median(times)
+
+
 def host_time(torch, aitune, a, log):
     """Host time per call of a 1 x 4096 x 4096 product (bench/host_overhead.py)."""
     sys.path.insert(0, HERE)
@@ -272,29 +303,9 @@ def main(argv=None):
             patched = "patch" in v
             p = aitune.patch(model, d, group=not v.endswith("-nogroup")) if patched else None
             try:
-                ids = torch.randint(0, cfg.vocab_size, (1, a.prefill), device=a.device)
-                pos = torch.arange(a.prefill, device=a.device)
-                cache = new_cache(cfg, 1, a.prefill + 8, a.device, torch)
-                kw = cache_kw(model)
-
-                def fwd(ids, pos):
-                    return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1,
-                                 **{kw: cache}).logits
-                fn = torch.compile(fwd, mode="default", dynamic=None if a.dynamic else False) \
-                    if v.startswith("compile") else fwd
-                times = []
-                with torch.no_grad():
-                    for i in range(12):         # 2 warm-up, the median of 10 (4 moved by 0.5%)
-                        cache.reset()            # each prefill starts from an empty cache
-                        if graphs:
-                            torch.cuda.synchronize()
-                        t = time.perf_counter()
-                        fn(ids, pos)
-                        if graphs:
-                            torch.cuda.synchronize()
-                        if i >= 2:
-                            times.append(time.perf_counter() - t)
-                ms = statistics.median(times) * 1e3
+                _, sec = timed_prefill(torch, model, cfg, a.prefill, a.device,
+                                       v.startswith("compile"), a.dynamic)
+                ms = sec * 1e3
                 prefill[v] = ms
                 log(what="prefill", variant=v, tokens=a.prefill, ms=round(ms, 2),
                     tokens_s=round(a.prefill / ms * 1e3, 1))

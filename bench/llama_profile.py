@@ -71,7 +71,7 @@ def main():
         try:
             t0 = time.time()
             if a.prefill:
-                run_once, dt = prefill(torch, model, cfg, ea, a.prefill)
+                run_once, dt = e2e.timed_prefill(torch, model, cfg, a.prefill, "cuda")
                 what = "prefill %d tokens" % a.prefill
             else:
                 dec = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
@@ -109,34 +109,6 @@ def main():
             if p is not None:
                 aitune.unpatch(model)
 
-
-def prefill(torch, model, cfg, ea, tokens):
-    """(one prefill as a callable, its median time in s over 10 after 2 warm-up), compiled
-    as bench/llama_e2e.py compiles its prefill, each from an empty cache."""
-    import statistics
-    import llama_e2e as e2e
-    ids = torch.randint(0, cfg.vocab_size, (1, tokens), device="cuda")
-    pos = torch.arange(tokens, device="cuda")
-    cache = e2e.new_cache(cfg, 1, tokens + 8, "cuda", torch)
-    kw = e2e.cache_kw(model)
-
-    def fwd(ids, pos):
-        return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1, **{kw: cache}).logits
-    fn = torch.compile(fwd, mode="default")
-
-    def once():
-        cache.reset()
-        with torch.no_grad():
-            fn(ids, pos)
-    times = []
-    for i in range(12):
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        once()
-        torch.cuda.synchronize()
-        if i >= 2:
-            times.append(time.perf_counter() - t)
-    return once, statistics.median(times)
 
 if __name__ == "__main__":
     main()

@@ -370,6 +370,46 @@ AIT_DEV void st_peer4(unsigned a, float x, float y, float z, float w, unsigned t
 }
 ]]
 
+-- The mid-size kernels' mainloop, shared by both: warpgroup wg waits for
+-- each slot, multiplies its 64 rows of B by the slot's rows of A into acc
+-- ($N columns: the kernel's width) and releases the slot ($ARRIVE(bar$TO):
+-- to this CTA's producer, or to every producer of a multicast group).
+local MAINLOOP = [[
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+  float acc[$N / 2];
+#pragma unroll
+  for (int j = 0; j < $N / 2; j++) acc[j] = 0.0f;
+  int s = 0, prev = -1;
+  unsigned ph = 0;
+  for (int kb = kb0; kb < kb1; kb++) {
+    mbar_wait(full + 8 * s, ph);
+    const unsigned sB = base + s * SLOT + wg * 64 * 128, sA = base + s * SLOT + KBOX * W_BYTES;
+    wg_fence();
+#pragma unroll
+    for (int b = 0; b < KBOX; b++)
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        wgmma_tile(acc, desc(sB + b * W_BYTES + kk * 32, 1, 1024), desc(sA + b * A_BYTES + kk * 32, 1, 1024));
+    wg_commit();
+    // INFLIGHT 1: this group keeps running; the previous one's slot is
+    // released once it retires. 0: this slot, as soon as its group is done.
+    wg_wait<INFLIGHT>();
+    if (INFLIGHT == 0) {
+      if (lane == 0) $ARRIVE(empty + 8 * s$TO);
+    } else {
+      if (prev >= 0 && lane == 0) $ARRIVE(empty + 8 * prev$TO);
+      prev = s;
+    }
+    if (++s == STAGES) { s = 0; ph ^= 1; }
+  }
+  wg_wait<0>();
+  // Sum 4c + 2h + e: row 16 warp + g + 8h of the warpgroup's 64 (a column
+  // of D), column 8c + 2t + e (a row of A, of D); chunk c is sums 4c..4c+3.
+]]
+local function mainloop(n, arrive, to)
+  return (MAINLOOP:gsub("%$(%u+)", { N = n, ARRIVE = arrive, TO = to }))
+end
+
 -- The mid-size kernels' last step, shared by both: each slice of k adds the
 -- parts of the columns it owns in slice order (deterministic), then stores
 -- them. $NC and $CPR name the kernel's column counts, $ME its slice index
@@ -456,36 +496,7 @@ local MID_BODY = [[
     return;
   }
   // Warpgroup wg: rows 64 wg .. 64 wg + 63 of the tile.
-  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
-  float acc[BN / 2];
-#pragma unroll
-  for (int j = 0; j < BN / 2; j++) acc[j] = 0.0f;
-  int s = 0, prev = -1;
-  unsigned ph = 0;
-  for (int kb = kb0; kb < kb1; kb++) {
-    mbar_wait(full + 8 * s, ph);
-    const unsigned sB = base + s * SLOT + wg * 64 * 128, sA = base + s * SLOT + KBOX * W_BYTES;
-    wg_fence();
-#pragma unroll
-    for (int b = 0; b < KBOX; b++)
-#pragma unroll
-      for (int kk = 0; kk < 4; kk++)
-        wgmma_tile(acc, desc(sB + b * W_BYTES + kk * 32, 1, 1024), desc(sA + b * A_BYTES + kk * 32, 1, 1024));
-    wg_commit();
-    // INFLIGHT 1: this group keeps running; the previous one's slot is
-    // released once it retires. 0: this slot, as soon as its group is done.
-    wg_wait<INFLIGHT>();
-    if (INFLIGHT == 0) {
-      if (lane == 0) mbar_arrive(empty + 8 * s);
-    } else {
-      if (prev >= 0 && lane == 0) mbar_arrive(empty + 8 * prev);
-      prev = s;
-    }
-    if (++s == STAGES) { s = 0; ph ^= 1; }
-  }
-  wg_wait<0>();
-  // Sum 4c + 2h + e: row 16 warp + g + 8h of the warpgroup's 64 (a column
-  // of D), column 8c + 2t + e (a row of A, of D); chunk c is sums 4c..4c+3.
+]] .. mainloop("BN", "mbar_arrive", "") .. [[
   const int g = lane / 4, t = lane % 4;
   const long long col = (long long)tile * BM + 64 * wg + 16 * warp + g;
 #if CS > 1
@@ -627,36 +638,7 @@ template<int N> AIT_DEV void consume(unsigned base, const float4* red, unsigned 
                                      int kb0, int kb1, int split, int cx, int tile, long long r0,
                                      OUT_T* __restrict__ D, long long m, long long n)
 {
-  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
-  float acc[N / 2];
-#pragma unroll
-  for (int j = 0; j < N / 2; j++) acc[j] = 0.0f;
-  int s = 0, prev = -1;
-  unsigned ph = 0;
-  for (int kb = kb0; kb < kb1; kb++) {
-    mbar_wait(full + 8 * s, ph);
-    const unsigned sB = base + s * SLOT + wg * 64 * 128, sA = base + s * SLOT + KBOX * W_BYTES;
-    wg_fence();
-#pragma unroll
-    for (int b = 0; b < KBOX; b++)
-#pragma unroll
-      for (int kk = 0; kk < 4; kk++)
-        wgmma_tile(acc, desc(sB + b * W_BYTES + kk * 32, 1, 1024), desc(sA + b * A_BYTES + kk * 32, 1, 1024));
-    wg_commit();
-    // INFLIGHT 1: this group keeps running; the previous one's slot is
-    // released once it retires. 0: this slot, as soon as its group is done.
-    wg_wait<INFLIGHT>();
-    if (INFLIGHT == 0) {
-      if (lane == 0) release(empty + 8 * s, split);
-    } else {
-      if (prev >= 0 && lane == 0) release(empty + 8 * prev, split);
-      prev = s;
-    }
-    if (++s == STAGES) { s = 0; ph ^= 1; }
-  }
-  wg_wait<0>();
-  // Sum 4c + 2h + e: row 16 warp + g + 8h of the warpgroup's 64 (a column
-  // of D), column 8c + 2t + e (a row of A, of D); chunk c is sums 4c..4c+3.
+]] .. mainloop("N", "release", ", split") .. [[
   constexpr int NCV = N / 8, CPRV = (NCV + CS - 1) / CS;
   const int g = lane / 4, t = lane % 4;
   const long long col = (long long)tile * BM + 64 * wg + 16 * warp + g;
