@@ -4,6 +4,7 @@ CUDA     ?= /usr/local/cuda
 BUILD    := build
 VERSION  := 0.1.0
 PKG_CONFIG ?= pkg-config
+PYTHON   ?= python3
 # Where `make install` puts things (GNU names; DESTDIR stages a package).
 PREFIX   ?= /usr/local
 bindir   ?= $(PREFIX)/bin
@@ -27,7 +28,7 @@ ALL_CFLAGS = $(AITUNE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 # libcuda is opened at run time (cu.c).
 STATIC_LIBS := $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a
 LDLIBS   := $(STATIC_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm
-DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 python3-venv
+DEBS     := build-essential pkg-config liblua5.4-dev libyaml-dev libsqlite3-dev sqlite3 python3-venv python3-dev
 # chromium-headless-shell (about 0.5 GB): only the report's screenshot check
 # renders the page in a real browser (tests/cli/report.sh), and skips, saying
 # so, without one. `make deps-browser` installs it.
@@ -45,7 +46,7 @@ LIB_O      := $(filter-out $(BUILD)/obj/main.o,$(TOOL_O))
 
 .PHONY: all deps deps-browser test check clean check-deps install uninstall
 all: $(BUILD)/aitune rt $(UNIT_BINS) $(BUILD)/tests/fake_worker $(BUILD)/tests/slow_nvrtc.so $(BUILD)/tests/kernel_sample \
-     $(BUILD)/tests/fake_cublaslt.so
+     $(BUILD)/tests/fake_cublaslt.so $(BUILD)/_aitune_hot.abi3.so
 
 include mk/rt.mk
 
@@ -99,6 +100,15 @@ $(BUILD)/tests/fake_cublaslt.so: tests/unit/fake_cublaslt.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -lpthread -lm
 
+# The Python package's hot path (src/pyhot.c), compiled against CPython's
+# limited API: one build loads in every CPython from 3.11 on (the GPU
+# machines' 3.12 included); it links neither libpython nor libaitune.
+PY_INCLUDE ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+$(BUILD)/_aitune_hot.abi3.so: src/pyhot.c src/aitune.h
+	@test -f "$(PY_INCLUDE)/Python.h" || { echo "no Python.h under '$(PY_INCLUDE)': run make deps (python3-dev), or set PY_INCLUDE"; exit 1; }
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -fPIC -shared -o $@ $<
+
 # apt_install PACKAGES: those not installed yet, with sudo unless root.
 apt_install = @missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -124,7 +134,6 @@ deps:
 # tests with $(VENV)/bin/python and skips, saying so, when it is absent.
 # Several trees may share one: make VENV=/path/to/venv deps test.
 VENV ?= .venv
-PYTHON ?= python3
 .PHONY: python-deps
 python-deps: $(VENV)/.aitune-deps
 $(VENV)/.aitune-deps:
@@ -151,13 +160,15 @@ test: all
 # them relative to itself, so a staged or moved tree works), and libaitune
 # with its header and aitune.pc.
 SHARE := $(DESTDIR)$(datadir)/aitune
-install: $(BUILD)/aitune $(BUILD)/libaitune.a $(BUILD)/libaitune.so
+install: $(BUILD)/aitune $(BUILD)/libaitune.a $(BUILD)/libaitune.so $(BUILD)/_aitune_hot.abi3.so
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir) $(SHARE) \
 	    $(DESTDIR)$(datadir)/doc/aitune
 	install -m 755 $(BUILD)/aitune $(DESTDIR)$(bindir)/aitune
 	install -m 644 src/aitune.h $(DESTDIR)$(includedir)/aitune.h
 	install -m 644 $(BUILD)/libaitune.a $(DESTDIR)$(libdir)/libaitune.a
 	install -m 755 $(BUILD)/$(RT_SO) $(DESTDIR)$(libdir)/$(RT_SO)
+	install -d $(DESTDIR)$(libdir)/aitune
+	install -m 755 $(BUILD)/_aitune_hot.abi3.so $(DESTDIR)$(libdir)/aitune/_aitune_hot.abi3.so
 	ln -sf $(RT_SO) $(DESTDIR)$(libdir)/$(RT_SONAME)
 	ln -sf $(RT_SONAME) $(DESTDIR)$(libdir)/libaitune.so
 	$(call write_pc,$(PREFIX),$(libdir),$(includedir),$(DESTDIR)$(libdir)/pkgconfig/aitune.pc)
@@ -187,7 +198,8 @@ endef
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/aitune $(DESTDIR)$(includedir)/aitune.h $(DESTDIR)$(libdir)/libaitune.a \
 	    $(DESTDIR)$(libdir)/$(RT_SO) $(DESTDIR)$(libdir)/$(RT_SONAME) $(DESTDIR)$(libdir)/libaitune.so \
-	    $(DESTDIR)$(libdir)/pkgconfig/aitune.pc
+	    $(DESTDIR)$(libdir)/pkgconfig/aitune.pc $(DESTDIR)$(libdir)/aitune/_aitune_hot.abi3.so
+	-rmdir $(DESTDIR)$(libdir)/aitune 2>/dev/null
 	rm -rf $(SHARE) $(DESTDIR)$(datadir)/doc/aitune
 
 clean:

@@ -8,10 +8,17 @@ The library is found, in order, at:
   4. what the system's loader finds (``make install`` then ``ldconfig``), and
      libaitune.so.0 under /usr/local/lib and /usr/lib.
 Nothing is compiled; a missing library is an AituneError that names what was tried.
+
+hot() loads the hot path's C module (_aitune_hot.abi3.so, src/pyhot.c: the modules'
+warm calls without the interpreter around the launch) from beside this package, the
+source tree's build/, or aitune/ beside the loaded libaitune (`make install`); None
+where it is absent or AITUNE_HOT=0, and the package then runs the same path in Python.
 """
 
 import ctypes
 import ctypes.util
+import importlib.machinery
+import importlib.util
 import os
 
 OK, ERROR, NOTFOUND, CANTOPEN, CORRUPT, MISUSE, NOMEM = range(7)
@@ -123,3 +130,32 @@ def load():
 def path():
     """Where the loaded library came from (None before load())."""
     return _path
+
+
+HOT_NAME = "_aitune_hot.abi3.so"
+_hot = False    # not looked for yet
+
+
+def hot():
+    """The hot path's C module, or None (see the module doc); looked for once."""
+    global _hot
+    if _hot is not False:
+        return _hot
+    _hot = None
+    if os.environ.get("AITUNE_HOT", "1") == "0":
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    where = [here, os.path.normpath(os.path.join(here, "..", "..", "build"))]
+    lib = _path or ""
+    if os.sep in lib:
+        where.append(os.path.join(os.path.dirname(os.path.realpath(lib)), "aitune"))
+    for d in where:
+        f = os.path.join(d, HOT_NAME)
+        if os.path.isfile(f):
+            loader = importlib.machinery.ExtensionFileLoader("_aitune_hot", f)
+            spec = importlib.util.spec_from_file_location("_aitune_hot", f, loader=loader)
+            mod = importlib.util.module_from_spec(spec)
+            loader.exec_module(mod)
+            _hot = mod
+            break
+    return _hot

@@ -117,6 +117,17 @@ class Dispatcher:
         except AituneError:
             return False
 
+    def answer(self, op, dtype, shape, dev=-1):
+        """True where a tuned bucket holds the shape with a template's winner, False
+        where the vendor holds it, None where no tuned bucket does; records nothing."""
+        try:
+            c = self.reg.lookup(op, self.arch_of(dev), dtype, shape)
+        except AituneError:
+            return None
+        if c["level"] != "exact":
+            return None
+        return c["template"] != VENDOR_TEMPLATE
+
     def _load(self, op, dtype, shape, dev):
         arch = self.arch_of(dev)
         try:

@@ -35,7 +35,10 @@ the member's own GEMM (aitune.nn's linear path):
     `python -m aitune tune` writes the fused shapes into its spec). A trace cannot
     ask per shape (Dynamo makes the batch dim symbolic once it has seen two sizes),
     so it asks whether the registry has the fused weight at any of _PROBE_ROWS, and
-    linear_group runs PyTorch's one GEMM over the fused weight at a size it lacks.
+    linear_group runs PyTorch's one GEMM over the fused weight at a size it lacks;
+    with static shapes (torch.compile(dynamic=False)) the trace asks at the shape
+    itself, and traces the members' products (aitune.ops.traced_linear) where the
+    registry has no kernel of its own for the fused one.
 Under torch.compile the same Python runs at trace time: Dynamo sees the identity
 test and traces one torch.ops.aitune.linear_group per group and the siblings'
 slices, no pending state left behind. linear_group takes the members' weights
@@ -274,7 +277,13 @@ def _traced_product(g, x):
     """Under torch.compile: one aitune::linear_group where the registry has the fused weight
     (at any m: an m it lacks runs cuBLAS over the fused weight at run time, a miss)."""
     dev = x.device.index if x.device.type == "cuda" else -1
-    if not _tuned(ops.DTYPES.get(x.dtype), g.n, g.k, -1 if dev is None else dev):
+    dev = -1 if dev is None else dev
+    if ops.static_trace():
+        # m is a constant: the fused product where the registry has a kernel of its
+        # own for it, else the members' products, each as ops.traced_linear decides.
+        if not ops.own_kernel(ops.DTYPES.get(x.dtype), ops._rows(x.shape), g.n, g.k, dev):
+            return None
+    elif not _tuned(ops.DTYPES.get(x.dtype), g.n, g.k, dev):
         return None
     ms = g.members
     ws = [mod._parameters["weight"] for mod in ms]

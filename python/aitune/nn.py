@@ -117,7 +117,7 @@ def _linear_slow(self, x):
     p = self._parameters
     w = p["weight"]
     if _compiling():
-        return ops.linear(x, w, p.get("bias"))
+        return ops.traced_linear(x, w, p.get("bias"))
     d = dispatch._current
     st = self.__dict__.get("_aitune")
     if st is None or st.d is not d:

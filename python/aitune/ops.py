@@ -43,14 +43,25 @@ Contract of the CUDA kernels, which the fake implementations share:
     rows of one storage (aitune.grouping's views) and runs one GEMM over them;
     weights that are not (replaced since) or a fused shape the registry has no
     tuned bucket for run as the separate products, concatenated.
+
+What a trace contains (traced_linear, and aitune.grouping's fused products). With
+static shapes (torch.compile(dynamic=False), as transformers' compiled generation
+compiles), each product's m is a constant and the registry is asked at trace time:
+a shape it answers with a template's kernel is traced as the aitune op; one the
+vendor holds, or one it does not answer (a miss, recorded then), as F.linear, so
+Inductor sees what plain torch.compile sees there (its cuBLAS call, and its
+epilogue fused). With dynamic shapes m is symbolic and every product is traced as
+the aitune op, which asks the registry per shape at run time.
 """
 
+import ctypes
 import math
 import threading
 
 import torch
 import torch.nn.functional as F
 
+from . import _lib
 from ._lib import AituneError, MISUSE
 from . import dispatch
 from .registry import CACHED_AT
@@ -251,6 +262,9 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, 
     # (the tests' recording libcuda).
     raw = torch._C._cuda_getCurrentRawStream if dev >= 0 else None
 
+    if nbufs_in == 2 and _lib.hot() is not None:
+        return _hot_runner(b, out_shape, dtype, device, dev, nscalars, check_w, wptr, tmpl, raw)
+
     if nbufs_in == 2:
         cpack, cfn, new_block = b._cpack, b._cfn, b.cached_block
         mine = threading.local()      # .blk: this thread's aitune_cached block
@@ -350,6 +364,33 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, 
             _relaunch(b, vals, s, dev, e)
         return out
     return run
+
+
+def _hot_runner(b, out_shape, dtype, device, dev, nscalars, check_w, wptr, tmpl, raw):
+    """_runner's two-buffer run as the hot path's C object (_lib.hot(), src/pyhot.c):
+    the same steps, in C, with this module's functions where a step leaves the fast
+    path (a copy of x, a weight to check, the workspace, a failed launch)."""
+    ws = b.ws_bytes
+    slots = "".join("p" if a["role"] in ("in", "out", "inout") else "f" if a["role"] == "scalar" else "x"
+                    for a in b.kernel.plan["args"])
+
+    def weight(c):
+        if not check_w(c):
+            return None, 0
+        if c.data_ptr() & 15 or not c.is_contiguous():
+            c = _aligned(c)
+        return c, c.data_ptr()
+
+    if tmpl is not None:
+        alloc, args, kw = torch.empty_like, (tmpl,), None
+    else:
+        alloc, args, kw = torch.empty, (out_shape,), {"dtype": dtype, "device": device}
+    blk = b.cached_block()
+    return _lib.hot().Runner(
+        dtype, dev, alloc, args, kw, raw, _aligned, weight,
+        lambda rc, vals, s: _cached_failed(b, rc, vals, s, dev),
+        (lambda s: workspace(dev, device, s, ws)) if ws else None,
+        blk, ctypes.addressof(blk), ctypes.cast(b._cfn, ctypes.c_void_p).value, slots, nscalars, wptr or 0)
 
 
 def _linear_weight(dtype, device, n, k):
@@ -467,6 +508,39 @@ def adjacent(ts):
         return None
     row = t0.stride(0) if t0.dim() > 1 else 1
     return t0.as_strided((rows,) + tuple(t0.shape[1:]), (row,) + tuple(t0.stride()[1:]))
+
+
+@torch.compiler.assume_constant_result
+def static_trace():
+    """At trace time: whether every shape is static (torch.compile(dynamic=False)), so
+    a product's m is a constant; a constant to Dynamo."""
+    c = torch._dynamo.config
+    return not c.automatic_dynamic_shapes and c.assume_static_by_default
+
+
+@torch.compiler.assume_constant_result
+def own_kernel(dtype, m, n, k, dev):
+    """At trace time, shapes static: whether the registry in use answers gemm_nt at
+    (m, n, k) with a template's kernel (not the vendor's). A shape it does not answer
+    is recorded as a miss here, once per trace (the compiled graph runs PyTorch's)."""
+    d = dispatch._current
+    if d is None or dtype is None:
+        return False
+    own = d.answer("gemm_nt", dtype, (m, n, k), dev)
+    if own is None:
+        d.miss("gemm_nt", dtype, (m, n, k), "no tuned bucket holds it (traced as PyTorch's GEMM)")
+    return bool(own)
+
+
+def traced_linear(x, weight, bias=None):
+    """F.linear under torch.compile: the aitune op, or F.linear where static shapes let
+    the trace ask the registry and it has no kernel of its own there (module doc)."""
+    if static_trace():
+        n, k = weight.shape
+        dev = x.device.index if x.device.type == "cuda" else -1
+        if not own_kernel(DTYPES.get(x.dtype), _rows(x.shape), n, k, -1 if dev is None else dev):
+            return F.linear(x, weight, bias)
+    return linear(x, weight, bias)
 
 
 def _linear_group_cuda(x, weights, biases):

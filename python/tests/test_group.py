@@ -355,6 +355,51 @@ def test_compile_without_the_fused_weight_traces_the_members(tmp_path, fake_cuda
         d.reg.close()
 
 
+def test_static_shapes_trace_what_the_registry_answers(tmp_path, fake_cuda, torch_mod):
+    """torch.compile(dynamic=False): m is a constant, so the trace asks the registry at the
+    shape itself: the fused q/k/v (128 x 64, a template's kernel) as aitune::linear_group;
+    the fused gate/up (256 x 64), which the vendor holds, as the members' products, each
+    an aitune::linear (128 x 64 again); o_proj and down_proj (not tuned: a miss, recorded
+    at trace time) as F.linear, PyTorch's graph there. At m = 3, where the registry has
+    nothing, the whole graph is plain PyTorch's."""
+    import sqlite3
+    import fakereg
+    path = fakereg.build(str(tmp_path / "v.db"), gemm=((1, 128, 64), (1, 256, 64)), rows=())
+    db = sqlite3.connect(path)
+    db.execute("UPDATE winners SET template = 'vendor/cublaslt', config = '{}', cubin = NULL "
+               "WHERE op = 'gemm_nt' AND bucket LIKE '%n=2^8,%'")
+    db.commit()
+    db.close()
+    d = dispatch.use(dispatch.Dispatcher(path, arch="sm_90", host_tensors=True))
+    m = decoder()
+    p = aitune.patch(m)
+    try:
+        for rows, groups, linears in ((1, 2, 4), (3, 0, 0)):
+            x = torch.randn(rows, H, dtype=BF)
+            aitune.unpatch(m)
+            with torch.no_grad():
+                want = m(x)
+            p = aitune.patch(m)
+            torch._dynamo.reset()
+            from torch._dynamo.testing import CompileCounterWithBackend
+            cnt = CompileCounterWithBackend("aot_eager")
+            with torch.no_grad():
+                y = torch.compile(m, fullgraph=True, dynamic=False, backend=cnt)(x)
+            targets = [str(n.target) for n in cnt.graphs[0].graph.nodes if n.op == "call_function"]
+            assert targets.count("aitune.linear_group") == groups, (rows, targets)
+            assert targets.count("aitune.linear") == linears, (rows, targets)
+            assert sum("linear" in t and "aitune" not in t for t in targets) == 14 - 3 * groups - linears, \
+                (rows, targets)
+            assert torch.equal(y, want)
+        missed = {k[2] for k in d.misses()}
+        assert (1, H, INTER) in missed and (1, H, H) in missed and (3, 128, H) in missed, missed
+        assert (1, 256, H) not in missed, "a vendor bucket is no miss"
+    finally:
+        aitune.unpatch(m)
+        dispatch._current = None
+        d.reg.close()
+
+
 def test_compile_with_a_dynamic_batch(reg):
     """A batch dim Dynamo made symbolic (two sizes seen, or dynamic=True) still traces
     one aitune::linear_group per group (m is no constant there)."""
