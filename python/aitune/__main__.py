@@ -30,6 +30,7 @@ table (aitune.unpatch(model) writes them); `--from-misses` tunes exactly those.
 
 examples:
   python -m aitune tune llama3-8b/config.json --batch 1:32 --prompt 128:2048
+  python -m aitune tune config.json --batch 1:32 --exact-batch 1,8,32   # the graphs' batch sizes exactly too
   python -m aitune tune config.json --batch 1:8 --prompt 1:4096 --dry-run   # print the spec
   python -m aitune tune config.json --ops rmsnorm --max-evals 8 --budget 10m
   python -m aitune tune config.json --batch 1:32 --prompt 1 --group only --db old.db  # add the fused shapes
@@ -50,6 +51,9 @@ def _parser():
     t.add_argument("--batch", default="1:32", metavar="LO:HI", help="batch sizes served (default 1:32)")
     t.add_argument("--prompt", default="1:2048", metavar="LO:HI",
                    help="prompt lengths prefilled, in tokens (default 1:2048)")
+    t.add_argument("--exact-batch", metavar="B,B,...",
+                   help="batch sizes a server runs most (one decode graph each): their GEMMs also tuned at m "
+                   "exactly, in buckets of their own (the range holding them is tuned at its upper edge)")
     t.add_argument("--dtype", choices=("bf16", "f16"), help="default: the config's torch_dtype")
     t.add_argument("--group", choices=tuning.GROUP_MODES, default="on",
                    help="q/k/v and gate/up fused as aitune.patch groups them (on, the default), separate "
@@ -87,17 +91,19 @@ def tune(a, p):
         p.error("--max-evals must be >= 0")
     db = a.db or dispatch.default_path()
     if a.from_misses:
-        if a.config:
-            p.error("--from-misses takes no config")
+        if a.config or a.exact_batch:
+            p.error("--from-misses takes no config and no --exact-batch")
         text = tuning.misses_spec(tuning.read_misses(db), arch=a.arch, search=a.search, max_evals=a.max_evals)
     else:
         if not a.config:
             p.error("a config.json (or --from-misses) is required")
         cfg, where = _config(a.config)
         ops = [o for o in a.ops.split(",") if o]
-        text = tuning.model_spec(cfg, tuning.parse_range(a.batch, "--batch"), tuning.parse_range(a.prompt, "--prompt"),
+        batch = tuning.parse_range(a.batch, "--batch")
+        exact = tuning.parse_batches(a.exact_batch, batch) if a.exact_batch else ()
+        text = tuning.model_spec(cfg, batch, tuning.parse_range(a.prompt, "--prompt"),
                                  a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals, "config '%s'" % where,
-                                 a.group)
+                                 a.group, exact)
     if a.dry_run:
         sys.stdout.write(text)
         return 0

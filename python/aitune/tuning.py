@@ -178,11 +178,31 @@ def _split(batch, prompt):
     return dec, pre
 
 
+def parse_batches(text, batch):
+    """'1,8,32' -> (1, 8, 32): batch sizes inside the served range batch (lo, hi)."""
+    out = []
+    for part in (text or "").split(","):
+        if not re.fullmatch(r"\s*\d{1,6}\s*", part):
+            raise SpecError("--exact-batch: want batch sizes like 1,8,32, got %r" % (text,))
+        b = int(part)
+        if not batch[0] <= b <= batch[1]:
+            raise SpecError("--exact-batch: %d is outside the batch sizes served (%d..%d)" % (b, batch[0], batch[1]))
+        if b in out:
+            raise SpecError("--exact-batch: %d is listed twice" % b)
+        out.append(b)
+    return tuple(out)
+
+
 def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", ops=None, search="model",
-               max_evals=48, where="config", group="on"):
+               max_evals=48, where="config", group="on", exact_batches=()):
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
     "gemm_nt", "rmsnorm" to keep (default both). group: "on", "off" or "only" (see
-    the module doc; "only" writes GEMMs alone)."""
+    the module doc; "only" writes GEMMs alone). exact_batches: batch sizes whose decode
+    GEMMs (lm_head's included) get buckets of their own at m exactly, beside the range
+    that holds them (which is tuned at its upper edge, where its kernels are slowest:
+    a server that captures a decode graph per batch size runs those m most; on an H100,
+    Llama-3-8B's batch-8 GEMMs tuned at m = 8 made its step 1.089x -> 1.102x faster
+    than torch.compile's, bench/RESULTS.md fifth session)."""
     weights, norms, head, mtype = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
@@ -222,6 +242,14 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     if "gemm_nt" in ops and group != "only":
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
                      "lm_head: the last token's logits")
+    if "gemm_nt" in ops:
+        every = weights + ([head] if group != "only" else [])
+        for b in exact_batches:
+            if not batch[0] <= b <= batch[1]:
+                raise SpecError("exact batch %d is outside the batch sizes served (%d..%d)" % (b, batch[0], batch[1]))
+            for n, k in every:
+                out += _task("gemm_nt", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
+                             "batch %d exactly: %d x %d weight" % (b, n, k))
     return "\n".join(out) + "\n"
 
 

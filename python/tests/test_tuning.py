@@ -154,6 +154,38 @@ def test_cli_help_and_errors(tmp_path):
     assert r.returncode == 3 and "--batch" in r.stderr
 
 
+def test_exact_batches(tmp_path):
+    """--exact-batch 1,8: each weight's decode GEMM (lm_head's too) also as a bucket of
+    its own at m exactly, decode-timed, beside the ranges (which stay as they were);
+    sizes outside the batch range, repeated or not numbers are refused (exit 3)."""
+    base = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048))
+    text = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), exact_batches=(1, 8))
+    assert text.startswith(base), "the ranges are those of the spec without exact batches"
+    extra = tasks(text[len(base):])
+    want = {(m, n, k) for m in (1, 8) for n, k in _weights(base)}
+    assert {(_size(d["m"]), _size(d["n"]), _size(d["k"])) for op, _, d in extra} == want
+    assert len(extra) == len(want) == 2 * 5 and all(t == "neighbour" for _, t, _ in extra)
+    assert (8, 128256, 4096) in want and (8, 6144, 4096) in want
+    assert tuning.parse_batches("1, 8,32", (1, 32)) == (1, 8, 32)
+    for bad, word in (("0", "outside"), ("33", "outside"), ("8,8", "twice"), ("8;16", "like 1,8,32"), ("", "like")):
+        with pytest.raises(tuning.SpecError, match=word):
+            tuning.parse_batches(bad, (1, 32))
+    good = tmp_path / "llama.json"
+    good.write_text(json.dumps(LLAMA3_8B))
+    r = cli("tune", str(good), "--batch", "1:32", "--prompt", "128:2048", "--exact-batch", "1,8", "--dry-run")
+    assert r.returncode == 0 and r.stdout == text
+    r = cli("tune", str(good), "--batch", "1:8", "--exact-batch", "16", "--dry-run")
+    assert r.returncode == 3 and r.stderr.count("\n") == 1 and "outside the batch sizes served (1..8)" in r.stderr
+    assert cli("tune", "--from-misses", "--exact-batch", "8").returncode == 2
+    if os.path.exists(AITUNE):
+        spec = tmp_path / "s.yaml"
+        spec.write_text(text)
+        r = subprocess.run([AITUNE, "sweep", str(spec), "--db", str(tmp_path / "r.db"), "--quiet"],
+                           env=dict(os.environ, AITUNE_WORKER="/bin/false"), capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 1 and "worker" in r.stderr, "aitune reads the spec: %s" % r.stderr
+
+
 def test_specs_parse_in_aitune(tmp_path):
     """build/aitune reads the spec (a worker that cannot start fails after the spec is
     read: exit 1; a spec it refuses would be exit 3)."""
