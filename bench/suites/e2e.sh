@@ -4,7 +4,7 @@
 # without aitune.patch, eager and under torch.compile (bench/llama_e2e.py).
 # It needs a registry tuned for the model's shapes, made in a call of its
 # own (a sweep of the model's spec takes longer than one call may):
-#     python -m aitune tune CONFIG.json --batch 1:32 --prompt 128:2048 --db llama.db
+#     python -m aitune tune CONFIG.json --batch 1:32 --prompt 128:2048 --exact-batch 1,8,32 --db llama.db
 #     bench/run e2e -- --registry llama.db
 # The Python is $AITUNE_PYTHON (default python3): PyTorch and transformers.
 about="Llama-3-8B decode end to end, tokens/s: PyTorch, aitune.patch, torch.compile, torch.compile + aitune.patch"
