@@ -66,6 +66,17 @@ def winner(db, op, dtype, dims, lo, plan, arch="sm_90"):
                 json.dumps(dict(zip(dims, lo))), op + "/fake", "{}", 1.0, h, json.dumps(plan)))
 
 
+def vendor(path, bucket_like):
+    """Make the gemm_nt winners of buckets LIKE bucket_like the vendor's (template
+    vendor/cublaslt, no cubin), as a sweep writes a bucket no template beat cuBLASLt at."""
+    db = sqlite3.connect(path)
+    db.execute("UPDATE winners SET template = 'vendor/cublaslt', config = '{}', cubin = NULL "
+               "WHERE op = 'gemm_nt' AND bucket LIKE ?", (bucket_like,))
+    db.commit()
+    db.close()
+    return path
+
+
 def build(path, gemm=((1, 64, 128), (16, 64, 128)), rows=((1, 128), (16, 128)), dtypes=("bf16", "f16")):
     """A registry at path: gemm_nt winners at each (m, n, k) of gemm, rmsnorm,
     layernorm and softmax winners at each (rows, cols) of rows, in each dtype."""

@@ -197,15 +197,9 @@ def test_rms_norm_warm_calls(disp, fake_cuda):
 def test_a_bucket_the_vendor_holds_runs_pytorchs_gemm(tmp_path, fake_cuda, torch_mod):
     """A vendor winner (template vendor/cublaslt): Linear computes F.linear's product
     through PyTorch, launches nothing through libaitune and records no miss."""
-    import sqlite3
     import fakereg
     from aitune import dispatch
-    path = fakereg.build(str(tmp_path / "v.db"))
-    db = sqlite3.connect(path)
-    db.execute("UPDATE winners SET template = 'vendor/cublaslt', config = '{}', cubin = NULL "
-               "WHERE op = 'gemm_nt' AND bucket = 'm=2^0,n=2^6,k=2^7'")
-    db.commit()
-    db.close()
+    path = fakereg.vendor(fakereg.build(str(tmp_path / "v.db")), "m=2^0,n=2^6,k=2^7")
     d = dispatch.use(dispatch.Dispatcher(path, arch="sm_90", host_tensors=True))
     try:
         lin = ann.Linear(128, 64, bias=True, dtype=BF).requires_grad_(False)

@@ -362,14 +362,9 @@ def test_static_shapes_trace_what_the_registry_answers(tmp_path, fake_cuda, torc
     an aitune::linear (128 x 64 again); o_proj and down_proj (not tuned: a miss, recorded
     at trace time) as F.linear, PyTorch's graph there. At m = 3, where the registry has
     nothing, the whole graph is plain PyTorch's."""
-    import sqlite3
     import fakereg
-    path = fakereg.build(str(tmp_path / "v.db"), gemm=((1, 128, 64), (1, 256, 64)), rows=())
-    db = sqlite3.connect(path)
-    db.execute("UPDATE winners SET template = 'vendor/cublaslt', config = '{}', cubin = NULL "
-               "WHERE op = 'gemm_nt' AND bucket LIKE '%n=2^8,%'")
-    db.commit()
-    db.close()
+    path = fakereg.vendor(fakereg.build(str(tmp_path / "v.db"), gemm=((1, 128, 64), (1, 256, 64)), rows=()),
+                          "%n=2^8,%")
     d = dispatch.use(dispatch.Dispatcher(path, arch="sm_90", host_tensors=True))
     m = decoder()
     p = aitune.patch(m)
