@@ -11,7 +11,8 @@ Nothing is compiled; a missing library is an AituneError that names what was tri
 
 hot() loads the hot path's C module (_aitune_hot.abi3.so, src/pyhot.c: the modules'
 warm calls without the interpreter around the launch) from beside this package, the
-source tree's build/, or aitune/ beside the loaded libaitune (`make install`); None
+source tree's build/, or beside the loaded libaitune (AITUNE_LIB=.../build/libaitune.so
+with the package pip-installed) or in aitune/ there (`make install`); None
 where it is absent or AITUNE_HOT=0, and the package then runs the same path in Python.
 """
 
@@ -148,7 +149,8 @@ def hot():
     where = [here, os.path.normpath(os.path.join(here, "..", "..", "build"))]
     lib = _path or ""
     if os.sep in lib:
-        where.append(os.path.join(os.path.dirname(os.path.realpath(lib)), "aitune"))
+        d = os.path.dirname(os.path.realpath(lib))
+        where += [d, os.path.join(d, "aitune")]
     for d in where:
         f = os.path.join(d, HOT_NAME)
         if os.path.isfile(f):

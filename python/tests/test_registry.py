@@ -193,3 +193,32 @@ def test_pip_installed_copy_finds_the_library(tmp_path, libaitune):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path),
                          timeout=60).stdout
     assert out.strip() == "loaded " + fakereg.LIBAITUNE, out
+
+
+def test_the_hot_module_is_found_where_make_puts_it(tmp_path, libaitune):
+    """The package copied elsewhere (pip install) with AITUNE_LIB naming the build's
+    libaitune finds _aitune_hot.abi3.so beside it; AITUNE_HOT=0, or no such file
+    there, is None (the Python runners)."""
+    import shutil
+    from aitune import _lib
+    built = os.path.join(os.path.dirname(os.path.realpath(fakereg.LIBAITUNE)), _lib.HOT_NAME)
+    if not os.path.exists(built):
+        pytest.skip("no %s (make)" % built)
+    site = tmp_path / "site"
+    shutil.copytree(os.path.join(fakereg.ROOT, "python", "aitune"), site / "aitune",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import aitune._lib as l; l.load(); h = l.hot(); assert l.__file__.startswith(%r); "
+            "print(h.__file__ if h else None, h.CACHED_MAXARGS if h else '')" % str(site))
+
+    def where(lib, hot="1"):
+        env = dict(os.environ, PYTHONPATH=str(site), AITUNE_LIB=lib, AITUNE_HOT=hot)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                           cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split()
+    assert where(fakereg.LIBAITUNE) == [built, "17"]
+    assert where(fakereg.LIBAITUNE, hot="0") == ["None"]
+    other = tmp_path / "lib"
+    other.mkdir()
+    shutil.copy(os.path.realpath(fakereg.LIBAITUNE), other / "libaitune.so")
+    assert where(str(other / "libaitune.so")) == ["None"], "none beside that libaitune: the Python runners"
