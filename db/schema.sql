@@ -1,10 +1,11 @@
--- aitune registry, schema version 7 (names.h: REG_SCHEMA_VERSION).
+-- aitune registry, schema version 8 (names.h: REG_SCHEMA_VERSION).
 -- Applied by registry.c when a registry is created; a registry of an older
 -- version is brought up to date by db/migrations/NNN-*.sql, one per version
 -- step (002: from aitune 0.1; 010-identity: hardware apart from toolchain
 -- identity; 011-timing: how a measurement was timed; 012-vendor: the vendor
 -- library's times; 013-scans: what `aitune scan` found at each size;
--- 014-cubin-hash: each cached cubin's own hash). What a migration adds is
+-- 014-cubin-hash: each cached cubin's own hash; 015-decided: the buckets a
+-- sweep decided, so a sweep run again skips them). What a migration adds is
 -- written here too, for new registries.
 PRAGMA journal_mode = WAL;
 
@@ -212,3 +213,22 @@ CREATE TABLE IF NOT EXISTS scans (
   PRIMARY KEY (op, arch, dtype, shape, hw, timing)
 );
 
+
+-- The buckets whose decision a sweep completed (src/sweep_resume.h): the
+-- search, the race, hold and split all done, and their winner rows stored
+-- (the bucket's, its parts', the vendor's; none where no candidate was
+-- correct). A sweep run again with the same basis leaves such a bucket as it
+-- is, while its winner rows on hw are still exactly the ones run stored; any
+-- other bucket it decides again. A bucket cut by Ctrl-C, SIGTERM or a
+-- budget has no row. Not merged: what one registry's sweep decided is its own.
+CREATE TABLE IF NOT EXISTS decided (
+  op       TEXT NOT NULL,
+  arch     TEXT NOT NULL,
+  dtype    TEXT NOT NULL,
+  bucket   TEXT NOT NULL,           -- the bucket's key (a split bucket's parts are keyed under it)
+  hw       TEXT NOT NULL,           -- devices.hw of the GPU, as in winners
+  basis    TEXT NOT NULL,           -- what the decision was made on: spec, options, toolchain, templates, holes
+  winners  INTEGER NOT NULL,        -- the winner rows run stored for it (0: none)
+  run      INTEGER REFERENCES runs(id),
+  PRIMARY KEY (op, arch, dtype, bucket, hw)
+);

@@ -44,7 +44,7 @@ char *dbguard_immutable_uri(const char *path)
 }
 
 static const char *const tables[] = {
-    "meta", "devices", "runs", "measurements", "winners", "defaults", "cubins", "misses", "vendor_times", "scans",
+    "meta", "devices", "runs", "measurements", "winners", "defaults", "cubins", "misses", "vendor_times", "scans", "decided",
     "sqlite_sequence", "sqlite_stat1", "sqlite_stat4", NULL,
 };
 

@@ -100,7 +100,7 @@ unsigned bucket_exact_dims(const char *key, const char *dims, int ndims, long lo
 /* The schema version this aitune writes and reads up to (db/schema.sql,
 ** db/migrations/): libaitune refuses a newer registry with the same number.
 ** REG_SCHEMA_VERSION_SQL reads the version a registry holds. */
-#define REG_SCHEMA_VERSION 7
+#define REG_SCHEMA_VERSION 8
 #define REG_SCHEMA_VERSION_SQL "SELECT value FROM meta WHERE key = 'schema_version'"
 /* The winners table's columns as the tool (registry_winner.c) and
 ** libaitune (rt.c) read them, each named after prefix t ("" or "s."): a

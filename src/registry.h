@@ -11,6 +11,7 @@
 **   registry_cubin.h    the compile cache; what trim and gc keep
 **   registry_vendor.h   the vendor library's times
 **   registry_scan.h     `aitune scan`'s rows
+**   registry_decided.h  the buckets a sweep decided (what a resume skips)
 **   registry_export.h   rows as JSON, text and Kernel Tuner T4 (export, import)
 **   registry_merge.h    another registry merged in, checked first
 **   registry_sql.h      for those modules only: statement helpers, shared SQL
@@ -34,6 +35,8 @@ typedef struct reg reg;
 ** 6: scans (db/migrations/013-scans.sql; registry_scan.h).
 ** 7: cubins.cubin_hash (db/migrations/014-cubin-hash.sql): each cached
 ** cubin's bytes, checked before the cache hands it out.
+** 8: decided (db/migrations/015-decided.sql; registry_decided.h): the
+** buckets a sweep decided, so a sweep run again leaves them as they are.
 ** The version itself is names.h's REG_SCHEMA_VERSION. */
 
 /* ---- the handle ---- */

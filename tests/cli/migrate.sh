@@ -35,7 +35,7 @@ EOF
 run "$AITUNE" compile "$T/tiny.yaml" --db "$OLD" --max-evals 1
 expect_eq "compile on a 0.1 registry exits 0" "$RC" 0 || show_last
 expect_stderr "2 launch plans from aitune 0.1 migrated" "and says it migrated the plans"
-expect_eq "the schema is now 7" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 7
+expect_eq "the schema is now 8" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 8
 expect_eq "its measurements say how they were timed: flush, as every one before schema 4" \
     "$(sql "$OLD" "select count(*) from measurements where timing <> 'flush'")" 0
 expect_eq "defaults gained their kernel columns" "$(sql "$OLD" "select count(*) from pragma_table_info('defaults') where name in ('cubin', 'launch')")" 2
@@ -65,7 +65,7 @@ expect_exit 0 "emit answers after compile alone" "$AITUNE" emit axpy --arch sm_9
 expect_exit 0 "and so does a whole-op emit" "$AITUNE" emit axpy --arch sm_90 --dtype f32 --db "$NEW" -o "$T/dall.cu"
 
 # A newer schema is refused by both.
-sql "$NEW" "update meta set value = '8' where key = 'schema_version'" >/dev/null
+sql "$NEW" "update meta set value = '9' where key = 'schema_version'" >/dev/null
 run "$AITUNE" lookup axpy --arch sm_90 --dtype f32 --shape 5000 --db "$NEW"
 expect_eq "lookup (libaitune) refuses a newer registry: exit 3" "$RC" 3
 expect_stderr "newer aitune" "and says why"

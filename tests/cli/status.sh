@@ -112,7 +112,7 @@ run env AITUNE_WORKER="$FAKE" "$AITUNE" status --db "$OLD"
 expect_eq "opening it again changes nothing" "$(sql "$OLD" "select count(*) || ' ' || value from winners, meta where key = 'schema_version'")" "1 1"
 fake_sweep ok "$OLD" "$T/two.yaml"
 expect_eq "a sweep into the 0.1 registry (migrating it)" "$RC" 0 || show_last
-expect_eq "the sweep migrated it to schema 7" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 7
+expect_eq "the sweep migrated it to schema 8" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 8
 expect_eq "the new winner replaces the 0.1 one of the same GPU" "$(sql "$OLD" "select count(*) from winners")" 2
 run env AITUNE_WORKER="$FAKE" "$AITUNE" status --db "$OLD"
 expect_eq "then status is fresh" "$RC" 0 || show_last

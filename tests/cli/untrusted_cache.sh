@@ -38,7 +38,7 @@ OLD=$T/old.db
 cp "$DB" "$OLD"
 sqlite3 "$OLD" "ALTER TABLE cubins DROP COLUMN cubin_hash; UPDATE meta SET value = '6' WHERE key = 'schema_version'"
 expect_exit 0 "compile on a schema 6 registry" "$AITUNE" compile "$T/small.yaml" --db "$OLD"
-expect_eq "it is migrated to schema 7" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 7
+expect_eq "it is migrated to schema 8" "$(sql "$OLD" "select value from meta where key = 'schema_version'")" 8
 expect_stderr "; $n compiled, 0 from the cache" "its unhashed kernels are compiled again"
 expect_eq "and now carry their hashes" "$(sql "$OLD" "select count(*) from cubins where length(cubin_hash) = 16")" "$nk"
 

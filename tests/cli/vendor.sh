@@ -46,7 +46,7 @@ vsweep() {   # vsweep VENDOR_US DB [args...]: a fake sweep of g.yaml
 DB=$T/lose.db
 vsweep 50 "$DB"
 expect_eq "a fake GEMM sweep with the vendor exits 0" "$RC" 0 || show_last
-expect_eq "the registry is schema 7" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 7
+expect_eq "the registry is schema 8" "$(sql "$DB" "select value from meta where key = 'schema_version'")" 8
 expect_eq "the vendor timed at each bucket's shape, as the candidates (flush)" \
     "$(sql "$DB" "select group_concat(json_extract(shape, '\$.m') || ':' || timing || ':' || status || ':' || median_us, ' ')
                   from (select * from vendor_times order by json_extract(shape, '\$.m'))")" "16:flush:ok:50.0 64:flush:ok:50.0"
@@ -205,8 +205,8 @@ AITUNE_WORKER=$FAKE run "$AITUNE" status --db "$T/old.db"
 expect_eq "status reads it read-only: still schema 4" "$(sql "$T/old.db" "select value from meta where key = 'schema_version'")" 4
 vsweep 50 "$T/old.db"
 expect_eq "a sweep into it exits 0" "$RC" 0 || show_last
-expect_eq "and migrates it to 7, with the vendor table" \
-    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "7 1"
+expect_eq "and migrates it to 8, with the vendor table" \
+    "$(sql "$T/old.db" "select value || ' ' || (select count(*) from sqlite_master where name = 'vendor_times') from meta where key = 'schema_version'")" "8 1"
 
 # emit: the vendor's bucket is a cuBLASLt call.
 expect_exit 0 "emit the whole op" "$AITUNE" emit gemm_nt --dtype bf16 --db "$DB" -o "$T/whole.cu"

@@ -350,8 +350,8 @@ static void test_registry(void)
     snprintf(path2, sizeof path2, "%s/b.db", tmpdir);
     snprintf(old, sizeof old, "%s/old.db", tmpdir);
     reg *r;
-    CHECK(reg_open(path, 0, &r) == 0 && reg_version(r) == REG_SCHEMA_VERSION && REG_SCHEMA_VERSION == 7,
-          "a new registry is schema 7 (%s)", reg_errmsg(r));
+    CHECK(reg_open(path, 0, &r) == 0 && reg_version(r) == REG_SCHEMA_VERSION && REG_SCHEMA_VERSION == 8,
+          "a new registry is schema 8 (%s)", reg_errmsg(r));
     device h100 = gpu("GPU-1", "580", "NVIDIA H100"), twin = gpu("GPU-2", "580", "NVIDIA H100"),
            h200 = gpu("GPU-3", "580", "NVIDIA H200");
     long long d1 = 0, d2 = 0, d3 = 0, run = 0;
@@ -482,7 +482,7 @@ static void test_registry(void)
     v = vrow(BUCKET16, SHAPE16, 1, 1, 0);
     CHECK(reg_vendor_put(r, &v) == -1 && strstr(reg_errmsg(r), "no vendor_times"), "and takes none: '%s'", reg_errmsg(r));
     reg_close(r);
-    CHECK(reg_open(old, 0, &r) == 0 && reg_version(r) == 7, "opened for writing, it is migrated to schema 7");
+    CHECK(reg_open(old, 0, &r) == 0 && reg_version(r) == 8, "opened for writing, it is migrated to schema 8");
     CHECK(reg_vendor_put(r, &v) == 0, "and takes vendor rows (%s)", reg_errmsg(r));
     reg_close(r);
 }
