@@ -328,6 +328,12 @@ done = q("select count(distinct op || ' ' || dtype || ' ' || case when instr(buc
 parts = q("select count(*) from winners where instr(bucket, '/') > 0")
 nmeas = q("select count(*) from measurements")
 nb = int(prog[-1][1]) if prog else None
+# A resumed sweep counts in its progress only the buckets it decides; its
+# line on stdout (or its one line when nothing is left) names them all.
+kept = re.search(r"^resume: \d+ of (\d+) buckets?", open(out + "/one-sweep.txt").read(), re.M) or \
+       re.search(r"^sweep: nothing to do: (?:all|its) (\d+) buckets?", err, re.M)
+if kept:
+    nb = int(kept.group(1))
 finished = rc == "0"
 eta = None if finished or not prog else seconds(prog[-1][3])
 print()

@@ -5,6 +5,7 @@
 #include "sweep.h"
 #include "sweep_compile.h"
 #include "sweep_lanes.h"
+#include "sweep_resume.h"
 #include "sweep_scan.h"
 #include "sweep_space.h"
 #include "sweep_task.h"
@@ -60,6 +61,20 @@ static int assume_device(sw *S)
     return 0;
 }
 
+/* Whether the registry, as it is before this run takes it, records every
+** bucket this run wants decided on its basis: a look, read-only (no
+** registry is made, none migrated), answered again once the run holds it
+** (open_run). A registry that does not open decides nothing here. */
+static int all_decided_before(sw *S, hub *H)
+{
+    if (!file_exists(S->o->db_path)) return 0;
+    reg *R;
+    int left = -1;
+    if (!reg_open(S->o->db_path, 1, &R)) left = lanes_decided(S, H, R);
+    reg_close(R);
+    return left == 0 && H->nwanted > 0;
+}
+
 /* Everything a run needs before its first bucket: the spec checked
 ** against the templates, the lanes (their workers: a sweep without a GPU
 ** stops here, before the registry is touched), the progress line, each
@@ -78,8 +93,11 @@ static int open_run(sw *S, hub *H)
     open_progress(S, H);
     sw_signals();   /* counting a large space stops at Ctrl-C */
     if (o->count_only) return 0;
-    if (!o->plan_only && !o->check && !o->scan && (code = space_check(S))) return code;
-    progress_buckets(S->P, o->compile_only ? 0 : lanes_buckets(S));   /* the run's, after the counting */
+    /* A sweep run again whose buckets are all decided on its basis
+    ** (sweep_resume.h) ran this same spec with these templates: its
+    ** spaces passed the check then. */
+    int done = resume_applies(o) && all_decided_before(S, H);
+    if (!o->plan_only && !o->check && !o->scan && !done && (code = space_check(S))) return code;
     if (!o->compile_only && !o->plan_only && (code = reg_sweep_lock(o->db_path, o->command))) return code;
     int orc = reg_open(o->db_path, 0, &S->R);
     if (orc) {
@@ -106,6 +124,19 @@ static int open_run(sw *S, hub *H)
     S->pool = jit_pool_new(o->threads);
     jit_pool_stop_when(S->pool, sw_interrupted);
     for (int i = 1; i < H->nlanes; i++) H->lanes[i]->pool = S->pool;
+    /* Now that the registry is this run's (its lock held): the buckets
+    ** decided already, left as they are. */
+    int left = o->compile_only ? 0 : lanes_buckets(S);
+    if (resume_applies(o)) {
+        if ((left = lanes_decided(S, H, S->R)) < 0) {
+            error("%s", reg_errmsg(S->R));
+            return EXIT_FAIL;
+        }
+        S->kept = H->nkept;
+        S->kept_winners = H->kept_winners;
+        if (done && left && (code = space_check(S))) return code;   /* another process moved it since the look */
+    }
+    progress_buckets(S->P, left);   /* the run's, after the counting */
     return 0;
 }
 
@@ -137,6 +168,7 @@ static int finish_run(sw *S, hub *H, int code)
             code = EXIT_FAIL;
             break;
         }
+    if (!sw_interrupted() && !code && lanes_trim_kept(S, H)) code = EXIT_FAIL;
     progress_end(S->P);
     if (!o->scan) sw_summary(S);   /* scan says its own (sweep_scan.c) */
     if (o->check) {
@@ -157,6 +189,25 @@ static int finish_run(sw *S, hub *H, int code)
         fprintf(stderr, "aitune: interrupted; what was measured is kept: run the same command again to resume\n");
         code = 130;
     }
+    return code;
+}
+
+/* Every bucket the run wants is decided already (sweep_resume.h): no GPU
+** work, no run recorded; one line says so (and one more when the earlier
+** runs' losers' cubins are dropped now, as their end would have). */
+static int nothing_to_do(sw *S, hub *H)
+{
+    int code = lanes_trim_kept(S, H) ? EXIT_FAIL : 0;
+    progress_end(S->P);
+    char v[16];
+    sw_verb(S->o, v);
+    fprintf(stderr, "%s: nothing to do: %s %d bucket%s %s decided in the registry already (%d winner%s); "
+            "0 candidates evaluated\n", v, H->nkept == 1 ? "its" : "all", H->nkept, H->nkept == 1 ? "" : "s",
+            H->nkept == 1 ? "is" : "are", H->kept_winners, H->kept_winners == 1 ? "" : "s");
+    if (S->trimmed.cubins)
+        fprintf(stderr, "registry: %.1f MB, after dropping %lld cubins of candidates that lost (%.1f MB; "
+                "--keep-cubins keeps them)\n", reg_disk_bytes(S->R, 1) / 1048576.0, S->trimmed.cubins,
+                S->trimmed.bytes / 1048576.0);
     return code;
 }
 
@@ -188,6 +239,8 @@ int sweep_run(const sweep_opts *o)
         sw_trace_open();
         if (o->compile_only) {
             code = compile_only(S);
+        } else if (resume_applies(o) && H->nwanted && H->nkept == H->nwanted) {
+            code = nothing_to_do(S, H);
         } else if (!o->plan_only && lanes_begin(H)) {
             /* plan_only: the worker said which GPU this is; nothing is
             ** recorded. Ctrl-C during the engine's compile: the run ends

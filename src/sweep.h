@@ -4,7 +4,8 @@
 ** (jit, ahead of timing, through the registry's cubin cache), verified and
 ** timed in the worker, and stored as it lands; then the top K are re-timed
 ** interleaved and the winner is stored. A killed sweep resumes: configs the
-** registry already has for this device are not measured again.
+** registry already has for this device are not measured again, and buckets
+** it records decided are left as they are (sweep_resume.h).
 **
 ** Compiles keep ahead of the GPU: before a candidate is timed, its search
 ** is asked for more batches until sweep_opts.ahead candidates compile behind
@@ -31,6 +32,7 @@
 ** The modules (each header is its manual), from the run down:
 **   sweep.c          sweep_run: the spec, the lanes, the registry, the run's end
 **   sweep_lanes.h    the buckets' queue, shards (--shard), one lane per GPU (--gpus)
+**   sweep_resume.h   the buckets decided already, left as they are; a decision recorded
 **   sweep_compile.h  aitune compile
 **   sweep_scan.h     aitune scan: the registry's answer timed at every size of a range
 **   sweep_tune.h     a bucket: its searches, the race (tune_pick), its winner;

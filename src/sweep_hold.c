@@ -126,11 +126,11 @@ static int keep_hole(const reg_scan *sc, void *vctx)
     return 0;
 }
 
-static int hold_holes(sw *S, const op_task *t, const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int n, int cap)
+int hold_holes(sw *S, reg *R, const op_task *t, const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int n, int cap)
 {
     hole_ctx h = { .S = S, .t = t, .b = b, .shapes = shapes, .n = n, .cap = cap };
     identity_hw(&S->dev, h.hw, sizeof h.hw);
-    if (reg_scan_each(S->R, t->op, keep_hole, &h)) warning("%s", reg_errmsg(S->R));   /* the holes are a hint */
+    if (reg_scan_each(R, t->op, keep_hole, &h)) warning("%s", reg_errmsg(R));   /* the holes are a hint */
     return h.n;
 }
 
@@ -140,7 +140,7 @@ static void hold_race(hold *H)
 {
     long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
     int ns = hold_shapes(H->t, H->b, shapes, PROBES_MAX / 2);
-    ns = hold_holes(H->S, H->t, H->b, shapes, ns, PROBES_MAX / 2);
+    ns = hold_holes(H->S, H->S->R, H->t, H->b, shapes, ns, PROBES_MAX / 2);
     for (int pass = 0; pass < ns && !H->failed; pass++) {
         const long long *shape = shapes[pass];
         int n0 = H->P->n, rc = probe_race(H->S, H->t, H->ps, H->fi, shape, H->P);

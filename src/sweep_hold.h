@@ -45,5 +45,12 @@ typedef struct hold_choice {
 } hold_choice;
 int hold_choose(const probes *P, const bucket *b, const int *fi, int w, double noise, hold_choice *c);
 
+/* The holes `aitune scan` found in bucket b on S's GPU (R's scans), timed
+** t's way, at sizes of the classes b's winner must run (align.h), that are
+** not among shapes[0, n): added after them, up to cap in all. Returns how
+** many shapes there are now. hold races its slots at them; a resumed sweep
+** decides a bucket again when they change (sweep_resume.h). */
+int hold_holes(sw *S, reg *R, const op_task *t, const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int n, int cap);
+
 #endif
 

@@ -3,6 +3,7 @@
 #include "sweep_lanes.h"
 #include "identity.h"
 #include "json.h"
+#include "sweep_resume.h"
 #include "sweep_task.h"
 #include "sweep_tune.h"
 #include <stdio.h>
@@ -122,6 +123,7 @@ static int wanted(hub *H, sw *S, const op_task *t, const bucket *ob)
 static void sweep_slot(hub *H, sw *S, const slot *q)
 {
     const sweep_opts *o = S->o;
+    if (q->decided) return;     /* an earlier run's decision stands (sweep_resume.h) */
     spec_task *st = &S->sp.tasks[q->task];
     long long shape[TMPL_MAXDIMS];
     op_task t;
@@ -158,6 +160,11 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
     }
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
          : st->joint && !o->compile_only ? tune_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
+        S->code = EXIT_FAIL;
+    /* Decided whole: no Ctrl-C, no budget cut a step of it (a cut bucket
+    ** is decided again by the next run, its search going on). */
+    else if (resume_applies(o) && !sw_interrupted() && !S->budget_hit && !S->share_hit &&
+             resume_record(S, &t, &ob, S->hold))
         S->code = EXIT_FAIL;
     sw_op_time(S, t.op, now_s() - t_task);
 }
@@ -204,9 +211,10 @@ static void *lane_main(void *arg)
     return NULL;
 }
 
-/* The buckets of the spec in its order (task, dtype, bucket): this shard's. */
-static void queue(sw *S, hub *H)
+void lanes_queue(sw *S, hub *H)
 {
+    if (H->queued) return;
+    H->queued = 1;
     int n = 0;      /* the bucket's place in the spec's order, for --shard */
     for (int i = 0; i < S->sp.ntasks; i++) {
         spec_task *st = &S->sp.tasks[i];
@@ -216,7 +224,7 @@ static void queue(sw *S, hub *H)
             for (int bi = 0; bi < nb; bi++) {
                 if (!lanes_in_shard(S->o, n++)) continue;
                 H->q = xrealloc(H->q, sizeof *H->q * (size_t)(H->nq + 1));
-                H->q[H->nq++] = (slot){ i, d, bs[bi] };
+                H->q[H->nq++] = (slot){ .task = i, .dtype = d, .b = bs[bi] };
             }
         free(bs);
     }
@@ -318,10 +326,63 @@ int lanes_begin(hub *H)
     return 0;
 }
 
+int lanes_decided(sw *S, hub *H, reg *R)
+{
+    lanes_queue(S, H);
+    H->nwanted = H->nkept = H->kept_winners = 0;
+    int left = 0;
+    for (int k = 0; k < H->nq; k++) {
+        slot *q = &H->q[k];
+        q->decided = 0;
+        q->winners = 0;
+        if (!resume_applies(S->o)) continue;
+        spec_task *st = &S->sp.tasks[q->task];
+        long long shape[TMPL_MAXDIMS];
+        op_task t;
+        bucket ob;
+        if (task_bucket(S, st, &q->b, shape, &ob) || tmpl_task(S->T, st->op, st->dtypes[q->dtype], shape, &t)) {
+            H->nwanted++;   /* to do: its lane says what is wrong */
+            left++;
+            continue;
+        }
+        t.stream = st->stream;
+        if (!wanted(H, S, &t, &ob)) continue;
+        H->nwanted++;
+        /* As sweep_slot holds it: a range bucket always. */
+        int hold = st->hold || ob.ranged;
+        for (int i = 0; i < (H->nlanes > 0 ? H->nlanes : 1) && !q->decided; i++)
+            if (resume_decided(H->nlanes > 0 ? H->lanes[i] : S, R, &t, &ob, hold, &q->decided, &q->winners) < 0)
+                return -1;
+        if (q->decided) {
+            H->nkept++;
+            H->kept_winners += q->winners;
+        } else {
+            left++;
+        }
+    }
+    return left;
+}
+
+int lanes_trim_kept(sw *S, hub *H)
+{
+    if (S->o->keep_cubins) return 0;
+    for (int k = 0; k < H->nq; k++) {
+        long long run = H->q[k].decided;
+        int seen = 0;
+        for (int j = 0; j < k && !seen && run; j++) seen = H->q[j].decided == run;
+        if (run && !seen && reg_cubin_trim(S->R, run, NULL, NULL, &S->trimmed)) return error("%s", reg_errmsg(S->R));
+    }
+    return 0;
+}
+
 void lanes_run(sw *S, hub *H)
 {
     /* Lane 0 works on this thread, the others on their own. */
-    queue(S, H);
+    lanes_queue(S, H);
+    if (H->nkept)
+        sw_say(S, "resume: %d of %d bucket%s decided by earlier runs (%d winner%s) left as they were; %d to decide\n",
+               H->nkept, H->nwanted, H->nwanted == 1 ? "" : "s", H->kept_winners, H->kept_winners == 1 ? "" : "s",
+               H->nwanted - H->nkept);
     pthread_t th[SWEEP_MAX_GPUS];
     int started[SWEEP_MAX_GPUS] = { 0 };
     lane_arg args[SWEEP_MAX_GPUS];

@@ -10,10 +10,14 @@
 #include "sweep_session.h"
 #include <pthread.h>
 
-/* One bucket of the queue: the spec's task, dtype and bucket. */
+/* One bucket of the queue: the spec's task, dtype and bucket, and whether
+** an earlier run decided it on this run's basis (sweep_resume.h): then the
+** lanes leave it as it is. */
 typedef struct slot {
     int task, dtype;
     bucket b;
+    long long decided;      /* the earlier run that decided it; 0: to decide */
+    int winners;            /* that run's winner rows for it */
 } slot;
 
 /* What the lanes of one sweep share. The buckets are handed out one at a
@@ -28,6 +32,8 @@ typedef struct hub {
     pthread_mutex_t mu;
     slot *q;
     int nq, next;
+    int queued;             /* q holds the queue (lanes_queue) */
+    int nwanted, nkept, kept_winners;   /* lanes_decided's counts */
     int nlanes;
     sw *lanes[SWEEP_MAX_GPUS];  /* lanes[0] is the sweep's own state */
 } hub;
@@ -41,6 +47,20 @@ int lanes_start(sw *S, hub *H);
 /* Each lane's device and run records, engine kernels and copy ceiling, and
 ** the run's template sources. -1: said. */
 int lanes_begin(hub *H);
+/* The buckets of the spec in its order (task, dtype, bucket): this
+** shard's, into H's queue (once). */
+void lanes_queue(sw *S, hub *H);
+/* Each bucket of the queue, read in R: decided already on this run's basis
+** (sweep_resume.h), on the hardware of any lane, and whether o->want
+** accepts it; H's counts set (the buckets wanted, those decided and their
+** winner rows). Does nothing but count for a run that records no
+** decisions (resume_applies). Returns how many wanted buckets are left to
+** decide, -1 on a registry failure (reg_errmsg(R), not said). */
+int lanes_decided(sw *S, hub *H, reg *R);
+/* The losers' cubins of the earlier runs whose buckets this run left as
+** they were dropped, as those runs would have at their end (sweep.h). -1:
+** said. */
+int lanes_trim_kept(sw *S, hub *H);
 /* The queue worked through by every lane; their counts end up in S's. */
 void lanes_run(sw *S, hub *H);
 /* The lanes but S, the queue. */

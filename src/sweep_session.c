@@ -126,6 +126,10 @@ void sw_summary(sw *S)
         if (S->by_status[i]) fprintf(stderr, ", %d %s", S->by_status[i], statuses[i]);
     fprintf(stderr, "; %d compiled, %d from the cache; %d rejected by constraints; %d winners; %.1f s\n", S->compiled,
             S->cache_hits, S->rejected, S->winners, now_s() - S->t0);
+    if (S->kept)
+        fprintf(stderr, "resume: %d bucket%s decided by earlier runs left as %s (%d winner%s), %d decided now\n",
+                S->kept, S->kept == 1 ? "" : "s", S->kept == 1 ? "it was" : "they were", S->kept_winners,
+                S->kept_winners == 1 ? "" : "s", S->decided_now);
     if (S->nops > 1) {
         fprintf(stderr, "time per op:");
         for (int i = 0; i < S->nops; i++) fprintf(stderr, "%s %s %.1f s", i ? "," : "", S->op_name[i], S->op_s[i]);
@@ -176,6 +180,7 @@ void sw_add_counts(sw *S, const sw *L)
     for (int i = 0; i < 8; i++) S->by_status[i] += L->by_status[i];
     S->rejected += L->rejected;
     S->winners += L->winners;
+    S->decided_now += L->decided_now;
     S->retuned += L->retuned;
     S->escalated += L->escalated;
     S->checked += L->checked;

@@ -61,6 +61,9 @@ typedef struct sw {
     int searched, searched_evals;     /* hold: parts searched (research_part), and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
+    int kept, kept_winners; /* resume: buckets decided by earlier runs left as they are, and their winner rows */
+    int decided_now;        /* resume: buckets this run decided and recorded (sweep_resume.h) */
+    char resume_op[32], resume_src[17];   /* the last op whose template sources a decision's basis hashed */
     reg_trim_stats trimmed; /* losers' cubins dropped (sweep.h) */
     sweep_vendor V;         /* the vendor in the sweep (bound to the lane's worker per bucket), its counts */
     /* wall time per op, for the summary */

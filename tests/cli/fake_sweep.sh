@@ -63,10 +63,15 @@ expect_eq "show --json has the winner's fields" "$got" "1 axpy f32 n=2^6 True Tr
 run "$AITUNE" show --db "$T/empty.db" --json
 [ "$RC" = 3 ] && ok "show --json of a missing registry exits 3" || fail "show --json of a missing registry: exit $RC"
 
-# A second sweep of the same spec measures nothing again.
+# A second sweep of the same spec does nothing (its bucket is decided:
+# src/sweep_resume.h); decided again (as after a cut), it measures nothing.
 fake_sweep ok "$DB" "$T/small.yaml"
 expect_eq "a second sweep exits 0" "$RC" 0
-expect_stderr "\($n_all already in the registry\)" "the second sweep takes every candidate from the registry"
+expect_stderr "^sweep: nothing to do: its 1 bucket is decided" "the second sweep does nothing"
+undecide "$DB"
+fake_sweep ok "$DB" "$T/small.yaml"
+expect_eq "a sweep that decides the bucket again exits 0" "$RC" 0
+expect_stderr "\($n_all already in the registry\)" "it takes every candidate from the registry"
 expect_eq "and adds no measurement" "$(sql "$DB" "select count(*) from measurements")" "$n_all"
 expect_eq "the winner stays the same" "$(sql "$DB" "select config from winners")" "$win"
 

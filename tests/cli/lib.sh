@@ -357,14 +357,26 @@ wait_for() {
     return 1
 }
 
-# expect_resumed MODE DB SPEC QUERY: the same sweep again exits 0, measures
-# nothing again, and QUERY (the winners) answers as before.
+# undecide DB: DB's buckets as a sweep cut before it recorded them decided
+# leaves them (src/sweep_resume.h): the next sweep decides every bucket
+# again, from the measurements in the registry.
+undecide() { sqlite3 "$1" "delete from decided"; }
+
+# expect_resumed MODE DB SPEC QUERY: the same sweep again exits 0 and does
+# nothing (every bucket is decided: src/sweep_resume.h; the worker sets up
+# no task); with the decisions forgotten (undecide), it decides every bucket
+# again measuring nothing, and QUERY (the winners) answers as before.
 expect_resumed() {
     local before n
     before=$(sql "$2" "$4")
     n=$(sql "$2" "select count(*) from measurements")
     fake_sweep "$1" "$2" "$3"
     expect_eq "the sweep again exits 0" "$RC" 0 || show_last
+    expect_stderr "^sweep: nothing to do: .* decided in the registry already" "it does nothing again"
+    expect_eq "the worker sets up no task" "$(grep -c ' task ' "$T/fake-state.log")" 0
+    undecide "$2"
+    fake_sweep "$1" "$2" "$3"
+    expect_eq "its decisions forgotten, the sweep again exits 0" "$RC" 0 || show_last
     expect_stderr "^sweep: 0 candidates evaluated \([0-9]+ already in the registry\)" "it measures nothing again"
     expect_eq "no measurement added" "$(sql "$2" "select count(*) from measurements")" "$n"
     expect_eq "the same winners" "$(sql "$2" "$4")" "$before"

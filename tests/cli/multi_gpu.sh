@@ -68,7 +68,12 @@ if grep -q "locked" "$T/err"; then fail "no 'database is locked'"; show_last; el
 expect_stderr "^sweep: [0-9]+ candidates evaluated, [0-9]+ ok.* 6 winners" "one summary for both GPUs"
 expect_eq "no worker restarts reported (two workers started, one each)" "$(grep -c '^workers\?:' "$T/err")" 0
 
-# A second run takes everything from the registry, whichever GPU measured it.
+# A second run does nothing (every bucket is decided: src/sweep_resume.h);
+# decided again (as after a cut), it takes everything from the registry,
+# whichever GPU measured it.
+fake_gpus 2 ok "$T/two.db" --quiet
+expect_stderr "^sweep: nothing to do: all 6 buckets are decided" "the same command again does nothing"
+undecide "$T/two.db"
 fake_gpus 2 ok "$T/two.db" --quiet
 expect_eq "the same command again" "$RC" 0
 n_all=$(sql "$T/two.db" "select count(*) from measurements where status != 'constraint'")

@@ -93,8 +93,9 @@ echo "# resume: $compiled kernels compiled"
 expect_eq "the resume compiles only kernels never compiled before" \
     "$(sql "$DB" "select hash from cubins order by 1" | comm -13 "$T/cached" - | wc -l)" "$compiled"
 fake_sweep ok "$DB" "$T/two.yaml"
-expect_stderr "; 0 compiled, [0-9]+ from the cache;" "a sweep of decided buckets compiles nothing"
-expect_stderr "^registry: .* after dropping [0-9]+ cubins of candidates that lost" "and drops the losers' cubins"
+expect_stderr "^sweep: nothing to do: all 2 buckets are decided" "a sweep of decided buckets does nothing"
+expect_stderr "^registry: .* after dropping [0-9]+ cubins of candidates that lost" \
+    "but drop the losers' cubins the runs that decided them kept (--keep-cubins, interrupted)"
 expect_eq "then of the kernels measured only the winners', finalists' and default's remain" \
     "$(sql "$DB" "select count(distinct m.cubin) from measurements m join cubins c on c.hash = m.cubin")" \
     "$(sql "$DB" "select count(distinct m.cubin) from measurements m join winners w on m.bucket = w.bucket
@@ -179,6 +180,7 @@ n=$(sql "$DB" "select count(*) from measurements")
 # The budget is shared: each of the three buckets gets its share (the time
 # left over the buckets left), so the first cannot spend it all.
 expect_eq "every bucket has a winner, none exhaustive" "$(sql "$DB" "select count(*) || ' ' || sum(exhaustive) from winners")" "3 0"
+expect_eq "none is recorded decided: the next sweep goes on with their searches" "$(sql "$DB" "select count(*) from decided")" 0
 expect_eq "every bucket was measured" "$(sql "$DB" "select count(distinct bucket) from measurements where status = 'ok'")" 3
 expect_eq "the run's outcome is budget" "$(sql "$DB" "select outcome from runs order by id desc limit 1")" budget
 run "$AITUNE" show --db "$DB"

@@ -48,6 +48,7 @@ expect_true "check asked the worker to time ($n_all requests)" test "$n_all" -gt
 expect_eq "every one as neighbour, as the winners were recorded" "$(grep -c ' time .*task=.* timing=neighbour' "$T/fake-state.log")" "$n_all"
 expect_stdout "\[timed neighbour as recorded; the spec says stream\]$" "its lines say so"
 
+undecide "$DB"    # decided again, as after a cut (src/sweep_resume.h)
 fake_sweep shape_time "$DB" "$T/nb.yaml"
 expect_stderr "already in the registry" "run again, the neighbour sweep resumes from its own measurements"
 

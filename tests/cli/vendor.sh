@@ -76,10 +76,11 @@ expect_true "report plots x vendor" grep -q '<svg class="vendor"' "$T/r.html"
 expect_true "and has the column, $x16 for m=16" grep -q "<th>x vendor</th>.*" "$T/r.html"
 expect_true "... with $x16" grep -q "<td>$x16</td>" "$T/r.html"
 
-# Resume: the vendor's times are in the registry.
+# Resume: the buckets are decided (src/sweep_resume.h), the vendor's times
+# in the registry: the same sweep again asks the vendor nothing.
 vsweep 50 "$DB"
-expect_stderr "^vendor: cuBLASLt timed at 0 shapes \(2 already in the registry\), raced against 2 winners" \
-    "a second sweep does not time the vendor alone again"
+expect_stderr "^sweep: nothing to do: all 2 buckets are decided" "a second sweep does nothing"
+expect_eq "nor times the vendor again" "$(grep -c ' vendor gpu=0$' "$T/fake-state.log")" 0
 
 # Faster at m >= 64 (5 us): the vendor holds that bucket.
 DB=$T/win.db
