@@ -265,14 +265,18 @@ static double hold_whole(hold *H)
     return worst;
 }
 
-/* The bucket's worst loss after hold and splitting, into the counts. */
+/* The bucket's worst loss after hold and splitting, into the counts. A
+** bucket whose split a tool failure or Ctrl-C cut stores nothing (the
+** resume decides it again: sweep_resume.h): no split, parts or loss after
+** of it are counted. */
 static void hold_tally(hold *H, const split *sp)
 {
     sw *S = H->S;
+    if (sp->rc) return;
     double final_worst = H->after;
-    if (!sp->n && !sp->rc && H->P->n > H->nheld) final_worst = hold_whole(H);
+    if (!sp->n && H->P->n > H->nheld) final_worst = hold_whole(H);
     int broken = !isfinite(final_worst);
-    if (sp->n && !(sp->trial && sp->rc)) {   /* a split on trial that Ctrl-C cut is not decided */
+    if (sp->n) {
         final_worst = 0;
         broken = 0;
         for (int i = 0; i < sp->n; i++) {

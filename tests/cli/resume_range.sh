@@ -51,6 +51,8 @@ expect_eq "SIGTERM mid-split exits 130" "$?" 130 || sed 's/^/    err: /' "$T/bg.
 expect_eq "the 6 buckets before it are recorded decided, the one cut is not" \
     "$(sql "$DB" "select count(*) from decided where bucket like 'm=2^3:align1%' or bucket like 'm=2^4%'") $(sql "$DB" "select count(*) from decided")" "0 6"
 expect_eq "the bucket cut has no winner" "$(sql "$DB" "select count(*) from winners where bucket like 'm=2^3:align1%'")" 0
+if grep -q "split in" "$T/bg.err"; then fail "the cut run's summary counts the split it stored nothing of"; grep "^hold:" "$T/bg.err"
+else ok "its summary counts no split of the bucket cut (it stored none)"; fi
 measured=$(sql "$DB" "select count(*) from measurements")
 mapfile -t kept < <(sql "$DB" "select bucket from decided order by bucket")
 
