@@ -43,7 +43,8 @@
 # call). The registry is build/one-sweep/registry.db (ONE_DIR: another
 # folder), kept between calls on a warm machine (build/ is ignored):
 # without --resume it starts empty; with --resume the sweep goes on where
-# the last call stopped (nothing measured twice) and the seconds add up.
+# the last call stopped (nothing measured twice, the buckets decided left
+# as they are: src/sweep_resume.h) and the seconds add up.
 # Prints wall and CPU seconds, candidates, buckets with a winner of all
 # and, when cut, the sweep's own estimate of the whole (elapsed plus its
 # progress line's ETA); last, a table and the 15-minute bar's line.
