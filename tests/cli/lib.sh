@@ -276,7 +276,11 @@ EOF
 # axpy's sources do not depend on n), so fake sweeps do not wait for
 # NVRTC: seed_db PATH. seed_db PATH axpy: every kernel of axpy f32 at any
 # size instead (150, the union of n = 2^6 .. 2^13), for files that sweep
-# axpy at larger sizes. Compiled once per test run:
+# axpy at larger sizes; seed_db PATH scale: that and scale_copy f32's at
+# n = 2^6. Each also holds the engine's kernels and its ops' references,
+# which a sweep compiles before its candidates (not candidates: no
+# measurement, winner or default names them, and gc drops them). Compiled
+# once per test run:
 # tests/run gives its files a shared folder (AITUNE_TEST_SHARED), where the
 # first file that needs a seed compiles it with this run's aitune while the
 # others wait on its lock; a file run by hand compiles its own.
@@ -286,14 +290,30 @@ seed_db() {
         (
             flock 9 || exit 1
             [ -f "$dir/.seed-$name.db" ] && exit 0
+            tmp=$dir/.seed-$name.tmp one=$T/seed-$name-one.yaml
+            rm -f "$tmp" "$tmp.sweep"
             case $name in
                 small) axpy_spec "seed-$name.yaml" 6 7 ;;
                 axpy) axpy_spec "seed-$name.yaml" 6 13 ;;
+                scale) seed_db "$tmp" axpy || exit 1
+                       printf 'name: seed-scale\ntasks:\n  - op: scale_copy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [6, 6]}\n' \
+                           >"$T/seed-$name.yaml" ;;
                 *) exit 1 ;;
             esac
-            rm -f "$dir/.seed-$name.tmp"
-            "$AITUNE" compile "$T/seed-$name.yaml" --db "$dir/.seed-$name.tmp" >/dev/null 2>&1 &&
-                mv "$dir/.seed-$name.tmp" "$dir/.seed-$name.db"
+            "$AITUNE" compile "$T/seed-$name.yaml" --db "$tmp" >/dev/null 2>&1 || exit 1
+            # The engine's kernels (fill, compare, the L2 flush) and the
+            # references: a fake sweep of one candidate a bucket into a
+            # copy compiles them, and their cubins join the seed (a cache
+            # like any other: a sweep checks them against their hashes).
+            sed -e 's/^tasks:/max_evals: 1\ntasks:/' -e 's/log2: \[\([0-9]*\), [0-9]*\]/log2: [\1, \1]/' \
+                "$T/seed-$name.yaml" >"$one"
+            cp "$tmp" "$tmp.sweep" &&
+                env AITUNE_WORKER="$FAKE" FAKE_MODE=ok FAKE_STATE="$T/seed-$name.state" \
+                    "$AITUNE" sweep "$one" --db "$tmp.sweep" --quiet --keep-cubins >/dev/null 2>&1 &&
+                sqlite3 "$tmp" "attach '$tmp.sweep' as s;
+                    insert into cubins select * from s.cubins where hash not in (select hash from main.cubins)" &&
+                rm -f "$tmp.sweep" "$tmp.sweep.lock" "$T/seed-$name.state"* &&
+                mv "$tmp" "$dir/.seed-$name.db"
         ) 9>"$dir/.seed-$name.lock" || return 1
         [ -f "$dir/.seed-$name.db" ] || return 1
     fi

@@ -18,7 +18,7 @@ tasks:
     shapes:
       n: {log2: [6, 6]}
 EOF2
-seed_db "$T/seed.db" axpy || { fail "seed the cubin cache"; exit 1; }
+seed_db "$T/seed.db" scale || { fail "seed the cubin cache"; exit 1; }
 cp "$T/seed.db" "$T/u.db"
 fake_sweep ok "$T/u.db" "$T/four.yaml"
 expect_eq "the unsharded sweep" "$RC" 0 || show_last

@@ -19,7 +19,7 @@ tasks:
     shapes:
       n: {log2: [6, 6]}
 EOF
-seed_db "$T/s.db" || { fail "seed the cubin cache"; exit 1; }
+seed_db "$T/s.db" scale || { fail "seed the cubin cache"; exit 1; }
 fake_sweep ok "$T/s.db" "$T/two.yaml"
 expect_eq "a fake sweep of three buckets to export" "$RC" 0 || show_last
 "$AITUNE" export --format t4 --db "$T/s.db" -o "$T/all.t4.json" || fail "export the whole registry as T4"
