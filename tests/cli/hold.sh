@@ -22,7 +22,10 @@ tasks:
       n: {log2: [12, 17]}
 YAML
 DB=$T/hold.db
-fake_sweep shape_time "$DB" "$T/hold.yaml"
+# --keep-cubins: the sweeps below start from this one's kernels (cubin_seed;
+# the same seeded search asks for the same configs) instead of compiling
+# them again.
+fake_sweep shape_time "$DB" "$T/hold.yaml" --keep-cubins
 expect_eq "a sweep with hold: true exits 0" "$RC" 0 || show_last
 expect_eq "6 winners" "$(sql "$DB" "select count(*) from winners")" 6
 expect_stderr "^hold: 6 buckets probed at other sizes than their own, [0-9]+ winners? changed" "the summary says how many buckets were probed and changed"
@@ -45,12 +48,14 @@ grep -q 'task=8128/f32' "$T/fake-state.log" && ok "and at its upper edge, 8128" 
 
 # Without hold, no probes.
 sed 's/^hold: true/hold: false/' "$T/hold.yaml" >"$T/nohold.yaml"
+cubin_seed "$DB" "$T/nohold.db"
 fake_sweep shape_time "$T/nohold.db" "$T/nohold.yaml"
 expect_eq "hold: false exits 0" "$RC" 0
 if grep -q '^hold' "$T/out" "$T/err"; then fail "hold: false probes nothing"; else ok "hold: false probes nothing"; fi
 
 # timing: stream reaches the worker with every task, the probes' included.
 sed 's/^split_at: 0/split_at: 0\ntiming: stream/' "$T/hold.yaml" >"$T/stream.yaml"
+cubin_seed "$DB" "$T/stream.db"
 fake_sweep shape_time "$T/stream.db" "$T/stream.yaml"
 expect_eq "a sweep with timing: stream exits 0" "$RC" 0 || show_last
 n_all=$(grep -c ' time .*task=' "$T/fake-state.log")
@@ -59,11 +64,13 @@ expect_true "the worker was asked to time ($n_all requests)" test "$n_all" -gt 0
 expect_eq "every time request's task says timing=stream" "$n_stream" "$n_all"
 grep -q 'task=5760/f32 timing=stream' "$T/fake-state.log" && ok "the probe at the middle, 5760, is timed as a stream too" ||
     fail "the probe at 5760 is not timed as a stream"
+cubin_seed "$DB" "$T/flush.db"
 fake_sweep shape_time "$T/flush.db" "$T/hold.yaml"
 expect_eq "without timing, no task says timing=stream" "$(grep -c 'timing=stream' "$T/fake-state.log")" 0
 # One registry, both methods: a stream sweep takes none of the flush sweep's
 # measurements as its own (they are another method's times); run again, it
 # resumes from its own.
+cubin_seed "$DB" "$T/mix.db"
 fake_sweep shape_time "$T/mix.db" "$T/hold.yaml"
 nflush=$(sql "$T/mix.db" "select count(*) from measurements where timing = 'flush'")
 expect_true "a flush sweep records its measurements as flush ($nflush)" test "$nflush" -gt 0
@@ -110,6 +117,7 @@ expect_eq "no time request says timing=stream" "$(grep -c 'timing=stream' "$T/fa
 expect_stdout "^ok .* \[timed flush as recorded; the spec says stream\]$" "and its lines say flush"
 # A task overrides the spec's timing.
 sed 's/^split_at: 0/split_at: 0\ntiming: stream/; s/^    dtypes: \[f32\]/    dtypes: [f32]\n    timing: flush/' "$T/hold.yaml" >"$T/override.yaml"
+cubin_seed "$DB" "$T/override.db"
 fake_sweep shape_time "$T/override.db" "$T/override.yaml"
 expect_eq "a task's timing: flush overrides the spec's stream" "$(grep -c 'timing=stream' "$T/fake-state.log")" 0
 sed 's/^split_at: 0/split_at: 0\ntiming: fast/' "$T/hold.yaml" >"$T/badtiming.yaml"

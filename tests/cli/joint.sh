@@ -9,7 +9,7 @@
 
 joint_spec
 DB=$T/joint.db
-fake_sweep ok "$DB" "$T/joint.yaml"
+fake_sweep ok "$DB" "$T/joint.yaml" --keep-cubins
 expect_eq "a joint sweep exits 0" "$RC" 0 || show_last
 n=$(sql "$DB" "select count(*) from measurements where status != 'constraint'")
 ntm=$(sql "$DB" "select count(distinct template) from measurements where status != 'constraint'")
@@ -23,6 +23,9 @@ expect_eq "each config is measured once" "$(sql "$DB" "select count(*) - count(d
 
 # The same spec, per template: each template gets its own 9.
 sed 's/^joint: true/joint: false/' "$T/joint.yaml" >"$T/split.yaml"
+# (The kernels the joint sweep compiled, the defaults' among them, come from
+# its cache: --keep-cubins above, cubin_seed.)
+cubin_seed "$DB" "$T/split.db"
 fake_sweep ok "$T/split.db" "$T/split.yaml"
 n2=$(sql "$T/split.db" "select count(*) from measurements where status != 'constraint'")
 [ "$n2" -gt "$n" ] && ok "without joint each template has its own budget ($n2 > $n)" || fail "per template measured $n2, joint $n"

@@ -16,9 +16,13 @@ tasks:
     shapes:
       n: {log2: [6, 8]}
 EOF
-# The cubin cache of the spec, so the sweeps below measure rather than compile.
-run "$AITUNE" compile "$T/six.yaml" --db "$T/seed.db" --quiet
+# The cubin cache of the spec, so the sweeps below measure rather than
+# compile: a one-GPU fake sweep that keeps every kernel it compiled (the
+# candidates its search asks for, the defaults, both references and the
+# engine's), its measurements and winners dropped (cubin_seed).
+fake_sweep ok "$T/seeding.db" "$T/six.yaml" --keep-cubins
 expect_eq "seed the cubin cache" "$RC" 0 || { show_last; exit 1; }
+cubin_seed "$T/seeding.db" "$T/seed.db" || { fail "seed the cubin cache"; exit 1; }
 
 # fake_gpus N MODE DB [args...]: a sweep of six.yaml on N fake GPUs.
 fake_gpus() {

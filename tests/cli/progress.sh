@@ -10,6 +10,8 @@ axpy_spec two.yaml 6 7
 seed_db "$T/a.db" || { fail "seed the cubin cache"; exit 1; }
 cp "$T/a.db" "$T/b.db"
 cp "$T/a.db" "$T/c.db"
+# The sweeps into b.db and c.db keep their cubins: the compiles after them
+# take every kernel from the cache instead of compiling the losers again.
 
 run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/a.db"
 expect_eq "sweep with plain progress lines exits 0" "$RC" 0 || show_last
@@ -21,13 +23,13 @@ if grep -q "^sweep: " "$T/out"; then fail "progress went to stdout"; else ok "pr
 expect_stdout "^axpy +f32 +n=2\^7 " "stdout still has the winners"
 
 t0=$(date +%s)
-run env AITUNE_WORKER="$FAKE" "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db"
+run env AITUNE_WORKER="$FAKE" "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db" --keep-cubins
 el=$(( $(date +%s) - t0 ))
 n=$(grep -c '^sweep' "$T/err")
 expect_true "off a terminal, a line every 5 s: $n in $el s" test "$n" -le $(( el / 5 + 1 ))
 
 if script -qec true /dev/null >/dev/null 2>&1; then
-    COLUMNS=50 script -qec "env AITUNE_WORKER='$FAKE' '$AITUNE' sweep '$T/two.yaml' --db '$T/c.db'" /dev/null \
+    COLUMNS=50 script -qec "env AITUNE_WORKER='$FAKE' '$AITUNE' sweep '$T/two.yaml' --db '$T/c.db' --keep-cubins" /dev/null \
         >"$T/tty" 2>&1 </dev/null
     expect_true "on a terminal the line is redrawn in place" grep -q $'\r\033\[Ksweep: bucket [0-9]/2' "$T/tty"
     # Each bucket is drawn as it starts, however quickly a seeded cache ends it.
@@ -47,7 +49,7 @@ else
     skip "terminal progress: no script(1)"
 fi
 
-run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db" --quiet
+run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db" --quiet --keep-cubins
 expect_eq "--quiet: no progress" "$(grep -c '^sweep: bucket' "$T/err")" 0
 
 # compile counts buckets and candidates.

@@ -26,7 +26,10 @@ tasks:
       cols: {values: [1000]}
 EOF
     DB=$T/two_$second.db
-    fake_sweep ok "$DB" "$T/two_$second.yaml"
+    # The first task is the same both times: the second sweep takes its
+    # kernels from the first's cache (--keep-cubins, cubin_seed).
+    [ "$second" = stream ] && cubin_seed "$T/two_hold.db" "$DB"
+    fake_sweep ok "$DB" "$T/two_$second.yaml" --keep-cubins
     expect_eq "fake sweep with a second task naming [$second] exits 0" "$RC" 0 || show_last
     n=$(sql "$DB" "select count(distinct template) from measurements where status = 'ok'")
     expect_eq "both register families were measured ([$second] second)" "$n" 2

@@ -10,7 +10,9 @@
 axpy_spec two.yaml 6 7
 DB=$T/s.db
 seed_db "$DB" axpy || { fail "seed the cubin cache"; exit 1; }
-fake_sweep ok "$DB" "$T/two.yaml"
+# --keep-cubins: the sweep on another GPU below takes its kernels from the
+# cache instead of compiling the losers again.
+fake_sweep ok "$DB" "$T/two.yaml" --keep-cubins
 expect_eq "fake sweep of two buckets" "$RC" 0 || show_last
 expect_eq "the winners carry the hardware identity" \
     "$(sql "$DB" "select count(*) from winners where hw = 'Fake GPU|sm_90|132 SMs|85899345920 B|L2 52428800 B'")" 2

@@ -128,10 +128,14 @@ LUA
     AITUNE_HOME=$T/home1 run "$AITUNE" compile "$T/c1.yaml" --db "$T/c.db" --quiet
     if [ "$RC" = 0 ] && grep -q '1 candidates evaluated; 1 compiled' "$T/err"; then nk=$((nk + 1))
     else fail "compile bm bn stages csplit pdl l2pre inflight kbox mc nvar = $vals at $shape"; show_last; fi
-    # Its launch plan: a fake sweep's winner, the kernel from the cache.
+    # Its launch plan: a fake sweep's winner, the kernel from the cache (and
+    # the engine's kernels and the reference from the first such sweep's).
     cubin_seed "$T/c.db" "$T/p.db"
+    [ -f "$T/p0.db" ] && sqlite3 "$T/p.db" "attach '$T/p0.db' as p0;
+        insert into cubins select * from p0.cubins where hash not in (select hash from main.cubins)"
     AITUNE_HOME=$T/home1 fake_sweep ok "$T/p.db" "$T/c1.yaml"
     [ "$RC" = 0 ] || { fail "fake sweep of $vals at $shape"; show_last; }
+    [ -f "$T/p0.db" ] || cp "$T/p.db" "$T/p0.db"
     sql "$T/p.db" "select config || ' ' || launch from winners where template = 'gemm_nt/swapab'" >> "$T/plans"
 done <<'CONFIGS'
 128 256 4 4 1 0 1 1 2 3|255,4096,4096
