@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 34 (cold compiles, and sweeps that wait on a slow fake GPU)
+# tests/run: slow 31 (cold compiles, and sweeps that wait on a slow fake GPU)
 # The compile pool keeps ahead of the GPU (issue 12): a search's next batch
 # is asked for and compiling while the current one is timed. With the fake
 # worker (slow_time: each candidate costs GPU time) and real NVRTC compiles

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 12 (softmax's three templates compiled)
+# tests/run: slow 9 (softmax's three templates compiled)
 # One search per bucket across an op's templates (spec `joint: true`), with
 # the fake worker: the bucket's budget covers all templates together, every
 # template's default is measured first, the search may spend the rest on any

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 8 (sweeps that wait on slow fake GPUs)
+# tests/run: slow 2 (sweeps that wait on slow fake GPUs)
 # A sweep on every GPU of a host (issue 11), with the fake worker playing
 # two GPUs (FAKE_GPUS=2; its log says which GPU served each time request):
 # each bucket is timed on one GPU only, both GPUs get work, the winners are

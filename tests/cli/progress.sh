@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 10 (sweeps on a terminal and off it)
+# tests/run: slow 1 (sweeps on a terminal and off it)
 # Progress on stderr: plain periodic lines when stderr is not a terminal
 # (AITUNE_PROGRESS_INTERVAL=0: one per candidate), a redrawn line no wider
 # than the terminal when it is one (script(1) gives the sweep a terminal),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 7 (sweeps of sharded specs)
+# tests/run: slow 2 (sweeps of sharded specs)
 # sweep --shard i/n and aitune merge (issue 11): the shards of a sweep, each
 # in its own registry, merged, give the winners of one unsharded sweep (the
 # fake worker's times are deterministic); merging is idempotent and the

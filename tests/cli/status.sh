@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 7 (template edits recompiled)
+# tests/run: slow 5 (a 0.1 registry's sweep compiles its kernels)
 # aitune status (issue 11): fresh or stale and why, without a GPU. The fake
 # worker plays the GPU; a driver or NVRTC upgrade is simulated by rewriting
 # the toolchain identity in the registry, a template edit by a changed copy

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 23 (swapab's second mid-size kernel compiled at its chosen configs, its box plan built and run on the CPU)
+# tests/run: slow 15 (swapab's second mid-size kernel compiled at its chosen configs, its box plan built and run on the CPU)
 # swapab's second mid-size kernel (templates/gemm_nt/swapab.lua, mc >= 1:
 # A's rows in boxes of 64 and 8 over the pass's rows only, the wgmma width
 # chosen at run time among nvar, A multicast to mc column tiles of a

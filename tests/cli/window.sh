@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 9 (windows that wait on a slow fake GPU until their budget)
+# tests/run: slow 7 (windows that wait on a slow fake GPU until their budget)
 # aitune window (issue 11) and sweep --from-misses with the fake worker: the
 # order of the work (stale, then misses by calls, then untuned, then cut-short
 # searches), the stop at the budget and the resume in the next window.
