@@ -145,10 +145,10 @@ deps-browser:
 	$(call apt_install,$(BROWSER_DEBS))
 
 # Two tiers: `make check`, the unit tests and the quick command-line tests
-# (70 s on the idle 2-core machine, about 120 CPU-seconds), for every edit;
-# `make test`, everything that runs without a GPU (README, CI; 343-379 s there,
-# 650-730 CPU-seconds, and the Python layer's some 30 more where .venv has
-# torch). Files whose header says "tests/run: slow" are in `make test` only.
+# (75-77 s on the idle 2-core machine, about 130 CPU-seconds), for every edit;
+# `make test`, everything that runs without a GPU (README, CI; 290-323 s there,
+# 550-620 CPU-seconds, the Python layer's some 30 where .venv has torch
+# included). Files whose header says "tests/run: slow" are in `make test` only.
 check: all
 	AITUNE_VENV=$(abspath $(VENV)) tests/run --quick
 
