@@ -49,7 +49,11 @@ else
     skip "terminal progress: no script(1)"
 fi
 
-run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/b.db" --quiet --keep-cubins
+# (Into a registry of its own: b.db's buckets are decided, and a sweep
+# there would have nothing to say.)
+seed_db "$T/q.db"
+run env AITUNE_WORKER="$FAKE" AITUNE_PROGRESS_INTERVAL=0 "$AITUNE" sweep "$T/two.yaml" --db "$T/q.db" --quiet
+expect_stderr "^sweep: [1-9][0-9]* candidates evaluated" "a sweep with --quiet measures the spec's candidates"
 expect_eq "--quiet: no progress" "$(grep -c '^sweep: bucket' "$T/err")" 0
 
 # compile counts buckets and candidates.
