@@ -538,6 +538,16 @@ int reg_run_end(reg *r, long long run, const char *outcome)
     return reg_done(r, st, "cannot close the run");
 }
 
+int reg_run_last(reg *r, long long *id)
+{
+    sqlite3_stmt *st = reg_prep(r, "SELECT coalesce(max(id), 0) FROM runs");
+    if (!st) return -1;
+    int rc = sqlite3_step(st);
+    *id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : reg_dbfail(r, "read the newest run");
+}
+
 int reg_run_get(reg *r, long long run, reg_run *out)
 {
     sqlite3_stmt *st = reg_prep(r, "SELECT r.command, r.version, r.started, r.ended, r.outcome, r.seed, r.env, d.id, d.name, "

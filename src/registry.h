@@ -110,6 +110,8 @@ typedef struct reg_run {
 } reg_run;
 /* 1 found (out filled), 0 no such run. */
 int reg_run_get(reg *r, long long run, reg_run *out);
+/* The id of the newest run recorded, 0 when there is none. */
+int reg_run_last(reg *r, long long *id);
 
 /* ---- the registry as a whole ---- */
 

@@ -23,6 +23,7 @@
 #include "identity.h"
 #include "jit.h"
 #include "json.h"
+#include "registry_cubin.h"
 #include "registry_measure.h"
 #include "registry_scan.h"
 #include "registry_winner.h"
@@ -39,7 +40,9 @@ const char window_summary[] =
     "the holes' sizes, the bucket split where another wins there), then stale winners (re-raced as\n"
     "`aitune retune` does: cheap), then\n"
     "buckets holding recorded misses, by how often applications asked, then untuned buckets, then\n"
-    "winners whose search was cut short. Buckets with a fresh, complete winner are left alone.\n\n"
+    "winners whose search was cut short. Buckets with a fresh, complete winner are left alone.\n"
+    "The kernels of candidates that lost are dropped when the window ends, as a sweep's end drops\n"
+    "its own (until then, a later bucket of the same op takes them from the cache).\n\n"
     "  --budget D   the window (e.g. 30m, 2h); required\n"
     "  --plan       print the ordered work and its estimates; measure nothing (works without a GPU:\n"
     "               planned for the GPU of the registry's newest winner)\n"
@@ -308,6 +311,28 @@ static int plan_without_gpu(wctx *c, const char *spec_path, const char *why)
     return 0;
 }
 
+/* With last: *last = the registry's newest run id. Else drop the losers'
+** kernels (reg_cubin_trim) of every run after `after`, the window's, and
+** say how much went. 0, or an exit code (said). */
+static int window_runs(const char *db, long long after, long long *last)
+{
+    reg *r;
+    long long newest = 0;
+    reg_trim_stats st = { 0, 0 };
+    int rc = reg_open(db, last != NULL, &r) || reg_run_last(r, &newest);
+    for (long long run = after + 1; !rc && !last && run <= newest; run++) rc = reg_cubin_trim(r, run, NULL, NULL, &st);
+    if (rc) {
+        error("%s", reg_errmsg(r));
+        reg_close(r);
+        return EXIT_FAIL;
+    }
+    if (last) *last = newest;
+    else if (st.cubins)
+        printf("window: dropped %lld cubins of candidates that lost (%.1f MB)\n", st.cubins, st.bytes / 1048576.0);
+    reg_close(r);
+    return 0;
+}
+
 int cmd_window(int argc, char **argv)
 {
     opt opts[] = { { "--budget", 1, 0, 0 }, { "--plan", 0, 0, 0 }, { "--gpu", 1, 0, 0 }, { "--db", 1, 0, 0 },
@@ -363,6 +388,11 @@ int cmd_window(int argc, char **argv)
     }
     fflush(stdout);
     if (opts[1].set) { sb_free(&cmdline); wctx_free(&c); return EXIT_OK; }
+    /* Every item's sweep keeps the losers' kernels: the window's next bucket
+    ** of the same op would compile them again. They are dropped at the end,
+    ** for the runs this window made, as one sweep's end drops its own. */
+    long long before = 0;
+    if ((rc = window_runs(db, 0, &before))) { sb_free(&cmdline); wctx_free(&c); return rc; }
     double t0 = now_s();
     int done = 0;
     for (int i = 0; i < c.ni; i++) {
@@ -371,13 +401,19 @@ int cmd_window(int argc, char **argv)
         c.target = &c.items[i];
         sweep_opts so = { .spec_path = pos[0], .db_path = db, .root = c.root, .command = sb_str(&cmdline),
                           .kernel_timeout = 10, .gpu = gpu, .quiet = opts[4].set, .want = run_want, .want_ctx = &c,
-                          .budget_s = left, .retune = c.items[i].kind == W_STALE, .noise = 0.03 };
+                          .budget_s = left, .retune = c.items[i].kind == W_STALE, .noise = 0.03,
+                          .keep_cubins = 1 };
         rc = sweep_run(&so);
         if (rc == 130 || rc == EXIT_FAIL || rc == EXIT_INPUT) break;
         done++;
     }
     printf("window: %d of %d done in %.0f s%s\n", done, c.ni, now_s() - t0,
            done < c.ni ? "; the rest waits for the next window" : "");
+    /* Interrupted, they stay: the next window decides the cut bucket again. */
+    if (rc != 130 && done) {
+        int trc = window_runs(db, before, NULL);
+        if (trc && !rc) rc = trc;
+    }
     sb_free(&cmdline);
     wctx_free(&c);
     return rc == 130 || rc == EXIT_FAIL || rc == EXIT_INPUT ? rc : EXIT_OK;

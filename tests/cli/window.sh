@@ -67,6 +67,32 @@ fake_sweep ok "$T/none.db" "$T/four.yaml" --from-misses
 expect_eq "--from-misses with no misses recorded is bad input" "$RC" 3
 expect_stderr "^aitune: error: no misses recorded" "and says so"
 
+# One window's buckets of one op share kernels: each item's sweep keeps the
+# losers' kernels, so the next bucket takes them from the cache, and the
+# window drops them at its end, leaving what two sweeps would.
+spec two.yaml <<'EOF2'
+name: two
+max_evals: 6
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {log2: [6, 7]}
+EOF2
+W=$T/two.db
+cp "$T/seed.db" "$W"
+sqlite3 "$W" "delete from cubins"
+win "$AITUNE" window "$T/two.yaml" --db "$W" --budget 10m
+expect_eq "a window of two untuned buckets exits 0" "$RC" 0 || show_last
+expect_eq "the first bucket compiles, the second takes its kernels from the cache" \
+    "$(grep -oE "[0-9]+ compiled" "$T/err" | awk '{print ($1 > 0)}' | tr '\n' ' ')" "1 0 "
+expect_stdout "^window: dropped [1-9][0-9]* cubins of candidates that lost" "the losers' kernels go at the end"
+cp "$T/seed.db" "$T/two-sweep.db"
+sqlite3 "$T/two-sweep.db" "delete from cubins"
+fake_sweep ok "$T/two-sweep.db" "$T/two.yaml"
+expect_eq "and the window keeps the kernels one sweep of both buckets keeps" \
+    "$(sql "$W" "select count(*) from cubins")" "$(sql "$T/two-sweep.db" "select count(*) from cubins")"
+
 expect_exit 2 "window without --budget" "$AITUNE" window "$T/four.yaml" --db "$DB"
 expect_exit 2 "window with a bad --budget" "$AITUNE" window "$T/four.yaml" --db "$DB" --budget soon
 expect_exit 3 "window of a missing registry" "$AITUNE" window "$T/four.yaml" --db "$T/nope.db" --budget 1m
