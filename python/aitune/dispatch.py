@@ -112,10 +112,7 @@ class Dispatcher:
 
     def tuned(self, op, dtype, shape, dev=-1):
         """Whether a tuned bucket holds the shape (an exact lookup), recording nothing."""
-        try:
-            return self.reg.lookup(op, self.arch_of(dev), dtype, shape)["level"] == "exact"
-        except AituneError:
-            return False
+        return self.answer(op, dtype, shape, dev) is not None
 
     def answer(self, op, dtype, shape, dev=-1):
         """True where a tuned bucket holds the shape with a template's winner, False

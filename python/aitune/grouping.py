@@ -276,8 +276,7 @@ def _group_runner(g, d, x):
 def _traced_product(g, x):
     """Under torch.compile: one aitune::linear_group where the registry has the fused weight
     (at any m: an m it lacks runs cuBLAS over the fused weight at run time, a miss)."""
-    dev = x.device.index if x.device.type == "cuda" else -1
-    dev = -1 if dev is None else dev
+    dev = ops.trace_device(x)
     if ops.static_trace():
         # m is a constant: the fused product where the registry has a kernel of its
         # own for it, else the members' products, each as ops.traced_linear decides.

@@ -240,6 +240,24 @@ def _cached_failed(b, rc, vals, s, dev):
         _relaunch(b, vals, s, dev, e)
 
 
+def _weight_for(check_w, c):
+    """(the tensor to launch, its address) for a weight c whose address, dtype or layout
+    is not the one a runner checked last: c, or its contiguous 16-byte aligned copy;
+    (None, 0) for one the runner was not made for (check_w raises on one the op
+    refuses)."""
+    if not check_w(c):
+        return None, 0
+    if c.data_ptr() & 15 or not c.is_contiguous():
+        c = _aligned(c)
+    return c, c.data_ptr()
+
+
+def trace_device(x):
+    """x's CUDA device index at trace time, -1 off CUDA (the tests' CPU tensors)."""
+    dev = x.device.index if x.device.type == "cuda" else -1
+    return -1 if dev is None else dev
+
+
 def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, wptr=None):
     """run(*inputs, *scalars) -> out for a Bound whose op takes nbufs_in input buffers,
     one output, then nscalars scalars (as the aitune ops do).
@@ -276,15 +294,11 @@ def _runner(b, out_shape, dtype, device, dev, nbufs_in, nscalars, check_w=None, 
         last_ws = [(None, 0)]
 
         def weight(c):
-            """(c, its address) for a weight whose address, dtype or layout is not the
-            one checked last; (None, 0) for one this runner was not made for."""
-            if not check_w(c):
-                return None, 0
-            if c.data_ptr() & 15 or not c.is_contiguous():
-                c = _aligned(c)
-                return c, c.data_ptr()
-            seen[0] = c.data_ptr()
-            return c, seen[0]
+            """_weight_for(c), the address remembered where c itself is launched."""
+            c2, pc = _weight_for(check_w, c)
+            if c2 is c:
+                seen[0] = pc
+            return c2, pc
 
         def workspace_for(s):
             sw = last_ws[0] = (s, workspace(dev, device, s, ws))
@@ -374,20 +388,13 @@ def _hot_runner(b, out_shape, dtype, device, dev, nscalars, check_w, wptr, tmpl,
     slots = "".join("p" if a["role"] in ("in", "out", "inout") else "f" if a["role"] == "scalar" else "x"
                     for a in b.kernel.plan["args"])
 
-    def weight(c):
-        if not check_w(c):
-            return None, 0
-        if c.data_ptr() & 15 or not c.is_contiguous():
-            c = _aligned(c)
-        return c, c.data_ptr()
-
     if tmpl is not None:
         alloc, args, kw = torch.empty_like, (tmpl,), None
     else:
         alloc, args, kw = torch.empty, (out_shape,), {"dtype": dtype, "device": device}
     blk = b.cached_block()
     return _lib.hot().Runner(
-        dtype, dev, alloc, args, kw, raw, _aligned, weight,
+        dtype, dev, alloc, args, kw, raw, _aligned, lambda c: _weight_for(check_w, c),
         lambda rc, vals, s: _cached_failed(b, rc, vals, s, dev),
         (lambda s: workspace(dev, device, s, ws)) if ws else None,
         blk, ctypes.addressof(blk), ctypes.cast(b._cfn, ctypes.c_void_p).value, slots, nscalars, wptr or 0)
@@ -537,8 +544,7 @@ def traced_linear(x, weight, bias=None):
     the trace ask the registry and it has no kernel of its own there (module doc)."""
     if static_trace():
         n, k = weight.shape
-        dev = x.device.index if x.device.type == "cuda" else -1
-        if not own_kernel(DTYPES.get(x.dtype), _rows(x.shape), n, k, -1 if dev is None else dev):
+        if not own_kernel(DTYPES.get(x.dtype), _rows(x.shape), n, k, trace_device(x)):
             return F.linear(x, weight, bias)
     return linear(x, weight, bias)
 

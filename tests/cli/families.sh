@@ -48,10 +48,7 @@ if command -v nvcc >/dev/null 2>&1; then
              "softmax bf16 16384,32768" "layernorm bf16 16384,32768" "rmsnorm bf16 16384,32768" \
              "reduce_rows bf16 4096,4096" "reduce_rows_max f32 4096,4096" "reduce_all f32 268435456"; do
         set -- $q
-        run "$AITUNE" emit "$1" --arch sm_90 --dtype "$2" --shape "$3" --db "$DB" -o "$T/$1.cu"
-        expect_eq "emit $1 $2 $3" "$RC" 0 || { show_last; continue; }
-        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
-        expect_eq "nvcc -c builds the emitted $1" "$RC" 0 || show_last
+        emit_builds "$DB" "$1" sm_90 "$2" "$3" "$T/$1.cu" "$1 $2 $3"
     done
 else
     skip "nvcc builds the emitted kernels: no nvcc"

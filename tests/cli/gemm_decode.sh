@@ -135,10 +135,7 @@ if command -v nvcc >/dev/null 2>&1; then
         "$(sql "$T/emit.db" "select count(*) from winners where op = 'gemm_nt' and launch like '%\"pdl\"%'")" 0
     for q in "gemm_nt 16,4096,4096 gemv" "gemm_nt 1,4096,4096 rowdot" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma"; do
         set -- $q
-        run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/emit.db" -o "$T/$1-$3.cu"
-        expect_eq "emit the $3 winner of $1 at $2" "$RC" 0 || { show_last; continue; }
-        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1-$3.cu" -o "$T/$1-$3.o"
-        expect_eq "nvcc -c builds the emitted $3 kernel" "$RC" 0 || show_last
+        emit_builds "$T/emit.db" "$1" sm_90 bf16 "$2" "$T/$1-$3.cu" "$3 winner of $1 at $2"
     done
     # A plan with pdl (the gemv winner's, marked so in the registry): the
     # emitted launcher asks for programmatic stream serialization.

@@ -193,6 +193,16 @@ expect_dispatcher() {
     fi
 }
 
+# emit_builds DB OP ARCH DTYPE SHAPE OUT LABEL: `aitune emit` writes OP's
+# answer at SHAPE into OUT, and nvcc -c builds it (the caller checks that
+# there is an nvcc). Each is one check, named by LABEL.
+emit_builds() {
+    run "$AITUNE" emit "$2" --arch "$3" --dtype "$4" --shape "$5" --db "$1" -o "$6"
+    expect_eq "emit $7" "$RC" 0 || { show_last; return 1; }
+    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$6" -o "$6.o"
+    expect_eq "nvcc -c builds the emitted $7" "$RC" 0 || show_last
+}
+
 # marked_home TAG: $T/home, a templates tree whose axpy has a template of four
 # candidates (block 32, 64, 128, 256) where block 128's source carries a
 # marker of this run's own, MARK (aitune_TAG_marker_...), and home/four.yaml

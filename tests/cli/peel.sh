@@ -312,10 +312,7 @@ expect_eq "both winners peel" "$(sql "$T/win.db" "select count(*) from winners w
 if command -v nvcc >/dev/null 2>&1; then
     for q in "softmax 4096,32001" "rmsnorm 4096,4097"; do
         set -- $q
-        run "$AITUNE" emit "$1" --arch sm_90 --dtype bf16 --shape "$2" --db "$T/win.db" -o "$T/$1.cu"
-        expect_eq "emit $1 at $2" "$RC" 0 || { show_last; continue; }
-        run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/$1.cu" -o "$T/$1.o"
-        expect_eq "nvcc -c builds the emitted peel $1" "$RC" 0 || show_last
+        emit_builds "$T/win.db" "$1" sm_90 bf16 "$2" "$T/$1.cu" "peel $1 at $2"
     done
 else
     skip "nvcc builds the emitted peel kernels: no nvcc"
