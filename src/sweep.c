@@ -41,7 +41,7 @@ static void open_progress(sw *S, hub *H)
 {
     const sweep_opts *o = S->o;
     if (o->quiet) return;
-    S->P = S->run_P = progress_new(stderr, o->compile_only ? "compile" : "sweep");
+    S->P = S->run_P = progress_new(stderr, o->scan ? "scan" : o->compile_only ? "compile" : "sweep");
     progress_start_ticker(S->P);
     for (int i = 0; i < H->nlanes && H->nlanes > 1; i++) {
         char name[16];

@@ -1,6 +1,7 @@
 /* sweep_scan.c: see sweep_scan.h. */
 #define _GNU_SOURCE
 #include "sweep_scan.h"
+#include "progress.h"
 #include "aitune.h"
 #include "identity.h"
 #include "registry_scan.h"
@@ -266,8 +267,14 @@ static int scan_set_run(sw *S, aitune *h, const char *hw, scan_set *c, long long
             shape[d] = c->sizes[d][rest % c->nsizes[d]];
             rest /= c->nsizes[d];
         }
+        char label[256];
+        int n = snprintf(label, sizeof label, "%s %s ", c->st->op, c->dtype);
+        for (int d = 0; d < c->nd && n < (int)sizeof label; d++)
+            n += snprintf(label + n, sizeof label - (size_t)n, "%s%s=%lld", d ? "," : "", c->dims[d], shape[d]);
+        progress_bucket(S->P, label);
         reg_scan r;
         int rc = scan_one(S, h, hw, c, shape, &r);
+        progress_done(S->P, !rc && r.status[0] ? r.median_us : 0, 0);
         if (!rc && r.status[0]) {
             say_row(S, c, shape, &r);
             tally(c, shape, &r);
@@ -290,6 +297,23 @@ int scan_run(sw *S)
     char hw[256];
     identity_hw(&S->dev, hw, sizeof hw);
     sweep_vendor_bind(&S->V, S->o->vendor, S->W, S->R, S->dev_id, S->run_id, S->arch, S->o->kernel_timeout);
+    /* Progress counts sizes (every task's and dtype's): "scan (sizes): 37/264, ...; gemm_nt bf16 m=292,...". */
+    long long all = 0;
+    for (int ti = 0; ti < S->sp.ntasks; ti++)
+        for (int di = 0; di < S->sp.tasks[ti].ndtypes; di++) {
+            scan_set c;
+            long long total = 0;
+            int bad = set_init(S, &S->sp.tasks[ti], S->sp.tasks[ti].dtypes[di], &c, &total);
+            set_free(&c);
+            if (bad) {   /* said */
+                aitune_close(h);
+                return EXIT_INPUT;
+            }
+            all += total;
+        }
+    progress_buckets(S->P, 0);
+    progress_phase(S->P, "sizes");
+    progress_plan(S->P, all);
     int code = EXIT_OK;
     for (int ti = 0; ti < S->sp.ntasks && !code && !sw_interrupted(); ti++)
         for (int di = 0; di < S->sp.tasks[ti].ndtypes && !code && !sw_interrupted(); di++) {
@@ -297,7 +321,10 @@ int scan_run(sw *S)
             long long total = 0;
             if (set_init(S, &S->sp.tasks[ti], S->sp.tasks[ti].dtypes[di], &c, &total)) code = EXIT_INPUT;
             else if (scan_set_run(S, h, hw, &c, total)) code = EXIT_FAIL;
-            if (c.n) say_set(&c);
+            if (c.n) {
+                progress_clear(S->P);
+                say_set(&c);
+            }
             set_free(&c);
         }
     aitune_close(h);

@@ -82,6 +82,14 @@ expect_true "it races the bucket's finalists at the hole m = 6" grep -q " time .
 # Scanned again with the vendor slower everywhere: the rows are replaced.
 run env AITUNE_WORKER="$FAKE" FAKE_MODE=ok FAKE_STATE="$T/fake-state" "$AITUNE" scan "$T/g.yaml" --db "$DB" --quiet
 expect_eq "a second scan replaces the rows: no hole left" "$(sql "$DB" "select count(*) || ' ' || sum(hole) from scans")" "6 0"
+# Progress (a line per size with AITUNE_PROGRESS_INTERVAL=0): scan's own
+# words and counts, sizes out of every size of the spec, the size in hand.
+run env AITUNE_WORKER="$FAKE" FAKE_MODE=ok FAKE_STATE="$T/fake-state" AITUNE_PROGRESS_INTERVAL=0 \
+    "$AITUNE" scan "$T/g.yaml" --db "$DB"
+expect_eq "scan with progress exits 0" "$RC" 0 || show_last
+expect_stderr "^scan \(sizes\): 4/6, .* elapsed, ETA [^;]*; gemm_nt bf16 m=4,n=64,k=64" \
+    "its progress counts sizes of the 6 and names the size in hand"
+expect_true "no sweep progress line (buckets and candidates) in a scan" sh -c "! grep -q '^sweep: bucket' \"$T/err\""
 # --vendor off: the answers timed alone.
 run env AITUNE_WORKER="$FAKE" FAKE_MODE=ok FAKE_STATE="$T/fake-state" "$AITUNE" scan "$T/g.yaml" --db "$DB" --quiet --vendor off
 expect_eq "--vendor off: no vendor time stored" "$(sql "$DB" "select count(*) from scans where vendor_us is null")" 6
