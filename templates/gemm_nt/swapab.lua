@@ -622,10 +622,19 @@ AIT_DEV void tma_load_mc(unsigned dst, const tmap_t* map, int x, int y, unsigned
 // CTA (x, y) of the cluster: x along n (the multicast group), y the slice of k.
 AIT_DEV unsigned peer(int x, int y) { return (unsigned)(x + y * MC); }
 // A consumer warp is done with a slot: its producer and, with multicast,
-// every producer of the group that writes into it may refill it.
+// every producer of the group that writes into it may refill it. The arrive
+// releases at CTA scope, not the cluster's: what it must order are the
+// wgmma's reads of the slot, done at wgmma.wait_group, before TMA (the
+// async proxy, which no generic fence orders) writes it again. At cluster
+// scope ptxas 13.0 puts MEMBAR.ALL.GPU before each arrive (mc of them a
+// warp a slot, in the consumers' path: tests/cli/swapab_mid2.sh).
+AIT_DEV void arrive_group(unsigned bar, unsigned to) {
+  asm volatile("{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; mbarrier.arrive.release.cta.shared::cluster.b64 _, [r]; }"
+               :: "r"(bar), "r"(to) : "memory");
+}
 AIT_DEV void release(unsigned bar, int split) {
 #if MC > 1
-  for (int x = 0; x < MC; x++) arrive_peer(bar, peer(x, split));
+  for (int x = 0; x < MC; x++) arrive_group(bar, peer(x, split));
 #else
   mbar_arrive(bar);
 #endif
@@ -725,13 +734,10 @@ local MID2_BODY = [[
       int s = 0;
       unsigned ph = 0;
       for (int kb = kb0; kb < kb1; kb++) {
-        // With multicast the releases come from the group's CTAs too
-        // (released at cluster scope, acquired so here).
-#if MC > 1
-        mbar_wait_cluster(empty + 8 * s, ph ^ 1);
-#else
+        // With multicast the releases come from the group's CTAs too; the
+        // wait acquires at CTA scope all the same (what follows is TMA, and
+        // acquire.cluster adds an L1 invalidate, CCTL.IVALL, each slot).
         mbar_wait(empty + 8 * s, ph ^ 1);
-#endif
         const unsigned bar = full + 8 * s, sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
         mbar_expect(bar, bytes);
         for (int b = 0; b < KBOX; b++) {

@@ -13,6 +13,9 @@
 #   wgmma serialized by ptxas, launch bounds of their warpgroups and the
 #   producer warp; a multicast kernel's loads are multicasts and its
 #   slots released to the whole group; one case per width;
+# - the releases and the producer's waits at CTA scope, so no fence
+#   (MEMBAR.ALL.GPU) or L1 invalidate sits in the mainloop of mc 1, 2, 4
+#   (the machine code, where nvdisasm is at hand: $NVDISASM or PATH);
 # - the defaults above m = 64 are the first mid-size kernel (mc 0, nvar 1:
 #   the second measured no faster on an H100), bn holding m, pdl off;
 # - the launch plan: column tiles padded to whole groups along x, the
@@ -180,7 +183,47 @@ expect_eq "the $nmc multicast kernels load A with multicast, wait on the cluster
             tma_load_mc(sA + b * A_BYTES + 128u * row, map, x, (int)r0 + row, bar, mask);%'
         and source like '%pdl_wait();
 #if MC > 1
-  cluster_wait();%' and source like '%for (int x = 0; x < MC; x++) arrive_peer(bar, peer(x, split));%'")" "$nmc"
+  cluster_wait();%' and source like '%for (int x = 0; x < MC; x++) arrive_group(bar, peer(x, split));%'")" "$nmc"
+
+# The slots' releases and the producer's waits stay at CTA scope: an
+# arrive that releases at cluster scope is MEMBAR.ALL.GPU before each of
+# a warp's mc arrives a slot (ptxas 13.0), and a wait that acquires at
+# cluster scope an L1 invalidate each slot. In the source of every
+# multicast kernel above; in the machine code where nvdisasm is at hand
+# ($NVDISASM or on PATH): between the mainloop's first wgmma and its last
+# wait for them, mc arrives and no fence.
+expect_eq "the $nmc multicast kernels release slots at CTA scope, and their producers wait so" \
+    "$(sql "$T/c.db" "select count(*) from cubins where (source like '%#define MC 2
+%' or source like '%#define MC 4
+%') and source like '%mbarrier.arrive.release.cta.shared::cluster.b64 _, [r]; }\"%'
+        and source not like '%mbar_wait_cluster(empty%'")" "$nmc"
+ND=${NVDISASM:-$(command -v nvdisasm)}
+if [ -n "$ND" ] && [ -x "$ND" ]; then
+    : > "$T/fence.list"
+    for mc in 1 2 4; do
+        printf 'gemm_nt/swapab\tbf16\t152,4096,4096\tsample\t%s\n' "$(cfg 128 192 2 $mc 1)" >> "$T/fence.list"
+    done
+    rm -rf "$T/fence"
+    if "$KS" compile -o "$T/fence" "$T/fence.list" > /dev/null 2> "$T/fence.err"; then
+        for i in 1 2 3; do
+            mc=$(( i == 1 ? 1 : (i == 2 ? 2 : 4) ))
+            # The consumers' mainloop: from the first wgmma to the wait for none in flight.
+            "$ND" -c "$T/fence/$i.cubin" | sed -n '/HGMMA/,/WARPGROUP.DEPBAR.LE gsb0, 0x0/p' > "$T/loop$i.sass"
+            nf=$(grep -c 'MEMBAR\|CCTL' "$T/loop$i.sass")
+            na=$(grep -c 'SYNCS.ARRIVE' "$T/loop$i.sass")
+            if [ "$nf" = 0 ] && [ "$na" = "$mc" ] && grep -q HGMMA "$T/loop$i.sass"; then
+                ok "mc $mc: its mainloop's release is $na arrive(s) and no fence (machine code)"
+            else
+                fail "mc $mc: the mainloop holds $nf fences or cache invalidates and $na arrives (want 0 and $mc)"
+                grep -n 'MEMBAR\|CCTL\|SYNCS' "$T/loop$i.sass" | head -8 | sed 's/^/    /'
+            fi
+        done
+    else
+        fail "compile the mc 1, 2, 4 configs at 152 x 4096 x 4096"; head -5 "$T/fence.err" | sed 's/^/    /'
+    fi
+else
+    skip "swapab mid2: the mainloop's machine code (no nvdisasm; set NVDISASM)"
+fi
 
 # The launch plans of the configs above: column tiles padded to whole
 # groups along x, the slices of k along y, BN rows along z, a cluster of
