@@ -817,7 +817,9 @@ end
 -- then the deepest ring that fits. The second kernel (mc >= 1) stays in the
 -- space, not the default: on an H100 (bench/midm.sh, 2026-11-27 fourth
 -- session) its multicast groups (mc 2, 4), which this default picked, ran
--- 1.5-7x slower than mc 1 at the same tuned size, and its best against the
+-- 1.5-7x slower than mc 1 at the same tuned size (a GPU-wide fence before each
+-- cluster-scope slot release, gone since the sixth session: mc 2 and 4 now
+-- run 0.97-0.99x their mc 1 twins, bench/mc_probe.sh), and its best against the
 -- first kernel's best went either way (0.63-2.35x: 1024 x 4096, m = 255:
 -- 20.9 us against 13.1; 4096^2, m = 121: 25.1 against 59.0).
 local MID_DEFAULT_BN = { 96, 128, 192, 256 }
