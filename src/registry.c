@@ -506,6 +506,10 @@ int reg_device(reg *r, const device *d, long long *id)
     return rc == SQLITE_ROW ? 0 : reg_dbfail(r, "cannot read the device back");
 }
 
+int reg_begin(reg *r) { return reg_exec(r, "BEGIN IMMEDIATE", "cannot lock it to write"); }
+int reg_commit(reg *r) { return reg_exec(r, "COMMIT", "cannot commit"); }
+void reg_rollback(reg *r) { sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL); }
+
 int reg_run_begin(reg *r, const char *command, const char *spec_hash, unsigned long long seed,
                   long long device, const char *env_json, long long *id)
 {

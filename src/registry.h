@@ -80,6 +80,15 @@ void reg_bound(reg *r, long long steps);
 ** says which) or it cannot be made. */
 int reg_sweep_lock(const char *path, const char *command);
 
+/* Several writes as one transaction (a command whose rows of several
+** tables stand or fall together: pin): reg_begin takes the write lock
+** (BEGIN IMMEDIATE), reg_commit keeps what was written since, reg_rollback
+** drops it. A call that makes a transaction of its own (reg_winners_put)
+** nests inside it. */
+int reg_begin(reg *r);
+int reg_commit(reg *r);
+void reg_rollback(reg *r);
+
 struct plan_arg;
 /* The op's signature for plan migration: 0, or -1 when the op is unknown. */
 typedef int (*reg_signature_fn)(void *ctx, const char *op, const char *dtype, int *ndims, char dims[][64],

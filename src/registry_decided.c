@@ -62,3 +62,20 @@ int reg_decided_get(reg *r, const char *op, const char *arch, const char *dtype,
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? found : reg_dbfail(r, "cannot read the decided buckets");
 }
+
+int reg_decided_move(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
+                     long long from, long long to, int *moved)
+{
+    *moved = 0;
+    if (!has_table(r)) return 0;
+    sqlite3_stmt *st = reg_prep(r, "UPDATE decided SET run = ?7 WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND bucket = ?4 "
+                                   "AND hw = ?5 AND run = ?6");
+    if (!st) return -1;
+    reg_bind_bucket(st, op, arch, dtype, bucket);
+    reg_bind(st, 5, hw);
+    sqlite3_bind_int64(st, 6, from);
+    sqlite3_bind_int64(st, 7, to);
+    if (reg_done(r, st, "cannot hand a decided bucket to a pin")) return -1;
+    *moved = sqlite3_changes(reg_db(r)) > 0;
+    return 0;
+}

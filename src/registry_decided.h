@@ -28,4 +28,10 @@ int reg_decided_put(reg *r, const char *op, const char *arch, const char *dtype,
 int reg_decided_get(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
                     const char *basis, long long *run, int *winners);
 
+/* The bucket's row on hw, decided by run from, handed to run to: its winner
+** rows were rewritten by run to (a pin: registry_winner.h) and the decision
+** is to stand for them. *moved: 1 when there was such a row, else 0. */
+int reg_decided_move(reg *r, const char *op, const char *arch, const char *dtype, const char *bucket, const char *hw,
+                     long long from, long long to, int *moved);
+
 #endif

@@ -24,7 +24,7 @@ static int winner_insert(reg *r, const winner *w)
     sqlite3_bind_double(st, 12, w->gbps);
     sqlite3_bind_double(st, 13, w->tflops);
     if (w->default_us > 0) sqlite3_bind_double(st, 14, w->default_us);
-    if (w->margin >= 0) sqlite3_bind_double(st, 15, w->margin);
+    if (w->margin > -1) sqlite3_bind_double(st, 15, w->margin);   /* -1: none */
     sqlite3_bind_int(st, 16, w->exhaustive);
     reg_bind(st, 17, w->runners_up);
     reg_bind(st, 18, w->cubin[0] ? w->cubin : NULL);
@@ -37,7 +37,9 @@ static int winner_insert(reg *r, const winner *w)
 int reg_winners_put(reg *r, const char *home, const winner *w, int n)
 {
     if (n < 1) return 0;
-    if (reg_exec(r, "BEGIN IMMEDIATE", "cannot store winners")) return -1;
+    /* Inside a caller's transaction (reg_begin), a savepoint of it. */
+    int outer = !sqlite3_get_autocommit(reg_db(r));
+    if (reg_exec(r, outer ? "SAVEPOINT winners_put" : "BEGIN IMMEDIATE", "cannot store winners")) return -1;
     sqlite3_stmt *st = reg_prep(r, "DELETE FROM winners WHERE op = ?1 AND arch = ?2 AND dtype = ?3 AND " REG_IN_HOME("bucket", "?4")
                                " AND hw = coalesce((SELECT hw FROM devices WHERE id = ?5), '')");
     int rc = -1;
@@ -47,8 +49,8 @@ int reg_winners_put(reg *r, const char *home, const winner *w, int n)
         rc = reg_done(r, st, "cannot replace a bucket's winners");
     }
     for (int i = 0; i < n && !rc; i++) rc = winner_insert(r, &w[i]);
-    if (!rc) rc = reg_exec(r, "COMMIT", "cannot store winners");
-    if (rc) sqlite3_exec(reg_db(r), "ROLLBACK", NULL, NULL, NULL);
+    if (!rc) rc = reg_exec(r, outer ? "RELEASE winners_put" : "COMMIT", "cannot store winners");
+    if (rc) sqlite3_exec(reg_db(r), outer ? "ROLLBACK TO winners_put; RELEASE winners_put" : "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 

@@ -17,7 +17,9 @@ typedef struct winner {
     char dims[64], lo[96], hi[96], shape[128];
     char tmpl[64];
     char *config;
-    double median_us, gbps, tflops, default_us, margin;
+    double median_us, gbps, tflops, default_us;
+    double margin;          /* the fastest other finalist's time over this one's, - 1; -1: none (stored NULL);
+                            ** below 0 where a pin (pin.c) made a finalist the sweep timed slower the winner */
     int exhaustive;
     char *runners_up;       /* JSON */
     char cubin[17];
@@ -31,7 +33,8 @@ int reg_winner_put(reg *r, const winner *w);
 /* Store the n winners of home's bucket (n > 1: its parts, keys home/...,
 ** edges partitioning home's) in one transaction, in place of every winner
 ** of home and its parts on the same hardware (w[0]'s device): a registry
-** never holds a split bucket's winner next to its parts'. */
+** never holds a split bucket's winner next to its parts'. Inside a
+** transaction of the caller's (reg_begin), part of it. */
 int reg_winners_put(reg *r, const char *home, const winner *w, int n);
 /* The winner of (op, arch, dtype, bucket): 1 found, 0 none. arch is the base
 ** ("sm_90"); a row stored as "sm_90a" or "sm_90f" matches it, as in libaitune. */

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "registry_cubin.h"
+#include "registry_decided.h"
 #include "registry_measure.h"
 #include "registry_winner.h"
 #include "util.h"
@@ -729,6 +730,91 @@ static void test_split_parts(void)
     rm_db(p);
 }
 
+/* reg_begin / reg_rollback / reg_commit around a run, reg_winners_put and
+** reg_decided_move (pin.c's one transaction); a negative margin (a pin)
+** stored as it is, -1 as none. */
+static void test_transaction(void)
+{
+    const char *p = path_in("tx.db");
+    reg *r;
+    if (reg_open(p, 0, &r)) { CHECK(0, "open %s: %s", p, reg_errmsg(r)); reg_close(r); return; }
+    device a;
+    fake_device(&a, "GPU-A");
+    long long da = 0, run1 = 0, run2 = 0;
+    CHECK(reg_device(r, &a, &da) == 0 && reg_run_begin(r, "sweep", NULL, 0, da, "{}", &run1) == 0, "a device and a run");
+    winner w;
+    split_row(&w, "n=2^12", 4096, 8192, "{\"v\":0}", da);
+    w.run = run1;
+    CHECK(reg_winner_put(r, &w) == 0, "a winner");
+    int winners = 0, moved = 0;
+    CHECK(reg_decided_put(r, "axpy", "sm_90", "f32", "n=2^12", "hwA", "basis", run1, &winners) == 0, "decided: %s",
+          reg_errmsg(r));
+    /* Rolled back: nothing of it stays. */
+    CHECK(reg_begin(r) == 0, "begin");
+    CHECK(reg_run_begin(r, "pin", NULL, 0, da, "{}", &run2) == 0, "a run inside");
+    split_row(&w, "n=2^12", 4096, 8192, "{\"v\":1}", da);
+    w.run = run2;
+    CHECK(reg_winners_put(r, "n=2^12", &w, 1) == 0, "winners_put nests inside: %s", reg_errmsg(r));
+    CHECK(reg_decided_move(r, "axpy", "sm_90", "f32", "n=2^12", "hwA", run1, run2, &moved) == 0 && moved, "moved");
+    reg_rollback(r);
+    winner g;
+    CHECK(reg_winner_get(r, "axpy", "sm_90", "f32", "n=2^12", &g) == 1 && has(g.config, "\"v\":0"), "rolled back: the old winner");
+    winner_free(&g);
+    long long last = 0;
+    CHECK(reg_run_last(r, &last) == 0 && last == run1, "rolled back: no run (%lld)", last);
+    /* Committed: all of it. */
+    CHECK(reg_begin(r) == 0 && reg_run_begin(r, "pin", NULL, 0, da, "{}", &run2) == 0, "begin again");
+    w.run = run2;
+    w.margin = -0.25;
+    CHECK(reg_winners_put(r, "n=2^12", &w, 1) == 0, "winners_put");
+    CHECK(reg_decided_move(r, "axpy", "sm_90", "f32", "n=2^12", "hwA", 999, run2, &moved) == 0 && !moved,
+          "a decision of another run is not moved");
+    CHECK(reg_decided_move(r, "axpy", "sm_90", "f32", "n=2^12", "hwA", run1, run2, &moved) == 0 && moved, "moved");
+    CHECK(reg_commit(r) == 0, "commit");
+    CHECK(reg_winner_get(r, "axpy", "sm_90", "f32", "n=2^12", &g) == 1 && has(g.config, "\"v\":1") && g.run == run2 &&
+          g.margin < -0.24 && g.margin > -0.26, "committed: the new winner, its run, its negative margin (%g)", g.margin);
+    winner_free(&g);
+    reg_close(r);
+    rm_db(p);
+}
+
+static int hw_of(const reg_winner_identity *w, void *ctx)
+{
+    snprintf(ctx, 256, "%s", w->hw);
+    return 1;
+}
+
+/* A pin's hand-over of the sweep's decision: the decision stands for the
+** pinned row (its run the pin's), as a sweep run again reads it. */
+static void test_decided_move(void)
+{
+    const char *p = path_in("moved.db");
+    reg *r;
+    if (reg_open(p, 0, &r)) { CHECK(0, "open %s: %s", p, reg_errmsg(r)); reg_close(r); return; }
+    device a;
+    fake_device(&a, "GPU-A");
+    long long da = 0, run1 = 0, run2 = 0, drun = 0;
+    CHECK(reg_device(r, &a, &da) == 0 && reg_run_begin(r, "sweep", NULL, 0, da, "{}", &run1) == 0 &&
+          reg_run_begin(r, "pin", NULL, 0, da, "{}", &run2) == 0, "a device and two runs");
+    winner w;
+    split_row(&w, "n=2^12", 4096, 8192, "{\"v\":0}", da);
+    w.run = run1;
+    CHECK(reg_winner_put(r, &w) == 0, "the sweep's winner");
+    char hw[256] = "";
+    reg_winner_identities(r, hw_of, hw);
+    int winners = 0, moved = 0;
+    CHECK(reg_decided_put(r, "axpy", "sm_90", "f32", "n=2^12", hw, "basis", run1, &winners) == 0 && winners == 1, "decided");
+    w.run = run2;
+    CHECK(reg_winner_put(r, &w) == 0, "the pin's winner");
+    CHECK(reg_decided_get(r, "axpy", "sm_90", "f32", "n=2^12", hw, "basis", &drun, &winners) == 0,
+          "the decision does not stand for a row another run wrote");
+    CHECK(reg_decided_move(r, "axpy", "sm_90", "f32", "n=2^12", hw, run1, run2, &moved) == 0 && moved, "handed to the pin");
+    CHECK(reg_decided_get(r, "axpy", "sm_90", "f32", "n=2^12", hw, "basis", &drun, &winners) == 1 && drun == run2,
+          "it stands again, the pin's run (%lld)", drun);
+    reg_close(r);
+    rm_db(p);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/aitune-test-reg-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -742,6 +828,8 @@ int main(void)
     test_bad_files();
     test_two_handles();
     test_split_parts();
+    test_transaction();
+    test_decided_move();
     for (int round = 1; round <= 5; round++) test_concurrent_create(round);
     rm_db(path_in("sub/dir/reg.db"));
     rmdir(path_in("sub/dir"));
