@@ -83,5 +83,6 @@ CLI_COMMAND(retune);
 CLI_COMMAND(check);
 CLI_COMMAND(window);
 CLI_COMMAND(scan);
+CLI_COMMAND(pin);
 
 #endif

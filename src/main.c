@@ -557,6 +557,7 @@ static const cmd commands[] = {
       "aitune emit OP --dtype T [--arch A] [--shape N[,M...]] -o FILE [--db PATH]" },
     { "list", cmd_list, list_summary, list_usage },
     { "why", cmd_why, why_summary, why_usage },
+    { "pin", cmd_pin, pin_summary, pin_usage },
     { "export", cmd_export, export_summary, export_usage },
     { "gc", cmd_gc, gc_summary, gc_usage },
     { "import", cmd_import, import_summary, import_usage },

@@ -254,6 +254,7 @@ static int explain(reg *r, const char *op, const char *arch, const char *dtype, 
         printf("no winner: no candidate verified correct, or the sweep stopped before the race\n");
     }
     tally t = { .all = all, .fails = STRBUF_INIT };
+    if (has) add_run(&t, w.run);   /* the run that stored it (a pin's too), first */
     if (reg_bucket_measurements(r, op, arch, dtype, bucket, one, &t)) {
         sb_free(&t.fails);
         return error("%s", reg_errmsg(r));
@@ -294,6 +295,7 @@ static int show_winner(reg *r, const winner *w)
     if (w->default_us > 0)
         printf("  %.2fx the template default (%.2f us in the same race)\n", w->default_us / w->median_us, w->default_us);
     if (w->margin >= 0) printf("  %.1f%% ahead of the runner-up\n", 100 * w->margin);
+    else if (w->margin > -1) printf("  %.1f%% behind the fastest other finalist in the race (pinned: see its run)\n", -100 * w->margin);
     double vus = 0;
     int hv = reg_vendor_for_winner(r, w, &vus);
     if (hv < 0) return error("%s", reg_errmsg(r));
