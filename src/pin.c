@@ -1,6 +1,6 @@
 /* pin.c: `aitune pin`: one of a bucket's finalists made its winner, chosen
 ** by a measurement the sweep cannot make (the application's own step,
-** timed with each finalist in turn: aitune.tuning.race). --list prints the
+** timed with each finalist in turn: aitune.racing.race). --list prints the
 ** finalists (the winner, then its runners-up) and whether each still has
 ** its kernel; a pin writes the finalist's winner row, its kernel the one
 ** the sweep compiled and measured (the bucket's ok measurement of that
@@ -27,7 +27,7 @@
 
 const char pin_summary[] =
     "Make one of a bucket's finalists its winner, or list them. For a finalist chosen by a measurement\n"
-    "the sweep cannot make: the application's own step (aitune.tuning.race) timed with each finalist\n"
+    "the sweep cannot make: the application's own step (aitune.racing.race) timed with each finalist\n"
     "in turn, where the sweep's ranking (its `timing`, neighbour or stream) does not hold.\n\n"
     "--list prints one JSON object a line, the winner first, then each runner-up of its race, fastest\n"
     "first: {\"template\", \"config\", \"median_us\" (the race's time), \"winner\", \"kernel\"}; kernel is\n"

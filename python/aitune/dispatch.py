@@ -21,6 +21,7 @@ This module needs no torch: devices are indices, tensors are addresses. aitune.o
 adds the torch side (streams, capture, the current device).
 """
 
+import json
 import os
 import sys
 import threading
@@ -124,6 +125,15 @@ class Dispatcher:
         if c["level"] != "exact":
             return None
         return c["template"] != VENDOR_TEMPLATE
+
+    def answered(self, ops=None):
+        """The buckets whose winners this dispatcher has loaded (the calls so far): sorted
+        (op, dtype, bucket, template, config as canonical JSON), of ops (None: every op);
+        vendor-held buckets are not among them."""
+        with self._lock:
+            loaded = [(key[0], key[1], k) for key, k in self._kernels.items() if k is not None and k is not VENDOR]
+        return sorted({(op, dtype, k.bucket, k.template, json.dumps(k.config, sort_keys=True))
+                       for op, dtype, k in loaded if ops is None or op in ops})
 
     def _load(self, op, dtype, shape, dev):
         arch = self.arch_of(dev)

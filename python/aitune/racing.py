@@ -1,0 +1,190 @@
+"""Race a bucket's finalists in the application's own step, and keep what runs it fastest.
+
+A sweep times each candidate alone, or between short neighbour kernels (`timing:
+neighbour`), and keeps the fastest. Inside a real model the order can change: in a
+Llama-3-8B batch-8 decode step, gemv's m = 8 winners ran 12-54% over their sweep times
+and swapab's finalists, ranked second by the sweep, ran the step 2.6% faster
+(bench/RESULTS.md, sixth session). race() measures what the sweep cannot: for each
+bucket the step's kernels came from, it pins each of the bucket's finalists in turn
+(`aitune pin`, on a scratch copy of the registry), captures the step again, times it
+against the incumbent's, interleaved, and keeps a finalist only where the step runs
+faster by more than min_gain. The buckets it changed are pinned in the registry at the
+end (`aitune pin --note`: the command and the step times stay in the run's record;
+`aitune why` shows them).
+
+    d = aitune.use("registry.db")
+    p = aitune.patch(model, d)
+    def capture():                  # warm-up, then one step in a CUDA graph
+        ...                         # the step must call the model afresh: kernels bind
+        return graph.replay         #   at the first call after each pin
+    report = aitune.racing.race(capture)
+
+capture() is called once per trial, after the dispatcher has changed: it must run the
+step once outside capture (kernels load then; a shape first met during capture falls
+back to PyTorch) and return a callable that runs one step. The race keeps two of them
+at a time (the incumbent's and the finalist's). When it returns, the registry it leaves
+is the current dispatcher's: capture the step again to run on it. (The registries of
+the trials stay open for the process's life, so a graph captured during the race never
+launches a kernel that closing one would unload.) timer(fn) gives the seconds per step of
+fn; the default replays it `replays` times between CUDA events after 3 of warm-up and
+takes the median. Under torch.compile the graph need not be traced again: the aitune
+ops ask the current dispatcher at run time.
+
+What it changes: only the registry at the end (nothing with dry_run=True), only
+buckets whose winners the step used (ops: gemm_nt by default), only to finalists the
+sweep measured and verified (their kernels kept). A later `aitune sweep` of the same
+spec leaves a pinned bucket as it is; `aitune retune` and `window` decide by the spec's
+timing again (`aitune help pin`).
+"""
+
+import atexit
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+
+from . import dispatch
+from ._lib import AituneError
+
+
+def _pin(aitune, db, op, dtype, bucket, extra):
+    cmd = [aitune, "pin", op, "--dtype", dtype, "--bucket", bucket, "--db", db] + list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise AituneError("aitune pin %s %s %s: exit %d: %s" % (op, dtype, bucket, r.returncode,
+                                                                (r.stderr or r.stdout).strip()))
+    return r.stdout
+
+
+def finalists(aitune, db, op, dtype, bucket):
+    """The bucket's winner and runners-up (`aitune pin --list`): dicts with template,
+    config, median_us, winner and kernel (whether its kernel is kept: pinnable)."""
+    out = []
+    for line in _pin(aitune, db, op, dtype, bucket, ["--list"]).splitlines():
+        line = line.strip()
+        if line:
+            out.append(json.loads(line))
+    return out
+
+
+def _copy(src, dst):
+    """A consistent copy of a registry (SQLite's backup: a WAL file's pages included)."""
+    a = sqlite3.connect("file:%s?mode=ro" % src, uri=True)
+    b = sqlite3.connect(dst)
+    try:
+        a.backup(b)
+    finally:
+        b.close()
+        a.close()
+
+
+def cuda_timer(replays=20):
+    """seconds per call of fn: median of `replays` calls, each between CUDA events."""
+    def timer(fn):
+        import torch
+        for _ in range(3):
+            fn()
+        ts = []
+        for _ in range(replays):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) / 1e3)
+        return statistics.median(ts)
+    return timer
+
+
+def _versus(timer, a, b, rounds):
+    """(seconds of a, seconds of b): each the median over rounds, a and b alternating."""
+    ta, tb = [], []
+    for _ in range(rounds):
+        ta.append(timer(a))
+        tb.append(timer(b))
+    return statistics.median(ta), statistics.median(tb)
+
+
+# The dispatchers of a race's trials (and their registries, whose kernels the graphs
+# captured then launch): kept open for the process's life, so no graph captured during
+# a race ever launches a kernel a closed registry unloaded.
+_TRIALS = []
+
+
+def _trial(path, like):
+    """A new dispatcher over path (a registry just pinned), made current and kept open."""
+    d = dispatch.Dispatcher(path, arch=like.arch, host_tensors=like.host_tensors)
+    _TRIALS.append(d)
+    return dispatch.use(d)
+
+
+def race(capture, registry=None, ops=("gemm_nt",), timer=None, rounds=3, min_gain=0.002, dry_run=False,
+         aitune=None, log=None):
+    """Race the finalists of each bucket the step used in the step itself (see the module
+    doc). registry: the dispatcher's (default the current one's). Returns a list of dicts,
+    one per bucket raced: op, dtype, bucket, the winner before and after ({template,
+    config}), the step's seconds with each finalist tried, and whether it changed."""
+    from .tuning import find_aitune
+    aitune = find_aitune(aitune)
+    timer = timer or cuda_timer()
+    say = log or (lambda s: None)
+    d0 = dispatch.use(registry) if registry is not None else dispatch.current()
+    if d0 is None:
+        raise AituneError("race: no registry (aitune.use(path) or pass registry=)")
+    path = d0.reg.path
+    tmp = tempfile.mkdtemp(prefix="aitune-race-")
+    atexit.register(shutil.rmtree, tmp, True)   # the trials' registries read it while open
+    scratch = os.path.join(tmp, "race.db")
+    _copy(path, scratch)
+    report = []
+    try:
+        d_inc = _trial(scratch, d0)
+        inc_fn = capture()                  # the step's kernels: what this fresh dispatcher loaded
+        used = d_inc.answered(ops)
+        if not used:
+            raise AituneError("race: the step used no tuned kernel of %s from %s" % (", ".join(ops), path))
+        for op, dtype, bucket, tmpl, config in used:
+            fins = finalists(aitune, scratch, op, dtype, bucket)
+            start = {"template": tmpl, "config": json.loads(config)}
+            best, tried = start, []
+            for f in fins:
+                if f.get("winner") or not f.get("kernel"):
+                    continue
+                cand = {"template": f["template"], "config": f["config"]}
+                _pin(aitune, scratch, op, dtype, bucket,
+                     ["--template", cand["template"], "--config", json.dumps(cand["config"], sort_keys=True)])
+                d_c = _trial(scratch, d0)
+                fn = capture()
+                t_inc, t_c = _versus(timer, inc_fn, fn, rounds)
+                tried.append({"template": cand["template"], "config": cand["config"], "step_s": t_c,
+                              "incumbent_s": t_inc, "sweep_us": f.get("median_us")})
+                say("race %s %s %s: %s %s: step %.4f ms against %.4f ms" % (
+                    op, dtype, bucket, cand["template"], json.dumps(cand["config"], sort_keys=True),
+                    t_c * 1e3, t_inc * 1e3))
+                if t_c < t_inc * (1 - min_gain):
+                    best, inc_fn, d_inc = cand, fn, d_c
+                else:
+                    del fn
+                    _pin(aitune, scratch, op, dtype, bucket,
+                         ["--template", best["template"], "--config", json.dumps(best["config"], sort_keys=True)])
+                    dispatch.use(d_inc)
+            report.append({"op": op, "dtype": dtype, "bucket": bucket, "before": start, "after": best,
+                           "tried": tried, "changed": best != start})
+        changed = [r for r in report if r["changed"]]
+        if not dry_run:
+            for r in changed:
+                t = [x for x in r["tried"] if x["template"] == r["after"]["template"]
+                     and x["config"] == r["after"]["config"]][0]
+                _pin(aitune, path, r["op"], r["dtype"], r["bucket"],
+                     ["--template", r["after"]["template"], "--config", json.dumps(r["after"]["config"], sort_keys=True),
+                      "--note", "raced in the application's step: %.4f ms against %.4f ms" % (
+                          t["step_s"] * 1e3, t["incumbent_s"] * 1e3)])
+        say("race: %d bucket%s raced, %d changed%s" % (len(report), "" if len(report) == 1 else "s", len(changed),
+                                                      " (dry run: the registry is as it was)" if dry_run else ""))
+    finally:
+        _TRIALS.append(d0)
+        dispatch.use(dispatch.Dispatcher(path, arch=d0.arch, host_tensors=d0.host_tensors))
+    return report

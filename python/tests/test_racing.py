@@ -1,0 +1,132 @@
+"""aitune.racing.race on the recording driver: a registry swept by the fake worker, a
+"step" whose time a table gives per kernel config, and `aitune pin` doing the pins."""
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+import fakereg
+
+AITUNE = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "aitune")
+FAKE_WORKER = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "tests", "fake_worker")
+SHAPE = (8, 256, 256)
+
+SPEC = """name: race
+arch: sm_90a
+search: random
+max_evals: 6
+top_k: 4
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {values: [8], exact: true}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
+"""
+
+
+@pytest.fixture
+def swept(tmp_path, monkeypatch, fake_cuda):
+    if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):
+        pytest.skip("no %s or %s (make)" % (AITUNE, FAKE_WORKER))
+    from aitune import tuning
+    spec = tmp_path / "race.yaml"
+    spec.write_text(SPEC)
+    db = str(tmp_path / "race.db")
+    monkeypatch.setenv("AITUNE_WORKER", FAKE_WORKER)
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    monkeypatch.setenv("FAKE_STATE", str(tmp_path / "fake-state"))
+    assert tuning.run_sweep(str(spec), db, AITUNE, ["--quiet", "--vendor", "off"]) == 0
+    return db
+
+
+def winner(db):
+    con = sqlite3.connect(db)
+    try:
+        t, c = con.execute("SELECT template, config FROM winners WHERE op = 'gemm_nt'").fetchone()
+    finally:
+        con.close()
+    return t, json.loads(c)
+
+
+def setup_step(db, times):
+    """A dispatcher over db made current, and capture(): the step "runs" the kernel the
+    current dispatcher answers SHAPE with; timer(fn) is times' entry for its config (or
+    1.0), so the race sees the step's time change with the kernel."""
+    from aitune import dispatch
+    dispatch.use(dispatch.Dispatcher(db, arch="sm_90", host_tensors=True))
+    captured = []
+
+    def capture():
+        k = dispatch.current().kernel("gemm_nt", "bf16", SHAPE)
+        assert k is not None and k is not dispatch.VENDOR
+        key = json.dumps(k.config, sort_keys=True)
+        captured.append(key)
+        return lambda: key
+
+    def timer(fn):
+        return times.get(fn(), 1.0)
+    return capture, timer, captured
+
+
+def test_race_keeps_a_faster_finalist(swept):
+    from aitune import racing
+    t0, c0 = winner(swept)
+    fins = racing.finalists(AITUNE, swept, "gemm_nt", "bf16", "m=8,n=256,k=256")
+    assert fins[0]["winner"] and (fins[0]["template"], fins[0]["config"]) == (t0, c0)
+    others = [f for f in fins[1:] if f["kernel"]]
+    assert others, fins
+    fast = json.dumps(others[-1]["config"], sort_keys=True)
+    capture, timer, captured = setup_step(swept, {fast: 0.9})
+    lines = []
+    report = racing.race(capture, timer=timer, rounds=1, aitune=AITUNE, log=lines.append)
+    assert [r["bucket"] for r in report] == ["m=8,n=256,k=256"]
+    r = report[0]
+    assert r["changed"] and r["after"]["config"] == others[-1]["config"]
+    assert len(r["tried"]) == len(others)
+    # The incumbent was captured once (on the scratch copy), then each finalist in turn.
+    assert fast in captured and len(captured) == 1 + len(others)
+    # The registry now answers with it; the pin's run says why.
+    assert winner(swept) == (others[-1]["template"], others[-1]["config"])
+    con = sqlite3.connect(swept)
+    cmd = con.execute("SELECT r.command FROM winners w JOIN runs r ON r.id = w.run").fetchone()[0]
+    con.close()
+    assert "pin" in cmd and "raced in the application's step" in cmd
+    assert lines[-1].startswith("race: 1 bucket raced, 1 changed")
+
+
+def test_race_keeps_the_winner_when_nothing_is_faster(swept):
+    from aitune import racing
+    before = winner(swept)
+    capture, timer, _ = setup_step(swept, {})
+    report = racing.race(capture, timer=timer, rounds=1, aitune=AITUNE)
+    assert not report[0]["changed"] and report[0]["after"] == report[0]["before"]
+    assert winner(swept) == before
+
+
+def test_race_dry_run_leaves_the_registry(swept):
+    from aitune import racing
+    before = winner(swept)
+    fins = racing.finalists(AITUNE, swept, "gemm_nt", "bf16", "m=8,n=256,k=256")
+    fast = json.dumps([f for f in fins[1:] if f["kernel"]][0]["config"], sort_keys=True)
+    capture, timer, _ = setup_step(swept, {fast: 0.5})
+    report = racing.race(capture, timer=timer, rounds=1, aitune=AITUNE, dry_run=True)
+    assert report[0]["changed"]
+    assert winner(swept) == before
+
+
+def test_race_within_noise_is_no_change(swept):
+    from aitune import racing
+    fins = racing.finalists(AITUNE, swept, "gemm_nt", "bf16", "m=8,n=256,k=256")
+    fast = json.dumps([f for f in fins[1:] if f["kernel"]][0]["config"], sort_keys=True)
+    capture, timer, _ = setup_step(swept, {fast: 0.999})   # 0.1% faster: under min_gain
+    report = racing.race(capture, timer=timer, rounds=1, aitune=AITUNE, min_gain=0.002)
+    assert not report[0]["changed"]
+
+
+def test_race_without_a_tuned_kernel_in_the_step_says_so(swept):
+    from aitune import AituneError, dispatch, racing
+    dispatch.use(dispatch.Dispatcher(swept, arch="sm_90", host_tensors=True))
+    with pytest.raises(AituneError, match="the step used no tuned kernel"):
+        racing.race(lambda: (lambda: None), timer=lambda fn: 1.0, aitune=AITUNE)
