@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A growing string pool: NUL-terminated strings, referred to by offset. */
 struct rt_pool {
@@ -915,11 +916,14 @@ int aitune_open(const char *path, aitune **out)
     if (!S_ISREG(sb.st_mode))
         return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': not a regular file",
                         path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Readable? Asked without opening it: closing any descriptor of the file
+    ** drops every POSIX lock this process holds on it, the SQLite connections'
+    ** of the handles already open included, and a sweep or pin writing the
+    ** registry meanwhile then takes them for gone (its checkpoint resets the
+    ** WAL they still read: "database disk image is malformed"). */
+    if (access(path, R_OK) != 0)
         return rt_error(h, AITUNE_CANTOPEN, "cannot open registry '%s': %s", path,
                         strerror(errno));
-    fclose(f);
 
     h->path = strdup(path);
     if (!h->path)
