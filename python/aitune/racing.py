@@ -41,9 +41,9 @@ import atexit
 import json
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
+import sys
 import tempfile
 
 from . import dispatch
@@ -70,15 +70,22 @@ def finalists(aitune, db, op, dtype, bucket):
     return out
 
 
+_BACKUP = """import sqlite3, sys
+a = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+b = sqlite3.connect(sys.argv[2])
+a.backup(b)
+b.close()
+a.close()
+"""
+
+
 def _copy(src, dst):
-    """A consistent copy of a registry (SQLite's backup: a WAL file's pages included)."""
-    a = sqlite3.connect("file:%s?mode=ro" % src, uri=True)
-    b = sqlite3.connect(dst)
-    try:
-        a.backup(b)
-    finally:
-        b.close()
-        a.close()
+    """A consistent copy of a registry (SQLite's backup: a WAL file's pages included),
+    made by a child process: closing a connection to src in this one would drop the
+    POSIX locks of this process's libaitune handles on it."""
+    r = subprocess.run([sys.executable, "-c", _BACKUP, src, dst], capture_output=True, text=True)
+    if r.returncode:
+        raise AituneError("race: cannot copy the registry %s: %s" % (src, r.stderr.strip().splitlines()[-1:]))
 
 
 def cuda_timer(replays=20):

@@ -130,3 +130,27 @@ def test_race_without_a_tuned_kernel_in_the_step_says_so(swept):
     dispatch.use(dispatch.Dispatcher(swept, arch="sm_90", host_tensors=True))
     with pytest.raises(AituneError, match="the step used no tuned kernel"):
         racing.race(lambda: (lambda: None), timer=lambda fn: 1.0, aitune=AITUNE)
+
+
+def test_handles_stay_readable_while_another_process_pins(swept, fake_cuda):
+    """An application's registry handles stay right while `aitune pin` (or a sweep)
+    writes the file: aitune_open once opened and closed the file to check it was
+    readable, which dropped this process's SQLite locks on it, so the writer's
+    checkpoint reset the WAL the open handles read ("database disk image is
+    malformed" at the next open, after a few pins)."""
+    import aitune
+    from aitune import racing
+    fins = [f for f in racing.finalists(AITUNE, swept, "gemm_nt", "bf16", "m=8,n=256,k=256") if f["kernel"]]
+    assert len(fins) >= 2
+    regs = [aitune.Registry(swept)]
+    try:
+        for i in range(12):
+            f = fins[(i + 1) % len(fins)]
+            racing._pin(AITUNE, swept, "gemm_nt", "bf16", "m=8,n=256,k=256",
+                        ["--template", f["template"], "--config", json.dumps(f["config"], sort_keys=True)])
+            regs.append(aitune.Registry(swept))
+            c = regs[-1].lookup("gemm_nt", "sm_90", "bf16", SHAPE)
+            assert (c["template"], c["config"]) == (f["template"], f["config"]), i
+    finally:
+        for r in regs:
+            r.close()
