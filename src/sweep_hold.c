@@ -26,6 +26,8 @@ typedef struct hold {
     int *fi;                /* ps[i]'s index in bs->f (-1: out of the race) */
     int m;
     probes *P;
+    split *sp;              /* the split, and the budget's cut of hold (split.cut) */
+    int ns;                 /* the sizes hold races at (hold_race) */
     int probed, failed;     /* raced beyond the representative; a tool failed */
     int w, nw;              /* the race's winner, and the winner now (in bs->f) */
     hold_choice c;
@@ -135,13 +137,14 @@ int hold_holes(sw *S, reg *R, const op_task *t, const bucket *b, long long (*sha
 }
 
 /* The slots raced at the hold's sizes; the finalists' stored times become
-** those of the race at the representative. */
+** those of the race at the representative. The budget stops it before a
+** size (split_out_of_budget): then there is no choice (hold_probe). */
 static void hold_race(hold *H)
 {
     long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
     int ns = hold_shapes(H->t, H->b, shapes, PROBES_MAX / 2);
-    ns = hold_holes(H->S, H->S->R, H->t, H->b, shapes, ns, PROBES_MAX / 2);
-    for (int pass = 0; pass < ns && !H->failed; pass++) {
+    ns = H->ns = hold_holes(H->S, H->S->R, H->t, H->b, shapes, ns, PROBES_MAX / 2);
+    for (int pass = 0; pass < ns && !H->failed && !split_out_of_budget(H->S, H->sp); pass++) {
         const long long *shape = shapes[pass];
         int n0 = H->P->n, rc = probe_race(H->S, H->t, H->ps, H->fi, shape, H->P);
         if (rc < 0) H->failed = 1;
@@ -220,7 +223,7 @@ static void hold_split(hold *H, split *sp)
     const bucket *b = H->b;
     if (S->split_at > 0 && H->after > S->split_at && !H->failed) {
         const char *why;
-        if (!split_box(S, t, b, H->ps, H->fi, H->hw, H->P, sp, -1, &sp->trial, &why))
+        if (!split_box(S, t, b, H->ps, H->fi, H->hw, H->P, sp, -1, &sp->trial, &why) && !sw_interrupted())
             sw_say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but %s; not split\n", t->op,
                    t->dtype, b->key, 100 * H->after, 100 * S->split_at, why);
     }
@@ -237,7 +240,8 @@ static void hold_split(hold *H, split *sp)
         for (int i = 0; i < n1; i++) split_say_part(S, t, sp, i);
     } else {
         sw_say(S, "split      %s %s %s: the winner loses %.1f%%, more than %.1f%%, but no part would change it, "
-               "nor did a part's own search; not split\n", t->op, t->dtype, b->key, 100 * H->after, 100 * S->split_at);
+               "nor did a part's own search%s; not split\n", t->op, t->dtype, b->key, 100 * H->after, 100 * S->split_at,
+               sp->cut ? " before the budget ran out" : "");
         sp->n = 0;
     }
 }
@@ -294,27 +298,57 @@ static void hold_tally(hold *H, const split *sp)
     if (isfinite(final_worst) && final_worst > S->hold_final) S->hold_final = final_worst;
 }
 
+/* The budget ran out before hold raced every size: the race's winner
+** stays, whatever the sizes raced so far say (a choice over some of the
+** sizes is no promise over the bucket), and the line says how far it got. */
+static void hold_cut_say(const hold *H)
+{
+    sw_say(H->S, "hold       %s %s %s: the budget ran out after %d of %d sizes; the race's winner stays, not exhaustive\n",
+           H->t->op, H->t->dtype, H->b->key, H->P->n, H->ns);
+}
+
 int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand *cs, int *kp, int w, split *sp)
 {
-    hold H = { .S = S, .t = t, .b = b, .bs = bs, .fi = sp->fi, .w = w, .nw = w };
+    hold H = { .S = S, .t = t, .b = b, .bs = bs, .fi = sp->fi, .w = w, .nw = w, .sp = sp };
     sp->n = 0;
-    H.m = *kp = hold_slots(S, t, bs, cs, *kp, sp->fi);
-    if (sw_interrupted()) {     /* a slot's compile given up: the resume decides the bucket */
-        sp->rc = 1;
-        return w;
+    sp->cut = 0;
+    /* Spent before hold began (the search took the bucket's share): no
+    ** slot is built, the race's winner stays. */
+    if (!split_out_of_budget(S, sp)) {
+        int k = *kp;
+        H.m = *kp = hold_slots(S, t, bs, cs, k, sp->fi);
+        if (sw_interrupted()) {     /* a slot's compile given up: the resume decides the bucket */
+            sp->rc = 1;
+            return w;
+        }
+        for (int i = 0; i < 16; i++) H.ps[i] = &cs[i];
+        H.P = xcalloc(1, sizeof *H.P);
+        H.P->m = H.m;
+        hold_race(&H);
+        if (sp->cut) {
+            hold_cut_say(&H);
+            if (!H.P->n) *kp = k;   /* the slots beyond the race's have no race time: the race's are stored */
+        } else if (H.probed && hold_choose(H.P, b, H.fi, w, S->o->noise, &H.c)) {
+            H.nw = H.c.nw;
+            hold_say(&H);
+            hold_split(&H, sp);
+            hold_tally(&H, sp);
+        }
+        /* The worker's task goes back to the bucket's own shape. */
+        task_send(S, t);
+        free(H.P);
+    } else if (sp->cut) {
+        sw_say(S, "hold       %s %s %s: the budget ran out before its probes; the race's winner stays, not exhaustive\n",
+               t->op, t->dtype, b->key);
     }
-    for (int i = 0; i < 16; i++) H.ps[i] = &cs[i];
-    H.P = xcalloc(1, sizeof *H.P);
-    H.P->m = H.m;
-    hold_race(&H);
-    if (H.probed && hold_choose(H.P, b, H.fi, w, S->o->noise, &H.c)) {
-        H.nw = H.c.nw;
-        hold_say(&H);
-        hold_split(&H, sp);
-        hold_tally(&H, sp);
+    /* Ctrl-C in a race or search of hold's: nothing is stored, the resume
+    ** decides the bucket. The budget: what was decided before it ran out
+    ** is stored, not exhaustive, and not recorded decided (the share or
+    ** budget it hit says so: sweep_resume.h). */
+    if (sw_interrupted() && !sp->rc) sp->rc = 1;
+    if (sp->cut && !sp->rc) {
+        bs->exhaustive = 0;
+        S->holds_cut++;
     }
-    /* The worker's task goes back to the bucket's own shape. */
-    task_send(S, t);
-    free(H.P);
     return H.nw;
 }

@@ -15,7 +15,22 @@
 ** A bucket whose winner still loses more than the task's split_at somewhere
 ** is split (sweep_split.h): its parts get winners of their own from the
 ** same finalists, a search of their own where they still lose, and parts of
-** their own below that, down to the task's split_depth. */
+** their own below that, down to the task's split_depth.
+**
+** The budget (sweep_session.h: the sweep's, and the bucket's share of it,
+** the time left over the buckets left) stops hold as it stops a search: no
+** slot is built and no size raced once it is spent (split_out_of_budget),
+** the race under way finishes. A hold cut before it raced every size keeps
+** the race's winner (a choice over some of the sizes promises nothing over
+** the bucket) and says after how many; a split cut keeps the winner hold
+** chose, or the parts decided so far, each with the winner chosen among its
+** candidates (sweep_split.h). Either way the bucket's rows are stored not
+** exhaustive and the bucket is not recorded decided (the share or budget it
+** hit keeps it out: sweep_resume.h), so the next run holds and splits it
+** again, its searches taken from the registry; the summary counts the
+** buckets cut. So a slow hold cannot take the time of the buckets after it
+** (the fourth session's GPU run: rmsnorm's last bucket got none). Ctrl-C in
+** hold's races or a part's search stores nothing for the bucket. */
 #ifndef SWEEP_HOLD_H
 #define SWEEP_HOLD_H
 #include "sweep_split.h"

@@ -22,7 +22,9 @@
 ** mid-search, mid-race, mid-probe or mid-split is decided again from its
 ** start (its measurements taken from the registry, its races run again).
 ** A bucket cut by a budget (--budget, its share of one) is not recorded
-** decided: run again, its search goes on. A spec edited, a template changed,
+** decided, whether its search, its hold or its split was cut (their winners
+** so far are stored, not exhaustive: sweep_hold.h): run again, its search
+** goes on and its hold and split run again whole. A spec edited, a template changed,
 ** another toolchain, or a scan that found other holes, and the bucket is
 ** decided again. retune, check, compile and scan neither read nor record it. */
 #ifndef SWEEP_RESUME_H

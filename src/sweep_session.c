@@ -155,6 +155,11 @@ void sw_summary(sw *S)
                 "after hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved,
                 S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, again, searched,
                 100 * S->hold_before, 100 * S->hold_after, 100 * S->hold_final);
+    if (S->holds_cut)
+        fprintf(stderr, "hold: hold/split cut by the budget in %d bucket%s: %s winners are those chosen before the cut "
+                "(the race's, or the parts' among their candidates), not exhaustive; the next run holds %s again\n",
+                S->holds_cut, S->holds_cut == 1 ? "" : "s", S->holds_cut == 1 ? "its" : "their",
+                S->holds_cut == 1 ? "it" : "them");
     if (S->broken_before || S->broken_after)
         fprintf(stderr, "hold: winners wrong or failing at a probed shape: %d before, %d after\n", S->broken_before,
                 S->broken_after);
@@ -201,6 +206,7 @@ void sw_add_counts(sw *S, const sw *L)
     for (int i = 0; i < L->nops; i++) sw_op_time(S, L->op_name[i], L->op_s[i]);
     S->budget_hit |= L->budget_hit;
     S->shares_cut += L->shares_cut;
+    S->holds_cut += L->holds_cut;
     S->ws.starts += L->ws.starts;
     S->ws.crashes += L->ws.crashes;
     S->ws.timeouts += L->ws.timeouts;

@@ -46,6 +46,7 @@ typedef struct sw {
     double share_end;
     int share_hit;          /* the bucket in hand used its share */
     int shares_cut;         /* buckets stopped at the end of their share */
+    int holds_cut;          /* buckets whose hold or split the budget cut (sweep_hold.h) */
     /* counts for the summary */
     int evaluated, resumed, compiled, cache_hits, by_status[8], rejected, winners;
     int retuned, escalated; /* retune: buckets re-raced, and searched again */

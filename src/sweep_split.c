@@ -23,11 +23,18 @@ void split_free(split *sp)
     free(sp);
 }
 
+int split_out_of_budget(sw *S, split *sp)
+{
+    if (!sw_out_of_budget(S)) return 0;
+    if (!sw_interrupted()) sp->cut = 1;
+    return 1;
+}
+
 /* Whether a part that still loses more than split_at may get a search of
 ** its own (research_part): spec split_evals, and budget left. */
-static int part_searched(sw *S)
+static int part_searched(sw *S, split *sp)
 {
-    return S->task && S->task->split_evals && !sw_out_of_budget(S);
+    return S->task && S->task->split_evals && !split_out_of_budget(S, sp);
 }
 
 /* Split box (the bucket, or part up of sp; -1: the bucket) among the
@@ -60,6 +67,10 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
     if (n <= 1) return 0;
     for (int i = 0; i < n; i++) {
         long long hi[TMPL_MAXDIMS];
+        if (split_out_of_budget(S, sp)) {   /* the parts not raced yet: no choice among them */
+            *why = "the budget ran out";   /* or Ctrl-C: then nothing is said nor stored (hold_probe) */
+            return 0;
+        }
         probe_upper(&parts[i], hi);
         if (probe_race(S, t, cs, fi, parts[i].rep, Q) < 0 || probe_race(S, t, cs, fi, hi, Q) < 0) {
             *why = "the worker could not take a part's size";
@@ -88,7 +99,10 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
             }
         if (keep == mask) break;
         if (!keep) {
-            if (!part_searched(S)) return 0;
+            if (!part_searched(S, sp)) {
+                if (sp->cut) *why = "no part would change it, and the budget ran out before the parts' searches";
+                return 0;
+            }
             on_trial = 1;
             break;
         }
@@ -294,11 +308,11 @@ static void part_name(const op_task *t, const split *sp, const part *p, int edge
 ** by the part's key and, below the first level, its depth (a part's first
 ** part shares its key). Returns 1 when Ctrl-C cut the search (the part is
 ** not decided), -1 for a tool failure. */
-static int research_part(sw *S, const op_task *t, const split *sp, part *p)
+static int research_part(sw *S, const op_task *t, split *sp, part *p)
 {
     op_task tp;
     const probes *P = p->q;
-    int at = part_searched(S) ? search_probe(t, sp, p) : -1;
+    int at = part_searched(S, sp) ? search_probe(t, sp, p) : -1;
     if (at < 0 || task_at(S, t, P->p[at].shape, &tp)) return 0;
     if (task_send(S, &tp)) return -1;
     p->searched = 1;
@@ -322,7 +336,10 @@ static int research_part(sw *S, const op_task *t, const split *sp, part *p)
     }
     qsort(pbs.f, (size_t)pbs.nf, sizeof *pbs.f, final_cmp);
     p->own = xcalloc(8, sizeof *p->own);
-    for (int i = 0; i < pbs.nf && p->nown < S->sp.top_k && p->nown < 8; i++) {
+    /* The budget spent in (or by) the search: its finalists are not built
+    ** nor raced, the part's winner among its candidates stays. */
+    int late = split_out_of_budget(S, sp) && !sw_interrupted();
+    for (int i = 0; i < pbs.nf && !late && p->nown < S->sp.top_k && p->nown < 8; i++) {
         int slot = 0;
         for (int j = 0; j < p->n && !slot; j++)
             slot = p->c[j]->config && !strcmp(p->c[j]->tmpl, pbs.f[i].tmpl) && !strcmp(p->c[j]->config, pbs.f[i].config);
@@ -334,10 +351,12 @@ static int research_part(sw *S, const op_task *t, const split *sp, part *p)
     bucket_state_free(&pbs);
     if (sw_interrupted()) return 1;    /* a finalist's compile given up: the part is not decided */
     if (S->o->retune && !p->nown) return 0;
-    char name[512], size[96], what[160];
+    char name[512], size[96], what[224];
     part_name(t, sp, p, 0, name, sizeof name);
     task_shape_text(P->p[at].shape, t->ndims, size, sizeof size);
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
+    else if (late) snprintf(what, sizeof what, "searched at %s, %d candidate%s; the budget ran out before its finalists raced",
+                            size, evals, evals == 1 ? "" : "s");
     else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
                                evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
     else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");
@@ -375,12 +394,14 @@ static int research_part(sw *S, const op_task *t, const split *sp, part *p)
     }
     probes *Q = xcalloc(1, sizeof *Q);
     Q->m = n;
-    for (int k = 0; k < P->n && !rc; k++)
-        if (probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
+    int cut = 0;     /* the budget ran out before every size was raced: the candidates' winner stays */
+    for (int k = 0; k < P->n && !rc && !cut; k++)
+        if ((cut = split_out_of_budget(S, sp))) break;
+        else if (probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
     int a, k = probe_find(Q, p->b.rep, t->ndims);
     double worst;
     w = probe_winner(Q, &p->b, w, S->o->noise, &worst, &a);
-    if (!rc && k >= 0 && Q->p[k].us[w] > 0) {   /* else the candidates' winner stays */
+    if (!rc && !cut && k >= 0 && Q->p[k].us[w] > 0) {   /* else the candidates' winner stays */
         p->n = n;
         memcpy(p->c, c, sizeof c);
         memcpy(p->fi, fi, sizeof fi);
@@ -468,6 +489,10 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
     int rc = 0;
     if (p->worst > S->split_at && (rc = research_part(S, t, sp, p))) return rc;
     if (!(p->worst > S->split_at)) return 0;
+    if (sp->cut) {   /* the budget ran out: the part keeps its winner among its candidates */
+        snprintf(p->whole, sizeof p->whole, "the budget ran out");
+        return 0;
+    }
     if (p->depth >= S->split_depth) {
         snprintf(p->whole, sizeof p->whole, "split_depth %d reached", S->split_depth);
         return 0;
@@ -486,7 +511,8 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
     for (int j = first; j < sp->n; j++) part_clear(&sp->p[j]);
     sp->n = first;
     p->nkids = 0;
-    snprintf(p->whole, sizeof p->whole, "no part would change its winner, nor did a part's own search");
+    snprintf(p->whole, sizeof p->whole, "no part would change its winner, nor did a part's own search%s",
+             sp->cut ? " before the budget ran out" : "");
     int a, k = probe_find(p->q, p->b.rep, t->ndims);
     double worst;
     int w = probe_winner(p->q, &p->b, p->w, S->o->noise, &worst, &a);

@@ -7,7 +7,16 @@
 ** split_depth. A split that no part's winner among the candidates would
 ** change is made on trial, kept only if a part's own search changes a
 ** winner. The parts not split again are stored in place of the bucket's
-** winner (split_store). */
+** winner (split_store).
+**
+** The budget (sweep_session.h: the sweep's, and the bucket's share of it)
+** stops a split as it stops a search: no part race, part search or split
+** again starts once it is spent (split_out_of_budget), the one under way
+** finishes, and the parts keep the winners chosen so far among their
+** candidates; a part's search under way stops as a search does (its
+** finalists are then not raced, the part's winner stays). The bucket is
+** then marked cut (split.cut): its rows not exhaustive, and not recorded
+** decided, so the next run holds and splits it again (sweep_hold.h). */
 #ifndef SWEEP_SPLIT_H
 #define SWEEP_SPLIT_H
 #include "sweep_probe.h"
@@ -47,7 +56,13 @@ typedef struct split {
     part p[SPLIT_MAXPARTS];
     int fi[16];
     int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
+    int cut;                /* the budget stopped a race or search of hold's or the split's */
 } split;
+
+/* Whether hold and split stop: the budget spent or Ctrl-C (sw_out_of_budget,
+** which owns both, the bucket's share included). The budget, not Ctrl-C,
+** marks sp->cut. */
+int split_out_of_budget(sw *S, split *sp);
 
 
 void split_free(split *sp);
