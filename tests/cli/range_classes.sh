@@ -43,24 +43,20 @@ if [ "$n8" -ge 2 ] && [ "$n1" -ge 2 ]; then ok "both classes are split in parts 
 else fail "both classes are split in parts: $n8 aligned, $n1 class 1"; fi
 tuned() { sql "$DB" "select json_extract(shape, '$.cols') from winners where bucket = '$1'"; }
 
-for c in 256000 230000 200000; do
-    a=$(answer $c)
+# expect_part WIDTH KEY_PREFIX WHAT MOD: WIDTH answered by a part of KEY_PREFIX, tuned at
+# a width whose remainder mod MOD is that of WIDTH (aligned: 0 mod 8; odd: 1 mod 2).
+expect_part() {
+    local a b
+    a=$(answer "$1")
     b=${a#exact }
     case $a in
-        "exact rows=2^12,cols=2^17/"*) ok "aligned $c: an aligned part answers ($b)" ;;
-        *) fail "aligned $c: an aligned part answers: got '$a'" ;;
+        "exact $2"*) ok "$3 $1: a part of its class answers ($b)" ;;
+        *) fail "$3 $1: a part of its class answers: got '$a'" ;;
     esac
-    expect_eq "... one tuned at an aligned width" "$(( $(tuned "$b") % 8 ))" 0
-done
-for c in 255999 230001 200001; do
-    a=$(answer $c)
-    b=${a#exact }
-    case $a in
-        "exact rows=2^12,cols=2^17:align1/"*) ok "odd $c: a class-1 part answers ($b)" ;;
-        *) fail "odd $c: a class-1 part answers: got '$a'" ;;
-    esac
-    expect_eq "... one tuned at an odd width" "$(( $(tuned "$b") % 2 ))" 1
-done
+    expect_eq "... one tuned at a width of its class" "$(( $(tuned "$b") % $4 ))" "$(( $1 % $4 ))"
+}
+for c in 256000 230000 200000; do expect_part $c "rows=2^12,cols=2^17/" aligned 8; done
+for c in 255999 230001 200001; do expect_part $c "rows=2^12,cols=2^17:align1/" odd 2; done
 
 # The registry a budget cut leaves when the aligned bucket had not begun:
 # the class-1 part answers the aligned width, exactly (a config tuned at an
