@@ -25,7 +25,8 @@ back to PyTorch) and return a callable that runs one step. The race keeps two of
 at a time (the incumbent's and the finalist's). When it returns, the registry it leaves
 is the current dispatcher's: capture the step again to run on it. (The registries of
 the trials stay open for the process's life, so a graph captured during the race never
-launches a kernel that closing one would unload.) timer(fn) gives the seconds per step of
+launches a kernel that closing one would unload; close_trials() closes them once the
+step has been captured again.) timer(fn) gives the seconds per step of
 fn; the default replays it `replays` times between CUDA events after 3 of warm-up and
 takes the median. Under torch.compile the graph need not be traced again: the aitune
 ops ask the current dispatcher at run time.
@@ -119,6 +120,13 @@ def _versus(timer, a, b, rounds):
 # captured then launch): kept open for the process's life, so no graph captured during
 # a race ever launches a kernel a closed registry unloaded.
 _TRIALS = []
+
+
+def close_trials():
+    """Close the registries of every race's trials (their kernels unloaded): call it only
+    once no graph captured during a race will run again (capture the step afresh first)."""
+    while _TRIALS:
+        _TRIALS.pop().reg.close()
 
 
 def _trial(path, like):

@@ -26,6 +26,15 @@ tasks:
 """
 
 
+@pytest.fixture(autouse=True)
+def _close_trials():
+    """Each race's trial registries closed after the test (the recording driver holds a
+    bounded number of modules, and later tests load theirs)."""
+    yield
+    from aitune import racing
+    racing.close_trials()
+
+
 @pytest.fixture
 def swept(tmp_path, monkeypatch, fake_cuda):
     if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):

@@ -27,6 +27,9 @@
 #include <string.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
+/* Modules and functions one process may load (never freed: a test session's
+** every registry and race trial together). */
+#define FAKE_MAX_LOADS 4096
 
 struct fake_func {
     char name[64];
@@ -44,9 +47,9 @@ static struct {
     int optin;
     int default_nparams;
     char fail[16];
-    struct fake_func funcs[64];
+    struct fake_func funcs[FAKE_MAX_LOADS];
     int nfuncs;
-    int module_nparams[64];
+    int module_nparams[FAKE_MAX_LOADS];
     int nmodules;
 } F;
 
@@ -129,7 +132,7 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     if (failing("load"))
         return CUDA_ERROR_INVALID_IMAGE;
-    if (F.nmodules == 64)
+    if (F.nmodules == FAKE_MAX_LOADS)
         return CUDA_ERROR_OUT_OF_MEMORY;
     int n = F.default_nparams;
     if (!memcmp(image, "FAKECUBIN ", 10))
@@ -143,7 +146,7 @@ CUresult cuModuleUnload(CUmodule m) { (void)m; return CUDA_SUCCESS; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     int mi = (int)((uintptr_t)m - 0x100);
-    if (mi < 0 || mi >= F.nmodules || F.nfuncs == 64)
+    if (mi < 0 || mi >= F.nmodules || F.nfuncs == FAKE_MAX_LOADS)
         return CUDA_ERROR_INVALID_HANDLE;
     struct fake_func *fn = &F.funcs[F.nfuncs++];
     snprintf(fn->name, sizeof fn->name, "%s", name);
