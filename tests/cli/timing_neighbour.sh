@@ -62,4 +62,26 @@ expect_eq "merge exits 0" "$RC" 0 || show_last
 expect_eq "merge keeps the neighbour measurements" \
     "$(sql "$T/merged.db" "select count(*) from measurements where timing = 'neighbour'")" \
     "$(sql "$DB" "select count(*) from measurements where timing = 'neighbour'")"
+# Timed neighbour, the fastest of each template joins the race (aitune.racing.race
+# chooses among a bucket's finalists in the application's step, so each family needs
+# one there); timed as a stream, the race is the top_k and the default only.
+for timing in neighbour stream; do
+    cat >"$T/fam_$timing.yaml" <<YAML
+name: fam-$timing
+search: random
+max_evals: 3
+top_k: 1
+timing: $timing
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv, swapab, mma]
+    shapes: {m: {values: [8], exact: true}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
+YAML
+    fake_sweep ok "$T/fam_$timing.db" "$T/fam_$timing.yaml" --vendor off
+    expect_eq "the $timing sweep exits 0" "$RC" 0 || show_last
+done
+fams() { sql "$1" "select count(distinct t) from (select template t from winners union all select json_extract(value, '\$.template') from winners, json_each(winners.runners_up))"; }
+expect_eq "neighbour: a finalist of each of the 3 templates raced" "$(fams "$T/fam_neighbour.db")" 3
+expect_true "stream: fewer families among the finalists ($(fams "$T/fam_stream.db"))" test "$(fams "$T/fam_stream.db")" -lt 3
 done_testing
