@@ -8,8 +8,9 @@ each GEMM bucket the step uses, raced in the step itself, against torch.compile 
 The registry is copied to $OUT/race.db first and only the copy is pinned. One process:
 the model (random bf16 weights, bench/llama_e2e.py's build), torch.compile's decode step
 (static shapes) in a CUDA graph; aitune.patch's step, compiled the same way; race() over
-the patched step (each trial captures the step again; the position is reset before each
-replay, so every replay decodes the same token position); then the patched step
+the patched step (each trial captures the step again; the position and the static
+cache's per-layer counts are set back before each replay, so every replay decodes the
+same token position); then the patched step
 captured on the raced registry. torch.compile's step is timed before patch (patch's
 grouping frees the weights' old storage, which its graph reads); the patched steps
 before and after the race are timed interleaved (--timed rounds of --replays replays
@@ -49,21 +50,29 @@ def main():
     src.backup(dst)
     src.close()
     dst.close()
-    ea = e2e.parse(["--registry", db, "--steps", "1024"])   # the cache's room: every replay of the race moves it
+    ea = e2e.parse(["--registry", db, "--steps", "8"])
     d = aitune.use(db)
     model, cfg, _ = e2e.build(ea, torch)
     timer = racing.cuda_timer(a.replays)
 
     def step_of(dec):
-        p0 = dec.pos.clone()
+        # Every replay decodes the same position: the step's position and each cache
+        # layer's own count (transformers' StaticLayer.cumulative_length, which every
+        # update advances whatever cache_position says) set back before it.
+        counters = [dec.pos] + [layer.cumulative_length for layer in getattr(dec.cache, "layers", ())
+                                if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)]
+        starts = [c.clone() for c in counters]
+
+        def rewind():
+            torch._foreach_copy_(counters, starts)
 
         def capture():
-            dec.pos.copy_(p0)
+            rewind()
             dec.capture()
-            g, pos = dec.graph, dec.pos
+            g = dec.graph
 
             def replay():
-                pos.copy_(p0)
+                rewind()
                 g.replay()
             return replay
         return capture
