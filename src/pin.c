@@ -11,6 +11,7 @@
 ** written under the sweep lock. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "plan.h"
 #include "json.h"
 #include "registry_cubin.h"
 #include "registry_decided.h"
@@ -179,12 +180,6 @@ static int measured(const measurement *m, void *ctx)
     return 0;
 }
 
-static int is_ident(const char *s)
-{
-    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
-    return n > 0 && n < 64 && !s[n] && !(s[0] >= '0' && s[0] <= '9');
-}
-
 /* Finalist f's kernel: an ok measurement of it in the bucket whose cubin is
 ** kept and whose source the template makes again at the bucket's shape
 ** (under the cubin's kernel name), so the plan made here is that kernel's.
@@ -211,7 +206,7 @@ static int find_kernel(pinner *P, finalist *f)
         kernel_src ks = { 0 };
         char err[256];
         plan_geom g;
-        if (!is_ident(kname)) {
+        if (!plan_ident(kname)) {
             snprintf(f->why, sizeof f->why, "its cubin (%s) names kernel '%s', not a C name", hs.h[i], cli_shown(kname));
         } else if (tmpl_instantiate(P->T, f->tmpl, f->config, &P->task, &P->dev, kname, &ks)) {
             snprintf(f->why, sizeof f->why, "the template does not make it at the bucket's shape: %s", tmpl_errmsg(P->T));

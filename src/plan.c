@@ -18,7 +18,7 @@ static int perr(char *err, int errcap, const char *fmt, ...)
     return -1;
 }
 
-static int is_ident(const char *s)
+int plan_ident(const char *s)
 {
     if (!s || !*s || strlen(s) > PLAN_MAXNAME) return 0;
     if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return 0;
@@ -149,10 +149,10 @@ static int check_tmap(const plan *p, int i, const plan_param *q, char *err, int 
 
 int plan_check(const plan *p, char *err, int errcap)
 {
-    if (!is_ident(p->kernel)) return perr(err, errcap, "launch plan: the kernel name is not a C identifier");
+    if (!plan_ident(p->kernel)) return perr(err, errcap, "launch plan: the kernel name is not a C identifier");
     if (p->ndims < 1 || p->ndims > PLAN_MAXDIMS) return perr(err, errcap, "launch plan: %d dims (1 to %d)", p->ndims, PLAN_MAXDIMS);
     for (int i = 0; i < p->ndims; i++) {
-        if (!is_ident(p->dims[i])) return perr(err, errcap, "launch plan: dim %d is not an identifier", i);
+        if (!plan_ident(p->dims[i])) return perr(err, errcap, "launch plan: dim %d is not an identifier", i);
         if (!strcmp(p->dims[i], "cdiv") || !strcmp(p->dims[i], "min") || !strcmp(p->dims[i], "max"))
             return perr(err, errcap, "launch plan: dim '%s' is a function name", p->dims[i]);
         for (int j = 0; j < i; j++)
@@ -161,7 +161,7 @@ int plan_check(const plan *p, char *err, int errcap)
     if (p->nargs < 1 || p->nargs > PLAN_MAXARGS) return perr(err, errcap, "launch plan: %d args (1 to %d)", p->nargs, PLAN_MAXARGS);
     for (int i = 0; i < p->nargs; i++) {
         const plan_arg *a = &p->args[i];
-        if (!is_ident(a->name)) return perr(err, errcap, "launch plan: arg %d is not an identifier", i);
+        if (!plan_ident(a->name)) return perr(err, errcap, "launch plan: arg %d is not an identifier", i);
         for (int j = 0; j < i; j++)
             if (!strcmp(a->name, p->args[j].name)) return perr(err, errcap, "launch plan: arg '%s' twice", a->name);
         if (a->role < ROLE_IN || a->role > ROLE_DIM) return perr(err, errcap, "launch plan: arg '%s' has no role", a->name);
@@ -386,7 +386,7 @@ static int get_int(const json *o, const char *key, long long lo, long long hi, l
 
 static int copy_name(char *dst, const char *s)
 {
-    if (!is_ident(s)) return -1;
+    if (!plan_ident(s)) return -1;
     snprintf(dst, PLAN_MAXNAME + 1, "%s", s);
     return 0;
 }

@@ -89,6 +89,9 @@
 #define PLAN_MAXPARAMS 32
 #define PLAN_MAXEXPR 255     /* bytes of one expression */
 #define PLAN_MAXNAME 63      /* bytes of an identifier */
+/* Whether s is a C identifier of at most PLAN_MAXNAME bytes (a kernel's,
+** a dim's or an argument's name). */
+int plan_ident(const char *s);
 
 
 typedef struct plan_arg {

@@ -210,13 +210,20 @@ static int scan_one(sw *S, aitune *h, const char *hw, scan_set *c, const long lo
     return 0;
 }
 
+/* shape in the set's dims ("m=292,n=4096,k=4096") into out. */
+static void shape_text(const scan_set *c, const long long *shape, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int d = 0; d < c->nd && at < cap; d++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s=%lld", d ? "," : "", c->dims[d], shape[d]);
+}
+
 /* A scanned size, on one line of stdout. */
 static void say_row(sw *S, const scan_set *c, const long long *shape, const reg_scan *r)
 {
     char sh[128], vend[64] = "", best[48] = "";
-    size_t at = 0;
-    for (int d = 0; d < c->nd && at < sizeof sh; d++)
-        at += (size_t)snprintf(sh + at, sizeof sh - at, "%s%s=%lld", d ? "," : "", c->dims[d], shape[d]);
+    shape_text(c, shape, sh, sizeof sh);
     if (r->vendor_us > 0 && r->median_us > 0)
         snprintf(vend, sizeof vend, "  vendor %8.2f us  %5.2fx", r->vendor_us, r->vendor_us / r->median_us);
     if (r->best_us > 0 && r->median_us > r->best_us * (1 + SCAN_BEHIND))
@@ -252,8 +259,9 @@ static void say_set(const scan_set *c)
             c->holes == 1 ? "" : "s");
     if (c->failed) fprintf(stderr, " (%d without a time)", c->failed);
     if (c->nx) {
-        fprintf(stderr, "; x vendor: geomean %.3f, worst %.3f at ", exp(c->log_x / c->nx), c->worst_x);
-        for (int d = 0; d < c->nd; d++) fprintf(stderr, "%s%s=%lld", d ? "," : "", c->dims[d], c->worst_at[d]);
+        char at[128];
+        shape_text(c, c->worst_at, at, sizeof at);
+        fprintf(stderr, "; x vendor: geomean %.3f, worst %.3f at %s", exp(c->log_x / c->nx), c->worst_x, at);
     }
     fputc('\n', stderr);
 }
@@ -267,10 +275,9 @@ static int scan_set_run(sw *S, aitune *h, const char *hw, scan_set *c, long long
             shape[d] = c->sizes[d][rest % c->nsizes[d]];
             rest /= c->nsizes[d];
         }
-        char label[256];
-        int n = snprintf(label, sizeof label, "%s %s ", c->st->op, c->dtype);
-        for (int d = 0; d < c->nd && n < (int)sizeof label; d++)
-            n += snprintf(label + n, sizeof label - (size_t)n, "%s%s=%lld", d ? "," : "", c->dims[d], shape[d]);
+        char sh[128], label[192];
+        shape_text(c, shape, sh, sizeof sh);
+        snprintf(label, sizeof label, "%s %s %s", c->st->op, c->dtype, sh);
         progress_bucket(S->P, label);
         reg_scan r;
         int rc = scan_one(S, h, hw, c, shape, &r);
@@ -297,36 +304,31 @@ int scan_run(sw *S)
     char hw[256];
     identity_hw(&S->dev, hw, sizeof hw);
     sweep_vendor_bind(&S->V, S->o->vendor, S->W, S->R, S->dev_id, S->run_id, S->arch, S->o->kernel_timeout);
-    /* Progress counts sizes (every task's and dtype's): "scan (sizes): 37/264, ...; gemm_nt bf16 m=292,...". */
-    long long all = 0;
-    for (int ti = 0; ti < S->sp.ntasks; ti++)
-        for (int di = 0; di < S->sp.tasks[ti].ndtypes; di++) {
-            scan_set c;
-            long long total = 0;
-            int bad = set_init(S, &S->sp.tasks[ti], S->sp.tasks[ti].dtypes[di], &c, &total);
-            set_free(&c);
-            if (bad) {   /* said */
-                aitune_close(h);
-                return EXIT_INPUT;
-            }
-            all += total;
+    /* Every (task, dtype)'s sizes first: progress counts them all ("scan (sizes):
+    ** 37/264, ...; gemm_nt bf16 m=292,..."). */
+    int nsets = 0, code = EXIT_OK;
+    for (int ti = 0; ti < S->sp.ntasks; ti++) nsets += S->sp.tasks[ti].ndtypes;
+    scan_set *sets = xcalloc((size_t)(nsets ? nsets : 1), sizeof *sets);
+    long long *totals = xcalloc((size_t)(nsets ? nsets : 1), sizeof *totals), all = 0;
+    nsets = 0;
+    for (int ti = 0; ti < S->sp.ntasks && !code; ti++)
+        for (int di = 0; di < S->sp.tasks[ti].ndtypes && !code; di++, nsets++) {
+            if (set_init(S, &S->sp.tasks[ti], S->sp.tasks[ti].dtypes[di], &sets[nsets], &totals[nsets])) code = EXIT_INPUT;
+            all += totals[nsets];
         }
     progress_buckets(S->P, 0);
     progress_phase(S->P, "sizes");
     progress_plan(S->P, all);
-    int code = EXIT_OK;
-    for (int ti = 0; ti < S->sp.ntasks && !code && !sw_interrupted(); ti++)
-        for (int di = 0; di < S->sp.tasks[ti].ndtypes && !code && !sw_interrupted(); di++) {
-            scan_set c;
-            long long total = 0;
-            if (set_init(S, &S->sp.tasks[ti], S->sp.tasks[ti].dtypes[di], &c, &total)) code = EXIT_INPUT;
-            else if (scan_set_run(S, h, hw, &c, total)) code = EXIT_FAIL;
-            if (c.n) {
-                progress_clear(S->P);
-                say_set(&c);
-            }
-            set_free(&c);
+    for (int i = 0; i < nsets && !code && !sw_interrupted(); i++) {
+        if (scan_set_run(S, h, hw, &sets[i], totals[i])) code = EXIT_FAIL;
+        if (sets[i].n) {
+            progress_clear(S->P);
+            say_set(&sets[i]);
         }
+    }
+    for (int i = 0; i < nsets; i++) set_free(&sets[i]);
+    free(sets);
+    free(totals);
     aitune_close(h);
     return code;
 }

@@ -30,6 +30,14 @@ int tune_pick(final *f, int k, const char *keep_tmpl, const char *keep_config, d
     return w;
 }
 
+/* Finalist i into place k of the race (k <= i), by a swap. */
+static void promote(bucket_state *bs, int i, int k)
+{
+    final f = bs->f[i];
+    bs->f[i] = bs->f[k];
+    bs->f[k] = f;
+}
+
 static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
     /* A standing vendor winner (retune) is no template finalist: the vendor
@@ -54,27 +62,23 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     int def = -1;
     for (int i = 0; i < bs->nf; i++)
         if (bs->f[i].is_default) def = i;
-    if (def >= k && k < 16) {
-        final tmp = bs->f[k];
-        bs->f[k] = bs->f[def];
-        bs->f[def] = tmp;
-        def = k++;
-    }
+    if (def >= k && k < 16) promote(bs, def, k++);
     /* Timed as a model's graph runs it (neighbour), the fastest of each
     ** template joins the race too: in a real model's step the families can
     ** rank otherwise than between neighbours (a Llama-3-8B batch-8 step ran
     ** swapab's finalists faster where gemv's won here: bench/RESULTS.md,
     ** sixth session), and aitune.racing.race chooses among the finalists
-    ** there, so each family needs one among them. bs->f is fastest first:
-    ** a template's first row past k is its fastest. */
-    for (int i = k; i < bs->nf && k < 16 && t->stream == TIMING_NEIGHBOUR_ID; i++) {
-        int have = 0;
-        for (int j = 0; j < k && !have; j++) have = !strcmp(bs->f[j].tmpl, bs->f[i].tmpl);
-        if (have) continue;
-        final tmp = bs->f[k];
-        bs->f[k] = bs->f[i];
-        bs->f[i] = tmp;
-        k++;
+    ** there, so each family needs one among them: the fastest row of a
+    ** template not yet in the race, until every template is. */
+    while (k < 16 && t->stream == TIMING_NEIGHBOUR_ID) {
+        int best = -1;
+        for (int i = k; i < bs->nf; i++) {
+            int have = 0;
+            for (int j = 0; j < k && !have; j++) have = !strcmp(bs->f[j].tmpl, bs->f[i].tmpl);
+            if (!have && (best < 0 || bs->f[i].median_us < bs->f[best].median_us)) best = i;
+        }
+        if (best < 0) break;
+        promote(bs, best, k++);
     }
     cand cs[16];
     memset(cs, 0, sizeof cs);

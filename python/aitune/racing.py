@@ -60,6 +60,13 @@ def _pin(aitune, db, op, dtype, bucket, extra):
     return r.stdout
 
 
+def _pin_to(aitune, db, op, dtype, bucket, choice, note=None):
+    """Pin choice ({template, config}) as the bucket's winner in db."""
+    _pin(aitune, db, op, dtype, bucket, ["--template", choice["template"],
+                                         "--config", json.dumps(choice["config"], sort_keys=True)]
+         + (["--note", note] if note else []))
+
+
 def finalists(aitune, db, op, dtype, bucket):
     """The bucket's winner and runners-up (`aitune pin --list`): dicts with template,
     config, median_us, winner and kernel (whether its kernel is kept: pinnable)."""
@@ -86,7 +93,7 @@ def _copy(src, dst):
     POSIX locks of this process's libaitune handles on it."""
     r = subprocess.run([sys.executable, "-c", _BACKUP, src, dst], capture_output=True, text=True)
     if r.returncode:
-        raise AituneError("race: cannot copy the registry %s: %s" % (src, r.stderr.strip().splitlines()[-1:]))
+        raise AituneError("race: cannot copy the registry %s: %s" % (src, (r.stderr.strip().splitlines() or ["?"])[-1]))
 
 
 def cuda_timer(replays=20):
@@ -141,7 +148,8 @@ def race(capture, registry=None, ops=("gemm_nt",), timer=None, rounds=3, min_gai
     """Race the finalists of each bucket the step used in the step itself (see the module
     doc). registry: the dispatcher's (default the current one's). Returns a list of dicts,
     one per bucket raced: op, dtype, bucket, the winner before and after ({template,
-    config}), the step's seconds with each finalist tried, and whether it changed."""
+    config}), each finalist tried with the step's seconds (step_s, and the incumbent's:
+    incumbent_s), whether it changed and the trial that won (won, or None)."""
     from .tuning import find_aitune
     aitune = find_aitune(aitune)
     timer = timer or cuda_timer()
@@ -164,39 +172,33 @@ def race(capture, registry=None, ops=("gemm_nt",), timer=None, rounds=3, min_gai
         for op, dtype, bucket, tmpl, config in used:
             fins = finalists(aitune, scratch, op, dtype, bucket)
             start = {"template": tmpl, "config": json.loads(config)}
-            best, tried = start, []
+            best, tried, won = start, [], None
             for f in fins:
                 if f.get("winner") or not f.get("kernel"):
                     continue
                 cand = {"template": f["template"], "config": f["config"]}
-                _pin(aitune, scratch, op, dtype, bucket,
-                     ["--template", cand["template"], "--config", json.dumps(cand["config"], sort_keys=True)])
+                _pin_to(aitune, scratch, op, dtype, bucket, cand)
                 d_c = _trial(scratch, d0)
                 fn = capture()
                 t_inc, t_c = _versus(timer, inc_fn, fn, rounds)
-                tried.append({"template": cand["template"], "config": cand["config"], "step_s": t_c,
-                              "incumbent_s": t_inc, "sweep_us": f.get("median_us")})
+                tried.append(dict(cand, step_s=t_c, incumbent_s=t_inc, sweep_us=f.get("median_us")))
                 say("race %s %s %s: %s %s: step %.4f ms against %.4f ms" % (
                     op, dtype, bucket, cand["template"], json.dumps(cand["config"], sort_keys=True),
                     t_c * 1e3, t_inc * 1e3))
                 if t_c < t_inc * (1 - min_gain):
-                    best, inc_fn, d_inc = cand, fn, d_c
+                    best, won, inc_fn, d_inc = cand, tried[-1], fn, d_c
                 else:
-                    del fn
-                    _pin(aitune, scratch, op, dtype, bucket,
-                         ["--template", best["template"], "--config", json.dumps(best["config"], sort_keys=True)])
+                    del fn                  # its graph's memory, before the next capture
+                    _pin_to(aitune, scratch, op, dtype, bucket, best)
                     dispatch.use(d_inc)
             report.append({"op": op, "dtype": dtype, "bucket": bucket, "before": start, "after": best,
-                           "tried": tried, "changed": best != start})
+                           "tried": tried, "changed": won is not None, "won": won})
         changed = [r for r in report if r["changed"]]
         if not dry_run:
             for r in changed:
-                t = [x for x in r["tried"] if x["template"] == r["after"]["template"]
-                     and x["config"] == r["after"]["config"]][0]
-                _pin(aitune, path, r["op"], r["dtype"], r["bucket"],
-                     ["--template", r["after"]["template"], "--config", json.dumps(r["after"]["config"], sort_keys=True),
-                      "--note", "raced in the application's step: %.4f ms against %.4f ms" % (
-                          t["step_s"] * 1e3, t["incumbent_s"] * 1e3)])
+                _pin_to(aitune, path, r["op"], r["dtype"], r["bucket"], r["after"],
+                        note="raced in the application's step: %.4f ms against %.4f ms" % (
+                            r["won"]["step_s"] * 1e3, r["won"]["incumbent_s"] * 1e3))
         say("race: %d bucket%s raced, %d changed%s" % (len(report), "" if len(report) == 1 else "s", len(changed),
                                                       " (dry run: the registry is as it was)" if dry_run else ""))
     finally:
