@@ -56,26 +56,10 @@ def main():
     timer = racing.cuda_timer(a.replays)
 
     def step_of(dec):
-        # Every replay decodes the same position: the step's position and each cache
-        # layer's own count (transformers' StaticLayer.cumulative_length, which every
-        # update advances whatever cache_position says) set back before it.
-        counters = [dec.pos] + [layer.cumulative_length for layer in getattr(dec.cache, "layers", ())
-                                if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)]
-        starts = [c.clone() for c in counters]
-
-        def rewind():
-            torch._foreach_copy_(counters, starts)
-
-        def capture():
-            rewind()
-            dec.capture()
-            g = dec.graph
-
-            def replay():
-                rewind()
-                g.replay()
-            return replay
-        return capture
+        # Every replay decodes the same position: the step's position, its ids and each
+        # cache layer's own count (transformers' StaticLayer.cumulative_length, which
+        # every update advances whatever cache_position says) set back before it.
+        return racing.replayable(dec.step, [dec.pos, dec.ids] + racing.cache_counters(dec.cache))
 
     torch._dynamo.reset()
     dec_c = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
@@ -85,7 +69,6 @@ def main():
     # buffer per group (their old storage freed), so this graph cannot run after it.
     t_compile = [timer(base) for _ in range(a.timed)]
     del base
-    dec_c.graph = None
     p = aitune.patch(model, d)
     dec_p = e2e.Decoder(model, cfg, a.batch, ea, torch, None)
     dec_p.fn = torch.compile(dec_p.forward, mode="default", dynamic=False)

@@ -6,13 +6,22 @@ step in a CUDA graph, replay it.
     python -m aitune tune MODEL/config.json --batch 1:8 --prompt 1:512 --db llama.db   # once, on this GPU
     python examples/llama_decode.py --model MODEL --registry llama.db --batch 4 --tokens 64
     python examples/llama_decode.py --config MODEL/config.json --registry llama.db     # random weights
+    python examples/llama_decode.py --model MODEL --registry llama.db --batch 8 --race # pins, then decodes
 
 --model loads a checkpoint (a folder or a hub name your transformers can reach);
 --config builds the model with random bf16 weights (no download). It prints the
 tokens/s with and without aitune (same model, same graph method), the shapes that
 fell back to PyTorch, and writes those to the registry's misses table for
-`python -m aitune tune --from-misses`. Exit 0 when the patched run's first tokens
-match PyTorch's, 1 when they differ, 2 without a GPU or transformers.
+`python -m aitune tune --from-misses`.
+
+--race first races each GEMM bucket's finalists in this decode step
+(aitune.racing.race: the step captured once per finalist, timed against the
+incumbent) and pins the fastest in the registry, which it changes. Where a sweep's
+ranking does not hold inside the model (batch 8 on an H100: bench/RESULTS.md), the
+decode that follows runs on the raced winners.
+
+Exit 0 when the patched run's first tokens match PyTorch's, 1 when they differ, 2
+without a GPU or transformers.
 """
 
 import argparse
@@ -34,6 +43,8 @@ def parse():
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--prompt", type=int, default=32, help="prompt tokens (random ids)")
     p.add_argument("--tokens", type=int, default=64, help="tokens to decode")
+    p.add_argument("--race", action="store_true",
+                   help="race each bucket's finalists in the patched step first and pin the fastest (writes the registry)")
     a = p.parse_args()
     if min(a.batch, a.prompt, a.tokens) < 1:
         p.error("--batch, --prompt and --tokens must be >= 1")
@@ -63,8 +74,9 @@ def static_cache(cfg, batch, length, torch):
     return StaticCache(**kw)
 
 
-def decode(model, cfg, a, torch):
-    """(tokens [batch, a.tokens], seconds of the graph replays) for a.tokens steps."""
+def decode(model, cfg, a, torch, race=False):
+    """(tokens [batch, a.tokens], seconds of the graph replays) for a.tokens steps; race:
+    aitune.racing.race over this step first (the model patched)."""
     kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     cache = static_cache(cfg, a.batch, a.prompt + a.tokens + 4, torch)
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -82,6 +94,15 @@ def decode(model, cfg, a, torch):
             ids.copy_(logits[:, -1:].argmax(-1))
             pos.add_(1)
 
+        if race:
+            import aitune.racing
+            # Each trial replays this one step: ids, the position and the cache's own
+            # counters set back before every replay.
+            capture = aitune.racing.replayable(step, [ids, pos] + aitune.racing.cache_counters(cache))
+            for r in aitune.racing.race(capture):
+                print("race %s %s: %s -> %s%s" % (r["op"], r["bucket"], r["before"]["template"], r["after"]["template"],
+                                                  " (pinned)" if r["changed"] else ""))
+            capture.rewind()           # the race left ids, the position and the cache one step on
         # Warm-up outside the graph: aitune binds each shape's kernel here (a module
         # load is not allowed during capture).
         s = torch.cuda.Stream()
@@ -118,9 +139,11 @@ def main():
     want, t0 = decode(model, cfg, a, torch)
     p = aitune.patch(model, a.registry)
     try:
-        got, t1 = decode(model, cfg, a, torch)
+        got, t1 = decode(model, cfg, a, torch, race=a.race)
     finally:
         aitune.unpatch(model)          # also writes the misses to the registry
+        if a.race:
+            aitune.racing.close_trials()
     n = a.batch * (a.tokens - 2)
     print("PyTorch  %.1f tokens/s" % (n / t0))
     print("aitune   %.1f tokens/s (%.2fx); %s" % (n / t1, t0 / t1, p))

@@ -19,6 +19,9 @@ end (`aitune pin --note`: the command and the step times stay in the run's recor
         return graph.replay         #   at the first call after each pin
     report = aitune.racing.race(capture)
 
+    # or, for a step that advances device state (a decode step over a static cache):
+    capture = aitune.racing.replayable(step, [ids, pos] + aitune.racing.cache_counters(cache))
+
 capture() is called once per trial, after the dispatcher has changed: it must run the
 step once outside capture (kernels load then; a shape first met during capture falls
 back to PyTorch) and return a callable that runs one step. The race keeps two of them
@@ -94,6 +97,52 @@ def _copy(src, dst):
     r = subprocess.run([sys.executable, "-c", _BACKUP, src, dst], capture_output=True, text=True)
     if r.returncode:
         raise AituneError("race: cannot copy the registry %s: %s" % (src, (r.stderr.strip().splitlines() or ["?"])[-1]))
+
+
+def cache_counters(cache):
+    """The position counters a Hugging Face static cache keeps on the device (transformers
+    5's StaticLayer.cumulative_length, one per layer; none in 4.x): every update advances
+    them whatever cache_position says, so a step replayed for timing must set them back
+    (replayable's state) or it writes past the cache."""
+    import torch
+    return [layer.cumulative_length for layer in getattr(cache, "layers", ())
+            if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)]
+
+
+def replayable(step, state, warmup=2):
+    """A capture() for race(): step() (one decode step, say) run warmup times outside
+    capture on a side stream (the kernels bind; a shape first met during capture would
+    fall back to PyTorch), then captured in a CUDA graph; each replay first sets the
+    device tensors in state (the step's position, its input ids, cache_counters(cache))
+    back to their values at this call, so every replay runs the same step. capture.rewind()
+    sets them back once more: call it after the race, before the application's own run
+    (the race leaves them one step on)."""
+    import torch
+    state = list(state)
+    starts = [t.clone() for t in state]
+
+    def rewind():
+        torch._foreach_copy_(state, starts)
+
+    def capture():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.no_grad():
+            for _ in range(warmup):
+                rewind()
+                step()
+        torch.cuda.current_stream().wait_stream(s)
+        rewind()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g), torch.no_grad():
+            step()
+
+        def replay():
+            rewind()
+            g.replay()
+        return replay
+    capture.rewind = rewind
+    return capture
 
 
 def cuda_timer(replays=20):

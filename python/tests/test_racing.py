@@ -163,3 +163,46 @@ def test_handles_stay_readable_while_another_process_pins(swept, fake_cuda):
     finally:
         for r in regs:
             r.close()
+
+
+class _Layer:
+    def __init__(self, n):
+        self.cumulative_length = n
+
+
+def test_cache_counters_are_the_layers_device_counts():
+    """transformers 5's static cache layers keep their own counts: those tensors, by
+    identity (replayable sets them back in place); an int count or none is not one."""
+    import torch
+    from aitune import racing
+    a, b = torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.long)
+    cache = type("Cache", (), {})()
+    cache.layers = [_Layer(a), _Layer(3), object(), _Layer(b)]
+    got = racing.cache_counters(cache)
+    assert len(got) == 2 and got[0] is a and got[1] is b
+    assert racing.cache_counters(object()) == []
+
+
+def test_replayable_replays_the_same_step():
+    """Each replay of a replayable step starts from the state at replayable(): a step
+    that advances its position runs at the same position every time."""
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from aitune import racing
+    pos = torch.zeros(1, dtype=torch.long, device="cuda")
+    hits = torch.zeros(4, device="cuda")
+
+    def step():
+        hits.index_add_(0, pos, torch.ones(1, device="cuda"))
+        pos.add_(1)
+    capture = racing.replayable(step, [pos], warmup=2)
+    replay = capture()
+    hits.zero_()
+    for _ in range(3):
+        replay()
+    torch.cuda.synchronize()
+    assert pos.item() == 1
+    assert hits.tolist() == [3.0, 0.0, 0.0, 0.0]
+    capture.rewind()
+    assert pos.item() == 0
