@@ -129,16 +129,18 @@ deps:
 	@test -x $(CUDA)/bin/nvcc || { echo "make deps: no CUDA toolkit at $(CUDA) (set CUDA=...)"; exit 1; }
 	@$(MAKE) --no-print-directory python-deps
 
-# The Python layer (python/): PyTorch (PyPI's default wheel) and pytest in a
-# virtual environment this makefile owns; tests/cli/python.sh runs its CPU
-# tests with $(VENV)/bin/python and skips, saying so, when it is absent.
-# Several trees may share one: make VENV=/path/to/venv deps test.
+# The Python layer (python/): PyTorch (PyPI's default wheel), transformers
+# (patch on its Llama, a decode step from a config) and pytest in a virtual
+# environment this makefile owns; tests/cli/python.sh runs its CPU tests with
+# $(VENV)/bin/python and skips, saying so, when it is absent. Several trees may
+# share one: make VENV=/path/to/venv deps test. The stamp names what it holds,
+# so a venv made before transformers was added gets it.
 VENV ?= .venv
 .PHONY: python-deps
-python-deps: $(VENV)/.aitune-deps
-$(VENV)/.aitune-deps:
+python-deps: $(VENV)/.aitune-deps-transformers
+$(VENV)/.aitune-deps-transformers:
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q torch numpy pytest
+	$(VENV)/bin/pip install -q torch numpy pytest transformers
 	touch $@
 
 deps-browser:

@@ -129,30 +129,15 @@ def build(a, torch):
     return model, cfg, time.time() - t
 
 
-def cache_kw(model):
-    import inspect
-    params = inspect.signature(model.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def new_cache(cfg, batch, length, device, torch):
-    import inspect
-    from transformers import StaticCache
-    params = inspect.signature(StaticCache.__init__).parameters
-    kw = dict(config=cfg, max_cache_len=length)
-    if "max_batch_size" in params:           # transformers 4.x
-        kw.update(max_batch_size=batch, device=device, dtype=torch.bfloat16)
-    return StaticCache(**kw)
-
-
 class Decoder:
     """One decode step over a static cache, in place: ids and the position advance on
     the device, so the step can be captured in a CUDA graph and replayed."""
 
     def __init__(self, model, cfg, batch, a, torch, fn):
         self.torch, self.model, self.batch = torch, model, batch
-        self.kw = cache_kw(model)
-        self.cache = new_cache(cfg, batch, a.prompt + a.steps + 8, a.device, torch)
+        from aitune import decoding
+        self.kw = decoding.cache_kw(model)
+        self.cache = decoding.static_cache(cfg, batch, a.prompt + a.steps + 8, a.device, torch.bfloat16)
         dev = a.device
         g = torch.Generator(device=dev).manual_seed(1)
         prompt = torch.randint(0, cfg.vocab_size, (batch, a.prompt), device=dev, generator=g)
@@ -212,8 +197,9 @@ def timed_prefill(torch, model, cfg, tokens, device, compiled=True, dynamic=Fals
     decode steps are (torch.compile, default mode, static shapes unless dynamic)."""
     ids = torch.randint(0, cfg.vocab_size, (1, tokens), device=device)
     pos = torch.arange(tokens, device=device)
-    cache = new_cache(cfg, 1, tokens + 8, device, torch)
-    kw = cache_kw(model)
+    from aitune import decoding
+    cache = decoding.static_cache(cfg, 1, tokens + 8, device, torch.bfloat16)
+    kw = decoding.cache_kw(model)
 
     def fwd(ids, pos):
         return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1, **{kw: cache}).logits

@@ -42,6 +42,7 @@ def main():
     import torch
     import aitune
     import aitune.racing as racing
+    import aitune.decoding as decoding
     import llama_e2e as e2e
     out = os.environ.get("OUT", ".")
     log = open(os.path.join(out, "llama_race.jsonl"), "a")
@@ -59,7 +60,7 @@ def main():
         # Every replay decodes the same position: the step's position, its ids and each
         # cache layer's own count (transformers' StaticLayer.cumulative_length, which
         # every update advances whatever cache_position says) set back before it.
-        return racing.replayable(dec.step, [dec.pos, dec.ids] + racing.cache_counters(dec.cache))
+        return racing.replayable(dec.step, [dec.pos, dec.ids] + decoding.cache_counters(dec.cache))
 
     torch._dynamo.reset()
     dec_c = e2e.Decoder(model, cfg, a.batch, ea, torch, None)

@@ -25,7 +25,6 @@ without a GPU or transformers.
 """
 
 import argparse
-import inspect
 import os
 import sys
 import time
@@ -54,31 +53,21 @@ def parse():
 
 
 def load(a, torch):
+    import aitune
     import transformers
     if a.model:
         model = transformers.AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.bfloat16, device_map="cuda")
         return model.eval(), model.config
-    cfg = transformers.AutoConfig.from_pretrained(a.config)
-    torch.set_default_dtype(torch.bfloat16)
-    with torch.device("cuda"):
-        model = transformers.AutoModelForCausalLM.from_config(cfg)
-    torch.set_default_dtype(torch.float32)
-    return model.eval().requires_grad_(False), cfg
-
-
-def static_cache(cfg, batch, length, torch):
-    from transformers import StaticCache
-    kw = dict(config=cfg, max_cache_len=length)
-    if "max_batch_size" in inspect.signature(StaticCache.__init__).parameters:   # transformers 4.x
-        kw.update(max_batch_size=batch, device="cuda", dtype=torch.bfloat16)
-    return StaticCache(**kw)
+    cfg = aitune.decoding.load_config(a.config)
+    return aitune.decoding.random_model(cfg), cfg
 
 
 def decode(model, cfg, a, torch, race=False):
     """(tokens [batch, a.tokens], seconds of the graph replays) for a.tokens steps; race:
     aitune.racing.race over this step first (the model patched)."""
-    kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    cache = static_cache(cfg, a.batch, a.prompt + a.tokens + 4, torch)
+    import aitune
+    kw = aitune.decoding.cache_kw(model)
+    cache = aitune.decoding.static_cache(cfg, a.batch, a.prompt + a.tokens + 4, "cuda", torch.bfloat16)
     g = torch.Generator(device="cuda").manual_seed(0)
     prompt = torch.randint(0, cfg.vocab_size, (a.batch, a.prompt), device="cuda", generator=g)
     with torch.no_grad():
@@ -95,10 +84,9 @@ def decode(model, cfg, a, torch, race=False):
             pos.add_(1)
 
         if race:
-            import aitune.racing
             # Each trial replays this one step: ids, the position and the cache's own
             # counters set back before every replay.
-            capture = aitune.racing.replayable(step, [ids, pos] + aitune.racing.cache_counters(cache))
+            capture = aitune.racing.replayable(step, [ids, pos] + aitune.decoding.cache_counters(cache))
             for r in aitune.racing.race(capture):
                 print("race %s %s: %s -> %s%s" % (r["op"], r["bucket"], r["before"]["template"], r["after"]["template"],
                                                   " (pinned)" if r["changed"] else ""))

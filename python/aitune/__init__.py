@@ -21,6 +21,7 @@ model's shapes in one command. The modules, by what they do:
     aitune.nn        Linear, RMSNorm, LayerNorm
     aitune.grouping  sibling projections (q/k/v, gate/up) run as one GEMM
     aitune.racing    a bucket's finalists raced in the application's own step (race)
+    aitune.decoding  a Hugging Face model's decode step from its config (random weights)
     aitune.patching  patch / unpatch of a model's modules; check mode
     aitune.tuning    a model's config -> the spec of its shapes -> `aitune sweep`
 
@@ -40,9 +41,10 @@ from ._lib import AituneError
 from .registry import Bound, Kernel, Registry, check_args, eval_expr
 
 __all__ = ["Registry", "Kernel", "Bound", "AituneError", "check_args", "eval_expr", "patch", "unpatch", "use",
-           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning", "grouping", "racing"]
+           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning", "grouping", "racing",
+           "decoding"]
 
-_LAZY = {"nn", "ops", "patching", "tuning", "dispatch", "grouping", "racing"}
+_LAZY = {"nn", "ops", "patching", "tuning", "dispatch", "grouping", "racing", "decoding"}
 
 
 def __getattr__(name):

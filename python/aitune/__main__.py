@@ -1,4 +1,5 @@
-"""python -m aitune: tune a model's shapes in one command (see `python -m aitune tune --help`)."""
+"""python -m aitune: tune a model's shapes in one command, and race the finalists in its
+decode step (see `python -m aitune tune --help`, `python -m aitune race --help`)."""
 
 import argparse
 import json
@@ -22,7 +23,10 @@ leave the registry that aitune.patch(model) opens.
      patch(model, group=False); --group only: just the fused ones).
   2. It runs `aitune sweep` on that spec (resumable: run the same command again
      after Ctrl-C), writing the winners to the registry.
-  3. In the application:  aitune.patch(model, REGISTRY); model(x) once (warm-up,
+  3. With --race, it races each bucket's finalists in the model's own decode step at
+     each --exact-batch size (`python -m aitune race`, below), where a sweep's
+     ranking may not hold.
+  4. In the application:  aitune.patch(model, REGISTRY); model(x) once (warm-up,
      before any CUDA graph capture); then run it as before.
 
 After a real run, the shapes the registry had no tuned bucket for are in its misses
@@ -31,12 +35,37 @@ table (aitune.unpatch(model) writes them); `--from-misses` tunes exactly those.
 examples:
   python -m aitune tune llama3-8b/config.json --batch 1:32 --prompt 128:2048
   python -m aitune tune config.json --batch 1:32 --exact-batch 1,8,32   # the graphs' batch sizes exactly too
+  python -m aitune tune config.json --batch 1:32 --exact-batch 1,8 --race  # then raced in the decode step
   python -m aitune tune config.json --batch 1:8 --prompt 1:4096 --dry-run   # print the spec
   python -m aitune tune config.json --ops rmsnorm --max-evals 8 --budget 10m
   python -m aitune tune config.json --batch 1:32 --prompt 1 --group only --db old.db  # add the fused shapes
   python -m aitune tune --from-misses --db registry.db
 
-exit: 0 done, 1 the sweep failed (no GPU, ...), 2 usage, 3 a bad config or misses table
+exit: 0 done, 1 the sweep or the race failed (no GPU, ...), 2 usage, 3 a bad config or
+misses table
+"""
+
+RACE_HELP = """\
+Race each GEMM bucket's finalists in a model's own decode step and pin the fastest
+in the registry (aitune.racing.race_model). A sweep times each candidate alone or
+between short neighbour kernels; inside a model the order can change (Llama-3-8B at
+batch 8 on an H100: bench/RESULTS.md). This builds the model from its config with
+random weights on the GPU (aitune.decoding: no download; a decode step's time does
+not depend on the weights' values), patches it over the registry, prefills a random
+prompt into a static cache and, at each --batch size, captures one decode step in a
+CUDA graph (under torch.compile unless --mode graph) once per finalist of each
+bucket the step used, times it against the incumbent's, interleaved, and keeps a
+finalist only where the step runs faster by more than --min-gain. The buckets it
+changed are pinned in the registry (`aitune pin`: `aitune why` shows the step times).
+Needs a CUDA device, transformers, and the aitune binary (for the pins).
+
+examples:
+  python -m aitune race llama3-8b/config.json --batch 8 --db llama.db
+  python -m aitune race config.json --batch 1,8 --mode graph --rounds 5
+  python -m aitune race config.json --batch 8 --dry-run      # race, change nothing
+
+exit: 0 done, 1 the race failed (no GPU, no transformers, a step that used no tuned
+kernel, ...), 2 usage, 3 a bad config
 """
 
 
@@ -69,7 +98,29 @@ def _parser():
     t.add_argument("--budget", help="stop the sweep after this long (90s, 30m, 2h); winners so far are kept")
     t.add_argument("--gpus", help="passed to `aitune sweep --gpus` (all, N, or I,J)")
     t.add_argument("--aitune", metavar="PATH", help="the aitune binary (default: $AITUNE_BIN, PATH, build/aitune)")
+    t.add_argument("--race", action="store_true",
+                   help="after the sweep, race the finalists in the model's decode step at each --exact-batch "
+                   "size (python -m aitune race)")
+    t.add_argument("--race-mode", choices=RACE_MODES, default="compile",
+                   help="the step --race times: under torch.compile (default) or eager in a CUDA graph")
+    r = sub.add_parser("race", help="race the finalists in a model's own decode step and pin the fastest",
+                       description=RACE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("config", help="config.json of the model (or its folder)")
+    r.add_argument("--batch", required=True, metavar="B,B,...", help="decode batch sizes to race at")
+    r.add_argument("--db", default=None, help="the registry (default $AITUNE_DB, else "
+                   "~/.local/share/aitune/registry.db)")
+    r.add_argument("--mode", choices=RACE_MODES, default="compile",
+                   help="the step under torch.compile (default) or eager in a CUDA graph")
+    r.add_argument("--prompt", type=int, default=128, help="prompt tokens in the cache before the step (default 128)")
+    r.add_argument("--rounds", type=int, default=3, help="interleaved timings per finalist (default 3)")
+    r.add_argument("--min-gain", type=float, default=0.002,
+                   help="how much faster a finalist's step must be to win (default 0.002: 0.2%%)")
+    r.add_argument("--dry-run", action="store_true", help="race, but pin nothing")
+    r.add_argument("--aitune", metavar="PATH", help="the aitune binary (default: $AITUNE_BIN, PATH, build/aitune)")
     return p
+
+
+RACE_MODES = ("compile", "graph")
 
 
 def _config(path):
@@ -86,9 +137,43 @@ def _config(path):
         raise tuning.SpecError("config '%s': not JSON: %s" % (path, e)) from None
 
 
+def race(a, p, batches=None):
+    """python -m aitune race (and tune --race): 0, or 1 when the race failed."""
+    if batches is None:
+        if a.prompt < 1 or a.rounds < 1 or not 0 <= a.min_gain < 1:
+            p.error("--prompt and --rounds must be >= 1, --min-gain in [0, 1)")
+        try:
+            batches = tuning.parse_batches(a.batch, None, "--batch")
+        except tuning.SpecError as e:
+            p.error(str(e))
+    db = a.db or dispatch.default_path()
+    if not os.path.isfile(db):
+        raise AituneError("race: no registry at %s (python -m aitune tune first)" % db)
+    from . import decoding, racing
+    decoding.transformers_module()     # missing: exit 1, not a bad config
+    try:
+        cfg = decoding.load_config(a.config)
+    except AituneError as e:
+        raise tuning.SpecError(str(e)) from None
+    mode = getattr(a, "mode", None) or a.race_mode
+
+    def say(line):
+        print("aitune: " + line, file=sys.stderr, flush=True)
+    reports = racing.race_model(cfg, batches, db, compiled=mode == "compile", prompt=getattr(a, "prompt", 128),
+                                rounds=getattr(a, "rounds", 3), min_gain=getattr(a, "min_gain", 0.002),
+                                dry_run=getattr(a, "dry_run", False), aitune=a.aitune, log=say)
+    for b, report in reports.items():
+        for r in report:
+            print("batch %d %s %s %s: %s -> %s%s" % (b, r["op"], r["dtype"], r["bucket"], r["before"]["template"],
+                                                     r["after"]["template"], " (changed)" if r["changed"] else ""))
+    return 0
+
+
 def tune(a, p):
     if a.max_evals < 0:
         p.error("--max-evals must be >= 0")
+    if a.race and (a.from_misses or not a.exact_batch or a.dry_run):
+        p.error("--race needs --exact-batch (the batch sizes to race at), a config and no --dry-run")
     db = a.db or dispatch.default_path()
     if a.from_misses:
         if a.config or a.exact_batch:
@@ -125,6 +210,9 @@ def tune(a, p):
     rc = tuning.run_sweep(spec, db, a.aitune, extra)
     if not a.spec_out:
         os.remove(spec)
+    if rc == 0 and a.race:
+        a.db = db
+        rc = race(a, p, exact)
     if rc == 0:
         print("aitune: tuned. In the application: aitune.patch(model, %r)" % db, file=sys.stderr)
     return 1 if rc == 1 else rc
@@ -137,7 +225,7 @@ def main(argv=None):
         p.print_help()
         return 2
     try:
-        return tune(a, p)
+        return race(a, p) if a.cmd == "race" else tune(a, p)
     except tuning.SpecError as e:
         print("aitune: error: %s" % e, file=sys.stderr)
         return 3

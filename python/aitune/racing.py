@@ -20,7 +20,9 @@ end (`aitune pin --note`: the command and the step times stay in the run's recor
     report = aitune.racing.race(capture)
 
     # or, for a step that advances device state (a decode step over a static cache):
-    capture = aitune.racing.replayable(step, [ids, pos] + aitune.racing.cache_counters(cache))
+    capture = aitune.racing.replayable(step, [ids, pos] + aitune.decoding.cache_counters(cache))
+    # or a model from its config, random weights, at batch 8 (python -m aitune race):
+    reports = aitune.racing.race_model(aitune.decoding.load_config("config.json"), [8], "registry.db")
 
 capture() is called once per trial, after the dispatcher has changed: it must run the
 step once outside capture (kernels load then; a shape first met during capture falls
@@ -99,21 +101,11 @@ def _copy(src, dst):
         raise AituneError("race: cannot copy the registry %s: %s" % (src, (r.stderr.strip().splitlines() or ["?"])[-1]))
 
 
-def cache_counters(cache):
-    """The position counters a Hugging Face static cache keeps on the device (transformers
-    5's StaticLayer.cumulative_length, one per layer; none in 4.x): every update advances
-    them whatever cache_position says, so a step replayed for timing must set them back
-    (replayable's state) or it writes past the cache."""
-    import torch
-    return [layer.cumulative_length for layer in getattr(cache, "layers", ())
-            if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)]
-
-
 def replayable(step, state, warmup=2):
     """A capture() for race(): step() (one decode step, say) run warmup times outside
     capture on a side stream (the kernels bind; a shape first met during capture would
     fall back to PyTorch), then captured in a CUDA graph; each replay first sets the
-    device tensors in state (the step's position, its input ids, cache_counters(cache))
+    device tensors in state (the step's position, its input ids, decoding.cache_counters)
     back to their values at this call, so every replay runs the same step. capture.rewind()
     sets them back once more: call it after the race, before the application's own run
     (the race leaves them one step on)."""
@@ -254,3 +246,32 @@ def race(capture, registry=None, ops=("gemm_nt",), timer=None, rounds=3, min_gai
         _TRIALS.append(d0)
         dispatch.use(dispatch.Dispatcher(path, arch=d0.arch, host_tensors=d0.host_tensors))
     return report
+
+
+def race_model(cfg, batches, registry, compiled=True, prompt=128, rounds=3, min_gain=0.002, dry_run=False,
+               aitune=None, log=None):
+    """race() in a model's own decode step, built from its transformers config with random
+    weights (aitune.decoding), patched (aitune.patch, q/k/v and gate/up grouped) over
+    registry, at each batch size in batches in turn: what `python -m aitune race` runs.
+    compiled: the step under torch.compile (as the bars measure), else eager in a CUDA
+    graph. Returns {batch: race()'s report}. Needs a CUDA device and transformers."""
+    import torch
+    from . import decoding, patching
+    if not torch.cuda.is_available():
+        raise AituneError("race: needs a CUDA device (torch.cuda.is_available() is False)")
+    say = log or (lambda s: None)
+    model = decoding.random_model(cfg)
+    p = patching.patch(model, registry)
+    reports = {}
+    try:
+        for b in batches:
+            step = decoding.DecodeStep(model, cfg, b, prompt=prompt, compiled=compiled)
+            say("race: batch %d, %s" % (b, "torch.compile" if compiled else "eager, CUDA graph"))
+            capture = replayable(step, step.state())
+            reports[b] = race(capture, rounds=rounds, min_gain=min_gain, dry_run=dry_run, aitune=aitune, log=say)
+            del step, capture
+    finally:
+        patching.unpatch(model)
+        del p, model
+        close_trials()
+    return reports

@@ -178,17 +178,20 @@ def _split(batch, prompt):
     return dec, pre
 
 
-def parse_batches(text, batch):
-    """'1,8,32' -> (1, 8, 32): batch sizes inside the served range batch (lo, hi)."""
+def parse_batches(text, batch, what="--exact-batch"):
+    """'1,8,32' -> (1, 8, 32): batch sizes (each >= 1), inside the served range batch
+    (lo, hi) unless it is None; what names the option in the error."""
     out = []
     for part in (text or "").split(","):
         if not re.fullmatch(r"\s*\d{1,6}\s*", part):
-            raise SpecError("--exact-batch: want batch sizes like 1,8,32, got %r" % (text,))
+            raise SpecError("%s: want batch sizes like 1,8,32, got %r" % (what, text))
         b = int(part)
-        if not batch[0] <= b <= batch[1]:
-            raise SpecError("--exact-batch: %d is outside the batch sizes served (%d..%d)" % (b, batch[0], batch[1]))
+        if batch is not None and not batch[0] <= b <= batch[1]:
+            raise SpecError("%s: %d is outside the batch sizes served (%d..%d)" % (what, b, batch[0], batch[1]))
+        if b < 1:
+            raise SpecError("%s: a batch size is at least 1, got %d" % (what, b))
         if b in out:
-            raise SpecError("--exact-batch: %d is listed twice" % b)
+            raise SpecError("%s: %d is listed twice" % (what, b))
         out.append(b)
     return tuple(out)
 

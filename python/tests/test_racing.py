@@ -174,13 +174,13 @@ def test_cache_counters_are_the_layers_device_counts():
     """transformers 5's static cache layers keep their own counts: those tensors, by
     identity (replayable sets them back in place); an int count or none is not one."""
     import torch
-    from aitune import racing
+    from aitune import decoding
     a, b = torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.long)
     cache = type("Cache", (), {})()
     cache.layers = [_Layer(a), _Layer(3), object(), _Layer(b)]
-    got = racing.cache_counters(cache)
+    got = decoding.cache_counters(cache)
     assert len(got) == 2 and got[0] is a and got[1] is b
-    assert racing.cache_counters(object()) == []
+    assert decoding.cache_counters(object()) == []
 
 
 def test_replayable_replays_the_same_step():
