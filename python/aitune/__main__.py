@@ -138,7 +138,8 @@ def _config(path):
 
 
 def race(a, p, batches=None):
-    """python -m aitune race (and tune --race): 0, or 1 when the race failed."""
+    """python -m aitune race, or (batches given) tune --race after its sweep, with the
+    race's defaults: 0, or 1 when the race failed."""
     if batches is None:
         if a.prompt < 1 or a.rounds < 1 or not 0 <= a.min_gain < 1:
             p.error("--prompt and --rounds must be >= 1, --min-gain in [0, 1)")
@@ -146,6 +147,9 @@ def race(a, p, batches=None):
             batches = tuning.parse_batches(a.batch, None, "--batch")
         except tuning.SpecError as e:
             p.error(str(e))
+        mode, opts = a.mode, dict(prompt=a.prompt, rounds=a.rounds, min_gain=a.min_gain, dry_run=a.dry_run)
+    else:
+        mode, opts = a.race_mode, {}
     db = a.db or dispatch.default_path()
     if not os.path.isfile(db):
         raise AituneError("race: no registry at %s (python -m aitune tune first)" % db)
@@ -155,13 +159,10 @@ def race(a, p, batches=None):
         cfg = decoding.load_config(a.config)
     except AituneError as e:
         raise tuning.SpecError(str(e)) from None
-    mode = getattr(a, "mode", None) or a.race_mode
 
     def say(line):
         print("aitune: " + line, file=sys.stderr, flush=True)
-    reports = racing.race_model(cfg, batches, db, compiled=mode == "compile", prompt=getattr(a, "prompt", 128),
-                                rounds=getattr(a, "rounds", 3), min_gain=getattr(a, "min_gain", 0.002),
-                                dry_run=getattr(a, "dry_run", False), aitune=a.aitune, log=say)
+    reports = racing.race_model(cfg, batches, db, compiled=mode == "compile", aitune=a.aitune, log=say, **opts)
     for b, report in reports.items():
         for r in report:
             print("batch %d %s %s %s: %s -> %s%s" % (b, r["op"], r["dtype"], r["bucket"], r["before"]["template"],

@@ -119,3 +119,29 @@ def test_a_decode_step_and_the_state_a_replay_sets_back():
     assert step.pos.tolist() == [7] and not torch.equal(c, b)
     with pytest.raises(AituneError, match="must be >= 1"):
         decoding.DecodeStep(model, cfg, batch=0)
+
+
+def test_tune_race_races_after_the_sweep(tmp_path):
+    """tune --race sweeps first (the fake worker as the GPU), then races: without a CUDA
+    device in this process the race fails (exit 1, saying so) and the sweep's winners
+    stay in the registry."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    aitune_bin = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "aitune")
+    worker = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "tests", "fake_worker")
+    if not (os.path.exists(aitune_bin) and os.path.exists(worker)):
+        pytest.skip("no %s or %s (make)" % (aitune_bin, worker))
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the race would run")
+    db = tmp_path / "r.db"
+    r = cli("tune", str(_config(tmp_path)), "--ops", "rmsnorm", "--batch", "1:4", "--prompt", "1:4",
+            "--exact-batch", "2", "--race", "--max-evals", "1", "--search", "random", "--db", str(db),
+            "--aitune", aitune_bin, AITUNE_WORKER=worker, FAKE_MODE="ok", FAKE_STATE=str(tmp_path / "fake-state"))
+    assert r.returncode == 1 and "needs a CUDA device" in r.stderr, r.stderr[-2000:]
+    assert "tuned." not in r.stderr
+    import sqlite3
+    con = sqlite3.connect(str(db))
+    try:
+        assert con.execute("SELECT count(*) FROM winners WHERE op = 'rmsnorm'").fetchone()[0] > 0
+    finally:
+        con.close()
