@@ -134,6 +134,33 @@ def test_race_within_noise_is_no_change(swept):
     assert not report[0]["changed"]
 
 
+def test_a_win_must_hold_when_timed_again(swept):
+    """A finalist faster in one timing only (noise) is not kept: the win is timed again,
+    the finalist first, and must hold; one faster in both is kept, with both timings
+    in the report."""
+    from aitune import racing
+    fins = racing.finalists(AITUNE, swept, "gemm_nt", "bf16", "m=8,n=256,k=256")
+    fast = json.dumps([f for f in fins[1:] if f["kernel"]][0]["config"], sort_keys=True)
+    calls = []
+
+    def lucky(times):
+        def timer(fn):
+            key = fn()
+            calls.append(key)
+            return times.get(key, 1.0) if calls.count(key) == 1 or key != fast else 1.0
+        return timer
+    capture, _, _ = setup_step(swept, {})
+    lines = []
+    report = racing.race(capture, timer=lucky({fast: 0.9}), rounds=1, aitune=AITUNE, log=lines.append)
+    tried = [t for t in report[0]["tried"] if json.dumps(t["config"], sort_keys=True) == fast][0]
+    assert not report[0]["changed"] and tried["step_s"] == 0.9 and tried["confirm_s"] == 1.0
+    assert any("not kept" in line for line in lines)
+    capture, timer, _ = setup_step(swept, {fast: 0.9})
+    report = racing.race(capture, timer=timer, rounds=1, aitune=AITUNE)
+    assert report[0]["changed"] and report[0]["won"]["confirm_s"] == 0.9
+    assert report[0]["won"]["confirm_incumbent_s"] == 1.0
+
+
 def test_race_without_a_tuned_kernel_in_the_step_says_so(swept):
     from aitune import AituneError, dispatch, racing
     dispatch.use(dispatch.Dispatcher(swept, arch="sm_90", host_tensors=True))
