@@ -56,8 +56,9 @@
 --
 -- A strategy is new(space, opts) with ask(n) and tell(cfg, result).
 -- opts: rng (Space.rng), seed, max_evals (nil: the whole space), warm (a
--- list of configs to try first, e.g. the finalists of neighbouring buckets;
--- those this space does not hold are skipped).
+-- list of configs to try first, e.g. the winners of neighbouring buckets
+-- (src/sweep_warm.h); one this space does not hold gives way to the nearest
+-- config it holds with one param moved, or is skipped).
 -- result: status ("ok" | "compile" | "runtime" | "timeout" | "wrong"),
 -- and what is known: time (us, ok only), spread, min, max, registers,
 -- spills, smem, compile_ms.
@@ -465,6 +466,49 @@ function Space:neighbors(cfg)
   return out
 end
 
+-- cfg if this space holds it, else the nearest config it holds with one param
+-- moved, else nil: a warm-start config from a bucket of another alignment
+-- class or size (its peel or cluster invalid here), or from a space that lists
+-- other values (a landscape's, an older template's). Params in order; a
+-- param's values nearest first: by position from cfg's value where the space
+-- lists it, else by numeric distance to it, else in the space's order. Params
+-- cfg lacks are not filled in.
+local function by_nearness(vals, j, v)
+  local order = {}
+  for k = 1, #vals do order[k] = k end
+  local function d(k)
+    if j then return math.abs(k - 1 - j) end
+    if type(v) == "number" and type(vals[k]) == "number" then return math.abs(vals[k] - v) end
+    return k
+  end
+  table.sort(order, function(a, b)
+    local da, db = d(a), d(b)
+    if da ~= db then return da < db end
+    return a < b
+  end)
+  return order
+end
+function Space:nearest(cfg)
+  local f = self:find(cfg)
+  if f then return f end
+  for i, name in ipairs(self.names) do
+    local vals, v = self.values[i], cfg[name]
+    if v ~= nil then
+      local j = self.pos[i][v]
+      for _, k in ipairs(by_nearness(vals, j, v)) do
+        if k - 1 ~= j then
+          local c = {}
+          for key_, x in pairs(cfg) do c[key_] = x end
+          c[name] = vals[k]
+          c = self:find(c)
+          if c then return c end
+        end
+      end
+    end
+  end
+  return nil
+end
+
 function Space:decode(v)
   local cfg = {}
   for i, name in ipairs(self.names) do cfg[name] = self.values[i][v[i] + 1] end
@@ -500,7 +544,8 @@ end
 
 -- The bookkeeping strategies share: configs already asked (never twice),
 -- the cap (opts.max_evals), and the warm-start queue (opts.warm: configs
--- to try first, in order; those not in this space are skipped). limit is
+-- to try first, in order; one this space lacks gives way to its nearest,
+-- Space:nearest, or is skipped). limit is
 -- what the ledger may hand out at most as known at the start: the cap, or
 -- the space's size when that is smaller; full() also knows when a space
 -- turns out smaller than its bound.
@@ -508,11 +553,16 @@ local Ledger = {}
 Ledger.__index = Ledger
 function Space:ledger(opts)
   local warm = {}
+  local cap = opts.max_evals or math.huge
+  -- At most a quarter of a capped search (at least one) goes to them: the
+  -- strategy's own start keeps the rest (replayed on rmsnorm's H100 landscapes,
+  -- warm configs filling a 4- to 11-evaluation budget lost what they gained).
+  local most = cap < math.huge and math.max(1, cap // 4) or math.huge
   for _, c in ipairs(opts.warm or {}) do
-    local f = self:find(c)
+    if #warm >= most then break end
+    local f = self:nearest(c)
     if f then warm[#warm + 1] = f end
   end
-  local cap = opts.max_evals or math.huge
   return setmetatable({ space = self, tried = {}, n = 0, warm = warm, wi = 1, cap = cap,
                         limit = math.min(self.size, cap) }, Ledger)
 end

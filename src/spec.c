@@ -457,7 +457,8 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     if (more) { fail(&c, NULL, "more than one YAML document"); goto out; }
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
     static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "hold", "split_at",
-                                          "split_evals", "split_depth", "budget", "top_k", "timing", "tasks", NULL };
+                                          "split_evals", "split_depth", "budget", "top_k", "timing", "warm", "tasks",
+                                          NULL };
     if (!root) { fail(&c, NULL, "empty file"); goto out; }
     if (want_map(&c, root, "the spec") || known_keys(&c, root, "the spec", fields)) goto out;
     long long v;
@@ -484,6 +485,8 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     s->split_evals = (int)v;
     if (get_int(&c, root, "split_depth", 1, SPEC_MAXSPLITDEPTH, 2, &v)) goto out;
     s->split_depth = (int)v;
+    if (get_int(&c, root, "warm", 0, SPEC_MAXWARM, -1, &v)) goto out;
+    s->warm = (int)v;
     if (get_timing(&c, root, 0, &s->stream)) goto out;
     yaml_node_t *b = get(&c, root, "budget");
     if (b) {

@@ -54,6 +54,8 @@
 #define SPEC_MAXVALUES 64
 #define SPEC_MAXTEMPLATES 8
 #define SPEC_MAXSPLITDEPTH 4    /* split_depth's most: each level multiplies a sweep's races */
+#define SPEC_MAXWARM 16         /* warm's most: configs a search tries first (sweep_warm.h) */
+#define SPEC_WARM 4             /* a range bucket's warm start when the spec says none */
 /* A spec is untrusted input: these caps bound what loading one costs. */
 #define SPEC_MAXBYTES (1 << 20)     /* file size */
 #define SPEC_MAXDEPTH 16            /* nesting of mappings and lists */
@@ -118,6 +120,10 @@ typedef struct spec {
     int stream;             /* tasks' default timing; 0 flush */
     double budget_s;        /* 0: none */
     int top_k;
+    /* Each search warm-started from this many neighbouring winners
+    ** (sweep_warm.h); -1 (absent): SPEC_WARM for a bucket cut from a range,
+    ** none for the others. */
+    int warm;
     int ntasks;
     spec_task *tasks;
     char hash[17];          /* of the file's bytes */

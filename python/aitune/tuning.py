@@ -161,7 +161,9 @@ def _header(name, arch, search, max_evals, what):
             "# their alignment does not decide the kernel, so `align: [1]`. A weight's n and k",
             "# and a norm's width are the model's constants: tuned at their exact sizes.",
             "name: %s" % name, "arch: %s" % arch, "seed: 1", "search: %s" % search,
-            "max_evals: %d" % max_evals, "top_k: 4", "tasks:"]
+            "max_evals: %d" % max_evals, "top_k: 4",
+            "warm: 4                  # exact sizes too start from their neighbours' winners",
+            "tasks:"]
 
 
 def _split(batch, prompt):

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# A bucket's search warm-started from its neighbours' winners (src/sweep_warm.h):
+# in a range sweep each bucket after the first starts from the winners of the
+# buckets tuned before it (the nearest first), by default; `warm: 0` turns it
+# off, `warm: N` sets how many (and turns it on for point specs); a winner of
+# the registry whose config or shape is broken is skipped, never an error; a
+# bad `warm` is a bad spec; random and exhaustive searches are never
+# warm-started.
+. "$(dirname "$0")/lib.sh"
+
+range_spec() {   # FILE [EXTRA-TOP-LEVEL-LINE]
+    spec "$1" <<EOF
+name: w
+search: model
+max_evals: 3
+top_k: 2
+${2:-}
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {range: [1, 16]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+}
+warm_lines() { grep -c " warm " "$T/trace"; }
+
+range_spec r.yaml
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep ok "$T/r.db" "$T/r.yaml"
+expect_eq "a range sweep exits 0" "$RC" 0 || show_last
+nb=$(sql "$T/r.db" "select count(distinct bucket) from measurements")
+nw=$(warm_lines)
+expect_true "every bucket after the first is warm-started ($nw searches, $nb buckets)" test "$nw" -ge $((nb - 1)) -a "$nb" -ge 4
+expect_true "at most 4 configs each (a range's default)" sh -c "! grep ' warm ' '$T/trace' | grep -qv ': [1-4] configs\$'"
+
+range_spec off.yaml "warm: 0"
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep ok "$T/off.db" "$T/off.yaml"
+expect_eq "warm: 0 sweeps, no search warm-started" "$RC $(warm_lines)" "0 0"
+sed 's/^search: model$/search: random/' "$T/r.yaml" > "$T/rnd.yaml"
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep ok "$T/rnd.db" "$T/rnd.yaml"
+expect_eq "search: random (the baseline) is not warm-started" "$RC $(warm_lines)" "0 0"
+
+spec p.yaml <<'EOF'
+name: p
+search: model
+max_evals: 3
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {values: [2, 3, 5]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep ok "$T/p.db" "$T/p.yaml"
+expect_eq "a point spec is not warm-started by default" "$RC $(warm_lines)" "0 0"
+
+# m = 7 (in the bucket m = 5 was tuned in) searched at seed 7: cold, its search
+# never meets the winner of m = 5 (W); warm-started, W is among what it measures.
+W=$(sql "$T/p.db" "select config from winners where shape like '{\"m\":5,%'")
+q_spec() {   # FILE WARM
+    spec "$1" <<EOF
+name: q
+search: model
+seed: 7
+max_evals: 3
+warm: $2
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [gemv]
+    shapes: {m: {values: [7]}, n: {values: [256]}, k: {values: [256]}}
+EOF
+}
+measured_w() { sql "$1" "select count(*) from measurements where shape like '{\"m\":7,%' and config = '$W'"; }
+for w in 0 1; do
+    q_spec "q$w.yaml" "$w"
+    cp "$T/p.db" "$T/q$w.db"
+    rm -f "$T/trace"
+    AITUNE_TRACE="$T/trace" fake_sweep ok "$T/q$w.db" "$T/q$w.yaml"
+    expect_eq "warm: $w at m = 7 exits 0" "$RC" 0 || show_last
+done
+expect_eq "warm: 1: one config, the nearest winner's, measured; warm: 0: not" \
+    "$(warm_lines) $(measured_w "$T/q1.db") $(measured_w "$T/q0.db")" "1 1 0"
+
+# A hostile registry: winners whose config or shape is broken are skipped.
+cp "$T/p.db" "$T/h.db"
+sql "$T/h.db" "update winners set config = '{\"cpw\":' where shape like '{\"m\":2,%';
+               update winners set shape = 'not json' where shape like '{\"m\":3,%';
+               update winners set shape = '{\"m\":-1,\"n\":256,\"k\":256}' where shape like '{\"m\":5,%'" >/dev/null
+q_spec h.yaml 4
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep ok "$T/h.db" "$T/h.yaml"
+expect_eq "broken winners in the registry: the sweep exits 0 and starts cold" "$RC $(warm_lines)" "0 0" || show_last
+
+for bad in "warm: 17" "warm: -1" "warm: many"; do
+    range_spec bad.yaml "$bad"
+    fake_sweep ok "$T/bad.db" "$T/bad.yaml"
+    expect_eq "'$bad' is a bad spec (exit 3)" "$RC" 3
+    expect_true "its one line names the field" sh -c "grep -q warm '$T/err' && test \$(wc -l < '$T/err') -eq 1"
+done
+done_testing
