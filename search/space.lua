@@ -446,6 +446,14 @@ function Space:encode(cfg)
   return v
 end
 
+-- A copy of cfg with param name set to v.
+local function with(cfg, name, v)
+  local c = {}
+  for k, x in pairs(cfg) do c[k] = x end
+  c[name] = v
+  return c
+end
+
 function Space:neighbors(cfg)
   local out = {}
   for i, name in ipairs(self.names) do
@@ -453,13 +461,8 @@ function Space:neighbors(cfg)
     if j then
       for _, d in ipairs({ -1, 1 }) do
         local v = vals[j + 1 + d]
-        if v ~= nil then
-          local c = {}
-          for k, x in pairs(cfg) do c[k] = x end
-          c[name] = v
-          c = self:find(c)
-          if c then out[#out + 1] = c end
-        end
+        local c = v ~= nil and self:find(with(cfg, name, v))
+        if c then out[#out + 1] = c end
       end
     end
   end
@@ -496,13 +499,8 @@ function Space:nearest(cfg)
     if v ~= nil then
       local j = self.pos[i][v]
       for _, k in ipairs(by_nearness(vals, j, v)) do
-        if k - 1 ~= j then
-          local c = {}
-          for key_, x in pairs(cfg) do c[key_] = x end
-          c[name] = vals[k]
-          c = self:find(c)
-          if c then return c end
-        end
+        local c = k - 1 ~= j and self:find(with(cfg, name, vals[k]))
+        if c then return c end
       end
     end
   end
