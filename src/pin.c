@@ -285,17 +285,23 @@ static int bucket_task(pinner *P, const winner *w)
     return 0;
 }
 
+/* f's template, config and race time as members of the object j is in. */
+static void finalist_members(jw *j, const finalist *f)
+{
+    jw_key(j, "template");
+    jw_str(j, f->tmpl);
+    jw_key(j, "config");
+    if (json_valid(f->config)) jw_raw(j, f->config);
+    else jw_str(j, f->config);
+    jw_key(j, "median_us");
+    jw_num(j, f->median_us, 3);
+}
+
 static void list_line(const finalist *f, int winner)
 {
     jw j = { 0 };
     jw_obj(&j);
-    jw_key(&j, "template");
-    jw_str(&j, f->tmpl);
-    jw_key(&j, "config");
-    if (json_valid(f->config)) jw_raw(&j, f->config);
-    else jw_str(&j, f->config);
-    jw_key(&j, "median_us");
-    jw_num(&j, f->median_us, 3);
+    finalist_members(&j, f);
     jw_key(&j, "winner");
     jw_bool(&j, winner);
     jw_key(&j, "kernel");
@@ -326,13 +332,7 @@ static void pinned_row(pinner *P, const finalist *f, long long run, winner *nw)
         if (o == f) continue;
         if (!second || o->median_us < second) second = o->median_us;
         jw_obj(&ru);
-        jw_key(&ru, "template");
-        jw_str(&ru, o->tmpl);
-        jw_key(&ru, "config");
-        if (json_valid(o->config)) jw_raw(&ru, o->config);
-        else jw_str(&ru, o->config);
-        jw_key(&ru, "median_us");
-        jw_num(&ru, o->median_us, 3);
+        finalist_members(&ru, o);
         jw_end(&ru);
     }
     jw_end(&ru);

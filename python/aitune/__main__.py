@@ -2,7 +2,6 @@
 decode step (see `python -m aitune tune --help`, `python -m aitune race --help`)."""
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -123,20 +122,6 @@ def _parser():
 RACE_MODES = ("compile", "graph")
 
 
-def _config(path):
-    if os.path.isdir(path):
-        path = os.path.join(path, "config.json")
-    try:
-        if os.path.getsize(path) > (1 << 20):
-            raise tuning.SpecError("config '%s': larger than 1 MiB" % path)
-        with open(path) as f:
-            return json.load(f), path
-    except OSError as e:
-        raise tuning.SpecError("config '%s': %s" % (path, e.strerror or e)) from None
-    except ValueError as e:
-        raise tuning.SpecError("config '%s': not JSON: %s" % (path, e)) from None
-
-
 def race(a, p, batches=None):
     """python -m aitune race, or (batches given) tune --race after its sweep, with the
     race's defaults: 0, or 1 when the race failed."""
@@ -183,7 +168,7 @@ def tune(a, p):
     else:
         if not a.config:
             p.error("a config.json (or --from-misses) is required")
-        cfg, where = _config(a.config)
+        cfg, where = tuning.read_config(a.config)
         ops = [o for o in a.ops.split(",") if o]
         batch = tuning.parse_range(a.batch, "--batch")
         exact = tuning.parse_batches(a.exact_batch, batch) if a.exact_batch else ()

@@ -21,15 +21,11 @@ transformers is imported when first needed; 4.x and 5.x caches are both handled.
 """
 
 import inspect
-import json
-import os
 
 import torch
 
 from ._lib import AituneError
-
-# A config.json larger than this is not a model's config.
-CONFIG_MAX_BYTES = 1 << 20
+from .tuning import read_config
 
 
 def transformers_module():
@@ -44,17 +40,7 @@ def transformers_module():
 def load_config(path):
     """The transformers config of a config.json (or the folder holding one). Raises
     AituneError naming the file when it is missing, too large or not a model's config."""
-    if os.path.isdir(path):
-        path = os.path.join(path, "config.json")
-    try:
-        if os.path.getsize(path) > CONFIG_MAX_BYTES:
-            raise AituneError("config '%s': larger than 1 MiB" % path)
-        with open(path) as f:
-            d = json.load(f)
-    except OSError as e:
-        raise AituneError("config '%s': %s" % (path, e.strerror or e)) from None
-    except ValueError as e:
-        raise AituneError("config '%s': not JSON: %s" % (path, e)) from None
+    d, path = read_config(path)
     return load_config_dict(d, "config '%s'" % path)
 
 

@@ -34,6 +34,7 @@ Configs and registries are untrusted: every number is checked to be an integer i
 range before it becomes spec text, and names are reduced to [a-z0-9_-].
 """
 
+import json
 import os
 import re
 import shutil
@@ -47,11 +48,31 @@ MAX_DIM = 1 << 24
 MAX_ROWS = 1 << 32
 
 
+# A config.json larger than this is not a model's config.
+CONFIG_MAX_BYTES = 1 << 20
+
+
 class SpecError(AituneError):
     """A config, a range or a misses table that cannot become a spec (exit 3)."""
 
     def __init__(self, msg):
         super().__init__(msg, CORRUPT)
+
+
+def read_config(path):
+    """(the dict of a model's config.json, its path): path or the folder holding it.
+    SpecError naming the file when it is missing, larger than 1 MiB or not JSON."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
+    try:
+        if os.path.getsize(path) > CONFIG_MAX_BYTES:
+            raise SpecError("config '%s': larger than 1 MiB" % path)
+        with open(path) as f:
+            return json.load(f), path
+    except OSError as e:
+        raise SpecError("config '%s': %s" % (path, e.strerror or e)) from None
+    except ValueError as e:
+        raise SpecError("config '%s': not JSON: %s" % (path, e)) from None
 
 
 def _int(cfg, key, where, default=None, lo=1, hi=MAX_DIM):

@@ -68,7 +68,7 @@ def test_race_refuses_bad_configs(tmp_path):
              (_config(tmp_path, "{not json", "a.json"), "not JSON"),
              (_config(tmp_path, no_type, "b.json"), "no model_type"),
              (_config(tmp_path, dict(TINY, model_type="no-such-model"), "c.json"), "c.json"),
-             (_config(tmp_path, " " * (decoding.CONFIG_MAX_BYTES + 1), "d.json"), "larger than 1 MiB")]
+             (_config(tmp_path, " " * (tuning.CONFIG_MAX_BYTES + 1), "d.json"), "larger than 1 MiB")]
     for path, word in cases:
         r = cli("race", str(path), "--batch", "8", "--db", str(db))
         assert r.returncode == 3 and word in r.stderr and r.stderr.count("\n") == 1, (path, r.stderr)
