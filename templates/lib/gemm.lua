@@ -66,6 +66,41 @@ extern "C" __global__ void %s(%s) {
   }
 end
 
+-- The gated product's reference (M.swiglu_op): as M.reference's, with the
+-- gate's and the up's tiles of B side by side and SiLU(gate) * up in fp64.
+function M.swiglu_reference(op)
+  return {
+    source = function(dt, name)
+      local t = M.types(dt)
+      return dtype.prelude .. string.format([[
+extern "C" __global__ void %s(%s) {
+  __shared__ float sa[16][17], sg[16][17], su[16][17];
+  const long long row = (long long)blockIdx.y * 16 + threadIdx.y;
+  const long long col = (long long)blockIdx.x * 16 + threadIdx.x;
+  double g = 0.0, u = 0.0;
+  for (long long k0 = 0; k0 < k; k0 += 16) {
+    { long long kk = k0 + threadIdx.x;
+      sa[threadIdx.y][threadIdx.x] = (row < m && kk < k) ? ld_%s(A[row * k + kk]) : 0.0f; }
+    { long long kk = k0 + threadIdx.y, c = (long long)blockIdx.x * 16 + threadIdx.x;
+      sg[threadIdx.y][threadIdx.x] = (c < n && kk < k) ? ld_%s(B[c * k + kk]) : 0.0f;
+      su[threadIdx.y][threadIdx.x] = (c < n && kk < k) ? ld_%s(B[(n + c) * k + kk]) : 0.0f; }
+    __syncthreads();
+    for (int i = 0; i < 16; i++) {
+      g += (double)sa[threadIdx.y][i] * (double)sg[i][threadIdx.x];
+      u += (double)sa[threadIdx.y][i] * (double)su[i][threadIdx.x];
+    }
+    __syncthreads();
+  }
+  if (row < m && col < n) D[row * n + col] = st_%s((float)(g / (1.0 + exp(-g)) * u));
+}
+]], name, kernel.params(op, dt), t.In, t.In, t.In, t.Out)
+    end,
+    launch = function(dt)
+      return { grid = { "cdiv(n, 16)", "cdiv(m, 16)", 1 }, block = { 16, 16, 1 }, smem = 0 }
+    end,
+  }
+end
+
 -- The op table for a layout ("nn" or "nt").
 function M.op(layout)
   local op = {
@@ -90,6 +125,45 @@ function M.op(layout)
   op.reference = M.reference(op, layout)
   op.metrics = function(shape, dt)
     return { flops = 2 * shape.m * shape.n * shape.k, bytes = kernel.bytes(op, dt, shape) }
+  end
+  return op
+end
+
+-- The gated MLP's first half in one product (a Llama/Mistral/Qwen MLP's
+-- silu(gate_proj(x)) * up_proj(x)): D = SiLU(A·Gᵀ) ⊙ (A·Uᵀ), A m x k, B the
+-- 2n x k concatenation [G; U] of the gate's and the up's n x k weights
+-- (F.linear's layout), D m x n; fp32 accumulation, SiLU and the product in
+-- fp32, one rounding. Families: those whose op.swiglu they handle (wgmma).
+M.swiglu_dtypes = { "bf16", "f16" }
+function M.swiglu_op()
+  local op = {
+    name = "gemm_swiglu",
+    layout = "nt",
+    swiglu = true,
+    dims = { "m", "n", "k" },
+    dtypes = M.swiglu_dtypes,
+    types = M.types,
+    args = {
+      { name = "A", type = "In", role = "in", size = function(s) return s.m * s.k end, init = "normal" },
+      { name = "B", type = "In", role = "in", size = function(s) return 2 * s.n * s.k end, init = "normal" },
+      { name = "D", type = "Out", role = "out", size = function(s) return s.m * s.n end },
+      { name = "m", role = "dim" },
+      { name = "n", role = "dim" },
+      { name = "k", role = "dim" },
+    },
+  }
+  -- SiLU(g) * u moves by about |u| dg + |g| du: the product's atol times
+  -- twice the typical |g| and |u| (sqrt(k) for unit-variance inputs).
+  op.tolerance = {}
+  for _, dt in ipairs(M.swiglu_dtypes) do
+    op.tolerance[dt] = function(shape)
+      local tol = M.tolerance(dt, shape)
+      return { rtol = tol.rtol, atol = tol.atol * 2 * math.sqrt(shape.k) }
+    end
+  end
+  op.reference = M.swiglu_reference(op)
+  op.metrics = function(shape, dt)
+    return { flops = 4 * shape.m * shape.n * shape.k, bytes = kernel.bytes(op, dt, shape) }
   end
   return op
 end

@@ -25,6 +25,16 @@
 -- epilogue. Tiles are visited in groups of `group` tile-rows (raster m) or
 -- tile-columns (raster n) for L2 locality.
 --
+-- The gated product (op.swiglu, gemm_swiglu: D = SiLU(A·Gᵀ) ⊙ (A·Uᵀ), B =
+-- [G; U] 2n x k) is this GEMM over 2n accumulator columns whose B tile is
+-- loaded by a 4-D tensor map over B (k; 8 rows; gate or up, n rows apart;
+-- groups of 8 rows): the tile's rows 16g.. are the gate's rows 8g.. and
+-- 16g+8.. the up's same rows, so the epilogue finds each gate column's up
+-- column in the same thread, 8 accumulator columns on, and stores BN/2
+-- columns of D. The rest of the kernel is unchanged: a shape is the 2n-wide
+-- GEMM to constraints and launch; stream-K, staging and the stores through
+-- shared memory are not offered (n and k multiples of 8, direct stores).
+--
 -- The CUDA text by concern: lib/wgmma_mainloop.lua (the kernel: producer
 -- and consumer loops), lib/wgmma_ptx.lua (inline PTX), lib/wgmma_stage.lua
 -- (staging), lib/wgmma_streamk.lua (the work schedule, stream-K),
@@ -200,7 +210,11 @@ local function ws_layout(p, dev)
   return L
 end
 
-function M.constraints(layout, p, shape, dt, dev)
+function M.constraints(layout, p, shape, dt, dev, swiglu)
+  if swiglu then
+    if p.epilogue ~= "direct" then return false, "the gated product stores SiLU(gate) * up from registers (direct)" end
+    if p.streamk ~= 0 then return false, "the gated product has no stream-K fix-up" end
+  end
   local need = stage_for(layout, shape)
   local base, _, _, ov = staging(p)
   if base ~= need then
@@ -282,12 +296,15 @@ end
 -- for nt, n for nn), and an operand without them is staged (constraints
 -- ask for exactly those). D is TMA-stored only when n allows; other n take
 -- direct or "rows" stores (constraints).
-function M.supports(layout, shape, dt, dev)
+function M.supports(layout, shape, dt, dev, swiglu)
   if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
+  if swiglu and (shape.n % 8 ~= 0 or shape.k % 8 ~= 0) then
+    return false, "the gated product reads B in place by groups of 8 rows: n must be a multiple of 8 and k of 8"
+  end
   return true
 end
 
-function M.source(layout, p, dt, dev, name)
+function M.source(layout, p, dt, dev, name, swiglu)
   local t = gemm.types(dt)
   local a_bytes, b_bytes, smem = sizes(p)
   local wm = rows_per_consumer(p)
@@ -310,6 +327,11 @@ function M.source(layout, p, dt, dev, name)
       b_load = "tma_load(sB, &tmB, kb * 64, tn * BN, bar);"
     end
     b_desc = "desc(sB + kk * 32, 1, 1024)"
+    if swiglu then
+      -- 16-row groups (8 of the gate, 8 of the up): BN/16 of them a tile.
+      b_load = sh == 1 and "tma_load4_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * (BN / 16) + rank * (BN / 32), bar);"
+                       or "tma_load4(sB, &tmB, kb * 64, tn * (BN / 16), bar);"
+    end
   else
     -- B tile: BN/64 chunks of 64 k-rows x 64 n (128 bytes), MN-major:
     -- LBO = the distance between n chunks, SBO = between groups of 8 k-rows.
@@ -372,21 +394,24 @@ function M.source(layout, p, dt, dev, name)
     string.format(epilogue.store2m, out_ct, t.Out, t.Out),
     epilogue.device,
     hopper.wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
-    string.format(mainloop.kernel(stage, streamk, epilogue), name,
+    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
       (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
       a_load, b_load, consumer_regs(p), b_desc),
   }
+  -- The gated product's loads and SiLU, after the epilogues' device text.
+  if swiglu then table.insert(src, 6, ptx.swiglu_text .. epilogue.swiglu_device) end
   return table.concat(src, "\n")
 end
 
-function M.launch(layout, p, dt, dev)
+function M.launch(layout, p, dt, dev, swiglu)
   local t = gemm.types(dt)
   local _, _, smem = sizes(p)
   local esize = dtype.size(t.In)
   local sh = share(p)
-  local units = string.format("cdiv(m, %d) * cdiv(n, %d)", sh == 1 and 2 * p.bm or p.bm, sh == 2 and 2 * p.bn or p.bn)
+  local units = string.format("cdiv(m, %d) * cdiv(%sn, %d)", sh == 1 and 2 * p.bm or p.bm, swiglu and "2 * " or "",
+                              sh == 2 and 2 * p.bn or p.bn)
   local per = sh > 0 and 2 or 1
   -- Stream-K keeps every worker even when there are fewer units than SMs:
   -- the idle ones are what it splits the k-iterations over.
@@ -403,7 +428,14 @@ function M.launch(layout, p, dt, dev)
   local a_at = sa and tostring(wl.sa) or nil
   local b_at = sb and (sa and string.format("%d + %s", wl.sa, a_copy) or tostring(wl.sa)) or nil
   local tmB
-  if layout == "nt" then
+  if swiglu then
+    -- (k; 8 rows; gate or up; groups of 8 rows): a box is BN/16 (or, each
+    -- CTA of a pair, BN/32) groups of 8 gate rows and their 8 up rows.
+    tmB = { kind = "tmap", arg = "B", dims = { "k", "8", "2", "cdiv(n, 8)" },
+            strides = { "k*" .. esize, "n*k*" .. esize, "8*k*" .. esize },
+            box = { BK, 8, 2, (sh == 1 and p.bn // 32 or p.bn // 16) },
+            swizzle = 128, oob = "zero", l2 = 256 }
+  elseif layout == "nt" then
     tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "k", "n" }, strides = { sb and b_pitch or "k*" .. esize },
             box = { BK, sh == 1 and p.bn // 2 or p.bn },
             swizzle = 128, oob = "zero", l2 = 256 }
@@ -452,6 +484,12 @@ end
 -- The family table for an op of lib/gemm.lua.
 function M.family(op)
   local layout = op.layout
+  local sw = op.swiglu or nil
+  -- The gated product is, to the GEMM's constraints, 2n wide.
+  local function gemm_shape(shape)
+    if not sw then return shape end
+    return { m = shape.m, n = 2 * shape.n, k = shape.k }
+  end
   return {
     op = op.name,
     name = "wgmma",
@@ -460,19 +498,20 @@ function M.family(op)
     arch = "sm_90a",
     dtypes = op.dtypes,
     params = params_of(layout),
-    constraints = function(p, shape, dt, dev) return M.constraints(layout, p, shape, dt, dev) end,
+    constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw) end,
     -- The epilogues D's rows allow (constraints refuse the others): the
     -- space never draws the dead half (search/space.lua).
     narrow = function(shape)
+      if sw then return { epilogue = { "direct" }, streamk = { 0 } } end
       return { epilogue = shape.n % 8 == 0 and { "direct", "tma" } or { "direct", "rows", "tma_ws" } }
     end,
-    supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev) end,
-    launch = function(p, dt, dev) return M.launch(layout, p, dt, dev) end,
-    source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name) end,
+    supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev, sw) end,
+    launch = function(p, dt, dev) return M.launch(layout, p, dt, dev, sw) end,
+    source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name, sw) end,
     default = function(shape, dt, dev)
       return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
                producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
-               epilogue = shape.n % 8 == 0 and "tma" or "direct", streamk = 0,
+               epilogue = (shape.n % 8 == 0 and not sw) and "tma" or "direct", streamk = 0,
                stage = stage_for(layout, shape) }
     end,
   }

@@ -296,6 +296,38 @@ M.tile = [[
 #endif
 ]]
 
+-- The gated product's epilogue, in place of M.tile (lib/wgmma.lua: its
+-- shapes take direct stores only): accumulator columns 16g.. hold the gate's
+-- 8 columns 8g.. of the tile's BN/2, 16g+8.. the up's same 8, so a thread's
+-- chunks 2g and 2g+1 pair up and D gets SiLU(gate) * up. swiglu_device
+-- holds the function, a fragment of the source beside M.device.
+M.swiglu_device = [[
+AIT_DEV float swiglu(float g, float u) { return g / (1.0f + __expf(-g)) * u; }
+]]
+M.swiglu_tile = [[
+      {
+        const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
+        const long long col0 = (long long)tn * (BN / 2) + 2 * (lane %% 4);
+        const bool whole = (long long)(tm + 1) * BM <= m && (long long)(tn + 1) * (BN / 2) <= n;
+#pragma unroll
+        for (int i = 0; i < MI; i++) {
+          const long long r0 = row0 + i * 64;
+#pragma unroll
+          for (int g = 0; g < BN / 16; g++) {
+            const float* a = &acc[i][8 * g];
+            const long long col = col0 + g * 8;
+            if (whole) {
+              store2(D, r0 * n + col, swiglu(a[0], a[4]), swiglu(a[1], a[5]));
+              store2(D, (r0 + 8) * n + col, swiglu(a[2], a[6]), swiglu(a[3], a[7]));
+            } else if (col < n) {
+              if (r0 < m) store2m(D, r0, col, n, swiglu(a[0], a[4]), swiglu(a[1], a[5]));
+              if (r0 + 8 < m) store2m(D, r0 + 8, col, n, swiglu(a[2], a[6]), swiglu(a[3], a[7]));
+            }
+          }
+        }
+      }
+]]
+
 -- After a consumer's last tile ("tma_ws"): that tile copied to D by the
 -- consumers' warps with the copy warps. A fragment of the kernel format.
 M.last_tile = [[

@@ -189,8 +189,19 @@ local END = [[
 }
 ]]
 
-function M.kernel(stage, streamk, epilogue)
-  return HEAD .. streamk.fixup .. epilogue.tile .. LOOP_END .. epilogue.last_tile .. TAIL .. stage.reset .. END
+-- The gated product (lib/wgmma.lua) tiles 2n accumulator columns and
+-- stores with epilogue.swiglu_tile; every other kernel's text is as it was.
+local TILES_N = "tiles_n = (int)((n + BN - 1) / BN);"
+local TILES_2N = "tiles_n = (int)((2 * n + BN - 1) / BN);    // the gated product: 2n accumulator columns"
+
+function M.kernel(stage, streamk, epilogue, swiglu)
+  local head, tile = HEAD, epilogue.tile
+  if swiglu then
+    local at = assert(head:find(TILES_N, 1, true), "wgmma_mainloop: the tiles_n line moved")
+    head = head:sub(1, at - 1) .. TILES_2N .. head:sub(at + #TILES_N)
+    tile = epilogue.swiglu_tile
+  end
+  return head .. streamk.fixup .. tile .. LOOP_END .. epilogue.last_tile .. TAIL .. stage.reset .. END
 end
 
 return M
