@@ -51,6 +51,8 @@ typedef struct bucket_state {
     const winner *parts;                    /* retune: a split bucket's stored winners (its parts'), */
     int nparts;                             /* each raced by hold whatever its time at the bucket's size */
     const char *default_tmpl;               /* a joint search: the template whose default is the bucket's */
+    int served;                             /* templates that handle the bucket's shape (flow_usable) */
+    char unserved[320];                     /* "template: why" of the last one that does not */
 } bucket_state;
 
 

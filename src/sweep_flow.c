@@ -196,7 +196,7 @@ void flow_rejected(sw *S, search *se, const char *tname, const op_task *t, const
     }
 }
 
-int flow_usable(sw *S, const spec_task *st, const char *tname, const op_task *t)
+int flow_usable(sw *S, const spec_task *st, const char *tname, const op_task *t, bucket_state *bs)
 {
     int ok;
     char why[256];
@@ -206,5 +206,7 @@ int flow_usable(sw *S, const spec_task *st, const char *tname, const op_task *t)
         S->by_status[2]++;
         return 0;
     }
+    if (bs && ok) bs->served++;
+    if (bs && !ok) snprintf(bs->unserved, sizeof bs->unserved, "%s: %s", tname, why);
     return ok;
 }

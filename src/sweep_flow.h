@@ -53,7 +53,10 @@ int flow_budget(search *se, int max_evals);
 void flow_rejected(sw *S, search *se, const char *tname, const op_task *t, const bucket *b);
 
 /* Whether spec task st uses template tname and it handles t on this GPU (a
-** template that errors in supports() is warned about and counted). */
-int flow_usable(sw *S, const spec_task *st, const char *tname, const op_task *t);
+** template that errors in supports() is warned about and counted). With bs,
+** counts the templates that do (bs->served) and keeps why the last one of
+** the task's that does not, does not (bs->unserved): a bucket no template
+** serves says so, and why, instead of "no correct candidate". */
+int flow_usable(sw *S, const spec_task *st, const char *tname, const op_task *t, bucket_state *bs);
 
 #endif

@@ -167,7 +167,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long
     if (tmpl_templates(S->T, tp->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
     char **use = xcalloc((size_t)ntn + 1, sizeof *use);
     for (int i = 0; i < ntn; i++)
-        if (flow_usable(S, st, tn[i], tp)) use[nuse++] = tn[i];
+        if (flow_usable(S, st, tn[i], tp, NULL)) use[nuse++] = tn[i];
     int max_evals = part_evals(S);
     for (int s = 0; s < (st->joint ? nuse > 0 : nuse) && !rc && !sw_out_of_budget(S); s++) {
         const char *tname = st->joint ? NULL : use[s];

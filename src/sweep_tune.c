@@ -54,7 +54,10 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     if (!bs->nf) {
         int v = record_vendor_alone(S, t, b, bs->exhaustive);
         if (v < 0) return -1;
-        if (!v) sw_say(S, "%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
+        if (!v && !bs->served && bs->unserved[0])
+            sw_say(S, "%-10s %-9s %-18s no template serves this shape (%s)\n", t->op, t->dtype, b->key, bs->unserved);
+        else if (!v)
+            sw_say(S, "%-10s %-9s %-18s no correct candidate\n", t->op, t->dtype, b->key);
         return 0;
     }
     qsort(bs->f, (size_t)bs->nf, sizeof *bs->f, final_cmp);
@@ -147,7 +150,7 @@ int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
     progress_bucket(S->P, label);
     int batch = S->o->compile_only ? 64 : 8;
     for (int ti = 0; ti < ntn && !rc && !sw_out_of_budget(S); ti++) {
-        if (!flow_usable(S, st, tn[ti], t)) continue;
+        if (!flow_usable(S, st, tn[ti], t, &bs)) continue;
         char *dflt = NULL;
         if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt)) warning("%s", tmpl_errmsg(S->T));
         /* The config now; its kernel once the first batch compiled it. */
@@ -208,12 +211,12 @@ int tune_joint(sw *S, const spec_task *st, const op_task *t, const bucket *b)
     if (tmpl_templates(S->T, t->op, &tn, &ntn)) return error("%s", tmpl_errmsg(S->T));
     char **use = xcalloc((size_t)ntn + 1, sizeof *use), **dflt = xcalloc((size_t)ntn + 1, sizeof *dflt);
     int nuse = 0, rc = 0;
+    bucket_state bs = { .exhaustive = 1 };
     for (int ti = 0; ti < ntn; ti++) {
-        if (!flow_usable(S, st, tn[ti], t)) continue;
+        if (!flow_usable(S, st, tn[ti], t, &bs)) continue;
         if (tmpl_default(S->T, tn[ti], t, &S->dev, &dflt[nuse])) warning("%s", tmpl_errmsg(S->T));
         use[nuse++] = tn[ti];
     }
-    bucket_state bs = { .exhaustive = 1 };
     char label[160];
     snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
     progress_bucket(S->P, label);
