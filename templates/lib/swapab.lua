@@ -60,6 +60,14 @@
 -- tile's sums are 128 KB). The barrier costs waiting for the slowest CTA
 -- of the cluster, which the owner of a tile waits for anyway. m > BN: more
 -- CTAs along gridDim.z, BN rows of A each (no passes).
+--
+-- The gated product (op.swiglu, gemm_swiglu: B = [G; U], 2n x k; see
+-- lib/gemm.lua) runs the decode kernel over 2n rows of B loaded as 4-D
+-- boxes (lib/hopper.lua: groups of 8 gate rows, each followed by the same
+-- 8 up rows), so warp w's rows g and g + 8 of a 64-row slab are a gate row
+-- and its up row: the thread that holds one sum holds its pair, and the
+-- store (after the split-K adding) writes SiLU(gate) * up, BM/2 columns of
+-- D a CTA. Only the decode kernel (bn <= 64, m <= 64) takes it.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
 local kernel = lib("kernel")
@@ -211,7 +219,55 @@ AIT_DEV void l2_prefetch_box(const tmap_t* map, int x, int y) {
 }
 ]]
 
-local function source(op, p, dt, dev, name)
+-- The decode kernel's text for the gated product: B's loads and L2
+-- prefetches by 16-row groups, and the store of SiLU(gate) * up. Each piece
+-- replaces one exact piece of the GEMM's text.
+local SWIGLU_PIECES = {
+  { "tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);",
+    "tma_load4(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * (BM / 16), bar);" },
+  { "l2_prefetch_box(&tmB, b * 64, tile * BM);", "l2_prefetch_box4(&tmB, b * 64, tile * (BM / 16));" },
+  { [[
+              for (int e = 0; e < 2; e++) {
+                float v = acc[i][4 * j + 2 * h + e];
+#if CS > 1
+                const int q = i * (BN / 2) + 4 * j + 2 * h + e;
+                for (int c = 1; c < CS; c++) v += r[(c - 1) * BM * BN + q * 128 + threadIdx.x];
+#endif
+                const long long row = r0 + 8 * j + 2 * t + e, col = (long long)tile * BM + 64 * i + 16 * warp + g + 8 * h;
+                if (row < m && col < n) D[row * n + col] = st_out(v);
+              }]], [[
+              for (int e = 0; e < 2 * (1 - h); e++) {
+                // The gated product: row g of the warp's 16 is a gate row,
+                // g + 8 its up row (h 1 is stored with h 0).
+                float v = acc[i][4 * j + e], u = acc[i][4 * j + 2 + e];
+#if CS > 1
+                const int q = i * (BN / 2) + 4 * j + e;
+                for (int c = 1; c < CS; c++) {
+                  v += r[(c - 1) * BM * BN + q * 128 + threadIdx.x];
+                  u += r[(c - 1) * BM * BN + (q + 2) * 128 + threadIdx.x];
+                }
+#endif
+                const long long row = r0 + 8 * j + 2 * t + e, col = (long long)tile * (BM / 2) + 32 * i + 8 * warp + g;
+                if (row < m && col < n) D[row * n + col] = st_out(swiglu(v, u));
+              }]] },
+}
+local L2_PREFETCH4 = [[
+AIT_DEV void l2_prefetch_box4(const tmap_t* map, int x, int g) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %2, %3}];"
+               :: "l"((unsigned long long)map), "r"(x), "r"(0), "r"(g) : "memory");
+}
+]]
+
+local function swiglu_text(src)
+  for _, pc in ipairs(SWIGLU_PIECES) do
+    local at = assert(src:find(pc[1], 1, true), "swapab: a piece of the decode kernel the gated product replaces moved")
+    src = src:sub(1, at - 1) .. pc[2] .. src:sub(at + #pc[1])
+  end
+  local k = assert(src:find("\n// Threads 0-127", 1, true), "swapab: the decode kernel's header moved")
+  return src:sub(1, k) .. hopper.swiglu .. L2_PREFETCH4 .. src:sub(k + 1)
+end
+
+local function decode_source(op, p, dt, dev, name)
   local t = gemm.types(dt)
   local slot = sizes(p)
   return dtype.prelude .. gemv.store_fn(t) .. string.format([[
@@ -359,6 +415,12 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
   }
 }
 ]], name)
+end
+
+local function source(op, p, dt, dev, name)
+  local src = decode_source(op, p, dt, dev, name)
+  if op.swiglu then return swiglu_text(src) end
+  return src
 end
 
 -- The mid-size kernel's own helper: four floats into CTA `to`'s shared
@@ -877,9 +939,24 @@ local function mid2_launch(p, dt)
   }
 end
 
--- The family table for gemm_nt (lib/gemm.lua).
+-- The gated product's rules over the GEMM's: the decode kernel, 2n rows
+-- of B (a shape is the 2n-wide GEMM to constraints).
+local function swiglu_constraints(p, shape, dt, dev)
+  if mid(p) then return false, "the gated product runs the decode kernel (bn <= 64)" end
+  return constraints(p, { m = shape.m, n = 2 * shape.n, k = shape.k }, dt, dev)
+end
+local function swiglu_supports(shape, dt, dev)
+  if shape.n % 8 ~= 0 then
+    return false, "the gated product reads B in place by groups of 8 rows: n must be a multiple of 8"
+  end
+  if shape.m > 64 then return false, "m > 64: the gated product runs the decode kernel" end
+  return supports(shape, dt, dev)
+end
+
+-- The family table for gemm_nt or gemm_swiglu (lib/gemm.lua).
 local function family(op)
   assert(op.layout == "nt", "swapab: the nt layout only")
+  local sw = op.swiglu
   local t = {
     op = op.name,
     name = "swapab",
@@ -888,8 +965,8 @@ local function family(op)
     arch = "sm_90a",
     dtypes = op.dtypes,
     params = M.params,
-    constraints = constraints,
-    supports = supports,
+    constraints = sw and swiglu_constraints or constraints,
+    supports = sw and swiglu_supports or supports,
   }
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end
@@ -901,12 +978,13 @@ local function family(op)
       z, block, smem = string.format("cdiv(m, %d)", p.bn), ms.threads, ms.smem
     end
     return {
-      grid = { string.format("cdiv(n, %d)", p.bm), p.csplit, z },
+      grid = { string.format("cdiv(%sn, %d)", sw and "2 * " or "", p.bm), p.csplit, z },
       block = { block, 1, 1 },
       cluster = { 1, p.csplit, 1 },
       smem = smem,
       pdl = p.pdl == 1,
       params = {
+        sw and hopper.swiglu_bmap(esize, p.bm // 16) or
         { kind = "tmap", arg = "B", dims = { "k", "n" }, strides = { "k*" .. esize }, box = { BK, p.bm },
           swizzle = 128, oob = "zero", l2 = 256 },
         { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize }, box = { BK, p.bn },
@@ -922,7 +1000,7 @@ local function family(op)
     return source(op, p, dt, dev, name)
   end
   t.default = function(shape, dt, dev)
-    if shape.m > 64 then return mid_default(t, shape, dt, dev) end
+    if shape.m > 64 and not sw then return mid_default(t, shape, dt, dev) end
     local bn = 8
     while bn < shape.m and bn < 64 do bn = bn * 2 end
     return kernel.first_valid(t, shape, dt, dev, { bn = bn, pdl = 0, l2pre = 0, inflight = 1, kbox = 1, mc = 0, nvar = 1 },

@@ -401,7 +401,7 @@ function M.source(layout, p, dt, dev, name, swiglu)
       a_load, b_load, consumer_regs(p), b_desc),
   }
   -- The gated product's loads and SiLU, after the epilogues' device text.
-  if swiglu then table.insert(src, 6, ptx.swiglu_text .. epilogue.swiglu_device) end
+  if swiglu then table.insert(src, 6, hopper.swiglu .. ptx.swiglu_text) end
   return table.concat(src, "\n")
 end
 
@@ -429,12 +429,9 @@ function M.launch(layout, p, dt, dev, swiglu)
   local b_at = sb and (sa and string.format("%d + %s", wl.sa, a_copy) or tostring(wl.sa)) or nil
   local tmB
   if swiglu then
-    -- (k; 8 rows; gate or up; groups of 8 rows): a box is BN/16 (or, each
-    -- CTA of a pair, BN/32) groups of 8 gate rows and their 8 up rows.
-    tmB = { kind = "tmap", arg = "B", dims = { "k", "8", "2", "cdiv(n, 8)" },
-            strides = { "k*" .. esize, "n*k*" .. esize, "8*k*" .. esize },
-            box = { BK, 8, 2, (sh == 1 and p.bn // 32 or p.bn // 16) },
-            swizzle = 128, oob = "zero", l2 = 256 }
+    -- A box is BN/16 (or, each CTA of a pair, BN/32) groups of 8 gate rows
+    -- and their 8 up rows.
+    tmB = hopper.swiglu_bmap(esize, sh == 1 and p.bn // 32 or p.bn // 16)
   elseif layout == "nt" then
     tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "k", "n" }, strides = { sb and b_pitch or "k*" .. esize },
             box = { BK, sh == 1 and p.bn // 2 or p.bn },

@@ -299,11 +299,7 @@ M.tile = [[
 -- The gated product's epilogue, in place of M.tile (lib/wgmma.lua: its
 -- shapes take direct stores only): accumulator columns 16g.. hold the gate's
 -- 8 columns 8g.. of the tile's BN/2, 16g+8.. the up's same 8, so a thread's
--- chunks 2g and 2g+1 pair up and D gets SiLU(gate) * up. swiglu_device
--- holds the function, a fragment of the source beside M.device.
-M.swiglu_device = [[
-AIT_DEV float swiglu(float g, float u) { return g / (1.0f + __expf(-g)) * u; }
-]]
+-- chunks 2g and 2g+1 pair up and D gets SiLU(gate) * up (lib/hopper.lua).
 M.swiglu_tile = [[
       {
         const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;

@@ -6,14 +6,9 @@
 -- kernel's #defines (EPI_F32, EPI_CVT, CLUSTER, EPI_WS, STAGE_A, STAGE_B).
 local M = {}
 
--- The gated product's B tile (lib/wgmma.lua): a 4-D box of 16-row groups, 8
--- rows of the gate then the same 8 of the up, into one CTA or both of a pair.
+-- The gated product's B tile into both CTAs of a pair (lib/hopper.lua's
+-- tma_load4, multicast).
 M.swiglu_text = [[
-AIT_DEV void tma_load4(unsigned dst, const tmap_t* map, int x, int g, unsigned bar) {
-  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               " [%0], [%1, {%2, %3, %3, %4}], [%5];"
-               :: "r"(dst), "l"((unsigned long long)map), "r"(x), "r"(0), "r"(g), "r"(bar) : "memory");
-}
 AIT_DEV void tma_load4_both(unsigned dst, const tmap_t* map, int x, int g, unsigned bar) {
   asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
                " [%0], [%1, {%2, %3, %3, %4}], [%5], %6;"

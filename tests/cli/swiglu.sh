@@ -8,7 +8,8 @@
 # stores, no stream-K) refuse the rest; an n no 8-row group divides is a
 # bucket no template serves, and the sweep says so and why; a fake sweep's
 # winner is looked up and emitted, its tensor map encoded with rank 4, and
-# the file builds with nvcc. (tests/cli/tmpl_sources.sh pins every other
+# the file builds with nvcc. swapab's decode kernel (m <= 64) takes the same
+# boxes and pairs a warp's rows g and g + 8. (tests/cli/tmpl_sources.sh pins every other
 # wgmma kernel's source: the gated product leaves them byte for byte.)
 . "$(dirname "$0")/lib.sh"
 
@@ -51,6 +52,51 @@ if [ -x "$KS" ]; then
 else
     skip "gemm_swiglu rules: build/tests/kernel_sample is not built (make)"
 fi
+
+# The decode kernel of swapab (m <= 64): the same 4-D boxes of B, split-K
+# and pdl samples included, each store pairing a warp's rows g and g + 8.
+spec dec.yaml <<'YAML'
+name: dec
+search: random
+seed: 2
+tasks:
+  - op: gemm_swiglu
+    dtypes: [bf16, f16]
+    templates: [swapab]
+    shapes: {m: {values: [1, 8, 40]}, n: {values: [14336, 200]}, k: {values: [4096, 520]}}
+YAML
+expect_exit 0 "compile a seeded sample of swapab's gated decode kernel" "$AITUNE" compile -v "$T/dec.yaml" --db "$T/dec.db" --max-evals 3
+nd=$(awk '$2 == "gemm_swiglu/swapab"' "$T/out" | wc -l)
+expect_true "gemm_swiglu/swapab configs compiled ($nd)" test "$nd" -ge 12
+expect_eq "none of them spills" "$(awk '$2 == "gemm_swiglu/swapab" && $5 != 0' "$T/out" | wc -l)" 0
+expect_true "... split-K over a cluster among them" grep -q 'gemm_swiglu/swapab.*"csplit":[248]' "$T/out"
+ndk=$(sql "$T/dec.db" "select count(*) from cubins where kernel like 'aitune_%'")
+expect_eq "every kernel loads B as 4-D boxes and stores SiLU(gate) * up of rows g and g + 8 ($ndk)" \
+    "$(sql "$T/dec.db" "select count(*) from cubins where kernel like 'aitune_%' and source like '%tma_load4(sB + b * W_BYTES%'
+       and source like '%st_out(swiglu(v, u))%' and source not like '%tma_load(sB + b * W_BYTES%'")" "$ndk"
+expect_eq "... with no stack" "$(sql "$T/dec.db" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")" 0
+if [ -x "$KS" ]; then
+    dec='{"bm":128,"bn":8,"csplit":4,"inflight":1,"kbox":1,"l2pre":2,"mc":0,"nvar":1,"pdl":1,"stages":8}'
+    ks_accepted gemm_swiglu/swapab bf16 8,14336,4096 "$dec"
+    ks_refused gemm_swiglu/swapab bf16 8,14336,4096 "${dec/\"bn\":8/\"bn\":96}" \
+        "the gated product runs the decode kernel (bn <= 64)"
+    # Its 2n rows of B are what the GEMM's rules see: 2 x 14336 / 64 = 448
+    # column tiles fill 132 SMs twice over without split-K; n alone (224
+    # tiles) would not.
+    ks_refused gemm_swiglu/swapab bf16 8,14336,4096 "${dec/\"bm\":128/\"bm\":64}" \
+        "enough column tiles to fill the GPU without split-K"
+fi
+spec mid.yaml <<'YAML'
+name: mid
+tasks:
+  - op: gemm_swiglu
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [100]}, n: {values: [14336]}, k: {values: [4096]}}
+YAML
+fake_sweep ok "$T/mid.db" "$T/mid.yaml"
+expect_true "m = 100 is past swapab's gated kernel, and the sweep says so" \
+    grep -q 'no template serves this shape (gemm_swiglu/swapab: m > 64: the gated product runs the decode kernel)' "$T/out"
 
 # n = 100: no group of 8 rows divides it, so no template serves the bucket.
 spec bad.yaml <<'YAML'
