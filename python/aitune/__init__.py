@@ -10,7 +10,7 @@ For a PyTorch model (modules that need torch are imported on first use):
     aitune.unpatch(model)
 
 The ops live in the torch.library namespace ``aitune`` (torch.ops.aitune.linear,
-linear_group, rms_norm, layer_norm, softmax), with fake implementations, so torch.compile traces
+linear_group, rms_norm, layer_norm, softmax, swiglu), with fake implementations, so torch.compile traces
 them; aitune.nn has the drop-in modules; ``python -m aitune tune --help`` tunes a
 model's shapes in one command. The modules, by what they do:
 
@@ -19,7 +19,7 @@ model's shapes in one command. The modules, by what they do:
     aitune.dispatch  the cache per (op, dtype, shape) of bound launches; misses
     aitune.ops       the torch.library ops and their fake implementations
     aitune.nn        Linear, RMSNorm, LayerNorm
-    aitune.grouping  sibling projections (q/k/v, gate/up) run as one GEMM
+    aitune.grouping  sibling projections (q/k/v, gate/up) run as one GEMM; gated MLPs as one swiglu
     aitune.racing    a bucket's finalists raced in the application's own step (race)
     aitune.decoding  a Hugging Face model's decode step from its config (random weights)
     aitune.patching  patch / unpatch of a model's modules; check mode

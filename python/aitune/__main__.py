@@ -19,7 +19,9 @@ leave the registry that aitune.patch(model) opens.
      norm width, the rows as ranges, split between decoding (rows = batch) and
      prefilling (rows = batch x prompt tokens). q/k/v and gate/up are one weight
      each, as aitune.patch groups them (--group off: separate, for
-     patch(model, group=False); --group only: just the fused ones).
+     patch(model, group=False); --group only: just the fused ones). Each gated
+     MLP's gate/up product with its silu(gate) * up (gemm_swiglu, one kernel that
+     aitune.patch runs in the MLP's place) is tuned beside them.
   2. It runs `aitune sweep` on that spec (resumable: run the same command again
      after Ctrl-C), writing the winners to the registry.
   3. With --race, it races each bucket's finalists in the model's own decode step at
@@ -87,7 +89,9 @@ def _parser():
                    help="q/k/v and gate/up fused as aitune.patch groups them (on, the default), separate "
                    "(off), or the fused ones alone (only)")
     t.add_argument("--arch", default=None, help="compile target (default sm_90a; from the misses' GPU)")
-    t.add_argument("--ops", default="gemm_nt,rmsnorm", help="which ops to tune (default gemm_nt,rmsnorm)")
+    t.add_argument("--ops", default=",".join(tuning.OPS),
+                   help="which ops to tune (default %s; gemm_swiglu: with grouped projections only)"
+                   % ",".join(tuning.OPS))
     t.add_argument("--db", default=None, help="the registry (default $AITUNE_DB, else "
                    "~/.local/share/aitune/registry.db: the one patch opens by default)")
     t.add_argument("--spec-out", metavar="FILE", help="keep the spec there (default: a temporary file)")

@@ -7,6 +7,9 @@
     torch.ops.aitune.rms_norm(x, weight, eps)         over the last dim, in fp32, rounded once (rmsnorm)
     torch.ops.aitune.layer_norm(x, weight, bias, eps) over the last dim, biased variance (layernorm)
     torch.ops.aitune.softmax(x, dim=-1)               over the last dim only (softmax)
+    torch.ops.aitune.swiglu(x, gate_weight, up_weight) silu(x @ gate_weight.T) * (x @ up_weight.T): a gated
+                                                      MLP's first half in one kernel (gemm_swiglu) where
+                                                      the weights are adjacent rows of one storage
 
 Registered with a torch.library.Library directly (lib.define / lib.impl: a Python
 kernel per dispatch key), not @torch.library.custom_op, whose wrapper costs several
@@ -35,14 +38,23 @@ Contract of the CUDA kernels, which the fake implementations share:
   - an input that is not contiguous or not 16-byte aligned is copied first (one
     copy kernel), never refused; arguments of the wrong rank, size, dtype or device
     are refused with an AituneError that names the argument;
-  - tuned dtypes: bf16 and f16 for linear and linear_group; bf16, f16 and f32 for the others;
+  - tuned dtypes: bf16 and f16 for linear, linear_group and swiglu; bf16, f16 and f32 for the others;
     another dtype, an empty tensor, or a registry without an answer runs PyTorch's
     computation. linear's bias is added by PyTorch after the tuned product (the
     GEMM templates have no bias epilogue yet);
   - linear_group checks at every call that its weights (and biases) are adjacent
     rows of one storage (aitune.grouping's views) and runs one GEMM over them;
     weights that are not (replaced since) or a fused shape the registry has no
-    tuned bucket for run as the separate products, concatenated.
+    tuned bucket for run as the separate products, concatenated;
+  - swiglu runs gemm_swiglu (B = [gate; up], 2n x k: the gate/up group's buffer) where
+    its two weights are adjacent rows of one storage and the registry has a kernel
+    for (m, n, k), n the output's width; anything else runs PyTorch's computation,
+    F.silu(F.linear(x, gate)) * F.linear(x, up) (a miss). Weights that are adjacent but a
+    shape without a kernel run the one GEMM over both (linear_group's way), then
+    PyTorch's silu * mul. The kernel computes both products, SiLU and the product in
+    fp32 and rounds once; PyTorch rounds each product first (within check mode's
+    tolerance of each other). Hopper kernels serve gemm_swiglu (wgmma at prefill sizes,
+    swapab's decode kernel at m <= 64); the registry holds no vendor winner for it.
 
 What a trace contains (traced_linear, and aitune.grouping's fused products). With
 static shapes (torch.compile(dynamic=False), as transformers' compiled generation
@@ -51,7 +63,9 @@ a shape it answers with a template's kernel is traced as the aitune op; one the
 vendor holds, or one it does not answer (a miss, recorded then), as F.linear, so
 Inductor sees what plain torch.compile sees there (its cuBLAS call, and its
 epilogue fused). With dynamic shapes m is symbolic and every product is traced as
-the aitune op, which asks the registry per shape at run time.
+the aitune op, which asks the registry per shape at run time. traced_swiglu asks the
+same at static shapes; with dynamic shapes it traces the op where the registry has
+gemm_swiglu for the weights at all (tuned_somewhere), and PyTorch's computation where not.
 """
 
 import ctypes
@@ -70,7 +84,10 @@ DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 GEMM_DTYPES = (torch.bfloat16, torch.float16)
 # libaitune's op for each torch op, and its dims.
 OPS = {"linear": ("gemm_nt", ("m", "n", "k")), "rms_norm": ("rmsnorm", ("rows", "cols")),
-       "layer_norm": ("layernorm", ("rows", "cols")), "softmax": ("softmax", ("rows", "cols"))}
+       "layer_norm": ("layernorm", ("rows", "cols")), "softmax": ("softmax", ("rows", "cols")),
+       "swiglu": ("gemm_swiglu", ("m", "n", "k"))}
+# The GEMM ops' B: its rows per column of the output D (gemm_swiglu's B is [gate; up]).
+B_ROWS = {"linear": 1, "swiglu": 2}
 
 _grad_enabled = torch.is_grad_enabled
 
@@ -127,6 +144,20 @@ def check_linear_group(x, weights, biases):
                 from None
 
 
+def check_swiglu(x, gate_weight, up_weight):
+    check_grad("swiglu", (x, gate_weight, up_weight), ("x", "gate_weight", "up_weight"))
+    if x.dim() < 1 or gate_weight.dim() != 2 or up_weight.dim() != 2:
+        _refuse("swiglu", "want x [..., k], gate_weight and up_weight [n, k]; got x %s, gate_weight %s, up_weight %s"
+                % (list(x.shape), list(gate_weight.shape), list(up_weight.shape)))
+    if gate_weight.shape != up_weight.shape:
+        _refuse("swiglu", "gate_weight is %s, up_weight %s (want one [n, k] each)"
+                % (list(gate_weight.shape), list(up_weight.shape)))
+    if x.shape[-1] != gate_weight.shape[1]:
+        _refuse("swiglu", "x has k = %d, the weights [n, k] have k = %d" % (x.shape[-1], gate_weight.shape[1]))
+    _same("swiglu", x, gate_weight, "gate_weight")
+    _same("swiglu", x, up_weight, "up_weight")
+
+
 def check_norm(op, x, weight, bias=None):
     check_grad(op, (x, weight, bias), ("x", "weight", "bias"))
     if x.dim() < 1:
@@ -151,6 +182,10 @@ def check_softmax(x, dim):
 
 def ref_linear(x, weight, bias=None):
     return F.linear(x, weight, bias)
+
+
+def ref_swiglu(x, gate_weight, up_weight):
+    return F.silu(F.linear(x, gate_weight)) * F.linear(x, up_weight)
 
 
 def ref_rms_norm(x, weight, eps):
@@ -400,14 +435,14 @@ def _hot_runner(b, out_shape, dtype, device, dev, nscalars, check_w, wptr, tmpl,
         blk, ctypes.addressof(blk), ctypes.cast(b._cfn, ctypes.c_void_p).value, slots, nscalars, wptr or 0)
 
 
-def _linear_weight(dtype, device, n, k):
-    """check_w of a linear runner at [n, k] (see _runner)."""
+def _gemm_weight(op, dtype, device, rows, k):
+    """check_w of a GEMM runner (op: "linear", "swiglu") whose B is [rows, k] (see _runner)."""
     def check(w):
         if w.dim() != 2 or w.shape[1] != k:
-            _refuse("linear", "x has k = %d, weight [n, k] is %s" % (k, list(w.shape)))
+            _refuse(op, "x has k = %d, weight [n, k] is %s" % (k, list(w.shape)))
         if w.dtype is not dtype or w.device != device:
-            _same("linear", (dtype, device), w, "weight")
-        return w.shape[0] == n
+            _same(op, (dtype, device), w, "weight")
+        return w.shape[0] == rows
     return check
 
 
@@ -422,30 +457,39 @@ def _norm_weight(op, dtype, device, cols):
     return check
 
 
-def linear_runner(d, x, weight, known_weight=False):
-    """A runner for F.linear at x's shape with weight's [n, k]: run(x, weight) -> out,
-    or None (a miss, recorded). known_weight binds a launch of its own for this
-    weight's address (a module's): its tensor map is encoded once."""
-    n, k = weight.shape
+def gemm_runner(d, op, x, weight, known_weight=False):
+    """A runner for a GEMM op ("linear": gemm_nt, weight [n, k]; "swiglu": gemm_swiglu,
+    weight [gate; up], [2n, k]) at x's shape: run(x, weight) -> out [..., n], or None (a
+    miss, recorded). known_weight binds a launch of its own for this weight's address
+    (a module's): its tensor map is encoded once."""
+    name = OPS[op][0]
+    rows, k = weight.shape
+    n = rows // B_ROWS[op]
     m = _rows(x.shape)
     dev = x.get_device()
     if x.dtype not in GEMM_DTYPES or m < 1:
-        d.miss("gemm_nt", str(x.dtype).replace("torch.", ""), (m, n, k),
+        d.miss(name, str(x.dtype).replace("torch.", ""), (m, n, k),
                "aitune's GEMMs take bf16 and f16" if m >= 1 else "an empty input")
         return None
-    if d.kernel("gemm_nt", DTYPES[x.dtype], (m, n, k), dev) is dispatch.VENDOR:
+    if op == "linear" and d.kernel(name, DTYPES[x.dtype], (m, n, k), dev) is dispatch.VENDOR:
         # The vendor holds this size (no template beat cuBLASLt there): PyTorch's
         # own GEMM is the vendor's, with PyTorch's workspace and no second handle.
         # A call through libaitune's cuBLASLt cost a 2048-token Llama-3-8B prefill
-        # 5% on an H100 (bench/RESULTS.md, 2026-11-27 third session).
+        # 5% on an H100 (bench/RESULTS.md, 2026-11-27 third session). (No vendor
+        # winner computes gemm_swiglu: the registry holds none.)
         return ref_linear
     known = {"B": weight.data_ptr()} if known_weight and weight.is_contiguous() and not weight.data_ptr() & 15 \
         else None
-    b = d.bound("gemm_nt", DTYPES[x.dtype], (m, n, k), dev, known)
+    b = d.bound(name, DTYPES[x.dtype], (m, n, k), dev, known)
     if b is None:
         return None
     return _runner(b, tuple(x.shape[:-1]) + (n,), x.dtype, x.device, dev, 2, 0,
-                   _linear_weight(x.dtype, x.device, n, k), known["B"] if known else None)
+                   _gemm_weight(op, x.dtype, x.device, rows, k), known["B"] if known else None)
+
+
+def linear_runner(d, x, weight, known_weight=False):
+    """gemm_runner of F.linear at x's shape with weight's [n, k]."""
+    return gemm_runner(d, "linear", x, weight, known_weight)
 
 
 def norm_runner(d, op, x):
@@ -526,16 +570,17 @@ def static_trace():
 
 
 @torch.compiler.assume_constant_result
-def own_kernel(dtype, m, n, k, dev):
-    """At trace time, shapes static: whether the registry in use answers gemm_nt at
-    (m, n, k) with a template's kernel (not the vendor's). A shape it does not answer
-    is recorded as a miss here, once per trace (the compiled graph runs PyTorch's)."""
+def own_kernel(op, dtype, m, n, k, dev):
+    """At trace time, shapes static: whether the registry in use answers op (gemm_nt,
+    gemm_swiglu) at (m, n, k) with a template's kernel (not the vendor's). A shape it
+    does not answer is recorded as a miss here, once per trace (the compiled graph
+    runs without it)."""
     d = dispatch._current
     if d is None or dtype is None:
         return False
-    own = d.answer("gemm_nt", dtype, (m, n, k), dev)
+    own = d.answer(op, dtype, (m, n, k), dev)
     if own is None:
-        d.miss("gemm_nt", dtype, (m, n, k), "no tuned bucket holds it (traced as PyTorch's GEMM)")
+        d.miss(op, dtype, (m, n, k), "no tuned bucket holds it (traced without it)")
     return bool(own)
 
 
@@ -544,9 +589,47 @@ def traced_linear(x, weight, bias=None):
     the trace ask the registry and it has no kernel of its own there (module doc)."""
     if static_trace():
         n, k = weight.shape
-        if not own_kernel(DTYPES.get(x.dtype), _rows(x.shape), n, k, trace_device(x)):
+        if not own_kernel("gemm_nt", DTYPES.get(x.dtype), _rows(x.shape), n, k, trace_device(x)):
             return F.linear(x, weight, bias)
     return linear(x, weight, bias)
+
+
+# The rows a trace asks the registry at where m is symbolic (aitune.grouping's fused
+# products, traced_swiglu): Dynamo makes a batch dim symbolic once it has seen two
+# sizes (m is then no constant, and isinstance(m, int) still answers True while
+# tracing), so the trace asks whether the registry serves (n, k) at all, at the sizes a
+# decode or a prefill runs.
+_PROBE_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
+@torch.compiler.assume_constant_result
+def tuned_somewhere(op, dtype, n, k, dev):
+    """At trace time: whether the registry in use has a tuned bucket holding op (gemm_nt,
+    gemm_swiglu) at (m, n, k) for one of _PROBE_ROWS (Dynamo takes the answer as a
+    constant)."""
+    d = dispatch._current
+    if d is None or dtype is None:
+        return False
+    return any(d.tuned(op, dtype, (m, n, k), dev) for m in _PROBE_ROWS)
+
+
+def swiglu_in_trace(x, n, k):
+    """At trace time: whether aitune::swiglu is traced for x by [n, k] weights (a
+    constant to Dynamo): with static shapes, where the registry has a kernel of its own
+    for gemm_swiglu at (m, n, k); with dynamic shapes, where it has one at any of
+    _PROBE_ROWS (the op then asks per shape at run time)."""
+    dtype, dev = DTYPES.get(x.dtype), trace_device(x)
+    if static_trace():
+        return own_kernel("gemm_swiglu", dtype, _rows(x.shape), n, k, dev)
+    return tuned_somewhere("gemm_swiglu", dtype, n, k, dev)
+
+
+def traced_swiglu(x, gate_weight, up_weight):
+    """silu(x @ gate_weight.T) * (x @ up_weight.T) under torch.compile: the aitune op
+    where swiglu_in_trace says so, else PyTorch's computation (ref_swiglu)."""
+    if swiglu_in_trace(x, gate_weight.shape[0], gate_weight.shape[1]):
+        return swiglu(x, gate_weight, up_weight)
+    return ref_swiglu(x, gate_weight, up_weight)
 
 
 def _linear_group_cuda(x, weights, biases):
@@ -567,6 +650,28 @@ def _linear_group_cuda(x, weights, biases):
         return ref_linear(x, w, b)
     # Not one storage: the members' own products, side by side.
     return torch.cat([_linear_cuda(x, wi, biases[i] if biases else None) for i, wi in enumerate(weights)], -1)
+
+
+def _swiglu_cuda(x, gate_weight, up_weight):
+    check_swiglu(x, gate_weight, up_weight)
+    d = dispatch.current()
+    if d is None:
+        return ref_swiglu(x, gate_weight, up_weight)
+    w = adjacent([gate_weight, up_weight])
+    shape = (_rows(x.shape),) + tuple(gate_weight.shape)
+    dt = DTYPES.get(x.dtype, str(x.dtype))
+    if w is None:
+        d.miss("gemm_swiglu", dt, shape, "gate_weight and up_weight are not adjacent rows of one storage")
+        return ref_swiglu(x, gate_weight, up_weight)
+    run = _cached(d, ("swiglu", x.shape, tuple(w.shape), x.dtype, x.get_device()),
+                  lambda: gemm_runner(d, "swiglu", x, w))
+    if run is not _FALLBACK:
+        return run(x, w)
+    d.miss("gemm_swiglu", dt, shape)
+    # Not tuned at this m (a trace with dynamic shapes asks per shape): the group's one
+    # product (linear_group's way), then PyTorch's silu * mul.
+    g, u = _linear_group_cuda(x, (gate_weight, up_weight), ()).chunk(2, dim=-1)
+    return F.silu(g) * u
 
 
 def _norm_cuda(op, x, args, ref):
@@ -611,6 +716,11 @@ def _linear_group_cpu(x, weights, biases):
     return torch.cat([ref_linear(x, w, biases[i] if biases else None) for i, w in enumerate(weights)], -1)
 
 
+def _swiglu_cpu(x, gate_weight, up_weight):
+    check_swiglu(x, gate_weight, up_weight)
+    return ref_swiglu(x, gate_weight, up_weight)
+
+
 def _rms_norm_cpu(x, weight, eps):
     check_norm("rms_norm", x, weight)
     return ref_rms_norm(x, weight, eps)
@@ -634,6 +744,11 @@ def _linear_fake(x, weight, bias=None):
 def _linear_group_fake(x, weights, biases):
     check_linear_group(x, weights, biases)
     return x.new_empty(tuple(x.shape[:-1]) + (sum(w.shape[0] for w in weights),))
+
+
+def _swiglu_fake(x, gate_weight, up_weight):
+    check_swiglu(x, gate_weight, up_weight)
+    return x.new_empty(tuple(x.shape[:-1]) + (gate_weight.shape[0],))
 
 
 def _rms_norm_fake(x, weight, eps):
@@ -661,6 +776,8 @@ SCHEMAS = {
     "layer_norm": ("layer_norm(Tensor x, Tensor weight, Tensor? bias, float eps) -> Tensor",
                    _layer_norm_cuda, _layer_norm_cpu, _layer_norm_fake),
     "softmax": ("softmax(Tensor x, int dim=-1) -> Tensor", _softmax_cuda, _softmax_cpu, _softmax_fake),
+    "swiglu": ("swiglu(Tensor x, Tensor gate_weight, Tensor up_weight) -> Tensor",
+               _swiglu_cuda, _swiglu_cpu, _swiglu_fake),
 }
 
 
@@ -682,6 +799,7 @@ linear_group = torch.ops.aitune.linear_group
 rms_norm = torch.ops.aitune.rms_norm
 layer_norm = torch.ops.aitune.layer_norm
 softmax = torch.ops.aitune.softmax
+swiglu = torch.ops.aitune.swiglu
 
 # The tolerances of check mode, per dtype (templates/<op>/op.lua's for bf16/f16/f32):
 # a result differs when |got - ref| > rtol * |ref| + atol * max|ref|.

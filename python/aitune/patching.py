@@ -27,9 +27,19 @@ gives them independent storage again. Patch.groups lists the groups made (each
 one's `off` says why it runs separately, once it does), Patch.ungrouped the
 sibling sets left apart and why.
 
-check=True compares every patched call with PyTorch's result on the same input
-(within the dtype's tolerance, aitune.ops.TOLERANCE), keeps aitune's result, and
-names the first call that differs (Patch.first_mismatch, and a warning);
+With group=True, each gated MLP also runs its gate/up product and silu(gate) * up as
+one kernel where the registry has gemm_swiglu at the shape (aitune.grouping, "Gated
+MLPs"): a module of a class in MLP_CLASSES (matched by name: MLP classes of other
+families share the structure and compute other things, a clamp or a scale) whose
+children are exactly gate_proj and up_proj (a group, no bias), down_proj (a Linear
+patch takes) and act_fn, a SiLU (torch.nn.SiLU, or transformers' SiLUActivation:
+ACT2FN["silu"]). Its class is swapped (the instance kept; unpatch swaps it back);
+Patch.mlps lists them.
+
+check=True compares every patched call (a fused MLP's swiglu included) with
+PyTorch's result on the same input (within the dtype's tolerance,
+aitune.ops.TOLERANCE), keeps aitune's result, and names the first call that differs
+(Patch.first_mismatch, and a warning);
 check="raise" raises an AituneError there instead. Comparing reads the GPU, so
 check mode is for eager runs, not for graph capture.
 """
@@ -46,6 +56,10 @@ RMS_NORM_CLASSES = {name: "variance_epsilon" for name in (
     "Qwen3MoeRMSNorm", "Phi3RMSNorm", "GraniteRMSNorm")}
 # Families whose RMSNorm is not weight * normalized x.
 NOT_RMS_NORM = ("Gemma",)
+# Gated MLPs whose forward is down_proj(act_fn(gate_proj(x)) * up_proj(x)) (transformers 5.x).
+MLP_CLASSES = ("LlamaMLP", "MistralMLP", "Qwen2MLP", "Qwen3MLP")
+# act_fn classes that compute F.silu: torch's, and transformers' (ACT2FN["silu"]; "swish" is torch's).
+SILU_CLASSES = ("SiLUActivation",)
 
 
 class Checker:
@@ -76,6 +90,7 @@ class Patch:
         self.swapped = []      # (qualified name, module, original class, kind)
         self.groups = []       # aitune.grouping.Group
         self.ungrouped = []    # (parent name, child names, why not)
+        self.mlps = []         # aitune.grouping.GatedMLP
 
     @property
     def counts(self):
@@ -103,6 +118,8 @@ class Patch:
         kinds = ", ".join("%d %s" % (n, k) for k, n in sorted(self.counts.items())) or "nothing"
         if self.groups:
             kinds += "; %d groups" % len(self.groups)
+        if self.mlps:
+            kinds += "; %d gated MLPs" % len(self.mlps)
         return "<aitune.Patch: %s over %s>" % (kinds, self.dispatcher.reg.path)
 
 
@@ -124,6 +141,18 @@ def rms_norm_eps_attr(mod, classes=None):
     return attr
 
 
+def gated_mlp(mod, g, taken):
+    """Whether mod, the parent of Group g, is a gated MLP patch fuses (module doc); taken:
+    the ids of the Linears patch took."""
+    kids = mod._modules
+    if type(mod).__name__ not in MLP_CLASSES or g.names != ("gate_proj", "up_proj") or g.bias:
+        return False
+    if set(kids) != {"gate_proj", "up_proj", "down_proj", "act_fn"} or mod._parameters or mod._buffers:
+        return False
+    act = kids["act_fn"]
+    return id(kids["down_proj"]) in taken and (type(act) is torch.nn.SiLU or type(act).__name__ in SILU_CLASSES)
+
+
 def _target(mod, linear, norms, classes):
     """(new class, kind) for a module patch takes, else None."""
     t = type(mod)
@@ -142,7 +171,7 @@ def _target(mod, linear, norms, classes):
 
 
 def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_classes=None, arch=None,
-          group=True):
+          group=True, swiglu=True):
     """Swap model's modules for aitune's (see the module doc); returns a Patch.
 
     registry: a path, Registry or Dispatcher (default: the one in use, else $AITUNE_DB or
@@ -153,13 +182,16 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
     too), False (leave the norms alone: PyTorch's everywhere). rms_norm_classes: {class
     name: eps attribute} to take instead of RMS_NORM_CLASSES and the structural match.
     arch: "sm_90" to force (default: each device's). group: run sibling projections
-    as one GEMM (aitune.grouping; with linear only)."""
+    as one GEMM (aitune.grouping; with linear only). swiglu: each gated MLP's gate/up
+    and SiLU-times-up as one aitune::swiglu where the registry has it (with group)."""
     if check not in (False, True, "raise"):
         raise AituneError("patch: check must be False, True or \"raise\", not %r" % (check,))
     if norms not in (False, True, "always"):
         raise AituneError("patch: norms must be True, False or \"always\", not %r" % (norms,))
     if group not in (False, True):
         raise AituneError("patch: group must be True or False, not %r" % (group,))
+    if swiglu not in (False, True):
+        raise AituneError("patch: swiglu must be True or False, not %r" % (swiglu,))
     if model.__dict__.get("_aitune_patch") is not None:
         raise AituneError("patch: the model is patched already (aitune.unpatch(model) first)")
     d = dispatch.use(registry, **({"arch": arch} if arch else {}))
@@ -180,6 +212,10 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
         taken = {id(mod) for _, mod, _, kind in p.swapped if kind == "linear"}
         found, p.ungrouped = grouping.find(model, taken)
         p.groups = [grouping.make(name, names, members, checker) for name, names, members in found]
+        for g in p.groups if swiglu else ():
+            mod = model.get_submodule(g.name)
+            if gated_mlp(mod, g, taken):
+                p.mlps.append(grouping.fuse_mlp(g.name, mod, g, checker))
     model.__dict__["_aitune_patch"] = p
     return p
 
@@ -190,6 +226,8 @@ def unpatch(model):
     p = model.__dict__.pop("_aitune_patch", None)
     if p is None:
         raise AituneError("unpatch: the model is not patched")
+    for mlp in p.mlps:
+        grouping.unfuse_mlp(mlp)
     for g in p.groups:
         grouping.undo(g)
     for _, mod, cls, _ in p.swapped:

@@ -26,6 +26,15 @@ exact: Llama-3-8B's fused q/k/v (6144 x 4096) and o_proj (4096 x 4096) share the
 log2 bucket of n, which held one winner for both before exact sizes; now each has
 its own, and lookup answers 6144 from the one tuned there.
 
+gemm_swiglu (a gated MLP's gate and up products and silu(gate) * up in one kernel,
+aitune.grouping "Gated MLPs"; n = intermediate, k = hidden): at the decode and the
+prefill rows from SWIGLU_MIN_M, and at each exact batch from there, timed as that
+phase's GEMMs (wgmma computes it at prefill sizes, swapab's decode kernel at m <= 64).
+Written where the projections are grouped (group "on" or "only": patch fuses only
+grouped gate/up), with gemm_swiglu among ops (the default). Below SWIGLU_MIN_M the MLP
+runs unfused (no bucket: patch's grouped GEMM and PyTorch's silu * mul), and
+misses_spec leaves those misses out.
+
 misses_spec() writes the same from a registry's misses table (the shapes libaitune
 was asked for and had no tuned bucket for): per op and fixed dims, a range over the
 first dim covering the sizes missed. run_sweep() runs the aitune binary.
@@ -100,9 +109,10 @@ GROUP_MODES = ("on", "off", "only")
 
 
 def model_shapes(cfg, where="config", group="off"):
-    """(weights, norms, lm_head, model_type) of a Hugging Face config dict: weights a
-    sorted list of distinct (n, k) (the sibling projections fused or not as group says:
-    see the module doc), norms of distinct (cols, rows per token)."""
+    """(weights, norms, lm_head, model_type, mlps) of a Hugging Face config dict: weights
+    a sorted list of distinct (n, k) (the sibling projections fused or not as group says:
+    see the module doc), norms of distinct (cols, rows per token), mlps of the gated MLPs'
+    distinct (n, k) (gemm_swiglu's: n the intermediate size, k the hidden size)."""
     if group not in GROUP_MODES:
         raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
     if not isinstance(cfg, dict):
@@ -119,8 +129,8 @@ def model_shapes(cfg, where="config", group="off"):
     experts = cfg.get("num_local_experts") or cfg.get("num_experts")
     mtype = str(cfg.get("model_type", "model"))
     # Read by one input each: the sibling sets aitune.grouping fuses; the others.
-    separate = {(heads * hd, h), (kv * hd, h), (inter, h)}
-    fused = {((heads + 2 * kv) * hd, h), (2 * inter, h)}
+    mlps = {(inter, h)}              # gate/up: one n x k weight each
+    separate = {(heads * hd, h), (kv * hd, h)}
     others = {(h, heads * hd), (h, inter)}
     if experts is not None:
         others.add((_int(cfg, "num_local_experts" if "num_local_experts" in cfg else "num_experts", where,
@@ -128,14 +138,15 @@ def model_shapes(cfg, where="config", group="off"):
         moe = cfg.get("moe_intermediate_size")
         if moe is not None:
             moe = _int(cfg, "moe_intermediate_size", where)
-            separate.add((moe, h))
-            fused.add((2 * moe, h))
+            mlps.add((moe, h))
             others.add((h, moe))
+    separate |= mlps
+    fused = {((heads + 2 * kv) * hd, h)} | {(2 * n, k) for n, k in mlps}
     weights = fused if group == "only" else others | (fused if group == "on" else separate)
     norms = {(h, 1)}
     if mtype.startswith("qwen3"):
         norms |= {(hd, heads), (hd, kv)}
-    return sorted(weights), sorted(norms), (vocab, h), mtype
+    return sorted(weights), sorted(norms), (vocab, h), mtype, sorted(mlps)
 
 
 # How each phase's tasks are timed (docs/SPEC.md "timing"). Decode: between other
@@ -147,6 +158,17 @@ def model_shapes(cfg, where="config", group="off"):
 # vendor held all four, and the patched prefill had lost 2.5-5% to torch.compile's
 # (bench/RESULTS.md, 2026-11-27 fourth session).
 DECODE_TIMING, PREFILL_TIMING = "neighbour", "stream"
+
+# The ops a model's spec may hold (model_spec's ops; `tune --ops`), all by default.
+OPS = ("gemm_nt", "rmsnorm", "gemm_swiglu")
+
+# The fewest rows gemm_swiglu is tuned at. At m = 1 the gemv family's grouped gate/up
+# product (programmatic dependent launch: it starts under the previous kernel's tail)
+# and Inductor's silu * mul beat swapab's fused decode kernel: on an H100, 77.0 against
+# 78.4 us a layer between neighbours, and a Llama-3-8B batch-1 decode step under
+# torch.compile ran 169.1 tokens/s unfused against 165.0 fused; at m = 8 fused won,
+# 1192.0 against 1167.8 (bench/RESULTS.md, eighth session).
+SWIGLU_MIN_M = 2
 
 
 def _timing(hi):
@@ -222,14 +244,14 @@ def parse_batches(text, batch, what="--exact-batch"):
 def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", ops=None, search="model",
                max_evals=48, where="config", group="on", exact_batches=()):
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
-    "gemm_nt", "rmsnorm" to keep (default both). group: "on", "off" or "only" (see
-    the module doc; "only" writes GEMMs alone). exact_batches: batch sizes whose decode
+    OPS to keep (default all). group: "on", "off" or "only" (see the module doc; "only"
+    writes GEMMs alone, gemm_swiglu included; "off" no gemm_swiglu). exact_batches: batch sizes whose decode
     GEMMs (lm_head's included) get buckets of their own at m exactly, beside the range
     that holds them (which is tuned at its upper edge, where its kernels are slowest:
     a server that captures a decode graph per batch size runs those m most; on an H100,
     Llama-3-8B's batch-8 GEMMs tuned at m = 8 made its step 1.089x -> 1.102x faster
     than torch.compile's, bench/RESULTS.md fifth session)."""
-    weights, norms, head, mtype = model_shapes(cfg, where, group)
+    weights, norms, head, mtype, mlps = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
         if dt not in DTYPES:
@@ -240,14 +262,16 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     dtype = DTYPES[dtype]
     if not re.fullmatch(r"sm_\d{2,3}[af]?", arch):
         raise SpecError("arch must be like sm_90a, not %r" % (arch,))
-    ops = set(ops or ("gemm_nt", "rmsnorm"))
-    unknown = ops - {"gemm_nt", "rmsnorm"}
+    ops = set(ops or OPS)
+    unknown = ops - set(OPS)
     if unknown:
-        raise SpecError("ops: unknown %s (gemm_nt, rmsnorm)" % ", ".join(sorted(unknown)))
+        raise SpecError("ops: unknown %s (%s)" % (", ".join(sorted(unknown)), ", ".join(OPS)))
     if group == "only":
-        if "gemm_nt" not in ops:
-            raise SpecError("group only: the fused projections are GEMMs, and ops leaves out gemm_nt")
-        ops, norms = {"gemm_nt"}, []
+        if not ops & {"gemm_nt", "gemm_swiglu"}:
+            raise SpecError("group only: the fused projections are GEMMs, and ops leaves out gemm_nt and gemm_swiglu")
+        ops, norms = ops & {"gemm_nt", "gemm_swiglu"}, []
+    if group == "off":
+        ops.discard("gemm_swiglu")     # patch(group=False) fuses no MLP
     dec, pre = _split(batch, prompt)
     out = _header("model-" + _name(mtype), arch, search, max_evals,
                   "%s, batch %d..%d, prompt %d..%d tokens, projections grouped: %s" % (
@@ -265,17 +289,23 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
                     raise SpecError("%d rows of %d-wide norms: too many" % (r[1], cols))
                 out += _task("rmsnorm", dtype, [("rows", r), ("cols", cols)], timing,
                              "%s: RMSNorm over %d" % (phase, cols))
+        if "gemm_swiglu" in ops and rows[1] >= SWIGLU_MIN_M:
+            for n, k in mlps:
+                out += _task("gemm_swiglu", dtype, [("m", (max(rows[0], SWIGLU_MIN_M), rows[1])), ("n", n), ("k", k)],
+                             timing, "%s: gated MLP, silu(gate) * up, %d x %d weights" % (phase, n, k))
     if "gemm_nt" in ops and group != "only":
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
                      "lm_head: the last token's logits")
-    if "gemm_nt" in ops:
-        every = weights + ([head] if group != "only" else [])
-        for b in exact_batches:
-            if not batch[0] <= b <= batch[1]:
-                raise SpecError("exact batch %d is outside the batch sizes served (%d..%d)" % (b, batch[0], batch[1]))
-            for n, k in every:
-                out += _task("gemm_nt", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
-                             "batch %d exactly: %d x %d weight" % (b, n, k))
+    every = (weights + ([head] if group != "only" else [])) if "gemm_nt" in ops else []
+    for b in exact_batches:
+        if not batch[0] <= b <= batch[1]:
+            raise SpecError("exact batch %d is outside the batch sizes served (%d..%d)" % (b, batch[0], batch[1]))
+        for n, k in every:
+            out += _task("gemm_nt", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
+                         "batch %d exactly: %d x %d weight" % (b, n, k))
+        for n, k in (mlps if "gemm_swiglu" in ops and b >= SWIGLU_MIN_M else []):
+            out += _task("gemm_swiglu", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
+                         "batch %d exactly: gated MLP, %d x %d weights" % (b, n, k))
     return "\n".join(out) + "\n"
 
 
@@ -307,14 +337,14 @@ def read_misses(db_path):
     return out
 
 
-DIMS = {"gemm_nt": ("m", "n", "k"), "gemm_nn": ("m", "n", "k"), "rmsnorm": ("rows", "cols"),
+DIMS = {"gemm_nt": ("m", "n", "k"), "gemm_nn": ("m", "n", "k"), "gemm_swiglu": ("m", "n", "k"), "rmsnorm": ("rows", "cols"),
         "layernorm": ("rows", "cols"), "softmax": ("rows", "cols")}
 
 
 def misses_spec(misses, arch=None, search="model", max_evals=48):
     """The spec text of the shapes in misses (read_misses'), for arch (default: the
     arch most misses were asked for, with its 'a' target for sm_90 and later)."""
-    misses = [m for m in misses if m[0] in DIMS]
+    misses = [m for m in misses if m[0] in DIMS and (m[0] != "gemm_swiglu" or m[3][0] >= SWIGLU_MIN_M)]
     if not misses:
         raise SpecError("no misses of the ops aitune.patch uses (%s): nothing to tune" % ", ".join(DIMS))
     archs = {}

@@ -1,5 +1,5 @@
 """Registries for the tests, written with sqlite3 from db/schema.sql: winners of
-gemm_nt, rmsnorm, layernorm and softmax with launch plans in the ops' argument
+gemm_nt, gemm_swiglu, rmsnorm, layernorm and softmax with launch plans in the ops' argument
 order and a "cubin" the recording libcuda (tests/unit/fake_cuda.c) accepts."""
 
 import json
@@ -29,6 +29,16 @@ def gemm_plan(dtype):
                         "swizzle": 128, "oob": "zero", "l2": 256},
                        {"kind": "ptr", "arg": "D"}, {"kind": "dim", "expr": "m"}, {"kind": "dim", "expr": "n"},
                        {"kind": "dim", "expr": "k"}, {"kind": "workspace", "size": "256", "zero": "16"}]}
+
+
+def swiglu_plan(dtype):
+    """gemm_swiglu (templates/gemm_swiglu/op.lua): gemm_nt's arguments, B being the
+    [gate; up] rows, 2n x k; D m x n."""
+    plan = gemm_plan(dtype)
+    plan["kernel"] = "fake_swiglu"
+    plan["args"][1]["size"] = "2 * n * k"
+    plan["params"][1]["dims"] = ["k", "2 * n"]
+    return plan
 
 
 def rows_plan(op, dtype):
@@ -77,9 +87,10 @@ def vendor(path, bucket_like):
     return path
 
 
-def build(path, gemm=((1, 64, 128), (16, 64, 128)), rows=((1, 128), (16, 128)), dtypes=("bf16", "f16")):
-    """A registry at path: gemm_nt winners at each (m, n, k) of gemm, rmsnorm,
-    layernorm and softmax winners at each (rows, cols) of rows, in each dtype."""
+def build(path, gemm=((1, 64, 128), (16, 64, 128)), rows=((1, 128), (16, 128)), dtypes=("bf16", "f16"), swiglu=()):
+    """A registry at path: gemm_nt winners at each (m, n, k) of gemm, gemm_swiglu
+    winners at each (m, n, k) of swiglu (n: the output's width), rmsnorm, layernorm
+    and softmax winners at each (rows, cols) of rows, in each dtype."""
     with open(SCHEMA) as f:
         schema = f.read()
     db = sqlite3.connect(path)
@@ -87,6 +98,8 @@ def build(path, gemm=((1, 64, 128), (16, 64, 128)), rows=((1, 128), (16, 128)), 
     for dt in dtypes:
         for shape in gemm:
             winner(db, "gemm_nt", dt, ("m", "n", "k"), shape, gemm_plan(dt))
+        for shape in swiglu:
+            winner(db, "gemm_swiglu", dt, ("m", "n", "k"), shape, swiglu_plan(dt))
         for op in ("rmsnorm", "layernorm", "softmax"):
             for shape in rows:
                 winner(db, op, dt, ("rows", "cols"), shape, rows_plan(op, dt))

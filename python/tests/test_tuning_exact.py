@@ -33,9 +33,9 @@ def test_weight_dims_are_exact_rows_are_ranges():
     exact = re.compile(r"\{values: \[\d+\], exact: true\}")
     rng = re.compile(r"\{range: \[\d+, \d+\], align: \[1\]\}")
     t = _tasks(text)
-    assert {op for op, _ in t} == {"gemm_nt", "rmsnorm"}
+    assert {op for op, _ in t} == {"gemm_nt", "rmsnorm", "gemm_swiglu"}
     for op, d in t:
-        fixed, rows = (("n", "k"), "m") if op == "gemm_nt" else (("cols",), "rows")
+        fixed, rows = (("n", "k"), "m") if op.startswith("gemm") else (("cols",), "rows")
         assert all(exact.fullmatch(d[f]) for f in fixed), (op, d)
         assert rng.fullmatch(d[rows]), (op, d)
     # Llama-3-8B's fused q/k/v and o_proj, one log2 bucket of n: both tuned, each exactly.
