@@ -14,7 +14,9 @@ Measures, each in this process on this GPU (so every ratio is same card, same ru
     CompileConfig's dynamic=False; --dynamic lets Dynamo make the batch symbolic once
     it has seen two sizes, as plain torch.compile does), torch.compile + patch
     (patch's defaults: q/k/v and gate/up grouped), and where --variants asks,
-    patch-nogroup and compile+patch-nogroup (patch(group=False));
+    patch-nogroup and compile+patch-nogroup (patch(group=False)), and patch-nofuse and
+    compile+patch-nofuse (patch(swiglu=False): gate/up grouped, each MLP's gate/up and
+    silu * mul not one gemm_swiglu);
   - batch 1 without a graph: eager and eager + patch (host overhead included);
   - a --prefill-token prefill (batch 1), torch.compile with and without patch;
   - host time per call of 1 x 4096 x 4096: aitune.nn.Linear's eager forward and
@@ -46,7 +48,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
                  num_hidden_layers=32, vocab_size=128256, head_dim=128, rms_norm_eps=1e-5, rope_theta=500000.0,
                  max_position_embeddings=8192)
-VARIANTS = ("eager", "patch", "compile", "compile+patch", "patch-nogroup", "compile+patch-nogroup")
+VARIANTS = ("eager", "patch", "compile", "compile+patch", "patch-nogroup", "compile+patch-nogroup", "patch-nofuse",
+            "compile+patch-nofuse")
 TINY = dict(hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
             num_hidden_layers=2, vocab_size=1000, head_dim=64, rms_norm_eps=1e-5, rope_theta=500000.0,
             max_position_embeddings=4096)
@@ -62,7 +65,8 @@ def parse(argv):
     p.add_argument("--prefill", type=int, default=2048, help="tokens of the timed prefill (default 2048; 0: none)")
     p.add_argument("--host-calls", type=int, default=2000, help="calls per host-time measurement (default 2000)")
     p.add_argument("--variants", default="eager,patch,compile,compile+patch",
-                   help="which of eager, patch, compile, compile+patch, patch-nogroup, compile+patch-nogroup "
+                   help="which of eager, patch, compile, compile+patch, patch-nogroup, compile+patch-nogroup, "
+                   "patch-nofuse, compile+patch-nofuse "
                    "(default the first four)")
     p.add_argument("--quick", action="store_true",
                    help="batches 1 and 8, 32 steps, no prefill, 1000 host calls (given options win)")
@@ -250,9 +254,15 @@ def main(argv=None):
     graphs = a.device == "cuda"
     tps = {}
 
+    def patched_as(variant):
+        """The variant's patch (None for eager and compile)."""
+        if "patch" not in variant:
+            return None
+        return aitune.patch(model, d, group=not variant.endswith("-nogroup"), swiglu=not variant.endswith("-nofuse"))
+
     def decode(variant, batch, graph=True):
         patched = "patch" in variant
-        p = aitune.patch(model, d, group=not variant.endswith("-nogroup")) if patched else None
+        p = patched_as(variant)
         try:
             dec = Decoder(model, cfg, batch, a, torch, None)
             fn = dec.forward
@@ -270,7 +280,8 @@ def main(argv=None):
             misses = sum(m["count"] for m in d.misses().values()) if patched else 0
             log(what="decode", variant=variant, batch=batch, graph=graph and graphs, tokens_s=round(tok, 1),
                 ms_step=round(dt / a.steps * 1e3, 3), setup_s=round(setup, 1), missed_calls=misses,
-                groups=len(p.groups) if p else 0, groups_off=sum(1 for g in p.groups if g.off) if p else 0)
+                groups=len(p.groups) if p else 0, groups_off=sum(1 for g in p.groups if g.off) if p else 0,
+                mlps=len(p.mlps) if p else 0)
             return tok
         finally:
             if p is not None:
@@ -286,8 +297,7 @@ def main(argv=None):
     prefill = {}
     if a.prefill:
         for v in [v for v in a.variants if v.startswith("compile")] or [v for v in a.variants]:
-            patched = "patch" in v
-            p = aitune.patch(model, d, group=not v.endswith("-nogroup")) if patched else None
+            p = patched_as(v)
             try:
                 _, sec = timed_prefill(torch, model, cfg, a.prefill, a.device,
                                        v.startswith("compile"), a.dynamic)
@@ -337,15 +347,16 @@ def main(argv=None):
     e, ep = tps.get(("eager", 1, False)), tps.get(("patch", 1, False))
     if e and ep:
         print("| 1, no graph | %.1f | %.1f (%.3fx) | | | |" % (e, ep, ep / e))
-    for v in ("patch-nogroup", "compile+patch-nogroup"):
-        grouped = v[:-len("-nogroup")]
+    for v, what, word in (("patch-nogroup", "group=False", "grouped"), ("compile+patch-nogroup", "group=False", "grouped"),
+                          ("patch-nofuse", "swiglu=False", "fused"), ("compile+patch-nofuse", "swiglu=False", "fused")):
+        full = v[:v.rindex("-")]
         base = "compile" if v.startswith("compile") else "eager"
         for batch in a.batches:
-            t, tg, tb = tps.get((v, batch, True)), tps.get((grouped, batch, True)), tps.get((base, batch, True))
+            t, tg, tb = tps.get((v, batch, True)), tps.get((full, batch, True)), tps.get((base, batch, True))
             if t:
-                print("%s (patch(group=False)), batch %d: %.1f tokens/s%s%s" % (
-                    v, batch, t, ", %.3fx %s" % (t / tb, base) if tb else "",
-                    "; grouped / not: %.3fx" % (tg / t) if tg else ""))
+                print("%s (patch(%s)), batch %d: %.1f tokens/s%s%s" % (
+                    v, what, batch, t, ", %.3fx %s" % (t / tb, base) if tb else "",
+                    "; %s / not: %.3fx" % (word, tg / t) if tg else ""))
     if prefill:
         items = ", ".join("%s %.1f ms" % kv for kv in prefill.items())
         ratio = prefill.get("compile") / prefill["compile+patch"] if "compile" in prefill and "compile+patch" in \
