@@ -38,7 +38,7 @@ takes the median. Under torch.compile the graph need not be traced again: the ai
 ops ask the current dispatcher at run time.
 
 What it changes: only the registry at the end (nothing with dry_run=True), only
-buckets whose winners the step used (ops: gemm_nt by default), only to finalists the
+buckets whose winners the step used (ops: gemm_nt and gemm_swiglu by default), only to finalists the
 sweep measured and verified (their kernels kept). A later `aitune sweep` of the same
 spec leaves a pinned bucket as it is; `aitune retune` and `window` decide by the spec's
 timing again (`aitune help pin`).
@@ -185,7 +185,7 @@ def _trial(path, like):
     return dispatch.use(d)
 
 
-def race(capture, registry=None, ops=("gemm_nt",), timer=None, rounds=3, min_gain=0.002, dry_run=False,
+def race(capture, registry=None, ops=("gemm_nt", "gemm_swiglu"), timer=None, rounds=3, min_gain=0.002, dry_run=False,
          aitune=None, log=None):
     """Race the finalists of each bucket the step used in the step itself (see the module
     doc). registry: the dispatcher's (default the current one's). Returns a list of dicts,

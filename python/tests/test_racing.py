@@ -233,3 +233,39 @@ def test_replayable_replays_the_same_step():
     assert hits.tolist() == [3.0, 0.0, 0.0, 0.0]
     capture.rewind()
     assert pos.item() == 0
+
+
+def test_race_takes_the_gated_mlps_product_too(tmp_path, monkeypatch, fake_cuda):
+    """By default the race takes gemm_swiglu's buckets beside gemm_nt's (a patched gated
+    MLP's one kernel): a faster gemm_swiglu finalist in the step is pinned."""
+    if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):
+        pytest.skip("no %s or %s (make)" % (AITUNE, FAKE_WORKER))
+    from aitune import dispatch, racing, tuning
+    spec = tmp_path / "race.yaml"
+    spec.write_text(SPEC.replace("max_evals: 6", "max_evals: 4") + """  - op: gemm_swiglu
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [8], exact: true}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
+""")
+    db = str(tmp_path / "race.db")
+    monkeypatch.setenv("AITUNE_WORKER", FAKE_WORKER)
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    monkeypatch.setenv("FAKE_STATE", str(tmp_path / "fake-state"))
+    assert tuning.run_sweep(str(spec), db, AITUNE, ["--quiet", "--vendor", "off"]) == 0
+    fins = [f for f in racing.finalists(AITUNE, db, "gemm_swiglu", "bf16", "m=8,n=256,k=256")[1:] if f["kernel"]]
+    assert fins, "the gated product's bucket has finalists besides its winner"
+    fast = json.dumps(fins[0]["config"], sort_keys=True)
+    dispatch.use(dispatch.Dispatcher(db, arch="sm_90", host_tensors=True))
+
+    def capture():
+        d = dispatch.current()
+        key = tuple(json.dumps(d.kernel(op, "bf16", SHAPE).config, sort_keys=True) for op in ("gemm_nt", "gemm_swiglu"))
+        return lambda: key
+
+    report = racing.race(capture, timer=lambda fn: 0.9 if fn()[1] == fast else 1.0, rounds=1, aitune=AITUNE,
+                         log=lambda line: None)
+    assert sorted((r["op"], r["changed"]) for r in report) == [("gemm_nt", False), ("gemm_swiglu", True)], report
+    con = sqlite3.connect(db)
+    got = con.execute("SELECT config FROM winners WHERE op = 'gemm_swiglu'").fetchone()[0]
+    con.close()
+    assert json.loads(got) == fins[0]["config"]
