@@ -133,29 +133,16 @@ end
 -- silu(gate_proj(x)) * up_proj(x)): D = SiLU(A·Gᵀ) ⊙ (A·Uᵀ), A m x k, B the
 -- 2n x k concatenation [G; U] of the gate's and the up's n x k weights
 -- (F.linear's layout), D m x n; fp32 accumulation, SiLU and the product in
--- fp32, one rounding. Families: those whose op.swiglu they handle (wgmma).
-M.swiglu_dtypes = { "bf16", "f16" }
+-- fp32, one rounding. nt's op with B twice as tall, twice the flops, and
+-- bf16 or f16 out. Families: those that handle op.swiglu (wgmma, swapab).
 function M.swiglu_op()
-  local op = {
-    name = "gemm_swiglu",
-    layout = "nt",
-    swiglu = true,
-    dims = { "m", "n", "k" },
-    dtypes = M.swiglu_dtypes,
-    types = M.types,
-    args = {
-      { name = "A", type = "In", role = "in", size = function(s) return s.m * s.k end, init = "normal" },
-      { name = "B", type = "In", role = "in", size = function(s) return 2 * s.n * s.k end, init = "normal" },
-      { name = "D", type = "Out", role = "out", size = function(s) return s.m * s.n end },
-      { name = "m", role = "dim" },
-      { name = "n", role = "dim" },
-      { name = "k", role = "dim" },
-    },
-  }
+  local op = M.op("nt")
+  op.name, op.swiglu, op.dtypes = "gemm_swiglu", true, { "bf16", "f16" }
+  op.args[2].size = function(s) return 2 * s.n * s.k end
   -- SiLU(g) * u moves by about |u| dg + |g| du: the product's atol times
   -- twice the typical |g| and |u| (sqrt(k) for unit-variance inputs).
   op.tolerance = {}
-  for _, dt in ipairs(M.swiglu_dtypes) do
+  for _, dt in ipairs(op.dtypes) do
     op.tolerance[dt] = function(shape)
       local tol = M.tolerance(dt, shape)
       return { rtol = tol.rtol, atol = tol.atol * 2 * math.sqrt(shape.k) }

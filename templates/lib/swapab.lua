@@ -968,6 +968,11 @@ local function family(op)
     constraints = sw and swiglu_constraints or constraints,
     supports = sw and swiglu_supports or supports,
   }
+  -- The gated product's space is the decode kernel's: the search never draws
+  -- the mid-size kernels' values (search/space.lua).
+  if sw then
+    t.narrow = function() return { bn = { 8, 16, 24, 32, 40, 48, 64 }, mc = { 0 }, nvar = { 1 } } end
+  end
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end
     local _, smem = sizes(p)
