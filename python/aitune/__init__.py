@@ -19,7 +19,8 @@ model's shapes in one command. The modules, by what they do:
     aitune.dispatch  the cache per (op, dtype, shape) of bound launches; misses
     aitune.ops       the torch.library ops and their fake implementations
     aitune.nn        Linear, RMSNorm, LayerNorm
-    aitune.grouping  sibling projections (q/k/v, gate/up) run as one GEMM; gated MLPs as one swiglu
+    aitune.grouping  sibling projections (q/k/v, gate/up) run as one GEMM
+    aitune.gated     a gated MLP's gate/up and silu(gate) * up as one kernel (aitune::swiglu)
     aitune.racing    a bucket's finalists raced in the application's own step (race)
     aitune.decoding  a Hugging Face model's decode step from its config (random weights)
     aitune.patching  patch / unpatch of a model's modules; check mode
@@ -41,10 +42,10 @@ from ._lib import AituneError
 from .registry import Bound, Kernel, Registry, check_args, eval_expr
 
 __all__ = ["Registry", "Kernel", "Bound", "AituneError", "check_args", "eval_expr", "patch", "unpatch", "use",
-           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning", "grouping", "racing",
+           "misses", "flush_misses", "nn", "ops", "dispatch", "patching", "tuning", "grouping", "gated", "racing",
            "decoding"]
 
-_LAZY = {"nn", "ops", "patching", "tuning", "dispatch", "grouping", "racing", "decoding"}
+_LAZY = {"nn", "ops", "patching", "tuning", "dispatch", "grouping", "gated", "racing", "decoding"}
 
 
 def __getattr__(name):

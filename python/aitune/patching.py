@@ -27,14 +27,11 @@ gives them independent storage again. Patch.groups lists the groups made (each
 one's `off` says why it runs separately, once it does), Patch.ungrouped the
 sibling sets left apart and why.
 
-With group=True, each gated MLP also runs its gate/up product and silu(gate) * up as
-one kernel where the registry has gemm_swiglu at the shape (aitune.grouping, "Gated
-MLPs"): a module of a class in MLP_CLASSES (matched by name: MLP classes of other
-families share the structure and compute other things, a clamp or a scale) whose
-children are exactly gate_proj and up_proj (a group, no bias), down_proj (a Linear
-patch takes) and act_fn, a SiLU (torch.nn.SiLU, or transformers' SiLUActivation:
-ACT2FN["silu"]). Its class is swapped (the instance kept; unpatch swaps it back);
-Patch.mlps lists them.
+With group=True (and swiglu=True, the default), each gated MLP also runs its gate/up
+product and silu(gate) * up as one kernel where the registry has gemm_swiglu at the
+shape (aitune.gated: the Llama, Mistral, Qwen2 and Qwen3 MLPs, matched by class name
+and structure, whose act_fn is a SiLU). Its class is swapped (the instance kept;
+unpatch swaps it back); Patch.mlps lists them.
 
 check=True compares every patched call (a fused MLP's swiglu included) with
 PyTorch's result on the same input (within the dtype's tolerance,
@@ -48,7 +45,7 @@ import warnings
 
 import torch
 
-from . import dispatch, grouping, nn, ops
+from . import dispatch, gated, grouping, nn, ops
 from ._lib import AituneError
 
 RMS_NORM_CLASSES = {name: "variance_epsilon" for name in (
@@ -56,10 +53,7 @@ RMS_NORM_CLASSES = {name: "variance_epsilon" for name in (
     "Qwen3MoeRMSNorm", "Phi3RMSNorm", "GraniteRMSNorm")}
 # Families whose RMSNorm is not weight * normalized x.
 NOT_RMS_NORM = ("Gemma",)
-# Gated MLPs whose forward is down_proj(act_fn(gate_proj(x)) * up_proj(x)) (transformers 5.x).
-MLP_CLASSES = ("LlamaMLP", "MistralMLP", "Qwen2MLP", "Qwen3MLP")
-# act_fn classes that compute F.silu: torch's, and transformers' (ACT2FN["silu"]; "swish" is torch's).
-SILU_CLASSES = ("SiLUActivation",)
+
 
 
 class Checker:
@@ -90,7 +84,7 @@ class Patch:
         self.swapped = []      # (qualified name, module, original class, kind)
         self.groups = []       # aitune.grouping.Group
         self.ungrouped = []    # (parent name, child names, why not)
-        self.mlps = []         # aitune.grouping.GatedMLP
+        self.mlps = []         # aitune.gated.GatedMLP
 
     @property
     def counts(self):
@@ -139,18 +133,6 @@ def rms_norm_eps_attr(mod, classes=None):
             or not isinstance(getattr(mod, attr, None), float)):
         return None
     return attr
-
-
-def gated_mlp(mod, g, taken):
-    """Whether mod, the parent of Group g, is a gated MLP patch fuses (module doc); taken:
-    the ids of the Linears patch took."""
-    kids = mod._modules
-    if type(mod).__name__ not in MLP_CLASSES or g.names != ("gate_proj", "up_proj") or g.bias:
-        return False
-    if set(kids) != {"gate_proj", "up_proj", "down_proj", "act_fn"} or mod._parameters or mod._buffers:
-        return False
-    act = kids["act_fn"]
-    return id(kids["down_proj"]) in taken and (type(act) is torch.nn.SiLU or type(act).__name__ in SILU_CLASSES)
 
 
 def _target(mod, linear, norms, classes):
@@ -214,8 +196,8 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
         p.groups = [grouping.make(name, names, members, checker) for name, names, members in found]
         for g in p.groups if swiglu else ():
             mod = model.get_submodule(g.name)
-            if gated_mlp(mod, g, taken):
-                p.mlps.append(grouping.fuse_mlp(g.name, mod, g, checker))
+            if gated.takes(mod, g, taken):
+                p.mlps.append(gated.fuse(g.name, mod, g, checker))
     model.__dict__["_aitune_patch"] = p
     return p
 
@@ -227,7 +209,7 @@ def unpatch(model):
     if p is None:
         raise AituneError("unpatch: the model is not patched")
     for mlp in p.mlps:
-        grouping.unfuse_mlp(mlp)
+        gated.unfuse(mlp)
     for g in p.groups:
         grouping.undo(g)
     for _, mod, cls, _ in p.swapped:

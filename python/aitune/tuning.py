@@ -27,7 +27,7 @@ log2 bucket of n, which held one winner for both before exact sizes; now each ha
 its own, and lookup answers 6144 from the one tuned there.
 
 gemm_swiglu (a gated MLP's gate and up products and silu(gate) * up in one kernel,
-aitune.grouping "Gated MLPs"; n = intermediate, k = hidden): at the decode and the
+aitune.gated; n = intermediate, k = hidden): at the decode and the
 prefill rows from SWIGLU_MIN_M, and at each exact batch from there, timed as that
 phase's GEMMs (wgmma computes it at prefill sizes, swapab's decode kernel at m <= 64).
 Written where the projections are grouped (group "on" or "only": patch fuses only
