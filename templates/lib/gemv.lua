@@ -2,8 +2,8 @@
 -- lib/gemm.lua: the weight B is streamed from HBM once, as wide loads with
 -- several of them in flight per thread, while the few rows of A stay in L1.
 --
--- This file holds what both layouts share (and gemm_nt/rowdot.lua and
--- gemm_nt/swapab.lua use): the family table, the constraints common to
+-- This file holds what both layouts share (and lib/rowdot.lua and
+-- lib/swapab.lua use): the family table, the constraints common to
 -- both, the split-K tail, programmatic dependent launch, the loads of a
 -- row's piece. Each layout's kernel, params and default are in its op's
 -- folder: templates/gemm_nt/gemv.lua, templates/gemm_nn/gemv.lua.
@@ -88,7 +88,7 @@ function M.store_fn(t)
 end
 
 -- Programmatic dependent launch (PDL: the kernel's source defines it 0 or
--- 1), for both layouts and gemm_nt/rowdot.lua, and l2pre's prefetch.
+-- 1), for both layouts and lib/rowdot.lua, and l2pre's prefetch.
 M.pdl_fn = [[
 // pdl 1: the next launch may start at once; this one reads nothing before
 // the previous one has finished and its writes are visible.
@@ -108,8 +108,8 @@ AIT_DEV void pdl_enter() { pdl_launch(); pdl_wait(); }
 AIT_DEV void l2_prefetch(const void* p) { asm volatile("prefetch.global.L2 [%0];" :: "l"(p)); }
 ]]
 
--- The pdl and l2pre rules every family of this file, gemm_nt/rowdot.lua and
--- gemm_nt/swapab.lua keeps: false and the reason when p breaks one, else nil.
+-- The pdl and l2pre rules every family of this file, lib/rowdot.lua and
+-- lib/swapab.lua keeps: false and the reason when p breaks one, else nil.
 function M.pdl_constraints(p, dev)
   if p.pdl == 1 and (dev.cc or 0) < 90 then return false, "griddepcontrol needs sm_90" end
   if p.l2pre > 0 and p.pdl == 0 then return false, "l2pre is for pdl: without it there is no wait to hide" end
@@ -151,7 +151,7 @@ AIT_DEV float hi_f(u32 w) { return LD_IN((u16)(w >> 16)); }
 -- !ok or past ke. V: one aligned vector load, vld_w for weights and vld_a
 -- for A (PTX asm over w and p; the piece is wholly inside or wholly past
 -- ke); otherwise element by element. Shared by both layouts and
--- gemm_nt/rowdot.lua.
+-- lib/rowdot.lua.
 function M.ld_piece_src(vld_w, vld_a)
   return [[
 template<bool V, bool WEIGHT> AIT_DEV void ld_piece(u32 (&w)[NW], const u16* __restrict__ row, long long kk,

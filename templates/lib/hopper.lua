@@ -1,4 +1,4 @@
--- Hopper (sm_90a) device helpers shared by lib/wgmma.lua and gemm_nt/swapab.lua:
+-- Hopper (sm_90a) device helpers shared by lib/wgmma.lua and lib/swapab.lua:
 -- the CUtensorMap kernel parameter, mbarriers (init, parity wait, arrive,
 -- arrive with a transaction count), a 2D TMA load that completes on an
 -- mbarrier, the shared-memory matrix descriptor with the 128-byte swizzle,
