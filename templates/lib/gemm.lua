@@ -129,6 +129,13 @@ function M.op(layout)
   return op
 end
 
+-- SiLU(g) * u as the gated product's kernels compute it: fp32, __expf and the
+-- fast division (an IEEE division's slow path is a call that spills; silu of a
+-- large negative g divides by inf and gives -0, its limit).
+M.swiglu_device = [[
+AIT_DEV float swiglu(float g, float u) { return __fdividef(g, 1.0f + __expf(-g)) * u; }
+]]
+
 -- The gated MLP's first half in one product (a Llama/Mistral/Qwen MLP's
 -- silu(gate_proj(x)) * up_proj(x)): D = SiLU(A·Gᵀ) ⊙ (A·Uᵀ), A m x k, B the
 -- 2n x k concatenation [G; U] of the gate's and the up's n x k weights

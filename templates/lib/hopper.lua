@@ -40,18 +40,17 @@ AIT_DEV void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "
 template<int N> AIT_DEV void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
 ]]
 
--- The gated product's device text (op.swiglu: gemm_swiglu, B = [G; U] 2n x
--- k, lib/gemm.lua), for the families that take it (lib/wgmma.lua,
--- lib/swapab.lua): a 4-D TMA load of B's rows as groups of 8 gate rows, each
+-- The gated product's B (op.swiglu: gemm_swiglu, B = [G; U] 2n x k,
+-- lib/gemm.lua) for the TMA families that take it (lib/wgmma.lua,
+-- lib/swapab.lua): a 4-D load of B's rows as groups of 8 gate rows, each
 -- followed by the same 8 up rows (the map's dims: k; 8 rows; gate or up, n
--- rows apart; groups of 8), and SiLU(g) * u.
-M.swiglu = [[
+-- rows apart; groups of 8).
+M.tma_load4 = [[
 AIT_DEV void tma_load4(unsigned dst, const tmap_t* map, int x, int g, unsigned bar) {
   asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3, %3, %4}], [%5];"
                :: "r"(dst), "l"((unsigned long long)map), "r"(x), "r"(0), "r"(g), "r"(bar) : "memory");
 }
-AIT_DEV float swiglu(float g, float u) { return g / (1.0f + __expf(-g)) * u; }
 ]]
 
 -- B's tensor map for the gated product: boxes of `groups` groups of 16 rows.

@@ -28,6 +28,11 @@
 -- are 16-byte aligned (a uniform test at run time); otherwise the same code
 -- runs with 2-byte loads, every element predicated. Every k, n and m tail
 -- is predicated.
+--
+-- The gated product (op.swiglu, gemm_swiglu: B = [G; U], 2n x k; see
+-- lib/gemm.lua): a set's `rows` are output columns, each two weight rows
+-- (its gate row c and its up row n + c), so the kernel streams R = 2 x rows
+-- weight rows a set through the same main loop and stores SiLU(gate) * up.
 local gemm = lib("gemm")
 local gemv = lib("gemv")
 local dtype = lib("dtype")
@@ -55,9 +60,11 @@ local function reg_estimate(p)
   return 4 * p.unroll * p.rows + 4 * p.unroll + p.mrows * p.rows + 32
 end
 
-function M.constraints(p, shape, dt, dev)
+function M.constraints(p, shape, dt, dev, swiglu)
   if p.kw > p.warps or p.warps % p.kw ~= 0 then return false, "kw must divide warps" end
-  if reg_estimate(p) > 96 then return false, string.format("about %d registers per thread", reg_estimate(p)) end
+  -- The gated product streams two weight rows an output column.
+  local est = reg_estimate(swiglu and { unroll = p.unroll, rows = 2 * p.rows, mrows = p.mrows } or p)
+  if est > 96 then return false, string.format("about %d registers per thread", est) end
   -- ptxas (NVRTC 13.0) holds these two to 80 registers and spills 8-16
   -- bytes; their neighbours above and below do not spill.
   if (p.warps == 8 and p.kw == 2 and p.mrows == 2 and p.rows == 2 and p.unroll == 2)
@@ -84,9 +91,64 @@ local vld_w = [[asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %
 local vld_a = [[asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));]]
 
+-- The gated product's text: R weight rows a set, RO = R / 2 output columns,
+-- the gate's rows first. Each piece replaces one exact piece of the GEMM's.
+local SWIGLU_PIECES = {
+  { "#define R %d\n", "#define RO %d\n#define R (2 * RO)\n" },
+  -- ptxas 13.0 held 9 of the 444 configs at m 1 and 4 to 64-96 registers and
+  -- spilled 8-56 bytes (two row pointers a column); told that one block an SM
+  -- is enough, it gives them what they need (88 at one of them) and spills none.
+  { "__launch_bounds__(WARPS * 32)", "__launch_bounds__(WARPS * 32, 1)" },
+  { "#define RB (SETS * R)", "#define RB (SETS * RO)" },
+  { "const long long row0 = (long long)blockIdx.x * RB + (long long)set * R;",
+    "const long long row0 = (long long)blockIdx.x * RB + (long long)set * RO;   // output columns" },
+  { [[
+    bok[r] = row0 + r < n;
+    brow[r] = B + (bok[r] ? (row0 + r) * k : 0);]], [[
+    bok[r] = row0 + r %% RO < n;   // weight row r: the gate's (r < RO) or the up's, of column row0 + r %% RO
+    brow[r] = B + (bok[r] ? (row0 + r %% RO + (r < RO ? 0 : n)) * k : 0);]] },
+  { [[
+    for (int i = threadIdx.x; i < SETS * MR * R; i += WARPS * 32) {
+      const int s = i / (MR * R), q = (i / R) %% MR, r = i %% R;
+      const long long col = (long long)blockIdx.x * RB + (long long)s * R + r;
+      if (q < mr && col < n) {
+        float v = red[s * KW][q * R + r];
+        for (int j = 1; j < KW; j++) v += red[s * KW + j][q * R + r];
+        D[(r0 + q) * n + col] = st_out(v);
+      }
+    }]], [[
+    for (int i = threadIdx.x; i < SETS * MR * RO; i += WARPS * 32) {
+      const int s = i / (MR * RO), q = (i / RO) %% MR, r = i %% RO;
+      const long long col = (long long)blockIdx.x * RB + (long long)s * RO + r;
+      if (q < mr && col < n) {
+        float v = red[s * KW][q * R + r], u = red[s * KW][q * R + RO + r];
+        for (int j = 1; j < KW; j++) {
+          v += red[s * KW + j][q * R + r];
+          u += red[s * KW + j][q * R + RO + r];
+        }
+        D[(r0 + q) * n + col] = st_out(swiglu(v, u));
+      }
+    }]] },
+  { [[
+        for (int r = 0; r < R; r++)
+          if (q < mr && row0 + r < n) D[(r0 + q) * n + row0 + r] = st_out(acc[q][r]);]], [[
+        for (int r = 0; r < RO; r++)
+          if (q < mr && row0 + r < n) D[(r0 + q) * n + row0 + r] = st_out(swiglu(acc[q][r], acc[q][RO + r]));]] },
+}
+
+-- The kernel's format string for op: the GEMM's, or the gated product's.
+local function text_of(op, text)
+  if not op.swiglu then return text end
+  for _, pc in ipairs(SWIGLU_PIECES) do
+    local at = assert(text:find(pc[1], 1, true), "rowdot: a piece of the kernel the gated product replaces moved")
+    text = text:sub(1, at - 1) .. pc[2] .. text:sub(at + #pc[1])
+  end
+  return text
+end
+
 local function source(op, p, dt, dev, name)
   local t = gemm.types(dt)
-  return dtype.prelude .. gemv.store_fn(t) .. string.format([[
+  return dtype.prelude .. (op.swiglu and gemm.swiglu_device or "") .. gemv.store_fn(t) .. string.format(text_of(op, [[
 #define WARPS %d
 #define KW %d
 #define R %d
@@ -216,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) %s(%s) {
 #endif
   }
 }
-]], p.warps, p.kw, p.rows, p.mrows, p.unroll, p.pdl, p.l2pre, dtype.ctype(t.Out), t.In, gemv.unpack_fn, gemv.ld_piece_src(vld_w, vld_a),
+]]), p.warps, p.kw, p.rows, p.mrows, p.unroll, p.pdl, p.l2pre, dtype.ctype(t.Out), t.In, gemv.unpack_fn, gemv.ld_piece_src(vld_w, vld_a),
     gemv.pdl_fn, name,
     kernel.params(op, dt))
 end
@@ -224,13 +286,14 @@ end
 -- The family table for the nt op of lib/gemm.lua.
 local function family(op)
   assert(op.layout == "nt", "rowdot reads B's rows: nt only")
+  local sw = op.swiglu
   local t = {
     op = op.name,
     name = "rowdot",
     min_cc = 80,
     dtypes = op.dtypes,
     params = M.params,
-    constraints = M.constraints,
+    constraints = function(p, shape, dt, dev) return M.constraints(p, shape, dt, dev, sw) end,
     supports = M.supports,
   }
   t.launch = function(p, dt, dev)

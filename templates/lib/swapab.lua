@@ -264,7 +264,7 @@ local function swiglu_text(src)
     src = src:sub(1, at - 1) .. pc[2] .. src:sub(at + #pc[1])
   end
   local k = assert(src:find("\n// Threads 0-127", 1, true), "swapab: the decode kernel's header moved")
-  return src:sub(1, k) .. hopper.swiglu .. L2_PREFETCH4 .. src:sub(k + 1)
+  return src:sub(1, k) .. gemm.swiglu_device .. hopper.tma_load4 .. L2_PREFETCH4 .. src:sub(k + 1)
 end
 
 local function decode_source(op, p, dt, dev, name)

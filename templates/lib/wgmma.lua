@@ -401,7 +401,7 @@ function M.source(layout, p, dt, dev, name, swiglu)
       a_load, b_load, consumer_regs(p), b_desc),
   }
   -- The gated product's loads and SiLU, after the epilogues' device text.
-  if swiglu then table.insert(src, 6, hopper.swiglu .. ptx.swiglu_text) end
+  if swiglu then table.insert(src, 6, gemm.swiglu_device .. hopper.tma_load4 .. ptx.swiglu_text) end
   return table.concat(src, "\n")
 end
 

@@ -9,7 +9,8 @@
 # bucket no template serves, and the sweep says so and why; a fake sweep's
 # winner is looked up and emitted, its tensor map encoded with rank 4, and
 # the file builds with nvcc. swapab's decode kernel (m <= 64) takes the same
-# boxes and pairs a warp's rows g and g + 8. (tests/cli/tmpl_sources.sh pins every other
+# boxes and pairs a warp's rows g and g + 8; rowdot (m <= 4) streams each
+# column's gate row and up row. (tests/cli/tmpl_sources.sh pins every other
 # wgmma kernel's source: the gated product leaves them byte for byte.)
 . "$(dirname "$0")/lib.sh"
 
@@ -86,6 +87,27 @@ if [ -x "$KS" ]; then
     ks_refused gemm_swiglu/swapab bf16 8,14336,4096 "${dec/\"bm\":128/\"bm\":64}" \
         "enough column tiles to fill the GPU without split-K"
 fi
+# rowdot (m <= 4, any n and k): a set's rows are output columns, each its
+# gate row and its up row n rows on, stored as SiLU(gate) * up; the whole
+# space at m = 1 and 4, both dtypes, compiles without a spill (one block an
+# SM asked of ptxas: without it 9 of them spilled).
+spec rd.yaml <<'YAML'
+name: rd
+tasks:
+  - op: gemm_swiglu
+    dtypes: [bf16, f16]
+    templates: [rowdot]
+    shapes: {m: {values: [1, 4]}, n: {values: [14336]}, k: {values: [4096]}}
+YAML
+expect_exit 0 "compile rowdot's whole gated space at m = 1 and 4" "$AITUNE" compile -v "$T/rd.yaml" --db "$T/rd.db"
+nr=$(awk '$2 == "gemm_swiglu/rowdot"' "$T/out" | wc -l)
+expect_true "gemm_swiglu/rowdot configs compiled ($nr)" test "$nr" -ge 400
+expect_eq "none of them spills" "$(awk '$2 == "gemm_swiglu/rowdot" && $5 != 0' "$T/out" | wc -l)" 0
+nrk=$(sql "$T/rd.db" "select count(*) from cubins where kernel like 'aitune_%'")
+expect_eq "every kernel reads each column's up row n rows after its gate row and stores SiLU(gate) * up ($nrk)" \
+    "$(sql "$T/rd.db" "select count(*) from cubins where kernel like 'aitune_%' and source like '%(row0 + r %% RO + (r < RO ? 0 : n)) * k%'
+       and source like '%st_out(swiglu(%' and source like '%__launch_bounds__(WARPS * 32, 1)%'")" "$nrk"
+
 spec mid.yaml <<'YAML'
 name: mid
 tasks:
