@@ -53,8 +53,8 @@ Contract of the CUDA kernels, which the fake implementations share:
     shape without a kernel run the one GEMM over both (linear_group's way), then
     PyTorch's silu * mul. The kernel computes both products, SiLU and the product in
     fp32 and rounds once; PyTorch rounds each product first (within check mode's
-    tolerance of each other). Hopper kernels serve gemm_swiglu (wgmma at prefill sizes,
-    swapab's decode kernel at m <= 64); the registry holds no vendor winner for it.
+    tolerance of each other). gemm_swiglu's families: wgmma at prefill sizes, swapab's
+    decode kernel at m <= 64, rowdot at m <= 4; the registry holds no vendor winner for it.
 
 What a trace contains (traced_linear, and aitune.grouping's fused products). With
 static shapes (torch.compile(dynamic=False), as transformers' compiled generation

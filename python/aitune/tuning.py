@@ -29,7 +29,7 @@ its own, and lookup answers 6144 from the one tuned there.
 gemm_swiglu (a gated MLP's gate and up products and silu(gate) * up in one kernel,
 aitune.gated; n = intermediate, k = hidden): at the decode and the
 prefill rows from SWIGLU_MIN_M, and at each exact batch from there, timed as that
-phase's GEMMs (wgmma computes it at prefill sizes, swapab's decode kernel at m <= 64).
+phase's GEMMs (wgmma computes it at prefill sizes, swapab's decode kernel at m <= 64, rowdot at m <= 4).
 Written where the projections are grouped (group "on" or "only": patch fuses only
 grouped gate/up), with gemm_swiglu among ops (the default). Below SWIGLU_MIN_M the MLP
 runs unfused (no bucket: patch's grouped GEMM and PyTorch's silu * mul), and
@@ -162,12 +162,13 @@ DECODE_TIMING, PREFILL_TIMING = "neighbour", "stream"
 # The ops a model's spec may hold (model_spec's ops; `tune --ops`), all by default.
 OPS = ("gemm_nt", "rmsnorm", "gemm_swiglu")
 
-# The fewest rows gemm_swiglu is tuned at. At m = 1 the gemv family's grouped gate/up
-# product (programmatic dependent launch: it starts under the previous kernel's tail)
-# and Inductor's silu * mul beat swapab's fused decode kernel: on an H100, 77.0 against
-# 78.4 us a layer between neighbours, and a Llama-3-8B batch-1 decode step under
-# torch.compile ran 169.1 tokens/s unfused against 165.0 fused; at m = 8 fused won,
-# 1192.0 against 1167.8 (bench/RESULTS.md, eighth session).
+# The fewest rows gemm_swiglu is tuned at. At m = 1 the rowdot family's grouped gate/up
+# product (each weight row one contiguous stream) and Inductor's silu * mul beat
+# swapab's fused decode kernel: on an H100, 77.0 against 78.4 us a layer between
+# neighbours, and a Llama-3-8B batch-1 decode step under torch.compile ran 169.1
+# tokens/s unfused against 165.0 fused; at m = 8 fused won, 1192.0 against 1167.8
+# (bench/RESULTS.md, eighth session). rowdot computes gemm_swiglu too (m <= 4), not yet
+# measured on a GPU: lower this once it has beaten the unfused step at m = 1.
 SWIGLU_MIN_M = 2
 
 
