@@ -92,11 +92,7 @@ def _eager_swiglu(mlp, x):
     if run is None:
         gw, uw = (m._parameters["weight"] for m in g.members)
         ops.check_swiglu(x, gw, uw)
-        if len(mlp.runs) < nn.MODULE_RUNS:
-            run = mlp.runs[key] = ops.gemm_runner(d, "swiglu", x, g.cat, known_weight=True) or _FALLBACK
-        else:
-            run = ops._cached(d, ("swiglu", x.shape, (2 * mlp.n, mlp.k), x.dtype, key[2]),
-                              lambda: ops.gemm_runner(d, "swiglu", x, g.cat))
+        run = nn.gemm_run(d, mlp.runs, "swiglu", x, g.cat, key)
     if run is _FALLBACK:
         d.miss("gemm_swiglu", g.dtype or str(x.dtype), (ops._rows(x.shape), mlp.n, mlp.k))
         return None

@@ -252,11 +252,7 @@ def _group_runner(g, d, x):
     run = g.runs.get(key)
     if run is None:
         ops.check_linear(x, g.cat, g.bcat)
-        if len(g.runs) < nn.MODULE_RUNS:
-            run = g.runs[key] = ops.linear_runner(d, x, g.cat, known_weight=True) or _FALLBACK
-        else:
-            run = ops._cached(d, ("linear", x.shape, (g.n, g.k), x.dtype, key[2]),
-                              lambda: ops.linear_runner(d, x, g.cat))
+        run = nn.gemm_run(d, g.runs, "linear", x, g.cat, key)
     if run is _FALLBACK:
         d.miss("gemm_nt", g.dtype or str(x.dtype), (ops._rows(x.shape), g.n, g.k))
         return None

@@ -78,14 +78,21 @@ def _checked(st, op, shape, got, ref):
 
 # ---- forwards (shared by the drop-in classes and patched modules) ----
 
+def gemm_run(d, runs, op, x, w, key):
+    """A module's runner of GEMM op ("linear", "swiglu": ops.gemm_runner) over its weight
+    w at key (x's shape, dtype, device), made at the shape's first call: its own, kept
+    in runs and bound to w's address, for its first MODULE_RUNS shapes, then the
+    dispatcher's, shared by every weight of w's shape (see the module doc)."""
+    if len(runs) < MODULE_RUNS:
+        run = runs[key] = ops.gemm_runner(d, op, x, w, known_weight=True) or _FALLBACK
+        return run
+    return ops._cached(d, (op, x.shape, tuple(w.shape), x.dtype, key[2]), lambda: ops.gemm_runner(d, op, x, w))
+
+
 def _linear_run(self, st, d, x, w, b, key):
     """The runner for key, made and kept at a shape's first call (see the module doc)."""
     ops.check_linear(x, w, b)
-    if len(st.runs) < MODULE_RUNS:
-        run = st.runs[key] = ops.linear_runner(d, x, w, known_weight=True) or _FALLBACK
-        return run
-    return ops._cached(d, ("linear", x.shape, tuple(w.shape), x.dtype, key[2]),
-                       lambda: ops.linear_runner(d, x, w))
+    return gemm_run(d, st.runs, "linear", x, w, key)
 
 
 def linear_forward(self, x):

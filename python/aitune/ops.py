@@ -632,22 +632,26 @@ def traced_swiglu(x, gate_weight, up_weight):
     return ref_swiglu(x, gate_weight, up_weight)
 
 
+def _one_gemm(d, x, w, b=None):
+    """x by the rows of w (adjacent members' weights, one storage) as one GEMM: the
+    registry's kernel, else PyTorch's one GEMM over w (no copy; a miss)."""
+    run = _cached(d, ("linear", x.shape, tuple(w.shape), x.dtype, x.get_device()), lambda: linear_runner(d, x, w))
+    if run is not _FALLBACK:
+        out = run(x, w)
+        if b is not None:
+            out.add_(b)
+        return out
+    d.miss("gemm_nt", DTYPES.get(x.dtype, str(x.dtype)), (_rows(x.shape),) + tuple(w.shape))
+    return ref_linear(x, w, b)
+
+
 def _linear_group_cuda(x, weights, biases):
     check_linear_group(x, weights, biases)
     d = dispatch.current()
     w = adjacent(weights) if d is not None else None
     b = adjacent(biases) if biases and w is not None else None
     if w is not None and (b is not None or not biases):
-        run = _cached(d, ("linear", x.shape, tuple(w.shape), x.dtype, x.get_device()),
-                      lambda: linear_runner(d, x, w))
-        if run is not _FALLBACK:
-            out = run(x, w)
-            if b is not None:
-                out.add_(b)
-            return out
-        d.miss("gemm_nt", DTYPES.get(x.dtype, str(x.dtype)), (_rows(x.shape),) + tuple(w.shape))
-        # Not tuned at this m: PyTorch's one GEMM over the fused weight (no copy).
-        return ref_linear(x, w, b)
+        return _one_gemm(d, x, w, b)
     # Not one storage: the members' own products, side by side.
     return torch.cat([_linear_cuda(x, wi, biases[i] if biases else None) for i, wi in enumerate(weights)], -1)
 
@@ -668,9 +672,9 @@ def _swiglu_cuda(x, gate_weight, up_weight):
     if run is not _FALLBACK:
         return run(x, w)
     d.miss("gemm_swiglu", dt, shape)
-    # Not tuned at this m (a trace with dynamic shapes asks per shape): the group's one
-    # product (linear_group's way), then PyTorch's silu * mul.
-    g, u = _linear_group_cuda(x, (gate_weight, up_weight), ()).chunk(2, dim=-1)
+    # Not tuned at this m (a trace with dynamic shapes asks per shape): the weights' one
+    # product, then PyTorch's silu * mul.
+    g, u = _one_gemm(d, x, w).chunk(2, dim=-1)
     return F.silu(g) * u
 
 

@@ -55,7 +55,6 @@ RMS_NORM_CLASSES = {name: "variance_epsilon" for name in (
 NOT_RMS_NORM = ("Gemma",)
 
 
-
 class Checker:
     """Check mode: compares and keeps the first difference."""
 

@@ -35,6 +35,11 @@ local function b_at(layout)
   return "col * k + kk"
 end
 
+-- Both references' launch: one thread an output, 16 x 16 a block.
+local function reference_launch(dt)
+  return { grid = { "cdiv(n, 16)", "cdiv(m, 16)", 1 }, block = { 16, 16, 1 }, smem = 0 }
+end
+
 -- The reference: one output per thread, 16 x 16 tiles of A and B staged in
 -- shared memory, products accumulated in fp64.
 function M.reference(op, layout)
@@ -60,9 +65,7 @@ extern "C" __global__ void %s(%s) {
 }
 ]], name, kernel.params(op, dt), t.In, t.In, b_at(layout), t.Out)
     end,
-    launch = function(dt)
-      return { grid = { "cdiv(n, 16)", "cdiv(m, 16)", 1 }, block = { 16, 16, 1 }, smem = 0 }
-    end,
+    launch = reference_launch,
   }
 end
 
@@ -95,9 +98,7 @@ extern "C" __global__ void %s(%s) {
 }
 ]], name, kernel.params(op, dt), t.In, t.In, t.In, t.Out)
     end,
-    launch = function(dt)
-      return { grid = { "cdiv(n, 16)", "cdiv(m, 16)", 1 }, block = { 16, 16, 1 }, smem = 0 }
-    end,
+    launch = reference_launch,
   }
 end
 
@@ -141,7 +142,14 @@ AIT_DEV float swiglu(float g, float u) { return __fdividef(g, 1.0f + __expf(-g))
 -- 2n x k concatenation [G; U] of the gate's and the up's n x k weights
 -- (F.linear's layout), D m x n; fp32 accumulation, SiLU and the product in
 -- fp32, one rounding. nt's op with B twice as tall, twice the flops, and
--- bf16 or f16 out. Families: those that handle op.swiglu (wgmma, swapab).
+-- bf16 or f16 out. Families: those that handle op.swiglu (wgmma, swapab,
+-- rowdot).
+-- The GEMM a gated product's shape is to its families' rules: 2n columns
+-- of accumulators (the gate's and the up's), m and k as they are.
+function M.swiglu_gemm_shape(shape)
+  return { m = shape.m, n = 2 * shape.n, k = shape.k }
+end
+
 function M.swiglu_op()
   local op = M.op("nt")
   op.name, op.swiglu, op.dtypes = "gemm_swiglu", true, { "bf16", "f16" }

@@ -53,6 +53,15 @@ AIT_DEV void tma_load4(unsigned dst, const tmap_t* map, int x, int g, unsigned b
 }
 ]]
 
+-- Whether B's 4-D map can read a gated product's shape: n whole groups of 8
+-- rows, k rows of 16-byte strides (false and why, else true).
+function M.swiglu_supports(shape)
+  if shape.n % 8 ~= 0 or shape.k % 8 ~= 0 then
+    return false, "the gated product reads B in place by groups of 8 rows: n must be a multiple of 8 and k of 8"
+  end
+  return true
+end
+
 -- B's tensor map for the gated product: boxes of `groups` groups of 16 rows.
 function M.swiglu_bmap(esize, groups)
   return { kind = "tmap", arg = "B", dims = { "k", "8", "2", "cdiv(n, 8)" },

@@ -89,6 +89,19 @@ function M.first_valid(t, shape, dt, dev, fixed, axes)
   return walk(1)
 end
 
+-- text with each { old, new } of pieces put in place of old, which must be in
+-- it verbatim (else an error naming who: the text a variant rewrites moved).
+-- A variant of a kernel written this way leaves the kernel's own text, and
+-- so its cubin cache key, as it was.
+function M.replace(text, pieces, who)
+  for _, pc in ipairs(pieces) do
+    local at = text:find(pc[1], 1, true)
+    if not at then error(who .. ": the text a variant replaces moved: " .. pc[1]:match("[^\n]*"), 2) end
+    text = text:sub(1, at - 1) .. pc[2] .. text:sub(at + #pc[1])
+  end
+  return text
+end
+
 -- A shape whose sizes are symbols: arithmetic on them builds an expression
 -- over the dims (expr.h grammar) instead of a number. tmpl.c calls a
 -- template's workspace(p, shape, dt, dev) with it, so a workspace written as

@@ -139,11 +139,7 @@ local SWIGLU_PIECES = {
 -- The kernel's format string for op: the GEMM's, or the gated product's.
 local function text_of(op, text)
   if not op.swiglu then return text end
-  for _, pc in ipairs(SWIGLU_PIECES) do
-    local at = assert(text:find(pc[1], 1, true), "rowdot: a piece of the kernel the gated product replaces moved")
-    text = text:sub(1, at - 1) .. pc[2] .. text:sub(at + #pc[1])
-  end
-  return text
+  return kernel.replace(text, SWIGLU_PIECES, "rowdot")
 end
 
 local function source(op, p, dt, dev, name)

@@ -259,12 +259,9 @@ AIT_DEV void l2_prefetch_box4(const tmap_t* map, int x, int g) {
 ]]
 
 local function swiglu_text(src)
-  for _, pc in ipairs(SWIGLU_PIECES) do
-    local at = assert(src:find(pc[1], 1, true), "swapab: a piece of the decode kernel the gated product replaces moved")
-    src = src:sub(1, at - 1) .. pc[2] .. src:sub(at + #pc[1])
-  end
-  local k = assert(src:find("\n// Threads 0-127", 1, true), "swapab: the decode kernel's header moved")
-  return src:sub(1, k) .. gemm.swiglu_device .. hopper.tma_load4 .. L2_PREFETCH4 .. src:sub(k + 1)
+  local head = "\n// Threads 0-127"
+  return kernel.replace(src, { { head, "\n" .. gemm.swiglu_device .. hopper.tma_load4 .. L2_PREFETCH4 .. head:sub(2) },
+                               table.unpack(SWIGLU_PIECES) }, "swapab")
 end
 
 local function decode_source(op, p, dt, dev, name)
@@ -943,12 +940,11 @@ end
 -- of B (a shape is the 2n-wide GEMM to constraints).
 local function swiglu_constraints(p, shape, dt, dev)
   if mid(p) then return false, "the gated product runs the decode kernel (bn <= 64)" end
-  return constraints(p, { m = shape.m, n = 2 * shape.n, k = shape.k }, dt, dev)
+  return constraints(p, gemm.swiglu_gemm_shape(shape), dt, dev)
 end
 local function swiglu_supports(shape, dt, dev)
-  if shape.n % 8 ~= 0 then
-    return false, "the gated product reads B in place by groups of 8 rows: n must be a multiple of 8"
-  end
+  local ok, why = hopper.swiglu_supports(shape)
+  if not ok then return false, why end
   if shape.m > 64 then return false, "m > 64: the gated product runs the decode kernel" end
   return supports(shape, dt, dev)
 end

@@ -298,9 +298,7 @@ end
 -- direct or "rows" stores (constraints).
 function M.supports(layout, shape, dt, dev, swiglu)
   if (dev.cc or 0) ~= 90 then return false, "wgmma needs sm_90a" end
-  if swiglu and (shape.n % 8 ~= 0 or shape.k % 8 ~= 0) then
-    return false, "the gated product reads B in place by groups of 8 rows: n must be a multiple of 8 and k of 8"
-  end
+  if swiglu then return hopper.swiglu_supports(shape) end
   return true
 end
 
@@ -481,12 +479,8 @@ end
 -- The family table for an op of lib/gemm.lua.
 function M.family(op)
   local layout = op.layout
-  local sw = op.swiglu or nil
-  -- The gated product is, to the GEMM's constraints, 2n wide.
-  local function gemm_shape(shape)
-    if not sw then return shape end
-    return { m = shape.m, n = 2 * shape.n, k = shape.k }
-  end
+  local sw = op.swiglu
+  local function gemm_shape(shape) return sw and gemm.swiglu_gemm_shape(shape) or shape end
   return {
     op = op.name,
     name = "wgmma",

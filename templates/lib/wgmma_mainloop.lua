@@ -2,6 +2,7 @@
 -- loop and the consumers' wgmma loop, around the fragments of the other
 -- concerns (lib/wgmma_stage.lua, lib/wgmma_streamk.lua,
 -- lib/wgmma_epilogue.lua). The CTA's structure, schedules and clusters: lib/wgmma.lua's header.
+local kernel = lib("kernel")
 local M = {}
 
 -- The host-testable region of the source starts here (tile_at, the tile
@@ -197,8 +198,7 @@ local TILES_2N = "tiles_n = (int)((2 * n + BN - 1) / BN);    // the gated produc
 function M.kernel(stage, streamk, epilogue, swiglu)
   local head, tile = HEAD, epilogue.tile
   if swiglu then
-    local at = assert(head:find(TILES_N, 1, true), "wgmma_mainloop: the tiles_n line moved")
-    head = head:sub(1, at - 1) .. TILES_2N .. head:sub(at + #TILES_N)
+    head = kernel.replace(head, { { TILES_N, TILES_2N } }, "wgmma_mainloop")
     tile = epilogue.swiglu_tile
   end
   return head .. streamk.fixup .. tile .. LOOP_END .. epilogue.last_tile .. TAIL .. stage.reset .. END
