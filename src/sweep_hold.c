@@ -10,6 +10,7 @@
 #include "identity.h"
 #include "json.h"
 #include "registry_scan.h"
+#include "vendor.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,21 +137,59 @@ int hold_holes(sw *S, reg *R, const op_task *t, const bucket *b, long long (*sha
     return h.n;
 }
 
+/* Every size hold races at: its own (hold_shapes), then the scan's holes. */
+static int hold_sizes(sw *S, const op_task *t, const bucket *b, long long (*shapes)[TMPL_MAXDIMS])
+{
+    int ns = hold_shapes(t, b, shapes, PROBES_MAX / 2);
+    return hold_holes(S, S->R, t, b, shapes, ns, PROBES_MAX / 2);
+}
+
+/* Hold's defaults (sweep_hold.h): slots cs[m, ...) after the finalists',
+** each template's default at a size of shapes[1, ns) (the representative's
+** is shapes[0]), built at that size, fi PART_OWN. Returns the slots now. */
+static int hold_fresh(sw *S, const op_task *t, const bucket_state *bs, long long (*shapes)[TMPL_MAXDIMS], int ns,
+                      cand *cs, int *fi, int m)
+{
+    int m0 = m;
+    for (int j = 0; j < bs->nf && m < HOLD_SLOTS; j++) {
+        int seen = vendor_is_template(bs->f[j].tmpl);
+        for (int i = 0; i < j && !seen; i++) seen = !strcmp(bs->f[i].tmpl, bs->f[j].tmpl);
+        for (int s = 1; s < ns && m < HOLD_SLOTS && !seen; s++) {
+            op_task tp;
+            char *cfg = NULL;
+            int have = 0;
+            if (task_at(S, t, shapes[s], &tp) || tmpl_default(S->T, bs->f[j].tmpl, &tp, &S->dev, &cfg) || !cfg) {
+                free(cfg);
+                continue;
+            }
+            for (int i = 0; i < bs->nf && !have; i++) have = !strcmp(bs->f[i].tmpl, bs->f[j].tmpl) && !strcmp(bs->f[i].config, cfg);
+            for (int i = m0; i < m && !have; i++) have = !strcmp(cs[i].tmpl, bs->f[j].tmpl) && !strcmp(cs[i].config, cfg);
+            if (!have) {
+                cand_free(&cs[m]);
+                memset(&cs[m], 0, sizeof cs[m]);
+                fi[m] = PART_OWN;
+                if (!cand_build(S, &cs[m], bs->f[j].tmpl, cfg, &tp)) m++;
+                else if (sw_interrupted()) have = 1;
+            }
+            free(cfg);
+        }
+    }
+    if (m > m0) sw_trace(S, "hold %s %s: %d templates' defaults at its other sizes raced", t->op, t->dtype, m - m0);
+    return m;
+}
+
 /* The slots raced at the hold's sizes; the finalists' stored times become
 ** those of the race at the representative. The budget stops it before a
 ** size (split_out_of_budget): then there is no choice (hold_probe). */
-static void hold_race(hold *H)
+static void hold_race(hold *H, long long (*shapes)[TMPL_MAXDIMS], int ns)
 {
-    long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
-    int ns = hold_shapes(H->t, H->b, shapes, PROBES_MAX / 2);
-    ns = H->ns = hold_holes(H->S, H->S->R, H->t, H->b, shapes, ns, PROBES_MAX / 2);
     for (int pass = 0; pass < ns && !H->failed && !split_out_of_budget(H->S, H->sp); pass++) {
         const long long *shape = shapes[pass];
         int n0 = H->P->n, rc = probe_race(H->S, H->t, H->ps, H->fi, shape, H->P);
         if (rc < 0) H->failed = 1;
         if (rc <= 0 || H->P->n == n0) continue;
         for (int i = 0; i < H->m && pass == 0; i++)
-            if (H->P->p[n0].us[i] > 0) {
+            if (H->fi[i] >= 0 && H->P->p[n0].us[i] > 0) {   /* hold's defaults (PART_OWN) are no finalist */
                 H->bs->f[H->fi[i]].median_us = H->P->p[n0].us[i];
                 H->bs->f[H->fi[i]].spread = H->P->p[n0].spread[i];
             }
@@ -316,7 +355,10 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
     ** slot is built, the race's winner stays. */
     if (!split_out_of_budget(S, sp)) {
         int k = *kp;
-        H.m = *kp = hold_slots(S, t, bs, cs, k, sp->fi);
+        long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
+        H.ns = hold_sizes(S, t, b, shapes);
+        *kp = hold_slots(S, t, bs, cs, k, sp->fi);
+        H.m = sw_interrupted() ? *kp : hold_fresh(S, t, bs, shapes, H.ns, cs, sp->fi, *kp);
         if (sw_interrupted()) {     /* a slot's compile given up: the resume decides the bucket */
             sp->rc = 1;
             return w;
@@ -324,7 +366,7 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
         for (int i = 0; i < 16; i++) H.ps[i] = &cs[i];
         H.P = xcalloc(1, sizeof *H.P);
         H.P->m = H.m;
-        hold_race(&H);
+        hold_race(&H, shapes, H.ns);
         if (sp->cut) {
             hold_cut_say(&H);
             if (!H.P->n) *kp = k;   /* the slots beyond the race's have no race time: the race's are stored */

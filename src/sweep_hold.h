@@ -7,7 +7,15 @@
 ** bucket's sizes: probe_range_shapes), and at the holes `aitune scan` found
 ** in it on this GPU, timed the same way (sweep_scan.h). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
-** minus one (a finalist wrong or failing there loses everything). The
+** minus one (a finalist wrong or failing there loses everything). Beside
+** the finalists race each of their templates' defaults at the other sizes
+** (HOLD_SLOTS in all), built and verified at each size: a range bucket's
+** search at its upper edge finds configs fit for that edge (swapab's
+** mid-size kernel at m = 255: passes of 256 rows of A), the default at a
+** smaller size is the template's own fit there (m = 129: 160 rows), so
+** the bucket's winner loses where no finalist holds and the split's parts
+** may take those defaults as their winners (never the bucket: its winner is
+** a finalist, run at its representative). The
 ** winner becomes the finalist with the smallest worst loss, the race's
 ** winner when it is within the noise margin of that (hold_choose). The
 ** finalists' stored times become those of the race at the representative.
@@ -36,6 +44,7 @@
 #include "sweep_split.h"
 
 #define HOLD_FINALISTS 8
+#define HOLD_SLOTS 12           /* finalists and hold's defaults: a part's own search needs room beside them (16) */
 
 /* After the race of bucket b (its winner bs->f[w]; cs[0, *kp) the race's
 ** slots, compiled and loaded): the winner's index in bs->f, and sp->n > 0

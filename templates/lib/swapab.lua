@@ -80,7 +80,7 @@ local BK = 64   -- k per box: 128 bytes of bf16/f16, the swizzle span
 
 M.params = {
   { "bm", { 64, 128, 256 } },     -- rows of B (columns of D) per CTA
-  { "bn", { 8, 16, 24, 32, 40, 48, 64, 96, 128, 192, 256 } },  -- rows of A per pass (wgmma N); > 64: the mid-size kernel
+  { "bn", { 8, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 224, 256 } },  -- rows of A per pass (wgmma N); > 64: the mid-size kernel
   { "stages", { 2, 4, 6, 8, 12, 16 } },  -- slots in the TMA ring
   { "csplit", { 1, 2, 4, 8 } },   -- split-K over a cluster, added through distributed shared memory
   { "pdl", { 0, 1 } },            -- programmatic dependent launch
@@ -870,10 +870,17 @@ extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ t
 ]], z.threads, name) .. MID2_BODY .. "  switch (width_for(rows)) {\n" .. table.concat(cases) .. "  }\n}\n"
 end
 
--- The default above m = 64: the first mid-size kernel (mc 0), and of the
--- (bm, csplit) pairs the one whose CTAs fill the most of their waves (one
--- CTA an SM), in the order bm 128, 64, 256 and fewer splits first on a tie;
--- then the deepest ring that fits. The second kernel (mc >= 1) stays in the
+-- The default above m = 64: the first mid-size kernel (mc 0), the fewest
+-- rows of A a pass of the space's widths above 64 that hold m (the widest
+-- where none does; a pass's zero-filled rows cost tensor-core time, and
+-- hold races this default at its bucket's smaller sizes, sweep_hold.h: the
+-- space steps by 32 from 96), and of the (bm,
+-- csplit) pairs the one whose CTAs fill the most of their waves (one CTA an
+-- SM), in the order bm 64, 128, 256 and fewer splits first on a tie; then
+-- the deepest ring that fits. bm 64 first: on an H100 at 4096^2 (ninth
+-- session, bench/results/2026-11-28/s9-mid) bm 64 with csplit 2 ran 16.0 us
+-- at m = 128 and 17.4 at m = 192 (1.03x and 1.02x cuBLASLt), bm 128 with
+-- csplit 2 18.3 and 23.2, csplit 4 28.0 and 33.5. The second kernel (mc >= 1) stays in the
 -- space, not the default: on an H100 (bench/midm.sh, 2026-11-27 fourth
 -- session) its multicast groups (mc 2, 4), which this default picked, ran
 -- 1.5-7x slower than mc 1 at the same tuned size (a GPU-wide fence before each
@@ -881,14 +888,18 @@ end
 -- run 0.97-0.99x their mc 1 twins, bench/mc_probe.sh), and its best against the
 -- first kernel's best went either way (0.63-2.35x: 1024 x 4096, m = 255:
 -- 20.9 us against 13.1; 4096^2, m = 121: 25.1 against 59.0).
-local MID_DEFAULT_BN = { 96, 128, 192, 256 }
 local function mid_default(t, shape, dt, dev)
-  local bn = 256
-  for _, v in ipairs(MID_DEFAULT_BN) do
-    if v >= shape.m then bn = v; break end
+  local bn
+  for _, pv in ipairs(M.params) do
+    if pv[1] == "bn" then
+      for _, v in ipairs(pv[2]) do
+        if v > 64 and (not bn or (bn < shape.m and v > bn) or (v >= shape.m and v < bn)) then bn = v end
+      end
+    end
   end
+  if not bn then return nil end
   local sms, pairs = dev.sms or 132, {}
-  for _, bm in ipairs({ 128, 64, 256 }) do
+  for _, bm in ipairs({ 64, 128, 256 }) do
     for _, cs in ipairs({ 1, 2, 4, 8 }) do
       local ctas = (shape.n + bm - 1) // bm * cs
       pairs[#pairs + 1] = { bm = bm, cs = cs, fill = ctas / (((ctas + sms - 1) // sms) * sms), order = #pairs }

@@ -125,6 +125,46 @@ fake_sweep ok "$T/badtiming.db" "$T/badtiming.yaml"
 expect_eq "timing: fast is a bad spec (exit 3)" "$RC" 3
 expect_stderr "badtiming.yaml' line [0-9]+: timing must be flush, stream or neighbour, not 'fast'" "the error names the field and the value"
 
+# Hold's defaults: a range bucket is tuned at its upper edge, where
+# swapab's mid-size kernel takes one pass of as many rows of A as m (bn in
+# [m, 2m): only 256 at m = 255), so no finalist fits the bucket's smaller
+# sizes. Each template's default at hold's other sizes (bn 160 at 129 and
+# 145, 192 at 161 and 177, 224 at 193 and 209) races beside the finalists,
+# built and verified at each size; with split_evals: 0 a part's winner is
+# one of the race's slots, so a part won by a narrower pass is one of them.
+cat >"$T/mid.yaml" <<'YAML'
+name: hold-defaults
+arch: sm_90a
+search: random
+max_evals: 4
+top_k: 2
+split_evals: 0
+timing: stream
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes:
+      m: {range: [129, 256], align: [1]}
+      n: {values: [4096], exact: true}
+      k: {values: [4096], exact: true}
+YAML
+seed_db "$T/mid.db"
+AITUNE_TRACE=$T/mid.trace fake_sweep shape_time "$T/mid.db" "$T/mid.yaml"
+expect_eq "a swapab range sweep at m 129..256 exits 0" "$RC" 0 || show_last
+expect_true "hold raced swapab's defaults for 160, 192 and 224 rows a pass beside the finalists" \
+    grep -q "hold gemm_nt bf16: 3 templates' defaults at its other sizes raced" "$T/mid.trace"
+expect_eq "the search at m = 255 stored passes of 256 rows only" \
+    "$(sql "$T/mid.db" "select count(*) from measurements where bucket not like '%/%' and config not like '%\"bn\":256,%'")" 0
+narrow=$(sql "$T/mid.db" "select count(*) from winners where hi < 256 and (config like '%\"bn\":160,%' or config like '%\"bn\":192,%' or config like '%\"bn\":224,%')")
+expect_true "parts below 256 are won by hold's defaults, narrower passes ($narrow)" test "${narrow:-0}" -ge 1
+# A point spec of the same shape holds nothing: no defaults raced.
+sed 's/{range: \[129, 256\], align: \[1\]}/{values: [255], exact: true}/' "$T/mid.yaml" >"$T/point.yaml"
+AITUNE_TRACE=$T/point.trace fake_sweep shape_time "$T/point.db" "$T/point.yaml"
+expect_eq "the point spec's sweep exits 0" "$RC" 0 || show_last
+expect_true "its trace was written" test -s "$T/point.trace"
+expect_eq "a bucket that does not hold races no defaults" "$(grep -c "defaults at its other sizes" "$T/point.trace")" 0
+
 sed 's/^hold: true/hold: 1/' "$T/hold.yaml" >"$T/bad.yaml"
 fake_sweep ok "$T/bad.db" "$T/bad.yaml"
 expect_eq "hold: 1 is a bad spec (exit 3)" "$RC" 3
