@@ -28,12 +28,12 @@ its own, and lookup answers 6144 from the one tuned there.
 
 gemm_swiglu (a gated MLP's gate and up products and silu(gate) * up in one kernel,
 aitune.gated; n = intermediate, k = hidden): at the decode and the
-prefill rows from SWIGLU_MIN_M, and at each exact batch from there, timed as that
-phase's GEMMs (wgmma computes it at prefill sizes, swapab's decode kernel at m <= 64, rowdot at m <= 4).
-Written where the projections are grouped (group "on" or "only": patch fuses only
-grouped gate/up), with gemm_swiglu among ops (the default). Below SWIGLU_MIN_M the MLP
-runs unfused (no bucket: patch's grouped GEMM and PyTorch's silu * mul), and
-misses_spec leaves those misses out.
+prefill rows and at each exact batch, timed as that phase's GEMMs (wgmma computes it
+at prefill sizes, swapab's decode kernel at m <= 64, rowdot at m <= 4: at m = 1 on an
+H100 74.6-74.8 us a layer against 77.4-77.6 for the grouped product and silu * mul,
+bench/RESULTS.md, ninth session). Written where the projections are grouped (group
+"on" or "only": patch fuses only grouped gate/up), with gemm_swiglu among ops (the
+default).
 
 misses_spec() writes the same from a registry's misses table (the shapes libaitune
 was asked for and had no tuned bucket for): per op and fixed dims, a range over the
@@ -162,15 +162,6 @@ DECODE_TIMING, PREFILL_TIMING = "neighbour", "stream"
 # The ops a model's spec may hold (model_spec's ops; `tune --ops`), all by default.
 OPS = ("gemm_nt", "rmsnorm", "gemm_swiglu")
 
-# The fewest rows gemm_swiglu is tuned at. At m = 1 the rowdot family's grouped gate/up
-# product (each weight row one contiguous stream) and Inductor's silu * mul beat
-# swapab's fused decode kernel: on an H100, 77.0 against 78.4 us a layer between
-# neighbours, and a Llama-3-8B batch-1 decode step under torch.compile ran 169.1
-# tokens/s unfused against 165.0 fused; at m = 8 fused won, 1192.0 against 1167.8
-# (bench/RESULTS.md, eighth session). rowdot computes gemm_swiglu too (m <= 4), not yet
-# measured on a GPU: lower this once it has beaten the unfused step at m = 1.
-SWIGLU_MIN_M = 2
-
 
 def _timing(hi):
     """The timing of a task whose token rows reach hi: a decode's up to 64, else a prefill's."""
@@ -290,9 +281,9 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
                     raise SpecError("%d rows of %d-wide norms: too many" % (r[1], cols))
                 out += _task("rmsnorm", dtype, [("rows", r), ("cols", cols)], timing,
                              "%s: RMSNorm over %d" % (phase, cols))
-        if "gemm_swiglu" in ops and rows[1] >= SWIGLU_MIN_M:
+        if "gemm_swiglu" in ops:
             for n, k in mlps:
-                out += _task("gemm_swiglu", dtype, [("m", (max(rows[0], SWIGLU_MIN_M), rows[1])), ("n", n), ("k", k)],
+                out += _task("gemm_swiglu", dtype, [("m", rows), ("n", n), ("k", k)],
                              timing, "%s: gated MLP, silu(gate) * up, %d x %d weights" % (phase, n, k))
     if "gemm_nt" in ops and group != "only":
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
@@ -304,7 +295,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
         for n, k in every:
             out += _task("gemm_nt", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
                          "batch %d exactly: %d x %d weight" % (b, n, k))
-        for n, k in (mlps if "gemm_swiglu" in ops and b >= SWIGLU_MIN_M else []):
+        for n, k in (mlps if "gemm_swiglu" in ops else []):
             out += _task("gemm_swiglu", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
                          "batch %d exactly: gated MLP, %d x %d weights" % (b, n, k))
     return "\n".join(out) + "\n"
@@ -345,7 +336,7 @@ DIMS = {"gemm_nt": ("m", "n", "k"), "gemm_nn": ("m", "n", "k"), "gemm_swiglu": (
 def misses_spec(misses, arch=None, search="model", max_evals=48):
     """The spec text of the shapes in misses (read_misses'), for arch (default: the
     arch most misses were asked for, with its 'a' target for sm_90 and later)."""
-    misses = [m for m in misses if m[0] in DIMS and (m[0] != "gemm_swiglu" or m[3][0] >= SWIGLU_MIN_M)]
+    misses = [m for m in misses if m[0] in DIMS]
     if not misses:
         raise SpecError("no misses of the ops aitune.patch uses (%s): nothing to tune" % ", ".join(DIMS))
     archs = {}

@@ -360,24 +360,25 @@ def _swiglu_tasks(text):
 
 def test_the_spec_tunes_gemm_swiglu_beside_the_gemms():
     """One gemm_swiglu task per gated MLP shape (n = intermediate, k = hidden) and phase,
-    at the rows the phase's GEMMs take from SWIGLU_MIN_M (2) and timed as they are, and
-    one per exact batch from there; none with group off or with ops leaving it out;
-    group only keeps them; misses below 2 rows are not tuned from."""
-    assert tuning.SWIGLU_MIN_M == 2
+    at the rows the phase's GEMMs take, timed as they are, and one per exact batch
+    (batch 1 too: rowdot's fused kernel); none with group off or with ops leaving it
+    out; group only keeps them; misses at 1 row are tuned from as any other."""
     text = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), exact_batches=(1, 8))
     nk = {"n": "{values: [14336], exact: true}", "k": "{values: [4096], exact: true}"}
     assert _swiglu_tasks(text) == [
-        (tuning.DECODE_TIMING, dict(nk, m="{range: [2, 63], align: [1]}")),
+        (tuning.DECODE_TIMING, dict(nk, m="{range: [1, 63], align: [1]}")),
         (tuning.PREFILL_TIMING, dict(nk, m="{range: [128, 65536], align: [1]}")),
+        (tuning.DECODE_TIMING, dict(nk, m="{values: [1], exact: true}")),
         (tuning.DECODE_TIMING, dict(nk, m="{values: [8], exact: true}"))]
     assert "m: {range: [1, 63], align: [1]}" in text.split("gemm_swiglu")[0], "the gemm_nt decode rows from 1"
     assert "m: {range: [128, 65536], align: [1]}" in text.split("gemm_swiglu")[1], "the gemm_nt prefill rows"
     assert len(_swiglu_tasks(tuning.model_spec(LLAMA3_8B, (1, 32), (1, 1)))) == 1, "decode rows only"
-    assert _swiglu_tasks(tuning.model_spec(LLAMA3_8B, (1, 1), (1, 1))) == [], "batch 1 alone: none"
+    assert _swiglu_tasks(tuning.model_spec(LLAMA3_8B, (1, 1), (1, 1))) == [
+        (tuning.DECODE_TIMING, dict(nk, m="{range: [1, 1], align: [1]}"))], "batch 1 alone"
     missed = [("gemm_swiglu", "sm_90", "bf16", (1, 14336, 4096), 9), ("gemm_swiglu", "sm_90", "bf16", (8, 14336, 4096), 3)]
-    assert _swiglu_tasks(tuning.misses_spec(missed)) == [(tuning.DECODE_TIMING, dict(nk, m="{range: [8, 8], align: [1]}"))]
-    with pytest.raises(tuning.SpecError, match="nothing to tune"):
-        tuning.misses_spec(missed[:1])
+    assert _swiglu_tasks(tuning.misses_spec(missed)) == [(tuning.DECODE_TIMING, dict(nk, m="{range: [1, 8], align: [1]}"))]
+    assert _swiglu_tasks(tuning.misses_spec(missed[:1])) == [
+        (tuning.DECODE_TIMING, dict(nk, m="{range: [1, 1], align: [1]}"))]
     assert _swiglu_tasks(tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), group="off")) == []
     assert _swiglu_tasks(tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), ops=["gemm_nt", "rmsnorm"])) == []
     only = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), group="only")

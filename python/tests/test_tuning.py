@@ -73,7 +73,7 @@ def test_grouped_projections_in_the_spec():
     assert "rmsnorm" not in only and len(gemms) == 2, "decode rows only, no norms, no lm_head"
     assert all(timing == "neighbour" and d["m"] == "{range: [1, 32], align: [1]}" for _, timing, d in gemms)
     assert [(op, d["m"]) for op, _, d in tasks(only) if op != "gemm_nt"] == [
-        ("gemm_swiglu", "{range: [2, 32], align: [1]}")], "and the gated MLP's fused product"
+        ("gemm_swiglu", "{range: [1, 32], align: [1]}")], "and the gated MLP's fused product"
     # Qwen2-7B: q/k/v 3584 + 2 x 512 = 4608 rows (o_proj's 3584 is in the bucket below), gate/up 37888.
     qwen2 = dict(LLAMA3_8B, hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
                  num_key_value_heads=4, head_dim=128, model_type="qwen2")
@@ -167,7 +167,7 @@ def test_exact_batches(tmp_path):
     extra = tasks(text[len(base):])
     want = {(m, n, k) for m in (1, 8) for n, k in _weights(base)}
     assert {(_size(d["m"]), _size(d["n"]), _size(d["k"])) for op, _, d in extra if op == "gemm_swiglu"} == {
-        (8, 14336, 4096)}, "the gated MLP at the exact batches from tuning.SWIGLU_MIN_M"
+        (1, 14336, 4096), (8, 14336, 4096)}, "the gated MLP at each exact batch"
     extra = [t for t in extra if t[0] == "gemm_nt"]
     assert {(_size(d["m"]), _size(d["n"]), _size(d["k"])) for op, _, d in extra} == want
     assert len(extra) == len(want) == 2 * 5 and all(t == "neighbour" for _, t, _ in extra)
