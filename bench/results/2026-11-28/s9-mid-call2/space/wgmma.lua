@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 64, 128 } },
+  { "bn", { 64, 128, 256 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 4, 6, 8 } },
+  { "persistent", { 1 } },
+  { "raster", { "m", "n" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1", "1x2" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "direct", "tma" } },
+  { "streamk", { 0, 1 } },
+  { "stage", { "none" } },
+}
