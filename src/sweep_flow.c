@@ -135,8 +135,11 @@ int flow_run(flow *f, char *const *names, char *const *defaults, int nd)
     /* The defaults go with the first batch. */
     if (!rc) rc = flow_ask(f);
     while (!rc) {
-        while (!rc && !f->done && (f->n == 0 || f->n - 1 < f->ahead) && !sw_out_of_budget(S)) rc = flow_ask(f);
-        if (rc || !f->n || sw_out_of_budget(S)) break;
+        while (!rc && !f->done && (f->n == 0 || f->n - 1 < f->ahead) && !sw_search_over(S)) rc = flow_ask(f);
+        /* The defaults land even past the search's part of a share (its
+        ** share itself stops them): each template's default is its bucket's
+        ** floor, and hold's race starts from the finalists. */
+        if (rc || !f->n || (sw_search_over(S) && (sw_out_of_budget(S) || !f->q[0]->extra))) break;
         rc = flow_land(f);
     }
     if (f->n) sw_trace(S, "stop search=%d on_their_way=%d", f->id, f->n);

@@ -26,7 +26,8 @@
 ** their own below that, down to the task's split_depth.
 **
 ** The budget (sweep_session.h: the sweep's, and the bucket's share of it,
-** the time left over the buckets left) stops hold as it stops a search: no
+** the time left over the buckets left; a bucket that holds leaves its
+** search HOLD_SEARCH_SHARE of its share) stops hold as it stops a search: no
 ** slot is built and no size raced once it is spent (split_out_of_budget),
 ** the race under way finishes. A hold cut before it raced every size keeps
 ** the race's winner (a choice over some of the sizes promises nothing over

@@ -145,6 +145,11 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
     double t_task = now_s();
     /* A range bucket promises every size of its range: it holds, always. */
     S->hold = (st->hold || ob.ranged) && !o->retune && !o->check && !o->compile_only;
+    /* A bucket that holds leaves hold the rest of its share after its
+    ** search's part: on an H100 a 200 s budget for 36 buckets left the
+    ** [128, 256) bucket of a 4096^2 range none of its 5 sizes raced
+    ** (bench/RESULTS.md, ninth session). */
+    S->search_end = S->hold && S->share_end > 0 ? t_task + (S->share_end - t_task) * HOLD_SEARCH_SHARE : 0;
     S->split_at = st->split_at;
     S->split_depth = st->split_depth;
     S->task = st;
@@ -163,7 +168,7 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
         S->code = EXIT_FAIL;
     /* Decided whole: no Ctrl-C, no budget cut a step of it (a cut bucket
     ** is decided again by the next run, its search going on). */
-    else if (resume_applies(o) && !sw_interrupted() && !S->budget_hit && !S->share_hit &&
+    else if (resume_applies(o) && !sw_interrupted() && !S->budget_hit && !S->share_hit && !S->search_hit &&
              resume_record(S, &t, &ob, S->hold))
         S->code = EXIT_FAIL;
     sw_op_time(S, t.op, now_s() - t_task);
@@ -201,9 +206,9 @@ static void *lane_main(void *arg)
         if (k < 0) break;
         share_of(H, S, k);
         sweep_slot(H, S, &H->q[k]);
-        if (S->share_hit && !S->budget_hit && !sw_interrupted()) S->shares_cut++;
-        S->share_end = 0;
-        S->share_hit = 0;
+        if ((S->share_hit || S->search_hit) && !S->budget_hit && !sw_interrupted()) S->shares_cut++;
+        S->share_end = S->search_end = 0;
+        S->share_hit = S->search_hit = 0;
     }
     S->ws = worker_counts(S->W);
     worker_free(S->W);

@@ -82,6 +82,13 @@ int sw_out_of_budget(sw *S)
     return S->budget_hit || S->share_hit || interrupted;
 }
 
+int sw_search_over(sw *S)
+{
+    if (sw_out_of_budget(S)) return 1;
+    if (S->search_end > 0 && now_s() > S->search_end) S->search_hit = 1;
+    return S->search_hit;
+}
+
 void sw_note(sw *S, const char *fmt, ...)
 {
     char note[256];

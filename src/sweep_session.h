@@ -45,6 +45,12 @@ typedef struct sw {
     ** share_end (0: no budget) without stopping the sweep. */
     double share_end;
     int share_hit;          /* the bucket in hand used its share */
+    /* A bucket that holds: its searches stop at search_end (0: none), the
+    ** HOLD_SEARCH_SHARE of its share, and the rest is hold's, its races at
+    ** the bucket's sizes and its splits (sweep_hold.h). */
+    double search_end;
+#define HOLD_SEARCH_SHARE 0.5
+    int search_hit;         /* the bucket in hand's search stopped there */
     int shares_cut;         /* buckets stopped at the end of their share */
     int holds_cut;          /* buckets whose hold or split the budget cut (sweep_hold.h) */
     /* counts for the summary */
@@ -92,6 +98,10 @@ int sw_interrupted(void);
 /* Whether the lane must stop: Ctrl-C, or its budget spent (sets budget_hit),
 ** or the bucket in hand its share of it (sets share_hit). */
 int sw_out_of_budget(sw *S);
+/* Whether a bucket's search must stop: sw_out_of_budget, or the part of
+** its share that a bucket that holds leaves its search (search_end; sets
+** search_hit). A part's own search, in hold, stops at sw_out_of_budget. */
+int sw_search_over(sw *S);
 
 /* AITUNE_TRACE=FILE: the sweep appends what its searches do as it happens
 ** (batches asked, compiles, timings; times in seconds since the run began),

@@ -159,4 +159,56 @@ expect_eq "split cut: no bucket is recorded decided" "$(sql "$T/split.db" "selec
 expect_stderr "^hold: hold/split cut by the budget in 2 buckets: " "split cut: the summary counts both"
 resumed "split cut" "$T/split.db"
 
+# The search's part of the share: a bucket that holds stops its search at
+# half its share (HOLD_SEARCH_SHARE), so hold races its sizes even where the
+# search alone would fill the share (here: axpy's whole space, uncapped, at
+# SLOW a candidate). Before, hold said "the budget ran out before its
+# probes" in both buckets: on an H100 a 4096^2 range's [128, 256) bucket
+# raced none of its sizes that way.
+seed_db "$T/half.db"
+B=$(secs 4) SLOW=$(ms 150)
+fake_sweep "$MODE,slow_time:$SLOW" "$T/half.db" "$T/ax.yaml" --budget "${B}s"
+expect_eq "half: the sweep exits 0" "$RC" 0 || show_last
+within "half" "$B" "$SLOW"
+expect_no_stdout "the budget ran out before its probes" "half: no bucket's hold is left without its probes"
+raced=$(sed -n 's/^hold  *axpy f32 [^ ]*: the budget ran out after \([0-9]*\) of [0-9]* sizes.*/\1/p' "$T/out" | sort -n | head -1)
+whole=$(grep -c "^hold  *axpy f32 [^ ]*: the race.s winner loses" "$T/out")
+expect_true "half: each bucket raced its representative and another size at least (cut after ${raced:-all}, $whole held whole)" \
+    test "$(grep -c '^hold  *axpy f32' "$T/out")" -ge 2 -a "${raced:-2}" -ge 2
+expect_stderr "^hold: hold/split cut by the budget in 2 buckets: " "half: the summary counts both holds cut"
+expect_eq "half: no winner is exhaustive, no bucket recorded decided" \
+    "$(sql "$T/half.db" "select sum(exhaustive) from winners") $(sql "$T/half.db" "select count(*) from decided")" "0 0"
+
+# Past the search's part, the templates after the cut still get their
+# defaults measured (the share itself stops those too): gemm_nt at m
+# 129..256 is served by mma, swapab and wgmma, searched in that order; mma's
+# 40 candidates at SLOW each outlast the search's part of the share. Before,
+# mma's search took the whole share and swapab's and wgmma's defaults (each
+# bucket's floor: swapab's mid-size default is the fastest at these sizes on
+# an H100) were never measured.
+cat >"$T/g.yaml" <<'YAML'
+name: g-budget
+arch: sm_90a
+search: random
+max_evals: 40
+top_k: 2
+timing: stream
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    shapes:
+      m: {range: [129, 256], align: [1]}
+      n: {values: [4096], exact: true}
+      k: {values: [4096], exact: true}
+YAML
+seed_db "$T/g.db"
+B=$(secs 12) SLOW=$(ms 300)
+fake_sweep "shape_time,slow_time:$SLOW" "$T/g.db" "$T/g.yaml" --budget "${B}s"
+expect_eq "defaults: the sweep exits 0" "$RC" 0 || show_last
+expect_true "defaults: mma's search was cut (fewer than its 40 candidates in a bucket)" \
+    test "$(sql "$T/g.db" "select max(n) from (select count(*) n from measurements where template = 'gemm_nt/mma' group by bucket)")" -lt 40
+expect_eq "defaults: each bucket has swapab's and wgmma's default measured all the same" \
+    "$(sql "$T/g.db" "select group_concat(t, ' ') from (select bucket || ':' || count(distinct template) t from measurements group by bucket order by bucket)")" \
+    "m=2^7:align1,n=4096,k=4096:3 m=2^8,n=4096,k=4096:3"
+
 done_testing
