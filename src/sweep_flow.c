@@ -139,7 +139,7 @@ int flow_run(flow *f, char *const *names, char *const *defaults, int nd)
         /* The defaults land even past the search's part of a share (its
         ** share itself stops them): each template's default is its bucket's
         ** floor, and hold's race starts from the finalists. */
-        if (rc || !f->n || (sw_search_over(S) && (sw_out_of_budget(S) || !f->q[0]->extra))) break;
+        if (rc || !f->n || sw_out_of_budget(S) || (sw_search_over(S) && !f->q[0]->extra)) break;
         rc = flow_land(f);
     }
     if (f->n) sw_trace(S, "stop search=%d on_their_way=%d", f->id, f->n);

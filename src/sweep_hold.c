@@ -151,10 +151,10 @@ static int hold_fresh(sw *S, const op_task *t, const bucket_state *bs, long long
                       cand *cs, int *fi, int m)
 {
     int m0 = m;
-    for (int j = 0; j < bs->nf && m < HOLD_SLOTS; j++) {
+    for (int j = 0; j < bs->nf && m < HOLD_SLOTS && !sw_interrupted(); j++) {
         int seen = vendor_is_template(bs->f[j].tmpl);
         for (int i = 0; i < j && !seen; i++) seen = !strcmp(bs->f[i].tmpl, bs->f[j].tmpl);
-        for (int s = 1; s < ns && m < HOLD_SLOTS && !seen; s++) {
+        for (int s = 1; s < ns && m < HOLD_SLOTS && !seen && !sw_interrupted(); s++) {
             op_task tp;
             char *cfg = NULL;
             int have = 0;
@@ -169,7 +169,6 @@ static int hold_fresh(sw *S, const op_task *t, const bucket_state *bs, long long
                 memset(&cs[m], 0, sizeof cs[m]);
                 fi[m] = PART_OWN;
                 if (!cand_build(S, &cs[m], bs->f[j].tmpl, cfg, &tp)) m++;
-                else if (sw_interrupted()) have = 1;
             }
             free(cfg);
         }
@@ -358,7 +357,7 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
         long long shapes[PROBES_MAX / 2][TMPL_MAXDIMS];
         H.ns = hold_sizes(S, t, b, shapes);
         *kp = hold_slots(S, t, bs, cs, k, sp->fi);
-        H.m = sw_interrupted() ? *kp : hold_fresh(S, t, bs, shapes, H.ns, cs, sp->fi, *kp);
+        H.m = hold_fresh(S, t, bs, shapes, H.ns, cs, sp->fi, *kp);
         if (sw_interrupted()) {     /* a slot's compile given up: the resume decides the bucket */
             sp->rc = 1;
             return w;

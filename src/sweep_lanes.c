@@ -168,7 +168,7 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
         S->code = EXIT_FAIL;
     /* Decided whole: no Ctrl-C, no budget cut a step of it (a cut bucket
     ** is decided again by the next run, its search going on). */
-    else if (resume_applies(o) && !sw_interrupted() && !S->budget_hit && !S->share_hit && !S->search_hit &&
+    else if (resume_applies(o) && !sw_bucket_cut(S) &&
              resume_record(S, &t, &ob, S->hold))
         S->code = EXIT_FAIL;
     sw_op_time(S, t.op, now_s() - t_task);

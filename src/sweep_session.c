@@ -89,6 +89,11 @@ int sw_search_over(sw *S)
     return S->search_hit;
 }
 
+int sw_bucket_cut(const sw *S)
+{
+    return S->budget_hit || S->share_hit || S->search_hit || sw_interrupted();
+}
+
 void sw_note(sw *S, const char *fmt, ...)
 {
     char note[256];

@@ -49,7 +49,6 @@ typedef struct sw {
     ** HOLD_SEARCH_SHARE of its share, and the rest is hold's, its races at
     ** the bucket's sizes and its splits (sweep_hold.h). */
     double search_end;
-#define HOLD_SEARCH_SHARE 0.5
     int search_hit;         /* the bucket in hand's search stopped there */
     int shares_cut;         /* buckets stopped at the end of their share */
     int holds_cut;          /* buckets whose hold or split the budget cut (sweep_hold.h) */
@@ -102,6 +101,11 @@ int sw_out_of_budget(sw *S);
 ** its share that a bucket that holds leaves its search (search_end; sets
 ** search_hit). A part's own search, in hold, stops at sw_out_of_budget. */
 int sw_search_over(sw *S);
+#define HOLD_SEARCH_SHARE 0.5   /* a holding bucket's search: this part of its share */
+/* Whether the bucket in hand was cut short: the budget, its share, its
+** search's part of that, or Ctrl-C. Its winners are then not exhaustive,
+** and it is not recorded decided (the next run decides it again). */
+int sw_bucket_cut(const sw *S);
 
 /* AITUNE_TRACE=FILE: the sweep appends what its searches do as it happens
 ** (batches asked, compiles, timings; times in seconds since the run began),

@@ -186,7 +186,7 @@ int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
         S->rejected += search_nrejected(se);
         flow_rejected(S, se, tn[ti], t, b);
         if (flow_capped(se, max_evals)) bs.exhaustive = 0;
-        if (S->budget_hit || S->share_hit || S->search_hit || sw_interrupted()) bs.exhaustive = 0;
+        if (sw_bucket_cut(S)) bs.exhaustive = 0;
         search_free(se);
         free(dflt);
     }
@@ -244,7 +244,7 @@ int tune_joint(sw *S, const spec_task *st, const op_task *t, const bucket *b)
         flow_rejected(S, se, NULL, t, b);
         if (flow_capped(se, max_evals)) bs.exhaustive = 0;
     }
-    if (S->budget_hit || S->share_hit || S->search_hit || sw_interrupted()) bs.exhaustive = 0;
+    if (sw_bucket_cut(S)) bs.exhaustive = 0;
     search_free(se);
     for (int i = 0; i < nuse; i++) free(dflt[i]);
     free(dflt);

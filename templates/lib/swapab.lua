@@ -889,14 +889,14 @@ end
 -- first kernel's best went either way (0.63-2.35x: 1024 x 4096, m = 255:
 -- 20.9 us against 13.1; 4096^2, m = 121: 25.1 against 59.0).
 local function mid_default(t, shape, dt, dev)
-  local bn
+  local fit, widest
   for _, pv in ipairs(M.params) do
-    if pv[1] == "bn" then
-      for _, v in ipairs(pv[2]) do
-        if v > 64 and (not bn or (bn < shape.m and v > bn) or (v >= shape.m and v < bn)) then bn = v end
-      end
+    for _, v in ipairs(pv[1] == "bn" and pv[2] or {}) do
+      if v > 64 and v >= shape.m and (not fit or v < fit) then fit = v end
+      if v > 64 and (not widest or v > widest) then widest = v end
     end
   end
+  local bn = fit or widest
   if not bn then return nil end
   local sms, pairs = dev.sms or 132, {}
   for _, bm in ipairs({ 64, 128, 256 }) do
