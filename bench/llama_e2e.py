@@ -31,6 +31,14 @@ they land, so a run cut short keeps what it measured) to $OUT/llama_e2e.jsonl.
 batch 32 and the prefill too). The last table is issue 32's bars, each with its
 measured ratio and whether it is met ("not measured" where the run left it out).
 
+--gpus N spreads the work over N GPUs of this host, one process of this script
+each: a unit whose ratios belong together (the host times; one batch's variants;
+batch 1 without a graph; the prefill's variants; the check) runs whole in one
+process, so every ratio is still same card, same run. The processes' lines come
+with [gpu K] before them; each writes its own OUT/gpuK/llama_e2e.jsonl; the tables
+are printed once, from all of them. A full run takes about 10 minutes on one H100
+and about half that on two.
+
 --tiny runs a 2-layer model of the same structure (on the CPU with --device cpu:
 no graphs, a smoke test of this script).
 """
@@ -76,6 +84,11 @@ def parse(argv):
                         "the patched batch-32 step varied by 9%% between runs that way); default: static per batch")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: no graphs (with --tiny)")
     p.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for llama_e2e.jsonl (default $OUT)")
+    p.add_argument("--gpus", type=int, default=1,
+                   help="spread the work over N GPUs of this host, a process each (default 1): each ratio still "
+                        "comes from one process on one GPU; a full run on 2 takes about half the time")
+    p.add_argument("--units", help=argparse.SUPPRESS)     # --gpus' processes: the units each runs
+    p.add_argument("--result", help=argparse.SUPPRESS)    # and where it writes what it measured
     a = p.parse_args(argv)
     if a.quick:
         given = set(argv if argv is not None else sys.argv[1:])
@@ -93,6 +106,12 @@ def parse(argv):
         p.error("--variants: unknown %s" % ", ".join(sorted(bad)))
     if (a.batches and min(a.batches) < 1) or (not a.batches and not a.prefill) or a.steps < 1 or a.prompt < 1 or a.prefill < 0 or a.host_calls < 1:
         p.error("batches, steps, prompt and host-calls must be >= 1, prefill >= 0")
+    if a.gpus < 1:
+        p.error("--gpus: at least 1 (with --device cpu: that many processes, a test of the spreading)")
+    if a.units is not None:
+        a.units = [u for u in a.units.split(",") if u]
+        if not a.units or set(a.units) - set(units(a)):
+            p.error("--units: some of %s" % ",".join(units(a)))
     if a.device == "cpu" and not a.tiny:
         p.error("--device cpu needs --tiny (8B parameters on the CPU would take hours)")
     if not os.path.isfile(a.registry):
@@ -236,23 +255,53 @@ def host_time(torch, aitune, a, log):
     return res, tuned
 
 
-def main(argv=None):
-    a = parse(argv)
-    import torch
-    import aitune
-    if a.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("llama_e2e: no CUDA device (use --tiny --device cpu for a smoke test)")
-    log = Log(a.out)
+# The work, in units that each hold every side of the ratios they give (so a unit
+# runs whole in one process, on one GPU): the host times, each decode batch's
+# variants, batch 1 without a graph, the prefill's variants, the check.
+def units(a):
+    out = ["host"] + ["decode:%d" % b for b in a.batches]
+    if "eager" in a.variants or "patch" in a.variants:
+        out.append("nograph")
+    if a.prefill:
+        out.append("prefill")
+    return out + ["check"]
+
+
+def unit_cost(a, u):
+    """Rough seconds a unit takes on an H100 (torch.compile's tracing dominates:
+    about 55 s a decode step, 110 s a 2048-token prefill), for spreading units."""
+    comp = sum(1 for v in a.variants if v.startswith("compile"))
+    if u.startswith("decode:"):
+        return 55 * comp + 8 * (len(a.variants) - comp)
+    if u == "prefill":
+        return 110 * comp if comp else 10 * len(a.variants)
+    return {"host": 12, "nograph": 6}.get(u, 4)
+
+
+def shares(a, n):
+    """units(a) over n processes, the costliest first onto the least loaded; each
+    share keeps units(a)'s order."""
+    load, got = [0.0] * n, [[] for _ in range(n)]
+    for u in sorted(units(a), key=lambda u: -unit_cost(a, u)):
+        k = load.index(min(load))
+        load[k] += unit_cost(a, u)
+        got[k].append(u)
+    order = units(a)
+    return [sorted(g, key=order.index) for g in got if g]
+
+
+def measure(a, todo, torch, aitune, log):
+    """Runs the units in todo in this process: {card, tps: {(variant, batch, graph):
+    tokens/s}, prefill: {variant: ms}, host, host_tuned, check}."""
     card = torch.cuda.get_device_name() if a.device == "cuda" else "cpu"
     print("llama_e2e: %s, %s, registry %s" % (card, "tiny" if a.tiny else "Llama-3-8B", a.registry), flush=True)
     d = aitune.use(a.registry)
     model, cfg, build_s = build(a, torch)
     log(what="build", seconds=round(build_s, 1), card=card, torch=torch.__version__,
-        transformers=__import__("transformers").__version__)
-    host, host_tuned = host_time(torch, aitune, a, log)
-
+        transformers=__import__("transformers").__version__, units=todo)
+    res = {"card": card, "tps": {}, "prefill": {}, "host": None, "host_tuned": None, "check": None}
+    tps = res["tps"]
     graphs = a.device == "cuda"
-    tps = {}
 
     def patched_as(variant):
         """The variant's patch (None for eager and compile)."""
@@ -287,49 +336,139 @@ def main(argv=None):
             if p is not None:
                 aitune.unpatch(model)
 
-    for batch in a.batches:
-        for v in a.variants:
-            tps[(v, batch, True)] = decode(v, batch)
-    for v in ("eager", "patch"):
-        if v in a.variants:
-            tps[(v, 1, False)] = decode(v, 1, graph=False)
-
-    prefill = {}
-    if a.prefill:
+    def prefill():
         for v in [v for v in a.variants if v.startswith("compile")] or [v for v in a.variants]:
             p = patched_as(v)
             try:
-                _, sec = timed_prefill(torch, model, cfg, a.prefill, a.device,
-                                       v.startswith("compile"), a.dynamic)
-                ms = sec * 1e3
-                prefill[v] = ms
+                _, sec = timed_prefill(torch, model, cfg, a.prefill, a.device, v.startswith("compile"), a.dynamic)
+                res["prefill"][v] = ms = sec * 1e3
                 log(what="prefill", variant=v, tokens=a.prefill, ms=round(ms, 2),
                     tokens_s=round(a.prefill / ms * 1e3, 1))
             finally:
                 if p is not None:
                     aitune.unpatch(model)
 
-    # check=True over one decode step, and the logits against PyTorch's.
-    check = None
-    dec = Decoder(model, cfg, 1, a, torch, None)
-    ids, pos = dec.ids.clone(), dec.pos.clone()
-    with torch.no_grad():
-        want = dec.forward(ids, pos).float()
-    dec2 = Decoder(model, cfg, 1, a, torch, None)
-    p = aitune.patch(model, d, check=True)
-    try:
+    def check():
+        # check=True over one decode step, and the logits against PyTorch's.
+        dec = Decoder(model, cfg, 1, a, torch, None)
+        ids, pos = dec.ids.clone(), dec.pos.clone()
         with torch.no_grad():
-            got = dec2.forward(ids, pos).float()
-        scale = want.abs().max().item()
-        err = (got - want).abs().max().item() / max(scale, 1e-30)
-        same_token = bool((got.argmax(-1) == want.argmax(-1)).all())
-        check = {"compared": p.compared, "first_mismatch": p.first_mismatch, "logits_max_err_rel": err,
-                 "same_next_token": same_token}
-        log(what="check", **check)
-    finally:
-        aitune.unpatch(model)
+            want = dec.forward(ids, pos).float()
+        dec2 = Decoder(model, cfg, 1, a, torch, None)
+        p = aitune.patch(model, d, check=True)
+        try:
+            with torch.no_grad():
+                got = dec2.forward(ids, pos).float()
+            scale = want.abs().max().item()
+            err = (got - want).abs().max().item() / max(scale, 1e-30)
+            same_token = bool((got.argmax(-1) == want.argmax(-1)).all())
+            res["check"] = {"compared": p.compared, "first_mismatch": p.first_mismatch, "logits_max_err_rel": err,
+                            "same_next_token": same_token}
+            log(what="check", **res["check"])
+        finally:
+            aitune.unpatch(model)
 
-    # The table.
+    for u in todo:
+        if u == "host":
+            res["host"], res["host_tuned"] = host_time(torch, aitune, a, log)
+        elif u.startswith("decode:"):
+            batch = int(u.split(":")[1])
+            for v in a.variants:
+                tps[(v, batch, True)] = decode(v, batch)
+        elif u == "nograph":
+            for v in ("eager", "patch"):
+                if v in a.variants:
+                    tps[(v, 1, False)] = decode(v, 1, graph=False)
+        elif u == "prefill":
+            prefill()
+        elif u == "check":
+            check()
+    return res
+
+
+def spread(a, argv):
+    """--gpus N: units(a) over N processes of this script, one per GPU (each the
+    next of CUDA_VISIBLE_DEVICES, or GPU k), their lines echoed as they come with
+    [gpu k] before them; returns their results merged, or None if one failed."""
+    import subprocess
+    import threading
+    rest, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+        elif x == "--gpus":
+            skip = True
+        elif not x.startswith("--gpus="):
+            rest.append(x)
+    seen = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [g for g in seen.split(",") if g] if seen else [str(k) for k in range(a.gpus)]
+    if len(ids) < a.gpus:
+        sys.exit("llama_e2e: --gpus %d, but CUDA_VISIBLE_DEVICES names %d" % (a.gpus, len(ids)))
+    procs = []
+    for k, share in enumerate(shares(a, a.gpus)):
+        folder = os.path.join(a.out, "gpu%d" % k)
+        cmd = [sys.executable, os.path.abspath(__file__)] + rest + [
+            "--units", ",".join(share), "--result", os.path.join(folder, "result.json"), "--out", folder]
+        print("llama_e2e: gpu %s runs %s" % (ids[k], ", ".join(share)), flush=True)
+        pr = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=ids[k]), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, bufsize=1)
+
+        def echo(pr=pr, tag="[gpu %s] " % ids[k]):
+            for line in pr.stdout:
+                print(tag + line, end="", flush=True)
+        th = threading.Thread(target=echo)
+        th.start()
+        procs.append((pr, th, folder))
+    merged, bad = {"card": [], "tps": {}, "prefill": {}, "host": None, "host_tuned": None, "check": None}, 0
+    for pr, th, folder in procs:
+        rc = pr.wait()
+        th.join()
+        if rc != 0:
+            print("llama_e2e: %s exited %d" % (folder, rc), file=sys.stderr)
+            bad += 1
+            continue
+        with open(os.path.join(folder, "result.json")) as f:
+            r = json.load(f)
+        merged["card"].append(r["card"])
+        merged["tps"].update({(v, b, g): t for v, b, g, t in r["tps"]})
+        merged["prefill"].update(r["prefill"])
+        for key in ("host", "host_tuned", "check"):
+            if r[key] is not None:
+                merged[key] = r[key]
+    if bad:
+        return None
+    cards = sorted(set(merged["card"]))
+    merged["card"] = "%dx %s" % (a.gpus, cards[0]) if len(cards) == 1 else ", ".join(merged["card"])
+    return merged
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    a = parse(argv)
+    if a.gpus > 1 and a.units is None:
+        res = spread(a, argv)
+        if res is None:
+            return 1
+        report(a, res, "%s/gpu*/llama_e2e.jsonl" % a.out)
+        return 0
+    import torch
+    import aitune
+    if a.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("llama_e2e: no CUDA device (use --tiny --device cpu for a smoke test)")
+    log = Log(a.out)
+    res = measure(a, a.units or units(a), torch, aitune, log)
+    if a.result:
+        with open(a.result, "w") as f:
+            json.dump(dict(res, tps=[[v, b, g, t] for (v, b, g), t in res["tps"].items()]), f)
+        return 0
+    report(a, res, log.path)
+    return 0
+
+
+def report(a, res, details):
+    """The tables: tokens/s per batch and variant, the prefill, host and check lines,
+    then issue 32's bars."""
+    tps, prefill, host, check, card = res["tps"], res["prefill"], res["host"], res["check"], res["card"]
     print()
     print("llama_e2e on %s (%s), tokens/s; ratios to the same run's baseline" % (card, "tiny" if a.tiny else
                                                                                 "Llama-3-8B"))
@@ -367,15 +506,14 @@ def main(argv=None):
           "F.linear %.1f us (forward / mm %.2fx)%s" % (
               host["aitune.nn.Linear.forward"], "%.1f" % host["torch.ops.aitune.linear"]
               if "torch.ops.aitune.linear" in host else "-", host["torch.mm"], host["F.linear"],
-              host["aitune.nn.Linear.forward"] / host["torch.mm"], "" if host_tuned else
+              host["aitune.nn.Linear.forward"] / host["torch.mm"], "" if res["host_tuned"] else
               " (NOT TUNED at 1x4096x4096: aitune fell back)"))
     if check:
         print("check=True, one decode step: %d calls compared, first difference: %s; logits max error %.3g of max |logit|,"
               " same next token: %s" % (check["compared"], check["first_mismatch"] or "none",
                                         check["logits_max_err_rel"], check["same_next_token"]))
-    bars(tps, prefill, host, host_tuned, check, a)
-    print("details: %s" % log.path)
-    return 0
+    bars(tps, prefill, host, res["host_tuned"], check, a)
+    print("details: %s" % details)
 
 
 def bars(tps, prefill, host, host_tuned, check, a):
