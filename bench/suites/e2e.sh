@@ -6,6 +6,9 @@
 # own (a sweep of the model's spec takes longer than one call may):
 #     python -m aitune tune CONFIG.json --batch 1:32 --prompt 128:2048 --exact-batch 1,8,32 --db llama.db
 #     bench/run e2e -- --registry llama.db
+# On a host with two GPUs, `-- --registry llama.db --gpus 2` spreads the work
+# over both (each ratio still from one process on one GPU): about 4 minutes
+# instead of 10 (bench/llama_e2e.py --help).
 # The Python is $AITUNE_PYTHON (default python3): PyTorch and transformers.
 about="Llama-3-8B decode end to end, tokens/s: PyTorch, aitune.patch, torch.compile, torch.compile + aitune.patch"
 spec="the model's shapes, tuned by python -m aitune tune into the registry given as -- --registry DB"
