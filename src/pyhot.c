@@ -34,7 +34,13 @@
 ** A call returns the output tensor, None where the caller's slow path must
 ** decide (another dtype or device; a weight of another shape), or raises. It
 ** does what aitune.ops._runner's Python body does, in the same order; the
-** package uses that body where this module is absent or AITUNE_HOT=0. */
+** package uses that body where this module is absent or AITUNE_HOT=0.
+**
+** aitune._hot.linear(module, x) is aitune.nn.linear_forward's warm call past its
+** torch.compile test (the module's runner by x's shape, the grad check, the call,
+** the bias): the output, or None where the Python slow path must decide (see
+** hot_linear below); setup_linear(dispatch module, torch.is_grad_enabled) binds
+** what it reads, once. */
 #define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -51,6 +57,15 @@ typedef int (*launch_fn)(const aitune_cached *);
 #if Py_LIMITED_API + 0 < 0x030C0000
 PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const *args, size_t nargsf,
                                                  PyObject *kwnames);
+#endif
+
+/* The same for a plain call (in the limited API from 3.12 on, exported by 3.11). */
+#if Py_LIMITED_API + 0 < 0x030C0000
+PyAPI_FUNC(PyObject *) PyObject_Vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                           PyObject *kwnames);
+#endif
+#ifndef PY_VECTORCALL_ARGUMENTS_OFFSET
+#define PY_VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
 #endif
 
 /* t.name() */
@@ -104,27 +119,16 @@ static int contiguous(PyObject *t)
 {
     PyObject *r = call0(t, s_is_contiguous);
     if (!r) return -1;
-    int yes = PyObject_IsTrue(r);
+    int yes = r == Py_True ? 1 : PyObject_IsTrue(r);
     Py_DECREF(r);
     return yes;
 }
 
-static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
+/* A call's body: run(a, c) or run(a, c, eps) (runner_call, and linear's warm path
+** without an argument tuple). a and c are borrowed: the caller holds them. */
+static PyObject *runner_run(Runner *r, PyObject *a, PyObject *c, float eps)
 {
-    Runner *r = (Runner *)self;
-    PyObject *a, *c, *out = NULL, *a_own = NULL, *c_own = NULL, *ret = NULL;
-    float eps = 0.0f;
-    Py_ssize_t n = PyTuple_Size(args);
-    if (kw || n != 2 + r->nscalars) {
-        PyErr_Format(PyExc_TypeError, "a runner takes %d positional arguments", 2 + r->nscalars);
-        return NULL;
-    }
-    a = PyTuple_GetItem(args, 0);
-    c = PyTuple_GetItem(args, 1);
-    if (r->nscalars) {
-        eps = (float)PyFloat_AsDouble(PyTuple_GetItem(args, 2));
-        if (PyErr_Occurred()) return NULL;
-    }
+    PyObject *out = NULL, *a_own = NULL, *c_own = NULL, *ret = NULL;
 
     int same = has_dtype(a, r->dtype);
     if (same < 0) return NULL;
@@ -141,7 +145,7 @@ static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
     int ok = (pa & 15) ? 0 : contiguous(a);
     if (ok < 0) return NULL;
     if (!ok) {
-        a_own = PyObject_CallFunctionObjArgs(r->aligned, a, NULL);
+        a_own = PyObject_Vectorcall(r->aligned, &a, 1, NULL);
         if (!a_own || data_ptr(a_own, &pa) < 0) goto done;
     }
 
@@ -151,7 +155,7 @@ static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
     if (ok > 0) ok = contiguous(c);
     if (ok < 0) goto done;
     if (!ok) {
-        PyObject *w = PyObject_CallFunctionObjArgs(r->weight, c, NULL);
+        PyObject *w = PyObject_Vectorcall(r->weight, &c, 1, NULL);
         if (!w) goto done;
         if (!PyTuple_Check(w) || PyTuple_Size(w) != 2) {
             Py_DECREF(w);
@@ -184,7 +188,7 @@ static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
     if (!out) goto done;
     void *s = NULL;
     if (r->raw != Py_None) {
-        PyObject *so = PyObject_CallFunctionObjArgs(r->raw, r->devobj, NULL);
+        PyObject *so = PyObject_Vectorcall(r->raw, &r->devobj, 1, NULL);
         if (!so) goto done;
         s = PyLong_AsVoidPtr(so);
         Py_DECREF(so);
@@ -194,7 +198,7 @@ static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
         if (!r->ws_known || r->ws_stream != s) {
             PyObject *so = PyLong_FromVoidPtr(s);
             if (!so) goto done;
-            PyObject *w = PyObject_CallFunctionObjArgs(r->wsfn, so, NULL);
+            PyObject *w = PyObject_Vectorcall(r->wsfn, &so, 1, NULL);
             Py_DECREF(so);
             if (take_u64(w, &wa) < 0) goto done;
             r->ws_addr = wa;
@@ -228,7 +232,8 @@ static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
             : Py_BuildValue(r->wsfn != Py_None ? "(KKKK)" : "(KKK)", pa, pc, po, wa);
         if (!vals) goto done;
         PyObject *rco = PyLong_FromLong(rc), *so = PyLong_FromVoidPtr(s);
-        PyObject *f = rco && so ? PyObject_CallFunctionObjArgs(r->failed, rco, vals, so, NULL) : NULL;
+        PyObject *fargs[3] = { rco, vals, so };
+        PyObject *f = rco && so ? PyObject_Vectorcall(r->failed, fargs, 3, NULL) : NULL;
         Py_XDECREF(rco);
         Py_XDECREF(so);
         Py_DECREF(vals);
@@ -241,6 +246,181 @@ done:
     Py_XDECREF(out);
     Py_XDECREF(a_own);
     Py_XDECREF(c_own);
+    return ret;
+}
+
+static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
+{
+    Runner *r = (Runner *)self;
+    float eps = 0.0f;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (kw || n != 2 + r->nscalars) {
+        PyErr_Format(PyExc_TypeError, "a runner takes %d positional arguments", 2 + r->nscalars);
+        return NULL;
+    }
+    if (r->nscalars) {
+        eps = (float)PyFloat_AsDouble(PyTuple_GetItem(args, 2));
+        if (PyErr_Occurred()) return NULL;
+    }
+    return runner_run(r, PyTuple_GetItem(args, 0), PyTuple_GetItem(args, 1), eps);
+}
+
+/* ---- aitune.nn.linear_forward's warm path ----
+**
+** linear(module, x): what linear_forward does in Python once it knows it is not
+** traced by torch.compile (that test stays in Python, where Dynamo folds it):
+**   st = module.__dict__["_aitune"]; st.d is aitune.dispatch._current;
+**   run = st.fast.get(x.shape); p = module._parameters; w = p["weight"];
+**   grad mode on: x, w or p.get("bias") requiring grad -> None;
+**   out = run(x, w) (a Runner's body called straight, without an argument tuple;
+**   any other callable, e.g. the Python runners, through vectorcall);
+**   b = p.get("bias"); b is not None: out.add_(b); return out.
+** It returns None wherever the Python body would call _linear_slow (no state, another
+** dispatcher, no runner for the shape, a runner that returned None, something that
+** requires grad: the slow path raises the package's error), and raises what the
+** steps raise (x without a shape, a runner's error, add_'s).
+** setup_linear(dispatch_module, is_grad_enabled) binds aitune.dispatch (its
+** _current is read at every call) and torch.is_grad_enabled; calling it again
+** rebinds them. */
+static PyObject *lin_dispatch, *lin_ddict, *lin_grad;
+static PyObject *runner_type;
+static PyObject *s_current, *s_aitune, *s_parameters, *s_weight, *s_bias, *s_d, *s_fast, *s_shape,
+    *s_requires_grad, *s_add_;
+
+static PyObject *setup_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    if (nargs != 2 || !PyModule_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "setup_linear(dispatch module, is_grad_enabled)");
+        return NULL;
+    }
+    PyObject *dd = PyModule_GetDict(args[0]);
+    if (!dd) return NULL;
+    PyObject *old[3] = { lin_dispatch, lin_ddict, lin_grad };
+    Py_INCREF(args[0]);
+    Py_INCREF(dd);
+    Py_INCREF(args[1]);
+    lin_dispatch = args[0];
+    lin_ddict = dd;
+    lin_grad = args[1];
+    for (int i = 0; i < 3; i++) Py_XDECREF(old[i]);
+    Py_RETURN_NONE;
+}
+
+/* 1 when t.requires_grad is true, 0 when not, -1 on error. */
+static int requires_grad(PyObject *t)
+{
+    PyObject *r = PyObject_GetAttr(t, s_requires_grad);
+    if (!r) return -1;
+    int yes = r == Py_True ? 1 : r == Py_False ? 0 : PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return yes;
+}
+
+static PyObject *hot_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "linear(module, x)");
+        return NULL;
+    }
+    if (!lin_ddict) {
+        PyErr_SetString(PyExc_RuntimeError, "_aitune_hot.linear called before setup_linear");
+        return NULL;
+    }
+    PyObject *self = args[0], *x = args[1];
+    PyObject *st = NULL, *d = NULL, *fast = NULL, *shape = NULL, *run = NULL, *p = NULL, *w = NULL, *b = NULL,
+             *out = NULL, *ret = NULL, *grad = NULL;
+    /* The Python body reads self._aitune (an instance attribute: nn.py keeps it in
+    ** the module's __dict__), where a module without one takes the slow path. */
+    PyObject *dict = PyObject_GenericGetDict(self, NULL);
+    if (!dict) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    st = PyDict_GetItemWithError(dict, s_aitune);
+    if (!st) goto none;
+    Py_INCREF(st);
+    if (!(d = PyObject_GetAttr(st, s_d))) goto done;
+    if (PyDict_GetItemWithError(lin_ddict, s_current) != d) goto none;
+    if (!(fast = PyObject_GetAttr(st, s_fast))) goto done;
+    if (!PyDict_Check(fast)) goto none;
+    if (!(shape = PyObject_GetAttr(x, s_shape))) goto done;
+    run = PyDict_GetItemWithError(fast, shape);
+    if (!run || run == Py_None) goto none;
+    Py_INCREF(run);
+    p = PyDict_GetItemWithError(dict, s_parameters);
+    if (!p || !PyDict_Check(p)) goto none;
+    Py_INCREF(p);
+    w = PyDict_GetItemWithError(p, s_weight);
+    if (!w || w == Py_None) goto none;
+    Py_INCREF(w);
+
+    grad = lin_grad;
+    Py_INCREF(grad);
+    PyObject *g = PyObject_Vectorcall(grad, NULL, 0, NULL);
+    if (!g) goto done;
+    int req = g == Py_True ? 1 : g == Py_False ? 0 : PyObject_IsTrue(g);
+    Py_DECREF(g);
+    if (req > 0) {
+        req = requires_grad(x);
+        if (!req) req = requires_grad(w);
+        if (!req) {
+            b = PyDict_GetItemWithError(p, s_bias);
+            if (b) {
+                Py_INCREF(b);
+                req = b == Py_None ? 0 : requires_grad(b);
+                Py_DECREF(b);
+                b = NULL;
+            } else if (PyErr_Occurred()) {
+                req = -1;
+            }
+        }
+        if (req > 0) goto none;   /* _linear_slow raises the package's error */
+    }
+    if (req < 0) goto done;
+
+    if (Py_TYPE(run) == (PyTypeObject *)runner_type && ((Runner *)run)->nscalars == 0) {
+        out = runner_run((Runner *)run, x, w, 0.0f);
+    } else {
+        PyObject *cargs[3] = { NULL, x, w };
+        out = PyObject_Vectorcall(run, cargs + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    if (!out) goto done;
+    if (out == Py_None) goto none;
+    b = PyDict_GetItemWithError(p, s_bias);
+    if (!b) {
+        if (PyErr_Occurred()) goto done;
+    } else if (b != Py_None) {
+        Py_INCREF(b);
+        PyObject *margs[2] = { out, b };
+        PyObject *r = PyObject_VectorcallMethod(s_add_, margs, 2, NULL);
+        if (!r) goto done;
+        Py_DECREF(r);
+    } else {
+        b = NULL;
+    }
+    ret = out;
+    out = NULL;
+    goto done;
+none:
+    if (!PyErr_Occurred()) {
+        ret = Py_None;
+        Py_INCREF(ret);
+    }
+done:
+    Py_DECREF(dict);
+    Py_XDECREF(st);
+    Py_XDECREF(d);
+    Py_XDECREF(fast);
+    Py_XDECREF(shape);
+    Py_XDECREF(run);
+    Py_XDECREF(p);
+    Py_XDECREF(w);
+    Py_XDECREF(b);
+    Py_XDECREF(out);
+    Py_XDECREF(grad);
     return ret;
 }
 
@@ -322,8 +502,17 @@ static PyType_Spec runner_spec = {
     "aitune._hot.Runner", sizeof(Runner), 0, Py_TPFLAGS_DEFAULT, runner_slots,
 };
 
+static PyMethodDef hot_methods[] = {
+    { "linear", (PyCFunction)(void (*)(void))hot_linear, METH_FASTCALL,
+      "linear(module, x): aitune.nn.linear_forward's warm call, or None (see src/pyhot.c)." },
+    { "setup_linear", (PyCFunction)(void (*)(void))setup_linear, METH_FASTCALL,
+      "setup_linear(dispatch_module, is_grad_enabled): what linear() reads (see src/pyhot.c)." },
+    { NULL, NULL, 0, NULL },
+};
+
 static struct PyModuleDef hot_module = {
-    PyModuleDef_HEAD_INIT, "_aitune_hot", "aitune's hot path in C (src/pyhot.c).", -1, NULL, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_aitune_hot", "aitune's hot path in C (src/pyhot.c).", -1, hot_methods, NULL, NULL, NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__aitune_hot(void)
@@ -333,6 +522,12 @@ PyMODINIT_FUNC PyInit__aitune_hot(void)
     s_data_ptr = PyUnicode_InternFromString("data_ptr");
     s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
     if (!s_dtype || !s_get_device || !s_data_ptr || !s_is_contiguous) return NULL;
+    PyObject **names[] = { &s_current, &s_aitune, &s_parameters, &s_weight, &s_bias, &s_d, &s_fast, &s_shape,
+                           &s_requires_grad, &s_add_ };
+    const char *texts[] = { "_current", "_aitune", "_parameters", "weight", "bias", "d", "fast", "shape",
+                            "requires_grad", "add_" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(*names[i] = PyUnicode_InternFromString(texts[i]))) return NULL;
     PyObject *m = PyModule_Create(&hot_module);
     if (!m) return NULL;
     PyObject *t = PyType_FromSpec(&runner_spec);
@@ -341,6 +536,9 @@ PyMODINIT_FUNC PyInit__aitune_hot(void)
         Py_DECREF(m);
         return NULL;
     }
+    Py_XDECREF(runner_type);
+    runner_type = t;          /* the module's reference (AddObject took t's) ... */
+    Py_INCREF(runner_type);   /* ... and linear()'s, for its type test */
     PyObject *v = PyLong_FromLong(AITUNE_CACHED_MAXARGS);
     if (!v || PyModule_AddObject(m, "CACHED_MAXARGS", v) < 0) {
         Py_XDECREF(v);

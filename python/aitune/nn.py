@@ -35,7 +35,7 @@ RMSNorm classes, which rms_norm_class() subclasses.
 import torch
 import torch.nn.functional as F
 
-from . import dispatch, ops
+from . import _lib, dispatch, ops
 
 # A module keeps runners of its own for this many input shapes (a server's decode
 # batches); past them (a prefill's every prompt length), it shares the dispatcher's,
@@ -46,6 +46,11 @@ MODULE_RUNS = 16
 _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 _FALLBACK = ops._FALLBACK
+# linear_forward's warm path in C (_aitune_hot.linear, src/pyhot.c), or None: where
+# the hot module is absent or AITUNE_HOT=0 (_lib.hot()), the Python body below runs.
+# Set by _use_hot when _linear_slow leaves a runner for the warm path (the runners
+# were made, so _lib.hot() has looked for the module by then).
+_linear_c = None
 
 
 class _State:
@@ -101,6 +106,12 @@ def linear_forward(self, x):
     # checks x's dtype, device and layout and the weight's address); everything
     # else, and whatever the runner declines (returns None), takes _linear_slow.
     if not _compiling():
+        if _linear_c is not None:
+            # The same steps in C; None where the Python body would take the slow path.
+            out = _linear_c(self, x)
+            if out is not None:
+                return out
+            return _linear_slow(self, x)
         try:
             st = self._aitune
         except AttributeError:
@@ -118,6 +129,18 @@ def linear_forward(self, x):
                         out.add_(b)
                     return out
     return _linear_slow(self, x)
+
+
+def _use_hot():
+    """_linear_c for the hot module _lib.hot() gives now (bound to this package's
+    dispatcher and grad mode once), or None."""
+    global _linear_c
+    hot = _lib.hot()
+    if hot is None:
+        _linear_c = None
+    elif _linear_c is not hot.linear:
+        hot.setup_linear(dispatch, _grad_enabled)
+        _linear_c = hot.linear
 
 
 def _linear_slow(self, x):
@@ -150,6 +173,7 @@ def _linear_slow(self, x):
         return _linear_slow(self, x)
     if st.checker is None and st.runs.get(key) is run:
         st.fast[x.shape] = run       # the module's own (not a shared one past MODULE_RUNS)
+        _use_hot()
     b = p.get("bias")
     if b is not None:
         out.add_(b)
