@@ -874,10 +874,7 @@ end
 -- rows of A a pass of the space's widths above 64 that hold m (the widest
 -- where none does; a pass's zero-filled rows cost tensor-core time, and
 -- hold races this default at its bucket's smaller sizes, sweep_hold.h: the
--- space steps by 32 from 96), and of the (bm,
--- csplit) pairs the one whose CTAs fill the most of their waves (one CTA an
--- SM), in the order bm 64, 128, 256 and fewer splits first on a tie; then
--- the deepest ring that fits. bm 64 first: on an H100 at 4096^2 (ninth
+-- space steps by 32 from 96), bm and csplit by_fill. bm 64 first: on an H100 at 4096^2 (ninth
 -- session, bench/results/2026-11-28/s9-mid) bm 64 with csplit 2 ran 16.0 us
 -- at m = 128 and 17.4 at m = 192 (1.03x and 1.02x cuBLASLt), bm 128 with
 -- csplit 2 18.3 and 23.2, csplit 4 28.0 and 33.5. The second kernel (mc >= 1) stays in the
@@ -888,20 +885,16 @@ end
 -- run 0.97-0.99x their mc 1 twins, bench/mc_probe.sh), and its best against the
 -- first kernel's best went either way (0.63-2.35x: 1024 x 4096, m = 255:
 -- 20.9 us against 13.1; 4096^2, m = 121: 25.1 against 59.0).
-local function mid_default(t, shape, dt, dev)
-  local fit, widest
-  for _, pv in ipairs(M.params) do
-    for _, v in ipairs(pv[1] == "bn" and pv[2] or {}) do
-      if v > 64 and v >= shape.m and (not fit or v < fit) then fit = v end
-      if v > 64 and (not widest or v > widest) then widest = v end
-    end
-  end
-  local bn = fit or widest
-  if not bn then return nil end
+-- The first valid config with bn rows of A a pass over `rows` rows of B
+-- (n; 2n for the gated product): of the (bm, csplit) pairs the one whose
+-- CTAs fill the most of their waves (one CTA an SM), in the order bm 64,
+-- 128, 256 and fewer splits first on a tie; then the deepest ring that fits.
+-- Both defaults (the decode kernel's and the mid-size one's) choose this way.
+local function by_fill(t, shape, dt, dev, bn, rows)
   local sms, pairs = dev.sms or 132, {}
   for _, bm in ipairs({ 64, 128, 256 }) do
     for _, cs in ipairs({ 1, 2, 4, 8 }) do
-      local ctas = (shape.n + bm - 1) // bm * cs
+      local ctas = (rows + bm - 1) // bm * cs
       pairs[#pairs + 1] = { bm = bm, cs = cs, fill = ctas / (((ctas + sms - 1) // sms) * sms), order = #pairs }
     end
   end
@@ -916,6 +909,19 @@ local function mid_default(t, shape, dt, dev)
     if q then return q end
   end
   return nil
+end
+
+local function mid_default(t, shape, dt, dev)
+  local fit, widest
+  for _, pv in ipairs(M.params) do
+    for _, v in ipairs(pv[1] == "bn" and pv[2] or {}) do
+      if v > 64 and v >= shape.m and (not fit or v < fit) then fit = v end
+      if v > 64 and (not widest or v > widest) then widest = v end
+    end
+  end
+  local bn = fit or widest
+  if not bn then return nil end
+  return by_fill(t, shape, dt, dev, bn, shape.n)
 end
 
 -- The second mid-size kernel's launch: column tiles padded to whole
@@ -1011,12 +1017,19 @@ local function family(op)
     if mid(p) then return mid_source(op, p, dt, dev, name) end
     return source(op, p, dt, dev, name)
   end
+  -- The decode kernel's default: a pass of the power of two of rows that
+  -- holds m (8 .. 64), (bm, csplit) by_fill. On an H200 (tenth session,
+  -- bench/results/2026-11-28/s10-ranges-call2) the range sweep's winners at
+  -- m <= 64 were bm 64 in all 16 swapab buckets, with the split that fills
+  -- the SMs (csplit 8 at n = 1024, 2 at 4096, 1 at 14336); the default
+  -- before (bm 128 first, csplit 4) ran 16-17 us at 4096^2, m = 31, against
+  -- 11.5 for bm 64, and with 8 evaluations a bucket the search missed a
+  -- deep-ring bm 64 at m = 63 (16.3 us; bm 64, bn 96 ran m = 87 in 13.4).
   t.default = function(shape, dt, dev)
     if shape.m > 64 and not sw then return mid_default(t, shape, dt, dev) end
     local bn = 8
     while bn < shape.m and bn < 64 do bn = bn * 2 end
-    return kernel.first_valid(t, shape, dt, dev, { bn = bn, pdl = 0, l2pre = 0, inflight = 1, kbox = 1, mc = 0, nvar = 1 },
-      { { "bm", { 128, 64, 256 } }, { "csplit", { 4, 8, 2, 1 } }, { "stages", { 8, 6, 4, 2 } } })
+    return by_fill(t, shape, dt, dev, bn, sw and 2 * shape.n or shape.n)
   end
   return t
 end
