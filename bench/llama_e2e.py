@@ -34,7 +34,10 @@ measured ratio and whether it is met ("not measured" where the run left it out).
 --gpus N spreads the work over N GPUs of this host, one process of this script
 each: a unit whose ratios belong together (the host times; one batch's variants;
 batch 1 without a graph; the prefill's variants; the check) runs whole in one
-process, so every ratio is still same card, same run. The processes' lines come
+process, so every ratio is still same card, same run. The process that times the
+host runs alone until those times are taken: another process's compiling would
+share the host's CPU with them (the tenth session's two runs timed them beside
+it). The lines come
 with [gpu K] before them; each writes its own OUT/gpuK/llama_e2e.jsonl; the tables
 are printed once, from all of them. A full run takes about 10 minutes on one H100
 and about half that on two.
@@ -89,6 +92,7 @@ def parse(argv):
                         "comes from one process on one GPU; a full run on 2 takes about half the time")
     p.add_argument("--units", help=argparse.SUPPRESS)     # --gpus' processes: the units each runs
     p.add_argument("--result", help=argparse.SUPPRESS)    # and where it writes what it measured
+    p.add_argument("--host-done", help=argparse.SUPPRESS)  # a file written once the host times are taken
     a = p.parse_args(argv)
     if a.quick:
         given = set(argv if argv is not None else sys.argv[1:])
@@ -371,6 +375,8 @@ def measure(a, todo, torch, aitune, log):
     for u in todo:
         if u == "host":
             res["host"], res["host_tuned"] = host_time(torch, aitune, a, log)
+            if a.host_done:
+                open(a.host_done, "w").close()
         elif u.startswith("decode:"):
             batch = int(u.split(":")[1])
             for v in a.variants:
@@ -389,7 +395,9 @@ def measure(a, todo, torch, aitune, log):
 def spread(a, argv):
     """--gpus N: units(a) over N processes of this script, one per GPU (each the
     next of CUDA_VISIBLE_DEVICES, or GPU k), their lines echoed as they come with
-    [gpu k] before them; returns their results merged, or None if one failed."""
+    [gpu k] before them; returns their results merged, or None if one failed. The
+    process that times the host starts first and the others once those times are
+    taken, so no other process's compiling shares the CPU with them."""
     import subprocess
     import threading
     rest, skip = [], False
@@ -405,10 +413,19 @@ def spread(a, argv):
     if len(ids) < a.gpus:
         sys.exit("llama_e2e: --gpus %d, but CUDA_VISIBLE_DEVICES names %d" % (a.gpus, len(ids)))
     procs = []
-    for k, share in enumerate(shares(a, a.gpus)):
+    done = os.path.join(a.out, "host.done")
+    if os.path.exists(done):
+        os.remove(done)
+    order = sorted(enumerate(shares(a, a.gpus)), key=lambda ks: "host" not in ks[1])
+    for k, share in order:
         folder = os.path.join(a.out, "gpu%d" % k)
         cmd = [sys.executable, os.path.abspath(__file__)] + rest + [
             "--units", ",".join(share), "--result", os.path.join(folder, "result.json"), "--out", folder]
+        if "host" in share:
+            cmd += ["--host-done", done]
+        elif procs:      # after the host times (or once their process has ended)
+            while not os.path.exists(done) and procs[0][0].poll() is None:
+                time.sleep(0.2)
         print("llama_e2e: gpu %s runs %s" % (ids[k], ", ".join(share)), flush=True)
         pr = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=ids[k]), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, bufsize=1)

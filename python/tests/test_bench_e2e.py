@@ -51,3 +51,28 @@ def test_bad_spread_options(reg, capsys, args, word):
         e2e.parse(["--registry", reg] + args)
     assert e.value.code == 2
     assert word in capsys.readouterr().err
+
+
+def test_two_processes_host_times_first(tmp_path):
+    """--gpus 2 on the CPU (a tiny model, eager only): the process that times the host
+    runs alone until those times are taken; the tables come out once, merged."""
+    import subprocess
+    import sys
+    pytest.importorskip("transformers")
+    import fakereg
+    reg = fakereg.build(str(tmp_path / "r.db"), gemm=((1, 256, 256),), rows=(), dtypes=("bf16",))
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, ".."))
+    r = subprocess.run([sys.executable, SPEC.origin, "--registry", reg, "--tiny", "--device", "cpu", "--gpus", "2",
+                        "--batches", "1,2", "--variants", "eager,patch", "--steps", "1", "--prompt", "2",
+                        "--prefill", "0", "--host-calls", "5", "--out", str(out)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("llama_e2e: gpu ")]
+    assert len(starts) == 2 and "host" in lines[starts[0]] and "host" not in lines[starts[1]]
+    host = [i for i, ln in enumerate(lines) if "what=host" in ln]
+    assert host and max(host) < starts[1]            # every host time before the second process starts
+    assert (out / "host.done").exists()
+    assert sum(1 for ln in lines if ln.startswith("| 1 |")) == 1 and any(ln.startswith("| 2 |") for ln in lines)
+    assert "bars met" in r.stdout
