@@ -885,23 +885,23 @@ end
 -- run 0.97-0.99x their mc 1 twins, bench/mc_probe.sh), and its best against the
 -- first kernel's best went either way (0.63-2.35x: 1024 x 4096, m = 255:
 -- 20.9 us against 13.1; 4096^2, m = 121: 25.1 against 59.0).
--- The first valid config with bn rows of A a pass over `rows` rows of B
--- (n; 2n for the gated product): of the (bm, csplit) pairs the one whose
--- CTAs fill the most of their waves (one CTA an SM), in the order bm 64,
--- 128, 256 and fewer splits first on a tie; then the deepest ring that fits.
--- Both defaults (the decode kernel's and the mid-size one's) choose this way.
-local function by_fill(t, shape, dt, dev, bn, rows)
-  local sms, pairs = dev.sms or 132, {}
+-- The (bm, csplit) pairs over `rows` rows of B (n; 2n for the gated
+-- product), in the order bm 64, 128, 256 and fewer splits first, each with
+-- its CTAs and the bytes of sums a tile's split adds (bn rows of A a pass).
+local function split_pairs(rows, bn)
+  local pairs = {}
   for _, bm in ipairs({ 64, 128, 256 }) do
     for _, cs in ipairs({ 1, 2, 4, 8 }) do
-      local ctas = (rows + bm - 1) // bm * cs
-      pairs[#pairs + 1] = { bm = bm, cs = cs, fill = ctas / (((ctas + sms - 1) // sms) * sms), order = #pairs }
+      pairs[#pairs + 1] = { bm = bm, cs = cs, ctas = (rows + bm - 1) // bm * cs, red = 4 * bm * bn * (cs - 1),
+                            order = #pairs }
     end
   end
-  table.sort(pairs, function(a, b)
-    if a.fill ~= b.fill then return a.fill > b.fill end
-    return a.order < b.order
-  end)
+  return pairs
+end
+
+-- The first valid config of bn rows of A a pass among pairs (in their order),
+-- with the deepest ring that fits.
+local function first_of(t, shape, dt, dev, bn, pairs)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
       { bm = pr.bm, bn = bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },
@@ -909,6 +909,42 @@ local function by_fill(t, shape, dt, dev, bn, rows)
     if q then return q end
   end
   return nil
+end
+
+-- The mid-size default's choice: of the pairs the one whose CTAs fill the
+-- most of their waves (one CTA an SM), fewer splits and bm 64 first on a tie.
+local function by_fill(t, shape, dt, dev, bn, rows)
+  local sms, pairs = dev.sms or 132, split_pairs(rows, bn)
+  for _, pr in ipairs(pairs) do pr.fill = pr.ctas / (((pr.ctas + sms - 1) // sms) * sms) end
+  table.sort(pairs, function(a, b)
+    if a.fill ~= b.fill then return a.fill > b.fill end
+    return a.order < b.order
+  end)
+  return first_of(t, shape, dt, dev, bn, pairs)
+end
+
+-- The decode kernel's choice: it streams B and is bound by bytes in flight,
+-- not by waves, so the fewest splits (bm 64 first) whose CTAs cover the SMs
+-- once (at least 90% of them), among those whose split adds at most
+-- DECODE_RED bytes of sums a tile (the adding grows with bn, and its buffer
+-- takes ring slots); where none covers, the pair under that cap with the
+-- most CTAs. On an H200 (tenth session, bench/results/2026-11-28/
+-- s10-ranges-call2) these are the range sweep's swapab winners at m <= 64:
+-- csplit 8 at n = 1024 with bn 8-16 and 4 with bn 48-64, 1-2 at 4096, 1 at
+-- 14336 (filling waves instead picks 4 there).
+local DECODE_RED = 48 * 1024
+local function by_cover(t, shape, dt, dev, bn, rows)
+  local sms, pairs, best = dev.sms or 132, split_pairs(rows, bn), {}
+  for _, pr in ipairs(pairs) do
+    if pr.red <= DECODE_RED then best[#best + 1] = pr end
+  end
+  table.sort(best, function(a, b)
+    local ca, cb = a.ctas * 10 >= sms * 9, b.ctas * 10 >= sms * 9
+    if ca ~= cb then return ca end
+    if not ca and a.ctas ~= b.ctas then return a.ctas > b.ctas end
+    return a.order < b.order
+  end)
+  return first_of(t, shape, dt, dev, bn, best) or by_fill(t, shape, dt, dev, bn, rows)
 end
 
 local function mid_default(t, shape, dt, dev)
@@ -1018,18 +1054,17 @@ local function family(op)
     return source(op, p, dt, dev, name)
   end
   -- The decode kernel's default: a pass of the power of two of rows that
-  -- holds m (8 .. 64), (bm, csplit) by_fill. On an H200 (tenth session,
+  -- holds m (8 .. 64), (bm, csplit) by_cover. On an H200 (tenth session,
   -- bench/results/2026-11-28/s10-ranges-call2) the range sweep's winners at
-  -- m <= 64 were bm 64 in all 16 swapab buckets, with the split that fills
-  -- the SMs (csplit 8 at n = 1024, 2 at 4096, 1 at 14336); the default
-  -- before (bm 128 first, csplit 4) ran 16-17 us at 4096^2, m = 31, against
-  -- 11.5 for bm 64, and with 8 evaluations a bucket the search missed a
-  -- deep-ring bm 64 at m = 63 (16.3 us; bm 64, bn 96 ran m = 87 in 13.4).
+  -- m <= 64 were bm 64 in all 16 swapab buckets; the default before (bm 128
+  -- first, csplit 4) ran 16-17 us at 4096^2, m = 31, against 11.5 for bm 64,
+  -- and with 8 evaluations a bucket the search missed a deep-ring bm 64 at
+  -- m = 63 (16.3 us; bm 64, bn 96 ran m = 87 in 13.4).
   t.default = function(shape, dt, dev)
     if shape.m > 64 and not sw then return mid_default(t, shape, dt, dev) end
     local bn = 8
     while bn < shape.m and bn < 64 do bn = bn * 2 end
-    return by_fill(t, shape, dt, dev, bn, sw and 2 * shape.n or shape.n)
+    return by_cover(t, shape, dt, dev, bn, sw and 2 * shape.n or shape.n)
   end
   return t
 end
