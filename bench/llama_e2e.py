@@ -294,16 +294,21 @@ def shares(a, n):
     return [sorted(g, key=order.index) for g in got if g]
 
 
+def blank(card):
+    """What a run measured, before it measures: card, tps {(variant, batch, graph):
+    tokens/s}, prefill {variant: ms}, host, host_tuned, check."""
+    return {"card": card, "tps": {}, "prefill": {}, "host": None, "host_tuned": None, "check": None}
+
+
 def measure(a, todo, torch, aitune, log):
-    """Runs the units in todo in this process: {card, tps: {(variant, batch, graph):
-    tokens/s}, prefill: {variant: ms}, host, host_tuned, check}."""
+    """Runs the units in todo in this process: what they measured (blank's)."""
     card = torch.cuda.get_device_name() if a.device == "cuda" else "cpu"
     print("llama_e2e: %s, %s, registry %s" % (card, "tiny" if a.tiny else "Llama-3-8B", a.registry), flush=True)
     d = aitune.use(a.registry)
     model, cfg, build_s = build(a, torch)
     log(what="build", seconds=round(build_s, 1), card=card, torch=torch.__version__,
         transformers=__import__("transformers").__version__, units=todo)
-    res = {"card": card, "tps": {}, "prefill": {}, "host": None, "host_tuned": None, "check": None}
+    res = blank(card)
     tps = res["tps"]
     graphs = a.device == "cuda"
 
@@ -436,7 +441,7 @@ def spread(a, argv):
         th = threading.Thread(target=echo)
         th.start()
         procs.append((pr, th, folder))
-    merged, bad = {"card": [], "tps": {}, "prefill": {}, "host": None, "host_tuned": None, "check": None}, 0
+    merged, bad = blank([]), 0
     for pr, th, folder in procs:
         rc = pr.wait()
         th.join()

@@ -115,13 +115,19 @@ static int has_dtype(PyObject *t, PyObject *want)
     return same;
 }
 
+/* 1 when o (consumed) is true, 0 when not, -1 when o is NULL (an error set) or
+** its truth raised. */
+static int take_truth(PyObject *o)
+{
+    if (!o) return -1;
+    int yes = o == Py_True ? 1 : o == Py_False ? 0 : PyObject_IsTrue(o);
+    Py_DECREF(o);
+    return yes;
+}
+
 static int contiguous(PyObject *t)
 {
-    PyObject *r = call0(t, s_is_contiguous);
-    if (!r) return -1;
-    int yes = r == Py_True ? 1 : PyObject_IsTrue(r);
-    Py_DECREF(r);
-    return yes;
+    return take_truth(call0(t, s_is_contiguous));
 }
 
 /* A call's body: run(a, c) or run(a, c, eps) (runner_call, and linear's warm path
@@ -310,11 +316,7 @@ static PyObject *setup_linear(PyObject *m, PyObject *const *args, Py_ssize_t nar
 /* 1 when t.requires_grad is true, 0 when not, -1 on error. */
 static int requires_grad(PyObject *t)
 {
-    PyObject *r = PyObject_GetAttr(t, s_requires_grad);
-    if (!r) return -1;
-    int yes = r == Py_True ? 1 : r == Py_False ? 0 : PyObject_IsTrue(r);
-    Py_DECREF(r);
-    return yes;
+    return take_truth(PyObject_GetAttr(t, s_requires_grad));
 }
 
 static PyObject *hot_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
@@ -330,7 +332,7 @@ static PyObject *hot_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     }
     PyObject *self = args[0], *x = args[1];
     PyObject *st = NULL, *d = NULL, *fast = NULL, *shape = NULL, *run = NULL, *p = NULL, *w = NULL, *b = NULL,
-             *out = NULL, *ret = NULL, *grad = NULL;
+             *out = NULL, *ret = NULL;
     /* The Python body reads self._aitune (an instance attribute: nn.py keeps it in
     ** the module's __dict__), where a module without one takes the slow path. */
     PyObject *dict = PyObject_GenericGetDict(self, NULL);
@@ -357,25 +359,13 @@ static PyObject *hot_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     if (!w || w == Py_None) goto none;
     Py_INCREF(w);
 
-    grad = lin_grad;
-    Py_INCREF(grad);
-    PyObject *g = PyObject_Vectorcall(grad, NULL, 0, NULL);
-    if (!g) goto done;
-    int req = g == Py_True ? 1 : g == Py_False ? 0 : PyObject_IsTrue(g);
-    Py_DECREF(g);
+    int req = take_truth(PyObject_Vectorcall(lin_grad, NULL, 0, NULL));
     if (req > 0) {
         req = requires_grad(x);
         if (!req) req = requires_grad(w);
         if (!req) {
-            b = PyDict_GetItemWithError(p, s_bias);
-            if (b) {
-                Py_INCREF(b);
-                req = b == Py_None ? 0 : requires_grad(b);
-                Py_DECREF(b);
-                b = NULL;
-            } else if (PyErr_Occurred()) {
-                req = -1;
-            }
+            PyObject *gb = PyDict_GetItemWithError(p, s_bias);   /* borrowed: p is held */
+            req = gb ? (gb == Py_None ? 0 : requires_grad(gb)) : PyErr_Occurred() ? -1 : 0;
         }
         if (req > 0) goto none;   /* _linear_slow raises the package's error */
     }
@@ -420,7 +410,6 @@ done:
     Py_XDECREF(w);
     Py_XDECREF(b);
     Py_XDECREF(out);
-    Py_XDECREF(grad);
     return ret;
 }
 

@@ -91,11 +91,15 @@ M.params = {
   { "nvar", { 1, 2, 3, 5 } },     -- second mid-size kernel: wgmma widths (bn down to bn/2) chosen among at run time
 }
 
+-- The decode kernel's red: the fp32 sums of a bm x bn tile from each of the
+-- other csplit - 1 ranks.
+local function red_bytes(bm, bn, csplit) return 4 * bn * bm * (csplit - 1) end
+
 -- Shared memory: the ring (1024-aligned slots), red (the other ranks'
 -- sums), the mbarriers, and the slack to align the base to 1024 bytes.
 local function sizes(p)
   local slot = p.kbox * (p.bm * BK * 2 + p.bn * BK * 2)
-  return slot, p.stages * slot + 4 * p.bn * p.bm * (p.csplit - 1) + 16 * p.stages + 16 + 1024
+  return slot, p.stages * slot + red_bytes(p.bm, p.bn, p.csplit) + 16 * p.stages + 16 + 1024
 end
 
 -- The mid-size kernel (bn > 64): its warpgroups, its threads, its chunks of
@@ -892,7 +896,7 @@ local function split_pairs(rows, bn)
   local pairs = {}
   for _, bm in ipairs({ 64, 128, 256 }) do
     for _, cs in ipairs({ 1, 2, 4, 8 }) do
-      pairs[#pairs + 1] = { bm = bm, cs = cs, ctas = (rows + bm - 1) // bm * cs, red = 4 * bm * bn * (cs - 1),
+      pairs[#pairs + 1] = { bm = bm, cs = cs, ctas = (rows + bm - 1) // bm * cs, red = red_bytes(bm, bn, cs),
                             order = #pairs }
     end
   end
