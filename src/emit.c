@@ -372,7 +372,13 @@ static void tmap_param(strbuf *out, const plan *p, int j)
     for (int d = 0; d + 1 < t->rank; d++) { if (d) sb_puts(out, ", "); c_expr(out, t->strides[d]); }
     if (t->rank == 1) sb_puts(out, "16");
     sb_printf(out, " };\n        const cuuint32_t aitune_box[%d] = { ", t->rank);
-    for (int d = 0; d < t->rank; d++) sb_printf(out, "%s%uu", d ? ", " : "", t->box[d]);
+    for (int d = 0; d < t->rank; d++) {
+        if (d) sb_puts(out, ", ");
+        if (!t->box_expr[d]) { sb_printf(out, "%uu", t->box[d]); continue; }
+        sb_puts(out, "(cuuint32_t)(");
+        c_expr(out, t->box_expr[d]);
+        sb_puts(out, ")");
+    }
     /* A map with `at` reads the workspace from that byte on. */
     sb_puts(out, " };\n        const void* aitune_base = ");
     if (pp->at) {

@@ -39,6 +39,7 @@ static void free_param(plan_param *q)
     free(q->zero);
     free(q->at);
     for (int i = 0; i < 5; i++) free(q->tm.dims[i]);
+    for (int i = 0; i < 5; i++) free(q->tm.box_expr[i]);
     for (int i = 0; i < 4; i++) free(q->tm.strides[i]);
     memset(q, 0, sizeof *q);
 }
@@ -123,7 +124,11 @@ static int check_tmap(const plan *p, int i, const plan_param *q, char *err, int 
     for (int d = 0; d < t->rank; d++) {
         snprintf(what, sizeof what, "param %d (tmap) dims[%d]", i, d);
         if (check_expr(p, t->dims[d], what, err, errcap)) return -1;
-        if (t->box[d] < 1 || t->box[d] > 256)
+        if (t->box_expr[d]) {
+            if (d == 0) return perr(err, errcap, "launch plan: param %d (tmap of '%s'): box[0] must be an integer", i, a->name);
+            snprintf(what, sizeof what, "param %d (tmap) box[%d]", i, d);
+            if (check_expr(p, t->box_expr[d], what, err, errcap)) return -1;
+        } else if (t->box[d] < 1 || t->box[d] > 256)
             return perr(err, errcap, "launch plan: param %d (tmap of '%s'): box[%d] = %u (1 to 256)", i, a->name, d, t->box[d]);
     }
     for (int d = 0; d + 1 < t->rank; d++) {
@@ -268,7 +273,10 @@ static void encode_param(jw *w, const plan *p, const plan_param *q)
         jw_strs(w, q->tm.strides, q->tm.rank - 1);
         jw_key(w, "box");
         jw_arr(w);
-        for (int d = 0; d < q->tm.rank; d++) jw_int(w, q->tm.box[d]);
+        for (int d = 0; d < q->tm.rank; d++) {
+            if (q->tm.box_expr[d]) jw_str(w, q->tm.box_expr[d]);
+            else jw_int(w, q->tm.box[d]);
+        }
         jw_end(w);
         jw_key(w, "swizzle");
         jw_int(w, q->tm.swizzle);
@@ -427,8 +435,13 @@ static int decode_param(plan *p, const json *j, int i, char *err, int errcap)
             return perr(err, errcap, "launch plan: param %d (tmap): \"box\" must list %d sizes", i, q->tm.rank);
         for (int d = 0; d < q->tm.rank; d++) {
             const json *b = &box->items[d];
+            if (d > 0 && b->type == JSON_STR) {
+                if (plan_set(&q->tm.box_expr[d], b->str)) return perr(err, errcap, "out of memory");
+                continue;
+            }
             if (b->type != JSON_NUM || !b->is_int || b->i < 1 || b->i > 256)
-                return perr(err, errcap, "launch plan: param %d (tmap): box[%d] must be an integer 1 to 256", i, d);
+                return perr(err, errcap, "launch plan: param %d (tmap): box[%d] must be an integer 1 to 256%s", i, d,
+                            d ? " or an expression" : "");
             q->tm.box[d] = (unsigned)b->i;
         }
         long long sw, l2;
@@ -674,6 +687,12 @@ static int bind_tmap(const plan *p, int i, const long long *shape, unsigned long
         if (v < 1 || v > (1LL << 32)) return perr(err, errcap, "param %d (tmap of '%s') dims[%d] = %lld (1 to 2^32)", i, a->name, d, v);
         gdim[d] = (cuuint64_t)v;
         box[d] = t->box[d];
+        if (t->box_expr[d]) {
+            if (eval(p, t->box_expr[d], shape, &v, why, sizeof why))
+                return perr(err, errcap, "param %d (tmap of '%s') box[%d]: %s", i, a->name, d, why);
+            if (v < 1 || v > 256) return perr(err, errcap, "param %d (tmap of '%s') box[%d] = %lld (1 to 256)", i, a->name, d, v);
+            box[d] = (cuuint32_t)v;
+        }
         estride[d] = 1;
     }
     for (int d = 0; d + 1 < t->rank; d++) {

@@ -38,7 +38,10 @@
 **                `strides` byte strides of dims 2..rank (expressions, multiples
 **                of 16 at bind); `box` sizes (integers 1..256, the innermost
 **                box a multiple of 16 bytes and, when swizzled, at most the
-**                swizzle span); element type from the argument's dtype;
+**                swizzle span; an outer box may be an expression instead,
+**                1..256 at bind: a box that follows the shape, e.g.
+**                "min(192, cdiv(m, 8) * 8)", so TMA fills no rows past m);
+**                element type from the argument's dtype;
 **                element strides 1; no interleave; `swizzle` 0/32/64/128;
 **                `oob` "zero" (FILL_NONE) or "nan" (NAN_REQUEST_ZERO_FMA);
 **                `l2` promotion 0/64/128/256;
@@ -106,7 +109,8 @@ typedef struct plan_tmap {
     int rank;               /* 1..5 */
     char *dims[5];          /* rank expressions, innermost first */
     char *strides[4];       /* rank - 1 expressions, bytes */
-    unsigned box[5];
+    unsigned box[5];        /* integer boxes; 0 where box_expr[d] is set */
+    char *box_expr[5];      /* outer boxes (d >= 1) given as expressions; NULL: box[d] */
     int swizzle;            /* 0, 32, 64, 128 (bytes) */
     int oob_nan;            /* 0: "zero", 1: "nan" */
     int l2;                 /* 0, 64, 128, 256 */

@@ -940,13 +940,21 @@ static int read_params(tmpl *T, const char *what, plan *P)
             }
             if (!rc) {
                 if (lua_getfield(L, -1, "box") != LUA_TTABLE || (int)lua_rawlen(L, -1) != t->rank) {
-                    rc = fail(T, "%s: params[%d].box must list %d integers", what, i + 1, t->rank);
+                    rc = fail(T, "%s: params[%d].box must list %d sizes", what, i + 1, t->rank);
                 } else {
                     for (int d = 0; d < t->rank && !rc; d++) {
                         lua_rawgeti(L, -1, d + 1);
+                        /* an outer box may follow the shape (plan.h) */
+                        if (d > 0 && lua_type(L, -1) == LUA_TSTRING) {
+                            rc = launch_expr(T, what, "box", d, NULL, &t->box_expr[d]);
+                            lua_pop(L, 1);
+                            continue;
+                        }
                         long long b = lua_isinteger(L, -1) ? (long long)lua_tointeger(L, -1) : -1;
                         lua_pop(L, 1);
-                        if (b < 1 || b > 256) rc = fail(T, "%s: params[%d].box[%d] must be an integer 1 to 256", what, i + 1, d + 1);
+                        if (b < 1 || b > 256)
+                            rc = fail(T, "%s: params[%d].box[%d] must be an integer 1 to 256%s", what, i + 1, d + 1,
+                                      d ? " or an expression" : "");
                         else t->box[d] = (unsigned)b;
                     }
                 }

@@ -10,8 +10,8 @@
 --
 -- A CTA owns BM rows of B (BM columns of D) and, with csplit > 1, one of
 -- csplit slices of k. One producer warp's elected lane streams BM x 64
--- boxes of B and the matching BN x 64 boxes of A through TMA (128-byte
--- swizzle; boxes past n, m or k are zero-filled), `kbox` of each per slot,
+-- boxes of B and the matching boxes of A (BN x 64, or fewer rows: a_box)
+-- through TMA (128-byte swizzle; boxes past n or k are zero-filled), `kbox` of each per slot,
 -- into a ring of `stages` slots, each with a `full` and an `empty`
 -- mbarrier; one consumer warpgroup issues kbox x BM/64 x 4 wgmma per slot
 -- and releases a slot once its group has retired, either at once (inflight
@@ -303,6 +303,7 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
   const int kboxes = (int)((k + 63) / 64);
   const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);
   const bool producer = threadIdx.x >= 128;
+  const unsigned slot_bytes = KBOX * (W_BYTES + 128u * (unsigned)min((long long)BN, (m + 7) / 8 * 8));
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, 4); }
     if (CS > 1) mbar_init(rbar, 128 * (CS - 1));
@@ -331,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
           // Boxes past k (the last slot's) are zero-filled by TMA: every
           // slot is whole, so the consumer's wgmma never sit under a branch
           // (ptxas serializes wgmma in a divergent path).
-          mbar_expect(bar, SLOT);
+          mbar_expect(bar, slot_bytes);
           for (int b = 0; b < KBOX; b++) {
             tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
             tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
@@ -520,6 +521,7 @@ local MID_BODY = [[
   // k in slots of KBOX boxes of 64 (the last slot's boxes past k are zeros).
   const int kiters = (int)((k + 64 * KBOX - 1) / (64 * KBOX)), per = (kiters + CS - 1) / CS;
   const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);
+  const unsigned slot_bytes = KBOX * (W_BYTES + 128u * (unsigned)min((long long)BN, (m + 7) / 8 * 8));
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, 4 * WGS); }
     if (CS > 1) mbar_init(rbar, 128 * WGS * (CS - 1));
@@ -543,7 +545,7 @@ local MID_BODY = [[
         mbar_wait(empty + 8 * s, ph ^ 1);
         const unsigned bar = full + 8 * s, sB = base + s * SLOT, sA = sB + KBOX * W_BYTES;
         // Every slot whole (TMA zero-fills boxes past k): no wgmma under a branch.
-        mbar_expect(bar, SLOT);
+        mbar_expect(bar, slot_bytes);
         for (int b = 0; b < KBOX; b++) {
           tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
           tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
@@ -993,6 +995,17 @@ local function mid2_launch(p, dt)
   }
 end
 
+-- The rows of A's box in the decode and first mid-size kernels: m rounded
+-- up to 8, at most bn (an expression the launch plan evaluates at bind,
+-- plan.h), so TMA zero-fills at most 7 rows past m. Each kernel's slots
+-- expect the same bytes (slot_bytes); the slot's rows past the box keep
+-- whatever they held, and their sums go to rows of D that are not stored
+-- (column j of a wgmma's product reads row j of A only). With a box of bn
+-- rows, time grew about 0.1 us for each row zero-filled past m: on an H200
+-- at 4096^2 (tenth session, call 2) one bn 96 config ran 16.1 us at m = 65
+-- and 13.3 at m = 87, one bn 128 config 17.8 at m = 88 and 13.9 at m = 127.
+local function a_box(bn) return string.format("min(%d, cdiv(m, 8) * 8)", bn) end
+
 -- The gated product's rules over the GEMM's: the decode kernel, 2n rows
 -- of B (a shape is the 2n-wide GEMM to constraints).
 local function swiglu_constraints(p, shape, dt, dev)
@@ -1045,7 +1058,7 @@ local function family(op)
         sw and hopper.swiglu_bmap(esize, p.bm // 16) or
         { kind = "tmap", arg = "B", dims = { "k", "n" }, strides = { "k*" .. esize }, box = { BK, p.bm },
           swizzle = 128, oob = "zero", l2 = 256 },
-        { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize }, box = { BK, p.bn },
+        { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize }, box = { BK, a_box(p.bn) },
           swizzle = 128, oob = "zero", l2 = 256 },
         { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
         { kind = "dim", expr = "k" },

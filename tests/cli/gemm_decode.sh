@@ -123,9 +123,13 @@ tasks:
     dtypes: [bf16]
     templates: [wgmma]
     shapes: {m: {values: [4096]}, n: {values: [4097]}, k: {values: [4096]}}
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [40]}, n: {values: [4096]}, k: {values: [4096]}}
 EOF
 fake_sweep ok "$T/emit.db" "$T/emit.yaml"
-expect_eq "a fake sweep of one gemv, one rowdot, one mma and one wgmma bucket exits 0" "$RC" 0 || show_last
+expect_eq "a fake sweep of one gemv, one rowdot, one mma, one wgmma and one swapab bucket exits 0" "$RC" 0 || show_last
 if command -v nvcc >/dev/null 2>&1; then
     # gemv's default at 16 x 4096^2 (the fake sweep's winner) launches with
     # pdl: its plan loses the flag here, so the first emit is the plain
@@ -133,7 +137,8 @@ if command -v nvcc >/dev/null 2>&1; then
     sql "$T/emit.db" "update winners set launch = replace(launch, ',\"pdl\":true', '') where op = 'gemm_nt'" >/dev/null
     expect_eq "the gemv winner's plan without pdl" \
         "$(sql "$T/emit.db" "select count(*) from winners where op = 'gemm_nt' and launch like '%\"pdl\"%'")" 0
-    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nt 1,4096,4096 rowdot" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma"; do
+    for q in "gemm_nt 16,4096,4096 gemv" "gemm_nt 1,4096,4096 rowdot" "gemm_nn 4001,4001,4001 mma" "gemm_nn 4096,4097,4096 wgmma" \
+             "gemm_nt 40,4096,4096 swapab"; do
         set -- $q
         emit_builds "$T/emit.db" "$1" sm_90 bf16 "$2" "$T/$1-$3.cu" "$3 winner of $1 at $2"
     done
@@ -152,6 +157,13 @@ if command -v nvcc >/dev/null 2>&1; then
     run "$AITUNE" emit gemm_nt --arch sm_90 --dtype bf16 --shape 16,4096,4096 --db "$T/emit.db" -o "$T/pdl2.cu"
     expect_true "a registry plan with \"pdl\":\"yes\" is refused (exit $RC)" test "$RC" -ne 0
     expect_stderr '"pdl" must be true or false' "in one line that names the field"
+    # swapab's A map holds the rows up to m rounded to 8 (a box that follows
+    # the shape: plan.h); the emitted launcher computes it from m.
+    expect_eq "the swapab winner's plan gives A's box as an expression of m" \
+        "$(sql "$T/emit.db" "select count(*) from winners where template = 'gemm_nt/swapab' and launch like '%\"box\":[64,\"min(%, cdiv(m, 8) * 8)\"]%'")" 1
+    expect_true "the emitted swapab launch encodes A's box from m" \
+        grep -q 'const cuuint32_t aitune_box\[2\] = { 64u, (cuuint32_t)((aitune_min([0-9]*LL, aitune_cdiv(m, 8LL) \* 8LL))) }' \
+        "$T/gemm_nt-swapab.cu"
     # The staged B's tensor map reads the workspace, past stage's counters.
     expect_true "the emitted wgmma launch encodes B's map over the workspace" \
         grep -q 'aitune_base = (const void\*)((char\*)ws + ((128LL)))' "$T/gemm_nn-wgmma.cu"

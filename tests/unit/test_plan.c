@@ -328,6 +328,52 @@ static void test_tmap_at(void)
     }
 }
 
+/* An outer box given as an expression (a box that follows the shape, as
+** swapab's A: rows up to m rounded to 8, at most 192): it round-trips as a
+** string, bind evaluates it per shape, and a value outside 1..256 at bind
+** is refused there. */
+static void test_tmap_box_expr(void)
+{
+    plan *p;
+    char err[512] = "";
+    int rc = plan_decode(HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],"
+                         "\"box\":[64,\"min(192, cdiv(m, 8) * 8)\"],\"swizzle\":128}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "a tmap whose outer box is an expression decodes (%s)", err);
+    if (rc) return;
+    CHECK(p->params[0].tm.box_expr[1] && !p->params[0].tm.box_expr[0] && p->params[0].tm.box[0] == 64,
+          "box[1] is held as an expression, box[0] as an integer");
+    char *j = plan_encode(p, err, sizeof err);
+    CHECK(j && has(j, "\"box\":[64,\"min(192, cdiv(m, 8) * 8)\"]"), "and encodes as one: %s", j ? j : err);
+    free(j);
+    long long sizes[][2] = { { 1, 8 }, { 100, 104 }, { 189, 192 }, { 190, 192 }, { 1000, 192 } };
+    plan_value v[7] = { { 0x10000, 0 } };
+    plan_launch L;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        long long shape[] = { sizes[i][0], 512, 4096 };
+        memset(&rec, 0, sizeof rec);
+        rc = plan_bind(p, shape, v, 0, record, &L, err, sizeof err);
+        CHECK(rc == 0 && rec.calls == 1 && rec.box[0] == 64 && rec.box[1] == (cuuint32_t)sizes[i][1],
+              "m = %lld: a box of %u rows (want %lld): %s", sizes[i][0], rec.box[1], sizes[i][1], err);
+    }
+    plan_free(p);
+    rc = plan_decode(HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],"
+                     "\"box\":[64,\"m\"]}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "box [64, m] decodes (%s)", err);
+    if (rc) return;
+    long long big[] = { 257, 512, 4096 };
+    rc = plan_bind(p, big, v, 0, record, &L, err, sizeof err);
+    CHECK(rc == -1 && has(err, "box[1] = 257"), "a box of 257 rows at bind is refused: %s", err);
+    plan_free(p);
+    rc = plan_decode(HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],"
+                     "\"box\":[64,\"m - 8\"]}]}", &p, err, sizeof err);
+    CHECK(rc == 0, "box [64, m - 8] decodes (%s)", err);
+    if (rc) return;
+    long long small[] = { 8, 512, 4096 };
+    rc = plan_bind(p, small, v, 0, record, &L, err, sizeof err);
+    CHECK(rc == -1 && has(err, "box[1] = 0"), "a box of 0 rows at bind is refused: %s", err);
+    plan_free(p);
+}
+
 static void test_hostile(void)
 {
     struct { const char *text, *want; } cases[] = {
@@ -337,6 +383,10 @@ static void test_hostile(void)
         { HEAD "\"params\":[{\"kind\":\"ptr\",\"arg\":\"alpha\"}]}", "role is scalar" },
         { HEAD "\"params\":[{\"kind\":\"f32\",\"arg\":\"A\"}]}", "role is in" },
         { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\"],\"box\":[512]}]}", "box[0]" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\"],\"box\":[\"k\"]}]}", "box[0] must be an integer" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],\"box\":[64,\"m); evil(\"]}]}", "box[1]" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],\"box\":[64,\"q\"]}]}", "box[1]" },
+        { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],\"box\":[64,[8]]}]}", "box[1]" },
         { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\",\"m\"],\"strides\":[\"k*2\"],\"box\":[128,64],\"swizzle\":128}]}", "swizzle span" },
         { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\"],\"box\":[4]}]}", "multiple of 16" },
         { HEAD "\"params\":[{\"kind\":\"tmap\",\"arg\":\"A\",\"dims\":[\"k\"],\"box\":[64],\"swizzle\":48}]}", "swizzle" },
@@ -401,6 +451,7 @@ int main(void)
     test_roundtrip();
     test_workspace_zero();
     test_tmap_at();
+    test_tmap_box_expr();
     test_pdl();
     test_hostile();
     test_v1();

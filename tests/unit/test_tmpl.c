@@ -324,6 +324,61 @@ static int dups(char **v, int n)
     return 0;
 }
 
+/* swapab's A map: in the decode and first mid-size kernels its box holds
+** the rows up to m rounded to 8 (at most bn), an expression bind
+** evaluates, and the kernel's slots expect those bytes; the second mid-size
+** kernel keeps its boxes of 64 and 8 rows. */
+static cuuint32_t sw_rows;
+static CUresult sw_record(CUtensorMap *m, CUtensorMapDataType dt, cuuint32_t rank, void *addr, const cuuint64_t *dims,
+                          const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *es, CUtensorMapInterleave il,
+                          CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    (void)m, (void)dt, (void)addr, (void)dims, (void)strides, (void)es, (void)il, (void)sw, (void)l2, (void)oob;
+    if (rank == 2 && dims[1] < 4096) sw_rows = box[1];   /* A's map: m rows (B's has n = 4096) */
+    return CUDA_SUCCESS;
+}
+
+static void test_swapab_box(tmpl *T)
+{
+    struct { long long m; int bn, mc; const char *expr; unsigned rows; } cases[] = {
+        { 40, 64, 0, "min(64, cdiv(m, 8) * 8)", 40 },
+        { 33, 64, 0, "min(64, cdiv(m, 8) * 8)", 40 },
+        { 100, 192, 0, "min(192, cdiv(m, 8) * 8)", 104 },
+        { 190, 192, 0, "min(192, cdiv(m, 8) * 8)", 192 },
+        { 100, 128, 1, NULL, 8 },    /* its maps of 64 and 8 rows: the last recorded */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        op_task t;
+        long long shape[] = { cases[i].m, 4096, 4096 };
+        if (tmpl_task(T, "gemm_nt", "bf16", shape, &t)) { CHECK(0, "setup: gemm_nt task"); return; }
+        char cfg[256];
+        snprintf(cfg, sizeof cfg, "{\"bm\":64,\"bn\":%d,\"csplit\":2,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":%d,"
+                 "\"nvar\":1,\"pdl\":1,\"stages\":4}", cases[i].bn, cases[i].mc);
+        kernel_src k;
+        int rc = tmpl_instantiate(T, "gemm_nt/swapab", cfg, &t, &dev, "k", &k);
+        CHECK(rc == 0, "instantiate swapab %s at m = %lld (%s)", cfg, cases[i].m, rc ? tmpl_errmsg(T) : "ok");
+        if (rc) continue;
+        const plan_tmap *a = &k.plan->params[1].tm;
+        if (cases[i].expr) {
+            CHECK(a->box_expr[1] && !strcmp(a->box_expr[1], cases[i].expr), "bn %d: A's box is '%s' (%s)", cases[i].bn,
+                  cases[i].expr, a->box_expr[1] ? a->box_expr[1] : "an integer");
+            CHECK(has(k.source, "mbar_expect(bar, slot_bytes)") && has(k.source, "128u * (unsigned)min((long long)BN, (m + 7) / 8 * 8)"),
+                  "bn %d: its slots expect the box's bytes", cases[i].bn);
+        } else {
+            CHECK(!a->box_expr[1] && a->box[1] == 64, "the second mid-size kernel keeps A's box of 64 rows");
+        }
+        long long dims[] = { cases[i].m, 4096, 4096 };
+        plan_value v[6] = { { 0x10000, 0 }, { 0x20000, 0 }, { 0x30000, 0 } };
+        plan_launch L;
+        char err[256] = "";
+        sw_rows = 0;
+        rc = plan_bind(k.plan, dims, v, 0, sw_record, &L, err, sizeof err);
+        CHECK(rc == 0 && sw_rows == cases[i].rows, "m = %lld, bn %d: A's box binds to %u rows (want %u) %s", cases[i].m,
+              cases[i].bn, sw_rows, cases[i].rows, err);
+        kernel_src_free(&k);
+    }
+}
+
 static void test_search(tmpl *T)
 {
     op_task t;
@@ -534,6 +589,7 @@ int main(int argc, char **argv)
     test_configs(T);
     test_instantiate(T);
     test_wgmma_overlap(T);
+    test_swapab_box(T);
     test_search(T);
     tmpl_close(T);
     test_broken();
