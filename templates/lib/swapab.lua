@@ -906,11 +906,16 @@ local function split_pairs(rows, bn)
 end
 
 -- The first valid config of bn rows of A a pass among pairs (in their order),
--- with the deepest ring that fits.
+-- with the deepest ring that fits, launched with pdl: on an H200 (eleventh
+-- session, bench/results/2026-11-28/s11-box-call3) the mid-size kernel's
+-- best with pdl beat its best without at 8 of 12 sizes (4 weights, m = 65,
+-- 129, 190), by 0.5-1.2 us at n = 1024 and 4096; at 14336 x 4096 it lost
+-- by up to 1.2 us. The decode winners of the tenth session's range sweep
+-- (s10-ranges-call2) had pdl in every bucket at m <= 64.
 local function first_of(t, shape, dt, dev, bn, pairs)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
-      { bm = pr.bm, bn = bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 0, l2pre = 0, inflight = 1, kbox = 1 },
+      { bm = pr.bm, bn = bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 1, l2pre = 0, inflight = 1, kbox = 1 },
       { { "stages", { 8, 6, 4, 2 } } })
     if q then return q end
   end

@@ -17,7 +17,7 @@
 #   (MEMBAR.ALL.GPU) or L1 invalidate sits in the mainloop of mc 1, 2, 4
 #   (the machine code, where nvdisasm is at hand: $NVDISASM or PATH);
 # - the defaults above m = 64 are the first mid-size kernel (mc 0, nvar 1:
-#   the second measured no faster on an H100), bn holding m, pdl off;
+#   the second measured no faster on an H100), bn holding m, pdl on;
 # - the launch plan: column tiles padded to whole groups along x, the
 #   slices of k along y, BN rows along z, a cluster of mc x csplit, A's two
 #   tensor maps (boxes of 64 and 8 rows);
@@ -98,7 +98,7 @@ for line in open(sys.argv[1]):
     if c["mc"] != 0 or c["nvar"] != 1: why.append("not the first mid-size kernel")
     if c["bn"] < m or c["bn"] >= 2 * m: why.append("bn %d for m %d" % (c["bn"], m))
     if c["csplit"] > 8: why.append("a cluster of %d" % c["csplit"])
-    if c["pdl"] != 0: why.append("pdl")
+    if c["pdl"] != 1: why.append("no pdl")
     if why: print(f[2], f[4], "; ".join(why))
 PY
 )
