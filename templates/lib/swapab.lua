@@ -59,7 +59,8 @@
 -- through one SM and need no shared memory besides the ring (a 128 x 256
 -- tile's sums are 128 KB). The barrier costs waiting for the slowest CTA
 -- of the cluster, which the owner of a tile waits for anyway. m > BN: more
--- CTAs along gridDim.z, BN rows of A each (no passes).
+-- CTAs along gridDim.z (at most MAX_Z), the rows split evenly over them
+-- (m / tiles rounded up to 8 each: mid_box), no passes.
 --
 -- The gated product (op.swiglu, gemm_swiglu: B = [G; U], 2n x k; see
 -- lib/gemm.lua) runs the decode kernel over 2n rows of B loaded as 4-D
@@ -164,12 +165,20 @@ local function mid2_constraints(p, shape)
   return nil
 end
 
+-- The first mid-size kernel serves m > bn with tiles of rows along z (at
+-- most MAX_Z), each CTA streaming its weight tile again (from L2 when the
+-- tiles of one column run together); the decode kernel would make passes,
+-- each streaming the weight again, and the second mid-size kernel keeps m
+-- within one pass.
+local MAX_Z = 2
+
 local function constraints(p, shape, dt, dev)
   local ok, why = gemv.pdl_constraints(p, dev)
   if ok == false then return false, why end
   ok, why = mid2_constraints(p, shape)
   if ok == false then return false, why end
-  if shape.m > p.bn then return false, "m is larger than the rows of one pass" end
+  if shape.m > p.bn and not (mid(p) and not mid2(p)) then return false, "m is larger than the rows of one pass" end
+  if shape.m > MAX_Z * p.bn then return false, string.format("more than %d tiles of rows along z", MAX_Z) end
   if p.bn >= 2 * shape.m and p.bn > 8 then return false, "twice the rows needed compiled in" end
   local kiters = (shape.k + BK * p.kbox - 1) // (BK * p.kbox)
   if p.csplit > kiters then return false, "a split of k shorter than one slot" end
@@ -500,12 +509,12 @@ local SUM_STORE = [[
 #pragma unroll
       for (int e = 0; e < 2; e++) {
         const long long row = r0 + 8 * c + 2 * t + e, cl = col + 8 * h;
-        if (row < m && cl < n) D[row * n + cl] = st_out(v[2 * h + e]);
+        if (row < $MEND && cl < n) D[row * n + cl] = st_out(v[2 * h + e]);
       }
   }
 ]]
-local function sum_store(nc, cpr, me, word)
-  local names = { NC = nc, CPR = cpr, ME = me, WORD = word }
+local function sum_store(nc, cpr, me, word, mend)
+  local names = { NC = nc, CPR = cpr, ME = me, WORD = word, MEND = mend }
   return (SUM_STORE:gsub("%$(%u+)", names))
 end
 
@@ -517,11 +526,15 @@ local MID_BODY = [[
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned full = base + STAGES * SLOT, empty = full + 8 * STAGES, rbar = empty + 8 * STAGES;
   const int tile = blockIdx.x, rank = CS > 1 ? (int)cta_rank() : 0;
-  const long long r0 = (long long)blockIdx.z * BN;
+  // The rows of A split evenly over gridDim.z = cdiv(m, BN) tiles, each
+  // zr rows (m / gridDim.z rounded up to 8, at most BN): A's box (mid_box),
+  // the bytes each slot expects, and the rows this tile stores.
+  const long long zr = min((long long)BN, ((m + gridDim.z - 1) / gridDim.z + 7) / 8 * 8);
+  const long long r0 = (long long)blockIdx.z * zr, mend = min(m, r0 + zr);
   // k in slots of KBOX boxes of 64 (the last slot's boxes past k are zeros).
   const int kiters = (int)((k + 64 * KBOX - 1) / (64 * KBOX)), per = (kiters + CS - 1) / CS;
   const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);
-  const unsigned slot_bytes = KBOX * (W_BYTES + 128u * (unsigned)min((long long)BN, (m + 7) / 8 * 8));
+  const unsigned slot_bytes = KBOX * (W_BYTES + 128u * (unsigned)zr);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, 4 * WGS); }
     if (CS > 1) mbar_init(rbar, 128 * WGS * (CS - 1));
@@ -584,7 +597,7 @@ local MID_BODY = [[
   // Every rank waits for its parts, so none exits while others write to it.
   mbar_wait_cluster(rbar, 0u);
   const float4* red = (const float4*)(smem_raw + (base - smem_u32(smem_raw)));
-]] .. sum_store("NC", "CPR", "rank", "rank") .. [[
+]] .. sum_store("NC", "CPR", "rank", "rank", "mend") .. [[
 }
 ]]
 
@@ -735,7 +748,7 @@ template<int N> AIT_DEV void consume(unsigned base, const float4* red, unsigned 
     if (to != split) arrive_peer(rbar, peer(cx, to));
   // Every slice waits for its parts, so none exits while others write to it.
   mbar_wait_cluster(rbar, 0u);
-]] .. sum_store("NCV", "CPRV", "split", "slice") .. [[
+]] .. sum_store("NCV", "CPRV", "split", "slice", "m") .. [[
 #if CS == 1 && MC > 1
   // No CTA of the group leaves while a peer may still release its slots.
   cluster_arrive();
@@ -876,11 +889,10 @@ extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ t
 ]], z.threads, name) .. MID2_BODY .. "  switch (width_for(rows)) {\n" .. table.concat(cases) .. "  }\n}\n"
 end
 
--- The default above m = 64: the first mid-size kernel (mc 0), the fewest
--- rows of A a pass of the space's widths above 64 that hold m (the widest
--- where none does; a pass's zero-filled rows cost tensor-core time, and
--- hold races this default at its bucket's smaller sizes, sweep_hold.h: the
--- space steps by 32 from 96), bm and csplit by_fill. bm 64 first: on an H100 at 4096^2 (ninth
+-- The default above m = 64: the first mid-size kernel (mc 0), one tile of
+-- rows of the narrowest width above 64 that holds m (the widest where none
+-- does) or two tiles along z of the narrowest that holds half of m (mid_z),
+-- bm and csplit by fill (mid_default below). bm 64 first: on an H100 at 4096^2 (ninth
 -- session, bench/results/2026-11-28/s9-mid) bm 64 with csplit 2 ran 16.0 us
 -- at m = 128 and 17.4 at m = 192 (1.03x and 1.02x cuBLASLt), bm 128 with
 -- csplit 2 18.3 and 23.2, csplit 4 28.0 and 33.5. The second kernel (mc >= 1) stays in the
@@ -915,7 +927,7 @@ end
 local function first_of(t, shape, dt, dev, bn, pairs)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
-      { bm = pr.bm, bn = bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 1, l2pre = 0, inflight = 1, kbox = 1 },
+      { bm = pr.bm, bn = pr.bn or bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 1, l2pre = 0, inflight = 1, kbox = 1 },
       { { "stages", { 8, 6, 4, 2 } } })
     if q then return q end
   end
@@ -958,17 +970,61 @@ local function by_cover(t, shape, dt, dev, bn, rows)
   return first_of(t, shape, dt, dev, bn, best) or by_fill(t, shape, dt, dev, bn, rows)
 end
 
-local function mid_default(t, shape, dt, dev)
-  local fit, widest
+-- The mid-size default's choice. Its candidates: one tile of rows (z 1) of
+-- the narrowest width above 64 holding m, and two (z 2) of the narrowest
+-- holding half of m, each with bm 64, 128 or 256 and csplit with csplit x
+-- z at most 4. Of those whose CTAs fit in one wave (one CTA an SM; all of
+-- them where none does), the one that fills the most of it wins; on a tie
+-- fewer splits (csplit x z), then z 2 first where the weight fits in a
+-- quarter of L2 (its tiles read again from there) and z 1 first where it
+-- does not, then bm 64 first. On an H200 (eleventh session, bench/results/
+-- 2026-11-28/s11-z-call6, bm 64, pdl): at 1024 x 4096 and m = 255 two tiles
+-- of 128 with csplit 2 ran 10.2 us, one of 256 with csplit 4 12.3 and with
+-- csplit 8 (the fill rule's pick before) 19.6; at 4096^2 two tiles with
+-- csplit 1 and one with csplit 2 ran 18.7 and 18.9 us at m = 255, 18.0 and
+-- 14.3 at m = 190; csplit 4 (256 CTAs) ran 27-47 us there; at 14336 x 4096
+-- and 4096 x 14336 two tiles ran 1.0-1.7x slower (weights past L2). At
+-- 14336 x 4096 (224 column tiles of 64) bm 128 with csplit 1 (112 CTAs) was
+-- the fastest at m = 65, 129 and 190 (s11-pdl-call2), where filling waves
+-- took csplit 4 (896 CTAs).
+local function mid_z(shape)
+  local fit, half, widest
   for _, pv in ipairs(M.params) do
     for _, v in ipairs(pv[1] == "bn" and pv[2] or {}) do
-      if v > 64 and v >= shape.m and (not fit or v < fit) then fit = v end
-      if v > 64 and (not widest or v > widest) then widest = v end
+      if v > 64 then
+        if v >= shape.m and (not fit or v < fit) then fit = v end
+        if v < shape.m and 2 * v >= shape.m and (not half or v < half) then half = v end
+        if not widest or v > widest then widest = v end
+      end
     end
   end
-  local bn = fit or widest
-  if not bn then return nil end
-  return by_fill(t, shape, dt, dev, bn, shape.n)
+  return fit or widest, half
+end
+
+local function mid_default(t, shape, dt, dev)
+  local one, two = mid_z(shape)
+  if not one then return nil end
+  local sms, cands = dev.sms or 132, {}
+  local small = shape.n * shape.k * dtype.size(gemm.types(dt).In) * 4 <= (dev.l2 or 0)
+  for z, bn in pairs({ one, two }) do
+    for _, pr in ipairs(split_pairs(shape.n, bn)) do
+      if pr.cs * z <= 4 then
+        local ctas = pr.ctas * z
+        pr.bn, pr.splits = bn, pr.cs * z
+        pr.fill, pr.one_wave = ctas / (((ctas + sms - 1) // sms) * sms), ctas <= sms
+        pr.first = (z == 2) == small
+        cands[#cands + 1] = pr
+      end
+    end
+  end
+  table.sort(cands, function(a, b)
+    if a.one_wave ~= b.one_wave then return a.one_wave end
+    if a.fill ~= b.fill then return a.fill > b.fill end
+    if a.splits ~= b.splits then return a.splits < b.splits end
+    if a.first ~= b.first then return a.first end
+    return a.order < b.order
+  end)
+  return first_of(t, shape, dt, dev, one, cands)
 end
 
 -- The second mid-size kernel's launch: column tiles padded to whole
@@ -1010,6 +1066,12 @@ end
 -- at 4096^2 (tenth session, call 2) one bn 96 config ran 16.1 us at m = 65
 -- and 13.3 at m = 87, one bn 128 config 17.8 at m = 88 and 13.9 at m = 127.
 local function a_box(bn) return string.format("min(%d, cdiv(m, 8) * 8)", bn) end
+-- The first mid-size kernel's: m > bn takes cdiv(m, bn) tiles of rows along
+-- z, and the rows split evenly over them (each m / tiles rounded up to 8),
+-- so no tile holds a box of rows mostly past m.
+local function mid_box(bn)
+  return string.format("min(%d, cdiv(cdiv(m, cdiv(m, %d)), 8) * 8)", bn, bn)
+end
 
 -- The gated product's rules over the GEMM's: the decode kernel, 2n rows
 -- of B (a shape is the 2n-wide GEMM to constraints).
@@ -1048,10 +1110,10 @@ local function family(op)
     if mid2(p) then return mid2_launch(p, dt) end
     local _, smem = sizes(p)
     local esize = dtype.size(gemm.types(dt).In)
-    local z, block = 1, 160
+    local z, block, abox = 1, 160, a_box(p.bn)
     if mid(p) then
       local ms = mid_sizes(p)
-      z, block, smem = string.format("cdiv(m, %d)", p.bn), ms.threads, ms.smem
+      z, block, smem, abox = string.format("cdiv(m, %d)", p.bn), ms.threads, ms.smem, mid_box(p.bn)
     end
     return {
       grid = { string.format("cdiv(%sn, %d)", sw and "2 * " or "", p.bm), p.csplit, z },
@@ -1063,7 +1125,7 @@ local function family(op)
         sw and hopper.swiglu_bmap(esize, p.bm // 16) or
         { kind = "tmap", arg = "B", dims = { "k", "n" }, strides = { "k*" .. esize }, box = { BK, p.bm },
           swizzle = 128, oob = "zero", l2 = 256 },
-        { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize }, box = { BK, a_box(p.bn) },
+        { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize }, box = { BK, abox },
           swizzle = 128, oob = "zero", l2 = 256 },
         { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
         { kind = "dim", expr = "k" },

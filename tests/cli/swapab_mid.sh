@@ -61,8 +61,9 @@ expect_eq "split-K kernels wait on one cluster barrier, send their parts with 16
 # The launch plan of a fake sweep's winners at m = 200, n = 1000 from the
 # first kernel's space (mc 0; the default, the second kernel's, and its
 # plan: tests/cli/swapab_mid2.sh): CTAs along z of BN rows of A each, the
-# threads the kernel was compiled for, A's box up to BN rows high (m
-# rounded up to 8: an expression of m, templates/lib/swapab.lua a_box).
+# threads the kernel was compiled for, A's box a tile's rows high (m split
+# evenly over the tiles along z, rounded up to 8: templates/lib/swapab.lua
+# mid_box).
 spec one.yaml <<'YAML'
 name: one
 tasks:
@@ -90,27 +91,30 @@ expect_true "the winners are the first kernel's" grep -q '"mc":0,' <<< "$plans"
 while read -r line; do
     cfg=${line%% *}
     bm=$(sed 's/.*"bm":\([0-9]*\).*/\1/' <<< "$cfg") bn=$(sed 's/.*"bn":\([0-9]*\).*/\1/' <<< "$cfg")
-    expect_true "bm $bm bn $bn: grid z cdiv(m, $bn), $((bm * 2 + 32)) threads, A's box 64 x min($bn, m rounded to 8)" \
-        grep -q "\"grid\":\[\"cdiv(n, $bm)\",\"[0-9]*\",\"cdiv(m, $bn)\"\],\"block\":\[\"$((bm * 2 + 32))\".*\"arg\":\"A\",.*\"box\":\[64,\"min($bn, cdiv(m, 8) \* 8)\"\]" <<< "$line"
+    expect_true "bm $bm bn $bn: grid z cdiv(m, $bn), $((bm * 2 + 32)) threads, A's box 64 x a tile's rows (m over the tiles, to 8)" \
+        grep -q "\"grid\":\[\"cdiv(n, $bm)\",\"[0-9]*\",\"cdiv(m, $bn)\"\],\"block\":\[\"$((bm * 2 + 32))\".*\"arg\":\"A\",.*\"box\":\[64,\"min($bn, cdiv(cdiv(m, cdiv(m, $bn)), 8) \* 8)\"\]" <<< "$line"
 done <<< "$plans"
 
-# The rules, on a one-config space at 200 x 1000 x 1096: accepted, then one
-# rule broken at a time (a pass narrower than m; bm 256 with bn 192: 136
-# registers where 544 threads have 120; 8 ranks' sums past a ring of 2
-# slots; more shared memory than an SM has).
-for bad in 'none|' 'bn|128' 'bm|256,bn|192' 'csplit|8,stages|2' 'stages|8,kbox|2'; do
+# The rules, on a one-config space at 200 x 1000 x 1096: accepted (one tile
+# of 256 rows; two tiles of 128 along z, 100 rows each), then one rule
+# broken at a time (three tiles of 96 along z; the second kernel, mc 1, with
+# a pass narrower than m; bm 256 with bn 192: 136 registers where 544
+# threads have 120; 8 ranks' sums past a ring of 2 slots; more shared
+# memory than an SM has).
+for bad in 'none|' 'bn|128' 'bn|96' 'bn|128,mc|1' 'bm|256,bn|192' 'csplit|8,stages|2' 'stages|8,kbox|2'; do
     cat > "$T/one.lua" <<'LUA'
 M.params = {
   { "bm", { 128 } }, { "bn", { 256 } }, { "stages", { 4 } }, { "csplit", { 2 } },
   { "pdl", { 1 } }, { "l2pre", { 1 } }, { "inflight", { 1 } }, { "kbox", { 1 } },
+  { "mc", { 0 } }, { "nvar", { 1 } },
 }
 LUA
     edit_params "$T/one.lua" "$bad"
     rm -rf "$T/onehome"    # (r.db kept: the bucket's default, which each compile adds, from its cache)
     python3 "$ROOT/bench/narrow.py" "$T/onehome" swapab "$T/one.lua"
     AITUNE_HOME=$T/onehome run "$AITUNE" compile "$T/one.yaml" --db "$T/r.db" --quiet
-    if [ "$bad" = 'none|' ]; then
-        expect_true "swapab mid at 200 x 1000 x 1096: the one-config space is compiled" grep -q '1 candidates evaluated; 1 compiled' "$T/err"
+    if [ "$bad" = 'none|' ] || [ "$bad" = 'bn|128' ]; then
+        expect_true "swapab mid at 200 x 1000 x 1096 ($bad): the one-config space is compiled" grep -q '1 candidates evaluated; 1 compiled' "$T/err"
     else
         expect_true "swapab mid with $bad: refused by the constraints" grep -q '0 candidates evaluated; 0 compiled, 0 from the cache; 1 rejected' "$T/err"
     fi
