@@ -6,6 +6,11 @@ gives gets SPACE's block in place of it. A block is `M.params = { ... }` or a lo
 table such as gemv's `local nt_params = { ... }`; SPACE's first line names
 it. Point aitune at the copy with AITUNE_HOME=HOME.
 
+HOME is made anew from templates/ and search/ of the current directory (run it
+from the tree whose templates the experiment measures: `cd OLD && python3
+NEW/bench/narrow.py HOME ...` narrows OLD's); whatever HOME held is removed
+first, so a HOME that is the current directory or holds it is refused.
+
     python3 bench/narrow.py HOME FAMILY SPACE.lua [FAMILY SPACE.lua ...]"""
 import glob
 import os
@@ -31,6 +36,9 @@ def narrow(home, family, space):
 
 
 def main(home, pairs):
+    here, target = os.path.realpath("."), os.path.realpath(home)
+    if here == target or here.startswith(target + os.sep):
+        sys.exit("bench/narrow.py: HOME %s is the current directory or holds it (it would be removed)" % home)
     shutil.rmtree(home, ignore_errors=True)
     os.makedirs(home)
     for d in ("templates", "search"):

@@ -120,6 +120,15 @@ LUA
     fi
 done
 
+# bench/narrow.py remakes its HOME from the current directory's templates: a
+# HOME that is the current directory, or holds it, is refused, not removed.
+mkdir -p "$T/guard/templates" "$T/guard/search"
+run sh -c "cd '$T/guard' && python3 '$ROOT/bench/narrow.py' . swapab '$T/one.lua'"
+expect_eq "narrow.py with HOME the current directory: refused (exit 1)" "$RC" 1
+expect_true "and the directory is left as it was" test -d "$T/guard/templates"
+run sh -c "cd '$T/guard/templates' && python3 '$ROOT/bench/narrow.py' .. swapab '$T/one.lua'"
+expect_eq "narrow.py with HOME above the current directory: refused (exit 1)" "$RC" 1
+
 # supports(): m = 256 is served, m = 257 is not.
 for m in 256 257; do
     sed "s/m: {values: \[200\]}/m: {values: [$m]}/" "$T/one.yaml" > "$T/m$m.yaml"
