@@ -179,20 +179,37 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
 ** restarted dies with that thread (PR_SET_PDEATHSIG). */
 typedef struct lane_arg { hub *H; sw *S; } lane_arg;
 
-/* Bucket k's share of a budget: the time left over the buckets left to
-** each lane (k and those after it, spread over the lanes), so a bucket that
+/* Bucket k's share of a budget: the time left less a reserve for each
+** bucket after it (those after k, spread over the lanes), so a bucket that
 ** holds and splits cannot spend what the buckets after it need (a 170 s
-** budget once went to one bucket's 43 parts while 11 got nothing). A
-** bucket that finishes early, or resumes, leaves its rest to the others.
-** A window (o->want) has no shares: its order is its priority, the first
-** bucket the one that gains most. */
+** budget once went to one bucket's 43 parts while 11 got nothing). The
+** reserve of a bucket is what this lane's finished buckets took on
+** average, and at least half of an equal share (the time left over the
+** buckets left); before any finished, the share is that equal share. So
+** buckets that all want more split the budget evenly, and where the early
+** ones finish in a fraction of their shares (a range's small m), a later
+** one that holds and splits gets the time they left: the ranges suite's
+** 400 s sweep took 160-176 s while two buckets' splits were cut at their
+** equal shares (bench/RESULTS.md, eleventh session). The share is never
+** below half of the equal share. A window (o->want) has no shares: its
+** order is its priority, the first bucket the one that gains most. */
+double sweep_share(double left, int buckets, int lanes, double done_s, int done_n)
+{
+    if (lanes < 1) lanes = 1;
+    if (left <= 0) return 0;
+    if (buckets <= lanes) return left;
+    double equal = left * lanes / buckets;
+    double reserve = done_n > 0 ? done_s / done_n : equal;
+    if (reserve < equal / 2) reserve = equal / 2;
+    double share = left - reserve * (buckets - 1) / lanes;
+    return share < equal / 2 ? equal / 2 : share;
+}
+
 static void share_of(hub *H, sw *S, int k)
 {
     if (S->budget_s <= 0 || S->o->want) return;
-    double t = now_s(), left = S->budget_s - (t - S->t0);
-    int lanes = H->nlanes > 1 ? H->nlanes : 1, buckets = H->nq - k;
-    double share = buckets > lanes ? left * lanes / buckets : left;
-    S->share_end = t + (share > 0 ? share : 0);
+    double t = now_s();
+    S->share_end = t + sweep_share(S->budget_s - (t - S->t0), H->nq - k, H->nlanes, S->done_s, S->done_n);
 }
 
 static void *lane_main(void *arg)
@@ -205,7 +222,10 @@ static void *lane_main(void *arg)
         pthread_mutex_unlock(&H->mu);
         if (k < 0) break;
         share_of(H, S, k);
+        double t_slot = now_s();
         sweep_slot(H, S, &H->q[k]);
+        S->done_s += now_s() - t_slot;
+        S->done_n++;
         if ((S->share_hit || S->search_hit) && !S->budget_hit && !sw_interrupted()) S->shares_cut++;
         S->share_end = S->search_end = 0;
         S->share_hit = S->search_hit = 0;

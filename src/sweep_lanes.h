@@ -71,4 +71,10 @@ void lanes_free(hub *H);
 int lanes_in_shard(const sweep_opts *o, int slot);
 int lanes_buckets(const sw *S);
 
+/* A bucket's share of a budget (share_of in sweep_lanes.c says why): left
+** seconds of the budget, buckets left (the one in hand and those after it),
+** lanes (GPUs), and the wall time and count of the buckets the lane has
+** finished. Pure: tests/unit/test_sweep.c. */
+double sweep_share(double left, int buckets, int lanes, double done_s, int done_n);
+
 #endif

@@ -41,9 +41,12 @@ typedef struct sw {
     double t0, budget_s, copy_gbps;
     int budget_hit;
     /* A budget is shared by the buckets: the one in hand may use its share,
-    ** what is left over the buckets left (sweep_lanes.c), and stops at
-    ** share_end (0: no budget) without stopping the sweep. */
-    double share_end;
+    ** what is left after a reserve for the buckets left (sweep_lanes.c:
+    ** share_of), and stops at share_end (0: no budget) without stopping the
+    ** sweep. done_s and done_n: the wall time and the number of the
+    ** buckets this lane finished, the reserve's measure. */
+    double share_end, done_s;
+    int done_n;
     int share_hit;          /* the bucket in hand used its share */
     /* A bucket that holds: its searches stop at search_end (0: none), the
     ** HOLD_SEARCH_SHARE of its share, and the rest is hold's, its races at

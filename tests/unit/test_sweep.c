@@ -7,6 +7,7 @@
 #include "check.h"
 #include "align.h"
 #include "sweep_hold.h"
+#include "sweep_lanes.h"
 #include "sweep_tune.h"
 #include <math.h>
 #include <stdlib.h>
@@ -189,8 +190,34 @@ static void test_range_shapes(void)
     CHECK(u[0] == 199, "a range part's upper edge is its largest size of its class, not a multiple of 64 (%lld)", u[0]);
 }
 
+/* A budget's shares (sweep_lanes.c: share_of): equal until a bucket
+** finished; then the time left less a reserve (the finished buckets'
+** mean, at least half an equal share) for each bucket after it; never
+** below half an equal share; all that is left for the last. */
+static void test_shares(void)
+{
+    CHECK(fabs(sweep_share(400, 36, 1, 0, 0) - 400.0 / 36) < 1e-9, "no bucket finished: an equal share (%.2f)",
+          sweep_share(400, 36, 1, 0, 0));
+    /* Every bucket so far took its equal share: the next gets an equal share too. */
+    double left = 400 - 400.0 / 36, s = sweep_share(left, 35, 1, 400.0 / 36, 1);
+    CHECK(fabs(s - left / 35) < 1e-9, "hungry buckets split the budget evenly (%.3f, want %.3f)", s, left / 35);
+    /* The ranges suite's: 16 buckets done in 70 s of 400, 20 left. */
+    s = sweep_share(330, 20, 1, 70, 16);
+    CHECK(fabs(s - (330 - 19 * 8.25)) < 1e-9 && s > 10 * 330.0 / 20,
+          "fast buckets before: the one in hand gets what they left, less half an equal share for each after it (%.2f)", s);
+    /* Slow buckets before: the reserve is their mean, and the share never drops below half an equal share. */
+    s = sweep_share(100, 10, 1, 200, 4);
+    CHECK(fabs(s - 5) < 1e-9, "slow buckets before: half an equal share (%.2f)", s);
+    CHECK(sweep_share(50, 1, 1, 10, 3) == 50 && sweep_share(50, 2, 2, 10, 3) == 50, "the last bucket of a lane: all that is left");
+    CHECK(sweep_share(-1, 5, 1, 1, 1) == 0, "no time left: no share");
+    /* Two lanes: the buckets after it are spread over both. */
+    s = sweep_share(200, 10, 2, 2, 4);
+    CHECK(fabs(s - (200 - 20.0 * 9 / 2)) < 1e-9, "two lanes: half an equal share (40) reserved for each bucket after it, spread over both (%.2f)", s);
+}
+
 int main(void)
 {
+    test_shares();
     test_pick();
     test_probes();
     test_hold_choose();
