@@ -38,14 +38,9 @@ AIT_DEV void l2_prefetch_box(const tmap_t* map, int x, int y) {
 }
 ]]
 
--- The decode kernel's text for the gated product: B's loads and L2
--- prefetches by 16-row groups, and the store of SiLU(gate) * up. Each piece
--- replaces one exact piece of the GEMM's text.
-local SWIGLU_PIECES = {
-  { "tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);",
-    "tma_load4(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * (BM / 16), bar);" },
-  { "l2_prefetch_box(&tmB, b * 64, tile * BM);", "l2_prefetch_box4(&tmB, b * 64, tile * (BM / 16));" },
-  { [[
+-- The decode kernel's store of one thread's sums (after the split's
+-- adding): a piece of decode_source's text that the gated product replaces.
+local DECODE_STORE = [[
               for (int e = 0; e < 2; e++) {
                 float v = acc[i][4 * j + 2 * h + e];
 #if CS > 1
@@ -54,7 +49,16 @@ local SWIGLU_PIECES = {
 #endif
                 const long long row = r0 + 8 * j + 2 * t + e, col = (long long)tile * BM + 64 * i + 16 * warp + g + 8 * h;
                 if (row < m && col < n) D[row * n + col] = st_out(v);
-              }]], [[
+              }]]
+
+-- The decode kernel's text for the gated product: B's loads and L2
+-- prefetches by 16-row groups, and the store of SiLU(gate) * up. Each piece
+-- replaces one exact piece of the GEMM's text.
+local SWIGLU_PIECES = {
+  { "tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);",
+    "tma_load4(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * (BM / 16), bar);" },
+  { "l2_prefetch_box(&tmB, b * 64, tile * BM);", "l2_prefetch_box4(&tmB, b * 64, tile * (BM / 16));" },
+  { DECODE_STORE, [[
               for (int e = 0; e < 2 * (1 - h); e++) {
                 // The gated product: row g of the warp's 16 is a gate row,
                 // g + 8 its up row (h 1 is stored with h 0).
@@ -216,16 +220,7 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
 #pragma unroll
             for (int h = 0; h < 2; h++)
 #pragma unroll
-              for (int e = 0; e < 2; e++) {
-                float v = acc[i][4 * j + 2 * h + e];
-#if CS > 1
-                const int q = i * (BN / 2) + 4 * j + 2 * h + e;
-                for (int c = 1; c < CS; c++) v += r[(c - 1) * BM * BN + q * 128 + threadIdx.x];
-#endif
-                const long long row = r0 + 8 * j + 2 * t + e, col = (long long)tile * BM + 64 * i + 16 * warp + g + 8 * h;
-                if (row < m && col < n) D[row * n + col] = st_out(v);
-              }
-      }
+]] .. DECODE_STORE .. "\n" .. [[      }
     }
     // Another pass rewrites red: CTA 0 must have read it first.
     if (CS > 1 && r0 + BN < m) { cluster_arrive(); cluster_wait(); }
