@@ -36,7 +36,14 @@ local function split_pairs(rows, bn)
 end
 
 -- The first valid config of bn rows of A a pass among pairs (in their order),
--- with the deepest ring that fits, launched with pdl: on an H200 (eleventh
+-- with the deepest ring that fits, two boxes of k a slot where that ring
+-- holds them (one where it does not), launched with pdl. Two boxes: on an
+-- H200 (eleventh session, bench/results/2026-11-28/s11-kbox-call11) the
+-- decode default at 14336 x 4096 and m = 2, 8 ran 41.9 and 41.6 us with one
+-- box a slot and 31.8 and 31.6 with two (cuBLASLt 31.5); at 4096^2,
+-- 4096 x 14336 and 1024 x 4096 two were as fast or up to 5% faster (m = 2..24).
+-- A mid-size slot is too large for two boxes in 8 slots, so the mid-size
+-- default keeps one. pdl: on an H200 (eleventh
 -- session, bench/results/2026-11-28/s11-box-call3) the mid-size kernel's
 -- best with pdl beat its best without at 8 of 12 sizes (4 weights, m = 65,
 -- 129, 190), by 0.5-1.2 us at n = 1024 and 4096; at 14336 x 4096 it lost
@@ -46,7 +53,7 @@ local function first_of(t, shape, dt, dev, bn, pairs)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
       { bm = pr.bm, bn = pr.bn or bn, csplit = pr.cs, mc = 0, nvar = 1, pdl = 1, l2pre = 0, inflight = 1, kbox = 1 },
-      { { "stages", { 8, 6, 4, 2 } } })
+      { { "stages", { 8, 6, 4, 2 } }, { "kbox", { 2, 1 } } })
     if q then return q end
   end
   return nil
