@@ -285,10 +285,10 @@ static PyObject *runner_call(PyObject *self, PyObject *args, PyObject *kw)
 ** dispatcher, no runner for the shape, a runner that returned None, something that
 ** requires grad: the slow path raises the package's error), and raises what the
 ** steps raise (x without a shape, a runner's error, add_'s).
-** setup_linear(dispatch_module, is_grad_enabled) binds aitune.dispatch (its
-** _current is read at every call) and torch.is_grad_enabled; calling it again
-** rebinds them. */
-static PyObject *lin_dispatch, *lin_ddict, *lin_grad;
+** setup_linear(dispatch_module, is_grad_enabled) binds aitune.dispatch's
+** namespace (its _current is read at every call) and torch.is_grad_enabled;
+** calling it again rebinds them. */
+static PyObject *lin_ddict, *lin_grad;
 static PyObject *runner_type;
 static PyObject *s_current, *s_aitune, *s_parameters, *s_weight, *s_bias, *s_d, *s_fast, *s_shape,
     *s_requires_grad, *s_add_;
@@ -302,14 +302,12 @@ static PyObject *setup_linear(PyObject *m, PyObject *const *args, Py_ssize_t nar
     }
     PyObject *dd = PyModule_GetDict(args[0]);
     if (!dd) return NULL;
-    PyObject *old[3] = { lin_dispatch, lin_ddict, lin_grad };
-    Py_INCREF(args[0]);
+    PyObject *old[2] = { lin_ddict, lin_grad };
     Py_INCREF(dd);
     Py_INCREF(args[1]);
-    lin_dispatch = args[0];
     lin_ddict = dd;
     lin_grad = args[1];
-    for (int i = 0; i < 3; i++) Py_XDECREF(old[i]);
+    for (int i = 0; i < 2; i++) Py_XDECREF(old[i]);
     Py_RETURN_NONE;
 }
 
@@ -358,15 +356,16 @@ static PyObject *hot_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     w = PyDict_GetItemWithError(p, s_weight);
     if (!w || w == Py_None) goto none;
     Py_INCREF(w);
+    b = PyDict_GetItemWithError(p, s_bias);
+    if (!b && PyErr_Occurred()) goto done;
+    if (b == Py_None) b = NULL;
+    Py_XINCREF(b);
 
     int req = take_truth(PyObject_Vectorcall(lin_grad, NULL, 0, NULL));
     if (req > 0) {
         req = requires_grad(x);
         if (!req) req = requires_grad(w);
-        if (!req) {
-            PyObject *gb = PyDict_GetItemWithError(p, s_bias);   /* borrowed: p is held */
-            req = gb ? (gb == Py_None ? 0 : requires_grad(gb)) : PyErr_Occurred() ? -1 : 0;
-        }
+        if (!req && b) req = requires_grad(b);
         if (req > 0) goto none;   /* _linear_slow raises the package's error */
     }
     if (req < 0) goto done;
@@ -379,17 +378,11 @@ static PyObject *hot_linear(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     }
     if (!out) goto done;
     if (out == Py_None) goto none;
-    b = PyDict_GetItemWithError(p, s_bias);
-    if (!b) {
-        if (PyErr_Occurred()) goto done;
-    } else if (b != Py_None) {
-        Py_INCREF(b);
+    if (b) {
         PyObject *margs[2] = { out, b };
         PyObject *r = PyObject_VectorcallMethod(s_add_, margs, 2, NULL);
         if (!r) goto done;
         Py_DECREF(r);
-    } else {
-        b = NULL;
     }
     ret = out;
     out = NULL;
