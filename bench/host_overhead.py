@@ -5,8 +5,8 @@ in against torch.mm and F.linear, in the same process, and their results checked
     OUT=/tmp/out python bench/host_overhead.py --registry llama.db      # on the GPU
     python bench/host_overhead.py --fake                                 # here, without one
 
-Timed (each over --calls calls after 20 of warm-up, the better of two interleaved
-rounds): torch.mm, F.linear, aitune.nn.Linear.forward (the bar), aitune.nn.Linear()
+Timed (each over --calls calls after 20 of warm-up, in chunks of --chunk; the best
+chunk of three interleaved rounds): torch.mm, F.linear, aitune.nn.Linear.forward (the bar), aitune.nn.Linear()
 (nn.Module's __call__ on top), torch.ops.aitune.linear (the op, as a compiled graph
 calls it), and the pieces of one warm forward alone: the module's runner, the
 output's allocation (torch.empty_like of the runner's template; torch.empty for
@@ -42,16 +42,17 @@ ROOT = os.path.normpath(os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
-def _time(torch, ways, calls, chunk, cuda, rounds=2):
+def _time(torch, ways, calls, chunk, cuda, rounds=3):
     """{name: us per call} of each (name, fn, args) of ways: 20 calls of warm-up, then
-    `calls` timed, `chunk` at a time while the GPU sleeps; the better of `rounds`
-    interleaved rounds."""
+    `calls` timed, `chunk` at a time while the GPU sleeps; the best chunk of `rounds`
+    interleaved rounds (timeit's rule: the least disturbed sample is the cost itself;
+    the other processes of a shared host only ever add to it, on both sides alike)."""
     res = {}
     for _ in range(rounds):
         for name, fn, args in ways:
             for _ in range(20):
                 fn(*args)
-            total, done = 0.0, 0
+            done = 0
             while done < calls:
                 n = min(chunk, calls - done)
                 if cuda:
@@ -60,12 +61,11 @@ def _time(torch, ways, calls, chunk, cuda, rounds=2):
                 t = time.perf_counter()
                 for _ in range(n):
                     fn(*args)
-                total += time.perf_counter() - t
+                us = (time.perf_counter() - t) / n * 1e6
+                res[name] = min(us, res.get(name, us))
                 done += n
             if cuda:
                 torch.cuda.synchronize()
-            us = total / calls * 1e6
-            res[name] = min(us, res.get(name, us))
     return res
 
 
