@@ -37,6 +37,7 @@ examples:
   python -m aitune tune llama3-8b/config.json --batch 1:32 --prompt 128:2048
   python -m aitune tune config.json --batch 1:32 --exact-batch 1,8,32   # the graphs' batch sizes exactly too
   python -m aitune tune config.json --batch 1:32 --exact-batch 1,8 --race  # then raced in the decode step
+  python -m aitune tune config.json --prompt 128:2048 --exact-prompt 2048  # the prefill most run, exactly too
   python -m aitune tune config.json --batch 1:8 --prompt 1:4096 --dry-run   # print the spec
   python -m aitune tune config.json --ops rmsnorm --max-evals 8 --budget 10m
   python -m aitune tune config.json --batch 1:32 --prompt 1 --group only --db old.db  # add the fused shapes
@@ -84,6 +85,9 @@ def _parser():
     t.add_argument("--exact-batch", metavar="B,B,...",
                    help="batch sizes a server runs most (one decode graph each): their GEMMs also tuned at m "
                    "exactly, in buckets of their own (the range holding them is tuned at its upper edge)")
+    t.add_argument("--exact-prompt", metavar="P,P,...",
+                   help="prompt lengths prefilled most (batch 1): their prefill GEMMs also tuned at m = P "
+                   "exactly, in buckets of their own")
     t.add_argument("--dtype", choices=("bf16", "f16"), help="default: the config's torch_dtype")
     t.add_argument("--group", choices=tuning.GROUP_MODES, default="on",
                    help="q/k/v and gate/up fused as aitune.patch groups them (on, the default), separate "
@@ -166,8 +170,8 @@ def tune(a, p):
         p.error("--race needs --exact-batch (the batch sizes to race at), a config and no --dry-run")
     db = a.db or dispatch.default_path()
     if a.from_misses:
-        if a.config or a.exact_batch:
-            p.error("--from-misses takes no config and no --exact-batch")
+        if a.config or a.exact_batch or a.exact_prompt:
+            p.error("--from-misses takes no config, no --exact-batch and no --exact-prompt")
         text = tuning.misses_spec(tuning.read_misses(db), arch=a.arch, search=a.search, max_evals=a.max_evals)
     else:
         if not a.config:
@@ -176,9 +180,11 @@ def tune(a, p):
         ops = [o for o in a.ops.split(",") if o]
         batch = tuning.parse_range(a.batch, "--batch")
         exact = tuning.parse_batches(a.exact_batch, batch) if a.exact_batch else ()
-        text = tuning.model_spec(cfg, batch, tuning.parse_range(a.prompt, "--prompt"),
-                                 a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals, "config '%s'" % where,
-                                 a.group, exact)
+        prompt = tuning.parse_range(a.prompt, "--prompt")
+        prompts = tuning.parse_batches(a.exact_prompt, prompt, "--exact-prompt", "prompt lengths") \
+            if a.exact_prompt else ()
+        text = tuning.model_spec(cfg, batch, prompt, a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals,
+                                 "config '%s'" % where, a.group, exact, prompts)
     if a.dry_run:
         sys.stdout.write(text)
         return 0

@@ -215,18 +215,18 @@ def _split(batch, prompt):
     return dec, pre
 
 
-def parse_batches(text, batch, what="--exact-batch"):
-    """'1,8,32' -> (1, 8, 32): batch sizes (each >= 1), inside the served range batch
-    (lo, hi) unless it is None; what names the option in the error."""
+def parse_batches(text, batch, what="--exact-batch", served="batch sizes"):
+    """'1,8,32' -> (1, 8, 32): sizes (each >= 1), inside the served range batch (lo, hi)
+    unless it is None; what names the option in the error, served what they are (plural)."""
     out = []
     for part in (text or "").split(","):
         if not re.fullmatch(r"\s*\d{1,6}\s*", part):
-            raise SpecError("%s: want batch sizes like 1,8,32, got %r" % (what, text))
+            raise SpecError("%s: want sizes like 1,8,32, got %r" % (what, text))
         b = int(part)
         if batch is not None and not batch[0] <= b <= batch[1]:
-            raise SpecError("%s: %d is outside the batch sizes served (%d..%d)" % (what, b, batch[0], batch[1]))
+            raise SpecError("%s: %d is outside the %s served (%d..%d)" % (what, b, served, batch[0], batch[1]))
         if b < 1:
-            raise SpecError("%s: a batch size is at least 1, got %d" % (what, b))
+            raise SpecError("%s: a %s is at least 1, got %d" % (what, served[:-1], b))
         if b in out:
             raise SpecError("%s: %d is listed twice" % (what, b))
         out.append(b)
@@ -234,7 +234,7 @@ def parse_batches(text, batch, what="--exact-batch"):
 
 
 def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", ops=None, search="model",
-               max_evals=48, where="config", group="on", exact_batches=()):
+               max_evals=48, where="config", group="on", exact_batches=(), exact_prompts=()):
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
     OPS to keep (default all). group: "on", "off" or "only" (see the module doc; "only"
     writes GEMMs alone, gemm_swiglu included; "off" no gemm_swiglu). exact_batches: batch sizes whose decode
@@ -242,7 +242,14 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     that holds them (which is tuned at its upper edge, where its kernels are slowest:
     a server that captures a decode graph per batch size runs those m most; on an H100,
     Llama-3-8B's batch-8 GEMMs tuned at m = 8 made its step 1.089x -> 1.102x faster
-    than torch.compile's, bench/RESULTS.md fifth session)."""
+    than torch.compile's, bench/RESULTS.md fifth session). exact_prompts: prompt lengths
+    whose batch-1 prefill GEMMs (m = the prompt's tokens; gate/up's gemm_swiglu included,
+    lm_head not: it takes the last token only) get buckets of their own the same way,
+    timed as the prefill's: a range bucket of prefill rows is tuned at its upper edge and
+    holds the vendor wherever its search was cut short, so a prompt length an application
+    prefills most is worth its own search (on an H200 a 2048-token prefill's range
+    buckets, tuned within a 470 s budget, were all the vendor's: bench/RESULTS.md,
+    twelfth session)."""
     weights, norms, head, mtype, mlps = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
@@ -298,6 +305,15 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
         for n, k in (mlps if "gemm_swiglu" in ops else []):
             out += _task("gemm_swiglu", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
                          "batch %d exactly: gated MLP, %d x %d weights" % (b, n, k))
+    for t in exact_prompts:
+        if not prompt[0] <= t <= prompt[1]:
+            raise SpecError("exact prompt %d is outside the prompt lengths served (%d..%d)" % (t, prompt[0], prompt[1]))
+        for n, k in (weights if "gemm_nt" in ops else []):
+            out += _task("gemm_nt", dtype, [("m", t), ("n", n), ("k", k)], PREFILL_TIMING,
+                         "prompt %d exactly (batch 1): %d x %d weight" % (t, n, k))
+        for n, k in (mlps if "gemm_swiglu" in ops else []):
+            out += _task("gemm_swiglu", dtype, [("m", t), ("n", n), ("k", k)], PREFILL_TIMING,
+                         "prompt %d exactly (batch 1): gated MLP, %d x %d weights" % (t, n, k))
     return "\n".join(out) + "\n"
 
 

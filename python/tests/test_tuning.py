@@ -192,6 +192,40 @@ def test_exact_batches(tmp_path):
         assert r.returncode == 1 and "worker" in r.stderr, "aitune reads the spec: %s" % r.stderr
 
 
+def test_exact_prompts(tmp_path):
+    """--exact-prompt 2048: each weight's batch-1 prefill GEMM (not lm_head's: it takes
+    the last token) and the gated MLP also as buckets of their own at m = 2048 exactly,
+    prefill-timed, after the ranges and the exact batches (which stay as they were);
+    lengths outside the prompt range, repeated or not numbers are refused (exit 3)."""
+    base = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), exact_batches=(8,))
+    text = tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), exact_batches=(8,), exact_prompts=(2048, 512))
+    assert text.startswith(base), "the ranges and exact batches are as without exact prompts"
+    extra = tasks(text[len(base):])
+    gemms = {(_size(d["m"]), _size(d["n"]), _size(d["k"])) for op, _, d in extra if op == "gemm_nt"}
+    weights = _weights(base) - {(128256, 4096)}
+    assert len(weights) == 4
+    assert gemms == {(m, n, k) for m in (2048, 512) for n, k in weights}
+    assert (2048, 128256, 4096) not in gemms, "lm_head prefills no prompt"
+    assert {(_size(d["m"]), _size(d["n"])) for op, _, d in extra if op == "gemm_swiglu"} == {(2048, 14336),
+                                                                                             (512, 14336)}
+    assert all(t == tuning.PREFILL_TIMING for _, t, _ in extra)
+    assert "gemm_swiglu" not in tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), ops=["gemm_nt"],
+                                                  exact_prompts=(2048,))
+    for bad in ((64,), (4096,)):
+        with pytest.raises(tuning.SpecError, match="outside the prompt lengths served"):
+            tuning.model_spec(LLAMA3_8B, (1, 32), (128, 2048), exact_prompts=bad)
+    good = tmp_path / "llama.json"
+    good.write_text(json.dumps(LLAMA3_8B))
+    r = cli("tune", str(good), "--batch", "1:32", "--prompt", "128:2048", "--exact-batch", "8", "--exact-prompt",
+            "2048,512", "--dry-run")
+    assert r.returncode == 0 and r.stdout == text
+    for arg, word in (("4096", "outside the prompt lengths served (128..2048)"), ("512,512", "twice"),
+                      ("2k", "like 1,8,32")):
+        r = cli("tune", str(good), "--prompt", "128:2048", "--exact-prompt", arg, "--dry-run")
+        assert r.returncode == 3 and r.stderr.count("\n") == 1 and word in r.stderr and "--exact-prompt" in r.stderr
+    assert cli("tune", "--from-misses", "--exact-prompt", "2048").returncode == 2
+
+
 def test_specs_parse_in_aitune(tmp_path):
     """build/aitune reads the spec (a worker that cannot start fails after the spec is
     read: exit 1; a spec it refuses would be exit 3)."""
