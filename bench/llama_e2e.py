@@ -18,7 +18,10 @@ Measures, each in this process on this GPU (so every ratio is same card, same ru
     compile+patch-nofuse (patch(swiglu=False): gate/up grouped, each MLP's gate/up and
     silu * mul not one gemm_swiglu);
   - batch 1 without a graph: eager and eager + patch (host overhead included);
-  - a --prefill-token prefill (batch 1), torch.compile with and without patch;
+  - a --prefill-token prefill (batch 1), torch.compile with and without patch, each
+    variant on a model of its own (a patched copy; one after the other where the GPU
+    cannot hold the copy), timed round-robin: at the power limit a prefill's clock
+    follows the work just done, so the variant timed second would run slower;
   - host time per call of 1 x 4096 x 4096: aitune.nn.Linear's eager forward and
     torch.ops.aitune.linear against torch.mm and F.linear (--host-calls calls each);
   - check=True over one decode step (every patched call compared with PyTorch's on
@@ -49,6 +52,7 @@ no graphs, a smoke test of this script).
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -218,10 +222,10 @@ class Decoder:
             return time.perf_counter() - t
 
 
-def timed_prefill(torch, model, cfg, tokens, device, compiled=True, dynamic=False):
-    """(one prefill of `tokens` tokens, batch 1, as a callable; its median time in s over
-    10 after 2 warm-up: 4 moved by 0.5%), each from an empty cache; compiled as the
-    decode steps are (torch.compile, default mode, static shapes unless dynamic)."""
+def prefill_fn(torch, model, cfg, tokens, device, compiled=True, dynamic=False):
+    """One prefill of `tokens` tokens (batch 1) of model as a callable, each call from an
+    empty cache, compiled as the decode steps are (torch.compile, default mode, static
+    shapes unless dynamic: the first call compiles)."""
     ids = torch.randint(0, cfg.vocab_size, (1, tokens), device=device)
     pos = torch.arange(tokens, device=device)
     from aitune import decoding
@@ -231,23 +235,45 @@ def timed_prefill(torch, model, cfg, tokens, device, compiled=True, dynamic=Fals
     def fwd(ids, pos):
         return model(input_ids=ids, cache_position=pos, use_cache=True, logits_to_keep=1, **{kw: cache}).logits
     fn = torch.compile(fwd, mode="default", dynamic=None if dynamic else False) if compiled else fwd
-    cuda = device == "cuda"
 
     def once():
         cache.reset()
         with torch.no_grad():
             fn(ids, pos)
-    times = []
-    for i in range(12):
-        if cuda:
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        once()
-        if cuda:
-            torch.cuda.synchronize()
-        if i >= 2:
-            times.append(time.perf_counter() - t)
-    return once, statistics.median(times)
+    return once
+
+
+def timed_rounds(torch, fns, cuda, rounds=10, warm=2):
+    """{name: median seconds} of each callable of fns ({name: fn}): `warm` calls each
+    first, then `rounds` rounds calling each once, round-robin, the order reversed every
+    other round. A sustained prefill holds the GPU at its power limit, where the clock
+    follows the work just done (bench/RESULTS.md, fourth session: every kernel of the
+    variant timed second ran slower): interleaved, both sides see the same clocks."""
+    times = {name: [] for name in fns}
+    names = list(fns)
+    for i in range(warm + rounds):
+        for name in (names if i % 2 == 0 else names[::-1]):
+            if cuda:
+                torch.cuda.synchronize()
+            t = time.perf_counter()
+            fns[name]()
+            if cuda:
+                torch.cuda.synchronize()
+            if i >= warm:
+                times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def timed_prefill(torch, model, cfg, tokens, device, compiled=True, dynamic=False):
+    """(prefill_fn's callable, its median time in s over 10 after 2 warm-up: 4 moved by
+    0.5%)."""
+    once = prefill_fn(torch, model, cfg, tokens, device, compiled, dynamic)
+    return once, timed_rounds(torch, {"one": once}, device == "cuda")["one"]
+
+
+def model_bytes(model):
+    """Bytes of a model's parameters and buffers."""
+    return sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
 
 
 def host_time(torch, aitune, a, log):
@@ -312,11 +338,12 @@ def measure(a, todo, torch, aitune, log):
     tps = res["tps"]
     graphs = a.device == "cuda"
 
-    def patched_as(variant):
-        """The variant's patch (None for eager and compile)."""
+    def patched_as(variant, m=None):
+        """The variant's patch of m (default the model; None for eager and compile)."""
         if "patch" not in variant:
             return None
-        return aitune.patch(model, d, group=not variant.endswith("-nogroup"), swiglu=not variant.endswith("-nofuse"))
+        return aitune.patch(model if m is None else m, d, group=not variant.endswith("-nogroup"),
+                            swiglu=not variant.endswith("-nofuse"))
 
     def decode(variant, batch, graph=True):
         patched = "patch" in variant
@@ -346,16 +373,49 @@ def measure(a, todo, torch, aitune, log):
                 aitune.unpatch(model)
 
     def prefill():
-        for v in [v for v in a.variants if v.startswith("compile")] or [v for v in a.variants]:
-            p = patched_as(v)
-            try:
-                _, sec = timed_prefill(torch, model, cfg, a.prefill, a.device, v.startswith("compile"), a.dynamic)
-                res["prefill"][v] = ms = sec * 1e3
-                log(what="prefill", variant=v, tokens=a.prefill, ms=round(ms, 2),
-                    tokens_s=round(a.prefill / ms * 1e3, 1))
-            finally:
-                if p is not None:
-                    aitune.unpatch(model)
+        # Each variant on a model of its own (a patched copy beside the unpatched model),
+        # compiled, then all timed round-robin (timed_rounds); where the GPU cannot hold
+        # the copies, one variant after the other, each patching the one model.
+        vs = [v for v in a.variants if v.startswith("compile")] or list(a.variants)
+        copies = sum(1 for v in vs if "patch" in v)
+        room = torch.cuda.mem_get_info()[0] if a.device == "cuda" else None
+        together = len(vs) > 1 and (room is None or room > copies * model_bytes(model) * 1.25 + (8 << 30))
+        log(what="prefill_protocol", interleaved=together, variants=vs,
+            free_gib=None if room is None else round(room / 2**30, 1))
+
+        def record(v, sec):
+            res["prefill"][v] = ms = sec * 1e3
+            log(what="prefill", variant=v, tokens=a.prefill, ms=round(ms, 2), tokens_s=round(a.prefill / ms * 1e3, 1),
+                interleaved=together)
+        if not together:
+            for v in vs:
+                p = patched_as(v)
+                try:
+                    record(v, timed_prefill(torch, model, cfg, a.prefill, a.device, v.startswith("compile"),
+                                            a.dynamic)[1])
+                finally:
+                    if p is not None:
+                        aitune.unpatch(model)
+            return
+        import copy
+        models, fns = {}, {}
+        try:
+            for v in vs:
+                m = model
+                if "patch" in v:
+                    m = models[v] = copy.deepcopy(model)
+                    patched_as(v, m)
+                fns[v] = prefill_fn(torch, m, cfg, a.prefill, a.device, v.startswith("compile"), a.dynamic)
+                fns[v]()     # compiles (and binds the patched shapes) before any timing
+            for v, sec in timed_rounds(torch, fns, a.device == "cuda").items():
+                record(v, sec)
+        finally:
+            fns.clear()
+            for m in models.values():
+                aitune.unpatch(m)
+            models.clear()
+            if a.device == "cuda":
+                torch.cuda.empty_cache()
 
     def check():
         # check=True over one decode step, and the logits against PyTorch's.
@@ -404,7 +464,6 @@ def spread(a, argv):
     process that times the host starts first and the others once those times are
     taken, so no other process's compiling shares the CPU with them."""
     import subprocess
-    import threading
     rest, skip = [], False
     for x in argv:
         if skip:
@@ -421,6 +480,29 @@ def spread(a, argv):
     done = os.path.join(a.out, "host.done")
     if os.path.exists(done):
         os.remove(done)
+    # Stopped (Ctrl-C, or SIGTERM from `timeout`), it stops its processes too: one left
+    # running would hold its GPU and share the host with whatever runs next.
+    old = signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
+    try:
+        return _spread(a, rest, ids, procs, done)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        for pr, _, _ in procs:
+            if pr.poll() is None:
+                pr.terminate()
+        for pr, _, _ in procs:
+            try:
+                pr.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pr.kill()
+                pr.wait()
+
+
+def _spread(a, rest, ids, procs, done):
+    """spread's body: starts the processes (each appended to procs as it starts, for
+    spread to stop), waits for them and merges their results."""
+    import subprocess
+    import threading
     order = sorted(enumerate(shares(a, a.gpus)), key=lambda ks: "host" not in ks[1])
     for k, share in order:
         folder = os.path.join(a.out, "gpu%d" % k)
@@ -431,9 +513,9 @@ def spread(a, argv):
         elif procs:      # after the host times (or once their process has ended)
             while not os.path.exists(done) and procs[0][0].poll() is None:
                 time.sleep(0.2)
-        print("llama_e2e: gpu %s runs %s" % (ids[k], ", ".join(share)), flush=True)
         pr = subprocess.Popen(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=ids[k]), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, bufsize=1)
+        print("llama_e2e: gpu %s runs %s (pid %d)" % (ids[k], ", ".join(share), pr.pid), flush=True)
 
         def echo(pr=pr, tag="[gpu %s] " % ids[k]):
             for line in pr.stdout:

@@ -76,3 +76,61 @@ def test_two_processes_host_times_first(tmp_path):
     assert (out / "host.done").exists()
     assert sum(1 for ln in lines if ln.startswith("| 1 |")) == 1 and any(ln.startswith("| 2 |") for ln in lines)
     assert "bars met" in r.stdout
+
+
+def test_timed_rounds_interleave(monkeypatch):
+    """The prefill's variants are timed round-robin, the order reversed every other
+    round, the warm-up calls left out of the medians."""
+    calls, clock = [], [0.0]
+    cost = {"a": 2.0, "b": 3.0}
+
+    def fn(name):
+        def run():
+            calls.append(name)
+            clock[0] += cost[name] + (10.0 if len(calls) <= 4 else 0.0)   # the warm-up rounds are slow
+        return run
+    monkeypatch.setattr(e2e.time, "perf_counter", lambda: clock[0])
+    got = e2e.timed_rounds(None, {"a": fn("a"), "b": fn("b")}, cuda=False, rounds=4, warm=2)
+    assert calls == ["a", "b", "b", "a"] * 3
+    assert got == {"a": 2.0, "b": 3.0}
+
+
+def test_sigterm_stops_the_processes(tmp_path):
+    """--gpus 2 stopped by SIGTERM (as `timeout` stops it) stops the processes it
+    started: none is left running after it has exited."""
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+    pytest.importorskip("transformers")
+    import fakereg
+    reg = fakereg.build(str(tmp_path / "r.db"), gemm=((1, 256, 256),), rows=(), dtypes=("bf16",))
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, ".."), PYTHONUNBUFFERED="1")
+    pr = subprocess.Popen([sys.executable, SPEC.origin, "--registry", reg, "--tiny", "--device", "cpu", "--gpus", "2",
+                           "--batches", "1", "--variants", "eager,patch", "--steps", "50", "--prompt", "2",
+                           "--prefill", "0", "--host-calls", "200000", "--out", str(tmp_path / "out")],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        line = pr.stdout.readline()
+        m = re.match(r"llama_e2e: gpu \d runs host.* \(pid (\d+)\)$", line.strip())
+        assert m, line
+        child = int(m.group(1))
+        while "what=build" not in line:      # the process has built the model: the host times next,
+            line = pr.stdout.readline()       # silent for a long while (it would outlive its parent)
+            assert line, "the first process ended early"
+        time.sleep(0.5)
+        pr.send_signal(signal.SIGTERM)
+        rest = pr.communicate(timeout=60)[0]
+    finally:
+        if pr.poll() is None:
+            pr.kill()
+    assert pr.returncode == 128 + signal.SIGTERM, rest[-2000:]
+
+    def running(pid):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    assert not running(child), "the process it started was left running"
