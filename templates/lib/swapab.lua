@@ -100,14 +100,17 @@ M.params = {
   { "nvar", { 1, 2, 3, 5 } },     -- second mid-size kernel: wgmma widths (bn down to bn/2) chosen among at run time
 }
 
--- Registers a thread of the mid-size kernel may have (one CTA an SM; a
--- warp's registers come in 256s) and about what it needs: its BN/2 sums
--- and some 40 more (ptxas 13.0: tests/cli/swapab_mid.sh).
+-- Registers a thread of the mid-size kernel may have (one CTA an SM:
+-- ptxas allots them to whole warpgroups, so the producer warp of a bm 256
+-- CTA counts as four: 544 threads have 96, not 120) and the fewest it needs:
+-- its BN/2 sums and 26 more, what ptxas 13.0 squeezed bm 256's kernels to
+-- (bn 96: 74, bn 128: 90; bn 160 needed 106 and failed to compile at 96;
+-- tests/cli/swapab_mid.sh). Below the cap ptxas takes more (up to BN/2 + 58).
 local function mid_constraints(p, shape, dt, dev)
   local z = mid_sizes(p)
-  local cap = math.min(255, 65536 // z.threads // 8 * 8)
-  if p.bn // 2 + 40 > cap then
-    return false, string.format("about %d registers a thread, %d threads have %d", p.bn // 2 + 40, z.threads, cap)
+  local cap = math.min(255, 65536 // ((z.threads + 127) // 128 * 128) // 8 * 8)
+  if p.bn // 2 + 26 > cap then
+    return false, string.format("at least %d registers a thread, %d threads have %d", p.bn // 2 + 26, z.threads, cap)
   end
   if z.red > z.ring then return false, string.format("the split's %d bytes of sums do not fit the ring", z.red) end
   local smax = dev.smem_optin or 232448
@@ -137,6 +140,31 @@ end
 -- each streaming the weight again, and the second mid-size kernel keeps m
 -- within one pass.
 local MAX_Z = 2
+
+-- The values the constraints below leave a task's m (search/space.lua,
+-- narrow: a value refused at every config of the task is never drawn): bn
+-- whose one pass holds m (or, above 64, whose tiles along z do), with m
+-- needing at least half of it; and the second mid-size kernel's mc and nvar
+-- only where such a bn is left. At m = 8 the domain goes from 898560
+-- indices (1200 valid) to 4320; the walk that found those 1200 took 7 s of
+-- Lua a bucket. decode_only: the gated product's (bn <= 64).
+local BN_VALUES
+for _, q in ipairs(M.params) do
+  if q[1] == "bn" then BN_VALUES = q[2] end
+end
+local function narrow_for(m, decode_only)
+  local bns, wide = {}, false
+  for _, bn in ipairs(BN_VALUES) do
+    local holds = bn >= m or (bn > 64 and not decode_only)
+    if holds and m <= MAX_Z * bn and (bn < 2 * m or bn == 8) and not (decode_only and bn > 64) then
+      bns[#bns + 1] = bn
+      wide = wide or bn > 64
+    end
+  end
+  local keep = { bn = bns }
+  if not wide then keep.mc, keep.nvar = { 0 }, { 1 } end
+  return keep
+end
 
 local function constraints(p, shape, dt, dev)
   local ok, why = gemv.pdl_constraints(p, dev)
@@ -244,10 +272,8 @@ local function family(op)
     supports = sw and swiglu_supports or supports,
   }
   -- The gated product's space is the decode kernel's: the search never draws
-  -- the mid-size kernels' values (search/space.lua).
-  if sw then
-    t.narrow = function() return { bn = { 8, 16, 24, 32, 40, 48, 64 }, mc = { 0 }, nvar = { 1 } } end
-  end
+  -- the mid-size kernels' values.
+  t.narrow = function(shape) return narrow_for(shape.m, sw) end
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end
     local _, smem = sizes(p)
