@@ -805,8 +805,12 @@ local function default(t, shape, dt, dev)
     { { "splitk", { 8, 4, 16, 2, 1 } }, { "cpw", { 2, 1, 4 } }, { "unroll", { 4, 2, 1 } } })
 end
 
+-- check() takes exactly mt_for(m) tiles: the search never draws another mt
+-- (search/space.lua, narrow), a quarter of the domain to sample from.
+local function narrow(shape) return { mt = { mt_for(shape.m) } } end
+
 return gemv.family(OP, {
   params = nt_params, max_m = 64, cols_per_block = cols_per_block, reg_estimate = reg_estimate, reg_limit = 200,
   step = function(p) return p.unroll * 4 * p.vec * p.seg end,
-  check = check, source = source, default = default,
+  check = check, source = source, default = default, narrow = narrow,
 })

@@ -204,6 +204,7 @@ function M.family(op, L)
   end
   t.source = function(p, dt, dev, name) return L.source(op, p, dt, dev, name) end
   t.default = function(shape, dt, dev) return L.default(t, shape, dt, dev) end
+  t.narrow = L.narrow
   return t
 end
 

@@ -476,6 +476,19 @@ function M.launch(layout, p, dt, dev, swiglu)
   }
 end
 
+-- The stage values of layout's space whose staging is the one shape needs.
+local function stages_for(layout, shape)
+  local need, out = stage_for(layout, shape), {}
+  for _, pv in ipairs(params_of(layout)) do
+    if pv[1] == "stage" then
+      for _, v in ipairs(pv[2]) do
+        if staging({ stage = v }) == need then out[#out + 1] = v end
+      end
+    end
+  end
+  return out
+end
+
 -- The family table for an op of lib/gemm.lua.
 function M.family(op)
   local layout = op.layout
@@ -490,11 +503,17 @@ function M.family(op)
     dtypes = op.dtypes,
     params = params_of(layout),
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw) end,
-    -- The epilogues D's rows allow (constraints refuse the others): the
-    -- space never draws the dead half (search/space.lua).
+    -- The epilogues D's rows allow and the staging the operands' rows need
+    -- (constraints refuse the others): the space never draws the dead values
+    -- (search/space.lua), a sixth of the nt domain at aligned shapes.
     narrow = function(shape)
-      if sw then return { epilogue = { "direct" }, streamk = { 0 } } end
-      return { epilogue = shape.n % 8 == 0 and { "direct", "tma" } or { "direct", "rows", "tma_ws" } }
+      local keep = { stage = stages_for(layout, gemm_shape(shape)) }
+      if sw then
+        keep.epilogue, keep.streamk = { "direct" }, { 0 }
+      else
+        keep.epilogue = shape.n % 8 == 0 and { "direct", "tma" } or { "direct", "rows", "tma_ws" }
+      end
+      return keep
     end,
     supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev, sw) end,
     launch = function(p, dt, dev) return M.launch(layout, p, dt, dev, sw) end,

@@ -361,6 +361,39 @@ out:
     free(ok);
 }
 
+/* A template's narrow(shape) cuts the domain a search samples to the values
+** its constraints leave the task (search/space.lua; the valid configs stay
+** those of the whole domain: tests/cli/space_narrow.sh). The domain's
+** product is the search's size until a walk completes. */
+static void test_narrow(tmpl *T)
+{
+    struct { const char *op, *tname; long long shape[3]; int size; const char *what; } cases[] = {
+        /* bn 8 alone, no mid-size mc or nvar: 898560 / 13 / 16 */
+        { "gemm_nt", "gemm_nt/swapab", { 8, 4096, 4096 }, 4320, "swapab at m = 8: bn 8, mc 0, nvar 1" },
+        { "gemm_nt", "gemm_nt/swapab", { 40, 4096, 4096 }, 12960, "swapab at m = 40: bn 40, 48, 64" },
+        /* bn 128 .. 256 (tiles along z above 64), mc and nvar kept */
+        { "gemm_nt", "gemm_nt/swapab", { 200, 4096, 4096 }, 345600, "swapab at m = 200: five bn, every mc and nvar" },
+        { "gemm_swiglu", "gemm_swiglu/swapab", { 40, 14336, 4096 }, 12960, "the gated product's swapab at m = 40" },
+        /* mt 1 of 4 */
+        { "gemm_nt", "gemm_nt/gemv", { 8, 4096, 4096 }, 552960, "gemv nt at m = 8: mt 1" },
+        /* stage none of nt's 3, epilogue direct or tma of 4 */
+        { "gemm_nt", "gemm_nt/wgmma", { 2048, 4096, 4096 }, 258048, "wgmma nt aligned: stage none, direct or tma" },
+        /* stage ab and ab_overlap; direct, rows, tma_ws */
+        { "gemm_nt", "gemm_nt/wgmma", { 2048, 4097, 4100 }, 774144, "wgmma nt, k and n unaligned: ab, ab_overlap" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        op_task t;
+        if (tmpl_task(T, cases[i].op, "bf16", cases[i].shape, &t)) {
+            CHECK(0, "setup: %s task (%s)", cases[i].op, tmpl_errmsg(T));
+            continue;
+        }
+        search *s = search_new(T, "random", cases[i].tname, &t, &dev, 1, 8);
+        CHECK(s && search_size(s) == cases[i].size, "%s: a domain of %d (%d)", cases[i].what, cases[i].size,
+              s ? search_size(s) : -1);
+        search_free(s);
+    }
+}
+
 /* Priors and the sampling fallback, on fixture templates of the op "bad"
 ** (tests/fixtures/broken/templates/bad, seen from the probe fixture). */
 static void test_prior(void)
@@ -479,6 +512,7 @@ int main(int argc, char **argv)
     test_of_configs(T);
     test_warm(T);
     test_lazy(T);
+    test_narrow(T);
     tmpl_close(T);
     test_tell();
     test_prior();
