@@ -90,6 +90,11 @@ $(BUILD)/bench/space_start: bench/space_start.c $(LIB_O)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
 
+# What a whole search costs its sweep in CPU (no GPU; not in `all`).
+$(BUILD)/bench/search_cost: bench/search_cost.c $(LIB_O)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_O) $(LDLIBS)
+
 # NVRTC made slow without using a core (LD_PRELOAD; tests/unit/slow_nvrtc.c).
 $(BUILD)/tests/slow_nvrtc.so: tests/unit/slow_nvrtc.c
 	@mkdir -p $(@D)
