@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: slow 32 (counts nine gemm buckets' spaces)
+# tests/run: slow 32 (counts six gemm buckets' spaces)
 # A template's narrow(shape) drops the param values its constraints refuse
 # at every config of a task (search/space.lua), so a search never draws
 # them: swapab's bn by m (and the second mid-size kernel's mc and nvar where
@@ -7,7 +7,7 @@
 # alignment and its epilogues by D's. The valid configs must be the same:
 # compile --plan counts each bucket's, and the counts are those recorded
 # with the templates before they narrowed (tests/fixtures/space_narrow,
-# decode sizes, a mid-size m, an unaligned k, the gated product).
+# m = 1, 15 and 63, a mid-size m, an unaligned k, the gated product).
 . "$(dirname "$0")/lib.sh"
 
 FIX="$ROOT/tests/fixtures/space_narrow"
