@@ -3,7 +3,8 @@
 # bf16 weights), decode steps in a CUDA graph, tokens per second, with and
 # without aitune.patch, eager and under torch.compile (bench/llama_e2e.py).
 # It needs a registry tuned for the model's shapes, made in a call of its
-# own (a sweep of the model's spec takes longer than one call may):
+# own (a sweep of the model's spec takes longer than one call may; on 2x H200
+# `--gpus 2 --budget 470s` fit one: 475 s, bench/RESULTS.md twelfth session):
 #     python -m aitune tune CONFIG.json --batch 1:32 --prompt 128:2048 --exact-batch 1,8,32 --db llama.db
 #     bench/run e2e -- --registry llama.db
 # On a host with two GPUs, `-- --registry llama.db --gpus 2` spreads the work
