@@ -296,24 +296,22 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
                      "lm_head: the last token's logits")
     every = (weights + ([head] if group != "only" else [])) if "gemm_nt" in ops else []
+    def exact(m, gemms, timing, label):
+        # The GEMMs (and gated MLPs) at m exactly, in buckets of their own.
+        for n, k in gemms:
+            out.extend(_task("gemm_nt", dtype, [("m", m), ("n", n), ("k", k)], timing,
+                             "%s: %d x %d weight" % (label, n, k)))
+        for n, k in (mlps if "gemm_swiglu" in ops else []):
+            out.extend(_task("gemm_swiglu", dtype, [("m", m), ("n", n), ("k", k)], timing,
+                             "%s: gated MLP, %d x %d weights" % (label, n, k)))
     for b in exact_batches:
         if not batch[0] <= b <= batch[1]:
             raise SpecError("exact batch %d is outside the batch sizes served (%d..%d)" % (b, batch[0], batch[1]))
-        for n, k in every:
-            out += _task("gemm_nt", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
-                         "batch %d exactly: %d x %d weight" % (b, n, k))
-        for n, k in (mlps if "gemm_swiglu" in ops else []):
-            out += _task("gemm_swiglu", dtype, [("m", b), ("n", n), ("k", k)], DECODE_TIMING,
-                         "batch %d exactly: gated MLP, %d x %d weights" % (b, n, k))
+        exact(b, every, DECODE_TIMING, "batch %d exactly" % b)
     for t in exact_prompts:
         if not prompt[0] <= t <= prompt[1]:
             raise SpecError("exact prompt %d is outside the prompt lengths served (%d..%d)" % (t, prompt[0], prompt[1]))
-        for n, k in (weights if "gemm_nt" in ops else []):
-            out += _task("gemm_nt", dtype, [("m", t), ("n", n), ("k", k)], PREFILL_TIMING,
-                         "prompt %d exactly (batch 1): %d x %d weight" % (t, n, k))
-        for n, k in (mlps if "gemm_swiglu" in ops else []):
-            out += _task("gemm_swiglu", dtype, [("m", t), ("n", n), ("k", k)], PREFILL_TIMING,
-                         "prompt %d exactly (batch 1): gated MLP, %d x %d weights" % (t, n, k))
+        exact(t, weights if "gemm_nt" in ops else [], PREFILL_TIMING, "prompt %d exactly (batch 1)" % t)
     return "\n".join(out) + "\n"
 
 

@@ -141,11 +141,20 @@ end
 -- within one pass.
 local MAX_Z = 2
 
+-- The rules on bn at a task's m alone (nil: none broken): a pass of bn rows
+-- holds m, or above 64 its tiles along z do (the second mid-size kernel's
+-- own rule, mc >= 1, is in constraints), and m needs at least half of bn.
+local function bn_refusal(bn, m)
+  if m > bn and bn <= 64 then return "m is larger than the rows of one pass" end
+  if m > MAX_Z * bn then return string.format("more than %d tiles of rows along z", MAX_Z) end
+  if bn >= 2 * m and bn > 8 then return "twice the rows needed compiled in" end
+  return nil
+end
+
 -- The values the constraints below leave a task's m (search/space.lua,
--- narrow: a value refused at every config of the task is never drawn): bn
--- whose one pass holds m (or, above 64, whose tiles along z do), with m
--- needing at least half of it; and the second mid-size kernel's mc and nvar
--- only where such a bn is left. At m = 8 the domain goes from 898560
+-- narrow: a value refused at every config of the task is never drawn): the
+-- bn bn_refusal takes, and the second mid-size kernel's mc and nvar only
+-- where a bn above 64 is left. At m = 8 the domain goes from 898560
 -- indices (1200 valid) to 4320; the walk that found those 1200 took 7 s of
 -- Lua a bucket. decode_only: the gated product's (bn <= 64).
 local BN_VALUES
@@ -155,8 +164,7 @@ end
 local function narrow_for(m, decode_only)
   local bns, wide = {}, false
   for _, bn in ipairs(BN_VALUES) do
-    local holds = bn >= m or (bn > 64 and not decode_only)
-    if holds and m <= MAX_Z * bn and (bn < 2 * m or bn == 8) and not (decode_only and bn > 64) then
+    if not bn_refusal(bn, m) and not (decode_only and bn > 64) then
       bns[#bns + 1] = bn
       wide = wide or bn > 64
     end
@@ -171,9 +179,9 @@ local function constraints(p, shape, dt, dev)
   if ok == false then return false, why end
   ok, why = mid2_constraints(p, shape)
   if ok == false then return false, why end
-  if shape.m > p.bn and not (mid(p) and not mid2(p)) then return false, "m is larger than the rows of one pass" end
-  if shape.m > MAX_Z * p.bn then return false, string.format("more than %d tiles of rows along z", MAX_Z) end
-  if p.bn >= 2 * shape.m and p.bn > 8 then return false, "twice the rows needed compiled in" end
+  if shape.m > p.bn and mid2(p) then return false, "m is larger than the rows of one pass" end
+  why = bn_refusal(p.bn, shape.m)
+  if why then return false, why end
   local kiters = (shape.k + BK * p.kbox - 1) // (BK * p.kbox)
   if p.csplit > kiters then return false, "a split of k shorter than one slot" end
   local tiles = (shape.n + p.bm - 1) // p.bm
