@@ -9,6 +9,7 @@
 ** the command's usage and exit 0. */
 #ifndef CLI_H
 #define CLI_H
+#include "names.h"
 #include "util.h"
 
 typedef struct opt {
@@ -35,7 +36,7 @@ int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_lis
 ** or 2h (parse_duration), above 0 (like: the example the message gives);
 ** cli_shape, --shape's 1 to CLI_MAXDIMS sizes in [1, 2^62], separated by
 ** ',' or 'x' ("50000000", "4096,1024"). 0, or EXIT_USAGE. */
-#define CLI_MAXDIMS 4
+#define CLI_MAXDIMS MAXDIMS
 #define CLI_SHAPE_MAX (1LL << 62)
 int cli_count(const char *cmd, const char *usage, const char *name, const char *s, long long lo, long long hi,
               long long *out);

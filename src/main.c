@@ -322,7 +322,7 @@ static int cmd_show(int argc, char **argv)
 /* OP --arch A --dtype T --shape S: shared by lookup and emit. */
 typedef struct query {
     const char *op, *arch, *dtype;
-    long long shape[4];
+    long long shape[CLI_MAXDIMS];
     int ndims;
 } query;
 

@@ -10,6 +10,12 @@
 #define NAMES_H
 #include <stddef.h>
 
+/* ---- an op's dims ----
+** The most dims an op has (op.lua's `dims`; attn_decode has five: batch,
+** heads, kv heads, keys, head dim). Specs, plans, templates, the CLI's
+** --shape and the peers all hold shapes of up to this many sizes. */
+#define MAXDIMS 6
+
 /* ---- element types ---- */
 typedef struct dtype_info {
     const char *name;           /* "f32", "f16", "bf16" */

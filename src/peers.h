@@ -13,8 +13,9 @@
 ** file must be a regular file of at most PEERS_MAXBYTES. */
 #ifndef PEERS_H
 #define PEERS_H
+#include "names.h"
 
-#define PEERS_MAXDIMS 4
+#define PEERS_MAXDIMS MAXDIMS
 #define PEERS_MAXBYTES ((size_t)16 << 20)
 
 typedef struct peer {

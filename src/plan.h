@@ -87,7 +87,7 @@
 #include <cuda.h>
 
 #define PLAN_VERSION 2
-#define PLAN_MAXDIMS 4
+#define PLAN_MAXDIMS MAXDIMS
 #define PLAN_MAXARGS 16
 #define PLAN_MAXPARAMS 32
 #define PLAN_MAXEXPR 255     /* bytes of one expression */

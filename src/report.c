@@ -213,7 +213,7 @@ static void convergence(strbuf *s, const char *op, rows *rs)
 ** series is its dtype and the sizes of the dims that do not vary. */
 typedef struct scan_pt {
     char series[160];
-    long long v[4];
+    long long v[MAXDIMS];
     int nv;
     double x_vendor, us;
     int hole;
@@ -222,7 +222,7 @@ typedef struct scan_pt {
 typedef struct scan_pts {
     scan_pt *p;
     int n, cap;
-    char dims[4][32];
+    char dims[MAXDIMS][32];
     int nd;
 } scan_pts;
 
@@ -231,7 +231,7 @@ static int keep_scan(const reg_scan *sc, void *ctx)
     scan_pts *P = ctx;
     json *sh = NULL;
     char err[64];
-    if (json_parse(sc->shape, &sh, err, sizeof err) || sh->type != JSON_OBJ || sh->n < 1 || sh->n > 4) {
+    if (json_parse(sc->shape, &sh, err, sizeof err) || sh->type != JSON_OBJ || sh->n < 1 || sh->n > MAXDIMS) {
         json_free(sh);
         return 0;   /* not a shape scan wrote: left out of the plot */
     }
@@ -242,7 +242,7 @@ static int keep_scan(const reg_scan *sc, void *ctx)
     for (int d = 0; d < sh->n; d++) {
         ok &= sh->items[d].type == JSON_NUM && sh->items[d].is_int;
         q->v[d] = sh->items[d].i;
-        if (d < 4 && !P->nd) snprintf(P->dims[d], sizeof P->dims[d], "%s", sh->keys[d]);
+        if (!P->nd) snprintf(P->dims[d], sizeof P->dims[d], "%s", sh->keys[d]);
     }
     if (!P->nd) P->nd = sh->n;
     q->nv = sh->n;

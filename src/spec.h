@@ -50,7 +50,7 @@
 #include "names.h"
 #include <stddef.h>
 
-#define SPEC_MAXDIMS 4
+#define SPEC_MAXDIMS MAXDIMS
 #define SPEC_MAXVALUES 64
 #define SPEC_MAXTEMPLATES 8
 #define SPEC_MAXSPLITDEPTH 4    /* split_depth's most: each level multiplies a sweep's races */

@@ -16,7 +16,7 @@ typedef struct tmpl tmpl;
 struct lua_State;
 
 #define TMPL_MAXARGS 16
-#define TMPL_MAXDIMS 4
+#define TMPL_MAXDIMS MAXDIMS
 
 
 /* One kernel argument, resolved for a dtype and a shape. */

@@ -370,7 +370,7 @@ static void test_bucket_keys(void)
         all &= bucket_key_parse(parts[i].key, &k, why, sizeof why) == 0 && k.part && k.corner[0] == parts[i].lo[0];
     CHECK(all, "split parts' keys parse to their corners (%s, %s)", parts[0].key, parts[1].key);
     const char *bad[] = { "n=04096", "n=6144:align1", "m=2^4,n=6144/2^4,6000", "n=0", "n=2^12:align3", "n=2^12/4096", "n=2^12/", "n=2^12/5760,1", "N=2^12", "n=2^12,",
-                          "n=2^12:align1x", "=2^12", "n=2^-1", "n=2^12/05760", "n=2^99", "a=2^1,b=2^1,c=2^1,d=2^1,e=2^1" };
+                          "n=2^12:align1x", "=2^12", "n=2^-1", "n=2^12/05760", "n=2^99", "a=2^1,b=2^1,c=2^1,d=2^1,e=2^1,f=2^1,g=2^1" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(bucket_key_parse(bad[i], &k, why, sizeof why) == -1, "'%s' is refused: %s", bad[i], why);
 }
