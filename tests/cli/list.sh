@@ -21,7 +21,7 @@ print(ops["axpy"]["dims"], t["min_cc"], t["params"]["block"], t["configs"], " ".
 expect_eq "list --json is JSON with ops, templates and strategies" "$got" \
     "['n'] 80 [64, 128, 256, 512, 1024] 200 $STRATS"
 expect_exit 2 "list of an unknown op" "$AITUNE" list axpx
-expect_stderr "^aitune: error: unknown op 'axpx' \(ops: axpy, cast," "the unknown op is named with the ops there are"
+expect_stderr "^aitune: error: unknown op 'axpx' \(ops: attn_decode, axpy, cast," "the unknown op is named with the ops there are"
 expect_exit 0 "help list" "$AITUNE" help list
 expect_stdout "^usage: aitune list \[OP\] \[--json\]" "help list shows the usage"
 done_testing

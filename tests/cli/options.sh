@@ -37,7 +37,7 @@ expect_stderr "^aitune: error: unexpected argument 'softmax'" "the extra argumen
 
 # Unknown ops and dtypes are named as unknown, not "no winner".
 expect_exit 2 "lookup of an unknown op" "$AITUNE" lookup axpx --arch sm_90 --dtype f32 --shape 64 --db "$T/a.db"
-expect_stderr "^aitune: error: unknown op 'axpx' \(ops: axpy, " "lookup names the unknown op"
+expect_stderr "^aitune: error: unknown op 'axpx' \(ops: attn_decode, axpy, " "lookup names the unknown op"
 expect_stderr_lines 1 "one line"
 expect_exit 2 "lookup of an unknown dtype" "$AITUNE" lookup axpy --arch sm_90 --dtype bf61 --shape 64 --db "$T/a.db"
 expect_stderr "^aitune: error: unknown dtype 'bf61' for op 'axpy' \(it has f32, f16, bf16\)\$" "lookup names the unknown dtype"
