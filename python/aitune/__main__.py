@@ -88,6 +88,9 @@ def _parser():
     t.add_argument("--exact-prompt", metavar="P,P,...",
                    help="prompt lengths prefilled most (batch 1): their prefill GEMMs also tuned at m = P "
                    "exactly, in buckets of their own")
+    t.add_argument("--cache", default=None, metavar="LO:HI",
+                   help="static cache lengths the decode attention runs over (the max_cache_len given to "
+                   "transformers' StaticCache; default 1 up to the longest prompt plus 2048)")
     t.add_argument("--dtype", choices=("bf16", "f16"), help="default: the config's torch_dtype")
     t.add_argument("--group", choices=tuning.GROUP_MODES, default="on",
                    help="q/k/v and gate/up fused as aitune.patch groups them (on, the default), separate "
@@ -170,8 +173,8 @@ def tune(a, p):
         p.error("--race needs --exact-batch (the batch sizes to race at), a config and no --dry-run")
     db = a.db or dispatch.default_path()
     if a.from_misses:
-        if a.config or a.exact_batch or a.exact_prompt:
-            p.error("--from-misses takes no config, no --exact-batch and no --exact-prompt")
+        if a.config or a.exact_batch or a.exact_prompt or a.cache:
+            p.error("--from-misses takes no config, no --exact-batch, --exact-prompt or --cache")
         text = tuning.misses_spec(tuning.read_misses(db), arch=a.arch, search=a.search, max_evals=a.max_evals)
     else:
         if not a.config:
@@ -183,8 +186,9 @@ def tune(a, p):
         prompt = tuning.parse_range(a.prompt, "--prompt")
         prompts = tuning.parse_batches(a.exact_prompt, prompt, "--exact-prompt", "prompt lengths") \
             if a.exact_prompt else ()
+        cache = tuning.parse_range(a.cache, "--cache") if a.cache else None
         text = tuning.model_spec(cfg, batch, prompt, a.dtype, a.arch or "sm_90a", ops, a.search, a.max_evals,
-                                 "config '%s'" % where, a.group, exact, prompts)
+                                 "config '%s'" % where, a.group, exact, prompts, cache)
     if a.dry_run:
         sys.stdout.write(text)
         return 0

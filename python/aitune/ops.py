@@ -10,6 +10,12 @@
     torch.ops.aitune.swiglu(x, gate_weight, up_weight) silu(x @ gate_weight.T) * (x @ up_weight.T): a gated
                                                       MLP's first half in one kernel (gemm_swiglu) where
                                                       the weights are adjacent rows of one storage
+    torch.ops.aitune.attn_decode(q, k, v, bias, scale) one query per sequence over a kv cache:
+                                                      q [b, h, d], k and v [b, g, n, d] (g kv heads,
+                                                      h a multiple of g), bias [b, n] added to the
+                                                      scores (0 or -inf: the cache's mask) -> [b, h, d]
+                                                      (attn_decode; aitune.attention runs it for
+                                                      Hugging Face models' decode steps)
 
 Registered with a torch.library.Library directly (lib.define / lib.impl: a Python
 kernel per dispatch key), not @torch.library.custom_op, whose wrapper costs several
@@ -85,7 +91,7 @@ GEMM_DTYPES = (torch.bfloat16, torch.float16)
 # libaitune's op for each torch op, and its dims.
 OPS = {"linear": ("gemm_nt", ("m", "n", "k")), "rms_norm": ("rmsnorm", ("rows", "cols")),
        "layer_norm": ("layernorm", ("rows", "cols")), "softmax": ("softmax", ("rows", "cols")),
-       "swiglu": ("gemm_swiglu", ("m", "n", "k"))}
+       "swiglu": ("gemm_swiglu", ("m", "n", "k")), "attn_decode": ("attn_decode", ("b", "h", "g", "n", "d"))}
 # The GEMM ops' B: its rows per column of the output D (gemm_swiglu's B is [gate; up]).
 B_ROWS = {"linear": 1, "swiglu": 2}
 
@@ -158,6 +164,23 @@ def check_swiglu(x, gate_weight, up_weight):
     _same("swiglu", x, up_weight, "up_weight")
 
 
+def check_attn_decode(q, k, v, bias):
+    check_grad("attn_decode", (q, k, v, bias), ("q", "k", "v", "bias"))
+    if q.dim() != 3 or k.dim() != 4 or v.dim() != 4 or bias.dim() != 2:
+        _refuse("attn_decode", "want q [b, h, d], k and v [b, g, n, d], bias [b, n]; got q %s, k %s, v %s, bias %s"
+                % (list(q.shape), list(k.shape), list(v.shape), list(bias.shape)))
+    b, h, d = q.shape
+    if k.shape != v.shape or k.shape[0] != b or k.shape[3] != d:
+        _refuse("attn_decode", "k and v must be [%d, g, n, %d] alike; got k %s, v %s" % (b, d, list(k.shape),
+                                                                                         list(v.shape)))
+    if k.shape[1] < 1 or h % k.shape[1]:
+        _refuse("attn_decode", "q's %d heads are not a multiple of k's %d kv heads" % (h, k.shape[1]))
+    if tuple(bias.shape) != (b, k.shape[2]):
+        _refuse("attn_decode", "bias must be [%d, %d], got %s" % (b, k.shape[2], list(bias.shape)))
+    for t, name in ((k, "k"), (v, "v"), (bias, "bias")):
+        _same("attn_decode", q, t, name)
+
+
 def check_norm(op, x, weight, bias=None):
     check_grad(op, (x, weight, bias), ("x", "weight", "bias"))
     if x.dim() < 1:
@@ -199,6 +222,17 @@ def ref_layer_norm(x, weight, bias, eps):
 
 def ref_softmax(x, dim=-1):
     return torch.softmax(x.float(), dim).to(x.dtype)
+
+
+def ref_attn_decode(q, k, v, bias, scale):
+    """attn_decode in fp32: each query head over its kv head's keys (a sequence whose
+    keys are all -inf gives zeros)."""
+    rep = q.shape[1] // k.shape[1]
+    kk = k.float().repeat_interleave(rep, dim=1)
+    vv = v.float().repeat_interleave(rep, dim=1)
+    s = torch.einsum("bhd,bhnd->bhn", q.float(), kk) * scale + bias.float()[:, None, :]
+    p = torch.softmax(s, -1).nan_to_num(0.0)
+    return torch.einsum("bhn,bhnd->bhd", p, vv).to(q.dtype)
 
 
 # ---- runners: a bound launch wrapped for tensors of one shape ----
@@ -509,6 +543,20 @@ def norm_runner(d, op, x):
                    _norm_weight(op, x.dtype, x.device, cols))
 
 
+def attn_runner(d, q, k):
+    """A runner for attn_decode at q's and k's shapes (run(q, k, v, bias, scale)), or None
+    (a miss, recorded)."""
+    b, h, dd = q.shape
+    shape = (b, h, k.shape[1], k.shape[2], dd)
+    if q.dtype not in GEMM_DTYPES:
+        d.miss("attn_decode", str(q.dtype).replace("torch.", ""), shape, "attn_decode takes bf16 and f16")
+        return None
+    bd = d.bound("attn_decode", DTYPES[q.dtype], shape, q.get_device())
+    if bd is None:
+        return None
+    return _runner(bd, tuple(q.shape), q.dtype, q.device, q.get_device(), 4, 1)
+
+
 # ---- the CUDA kernels ----
 
 _FALLBACK = object()
@@ -569,19 +617,31 @@ def static_trace():
     return not c.automatic_dynamic_shapes and c.assume_static_by_default
 
 
+def own_answer(op, dtype, shape, dev):
+    """Whether the registry in use answers op at shape with a template's kernel; a miss
+    (recorded) where no tuned bucket holds it."""
+    d = dispatch._current
+    if d is None or dtype is None:
+        return False
+    own = d.answer(op, dtype, shape, dev)
+    if own is None:
+        d.miss(op, dtype, shape, "no tuned bucket holds it (traced without it)")
+    return bool(own)
+
+
 @torch.compiler.assume_constant_result
 def own_kernel(op, dtype, m, n, k, dev):
     """At trace time, shapes static: whether the registry in use answers op (gemm_nt,
     gemm_swiglu) at (m, n, k) with a template's kernel (not the vendor's). A shape it
     does not answer is recorded as a miss here, once per trace (the compiled graph
     runs without it)."""
-    d = dispatch._current
-    if d is None or dtype is None:
-        return False
-    own = d.answer(op, dtype, (m, n, k), dev)
-    if own is None:
-        d.miss(op, dtype, (m, n, k), "no tuned bucket holds it (traced without it)")
-    return bool(own)
+    return own_answer(op, dtype, (m, n, k), dev)
+
+
+@torch.compiler.assume_constant_result
+def own_attention(dtype, b, h, g, n, d, dev):
+    """own_kernel's question for attn_decode at (b, h, g, n, d)."""
+    return own_answer("attn_decode", dtype, (b, h, g, n, d), dev)
 
 
 def traced_linear(x, weight, bias=None):
@@ -708,6 +768,19 @@ def _softmax_cuda(x, dim=-1):
     return _norm_cuda("softmax", x, (), ref_softmax)
 
 
+def _attn_decode_cuda(q, k, v, bias, scale):
+    check_attn_decode(q, k, v, bias)
+    d = dispatch.current()
+    if d is None:
+        return ref_attn_decode(q, k, v, bias, scale)
+    run = _cached(d, ("attn_decode", q.shape, k.shape, q.dtype, q.get_device()), lambda: attn_runner(d, q, k))
+    if run is _FALLBACK:
+        d.miss("attn_decode", DTYPES.get(q.dtype, str(q.dtype)), tuple(q.shape[:2]) + tuple(k.shape[1:3]) +
+               (q.shape[2],))
+        return ref_attn_decode(q, k, v, bias, scale)
+    return run(q, k, v, bias, float(scale))
+
+
 # ---- CPU kernels (PyTorch's), fakes ----
 
 def _linear_cpu(x, weight, bias=None):
@@ -738,6 +811,16 @@ def _layer_norm_cpu(x, weight, bias, eps):
 def _softmax_cpu(x, dim=-1):
     check_softmax(x, dim)
     return ref_softmax(x, dim)
+
+
+def _attn_decode_cpu(q, k, v, bias, scale):
+    check_attn_decode(q, k, v, bias)
+    return ref_attn_decode(q, k, v, bias, scale)
+
+
+def _attn_decode_fake(q, k, v, bias, scale):
+    check_attn_decode(q, k, v, bias)
+    return q.new_empty(q.shape)
 
 
 def _linear_fake(x, weight, bias=None):
@@ -782,6 +865,8 @@ SCHEMAS = {
     "softmax": ("softmax(Tensor x, int dim=-1) -> Tensor", _softmax_cuda, _softmax_cpu, _softmax_fake),
     "swiglu": ("swiglu(Tensor x, Tensor gate_weight, Tensor up_weight) -> Tensor",
                _swiglu_cuda, _swiglu_cpu, _swiglu_fake),
+    "attn_decode": ("attn_decode(Tensor q, Tensor k, Tensor v, Tensor bias, float scale) -> Tensor",
+                    _attn_decode_cuda, _attn_decode_cpu, _attn_decode_fake),
 }
 
 
@@ -804,6 +889,7 @@ rms_norm = torch.ops.aitune.rms_norm
 layer_norm = torch.ops.aitune.layer_norm
 softmax = torch.ops.aitune.softmax
 swiglu = torch.ops.aitune.swiglu
+attn_decode = torch.ops.aitune.attn_decode
 
 # The tolerances of check mode, per dtype (templates/<op>/op.lua's for bf16/f16/f32):
 # a result differs when |got - ref| > rtol * |ref| + atol * max|ref|.

@@ -33,6 +33,12 @@ shape (aitune.gated: the Llama, Mistral, Qwen2 and Qwen3 MLPs, matched by class 
 and structure, whose act_fn is a SiLU). Its class is swapped (the instance kept;
 unpatch swaps it back); Patch.mlps lists them.
 
+attention=True (the default) runs the decode steps' attention of Hugging Face models
+that use "sdpa" as aitune::attn_decode where the registry has it (aitune.attention:
+the config's attention implementation becomes "aitune", whose masks are sdpa's; a
+prefill, and a shape without a kernel, run sdpa as before). Patch.attention names the
+implementation replaced (None: none was).
+
 check=True compares every patched call (a fused MLP's swiglu included) with
 PyTorch's result on the same input (within the dtype's tolerance,
 aitune.ops.TOLERANCE), keeps aitune's result, and names the first call that differs
@@ -45,6 +51,7 @@ import warnings
 
 import torch
 
+from . import attention as attn
 from . import dispatch, gated, grouping, nn, ops
 from ._lib import AituneError
 
@@ -84,6 +91,7 @@ class Patch:
         self.groups = []       # aitune.grouping.Group
         self.ungrouped = []    # (parent name, child names, why not)
         self.mlps = []         # aitune.gated.GatedMLP
+        self.attention = None  # the attention implementation aitune.attention replaced
 
     @property
     def counts(self):
@@ -113,6 +121,8 @@ class Patch:
             kinds += "; %d groups" % len(self.groups)
         if self.mlps:
             kinds += "; %d gated MLPs" % len(self.mlps)
+        if self.attention:
+            kinds += "; attention"
         return "<aitune.Patch: %s over %s>" % (kinds, self.dispatcher.reg.path)
 
 
@@ -152,7 +162,7 @@ def _target(mod, linear, norms, classes):
 
 
 def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_classes=None, arch=None,
-          group=True, swiglu=True):
+          group=True, swiglu=True, attention=True):
     """Swap model's modules for aitune's (see the module doc); returns a Patch.
 
     registry: a path, Registry or Dispatcher (default: the one in use, else $AITUNE_DB or
@@ -164,7 +174,8 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
     name: eps attribute} to take instead of RMS_NORM_CLASSES and the structural match.
     arch: "sm_90" to force (default: each device's). group: run sibling projections
     as one GEMM (aitune.grouping; with linear only). swiglu: each gated MLP's gate/up
-    and SiLU-times-up as one aitune::swiglu where the registry has it (with group)."""
+    and SiLU-times-up as one aitune::swiglu where the registry has it (with group).
+    attention: decode steps' attention as aitune::attn_decode (aitune.attention)."""
     if check not in (False, True, "raise"):
         raise AituneError("patch: check must be False, True or \"raise\", not %r" % (check,))
     if norms not in (False, True, "always"):
@@ -173,6 +184,8 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
         raise AituneError("patch: group must be True or False, not %r" % (group,))
     if swiglu not in (False, True):
         raise AituneError("patch: swiglu must be True or False, not %r" % (swiglu,))
+    if attention not in (False, True):
+        raise AituneError("patch: attention must be True or False, not %r" % (attention,))
     if model.__dict__.get("_aitune_patch") is not None:
         raise AituneError("patch: the model is patched already (aitune.unpatch(model) first)")
     d = dispatch.use(registry, **({"arch": arch} if arch else {}))
@@ -197,6 +210,8 @@ def patch(model, registry=None, check=False, linear=True, norms=True, rms_norm_c
             mod = model.get_submodule(g.name)
             if gated.takes(mod, g, taken):
                 p.mlps.append(gated.fuse(g.name, mod, g, checker))
+    if attention:
+        p.attention = attn.install(model, checker)
     model.__dict__["_aitune_patch"] = p
     return p
 
@@ -207,6 +222,7 @@ def unpatch(model):
     p = model.__dict__.pop("_aitune_patch", None)
     if p is None:
         raise AituneError("unpatch: the model is not patched")
+    attn.uninstall(model, p.attention)
     for mlp in p.mlps:
         gated.unfuse(mlp)
     for g in p.groups:

@@ -35,6 +35,11 @@ bench/RESULTS.md, ninth session). Written where the projections are grouped (gro
 "on" or "only": patch fuses only grouped gate/up), with gemm_swiglu among ops (the
 default).
 
+attn_decode (a decode step's attention, aitune.attention; h heads over g kv heads of
+head dim d, exact) at every batch of the decode range and every cache length n of the
+cache range (`--cache`: the length of the static cache the application allocates,
+whose masked positions the kernel skips), both ranges, timed as the decode's.
+
 misses_spec() writes the same from a registry's misses table (the shapes libaitune
 was asked for and had no tuned bucket for): per op and fixed dims, a range over the
 first dim covering the sizes missed. run_sweep() runs the aitune binary.
@@ -108,13 +113,9 @@ def parse_range(text, what):
 GROUP_MODES = ("on", "off", "only")
 
 
-def model_shapes(cfg, where="config", group="off"):
-    """(weights, norms, lm_head, model_type, mlps) of a Hugging Face config dict: weights
-    a sorted list of distinct (n, k) (the sibling projections fused or not as group says:
-    see the module doc), norms of distinct (cols, rows per token), mlps of the gated MLPs'
-    distinct (n, k) (gemm_swiglu's: n the intermediate size, k the hidden size)."""
-    if group not in GROUP_MODES:
-        raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
+def _decoder(cfg, where):
+    """The decoder's config (multimodal configs nest it as text_config) and its hidden
+    size, heads, kv heads and head dim."""
     if not isinstance(cfg, dict):
         raise SpecError("%s: not a JSON object" % where)
     text = cfg.get("text_config")
@@ -124,6 +125,17 @@ def model_shapes(cfg, where="config", group="off"):
     heads = _int(cfg, "num_attention_heads", where, hi=1 << 12)
     kv = _int(cfg, "num_key_value_heads", where, default=heads, hi=1 << 12)
     hd = _int(cfg, "head_dim", where, default=h // heads if h % heads == 0 else None, hi=1 << 14)
+    return cfg, h, heads, kv, hd
+
+
+def model_shapes(cfg, where="config", group="off"):
+    """(weights, norms, lm_head, model_type, mlps) of a Hugging Face config dict: weights
+    a sorted list of distinct (n, k) (the sibling projections fused or not as group says:
+    see the module doc), norms of distinct (cols, rows per token), mlps of the gated MLPs'
+    distinct (n, k) (gemm_swiglu's: n the intermediate size, k the hidden size)."""
+    if group not in GROUP_MODES:
+        raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
+    cfg, h, heads, kv, hd = _decoder(cfg, where)
     inter = _int(cfg, "intermediate_size", where)
     vocab = _int(cfg, "vocab_size", where, hi=1 << 22)
     experts = cfg.get("num_local_experts") or cfg.get("num_experts")
@@ -160,7 +172,7 @@ def model_shapes(cfg, where="config", group="off"):
 DECODE_TIMING, PREFILL_TIMING = "neighbour", "stream"
 
 # The ops a model's spec may hold (model_spec's ops; `tune --ops`), all by default.
-OPS = ("gemm_nt", "rmsnorm", "gemm_swiglu")
+OPS = ("gemm_nt", "rmsnorm", "gemm_swiglu", "attn_decode")
 
 
 def _timing(hi):
@@ -234,7 +246,7 @@ def parse_batches(text, batch, what="--exact-batch", served="batch sizes"):
 
 
 def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", ops=None, search="model",
-               max_evals=48, where="config", group="on", exact_batches=(), exact_prompts=()):
+               max_evals=48, where="config", group="on", exact_batches=(), exact_prompts=(), cache=None):
     """The spec text (YAML) of a model's shapes. batch, prompt: (lo, hi). ops: a set of
     OPS to keep (default all). group: "on", "off" or "only" (see the module doc; "only"
     writes GEMMs alone, gemm_swiglu included; "off" no gemm_swiglu). exact_batches: batch sizes whose decode
@@ -249,7 +261,8 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     holds the vendor wherever its search was cut short, so a prompt length an application
     prefills most is worth its own search (on an H200 a 2048-token prefill's range
     buckets, tuned within a 470 s budget, were all the vendor's: bench/RESULTS.md,
-    twelfth session)."""
+    twelfth session). cache: (lo, hi) of the static cache's length n for attn_decode
+    (default: 1 up to the longest prompt plus 2048 generated tokens)."""
     weights, norms, head, mtype, mlps = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
@@ -271,6 +284,10 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
         ops, norms = ops & {"gemm_nt", "gemm_swiglu"}, []
     if group == "off":
         ops.discard("gemm_swiglu")     # patch(group=False) fuses no MLP
+    if cache is None:
+        cache = (1, min(prompt[1] + 2048, MAX_DIM))
+    if not 1 <= cache[0] <= cache[1] <= MAX_DIM:
+        raise SpecError("cache: want 1 <= LO <= HI <= %d, got %s" % (MAX_DIM, cache))
     dec, pre = _split(batch, prompt)
     out = _header("model-" + _name(mtype), arch, search, max_evals,
                   "%s, batch %d..%d, prompt %d..%d tokens, projections grouped: %s" % (
@@ -295,6 +312,14 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     if "gemm_nt" in ops and group != "only":
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
                      "lm_head: the last token's logits")
+    if "attn_decode" in ops and group != "only":
+        _, _, heads, kv, hd = _decoder(cfg, where)
+        if heads % kv:
+            raise SpecError("%s: %d heads over %d kv heads" % (where, heads, kv))
+        out += _task("attn_decode", dtype, [("b", (batch[0], batch[1])), ("h", heads), ("g", kv), ("n", cache),
+                                            ("d", hd)], DECODE_TIMING,
+                     "decode attention: %d heads over %d kv heads of %d, caches of %d..%d" % (
+                         heads, kv, hd, cache[0], cache[1]))
     every = (weights + ([head] if group != "only" else [])) if "gemm_nt" in ops else []
     def exact(m, gemms, timing, label):
         # The GEMMs (and gated MLPs) at m exactly, in buckets of their own.
@@ -315,7 +340,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     return "\n".join(out) + "\n"
 
 
-_SHAPE = re.compile(r"\d{1,13}(,\d{1,13}){0,3}")
+_SHAPE = re.compile(r"\d{1,13}(,\d{1,13}){0,5}")
 _OPNAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _DTYPE = re.compile(r"[a-z0-9]{1,8}(>[a-z0-9]{1,8})?")
 
@@ -344,7 +369,7 @@ def read_misses(db_path):
 
 
 DIMS = {"gemm_nt": ("m", "n", "k"), "gemm_nn": ("m", "n", "k"), "gemm_swiglu": ("m", "n", "k"), "rmsnorm": ("rows", "cols"),
-        "layernorm": ("rows", "cols"), "softmax": ("rows", "cols")}
+        "layernorm": ("rows", "cols"), "softmax": ("rows", "cols"), "attn_decode": ("b", "h", "g", "n", "d")}
 
 
 def misses_spec(misses, arch=None, search="model", max_evals=48):

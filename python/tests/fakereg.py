@@ -10,6 +10,26 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SCHEMA = os.path.join(ROOT, "db", "schema.sql")
 FAKE_CUDA = os.path.join(ROOT, os.environ.get("BUILD", "build"), "tests", "fakecuda", "libcuda.so.1")
 LIBAITUNE = os.path.join(ROOT, os.environ.get("BUILD", "build"), "libaitune.so")
+AITUNE = os.path.join(ROOT, os.environ.get("BUILD", "build"), "aitune")
+FAKE_WORKER = os.path.join(ROOT, os.environ.get("BUILD", "build"), "tests", "fake_worker")
+
+
+def fake_sweep(spec_text, tmp_path, monkeypatch, name, extra=()):
+    """spec_text swept by build/aitune on the fake worker (which plays the GPU: every
+    candidate verifies, its time made up) into a new registry tmp_path/NAME.db: its
+    path. Skips the test where either is not built."""
+    import pytest
+    from aitune import tuning
+    if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):
+        pytest.skip("no %s or %s (make)" % (AITUNE, FAKE_WORKER))
+    spec = tmp_path / (name + ".yaml")
+    spec.write_text(spec_text)
+    db = str(tmp_path / (name + ".db"))
+    monkeypatch.setenv("AITUNE_WORKER", FAKE_WORKER)
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    monkeypatch.setenv("FAKE_STATE", str(tmp_path / "fake-state"))
+    assert tuning.run_sweep(str(spec), db, AITUNE, ["--quiet"] + list(extra)) == 0
+    return db
 
 
 def _buf(name, role, dtype, size):

@@ -227,6 +227,14 @@ def _counts(objs):
     return [sys.getrefcount(o) for o in objs]
 
 
+def _kept(objs, before):
+    """Whether a count grew since before. Each live tensor holds a reference to its
+    class, so torch.Tensor's count (type(y) in objs) also falls when some other test's
+    tensors are freed meanwhile (a model's, released by transformers): only growth is a
+    reference kept."""
+    return any(a > b for a, b in zip(_counts(objs), before))
+
+
 def _singletons():
     """None's, True's and False's counts (not immortal before 3.12; other code moves
     them a little, a reference kept per call by 10000)."""
@@ -234,7 +242,9 @@ def _singletons():
 
 
 def _same_singletons(before):
-    return all(abs(a - b) < 1000 for a, b in zip(_singletons(), before))
+    """No count grew by 10000 calls' worth (a fall is other code's objects freed meanwhile:
+    a test before this one that compiled leaves torch.compile's to be freed later)."""
+    return all(a - b < 1000 for a, b in zip(_singletons(), before))
 
 
 def test_no_references_are_kept(hot, fake_cuda):
@@ -271,7 +281,7 @@ def test_no_references_are_kept(hot, fake_cuda):
             before, nobj, single = _counts(objs), len(gc.get_objects()), _singletons()
             what()
             gc.collect()
-            assert _counts(objs) == before, "a reference kept per call"
+            assert not _kept(objs, before), "a reference kept per call"
             assert _same_singletons(single), "None, True or False kept per call"
             assert len(gc.get_objects()) <= nobj + 10, "objects kept per call"
         st.fast[x.shape] = boom
@@ -281,7 +291,7 @@ def test_no_references_are_kept(hot, fake_cuda):
         calls(hot.linear, lin, x, exc=ValueError)
         gc.collect()
         assert raising["n"] == 20000
-        assert _counts(objs) == before, "a reference kept per raising call"
+        assert not _kept(objs, before), "a reference kept per raising call"
         assert len(gc.get_objects()) <= nobj + 10
         st.fast[x.shape] = run
     # Grad mode, something requires grad: None each time, nothing kept.
@@ -289,5 +299,5 @@ def test_no_references_are_kept(hot, fake_cuda):
     calls(hot.linear, lin, x)
     before, single = _counts(objs), _singletons()
     calls(hot.linear, lin, x)
-    assert hot.linear(lin, x) is None and _counts(objs) == before
+    assert hot.linear(lin, x) is None and not _kept(objs, before)
     assert _same_singletons(single)

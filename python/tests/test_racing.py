@@ -2,15 +2,13 @@
 "step" whose time a table gives per kernel config, and `aitune pin` doing the pins."""
 
 import json
-import os
 import sqlite3
 
 import pytest
 
 import fakereg
 
-AITUNE = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "aitune")
-FAKE_WORKER = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "tests", "fake_worker")
+AITUNE = fakereg.AITUNE
 SHAPE = (8, 256, 256)
 
 SPEC = """name: race
@@ -37,17 +35,7 @@ def _close_trials():
 
 @pytest.fixture
 def swept(tmp_path, monkeypatch, fake_cuda):
-    if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):
-        pytest.skip("no %s or %s (make)" % (AITUNE, FAKE_WORKER))
-    from aitune import tuning
-    spec = tmp_path / "race.yaml"
-    spec.write_text(SPEC)
-    db = str(tmp_path / "race.db")
-    monkeypatch.setenv("AITUNE_WORKER", FAKE_WORKER)
-    monkeypatch.setenv("FAKE_MODE", "ok")
-    monkeypatch.setenv("FAKE_STATE", str(tmp_path / "fake-state"))
-    assert tuning.run_sweep(str(spec), db, AITUNE, ["--quiet", "--vendor", "off"]) == 0
-    return db
+    return fakereg.fake_sweep(SPEC, tmp_path, monkeypatch, "race", ["--vendor", "off"])
 
 
 def winner(db):
@@ -238,20 +226,12 @@ def test_replayable_replays_the_same_step():
 def test_race_takes_the_gated_mlps_product_too(tmp_path, monkeypatch, fake_cuda):
     """By default the race takes gemm_swiglu's buckets beside gemm_nt's (a patched gated
     MLP's one kernel): a faster gemm_swiglu finalist in the step is pinned."""
-    if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):
-        pytest.skip("no %s or %s (make)" % (AITUNE, FAKE_WORKER))
-    from aitune import dispatch, racing, tuning
-    spec = tmp_path / "race.yaml"
-    spec.write_text(SPEC.replace("max_evals: 6", "max_evals: 4") + """  - op: gemm_swiglu
+    from aitune import dispatch, racing
+    db = fakereg.fake_sweep(SPEC.replace("max_evals: 6", "max_evals: 4") + """  - op: gemm_swiglu
     dtypes: [bf16]
     templates: [swapab]
     shapes: {m: {values: [8], exact: true}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
-""")
-    db = str(tmp_path / "race.db")
-    monkeypatch.setenv("AITUNE_WORKER", FAKE_WORKER)
-    monkeypatch.setenv("FAKE_MODE", "ok")
-    monkeypatch.setenv("FAKE_STATE", str(tmp_path / "fake-state"))
-    assert tuning.run_sweep(str(spec), db, AITUNE, ["--quiet", "--vendor", "off"]) == 0
+""", tmp_path, monkeypatch, "race", ["--vendor", "off"])
     fins = [f for f in racing.finalists(AITUNE, db, "gemm_swiglu", "bf16", "m=8,n=256,k=256")[1:] if f["kernel"]]
     assert fins, "the gated product's bucket has finalists besides its winner"
     fast = json.dumps(fins[0]["config"], sort_keys=True)

@@ -5,7 +5,6 @@ their own even where their n shares a power of two with another weight's, and a 
 the written spec (build/aitune on the fake worker) leaves a winner per weight that
 libaitune answers each weight's shape from."""
 
-import os
 import re
 import sqlite3
 
@@ -14,8 +13,6 @@ import pytest
 import fakereg
 from aitune import tuning
 
-AITUNE = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "aitune")
-FAKE_WORKER = os.path.join(fakereg.ROOT, os.environ.get("BUILD", "build"), "tests", "fake_worker")
 LLAMA3_8B = {"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
              "vocab_size": 128256, "model_type": "llama", "torch_dtype": "bfloat16", "head_dim": 128}
 # q/k/v fused: (4 + 2 x 2) x 64 = 512 rows; lm_head 1000 rows: both of n's bucket [512, 1024) and class 8.
@@ -33,11 +30,12 @@ def test_weight_dims_are_exact_rows_are_ranges():
     exact = re.compile(r"\{values: \[\d+\], exact: true\}")
     rng = re.compile(r"\{range: \[\d+, \d+\], align: \[1\]\}")
     t = _tasks(text)
-    assert {op for op, _ in t} == {"gemm_nt", "rmsnorm", "gemm_swiglu"}
+    assert {op for op, _ in t} == {"gemm_nt", "rmsnorm", "gemm_swiglu", "attn_decode"}
     for op, d in t:
-        fixed, rows = (("n", "k"), "m") if op.startswith("gemm") else (("cols",), "rows")
+        fixed, rows = {"attn_decode": (("h", "g", "d"), ("b", "n"))}.get(
+            op, (("n", "k"), ("m",)) if op.startswith("gemm") else (("cols",), ("rows",)))
         assert all(exact.fullmatch(d[f]) for f in fixed), (op, d)
-        assert rng.fullmatch(d[rows]), (op, d)
+        assert all(rng.fullmatch(d[r]) for r in rows), (op, d)
     # Llama-3-8B's fused q/k/v and o_proj, one log2 bucket of n: both tuned, each exactly.
     gemms = {(d["n"], d["k"]) for op, d in t if op == "gemm_nt"}
     assert ("{values: [6144], exact: true}", "{values: [4096], exact: true}") in gemms
@@ -58,17 +56,10 @@ def test_tuned_spec_answers_each_weight_from_its_own_bucket(tmp_path, monkeypatc
     candidate: the fake worker's times are made up), swept: a winner per weight, keyed
     by its n and k, the fused q/k/v's (512) and lm_head's (1000) apart; lookup answers
     each weight's shape from its own bucket, exactly, and a size between them from none."""
-    if not (os.path.exists(AITUNE) and os.path.exists(FAKE_WORKER)):
-        pytest.skip("no %s or %s (make)" % (AITUNE, FAKE_WORKER))
     import aitune
     text = tuning.model_spec(TINY, (1, 1), (1, 1), ops=["gemm_nt"], search="random", max_evals=1)
-    spec = tmp_path / "tiny.yaml"
-    spec.write_text(text.replace("    shapes:\n", "    templates: [mma]\n    shapes:\n"))
-    db = str(tmp_path / "tiny.db")
-    monkeypatch.setenv("AITUNE_WORKER", FAKE_WORKER)
-    monkeypatch.setenv("FAKE_MODE", "ok")
-    monkeypatch.setenv("FAKE_STATE", str(tmp_path / "fake-state"))
-    assert tuning.run_sweep(str(spec), db, AITUNE, ["--quiet"]) == 0
+    db = fakereg.fake_sweep(text.replace("    shapes:\n", "    templates: [mma]\n    shapes:\n"), tmp_path,
+                            monkeypatch, "tiny")
     con = sqlite3.connect(db)
     keys = sorted(r[0] for r in con.execute("SELECT bucket FROM winners"))
     con.close()
