@@ -606,12 +606,13 @@ def report(a, res, details):
             prefill else None
         print("prefill %d tokens: %s%s" % (a.prefill, items, "; compile / compile+patch time %.3fx" % ratio
                                            if ratio else ""))
-    print("host per call: aitune.nn.Linear.forward %.1f us, torch.ops.aitune.linear %s us, torch.mm %.1f us, "
-          "F.linear %.1f us (forward / mm %.2fx)%s" % (
-              host["aitune.nn.Linear.forward"], "%.1f" % host["torch.ops.aitune.linear"]
-              if "torch.ops.aitune.linear" in host else "-", host["torch.mm"], host["F.linear"],
-              host["aitune.nn.Linear.forward"] / host["torch.mm"], "" if res["host_tuned"] else
-              " (NOT TUNED at 1x4096x4096: aitune fell back)"))
+    if host:   # not when the run left the host unit out (--units)
+        print("host per call: aitune.nn.Linear.forward %.1f us, torch.ops.aitune.linear %s us, torch.mm %.1f us, "
+              "F.linear %.1f us (forward / mm %.2fx)%s" % (
+                  host["aitune.nn.Linear.forward"], "%.1f" % host["torch.ops.aitune.linear"]
+                  if "torch.ops.aitune.linear" in host else "-", host["torch.mm"], host["F.linear"],
+                  host["aitune.nn.Linear.forward"] / host["torch.mm"], "" if res["host_tuned"] else
+                  " (NOT TUNED at 1x4096x4096: aitune fell back)"))
     if check:
         print("check=True, one decode step: %d calls compared, first difference: %s; logits max error %.3g of max |logit|,"
               " same next token: %s" % (check["compared"], check["first_mismatch"] or "none",
@@ -643,10 +644,14 @@ def bars(tps, prefill, host, host_tuned, check, a):
     e, ep = tps.get(("eager", 1, False)), tps.get(("patch", 1, False))
     rows.append(("batch 1 decode, eager, no graph: patch / eager", "%.1f / %.1f tokens/s" % (ep, e) if e and ep
                  else "not measured", ep / e if e and ep else None, ">= 1.00x", ep / e >= 1.0 if e and ep else None))
-    fwd, mm = host["aitune.nn.Linear.forward"], host["torch.mm"]
-    rows.append(("host time per call (aitune.nn.Linear.forward / torch.mm)",
-                 "%.1f / %.1f us%s" % (fwd, mm, "" if host_tuned else ", NOT TUNED"), fwd / mm,
-                 "<= 10 us, <= 0.50x", fwd <= 10 and fwd / mm <= 0.5 and host_tuned))
+    if host:
+        fwd, mm = host["aitune.nn.Linear.forward"], host["torch.mm"]
+        rows.append(("host time per call (aitune.nn.Linear.forward / torch.mm)",
+                     "%.1f / %.1f us%s" % (fwd, mm, "" if host_tuned else ", NOT TUNED"), fwd / mm,
+                     "<= 10 us, <= 0.50x", fwd <= 10 and fwd / mm <= 0.5 and host_tuned))
+    else:
+        rows.append(("host time per call (aitune.nn.Linear.forward / torch.mm)", "not measured", None,
+                     "<= 10 us, <= 0.50x", None))
     if check:
         ok = check["compared"] > 0 and not check["first_mismatch"] and check["same_next_token"]
         rows.append(("check=True over a decode step", "%d calls, first difference %s, logits error %.3g" % (

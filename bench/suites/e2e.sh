@@ -7,6 +7,9 @@
 # `--gpus 2 --budget 470s` fit one: 475 s, bench/RESULTS.md twelfth session):
 #     python -m aitune tune CONFIG.json --batch 1:32 --prompt 128:2048 --exact-batch 1,8,32 --db llama.db
 #     bench/run e2e -- --registry llama.db
+# The spec tune writes holds the decode attention (attn_decode over batch
+# 1..32 and caches 1..4096); alone, `--ops attn_decode --budget 110s` added
+# it to a registry tuned before in 112 s (bench/RESULTS.md thirteenth session).
 # On a host with two GPUs, `-- --registry llama.db --gpus 2` spreads the work
 # over both (each ratio still from one process on one GPU): about 4 minutes
 # instead of 10 (bench/llama_e2e.py --help).
