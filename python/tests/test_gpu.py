@@ -1,6 +1,7 @@
 """On a GPU: aitune.nn.Linear's eager path (the first call, which binds, and the warm
 calls, which take the hot path: aitune.nn, aitune_launch_cached) against F.linear,
-with the registry's tuned kernels. Skips, saying why, without a CUDA device, without
+with the registry's tuned kernels, and aitune::attn_decode against PyTorch's
+computation where the registry has it. Skips, saying why, without a CUDA device, without
 a registry (AITUNE_GPU_DB: one with gemm_nt bf16 tuned on this GPU at N x K, default
 4096 x 4096, for some m of 1, 2, 8, 16), or in a process where the other tests loaded
 the recording libcuda (run this file alone). Runs under pytest or as a script (which needs no pytest: a GPU machine may lack it), one
@@ -157,6 +158,44 @@ def test_a_captured_graph_replays_right(gpu):
             x.copy_(torch.randn(m, k, device="cuda", dtype=BF))
             g.replay()
             _same(y, F.linear(x, lin.weight, lin.bias), "graph replay")
+
+
+# attn_decode's shape in the tests below: Llama-3-8B's heads over the bench's cache.
+ATTN = (32, 8, 184, 128)
+
+
+def test_decode_attention_matches_pytorch(gpu):
+    """aitune::attn_decode, where the registry has it at batch 1 or 8 over ATTN: against
+    PyTorch's computation with a static cache's mask (keys past the position -inf), a
+    strided q, and replayed from a CUDA graph with new inputs."""
+    d, _ = gpu
+    h, g, n, hd = ATTN
+    dev = torch.cuda.current_device()
+    bs = [b for b in (1, 8) if d.tuned("attn_decode", "bf16", (b, h, g, n, hd), dev)]
+    if not bs:
+        pytest.skip("the registry has no attn_decode bf16 at b in 1, 8 x %s (python -m aitune tune ... --ops "
+                    "attn_decode)" % (ATTN,))
+    torch.manual_seed(0)
+    for b in bs:
+        q = torch.randn(b, h, hd, device="cuda", dtype=BF)
+        k = torch.randn(b, g, n, hd, device="cuda", dtype=BF)
+        v = torch.randn(b, g, n, hd, device="cuda", dtype=BF)
+        bias = torch.zeros(b, n, device="cuda", dtype=BF)
+        bias[:, 177:] = float("-inf")
+        with torch.no_grad():
+            _same(aitune.ops.attn_decode(q, k, v, bias, hd ** -0.5),
+                  aitune.ops.ref_attn_decode(q, k, v, bias, hd ** -0.5), "batch %d" % b)
+            qs = torch.randn(hd, b, h, device="cuda", dtype=BF).permute(1, 2, 0)
+            _same(aitune.ops.attn_decode(qs, k, v, bias, hd ** -0.5),
+                  aitune.ops.ref_attn_decode(qs, k, v, bias, hd ** -0.5), "batch %d, a strided q" % b)
+            gr = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(gr):
+                y = aitune.ops.attn_decode(q, k, v, bias, hd ** -0.5)
+            for _ in range(2):
+                q.copy_(torch.randn_like(q))
+                k.copy_(torch.randn_like(k))
+                gr.replay()
+                _same(y, aitune.ops.ref_attn_decode(q, k, v, bias, hd ** -0.5), "batch %d, graph replay" % b)
 
 
 def _main():
