@@ -78,20 +78,15 @@ def _has_kernel(query, key):
     """Whether the registry has attn_decode of its own at this call's shape (a miss,
     recorded, where not). At trace time with static shapes the answer is a constant of
     the trace; with dynamic ones the op asks per shape at run time (True here). Eager
-    calls keep the answer per shape in the dispatcher."""
-    b, h, _, d = query.shape
-    shape = (b, h, key.shape[1], key.shape[2], d)
+    calls ask the dispatcher, which keeps each shape's kernel (the one the op then
+    launches)."""
+    shape = ops.attn_shape(query, key)
     dt, dev = ops.DTYPES.get(query.dtype), ops.trace_device(query)
     if torch.compiler.is_compiling():
         return not ops.static_trace() or ops.own_attention(dt, *shape, dev)
     disp = dispatch.current()
-    if disp is None:
-        return False
-    k = ("attn_decode?", dt, shape, dev)
-    got = disp.runs.get(k)
-    if got is None:
-        got = disp.runs[k] = ops.own_answer("attn_decode", dt, shape, dev)
-    return got
+    k = disp.kernel("attn_decode", dt, shape, dev) if disp is not None else None
+    return k is not None and k is not dispatch.VENDOR
 
 
 def attention_forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
@@ -109,7 +104,7 @@ def attention_forward(module, query, key, value, attention_mask, dropout=0.0, sc
     out = ops.attn_decode(q, key, value, bias, float(scale))
     tag = module.__dict__.get("_aitune_attn")
     if tag is not None and tag[1] is not None and not torch.compiler.is_compiling():
-        tag[1].compare(tag[0], "attn_decode", (b, h, key.shape[1], n, d), out,
+        tag[1].compare(tag[0], "attn_decode", ops.attn_shape(q, key), out,
                        ops.ref_attn_decode(q, key, value, bias, float(scale)))
     return out.view(b, 1, h, d), None
 

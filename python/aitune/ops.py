@@ -543,11 +543,16 @@ def norm_runner(d, op, x):
                    _norm_weight(op, x.dtype, x.device, cols))
 
 
+def attn_shape(q, k):
+    """attn_decode's shape (b, h, g, n, d) for a query q ([b, h, d], or transformers'
+    [b, h, 1, d]) over a cache k [b, g, n, d]."""
+    return (q.shape[0], q.shape[1], k.shape[1], k.shape[2], q.shape[-1])
+
+
 def attn_runner(d, q, k):
     """A runner for attn_decode at q's and k's shapes (run(q, k, v, bias, scale)), or None
     (a miss, recorded)."""
-    b, h, dd = q.shape
-    shape = (b, h, k.shape[1], k.shape[2], dd)
+    shape = attn_shape(q, k)
     if q.dtype not in GEMM_DTYPES:
         d.miss("attn_decode", str(q.dtype).replace("torch.", ""), shape, "attn_decode takes bf16 and f16")
         return None
@@ -775,8 +780,7 @@ def _attn_decode_cuda(q, k, v, bias, scale):
         return ref_attn_decode(q, k, v, bias, scale)
     run = _cached(d, ("attn_decode", q.shape, k.shape, q.dtype, q.get_device()), lambda: attn_runner(d, q, k))
     if run is _FALLBACK:
-        d.miss("attn_decode", DTYPES.get(q.dtype, str(q.dtype)), tuple(q.shape[:2]) + tuple(k.shape[1:3]) +
-               (q.shape[2],))
+        d.miss("attn_decode", DTYPES.get(q.dtype, str(q.dtype)), attn_shape(q, k))
         return ref_attn_decode(q, k, v, bias, scale)
     return run(q, k, v, bias, float(scale))
 

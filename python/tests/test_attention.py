@@ -141,6 +141,25 @@ def test_a_prefill_and_a_shape_without_a_kernel_run_sdpa(sdpa_installed, monkeyp
     assert calls == []
 
 
+def test_an_eager_step_without_a_kernel_runs_sdpa_and_is_a_miss(sdpa_installed, tmp_path, monkeypatch):
+    """Eager, the dispatcher answers: no tuned bucket at the step's shape, so sdpa runs and
+    the shape (b, h, g, n, d) is recorded as a miss."""
+    from aitune import dispatch
+    calls = []
+    monkeypatch.setattr(ops, "attn_decode", lambda *a: calls.append(a))
+    d = dispatch.use(dispatch.Dispatcher(fakereg.build(str(tmp_path / "none.db"), gemm=(), rows=()), arch="sm_90",
+                                         host_tensors=True))
+    try:
+        mod = _Attn()
+        mod.num_key_value_groups = 4
+        k = v = torch.randn(1, 2, 9, 16, dtype=BF)
+        out, _ = attention.attention_forward(mod, torch.randn(1, 8, 1, 16, dtype=BF), k, v, None, scaling=0.25)
+        assert out.shape == (1, 1, 8, 16) and calls == []
+        assert ("attn_decode", "bf16", (1, 8, 2, 9, 16)) in d.misses()
+    finally:
+        dispatch._current = None
+
+
 def test_the_traced_path_imports_nothing():
     """torch.compile (2.11) breaks the graph at an import of transformers' lazy modules,
     and then compiled each attention layer apart, eager past the eighth (RESULTS,
