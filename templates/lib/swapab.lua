@@ -64,8 +64,9 @@
 -- through one SM and need no shared memory besides the ring (a 128 x 256
 -- tile's sums are 128 KB). The barrier costs waiting for the slowest CTA
 -- of the cluster, which the owner of a tile waits for anyway. m > BN: more
--- CTAs along gridDim.z (at most MAX_Z), the rows split evenly over them
--- (m / tiles rounded up to 8 each: mid_box), no passes.
+-- tiles of rows (at most MAX_Z), the rows split evenly over them (m / tiles
+-- rounded up to 8 each: mid_box), no passes; a column tile's tiles of rows
+-- are neighbours along gridDim.x, so they stream its weight boxes together.
 --
 -- The gated product (op.swiglu, gemm_swiglu: B = [G; U], 2n x k; see
 -- lib/gemm.lua) runs the decode kernel over 2n rows of B loaded as 4-D
@@ -134,19 +135,19 @@ local function mid2_constraints(p, shape)
   return nil
 end
 
--- The first mid-size kernel serves m > bn with tiles of rows along z (at
--- most MAX_Z), each CTA streaming its weight tile again (from L2 when the
--- tiles of one column run together); the decode kernel would make passes,
+-- The first mid-size kernel serves m > bn with tiles of rows (at most
+-- MAX_Z), each CTA streaming its weight tile again, from L2 since the tiles
+-- of one column are neighbours in the grid; the decode kernel would make passes,
 -- each streaming the weight again, and the second mid-size kernel keeps m
 -- within one pass.
 local MAX_Z = 2
 
 -- The rules on bn at a task's m alone (nil: none broken): a pass of bn rows
--- holds m, or above 64 its tiles along z do (the second mid-size kernel's
+-- holds m, or above 64 its tiles of rows do (the second mid-size kernel's
 -- own rule, mc >= 1, is in constraints), and m needs at least half of bn.
 local function bn_refusal(bn, m)
   if m > bn and bn <= 64 then return "m is larger than the rows of one pass" end
-  if m > MAX_Z * bn then return string.format("more than %d tiles of rows along z", MAX_Z) end
+  if m > MAX_Z * bn then return string.format("more than %d tiles of rows", MAX_Z) end
   if bn >= 2 * m and bn > 8 then return "twice the rows needed compiled in" end
   return nil
 end
@@ -286,13 +287,14 @@ local function family(op)
     if mid2(p) then return mid2_launch(p, dt) end
     local _, smem = sizes(p)
     local esize = dtype.size(gemm.types(dt).In)
-    local z, block, abox = 1, 160, a_box(p.bn)
+    local x, block, abox = string.format("cdiv(%sn, %d)", sw and "2 * " or "", p.bm), 160, a_box(p.bn)
     if mid(p) then
       local ms = mid_sizes(p)
-      z, block, smem, abox = string.format("cdiv(m, %d)", p.bn), ms.threads, ms.smem, mid_box(p.bn)
+      x = string.format("cdiv(n, %d) * cdiv(m, %d)", p.bm, p.bn)
+      block, smem, abox = ms.threads, ms.smem, mid_box(p.bn)
     end
     return {
-      grid = { string.format("cdiv(%sn, %d)", sw and "2 * " or "", p.bm), p.csplit, z },
+      grid = { x, p.csplit, 1 },
       block = { block, 1, 1 },
       cluster = { 1, p.csplit, 1 },
       smem = smem,

@@ -9,7 +9,7 @@ local M = {}
 
 -- The default above m = 64: the first mid-size kernel (mc 0), one tile of
 -- rows of the narrowest width above 64 that holds m (the widest where none
--- does) or two tiles along z of the narrowest that holds half of m (mid_z),
+-- does) or two tiles of rows of the narrowest that holds half of m (mid_z),
 -- bm and csplit by fill (mid_default below). bm 64 first: on an H100 at 4096^2 (ninth
 -- session, bench/results/2026-11-28/s9-mid) bm 64 with csplit 2 ran 16.0 us
 -- at m = 128 and 17.4 at m = 192 (1.03x and 1.02x cuBLASLt), bm 128 with
@@ -101,8 +101,11 @@ end
 -- z at most 4. Of those whose CTAs fit in one wave (one CTA an SM; all of
 -- them where none does), the one that fills the most of it wins; on a tie
 -- fewer splits (csplit x z), then z 2 first where the weight fits in a
--- quarter of L2 (its tiles read again from there) and z 1 first where it
--- does not, then bm 64 first. On an H200 (eleventh session, bench/results/
+-- quarter of L2 and z 1 first where it does not, then bm 64 first. (A
+-- per-SM cost model of loads, products and the split's adding, fitted to 52
+-- measured shapes, chose the same config at 102 of 104 shapes of issue 33's
+-- weights and a slower one at the other two: bench/RESULTS.md, fourteenth
+-- session.) On an H200 (eleventh session, bench/results/
 -- 2026-11-28/s11-z-call6, bm 64, pdl): at 1024 x 4096 and m = 255 two tiles
 -- of 128 with csplit 2 ran 10.2 us, one of 256 with csplit 4 12.3 and with
 -- csplit 8 (the fill rule's pick before) 19.6; at 4096^2 two tiles with

@@ -100,12 +100,16 @@ local MID_BODY = [[
   pdl_launch();
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned full = base + STAGES * SLOT, empty = full + 8 * STAGES, rbar = empty + 8 * STAGES;
-  const int tile = blockIdx.x, rank = CS > 1 ? (int)cta_rank() : 0;
-  // The rows of A split evenly over gridDim.z = cdiv(m, BN) tiles, each
-  // zr rows (m / gridDim.z rounded up to 8, at most BN): A's box (mid_box),
-  // the bytes each slot expects, and the rows this tile stores.
-  const long long zr = min((long long)BN, ((m + gridDim.z - 1) / gridDim.z + 7) / 8 * 8);
-  const long long r0 = (long long)blockIdx.z * zr, mend = min(m, r0 + zr);
+  // The rows of A split evenly over zt = cdiv(m, BN) tiles of rows, each
+  // zr rows (m / zt rounded up to 8, at most BN): A's box (mid_box), the
+  // bytes each slot expects, and the rows this tile stores. The zt tiles of
+  // rows of one column tile are neighbours along x, so they run together
+  // and stream the same boxes of the weight: all but the first read them
+  // from L2, also when the weight is larger than L2.
+  const long long zt = (m + BN - 1) / BN;
+  const int tile = (int)(blockIdx.x / zt), rank = CS > 1 ? (int)cta_rank() : 0;
+  const long long zr = min((long long)BN, ((m + zt - 1) / zt + 7) / 8 * 8);
+  const long long r0 = (long long)(blockIdx.x % zt) * zr, mend = min(m, r0 + zr);
   // k in slots of KBOX boxes of 64 (the last slot's boxes past k are zeros).
   const int kiters = (int)((k + 64 * KBOX - 1) / (64 * KBOX)), per = (kiters + CS - 1) / CS;
   const int kb0 = min(kiters, rank * per), kb1 = min(kiters, kb0 + per);

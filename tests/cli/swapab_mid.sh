@@ -8,7 +8,8 @@
 # rows of B and a producer warp, one CTA an SM); ptxas serializes none of
 # its wgmma; its split-K adds through the other ranks' rings after one
 # cluster barrier, each rank adding its own chunks in rank order; the
-# launch plan gives each CTA BN rows of A along z and the threads the
+# launch plan gives each CTA BN rows of A (a column tile's tiles of rows
+# neighbours along x) and the threads the
 # kernel was compiled for; the constraints refuse a config breaking one
 # rule at a time; supports() stops at m = 256.
 . "$(dirname "$0")/lib.sh"
@@ -61,9 +62,10 @@ expect_eq "split-K kernels wait on one cluster barrier, send their parts with 16
 
 # The launch plan of a fake sweep's winners at m = 200, n = 1000 from the
 # first kernel's space (mc 0; the default, the second kernel's, and its
-# plan: tests/cli/swapab_mid2.sh): CTAs along z of BN rows of A each, the
+# plan: tests/cli/swapab_mid2.sh): cdiv(m, BN) CTAs of rows of A a column
+# tile, neighbours along x (so they stream the weight's boxes together), the
 # threads the kernel was compiled for, A's box a tile's rows high (m split
-# evenly over the tiles along z, rounded up to 8: templates/lib/swapab.lua
+# evenly over the tiles of rows, rounded up to 8: templates/lib/swapab.lua
 # mid_box).
 spec one.yaml <<'YAML'
 name: one
@@ -92,13 +94,13 @@ expect_true "the winners are the first kernel's" grep -q '"mc":0,' <<< "$plans"
 while read -r line; do
     cfg=${line%% *}
     bm=$(sed 's/.*"bm":\([0-9]*\).*/\1/' <<< "$cfg") bn=$(sed 's/.*"bn":\([0-9]*\).*/\1/' <<< "$cfg")
-    expect_true "bm $bm bn $bn: grid z cdiv(m, $bn), $((bm * 2 + 32)) threads, A's box 64 x a tile's rows (m over the tiles, to 8)" \
-        grep -q "\"grid\":\[\"cdiv(n, $bm)\",\"[0-9]*\",\"cdiv(m, $bn)\"\],\"block\":\[\"$((bm * 2 + 32))\".*\"arg\":\"A\",.*\"box\":\[64,\"min($bn, cdiv(cdiv(m, cdiv(m, $bn)), 8) \* 8)\"\]" <<< "$line"
+    expect_true "bm $bm bn $bn: grid x cdiv(n, $bm) * cdiv(m, $bn), z 1, $((bm * 2 + 32)) threads, A's box 64 x a tile's rows (m over the tiles, to 8)" \
+        grep -q "\"grid\":\[\"cdiv(n, $bm) \* cdiv(m, $bn)\",\"[0-9]*\",\"1\"\],\"block\":\[\"$((bm * 2 + 32))\".*\"arg\":\"A\",.*\"box\":\[64,\"min($bn, cdiv(cdiv(m, cdiv(m, $bn)), 8) \* 8)\"\]" <<< "$line"
 done <<< "$plans"
 
 # The rules, on a one-config space at 200 x 1000 x 1096: accepted (one tile
-# of 256 rows; two tiles of 128 along z, 100 rows each), then one rule
-# broken at a time (three tiles of 96 along z; the second kernel, mc 1, with
+# of 256 rows; two tiles of 128 rows, 100 rows each), then one rule
+# broken at a time (three tiles of 96 rows; the second kernel, mc 1, with
 # a pass narrower than m; bm 256 with bn 192 or 160: at least 122 or 106
 # registers where 544 threads have 96; 8 ranks' sums past a ring of 2
 # slots; more shared memory than an SM has).

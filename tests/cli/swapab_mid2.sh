@@ -17,7 +17,8 @@
 #   (MEMBAR.ALL.GPU) or L1 invalidate sits in the mainloop of mc 1, 2, 4
 #   (the machine code, where nvdisasm is at hand: $NVDISASM or PATH);
 # - the defaults above m = 64 are the first mid-size kernel (mc 0, nvar 1:
-#   the second measured no faster on an H100), bn holding m in one tile or half of m in two along z, pdl on;
+#   the second measured no faster on an H100), bn holding m in one tile or half of m in two, pdl on,
+#   and at five shapes the (bm, bn, csplit) an H200 measured fastest;
 # - the launch plan: column tiles padded to whole groups along x, the
 #   slices of k along y, BN rows along z, a cluster of mc x csplit, A's two
 #   tensor maps (boxes of 64 and 8 rows);
@@ -103,6 +104,16 @@ for line in open(sys.argv[1]):
 PY
 )
 expect_eq "every default at m 65..256 is the first mid-size kernel, bn holding m or half of it ${bad:+($bad)}" "$bad" ""
+# mid_cost's picks where an H200's narrowed sweep measured the best (bm, bn,
+# csplit) of the default's candidates (bench/results/2026-11-28/s14-mid-call5).
+for want in '65,1024,4096 64 96 4' '129,4096,4096 64 160 2' '200,14336,4096 128 224 1' '65,14336,4096 128 96 1' \
+            '129,4096,14336 64 160 2'; do
+    set -- $want
+    got=$(awk -F'\t' -v s="$1" '$3 == s { print $5 }' "$T/defaults" | python3 -c '
+import json, sys
+c = json.loads(sys.stdin.read()); print(c["bm"], c["bn"], c["csplit"])')
+    expect_eq "the mid-size default at $1 is bm $2, bn $3, csplit $4 (the measured best)" "$got" "$2 $3 $4"
+done
 
 # Compiled: configs chosen to reach each part of the second kernel (widths
 # up to 256 on two warpgroups, four warpgroups, 8 slices of k, multicast to

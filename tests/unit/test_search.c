@@ -371,7 +371,7 @@ static void test_narrow(tmpl *T)
         /* bn 8 alone, no mid-size mc or nvar: 898560 / 13 / 16 */
         { "gemm_nt", "gemm_nt/swapab", { 8, 4096, 4096 }, 4320, "swapab at m = 8: bn 8, mc 0, nvar 1" },
         { "gemm_nt", "gemm_nt/swapab", { 40, 4096, 4096 }, 12960, "swapab at m = 40: bn 40, 48, 64" },
-        /* bn 128 .. 256 (tiles along z above 64), mc and nvar kept */
+        /* bn 128 .. 256 (tiles of rows above 64), mc and nvar kept */
         { "gemm_nt", "gemm_nt/swapab", { 200, 4096, 4096 }, 345600, "swapab at m = 200: five bn, every mc and nvar" },
         { "gemm_swiglu", "gemm_swiglu/swapab", { 40, 14336, 4096 }, 12960, "the gated product's swapab at m = 40" },
         /* mt 1 of 4 */

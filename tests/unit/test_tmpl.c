@@ -326,7 +326,7 @@ static int dups(char **v, int n)
 
 /* swapab's A map: in the decode kernel its box holds the rows up to m
 ** rounded to 8 (at most bn), in the first mid-size kernel those of one of
-** its tiles along z (m split evenly over cdiv(m, bn) of them, rounded to
+** its tiles of rows (m split evenly over cdiv(m, bn) of them, rounded to
 ** 8); an expression bind evaluates, and the kernel's slots expect those
 ** bytes. The second mid-size kernel keeps its boxes of 64 and 8 rows. */
 static cuuint32_t sw_rows;
@@ -346,7 +346,7 @@ static void test_swapab_box(tmpl *T)
         { 33, 64, 0, "min(64, cdiv(m, 8) * 8)", 40 },
         { 100, 192, 0, "min(192, cdiv(cdiv(m, cdiv(m, 192)), 8) * 8)", 104 },
         { 190, 192, 0, "min(192, cdiv(cdiv(m, cdiv(m, 192)), 8) * 8)", 192 },
-        { 255, 128, 0, "min(128, cdiv(cdiv(m, cdiv(m, 128)), 8) * 8)", 128 },   /* two tiles along z */
+        { 255, 128, 0, "min(128, cdiv(cdiv(m, cdiv(m, 128)), 8) * 8)", 128 },   /* two tiles of rows */
         { 129, 96, 0, "min(96, cdiv(cdiv(m, cdiv(m, 96)), 8) * 8)", 72 },        /* 65 rows each, to 72 */
         { 100, 128, 1, NULL, 8 },    /* its maps of 64 and 8 rows: the last recorded */
     };
@@ -367,7 +367,8 @@ static void test_swapab_box(tmpl *T)
                   cases[i].expr, a->box_expr[1] ? a->box_expr[1] : "an integer");
             CHECK(has(k.source, "mbar_expect(bar, slot_bytes)") &&
                   (has(k.source, "128u * (unsigned)min((long long)BN, (m + 7) / 8 * 8)") ||
-                   (has(k.source, "128u * (unsigned)zr") && has(k.source, "((m + gridDim.z - 1) / gridDim.z + 7) / 8 * 8"))),
+                   (has(k.source, "128u * (unsigned)zr") && has(k.source, "zt = (m + BN - 1) / BN") &&
+                    has(k.source, "((m + zt - 1) / zt + 7) / 8 * 8"))),
                   "bn %d: its slots expect the box's bytes", cases[i].bn);
         } else {
             CHECK(!a->box_expr[1] && a->box[1] == 64, "the second mid-size kernel keeps A's box of 64 rows");
