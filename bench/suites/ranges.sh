@@ -27,7 +27,8 @@ rows() {
 import sys
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) != 8 or f[0] == "weight" or "x" not in f[0]:
+    # the summary's rows (weight, LO-HI, ...), not each m's (weight, m=M, ...)
+    if len(f) != 8 or f[0] == "weight" or "x" not in f[0] or f[1].startswith("m="):
         continue
     w, ms, n, holes, lo, hi, worst, at = f
     ok = float(worst) >= 1.0 and float(lo) >= 1.25 and (hi == "nan" or float(hi) >= 1.10)

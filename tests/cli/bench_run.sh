@@ -196,6 +196,12 @@ FAIL cast f32>bf16 n=2^28 >= 2900 GB/s: 2800.5 GB/s (575.0 us); x0.921 vs torch 
 PASS emitted axpy f32 n=2^26 is bit-identical to the swept kernel: ok
 EOF
 from elementwise "$T/checks.txt" checks.txt
+# ranges: the summary's four rows, and not each m's (a HOLE line has eight
+# fields too: the parser failed on it after the summary, fourteenth session).
+from ranges "$ROOT/bench/results/2026-11-28/s14-ranges-call4/range_table.txt" range_table.txt
+expect_eq "ranges: four weights, none at its bar, no error" \
+    "$RC $(wc -l <"$T/from-ranges/figures.tsv") $(grep -c $'\tno\t' "$T/from-ranges/figures.tsv") $(wc -c <"$T/from-ranges/figures.err")" "1 4 4 0"
+expect_eq "ranges: 4096 x 14336" "$(rows_met ranges 'gemm_nt bf16 4096x14336, m 1-256')" "16 holes of 256 m; worst 0.911x at m=216 / no"
 expect_eq "elementwise: axpy" "$(rows_met elementwise 'axpy f32 n=2^26')" "3139 GB/s (256.6 us) / yes"
 expect_eq "elementwise: a FAIL is under its bar" "$RC $(rows_met elementwise 'cast f32>bf16 n=2^28')" "1 2800 GB/s (575.0 us) / no"
 expect_eq "elementwise: the emitted file" "$(rows_met elementwise 'emitted .cu of axpy f32 n=2^26 (nvcc)')" "bit-identical to the swept kernel / yes"
