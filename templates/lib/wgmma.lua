@@ -194,6 +194,16 @@ local function stage_for(layout, shape)
   return s == "" and "none" or s
 end
 
+-- Whether stream-K has a partial wave of units to split at shape (at least
+-- twice into the idle workers). Where it has none a stream-K kernel runs
+-- its units data-parallel: valid (a winner serves every size of its bucket,
+-- split or not), only not worth searching there (prior).
+local function splits(p, shape, dev)
+  local u, g = units(p, shape), workers(p, dev)
+  local kiters = (shape.k + 63) // 64
+  return u % g ~= 0 and math.min(g // (u % g), kiters) >= 2
+end
+
 -- The workspace, in order: stream-K's tickets, staging's counters (both
 -- zeroed at a launch, both left zero by the kernel: ctl is where the
 -- counters start, zero where both end), stream-K's partial tiles (from
@@ -221,14 +231,7 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
     if need == "none" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
-  if p.streamk == 1 then
-    if p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
-    local u, g = units(p, shape), workers(p, dev)
-    local kiters = (shape.k + 63) // 64
-    if u % g == 0 or math.min(g // (u % g), kiters) < 2 then
-      return false, "no partial wave that fits twice into the idle workers: nothing for stream-K to split"
-    end
-  end
+  if p.streamk == 1 and p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
   if ov then
     if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself" end
     if p.persistent ~= 1 or p.streamk ~= 0 then return false, "overlapped staging needs a persistent grid without stream-K" end
@@ -518,11 +521,29 @@ function M.family(op)
     supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev, sw) end,
     launch = function(p, dt, dev) return M.launch(layout, p, dt, dev, sw) end,
     source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name, sw) end,
+    -- The search draws a stream-K config with nothing to split at the task's
+    -- shape a sixteenth as often (space.lua's priors; its walk tries it last).
+    prior = function(p, shape, dt, dev)
+      if p.streamk == 1 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
+      return 1
+    end,
+    -- 128 x 256 tiles in pairs along m, with stream-K's tail split where a
+    -- full wave of units is followed by a partial one it splits: on an H200
+    -- (fourteenth session, bench/results/2026-11-28/s14-sk-call7) this config
+    -- at 4096^2 ran 89.3 -> 70.8 us with it at m = 1171, 136.0 -> 121.6 at
+    -- 2086, 191.4 -> 178.5 at 3184 and 350.4 -> 349.2 at 6295; at 14336 x
+    -- 4096 it was within 1% either way (m = 805, 1354, 4648).
     default = function(shape, dt, dev)
-      return { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
-               producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
-               epilogue = (shape.n % 8 == 0 and not sw) and "tma" or "direct", streamk = 0,
-               stage = stage_for(layout, shape) }
+      local p = { bm = 128, bn = 256, consumers = 2, stages = 4, persistent = 1, raster = "m", group = 8,
+                  producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
+                  epilogue = (shape.n % 8 == 0 and not sw) and "tma" or "direct", streamk = 0,
+                  stage = stage_for(layout, shape) }
+      local gs = gemm_shape(shape)
+      if not sw and units(p, gs) >= workers(p, dev) and splits(p, gs, dev) then
+        p.streamk = 1
+        if not M.constraints(layout, p, gs, dt, dev, sw) then p.streamk = 0 end
+      end
+      return p
     end,
   }
 end

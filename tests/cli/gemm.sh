@@ -207,4 +207,55 @@ if command -v nvcc >/dev/null 2>&1; then
 else
     skip "nvcc builds the emitted GEMM kernels: no nvcc"
 fi
+
+# Stream-K (wgmma): where it has no partial wave to split it runs its units
+# data-parallel, so such a config is valid (a stream-K winner serves every
+# size of its bucket) and only weighed down in the search (prior 1/16: the
+# walk tries it after the configs of weight 1). wgmma's default takes it
+# where a full wave of units is followed by a partial one it splits (4096^2
+# at m = 3184: 13 x 16 pairs of tiles over 66 workers), not where the
+# units fill their waves (m = 4096) or make less than one (m = 64).
+spec wd.yaml <<'YAML'
+name: wd
+search: random
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [64, 3184, 4096], exact: true}, n: {values: [4096]}, k: {values: [4096]}}
+YAML
+"$ROOT/build/tests/kernel_sample" list -n 0 "$T/wd.yaml" > "$T/wd.list" 2> "$T/wd.err"
+for want in '64 0' '3184 1' '4096 0'; do
+    set -- $want
+    got=$(awk -F'\t' -v m="$1" '$3 == m ",4096,4096" { print $5 }' "$T/wd.list" | grep -o '"streamk":[01]')
+    expect_eq "wgmma's default at $1 x 4096 x 4096 has streamk $2" "$got" "\"streamk\":$2"
+done
+cat > "$T/sk.lua" <<'LUA'
+M.params = {
+  { "bm", { 128 } }, { "bn", { 256 } }, { "consumers", { 2 } }, { "stages", { 4 } }, { "persistent", { 1 } },
+  { "raster", { "m" } }, { "group", { 8 } }, { "producer_regs", { 40 } }, { "cluster", { "2x1" } },
+  { "schedule", { "coop" } }, { "inflight", { 1 } }, { "epilogue", { "tma" } }, { "streamk", { 1, 0 } },
+  { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
+}
+LUA
+python3 "$ROOT/bench/narrow.py" "$T/skhome" wgmma "$T/sk.lua"
+for m in 4096 3184; do
+    cat > "$T/sk.yaml" <<YAML
+name: sk
+search: exhaustive
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [$m]}, n: {values: [4096]}, k: {values: [4096]}}
+YAML
+    AITUNE_HOME=$T/skhome fake_sweep ok "$T/sk$m.db" "$T/sk.yaml" --max-evals 2
+    expect_eq "the two-config stream-K space at $m x 4096 x 4096: a fake sweep exits 0" "$RC" 0 || show_last
+    order=$(sql "$T/sk$m.db" "select group_concat(json_extract(config, '\$.streamk'), ' ') from (select config from measurements where template = 'gemm_nt/wgmma' order by rowid)")
+    if [ "$m" = 4096 ]; then
+        expect_eq "at 4096 (nothing to split) both are valid, stream-K walked last" "$order" "0 1"
+    else
+        expect_eq "at 3184 (a partial wave to split) the space's order: stream-K first" "$order" "1 0"
+    fi
+done
 done_testing
