@@ -129,10 +129,11 @@ def _decoder(cfg, where):
 
 
 def model_shapes(cfg, where="config", group="off"):
-    """(weights, norms, lm_head, model_type, mlps) of a Hugging Face config dict: weights
-    a sorted list of distinct (n, k) (the sibling projections fused or not as group says:
-    see the module doc), norms of distinct (cols, rows per token), mlps of the gated MLPs'
-    distinct (n, k) (gemm_swiglu's: n the intermediate size, k the hidden size)."""
+    """(weights, norms, lm_head, model_type, mlps, attention) of a Hugging Face config dict:
+    weights a sorted list of distinct (n, k) (the sibling projections fused or not as group
+    says: see the module doc), norms of distinct (cols, rows per token), mlps of the gated
+    MLPs' distinct (n, k) (gemm_swiglu's: n the intermediate size, k the hidden size),
+    attention (heads, kv heads, head dim)."""
     if group not in GROUP_MODES:
         raise SpecError("group must be one of %s, not %r" % (", ".join(GROUP_MODES), group))
     cfg, h, heads, kv, hd = _decoder(cfg, where)
@@ -158,7 +159,7 @@ def model_shapes(cfg, where="config", group="off"):
     norms = {(h, 1)}
     if mtype.startswith("qwen3"):
         norms |= {(hd, heads), (hd, kv)}
-    return sorted(weights), sorted(norms), (vocab, h), mtype, sorted(mlps)
+    return sorted(weights), sorted(norms), (vocab, h), mtype, sorted(mlps), (heads, kv, hd)
 
 
 # How each phase's tasks are timed (docs/SPEC.md "timing"). Decode: between other
@@ -263,7 +264,7 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
     buckets, tuned within a 470 s budget, were all the vendor's: bench/RESULTS.md,
     twelfth session). cache: (lo, hi) of the static cache's length n for attn_decode
     (default: 1 up to the longest prompt plus 2048 generated tokens)."""
-    weights, norms, head, mtype, mlps = model_shapes(cfg, where, group)
+    weights, norms, head, mtype, mlps, (heads, kv, hd) = model_shapes(cfg, where, group)
     if dtype is None:
         dt = cfg.get("torch_dtype") or cfg.get("dtype") or (cfg.get("text_config") or {}).get("torch_dtype")
         if dt not in DTYPES:
@@ -313,7 +314,6 @@ def model_spec(cfg, batch=(1, 32), prompt=(1, 2048), dtype=None, arch="sm_90a", 
         out += _task("gemm_nt", dtype, [("m", (batch[0], batch[1])), ("n", head[0]), ("k", head[1])], DECODE_TIMING,
                      "lm_head: the last token's logits")
     if "attn_decode" in ops and group != "only":
-        _, _, heads, kv, hd = _decoder(cfg, where)
         if heads % kv:
             raise SpecError("%s: %d heads over %d kv heads" % (where, heads, kv))
         out += _task("attn_decode", dtype, [("b", (batch[0], batch[1])), ("h", heads), ("g", kv), ("n", cache),
