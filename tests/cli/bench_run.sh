@@ -202,6 +202,18 @@ from ranges "$ROOT/bench/results/2026-11-28/s14-ranges-call4/range_table.txt" ra
 expect_eq "ranges: four weights, none at its bar, no error" \
     "$RC $(wc -l <"$T/from-ranges/figures.tsv") $(grep -c $'\tno\t' "$T/from-ranges/figures.tsv") $(wc -c <"$T/from-ranges/figures.err")" "1 4 4 0"
 expect_eq "ranges: 4096 x 14336" "$(rows_met ranges 'gemm_nt bf16 4096x14336, m 1-256')" "16 holes of 256 m; worst 0.911x at m=216 / no"
+# decode-range: the table bench/decode_table.py makes from the two scans'
+# printed lines (a HOLE line and a scan line alike), and a row per task.
+S15=$ROOT/bench/results/2026-11-28/s15-dec-call1
+"$ROOT/bench/decode_table.py" "$S15/before-scan.txt" "$S15/after-scan.txt" >"$T/decode_table.txt"
+expect_eq "decode_table.py: the table the results hold, from the scans' lines" "$(cmp -s "$T/decode_table.txt" "$S15/decode_table.txt" && echo same)" same
+expect_eq "decode_table.py: 7 tasks of 64 sizes" "$(grep -c '^gemm_n[nt] [bf]*16 [0-9]*x[0-9]* m=' "$T/decode_table.txt")" 448
+expect_exit 1 "decode_table.py with one file" "$ROOT/bench/decode_table.py" "$S15/after-scan.txt"
+from decode-range "$T/decode_table.txt" decode_table.txt
+expect_eq "decode-range: 7 tasks, 4 at the bar, exit 1" \
+    "$RC $(wc -l <"$T/from-decode-range/figures.tsv") $(grep -c $'\tyes\t' "$T/from-decode-range/figures.tsv")" "1 7 4"
+expect_eq "decode-range: 8192^2 just under" "$(rows_met decode-range 'gemm_nt bf16 8192x8192, m 1-64')" \
+    "after: 48 holes of 64 m; worst 0.979x at m=56 / no"
 expect_eq "elementwise: axpy" "$(rows_met elementwise 'axpy f32 n=2^26')" "3139 GB/s (256.6 us) / yes"
 expect_eq "elementwise: a FAIL is under its bar" "$RC $(rows_met elementwise 'cast f32>bf16 n=2^28')" "1 2800 GB/s (575.0 us) / no"
 expect_eq "elementwise: the emitted file" "$(rows_met elementwise 'emitted .cu of axpy f32 n=2^26 (nvcc)')" "bit-identical to the swept kernel / yes"
