@@ -258,4 +258,40 @@ YAML
         expect_eq "at 3184 (a partial wave to split) the space's order: stream-K first" "$order" "1 0"
     fi
 done
+# wgmma's default tile (nt): where 128 x 256 pairs fill fewer than three
+# waves, the tile whose waves cost least (templates/lib/wgmma.lua: wave_tile):
+# 64 x 128 where its units fit one wave (4096^2 at m = 256: 4 x 32), 128 x 128
+# where those do (m = 317, 439; 14336 x 4096 at m = 378: three waves of them
+# against two of pairs), the pair where it fills its wave better (4096^2 at
+# m = 927; 14336 x 4096 at 256) and from three waves of it on (m = 4096);
+# each with as many stages as fit. gemm_nn keeps the pair.
+spec wt.yaml <<'YAML'
+name: wt
+search: random
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [256, 317, 439, 927, 4096], exact: true}, n: {values: [4096], exact: true}, k: {values: [4096]}}
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [256, 378], exact: true}, n: {values: [14336], exact: true}, k: {values: [4096]}}
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [256], exact: true}, n: {values: [4096], exact: true}, k: {values: [4096]}}
+YAML
+"$ROOT/build/tests/kernel_sample" list -n 0 "$T/wt.yaml" > "$T/wt.list" 2> "$T/wt.err"
+tile() {   # TEMPLATE SHAPE: the default's bm x bn cluster consumers stages
+    awk -F'\t' -v t="$1" -v s="$2" '$1 == t && $3 == s { print $5 }' "$T/wt.list" |
+        sed 's/.*"bm":\([0-9]*\),"bn":\([0-9]*\),"cluster":"\([0-9x]*\)","consumers":\([0-9]\).*"stages":\([0-9]\).*/\1x\2 \3 c\4 st\5/'
+}
+for want in '256,4096,4096 64x128 1x1 c1 st8' '317,4096,4096 128x128 1x1 c2 st6' '439,4096,4096 128x128 1x1 c2 st6' \
+            '927,4096,4096 128x256 2x1 c2 st4' '4096,4096,4096 128x256 2x1 c2 st4' \
+            '256,14336,4096 128x256 2x1 c2 st4' '378,14336,4096 128x128 1x1 c2 st6'; do
+    set -- $want
+    expect_eq "wgmma's default tile at $1 (nt)" "$(tile gemm_nt/wgmma "$1")" "$2 $3 $4 $5"
+done
+expect_eq "gemm_nn keeps the pair at 256 x 4096 x 4096" "$(tile gemm_nn/wgmma 256,4096,4096)" "128x256 2x1 c2 st4"
 done_testing
