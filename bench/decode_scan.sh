@@ -5,10 +5,11 @@
 # f16 at 4096^2, the 128256 x 4096 LM head) are swept twice, each into its
 # own registry with the same evaluations and budget, the vendor timed but never
 # a winner (--vendor time: aitune's own kernels against cuBLASLt):
-#   before: m as the spec named it before ranges (values 1, 2, 4, ... 64;
-#           1 and 16; 1): each value its own log2 bucket, a size between two
-#           values answered by the bucket below it;
-#   after:  m: {range: [1, 64], align: [1]}, as the spec has it now.
+#   before: m as the spec names it (values 1, 2, 4, ... 64; 1 and 16; 1):
+#           each value its own log2 bucket, a size between two values
+#           answered by the bucket below it;
+#   after:  m: {range: [1, 64], align: [1]}, as its header says to tune it
+#           to serve every batch size.
 # Then both registries are scanned at every m of 1..64 of every task (the
 # registry's answer against cuBLASLt in the same task) and a table gives,
 # per task, the holes, geomean and worst x vendor before and after.
@@ -25,7 +26,7 @@ budget=${3:-180s}
 [[ $evals =~ ^[1-9][0-9]*$ ]] || { echo "bench/decode_scan.sh: MAX_EVALS must be a positive integer, not '$evals'" >&2; exit 2; }
 mkdir -p "$out"
 
-# The decode tasks: op dtype n k, and the m values the spec named before ranges.
+# The decode tasks: op dtype n k, and the m values the spec names.
 tasks=(
     "gemm_nt bf16 4096 4096 1,2,4,8,16,32,64"
     "gemm_nt bf16 4096 8192 1,2,4,8,16,32,64"

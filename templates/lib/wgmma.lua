@@ -83,6 +83,14 @@ local function sizes(p)
   return a, b, p.stages * (a + b) + epi_bytes(p) + 1024 + 16 * p.stages + 16
 end
 
+-- The stages of p's tiles that shared memory holds (at most 8), and the
+-- shared memory a block may take.
+local function stages_fit(p, dev)
+  local a, b, smem = sizes(p)
+  local cap = dev.smem_optin or 232448
+  return math.min(8, (cap - (smem - p.stages * (a + b))) // (a + b)), cap
+end
+
 M.params = {
   { "bm", { 64, 128, 256 } },
   { "bn", { 64, 128, 192, 256 } },
@@ -259,12 +267,11 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
     return false, string.format("%d accumulator registers per thread", acc)
   end
   if acc > 128 and p.consumers == 1 and wm > 128 then return false, "too many accumulators" end
-  local a, b, smem = sizes(p)
-  local cap = dev.smem_optin or 232448
+  local _, _, smem = sizes(p)
+  local fit, cap = stages_fit(p, dev)
   if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
   -- As many stages as shared memory allows, or one fewer (a prior: fewer
   -- stages only expose load latency).
-  local fit = math.min(8, (cap - (smem - p.stages * (a + b))) // (a + b))
   if p.stages < fit - 1 then return false, string.format("%d stages where %d fit", p.stages, fit) end
   if acc <= 128 and p.producer_regs == 24 then return false, "no consumer needs 240 registers" end
   -- Measured with ptxas 13.0: 192 accumulators plus the multicast of B's
@@ -495,7 +502,7 @@ local function stages_for(layout, shape)
 end
 
 -- The geometry lib/wgmma_default.lua's choice reads.
-M.units, M.workers, M.sizes, M.splits = units, workers, sizes, splits
+M.units, M.workers, M.stages_fit, M.splits = units, workers, stages_fit, splits
 
 -- The family table for an op of lib/gemm.lua.
 function M.family(op)

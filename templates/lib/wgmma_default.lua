@@ -7,7 +7,7 @@
 -- 70.8 us with it at m = 1171, 136.0 -> 121.6 at 2086, 191.4 -> 178.5 at
 -- 3184 and 350.4 -> 349.2 at 6295; at 14336 x 4096 it was within 1% either
 -- way (m = 805, 1354, 4648). W is lib/wgmma.lua's module: its constraints
--- and geometry (units, workers, sizes, splits).
+-- and geometry (units, workers, stages_fit, splits).
 local M = {}
 
 -- The default's smaller tiles and what one wave of each costs, relative to
@@ -29,7 +29,7 @@ local SK_TAIL = 0.65
 -- The default's tile at shape. Where the 128 x 256 pairs fill fewer than
 -- three waves, the one of WAVE_TILES whose waves cost least (the first of a
 -- tie): cdiv(units, workers) of them, or the full ones and SK_TAIL where
--- the default would split the tail (units >= workers and splits), each at
+-- the default would split the tail (tail_split), each at
 -- its wave's cost, with as many stages as shared memory holds (constraints'
 -- fit), among those the constraints take; elsewhere the pair. Against the
 -- pair alone (same call, s15-subwave-call5): 4096^2 m = 256 43.2 -> 16.3 us,
@@ -37,10 +37,16 @@ local SK_TAIL = 0.65
 -- 14336 x 4096 m = 378 93.6 -> 74.1, 561 138.8 -> 120.0; the pair where it
 -- was fastest (4096^2 m = 805, 927; 14336 x 4096 m = 256, 744). Its pick
 -- was within 1.3% of the best of any kind there at 10 of 12 shapes.
+-- Whether the default splits p's tail with stream-K at shape: a full wave
+-- of units followed by a partial one it splits.
+local function tail_split(W, p, shape, dev)
+  return W.units(p, shape) >= W.workers(p, dev) and W.splits(p, shape, dev)
+end
+
 local function wave_tile(W, layout, base, shape, dt, dev)
   local function cost(p, c)
     local u, w = W.units(p, shape), W.workers(p, dev)
-    if u >= w and W.splits(p, shape, dev) then return (u // w + SK_TAIL) * c end
+    if tail_split(W, p, shape, dev) then return (u // w + SK_TAIL) * c end
     return ((u + w - 1) // w) * c
   end
   if W.units(base, shape) >= 3 * W.workers(base, dev) then return base end
@@ -49,8 +55,7 @@ local function wave_tile(W, layout, base, shape, dt, dev)
     local p = {}
     for k, v in pairs(base) do p[k] = v end
     p.bm, p.bn, p.consumers, p.cluster = t.bm, t.bn, t.consumers, t.cluster
-    local a, b, smem = W.sizes(p)
-    p.stages = math.min(8, ((dev.smem_optin or 232448) - (smem - p.stages * (a + b))) // (a + b))
+    p.stages = W.stages_fit(p, dev)
     local c = cost(p, t.cost)
     if c < best_cost and W.constraints(layout, p, shape, dt, dev) then best, best_cost = p, c end
   end
@@ -66,7 +71,7 @@ function M.default(W, layout, sw, shape, gs, stage, dt, dev)
                  producer_regs = 40, cluster = "2x1", schedule = "coop", inflight = 1,
                  epilogue = (shape.n % 8 == 0 and not sw) and "tma" or "direct", streamk = 0, stage = stage }
   local p = (sw or layout ~= "nt") and base or wave_tile(W, layout, base, gs, dt, dev)
-  if not sw and W.units(p, gs) >= W.workers(p, dev) and W.splits(p, gs, dev) then
+  if not sw and tail_split(W, p, gs, dev) then
     p.streamk = 1
     if not W.constraints(layout, p, gs, dt, dev, sw) then p.streamk = 0 end
   end
