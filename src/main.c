@@ -520,7 +520,10 @@ static const cmd commands[] = {
       "                   AITUNE_CUBLASLT names): win (default): timed at each bucket's shape as the\n"
       "                   candidates are, then raced against the bucket's (or each part's) winner, and\n"
       "                   where it is faster it holds the bucket (winner vendor/cublaslt: libaitune and\n"
-      "                   emitted files call cuBLASLt there); time: timed only, for x vendor; off\n\n"
+      "                   emitted files call cuBLASLt there); time: timed only, for x vendor; off.\n"
+      "                   Win or time, a bucket that holds (ranges, `hold: true`) also times it at the\n"
+      "                   sizes hold races: a winner slower than cuBLASLt there is split and its parts\n"
+      "                   searched where they lose, as for a faster finalist (docs/SPEC.md)\n\n"
       "Exit: 0 done, 1 failure (e.g. no GPU), 2 usage (e.g. a bad --gpus, a GPU it names that the host\n"
       "lacks, GPUs of different models under --gpus all or N), 3 bad spec, registry or peers file,\n"
       "130 interrupted (resumable); 1 also when another sweep holds the registry.",

@@ -619,6 +619,7 @@ int spec_buckets(const spec_task *t, bucket **out)
             b[i].shi[d] = b[i].hi[d];
             if (t->dims[d].range) {
                 b[i].ranged |= 1u << d;
+                b[i].salign[d] = (unsigned char)t->dims[d].range_align;
                 if (t->dims[d].range_lo > b[i].slo[d]) b[i].slo[d] = t->dims[d].range_lo;
                 if (t->dims[d].range_hi + 1 < b[i].shi[d]) b[i].shi[d] = t->dims[d].range_hi + 1;
             }

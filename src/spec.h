@@ -142,6 +142,12 @@ typedef struct bucket {
     ** bucket promises to serve (those of its class and above: align.h). The
     ** other dims: [lo, hi). */
     unsigned ranged;
+    /* A range dim's classes tuned apart (spec_dim.range_align: a mask of 1,
+    ** 2, 4 and 8), so which of its sizes this bucket serves: those of its
+    ** class and above up to the next class tuned apart (probe_range_shapes;
+    ** a range tuning class 1 alone serves every size from its buckets of
+    ** class 1). 0 for the other dims. */
+    unsigned char salign[SPEC_MAXDIMS];
     /* Bit d: dim d is exact (spec_dim.exact): [rep, rep + 1), never cut. */
     unsigned exact;
     long long slo[SPEC_MAXDIMS], shi[SPEC_MAXDIMS];

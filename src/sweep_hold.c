@@ -218,10 +218,12 @@ int hold_choose(const probes *P, const bucket *b, const int *fi, int w, double n
 static void hold_where(const hold *H, int i, char *out, size_t cap)
 {
     int a = H->c.at[i];
-    if (H->fi[i] < 0 || a < 0 || !memcmp(H->P->p[a].shape, H->t->shape, sizeof *H->t->shape * (size_t)H->b->ndims))
+    if (H->fi[i] < 0 || a < 0)
         snprintf(out, cap, "the representative");
+    else if (!memcmp(H->P->p[a].shape, H->t->shape, sizeof *H->t->shape * (size_t)H->b->ndims))
+        snprintf(out, cap, "the representative%s", probe_vendor_ahead(&H->P->p[a], H->P->m) ? ", behind the vendor" : "");
     else
-        task_shape_text(H->P->p[a].shape, H->b->ndims, out, cap);
+        probe_where(H->P, a, H->b->ndims, out, cap);
 }
 
 /* The choice counted and said. */
@@ -273,7 +275,7 @@ static void hold_split(hold *H, split *sp)
         if (!sp->rc && !sp->trial) split_say_part(S, t, sp, i);
     }
     if (!sp->n || !sp->trial || sp->rc) return;
-    if (split_trial_kept(sp, 0, x)) {
+    if (split_trial_kept(S, t, sp, 0, x)) {
         split_say(S, t, b, sp, -1, H->after);
         for (int i = 0; i < n1; i++) split_say_part(S, t, sp, i);
     } else {
@@ -300,7 +302,7 @@ static double hold_whole(hold *H)
     }
     char at[96] = "the representative";
     if (a >= 0 && memcmp(H->P->p[a].shape, t->shape, sizeof *t->shape * (size_t)H->b->ndims))
-        task_shape_text(H->P->p[a].shape, H->b->ndims, at, sizeof at);
+        probe_where(H->P, a, H->b->ndims, at, sizeof at);
     sw_say(S, "hold       %s %s %s: %s %s, worst loss %s%.1f%% (at %s), the parts' sizes raced too\n", t->op, t->dtype,
            H->b->key, H->bs->f[H->nw].tmpl, H->bs->f[H->nw].config, isfinite(worst) ? "" : "everything ",
            isfinite(worst) ? 100 * worst : 100.0, at);

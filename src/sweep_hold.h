@@ -7,7 +7,9 @@
 ** bucket's sizes: probe_range_shapes), and at the holes `aitune scan` found
 ** in it on this GPU, timed the same way (sweep_scan.h). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
-** minus one (a finalist wrong or failing there loses everything). Beside
+** or the vendor's where the sweep times it and it is faster still (the
+** vendor is a bar, never a slot: sweep_probe.h), minus one (a finalist
+** wrong or failing there loses everything). Beside
 ** the finalists race each of their templates' defaults at the other sizes
 ** (HOLD_SLOTS in all), built and verified at each size: a range bucket's
 ** search at its upper edge finds configs fit for that edge (swapab's

@@ -153,6 +153,7 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
     S->split_at = st->split_at;
     S->split_depth = st->split_depth;
     S->task = st;
+    snprintf(S->home, sizeof S->home, "%s", ob.key);
     if (task_send(S, &t)) { S->code = EXIT_FAIL; return; }
     /* The vendor at the bucket's shape, timed as the candidates are; a
     ** retune times it again (a new driver or library), a sweep resumes. */

@@ -54,15 +54,41 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
             p->us[i] = pf[i].median_us;
             p->spread[i] = pf[i].spread;
         }
+    /* The vendor's time there: the bar beside the slots (a failure is the
+    ** vendor's row, said once, and leaves no bar). */
+    int got = sweep_vendor_bar(&S->V, &tp, S->home, &p->vendor_us);
+    if (got < 0) return -1;
+    S->vendor_bars += got;
     return 1;
 }
 
-/* Slot i's loss at probe p: its time over the fastest's, minus one. */
-double probe_loss(const probe *p, int i, int m)
+/* The fastest slot's time at p, INFINITY when none has one. */
+static double probe_fastest(const probe *p, int m)
 {
     double best = INFINITY;
     for (int j = 0; j < m; j++) if (p->us[j] > 0 && p->us[j] < best) best = p->us[j];
+    return best;
+}
+
+/* Slot i's loss at probe p: its time over the fastest's (the vendor's
+** too), minus one. */
+double probe_loss(const probe *p, int i, int m)
+{
+    double best = probe_fastest(p, m);
+    if (p->vendor_us > 0 && p->vendor_us < best) best = p->vendor_us;
     return p->us[i] > 0 && isfinite(best) ? p->us[i] / best - 1 : INFINITY;
+}
+
+int probe_vendor_ahead(const probe *p, int m)
+{
+    return p->vendor_us > 0 && p->vendor_us < probe_fastest(p, m);
+}
+
+void probe_where(const probes *P, int a, int ndims, char *out, size_t cap)
+{
+    task_shape_text(P->p[a].shape, ndims, out, cap);
+    size_t at = strlen(out);
+    if (probe_vendor_ahead(&P->p[a], P->m) && at < cap) snprintf(out + at, cap - at, ", behind the vendor");
 }
 
 int probe_in_box(const bucket *box, const long long *shape)
@@ -109,6 +135,24 @@ static int range_class_is(const bucket *b, int d, long long s)
     return align_key_class(s, b->lo[d]) == align_key_class(b->rep[d], b->lo[d]);
 }
 
+/* Whether range bucket b serves size s of its dim d: s is of b's key
+** class or a higher one, and the range tunes no class apart above b's up
+** to s's (such sizes go to a bucket of their own: spec_range_reps). Key
+** class 0 (as aligned as the lower edge) counts as 8, as the spec's
+** classes do. A range tuning class 1 alone serves every size from its
+** class-1 buckets: 128 and 160 of [128, 256) too, aligned sizes where a
+** vendor's kernels are at their fastest. */
+static int range_serves(const bucket *b, int d, long long s)
+{
+    int own = align_key_class(b->rep[d], b->lo[d]), c = align_key_class(s, b->lo[d]);
+    if (!own) own = ALIGN_FULL;
+    if (!c) c = ALIGN_FULL;
+    if (c < own || (!b->salign[d] && c != own)) return 0;   /* no classes known: its own alone */
+    for (int x = own * 2; x <= c; x *= 2)
+        if (b->salign[d] & x) return 0;
+    return 1;
+}
+
 /* The upper edge of a bucket: each dim's last size rounded down to a
 ** multiple of 64 (in the bucket's class: probe_size), its representative
 ** where that leaves the bucket. A range dim's: the largest size of the
@@ -143,29 +187,35 @@ int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int c
     int n = range_add(b, 0, b->rep[0], shapes, 0, cap);
     for (int d = 0; d < b->ndims; d++) {
         if (!(b->ranged >> d & 1)) continue;
-        long long lo = b->slo[d], hi = b->shi[d], few[PROBE_RANGE_ALL + 1], s = lo;
+        long long lo = b->slo[d], hi = b->shi[d], few[PROBE_RANGE_ALL + 1], s = lo, first = 0;
         int count = 0;
         for (; s < hi && count <= PROBE_RANGE_ALL; s++)
             if (range_class_is(b, d, s)) few[count++] = s;
+        for (s = lo; s < hi && !first; s++)
+            if (range_serves(b, d, s)) first = s;
         if (count == 0) continue;
+        if (first) n = range_add(b, d, first, shapes, n, cap);
         if (count <= PROBE_RANGE_ALL) {
             for (int i = 0; i < count; i++) n = range_add(b, d, few[i], shapes, n, cap);
             continue;
         }
-        long long first = few[0];
-        /* Too many to race each: the first, and the first past each
+        /* Too many to race each: the first of its class too, and at each
         ** boundary of tiles of t rows (t the largest power of two at most
-        ** a quarter of the sizes, at least 8), where a tiled kernel starts
-        ** another pass; the last (the representative) is in already. */
+        ** a quarter of the sizes, at least 8) the boundary itself where it
+        ** serves it (a tiled kernel's last size of a pass) and the first
+        ** size of its class past it, where such a kernel starts another
+        ** pass; the last (the representative) is in already. */
         long long t = 8;
         while (t * 2 <= (hi - lo) / 4) t *= 2;
-        n = range_add(b, d, first, shapes, n, cap);
-        for (long long edge = (lo / t + 1) * t; edge < hi; edge += t)
-            for (long long s = edge + 1; s < hi && s <= edge + ALIGN_FULL; s++)
+        n = range_add(b, d, few[0], shapes, n, cap);
+        for (long long edge = (lo / t + 1) * t; edge < hi; edge += t) {
+            if (range_serves(b, d, edge)) n = range_add(b, d, edge, shapes, n, cap);
+            for (s = edge + 1; s < hi && s <= edge + ALIGN_FULL; s++)
                 if (range_class_is(b, d, s)) {
                     n = range_add(b, d, s, shapes, n, cap);
                     break;
                 }
+        }
     }
     return n;
 }

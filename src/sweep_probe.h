@@ -12,10 +12,17 @@
 #define PART_OWN (-2)           /* fi of a finalist of a part's own search (the part's or a parent's) */
 
 /* The sizes a bucket's finalists were raced at: slot i's time there, 0
-** when it failed (load, verification) or had no time. */
+** when it failed (load, verification) or had no time; and the vendor's
+** time there where the sweep times the vendor (sweep --vendor win or
+** time, an op it serves: sweep_vendor.h), 0 where it does not or failed.
+** The vendor is a bar, never a slot: a slot's loss is taken against the
+** fastest of the slots and the vendor, so a winner that loses to cuBLASLt
+** somewhere in a bucket is split and its parts searched there as one that
+** loses to another finalist is (sweep_hold.h), but only a slot wins. */
 typedef struct probe {
     long long shape[TMPL_MAXDIMS];
     double us[16], spread[16];
+    double vendor_us;
 } probe;
 
 typedef struct probes {
@@ -28,12 +35,22 @@ typedef struct probes {
 /* Race slots cs[0, P->m) (fi[i] == -1: out of the race) at shape, each
 ** verified there first, but at the task's own shape where the bucket's
 ** search verified it (every slot but PART_OWN ones); their times become a
-** probe of P. 1 raced (or raced already), 0 skipped, -1 a tool failure. */
+** probe of P, with the vendor's there (timed after the race, or found in
+** the registry; filed under S->home). The worker's slots are left empty
+** or not as the race left them: a caller loads what it runs next. 1 raced
+** (or raced already), 0 skipped, -1 a tool failure. */
 int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P);
 /* The probe at shape, or -1. */
 int probe_find(const probes *P, const long long *shape, int ndims);
-/* Slot i's loss at probe p among m slots (INFINITY: it failed there). */
+/* Slot i's loss at probe p among m slots: its time over the fastest of
+** the slots and the vendor, minus one (INFINITY: it failed there). */
 double probe_loss(const probe *p, int i, int m);
+/* Whether the vendor is faster at p than every slot of [0, m). */
+int probe_vendor_ahead(const probe *p, int m);
+/* Probe a of P on a line, for "loses 12.0% (at ...)": its shape, and
+** ", behind the vendor" where the vendor is faster there than every slot
+** (so the loss is against the vendor). */
+void probe_where(const probes *P, int a, int ndims, char *out, size_t cap);
 int probe_in_box(const bucket *box, const long long *shape);
 /* Slot i's worst loss over the probes inside box (0 with none); *at the
 ** first probe where it is that (-1: none). */
@@ -52,15 +69,20 @@ long long probe_size(const bucket *b, int d, long long x, long long fallback);
 void probe_upper(const bucket *b, long long *shape);
 
 /* A range bucket (spec.h: bucket.ranged) promises every size of its range
-** dims, and is tuned at each one's largest size of its class, where a
-** kernel tiled along the dim does the most work; its winner is then
-** checked where a smaller size may want another config: the shapes it is
-** raced at, the representative first, then per range dim (the other dims
-** at their representative) every size of the range in the bucket of the
-** bucket's class when there are at most PROBE_RANGE_ALL, else the first
-** and the first past each quarter's boundary of tiles of a power of two
-** rows, where a tiled kernel starts another pass ([128, 256) of class 1:
-** 129, 161, 193, 225, 255). At most cap shapes; returns how many. */
+** dims that it serves (its class and those above it that the range does
+** not tune apart: spec.h, bucket.salign), and is tuned at each one's
+** largest size of its class, where a kernel tiled along the dim does the
+** most work; its winner is then checked where a smaller size may want
+** another config: the shapes it is raced at, the representative first,
+** then per range dim (the other dims at their representative) the first
+** size it serves, and every size of its class in the bucket when there
+** are at most PROBE_RANGE_ALL, else the first of its class, and at each
+** quarter's boundary of tiles of a power of two rows the boundary where it
+** serves it (a tile's last full pass: where a vendor's aligned kernels are
+** fastest) and the first of its class past it, where a tiled kernel starts
+** another pass ([128, 256) of class 1, the range tuning class 8 apart:
+** 129, 161, 193, 225, 255; tuning class 1 alone: 128, 129, 160, 161, ...
+** 255). At most cap shapes; returns how many. */
 #define PROBE_RANGE_ALL 6
 int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int cap);
 

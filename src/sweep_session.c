@@ -154,18 +154,19 @@ void sw_summary(sw *S)
     if (S->searched)
         snprintf(searched, sizeof searched, ", %d part%s searched (%d candidate%s)", S->searched,
                  S->searched == 1 ? "" : "s", S->searched_evals, S->searched_evals == 1 ? "" : "s");
+    const char *bar = S->vendor_bars ? "the fastest finalist or the vendor" : "the fastest finalist";
     if (S->held && !S->split)
         fprintf(stderr, "hold: %d bucket%s probed at other sizes than their own, %d winner%s changed%s; the worst loss "
-                "of a winner against the fastest finalist there: %.1f%% before, %.1f%% after\n", S->held,
-                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", searched, 100 * S->hold_before,
+                "of a winner against %s there: %.1f%% before, %.1f%% after\n", S->held,
+                S->held == 1 ? "" : "s", S->moved, S->moved == 1 ? "" : "s", searched, bar, 100 * S->hold_before,
                 100 * S->hold_final);
     char again[48] = "";
     if (S->resplit) snprintf(again, sizeof again, ", %d part%s split again", S->resplit, S->resplit == 1 ? "" : "s");
     if (S->held && S->split)
         fprintf(stderr, "hold: %d bucket%s probed at other sizes than their own, %d winner%s changed, %d bucket%s split "
-                "in %d parts%s%s; the worst loss of a winner against the fastest finalist there: %.1f%% before, %.1f%% "
+                "in %d parts%s%s; the worst loss of a winner against %s there: %.1f%% before, %.1f%% "
                 "after hold, %.1f%% after splitting\n", S->held, S->held == 1 ? "" : "s", S->moved,
-                S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, again, searched,
+                S->moved == 1 ? "" : "s", S->split, S->split == 1 ? "" : "s", S->parts, again, searched, bar,
                 100 * S->hold_before, 100 * S->hold_after, 100 * S->hold_final);
     if (S->holds_cut)
         fprintf(stderr, "hold: hold/split cut by the budget in %d bucket%s: %s winners are those chosen before the cut "
@@ -210,6 +211,7 @@ void sw_add_counts(sw *S, const sw *L)
     S->searched += L->searched;
     S->searched_evals += L->searched_evals;
     if (L->hold_final > S->hold_final) S->hold_final = L->hold_final;
+    S->vendor_bars += L->vendor_bars;
     if (L->hold_before > S->hold_before) S->hold_before = L->hold_before;
     if (L->hold_after > S->hold_after) S->hold_after = L->hold_after;
     S->broken_before += L->broken_before;

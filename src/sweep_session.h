@@ -65,10 +65,12 @@ typedef struct sw {
     double split_at;        /* the task in hand's (spec `split_at`); 0: no splits */
     int split_depth;        /* the task in hand's (spec `split_depth`): levels of parts below a bucket */
     const spec_task *task;  /* the task in hand: a part's own search is the bucket's (search_part) */
+    char home[96];          /* the bucket in hand's key: the vendor's times at its probes are filed under it */
     int split, parts;       /* hold: buckets split, and their parts stored (those not split again) */
     int resplit;            /* hold: parts split again */
     int searched, searched_evals;     /* hold: parts searched (research_part), and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
+    int vendor_bars;        /* hold: probes where the vendor's time was a bar (sweep_probe.h) */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */
     int kept, kept_winners; /* resume: buckets decided by earlier runs left as they are, and their winner rows */
     int decided_now;        /* resume: buckets this run decided and recorded (sweep_resume.h) */

@@ -84,8 +84,13 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
         if (n <= 1) return 0;
         for (int i = 0; i < n; i++) {
             double worst;
-            int a;
+            int a, k = probe_find(Q, parts[i].rep, box->ndims);
             w[i] = probe_winner(Q, &parts[i], cw, S->o->noise, &worst, &a);
+            /* Where the vendor may win, a part whose winner it beats at
+            ** the part's size is the vendor's (split_store): a winner of
+            ** its own, -1. */
+            if (S->V.mode == SWEEP_VENDOR_WIN && k >= 0 && Q->p[k].vendor_us > 0 && Q->p[k].vendor_us < Q->p[k].us[w[i]])
+                w[i] = -1;
         }
         /* A dim is kept when some pair of parts that differ in it alone
         ** differ in their winners. */
@@ -127,7 +132,7 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
             return 0;
         }
         memcpy(p->us, Q->p[k].us, sizeof p->us);
-        if (a >= 0) task_shape_text(Q->p[a].shape, box->ndims, p->where, sizeof p->where);
+        if (a >= 0) probe_where(Q, a, box->ndims, p->where, sizeof p->where);
         p->n = Q->m;
         for (int j = 0; j < Q->m; j++) {
             p->c[j] = cs[j];
@@ -409,7 +414,7 @@ static int research_part(sw *S, const op_task *t, split *sp, part *p)
         p->w = w;
         p->worst = worst;
         p->where[0] = 0;
-        if (a >= 0) task_shape_text(Q->p[a].shape, t->ndims, p->where, sizeof p->where);
+        if (a >= 0) probe_where(Q, a, t->ndims, p->where, sizeof p->where);
         free(p->q);
         p->q = Q;
     } else {
@@ -461,14 +466,31 @@ void split_say_part(sw *S, const op_task *t, const split *sp, int i)
         p->where[0] ? p->where : "its size", p->whole[0] ? "; not split again: " : "", p->whole);
 }
 
+/* Whether the vendor is faster than part p's winner at p's size, where
+** the sweep lets it win (--vendor win): split_store makes it the part's
+** winner there when it wins their race too. */
+static int part_vendors(const sw *S, const op_task *t, const part *p)
+{
+    int k = S->V.mode == SWEEP_VENDOR_WIN && p->q ? probe_find(p->q, p->b.rep, t->ndims) : -1;
+    return k >= 0 && p->q->p[k].vendor_us > 0 && p->q->p[k].vendor_us < p->q->p[k].us[p->w];
+}
+
 /* Whether a split on trial is kept: a stored part of it, sp->p[first, n)
 ** (the parts of the split, and theirs), has a winner other than x, the
-** winner all of the split's parts had among their candidates. */
-int split_trial_kept(const split *sp, int first, const cand *x)
+** winner all of the split's parts had among their candidates; or, where
+** the vendor may win, the vendor is faster than the winner at some
+** stored part's size and not at another's (a vendor part beside a
+** template's, where the whole would be the vendor's or the template's). */
+int split_trial_kept(const sw *S, const op_task *t, const split *sp, int first, const cand *x)
 {
-    for (int j = first; j < sp->n; j++)
-        if (!sp->p[j].nkids && sp->p[j].c[sp->p[j].w] != x) return 1;
-    return 0;
+    int vendors = 0, stored = 0;
+    for (int j = first; j < sp->n; j++) {
+        if (sp->p[j].nkids) continue;
+        if (sp->p[j].c[sp->p[j].w] != x) return 1;
+        vendors += part_vendors(S, t, &sp->p[j]);
+        stored++;
+    }
+    return vendors > 0 && vendors < stored;
 }
 
 /* Part i of sp decided: when its winner loses more than split_at, it gets a
@@ -507,7 +529,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
     p->nkids = n;
     const cand *x = sp->p[first].c[sp->p[first].w];
     for (int j = first; j < first + n && !rc; j++) rc = split_settle(S, t, sp, j);
-    if (rc || !trial || split_trial_kept(sp, first, x)) return rc;
+    if (rc || !trial || split_trial_kept(S, t, sp, first, x)) return rc;
     for (int j = first; j < sp->n; j++) part_clear(&sp->p[j]);
     sp->n = first;
     p->nkids = 0;
@@ -520,7 +542,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
     p->w = w;
     p->worst = worst;
     p->where[0] = 0;
-    if (a >= 0) task_shape_text(p->q->p[a].shape, t->ndims, p->where, sizeof p->where);
+    if (a >= 0) probe_where(p->q, a, t->ndims, p->where, sizeof p->where);
     return 0;
 }
 

@@ -44,6 +44,7 @@ int task_bucket(sw *S, const spec_task *st, const bucket *b, long long *shape, b
         ob->slo[d] = b->slo[k];
         ob->shi[d] = b->shi[k];
         if (b->ranged >> k & 1) ob->ranged |= 1u << d;
+        ob->salign[d] = b->salign[k];
         if (b->exact >> k & 1) ob->exact |= 1u << d;   /* tuned at that one size (spec_dim.exact) */
     }
     if (bucket_key_exact(nd, dims, ob->lo, ob->rep, ob->exact, ob->key, sizeof ob->key)) {

@@ -132,6 +132,20 @@ int sweep_vendor_time(sweep_vendor *V, const op_task *t, const char *home, reg_v
     return sweep_vendor_measure(V, t, home, out);
 }
 
+int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double *us)
+{
+    *us = 0;
+    if (!sweep_vendor_serves(V, t)) return 0;
+    reg_vendor v;
+    row_init(V, t, home, &v);
+    int had = reg_vendor_get(V->R, t->op, V->arch, t->dtype, v.shape, t->stream, V->dev_id, &v);
+    if (had < 0) return error("%s", reg_errmsg(V->R));
+    if (!had && sweep_vendor_measure(V, t, home, &v) < 0) return -1;
+    if (strcmp(v.status, "ok")) return 0;
+    *us = v.median_us;
+    return 1;
+}
+
 int sweep_vendor_measure(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out)
 {
     if (!sweep_vendor_serves(V, t)) return 0;

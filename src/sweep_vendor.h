@@ -63,6 +63,14 @@ int sweep_vendor_serves(const sweep_vendor *V, const op_task *t);
 ** a failure, recorded); -1: the registry failed (said). */
 int sweep_vendor_time(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out);
 
+/* The vendor's time at t's shape (set up on the worker) as a bar for
+** hold's races there (sweep_probe.h): the registry's on this GPU's
+** hardware, else measured and stored as sweep_vendor_time does; a time
+** found is not counted again (the bucket's own shape was, by the sweep).
+** 1 with *us, 0 none (not served, or the vendor's failure, recorded), -1
+** the registry failed (said). */
+int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double *us);
+
 /* The same, measured whatever the registry has (check re-times a vendor
 ** winner); the row stored replaces the one before. */
 int sweep_vendor_measure(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out);

@@ -170,10 +170,53 @@ expect_eq "the part from n = 384 is the vendor's, the others templates'" \
     "$(sql "$T/h.db" "select group_concat(json_extract(shape, '\$.n') || ':' || template, ' ') from
                       (select * from winners order by json_extract(shape, '\$.n'))")" \
     "256:gemm_nt/mma 320:gemm_nt/mma 384:vendor/cublaslt"
-expect_eq "the vendor was timed at each part's size, under the bucket's key" \
-    "$(sql "$T/h.db" "select count(distinct shape) || ' ' || count(distinct bucket) from vendor_times")" "3 1"
+expect_eq "the vendor was timed at each part's size (hold's other sizes too), under the bucket's key" \
+    "$(sql "$T/h.db" "select count(distinct json_extract(shape, '\$.n')) || ' ' || count(distinct bucket) from vendor_times
+                      where json_extract(shape, '\$.n') in (256, 320, 384)")" "3 1"
 expect_exit 0 "lookup n = 400: the vendor's part" "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape 40,400,300 --db "$T/h.db"
 expect_stdout "vendor/cublaslt" "answers the vendor"
+
+# The vendor is hold's bar as well as the finalists (sweep_probe.h): a range
+# bucket [128, 256) of m whose template winner is fastest of the finalists
+# everywhere, where cuBLASLt is faster from m = 192 on (5 us; 1000 below).
+spec vr.yaml <<'EOF'
+name: vr
+search: random
+max_evals: 3
+top_k: 3
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {range: [128, 255], align: [1]}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
+EOF
+vr_parts() { sql "$1" "select group_concat(json_extract(shape, '\$.m') || ':' || template, ' ') from
+                       (select * from winners order by json_extract(shape, '\$.m'))"; }
+FAKE_VENDOR_US=1000,5@192 fake_sweep ok "$T/vr-off.db" "$T/vr.yaml" --vendor off
+expect_eq "--vendor off: no bar beside the finalists, one winner holds the bucket" "$(vr_parts "$T/vr-off.db")" "255:gemm_nt/mma"
+cubin_seed "$T/vr-off.db" "$T/vr-time.db"
+FAKE_VENDOR_US=1000,5@192 fake_sweep ok "$T/vr-time.db" "$T/vr.yaml" --vendor time
+expect_eq "--vendor time: a sweep with the vendor as hold's bar exits 0" "$RC" 0 || show_last
+expect_stdout "^hold +gemm_nt bf16 m=2\^7:align1,n=256,k=256: the race's winner loses [0-9.]+% \(at (the representative|[0-9]+x256x256), behind the vendor\)" \
+    "hold says its winner loses to the vendor, and where"
+expect_stdout "^split +gemm_nt bf16 m=2\^7:align1,n=256,k=256.*: its winner loses [0-9.]+% \(at (19[2-9]|2[0-5][0-9])x256x256, behind the vendor\): searched at (19[2-9]|2[0-5][0-9])x256x256" \
+    "a part where the vendor is faster gets a search of its own there"
+expect_eq "the vendor was timed at every size hold raced" \
+    "$(sql "$T/vr-time.db" "select count(distinct shape) >= 6 from vendor_times")" 1
+expect_true "no winner is the vendor's: only timed" sh -c "! sqlite3 '$T/vr-time.db' 'select template from winners' | grep -q vendor"
+expect_stderr "^hold: .*the worst loss of a winner against the fastest finalist or the vendor there" "the summary says the vendor is a bar"
+cubin_seed "$T/vr-off.db" "$T/vr-win.db"
+FAKE_VENDOR_US=1000,5@192 fake_sweep ok "$T/vr-win.db" "$T/vr.yaml" --vendor win
+expect_eq "--vendor win: exits 0" "$RC" 0 || show_last
+got=$(vr_parts "$T/vr-win.db")
+expect_true "the vendor holds the parts from m = 192 on, a template the rest ($got)" \
+    sh -c "printf '%s\n' '$got' | grep -Eq '^([0-9]+:gemm_nt/mma )+(2[0-9][0-9]:vendor/cublaslt ?)+$' &&
+           ! printf '%s\n' '$got' | grep -Eq '(^| )1[0-9][0-9]:vendor|(^| )(19[2-9]|2[0-9][0-9]):gemm_nt'"
+for m in 130 191 192 240; do
+    want=gemm_nt/mma; [ $m -ge 192 ] && want=vendor/cublaslt
+    run "$AITUNE" lookup gemm_nt --arch sm_90 --dtype bf16 --shape $m,256,256 --db "$T/vr-win.db"
+    expect_stdout "$want" "lookup m = $m answers $want"
+done
 
 # Export and merge carry the rows.
 DB=$T/win.db
