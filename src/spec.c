@@ -670,12 +670,20 @@ static long long range_part_rep(const bucket *b, int d, long long a, long long z
 
 int bucket_split(const bucket *b, unsigned mask, bucket *parts)
 {
+    return bucket_split_at(b, mask, NULL, parts);
+}
+
+int bucket_split_at(const bucket *b, unsigned mask, const long long *cut, bucket *parts)
+{
     long long at[SPEC_MAXDIMS];
     int dims[SPEC_MAXDIMS], k = 0;
-    for (int d = 0; d < b->ndims; d++)
-        if ((mask >> d & 1) && !(b->exact >> d & 1) && bucket_split_point(b->lo[d], b->hi[d], &at[d]) &&
-            (!(b->ranged >> d & 1) || (at[d] > b->slo[d] && at[d] < b->shi[d])))   /* sizes of the range each side */
+    for (int d = 0; d < b->ndims; d++) {
+        int can = (mask >> d & 1) && !(b->exact >> d & 1);
+        if (can && cut && cut[d] > b->lo[d] && cut[d] < b->hi[d]) at[d] = cut[d];
+        else can = can && bucket_split_point(b->lo[d], b->hi[d], &at[d]);
+        if (can && (!(b->ranged >> d & 1) || (at[d] > b->slo[d] && at[d] < b->shi[d])))   /* sizes of the range each side */
             dims[k++] = d;
+    }
     int n = 1 << k;
     char home[96];
     bucket_home(b->key, home, sizeof home);

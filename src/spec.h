@@ -233,6 +233,10 @@ int bucket_split_point(long long lo, long long hi, long long *at);
 ** left whole): their count, up to 2^SPEC_MAXDIMS, into parts, in order of
 ** their lower corners (dim 0 slowest). Returns -1 when a key would not fit. */
 int bucket_split(const bucket *b, unsigned mask, bucket *parts);
+/* The same, dim d cut at cut[d] where that lies inside (lo, hi) (NULL, or
+** 0 there: at bucket_split_point): the sweep cuts a range dim where its
+** races show the best config changing (sweep_split.c: split_cut). */
+int bucket_split_at(const bucket *b, unsigned mask, const long long *cut, bucket *parts);
 /* A bucket key read back from a registry (untrusted): per dim its name, its
 ** home's lower edge (a power of two: the home is [lo, 2 lo); or an exact
 ** dim's size, bit d of exact: the home is [lo, lo + 1)) and the class the

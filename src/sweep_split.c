@@ -37,11 +37,72 @@ static int part_searched(sw *S, split *sp)
     return S->task && S->task->split_evals && !split_out_of_budget(S, sp);
 }
 
+/* The smallest worst loss of any slot over the probes of Q inside part,
+** and how many probes lie in it (the cost of a part in split_cut). */
+static double part_cost(const probes *Q, const bucket *part, int *inside)
+{
+    double best = INFINITY;
+    *inside = 0;
+    for (int k = 0; k < Q->n; k++) *inside += probe_in_box(part, Q->p[k].shape);
+    for (int i = 0; i < Q->m; i++) {
+        int a;
+        double x = probe_worst(Q, part, i, &a);
+        if (x < best) best = x;
+    }
+    return best;
+}
+
+/* The cost of cutting box's dim d at c: the larger of its two parts'
+** (part_cost); INFINITY when a part holds no probe. */
+static double cut_cost(const probes *Q, const bucket *box, int d, long long c)
+{
+    bucket lo = *box, hi = *box;
+    lo.hi[d] = lo.shi[d] = c;
+    hi.lo[d] = hi.slo[d] = c;
+    int nl, nh;
+    double a = part_cost(Q, &lo, &nl), b = part_cost(Q, &hi, &nh);
+    return !nl || !nh ? INFINITY : a > b ? a : b;
+}
+
+/* Where a box split along one range dim alone is cut (cut[d], else 0: at
+** bucket_split_point): a range bucket's probes sit at its tiles'
+** boundaries (sweep_probe.h), and the best config often changes right at
+** one (a tile of 128 rows one pass at m = 128, two at 129), where the
+** geometric middle would leave both sides in one part. So each probe's
+** size inside the range is a cut too: the parts each side take the slot
+** with the smallest worst loss over their probes, and the cut whose worse
+** part loses least wins, the geometric middle unless another cut beats it
+** by more than noise. */
+static void split_cut(const sw *S, const bucket *box, const probes *Q, unsigned mask, long long *cut)
+{
+    int d = -1;
+    for (int k = 0; k < box->ndims; k++)
+        if ((mask >> k & 1) && !(box->exact >> k & 1)) {
+            if (d >= 0) return;   /* more than one dim: each at its middle */
+            d = k;
+        }
+    long long geo;
+    if (d < 0 || !(box->ranged >> d & 1) || !bucket_split_point(box->lo[d], box->hi[d], &geo)) return;
+    double at_geo = cut_cost(Q, box, d, geo), best = INFINITY;
+    long long at = 0;
+    for (int k = 0; k < Q->n; k++) {
+        long long c = Q->p[k].shape[d];
+        if (c <= box->slo[d] || c >= box->shi[d] || !probe_in_box(box, Q->p[k].shape)) continue;
+        double x = cut_cost(Q, box, d, c);
+        if (x < best) {
+            best = x;
+            at = c;
+        }
+    }
+    if (at && best < at_geo - S->o->noise) cut[d] = at;
+}
+
 /* Split box (the bucket, or part up of sp; -1: the bucket) among the
 ** candidates cs[0, Q->m) (fi: their indices in bs->f, or -1, or PART_OWN)
 ** raced at the probes Q, whose winner cs[cw] loses more than the task's
-** split_at there: its parts along every dim that can be split are raced at
-** their sizes and upper edges, and each part's winner chosen among the
+** split_at there: its parts along every dim that can be split (cut at
+** their middles, or a range dim split alone where the probes say:
+** split_cut) are raced at their sizes and upper edges, and each part's winner chosen among the
 ** candidates as box_winner does. A dim whose halves keep the same winners
 ** in every part is joined again, until each split dim changes a winner
 ** somewhere; split along none, the box stays whole, unless a part may get a
@@ -59,11 +120,12 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
     *trial = 0;
     *why = "it cannot be split (one size per dim)";
     unsigned mask = 0;
-    long long at;
+    long long at, cut[SPEC_MAXDIMS] = { 0 };
     for (int d = 0; d < box->ndims; d++)
         if (!(box->exact >> d & 1) && bucket_split_point(box->lo[d], box->hi[d], &at)) mask |= 1u << d;   /* exact: one size */
+    split_cut(S, box, Q, mask, cut);
     bucket parts[1 << SPEC_MAXDIMS];
-    int n = mask ? bucket_split(box, mask, parts) : 0;
+    int n = mask ? bucket_split_at(box, mask, cut, parts) : 0;
     if (n <= 1) return 0;
     for (int i = 0; i < n; i++) {
         long long hi[TMPL_MAXDIMS];
@@ -80,7 +142,7 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
     *why = "no part would change it";
     int w[1 << SPEC_MAXDIMS], on_trial = 0;
     for (;;) {
-        n = mask ? bucket_split(box, mask, parts) : 0;
+        n = mask ? bucket_split_at(box, mask, cut, parts) : 0;
         if (n <= 1) return 0;
         for (int i = 0; i < n; i++) {
             double worst;

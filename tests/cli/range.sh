@@ -62,6 +62,40 @@ expect_true "the finalists are raced at the smaller sizes of each bucket's class
 n=$(sql "$T/flip.db" "select count(*) from winners where bucket like 'rows=2^5%' and bucket like '%/%'")
 expect_eq "[32, 64) holds rows 32..40 with no flip in it: not split" "$n" 0
 
+# A range split alone along one dim is cut where its races show the best
+# config changing, not at the geometric middle (sweep_split.c: split_cut):
+# rankings flip at rows = 161, one past a tile boundary hold races (160,
+# 161), and [128, 256) of a range tuning class 1 alone (so serving every
+# size) is cut at 161, where the middle (192) would leave 161..191 with the
+# sizes below. cols exact: rows is the only dim to split.
+cat >"$T/cut.yaml" <<'YAML'
+name: cut
+search: random
+max_evals: 2
+top_k: 2
+tasks:
+  - op: softmax
+    dtypes: [bf16]
+    templates: [stream]
+    shapes:
+      rows: {range: [128, 255], align: [1]}
+      cols: {values: [1000], exact: true}
+YAML
+fake_sweep flip_at:161,flip_dim:0 "$T/cut.db" "$T/cut.yaml"
+expect_eq "a range sweep whose rankings flip at 161 exits 0" "$RC" 0 || show_last
+expect_stdout "^split +softmax bf16 rows=2\^7:align1,cols=1000: the winner loses [0-9.]+%, more than 5.0%: 2 parts, split along rows at 161$" \
+    "the bucket is cut at 161, where the rankings flip"
+expect_eq "two parts, [128, 161) and [161, 256), each holding every size it serves" \
+    "$(sql "$T/cut.db" "select group_concat(substr(lo, 1, instr(lo, ',') - 1) || '-' || substr(hi, 1, instr(hi, ',') - 1), ' ')
+                         from (select lo, hi from winners order by cast(substr(lo, 1, instr(lo, ',') - 1) as integer))")" \
+    "128-161 161-256"
+expect_stderr "^hold: .*0\.0% after splitting$" "no part's winner loses anywhere it was raced"
+for r in 128 160 161 200; do
+    want='/2\^7,1000'; [ $r -ge 161 ] && want=/161,1000
+    run "$AITUNE" lookup softmax --arch sm_90 --dtype bf16 --shape "$r,1000" --db "$T/cut.db" --json
+    expect_stdout "\"bucket\": *\"rows=2\^7:align1,cols=1000$want\"" "rows = $r is answered by the part ${want//\\/}"
+done
+
 # A point spec over the same op keeps its keys: values [16] is rows=2^4.
 spec point.yaml <<'YAML'
 name: point
