@@ -68,19 +68,8 @@ expect_eq "[32, 64) holds rows 32..40 with no flip in it: not split" "$n" 0
 # 161), and [128, 256) of a range tuning class 1 alone (so serving every
 # size) is cut at 161, where the middle (192) would leave 161..191 with the
 # sizes below. cols exact: rows is the only dim to split.
-cat >"$T/cut.yaml" <<'YAML'
-name: cut
-search: random
-max_evals: 2
-top_k: 2
-tasks:
-  - op: softmax
-    dtypes: [bf16]
-    templates: [stream]
-    shapes:
-      rows: {range: [128, 255], align: [1]}
-      cols: {values: [1000], exact: true}
-YAML
+sed 's/{range: \[1, 20\]}/{range: [128, 255], align: [1]}/; s/{values: \[1000\]}/{values: [1000], exact: true}/' \
+    "$T/range.yaml" >"$T/cut.yaml"
 fake_sweep flip_at:161,flip_dim:0 "$T/cut.db" "$T/cut.yaml"
 expect_eq "a range sweep whose rankings flip at 161 exits 0" "$RC" 0 || show_last
 expect_stdout "^split +softmax bf16 rows=2\^7:align1,cols=1000: the winner loses [0-9.]+%, more than 5.0%: 2 parts, split along rows at 161$" \
