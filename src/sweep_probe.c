@@ -249,3 +249,48 @@ probes *probes_in(const probes *Q, const bucket *box)
         if (probe_in_box(box, Q->p[k].shape)) R->p[R->n++] = Q->p[k];
     return R;
 }
+
+/* The smallest worst loss of any slot over the probes of Q inside part,
+** and how many probes lie in it. */
+static double part_cost(const probes *Q, const bucket *part, int *inside)
+{
+    double best = INFINITY;
+    *inside = 0;
+    for (int k = 0; k < Q->n; k++) *inside += probe_in_box(part, Q->p[k].shape);
+    for (int i = 0; i < Q->m; i++) {
+        int a;
+        double x = probe_worst(Q, part, i, &a);
+        if (x < best) best = x;
+    }
+    return best;
+}
+
+/* The cost of cutting box's dim d at c: the larger of its two parts'
+** (part_cost); INFINITY when a part holds no probe. */
+static double cut_cost(const probes *Q, const bucket *box, int d, long long c)
+{
+    bucket lo = *box, hi = *box;
+    lo.hi[d] = lo.shi[d] = c;
+    hi.lo[d] = hi.slo[d] = c;
+    int nl, nh;
+    double a = part_cost(Q, &lo, &nl), b = part_cost(Q, &hi, &nh);
+    return !nl || !nh ? INFINITY : a > b ? a : b;
+}
+
+long long probe_cut(const probes *Q, const bucket *box, int d, double noise)
+{
+    long long geo;
+    if (!bucket_split_point(box->lo[d], box->hi[d], &geo)) return 0;
+    double at_geo = cut_cost(Q, box, d, geo), best = INFINITY;
+    long long at = 0;
+    for (int k = 0; k < Q->n; k++) {
+        long long c = Q->p[k].shape[d];
+        if (c <= box->slo[d] || c >= box->shi[d] || !probe_in_box(box, Q->p[k].shape)) continue;
+        double x = cut_cost(Q, box, d, c);
+        if (x < best) {
+            best = x;
+            at = c;
+        }
+    }
+    return at && best < at_geo - noise ? at : 0;
+}

@@ -62,6 +62,18 @@ int probe_winner(const probes *P, const bucket *box, int prefer, double noise, d
 /* The probes of Q inside box, as a set of their own (the same slots; caller frees). */
 probes *probes_in(const probes *Q, const bucket *box);
 
+/* Where box's range dim d is cut when it is split along it alone
+** (sweep_split.c), or 0: at its geometric middle (spec.h:
+** bucket_split_point). A range bucket's probes sit at its tiles'
+** boundaries, and the best config often changes right at one (a tile of
+** 128 rows makes one pass at m = 128 and two at 129), where the middle
+** would leave both sides in one part. So each probe's size inside the range
+** is a cut too: the parts each side take the slot with the smallest worst
+** loss over their probes (a part holding no probe rules the cut out), and
+** the cut whose worse part loses least wins, unless the middle's is within
+** noise of it. */
+long long probe_cut(const probes *Q, const bucket *box, int d, double noise);
+
 /* A size of b's dim d to probe near x (rounded down to a multiple of 64,
 ** in the bucket's alignment class), fallback where that leaves the bucket;
 ** and b's upper edge, each dim's last size so rounded. */

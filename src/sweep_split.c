@@ -37,42 +37,8 @@ static int part_searched(sw *S, split *sp)
     return S->task && S->task->split_evals && !split_out_of_budget(S, sp);
 }
 
-/* The smallest worst loss of any slot over the probes of Q inside part,
-** and how many probes lie in it (the cost of a part in split_cut). */
-static double part_cost(const probes *Q, const bucket *part, int *inside)
-{
-    double best = INFINITY;
-    *inside = 0;
-    for (int k = 0; k < Q->n; k++) *inside += probe_in_box(part, Q->p[k].shape);
-    for (int i = 0; i < Q->m; i++) {
-        int a;
-        double x = probe_worst(Q, part, i, &a);
-        if (x < best) best = x;
-    }
-    return best;
-}
-
-/* The cost of cutting box's dim d at c: the larger of its two parts'
-** (part_cost); INFINITY when a part holds no probe. */
-static double cut_cost(const probes *Q, const bucket *box, int d, long long c)
-{
-    bucket lo = *box, hi = *box;
-    lo.hi[d] = lo.shi[d] = c;
-    hi.lo[d] = hi.slo[d] = c;
-    int nl, nh;
-    double a = part_cost(Q, &lo, &nl), b = part_cost(Q, &hi, &nh);
-    return !nl || !nh ? INFINITY : a > b ? a : b;
-}
-
 /* Where a box split along one range dim alone is cut (cut[d], else 0: at
-** bucket_split_point): a range bucket's probes sit at its tiles'
-** boundaries (sweep_probe.h), and the best config often changes right at
-** one (a tile of 128 rows one pass at m = 128, two at 129), where the
-** geometric middle would leave both sides in one part. So each probe's
-** size inside the range is a cut too: the parts each side take the slot
-** with the smallest worst loss over their probes, and the cut whose worse
-** part loses least wins, the geometric middle unless another cut beats it
-** by more than noise. */
+** bucket_split_point): where the probes say (probe_cut). */
 static void split_cut(const sw *S, const bucket *box, const probes *Q, unsigned mask, long long *cut)
 {
     int d = -1;
@@ -81,20 +47,7 @@ static void split_cut(const sw *S, const bucket *box, const probes *Q, unsigned 
             if (d >= 0) return;   /* more than one dim: each at its middle */
             d = k;
         }
-    long long geo;
-    if (d < 0 || !(box->ranged >> d & 1) || !bucket_split_point(box->lo[d], box->hi[d], &geo)) return;
-    double at_geo = cut_cost(Q, box, d, geo), best = INFINITY;
-    long long at = 0;
-    for (int k = 0; k < Q->n; k++) {
-        long long c = Q->p[k].shape[d];
-        if (c <= box->slo[d] || c >= box->shi[d] || !probe_in_box(box, Q->p[k].shape)) continue;
-        double x = cut_cost(Q, box, d, c);
-        if (x < best) {
-            best = x;
-            at = c;
-        }
-    }
-    if (at && best < at_geo - S->o->noise) cut[d] = at;
+    if (d >= 0 && (box->ranged >> d & 1)) cut[d] = probe_cut(Q, box, d, S->o->noise);
 }
 
 /* Split box (the bucket, or part up of sp; -1: the bucket) among the

@@ -1,8 +1,9 @@
 /* test_sweep: the sweep's choices as pure functions, on times the test
 ** makes up: the race's winner (tune_pick: ties, the spread, the canonical
 ** config, retune's standing winner), a slot's losses over probes and a
-** box's winner (sweep_probe.h), hold's choice (hold_choose), and the sizes
-** a bucket is probed at (probe_size, probe_upper). */
+** box's winner (sweep_probe.h), the vendor as a bar there, where a range
+** is cut (probe_cut), hold's choice (hold_choose), and the sizes a bucket
+** is probed at (probe_size, probe_upper, probe_range_shapes). */
 #define _GNU_SOURCE
 #include "check.h"
 #include "align.h"
@@ -95,6 +96,57 @@ static void test_probes(void)
     probes *Q = probes_in(&P, &lower);
     CHECK(Q->n == 1 && Q->m == 3 && Q->p[0].shape[0] == 1024, "probes_in keeps the probes inside the box (%d)", Q->n);
     free(Q);
+
+    /* The vendor's time is a bar beside the slots, never a slot. */
+    P.p[0].vendor_us = 8;
+    CHECK(fabs(probe_loss(&P.p[0], 0, 3) - 0.25) < 1e-12 && probe_vendor_ahead(&P.p[0], 3),
+          "where the vendor is faster, a loss is against it (%.3f)", probe_loss(&P.p[0], 0, 3));
+    P.p[1].vendor_us = 25;
+    CHECK(fabs(probe_loss(&P.p[1], 1, 3)) < 1e-12 && !probe_vendor_ahead(&P.p[1], 3), "a slower vendor changes nothing");
+    char where[96];
+    probe_where(&P, 0, 1, where, sizeof where);
+    CHECK(!strcmp(where, "1024, behind the vendor"), "the line says so: '%s'", where);
+    w = probe_winner(&P, &b, -1, 0.02, &worst, &at);
+    CHECK(w == 0 && fabs(worst - 40.0 / 30 + 1) < 1e-12,
+          "the winner is a slot, the vendor counted in each loss: slot 0 now (worst 0.333 against slot 1's 11 / 8 - 1 = 0.375; got %d, %.3f)",
+          w, worst);
+}
+
+/* A range bucket [128, 256) of one dim, serving all of it, tuned at 255. */
+static bucket range128(void)
+{
+    bucket b = box1(128, 256, 255);
+    b.ranged = 1;
+    b.slo[0] = 128;
+    b.shi[0] = 256;
+    return b;
+}
+
+static void test_cut(void)
+{
+    probes P;
+    bucket b = range128();
+    long long x[6] = { 255, 128, 129, 160, 161, 192 };
+    /* Slot 0 one pass at 128 only (10 us; 20 past it), slot 1 even (15). */
+    double flip[6][4] = { { 20, 15 }, { 10, 15 }, { 20, 15 }, { 20, 15 }, { 20, 15 }, { 20, 15 } };
+    set_probes(&P, 2, 6, x, flip);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 129, "the ranking flips one past 128: cut at 129, not the middle (%lld)",
+          probe_cut(&P, &b, 0, 0.02));
+    /* Slot 0 fastest up to 160, slot 1 from 161 on. */
+    double at161[6][4] = { { 20, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 20, 15 }, { 20, 15 } };
+    set_probes(&P, 2, 6, x, at161);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 161, "a flip at 161 cuts at 161 (%lld)", probe_cut(&P, &b, 0, 0.02));
+    /* A flip the middle (192) separates as well: the middle. */
+    double at192[6][4] = { { 20, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 20, 15 } };
+    set_probes(&P, 2, 6, x, at192);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 0, "where the middle holds as well, it stays (%lld)", probe_cut(&P, &b, 0, 0.02));
+    /* No flip: nothing to choose. */
+    double flat[6][4] = { { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 } };
+    set_probes(&P, 2, 6, x, flat);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 0, "one slot fastest everywhere: the middle");
+    /* A cut that leaves a part without a probe is no cut: probes at 255 and 128 only. */
+    set_probes(&P, 2, 2, x, flip);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 0, "a cut needs probes on both sides (%lld)", probe_cut(&P, &b, 0, 0.02));
 }
 
 static void test_hold_choose(void)
@@ -236,6 +288,7 @@ int main(void)
     test_shares();
     test_pick();
     test_probes();
+    test_cut();
     test_hold_choose();
     test_sizes();
     test_range_shapes();
