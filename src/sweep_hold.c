@@ -220,10 +220,8 @@ static void hold_where(const hold *H, int i, char *out, size_t cap)
     int a = H->c.at[i];
     if (H->fi[i] < 0 || a < 0)
         snprintf(out, cap, "the representative");
-    else if (!memcmp(H->P->p[a].shape, H->t->shape, sizeof *H->t->shape * (size_t)H->b->ndims))
-        snprintf(out, cap, "the representative%s", probe_vendor_ahead(&H->P->p[a], H->P->m) ? ", behind the vendor" : "");
     else
-        probe_where(H->P, a, H->b->ndims, out, cap);
+        probe_where(H->P, a, H->b->ndims, H->t->shape, out, cap);
 }
 
 /* The choice counted and said. */
@@ -275,7 +273,7 @@ static void hold_split(hold *H, split *sp)
         if (!sp->rc && !sp->trial) split_say_part(S, t, sp, i);
     }
     if (!sp->n || !sp->trial || sp->rc) return;
-    if (split_trial_kept(S, t, sp, 0, x)) {
+    if (split_trial_kept(S, sp, 0, x)) {
         split_say(S, t, b, sp, -1, H->after);
         for (int i = 0; i < n1; i++) split_say_part(S, t, sp, i);
     } else {
@@ -301,8 +299,7 @@ static double hold_whole(hold *H)
         H->nw = H->fi[bw];
     }
     char at[96] = "the representative";
-    if (a >= 0 && memcmp(H->P->p[a].shape, t->shape, sizeof *t->shape * (size_t)H->b->ndims))
-        probe_where(H->P, a, H->b->ndims, at, sizeof at);
+    if (a >= 0) probe_where(H->P, a, H->b->ndims, t->shape, at, sizeof at);
     sw_say(S, "hold       %s %s %s: %s %s, worst loss %s%.1f%% (at %s), the parts' sizes raced too\n", t->op, t->dtype,
            H->b->key, H->bs->f[H->nw].tmpl, H->bs->f[H->nw].config, isfinite(worst) ? "" : "everything ",
            isfinite(worst) ? 100 * worst : 100.0, at);

@@ -84,9 +84,10 @@ int probe_vendor_ahead(const probe *p, int m)
     return p->vendor_us > 0 && p->vendor_us < probe_fastest(p, m);
 }
 
-void probe_where(const probes *P, int a, int ndims, char *out, size_t cap)
+void probe_where(const probes *P, int a, int ndims, const long long *rep, char *out, size_t cap)
 {
-    task_shape_text(P->p[a].shape, ndims, out, cap);
+    if (rep && !memcmp(P->p[a].shape, rep, sizeof *rep * (size_t)ndims)) snprintf(out, cap, "the representative");
+    else task_shape_text(P->p[a].shape, ndims, out, cap);
     size_t at = strlen(out);
     if (probe_vendor_ahead(&P->p[a], P->m) && at < cap) snprintf(out + at, cap - at, ", behind the vendor");
 }

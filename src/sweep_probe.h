@@ -47,10 +47,11 @@ int probe_find(const probes *P, const long long *shape, int ndims);
 double probe_loss(const probe *p, int i, int m);
 /* Whether the vendor is faster at p than every slot of [0, m). */
 int probe_vendor_ahead(const probe *p, int m);
-/* Probe a of P on a line, for "loses 12.0% (at ...)": its shape, and
-** ", behind the vendor" where the vendor is faster there than every slot
-** (so the loss is against the vendor). */
-void probe_where(const probes *P, int a, int ndims, char *out, size_t cap);
+/* Probe a of P on a line, for "loses 12.0% (at ...)": its shape ("the
+** representative" where it is rep's; rep NULL: never), and ", behind the
+** vendor" where the vendor is faster there than every slot (so the loss
+** is against the vendor). */
+void probe_where(const probes *P, int a, int ndims, const long long *rep, char *out, size_t cap);
 int probe_in_box(const bucket *box, const long long *shape);
 /* Slot i's worst loss over the probes inside box (0 with none); *at the
 ** first probe where it is that (-1: none). */

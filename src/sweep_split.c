@@ -50,6 +50,16 @@ static void split_cut(const sw *S, const bucket *box, const probes *Q, unsigned 
     if (d >= 0 && (box->ranged >> d & 1)) cut[d] = probe_cut(Q, box, d, S->o->noise);
 }
 
+/* Whether the vendor takes a part whose winner is slot w of Q: the sweep
+** lets it win (--vendor win) and it is faster than w at the part's size
+** (split_store then makes it the part's winner when it wins their race
+** too). */
+static int vendor_takes(const sw *S, const probes *Q, const bucket *part, int w)
+{
+    int k = S->V.mode == SWEEP_VENDOR_WIN && Q ? probe_find(Q, part->rep, part->ndims) : -1;
+    return k >= 0 && Q->p[k].vendor_us > 0 && Q->p[k].vendor_us < Q->p[k].us[w];
+}
+
 /* Split box (the bucket, or part up of sp; -1: the bucket) among the
 ** candidates cs[0, Q->m) (fi: their indices in bs->f, or -1, or PART_OWN)
 ** raced at the probes Q, whose winner cs[cw] loses more than the task's
@@ -99,13 +109,9 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
         if (n <= 1) return 0;
         for (int i = 0; i < n; i++) {
             double worst;
-            int a, k = probe_find(Q, parts[i].rep, box->ndims);
+            int a;
             w[i] = probe_winner(Q, &parts[i], cw, S->o->noise, &worst, &a);
-            /* Where the vendor may win, a part whose winner it beats at
-            ** the part's size is the vendor's (split_store): a winner of
-            ** its own, -1. */
-            if (S->V.mode == SWEEP_VENDOR_WIN && k >= 0 && Q->p[k].vendor_us > 0 && Q->p[k].vendor_us < Q->p[k].us[w[i]])
-                w[i] = -1;
+            if (vendor_takes(S, Q, &parts[i], w[i])) w[i] = -1;   /* the vendor's part: a winner of its own */
         }
         /* A dim is kept when some pair of parts that differ in it alone
         ** differ in their winners. */
@@ -147,7 +153,7 @@ int split_box(sw *S, const op_task *t, const bucket *box, cand *const *cs, const
             return 0;
         }
         memcpy(p->us, Q->p[k].us, sizeof p->us);
-        if (a >= 0) probe_where(Q, a, box->ndims, p->where, sizeof p->where);
+        if (a >= 0) probe_where(Q, a, box->ndims, NULL, p->where, sizeof p->where);
         p->n = Q->m;
         for (int j = 0; j < Q->m; j++) {
             p->c[j] = cs[j];
@@ -429,7 +435,7 @@ static int research_part(sw *S, const op_task *t, split *sp, part *p)
         p->w = w;
         p->worst = worst;
         p->where[0] = 0;
-        if (a >= 0) probe_where(Q, a, t->ndims, p->where, sizeof p->where);
+        if (a >= 0) probe_where(Q, a, t->ndims, NULL, p->where, sizeof p->where);
         free(p->q);
         p->q = Q;
     } else {
@@ -481,28 +487,19 @@ void split_say_part(sw *S, const op_task *t, const split *sp, int i)
         p->where[0] ? p->where : "its size", p->whole[0] ? "; not split again: " : "", p->whole);
 }
 
-/* Whether the vendor is faster than part p's winner at p's size, where
-** the sweep lets it win (--vendor win): split_store makes it the part's
-** winner there when it wins their race too. */
-static int part_vendors(const sw *S, const op_task *t, const part *p)
-{
-    int k = S->V.mode == SWEEP_VENDOR_WIN && p->q ? probe_find(p->q, p->b.rep, t->ndims) : -1;
-    return k >= 0 && p->q->p[k].vendor_us > 0 && p->q->p[k].vendor_us < p->q->p[k].us[p->w];
-}
-
 /* Whether a split on trial is kept: a stored part of it, sp->p[first, n)
 ** (the parts of the split, and theirs), has a winner other than x, the
 ** winner all of the split's parts had among their candidates; or, where
 ** the vendor may win, the vendor is faster than the winner at some
 ** stored part's size and not at another's (a vendor part beside a
 ** template's, where the whole would be the vendor's or the template's). */
-int split_trial_kept(const sw *S, const op_task *t, const split *sp, int first, const cand *x)
+int split_trial_kept(const sw *S, const split *sp, int first, const cand *x)
 {
     int vendors = 0, stored = 0;
     for (int j = first; j < sp->n; j++) {
         if (sp->p[j].nkids) continue;
         if (sp->p[j].c[sp->p[j].w] != x) return 1;
-        vendors += part_vendors(S, t, &sp->p[j]);
+        vendors += vendor_takes(S, sp->p[j].q, &sp->p[j].b, sp->p[j].w);
         stored++;
     }
     return vendors > 0 && vendors < stored;
@@ -544,7 +541,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
     p->nkids = n;
     const cand *x = sp->p[first].c[sp->p[first].w];
     for (int j = first; j < first + n && !rc; j++) rc = split_settle(S, t, sp, j);
-    if (rc || !trial || split_trial_kept(S, t, sp, first, x)) return rc;
+    if (rc || !trial || split_trial_kept(S, sp, first, x)) return rc;
     for (int j = first; j < sp->n; j++) part_clear(&sp->p[j]);
     sp->n = first;
     p->nkids = 0;
@@ -557,7 +554,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
     p->w = w;
     p->worst = worst;
     p->where[0] = 0;
-    if (a >= 0) probe_where(p->q, a, t->ndims, p->where, sizeof p->where);
+    if (a >= 0) probe_where(p->q, a, t->ndims, NULL, p->where, sizeof p->where);
     return 0;
 }
 

@@ -82,7 +82,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i);
 ** candidates; or (--vendor win) the vendor beats the winner at some stored
 ** part's size but not at all of them, so the vendor holds a part, not the
 ** whole. */
-int split_trial_kept(const sw *S, const op_task *t, const split *sp, int first, const cand *x);
+int split_trial_kept(const sw *S, const split *sp, int first, const cand *x);
 /* The line of a split (of the bucket b when i < 0, its winner losing loss;
 ** else of part i), and the lines of part i (its parts' after its own). */
 void split_say(sw *S, const op_task *t, const bucket *b, const split *sp, int i, double loss);

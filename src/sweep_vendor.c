@@ -119,31 +119,32 @@ static int store(sweep_vendor *V, const reg_vendor *v)
     return 0;
 }
 
-int sweep_vendor_time(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out)
+/* t's row: the registry's on this GPU's hardware (counted as resumed
+** where count says), else measured and stored. */
+static int time_row(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out, int count)
 {
     if (!sweep_vendor_serves(V, t)) return 0;
     row_init(V, t, home, out);
     int had = reg_vendor_get(V->R, t->op, V->arch, t->dtype, out->shape, t->stream, V->dev_id, out);
     if (had < 0) return error("%s", reg_errmsg(V->R));
     if (had) {
-        V->resumed++;
+        V->resumed += count;
         return !strcmp(out->status, "ok");
     }
     return sweep_vendor_measure(V, t, home, out);
 }
 
+int sweep_vendor_time(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out)
+{
+    return time_row(V, t, home, out, 1);
+}
+
 int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double *us)
 {
-    *us = 0;
-    if (!sweep_vendor_serves(V, t)) return 0;
     reg_vendor v;
-    row_init(V, t, home, &v);
-    int had = reg_vendor_get(V->R, t->op, V->arch, t->dtype, v.shape, t->stream, V->dev_id, &v);
-    if (had < 0) return error("%s", reg_errmsg(V->R));
-    if (!had && sweep_vendor_measure(V, t, home, &v) < 0) return -1;
-    if (strcmp(v.status, "ok")) return 0;
-    *us = v.median_us;
-    return 1;
+    int got = time_row(V, t, home, &v, 0);
+    *us = got > 0 ? v.median_us : 0;
+    return got;
 }
 
 int sweep_vendor_measure(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out)

@@ -104,7 +104,7 @@ static void test_probes(void)
     P.p[1].vendor_us = 25;
     CHECK(fabs(probe_loss(&P.p[1], 1, 3)) < 1e-12 && !probe_vendor_ahead(&P.p[1], 3), "a slower vendor changes nothing");
     char where[96];
-    probe_where(&P, 0, 1, where, sizeof where);
+    probe_where(&P, 0, 1, NULL, where, sizeof where);
     CHECK(!strcmp(where, "1024, behind the vendor"), "the line says so: '%s'", where);
     w = probe_winner(&P, &b, -1, 0.02, &worst, &at);
     CHECK(w == 0 && fabs(worst - 40.0 / 30 + 1) < 1e-12,
