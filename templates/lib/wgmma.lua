@@ -93,7 +93,7 @@ end
 
 M.params = {
   { "bm", { 64, 128, 256 } },
-  { "bn", { 64, 128, 192, 256 } },
+  { "bn", { 64, 112, 128, 192, 224, 256 } },
   { "consumers", { 1, 2 } },
   { "stages", { 2, 3, 4, 5, 6, 7, 8 } },
   { "persistent", { 0, 1 } },
@@ -259,6 +259,14 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
   if p.consumers == 2 and producer_regs(p) + 2 * consumer_regs(p) > 3 * 168 then
     return false, string.format("%d + 2 x %d registers do not fit 3 x 168", producer_regs(p), consumer_regs(p))
   end
+  if p.bn % 64 ~= 0 then
+    -- A width of 112 or 224 tiles 14336 columns into 128 or 64 tiles (132
+    -- SMs), where 128 and 256 leave a fifth idle. Its stores come straight
+    -- from registers: the TMA and staged stores write 64-column pieces.
+    if layout ~= "nt" then return false, "nn loads B in 64-column chunks: bn must be a multiple of 64" end
+    if swiglu then return false, "the gated product takes widths of 64-column multiples" end
+    if p.epilogue ~= "direct" then return false, "a width of " .. p.bn .. " stores directly (the TMA store writes 64-column pieces)" end
+  end
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
   if wm % 64 ~= 0 then return false, "each consumer warpgroup needs a multiple of 64 rows" end
@@ -278,8 +286,10 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
   -- 64-column chunks spill 8 bytes in the nn layout.
   if layout == "nn" and acc > 128 and share(p) == 1 then return false, "spills (192 accumulators, shared B chunks)" end
   -- Measured with ptxas 13.0: stream-K's fix-up next to 192 accumulators
-  -- spills 16-120 bytes, and next to 128 with one consumer 8.
-  if p.streamk == 1 and (acc > 128 or (acc == 128 and p.consumers == 1)) then
+  -- spills 16-120 bytes; with one consumer, next to 128 8, next to 112
+  -- 16-36, and in nn pairs sharing B (2x1) 12-28 even next to 32 or 64.
+  local sk_one = p.consumers == 1 and (acc >= 112 or (layout == "nn" and share(p) == 1))
+  if p.streamk == 1 and (acc > 128 or sk_one) then
     return false, "spills (stream-K's fix-up next to the accumulators)"
   end
   -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
@@ -314,6 +324,21 @@ function M.supports(layout, shape, dt, dev, swiglu)
   return true
 end
 
+-- The rows of A's box: BM (half of it a CTA under a 1x2 cluster), or, where
+-- one tile row holds all of m, m rounded up to 8 (half of m each under 1x2),
+-- an expression the launch plan evaluates at bind (plan.h) and the kernel
+-- at run time (its A_BOX_ROWS: the bytes each slot expects). TMA's
+-- zero-filled rows past m cost time: on an H200 a 256 x 112 tile at 14336 x
+-- 4096 ran 77.8 us at m = 129, 57.7 at 200 and 50.1 at 256 with a box of
+-- 256 rows, 46.1 at 129 and 48.0 at 200 with this one (seventeenth session,
+-- calls 1 and 2).
+local function a_box(p)
+  if share(p) == 2 then
+    return string.format("min(%d, max(cdiv(cdiv(m, 2), 8) * 8, (cdiv(m, %d) - 1) * %d))", p.bm // 2, p.bm, p.bm)
+  end
+  return string.format("min(%d, max(cdiv(m, 8) * 8, (cdiv(m, %d) - 1) * %d))", p.bm, p.bm, p.bm)
+end
+
 function M.source(layout, p, dt, dev, name, swiglu)
   local t = gemm.types(dt)
   local a_bytes, b_bytes, smem = sizes(p)
@@ -325,7 +350,7 @@ function M.source(layout, p, dt, dev, name, swiglu)
   local a_load, b_load, b_desc
   local sh = share(p)
   if sh == 2 then
-    a_load = "tma_load_both(sA + rank * (BM / 2) * 128, &tmA, kb * 64, tm * BM + rank * (BM / 2), bar);"
+    a_load = "tma_load_both(sA + rank * a_half * 128, &tmA, kb * 64, tm * BM + rank * a_half, bar);"
   else
     a_load = "tma_load(sA, &tmA, kb * 64, tm * BM, bar);"
   end
@@ -391,13 +416,17 @@ function M.source(layout, p, dt, dev, name, swiglu)
 #define CTL_OFF %d
 #define SLOT_OFF %d
 #define SA_OFF %d
+#define AIT_CDIV(a, b) (((a) + (b) - 1) / (b))
+#define AIT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define AIT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define A_BOX_ROWS(m) ((int)(%s))
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and 1 or 0, p.epilogue == "rows" and 1 or 0, p.epilogue == "tma_ws" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
-      wl.ctl, wl.zero, wl.sa),
+      wl.ctl, wl.zero, wl.sa, (a_box(p):gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX("))),
     "" .. hopper.ptx .. ptx.text .. mainloop.host_first .. stage.device .. streamk.device .. epilogue.ws_device ..
       mainloop.host_last,
     epilogue.store2(t.Out),
@@ -452,7 +481,7 @@ function M.launch(layout, p, dt, dev, swiglu)
   end
   local params = {
     { kind = "tmap", arg = "A", at = a_at, dims = { "k", "m" }, strides = { sa and a_pitch or "k*" .. esize },
-      box = { BK, sh == 2 and p.bm // 2 or p.bm }, swizzle = 128, oob = "zero", l2 = 256 },
+      box = { BK, a_box(p) }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
@@ -488,6 +517,18 @@ function M.launch(layout, p, dt, dev, swiglu)
   }
 end
 
+-- The widths of the space that are multiples of 64 (what nn and the gated
+-- product take).
+local function widths64()
+  local out = {}
+  for _, pv in ipairs(M.params) do
+    if pv[1] == "bn" then
+      for _, v in ipairs(pv[2]) do if v % 64 == 0 then out[#out + 1] = v end end
+    end
+  end
+  return out
+end
+
 -- The stage values of layout's space whose staging is the one shape needs.
 local function stages_for(layout, shape)
   local need, out = stage_for(layout, shape), {}
@@ -518,11 +559,13 @@ function M.family(op)
     dtypes = op.dtypes,
     params = params_of(layout),
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw) end,
-    -- The epilogues D's rows allow and the staging the operands' rows need
+    -- The epilogues D's rows allow, the staging the operands' rows need and
+    -- the widths of 64-column multiples nn and the gated product take
     -- (constraints refuse the others): the space never draws the dead values
     -- (search/space.lua), a sixth of the nt domain at aligned shapes.
     narrow = function(shape)
       local keep = { stage = stages_for(layout, gemm_shape(shape)) }
+      if sw or layout == "nn" then keep.bn = widths64() end
       if sw then
         keep.epilogue, keep.streamk = { "direct" }, { 0 }
       else
@@ -536,6 +579,7 @@ function M.family(op)
     -- The search draws a stream-K config with nothing to split at the task's
     -- shape a sixteenth as often (space.lua's priors; its walk tries it last).
     prior = function(p, shape, dt, dev)
+      if p.bn % 64 ~= 0 and gemm_shape(shape).n % p.bn ~= 0 then return 1 / 8, "a width of " .. p.bn .. " that does not divide n" end
       if p.streamk == 1 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
       return 1
     end,

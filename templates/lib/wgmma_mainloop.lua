@@ -75,6 +75,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
     if (threadIdx.x == 0) {
       int s = 0; unsigned ph = 0;
+      // Rows of A's box (A_BOX_ROWS: lib/wgmma.lua's a_box, the expression
+      // the launch's tensor map holds): BM, or m rounded up to 8 where one
+      // tile row holds all of m. Under SHARE 2 each CTA of the pair loads
+      // a_half of them into both. The slot's rows past the box keep stale
+      // data; their sums go to rows past m, never stored.
+      const int a_half = SHARE == 2 ? A_BOX_ROWS(m) : 0;
+      const unsigned a_bytes = 128u * (unsigned)(SHARE == 2 ? 2 * a_half : A_BOX_ROWS(m));
       int u, k0, k1;
 #if OVERLAP_B
       long long kready = b_pre;
@@ -93,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
           mbar_wait(empty + 8 * s, ph ^ 1);
           const unsigned bar = full + 8 * s;
-          mbar_expect(bar, A_BYTES + B_BYTES);
+          mbar_expect(bar, a_bytes + B_BYTES);
           const unsigned sA = base + s * A_BYTES, sB = base + STAGES * A_BYTES + s * B_BYTES;
           %s
           %s

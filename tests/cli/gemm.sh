@@ -294,4 +294,55 @@ for want in '256,4096,4096 64x128 1x1 c1 st8' '317,4096,4096 128x128 1x1 c2 st6'
     expect_eq "wgmma's default tile at $1 (nt)" "$(tile gemm_nt/wgmma "$1")" "$2 $3 $4 $5"
 done
 expect_eq "gemm_nn keeps the pair at 256 x 4096 x 4096" "$(tile gemm_nn/wgmma 256,4096,4096)" "128x256 2x1 c2 st4"
+# Widths of 112 and 224 (14336 columns in 128 or 64 tiles on 132 SMs): nt
+# only, stores from registers. A's box holds m rounded up to 8 rows where
+# one tile row holds all of m (TMA's zero-filled rows past m cost time),
+# the same expression in the kernel (A_BOX_ROWS: the bytes a slot expects)
+# and in its tensor map (what emit encodes), halves of it under 1x2.
+cat > "$T/w112.lua" <<'LUA'
+M.params = {
+  { "bm", { 256 } }, { "bn", { 112 } }, { "consumers", { 2 } }, { "stages", { 4 } },
+  { "persistent", { 1 } }, { "raster", { "m" } }, { "group", { 8 } }, { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "1x2" } }, { "schedule", { "coop" } }, { "inflight", { 1 } },
+  { "epilogue", { "direct", "tma" } }, { "streamk", { 0 } }, { "stage", { "none" } },
+}
+LUA
+cat > "$T/w112.yaml" <<'YAML'
+name: w112
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [129], exact: true}, n: {values: [14336], exact: true}, k: {values: [4096], exact: true}}
+  - op: gemm_nn
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [129], exact: true}, n: {values: [14336], exact: true}, k: {values: [4096], exact: true}}
+YAML
+python3 "$ROOT/bench/narrow.py" "$T/w112home" wgmma "$T/w112.lua"
+AITUNE_HOME=$T/w112home run "$AITUNE" compile -v "$T/w112.yaml" --db "$T/w112.db"
+expect_eq "compile bn 112 at 129 x 14336 x 4096" "$RC" 0 || show_last
+expect_eq "nt takes bn 112 with direct stores, 1x1 and 1x2, without spills; tma stores and nn refuse it" \
+    "$(awk '$2 == "gemm_nt/wgmma" && $5 == 0 && /"bn":112/ && /"epilogue":"direct"/' "$T/out" | wc -l),$(grep -c 'gemm_nn/wgmma' "$T/out")" "2,0"
+expect_eq "A's box in the kernel: m rounded up to 8, at most 256, 256 past one tile row" \
+    "$(sql "$T/w112.db" "select count(*) from cubins where source like '%#define SHARE 0%'
+       and source like '%#define A_BOX_ROWS(m) ((int)(AIT_MIN(256, AIT_MAX(AIT_CDIV(m, 8) * 8, (AIT_CDIV(m, 256) - 1) * 256))))%'")" 1
+expect_eq "... and under 1x2 half of m a CTA, at most 128" \
+    "$(sql "$T/w112.db" "select count(*) from cubins where source like '%#define SHARE 2%'
+       and source like '%#define A_BOX_ROWS(m) ((int)(AIT_MIN(128, AIT_MAX(AIT_CDIV(AIT_CDIV(m, 2), 8) * 8, (AIT_CDIV(m, 256) - 1) * 256))))%'")" 1
+AITUNE_HOME=$T/w112home fake_sweep ok "$T/w112s.db" "$T/w112.yaml"
+expect_eq "a fake sweep of the bn 112 space exits 0" "$RC" 0 || show_last
+expect_eq "the winner's plan gives A's box as the kernel's expression" \
+    "$(sql "$T/w112s.db" "select count(*) from winners where template = 'gemm_nt/wgmma' and (launch like '%\"box\":[64,\"min(256, max(cdiv(m, 8) * 8, (cdiv(m, 256) - 1) * 256))\"]%'
+       or launch like '%\"box\":[64,\"min(128, max(cdiv(cdiv(m, 2), 8) * 8, (cdiv(m, 256) - 1) * 256))\"]%')")" 1
+if command -v nvcc >/dev/null 2>&1; then
+    AITUNE_HOME=$T/w112home run "$AITUNE" emit gemm_nt --arch sm_90a --dtype bf16 --shape 129,14336,4096 --db "$T/w112s.db" -o "$T/w112.cu"
+    expect_eq "emit the bn 112 winner" "$RC" 0 || show_last
+    expect_true "the emitted launch encodes A's box from m" \
+        grep -q 'const cuuint32_t aitune_box\[2\] = { 64u, (cuuint32_t)((aitune_min(\(256\|128\)LL, aitune_max(aitune_cdiv(' "$T/w112.cu"
+    run nvcc -gencode=arch=compute_90a,code=sm_90a -c "$T/w112.cu" -o "$T/w112.o"
+    expect_eq "nvcc -c builds the emitted bn 112 kernel" "$RC" 0 || show_last
+else
+    skip "nvcc builds the emitted bn 112 kernel: no nvcc"
+fi
 done_testing

@@ -376,10 +376,10 @@ static void test_narrow(tmpl *T)
         { "gemm_swiglu", "gemm_swiglu/swapab", { 40, 14336, 4096 }, 12960, "the gated product's swapab at m = 40" },
         /* mt 1 of 4 */
         { "gemm_nt", "gemm_nt/gemv", { 8, 4096, 4096 }, 552960, "gemv nt at m = 8: mt 1" },
-        /* stage none of nt's 3, epilogue direct or tma of 4 */
-        { "gemm_nt", "gemm_nt/wgmma", { 2048, 4096, 4096 }, 258048, "wgmma nt aligned: stage none, direct or tma" },
+        /* stage none of nt's 3, epilogue direct or tma of 4; six bn */
+        { "gemm_nt", "gemm_nt/wgmma", { 2048, 4096, 4096 }, 387072, "wgmma nt aligned: stage none, direct or tma" },
         /* stage ab and ab_overlap; direct, rows, tma_ws */
-        { "gemm_nt", "gemm_nt/wgmma", { 2048, 4097, 4100 }, 774144, "wgmma nt, k and n unaligned: ab, ab_overlap" },
+        { "gemm_nt", "gemm_nt/wgmma", { 2048, 4097, 4100 }, 1161216, "wgmma nt, k and n unaligned: ab, ab_overlap" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         op_task t;
