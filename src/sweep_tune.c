@@ -132,13 +132,6 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
     return rc;
 }
 
-/* How many neighbours' winners a search in b starts from (sweep_warm.h). */
-static int tune_warm(const sw *S, const bucket *b, const char *strategy)
-{
-    if (!strcmp(strategy, "random") || !strcmp(strategy, "exhaustive")) return 0;   /* the baseline; the whole space */
-    return S->sp.warm >= 0 ? S->sp.warm : b->ranged ? SPEC_WARM : 0;
-}
-
 int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
 {
     char **tn;
@@ -163,7 +156,7 @@ int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
         const char *strategy = S->o->compile_only ? "exhaustive" : st->search;
         int max_evals = S->o->compile_only ? 0 : (S->o->max_evals > 0 ? S->o->max_evals : st->max_evals);
         char **warm = NULL;
-        int nwarm = S->o->compile_only ? 0 : warm_configs(S, t, tn[ti], tune_warm(S, b, strategy), &warm);
+        int nwarm = S->o->compile_only ? 0 : warm_configs(S, t, tn[ti], warm_count(S, b, strategy), &warm);
         if (nwarm) sw_trace(S, "warm %s %s %s: %d configs", t->op, b->key, tn[ti], nwarm);
         search *se = search_new_warm(S->T, strategy, tn[ti], t, &S->dev, S->sp.seed, max_evals, warm, nwarm);
         warm_free(warm, nwarm);

@@ -84,3 +84,9 @@ void warm_free(char **w, int n)
     for (int i = 0; i < n; i++) free(w[i]);
     free(w);
 }
+
+int warm_count(const sw *S, const bucket *b, const char *strategy)
+{
+    if (!strcmp(strategy, "random") || !strcmp(strategy, "exhaustive")) return 0;
+    return S->sp.warm >= 0 ? S->sp.warm : b->ranged ? SPEC_WARM : 0;
+}

@@ -21,6 +21,12 @@
 #define SWEEP_WARM_H
 #include "sweep_session.h"
 
+/* How many neighbours' winners a search in b (a bucket, or a split's part)
+** with strategy starts from: the spec's `warm`, else SPEC_WARM in a range
+** and 0 elsewhere; 0 for random (the baseline) and exhaustive (the whole
+** space). */
+int warm_count(const sw *S, const bucket *b, const char *strategy);
+
 /* The configs (JSON texts, malloc'd) for tname's search in bucket b of
 ** task t (t's shape is the one the bucket is tuned at): at most k, the
 ** nearest first, no config twice. Returns how many (0 on a registry error,

@@ -5,7 +5,7 @@
 # off, `warm: N` sets how many (and turns it on for point specs); a winner of
 # the registry whose config or shape is broken is skipped, never an error; a
 # bad `warm` is a bad spec; random and exhaustive searches are never
-# warm-started.
+# warm-started. A split part's search is warm-started as a bucket's is.
 . "$(dirname "$0")/lib.sh"
 
 range_spec() {   # FILE [EXTRA-TOP-LEVEL-LINE]
@@ -100,4 +100,35 @@ for bad in "warm: 17" "warm: -1" "warm: many"; do
     expect_eq "'$bad' is a bad spec (exit 3)" "$RC" 3
     expect_true "its one line names the field" sh -c "grep -q warm '$T/err' && test \$(wc -l < '$T/err') -eq 1"
 done
+
+# A split part's search (split_evals) starts from its neighbours' winners
+# too: each part searched is warm-started, under the part's key, but those
+# of the first bucket (n=2^12: no winner is in the registry yet); warm: 0
+# leaves them cold.
+spec parts.yaml <<'EOF'
+name: parts
+search: model
+max_evals: 6
+top_k: 3
+hold: true
+split_evals: 6
+tasks:
+  - op: axpy
+    dtypes: [f32]
+    shapes:
+      n: {range: [4096, 16384]}
+EOF
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep shape_time "$T/parts.db" "$T/parts.yaml"
+expect_eq "a range sweep with split searches exits 0" "$RC" 0 || show_last
+nsearched=$(grep ': searched at ' "$T/out" | grep -vc ' n=2^12/')
+npw=$(grep -c ' warm axpy n=[^ ]*/[^ ]* axpy/vec: [1-4] configs$' "$T/trace")
+expect_true "every part searched after the first bucket is warm-started ($npw of $nsearched)" \
+    test "$nsearched" -ge 2 -a "$npw" = "$nsearched"
+expect_eq "the first bucket's parts are searched cold" "$(grep -c ' warm axpy n=2^12/' "$T/trace")" 0
+sed 's/^split_evals: 6$/split_evals: 6\nwarm: 0/' "$T/parts.yaml" > "$T/parts0.yaml"
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep shape_time "$T/parts0.db" "$T/parts0.yaml"
+nsearched=$(grep -c ': searched at ' "$T/out")
+expect_eq "warm: 0: parts searched ($nsearched), none warm-started" "$RC,$([ "$nsearched" -ge 2 ] && echo yes),$(grep -c ' warm ' "$T/trace")" "0,yes,0"
 done_testing
