@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 64, 128, 256 } },
+  { "bn", { 112, 128, 224, 256 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 2, 3, 4, 5, 6, 7, 8 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1", "1x2" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "direct", "tma" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
