@@ -91,7 +91,9 @@ M.MAX_M = 256
 M.params = {
   { "bm", { 64, 128, 256 } },     -- rows of B (columns of D) per CTA
   { "bn", { 8, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 224, 256 } },  -- rows of A per pass (wgmma N); > 64: the mid-size kernel
-  { "stages", { 2, 4, 6, 8, 12, 16 } },  -- slots in the TMA ring
+  -- slots in the TMA ring; 5 is the mid-size kernel's most at bn 192 and 224 (1.3-1.5% faster than 4 at 14336 x 4096,
+  -- m = 160..224, on an H200: bench/results/2026-11-29/s17-stages-call7)
+  { "stages", { 2, 4, 5, 6, 8, 12, 16 } },
   { "csplit", { 1, 2, 4, 8 } },   -- split-K over a cluster, added through distributed shared memory
   { "pdl", { 0, 1 } },            -- programmatic dependent launch
   { "l2pre", { 0, 1, 2, 4, 8 } },  -- pdl: boxes of B prefetched into L2 before the wait (16 and 32 measured slower)
@@ -155,9 +157,9 @@ end
 -- The values the constraints below leave a task's m (search/space.lua,
 -- narrow: a value refused at every config of the task is never drawn): the
 -- bn bn_refusal takes, and the second mid-size kernel's mc and nvar only
--- where a bn above 64 is left. At m = 8 the domain goes from 898560
--- indices (1200 valid) to 4320; the walk that found those 1200 took 7 s of
--- Lua a bucket. decode_only: the gated product's (bn <= 64).
+-- where a bn above 64 is left. At m = 8 the domain went from 898560
+-- indices (1200 valid) to 4320 when stages had six values; the walk that
+-- found those 1200 took 7 s of Lua a bucket. decode_only: the gated product's (bn <= 64).
 local BN_VALUES
 for _, q in ipairs(M.params) do
   if q[1] == "bn" then BN_VALUES = q[2] end

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Session 17, call 7: swapab's first mid-size kernel with 3, 5 and 6 stages beside 4
+set -u
+python3 bench/narrow.py $OUT/nt swapab .gpu/s17/stspace.lua || exit 1
+mkdir -p $OUT/nt/build && cp build/aitune $OUT/nt/build/
+t0=$(date +%s)
+timeout 200 $OUT/nt/build/aitune sweep .gpu/s17/stprobe.yaml --db $OUT/p.db --vendor time --quiet > $OUT/p.txt 2> $OUT/p.err
+echo "probe exit $? in $(( $(date +%s) - t0 )) s"
+python3 - $OUT/p.db > $OUT/probe.txt <<'PY'
+import sqlite3, sys, json
+con = sqlite3.connect(sys.argv[1])
+ven = {(json.loads(s)["m"], json.loads(s)["n"]): us for s, us in con.execute("select shape, median_us from vendor_times where status='ok'")}
+rows = []; bad = 0
+for sh, st, us, c in con.execute("select shape, status, median_us, config from measurements"):
+    s = json.loads(sh); c = json.loads(c)
+    if st != "ok": bad += 1; print("bad", s, st, c); continue
+    rows.append((s["m"], s["n"], us, c))
+print("not ok:", bad, "ok:", len(rows))
+rows.sort(key=lambda r: (r[1], r[0], r[2]))
+for (m, n) in sorted(ven, key=lambda x: (x[1], x[0])):
+    print("m=%d n=%d cuBLAS %.2f" % (m, n, ven[(m, n)]))
+    rs = [x for x in rows if x[0] == m and x[1] == n]
+    for r in rs[:4]:
+        c = r[3]; print("   %.2f x%.3f bn%d st%d inf%d" % (r[2], ven[(m, n)] / r[2], c["bn"], c["stages"], c["inflight"]))
+    for st in (3, 4, 5, 6):
+        b = [x for x in rs if x[3]["stages"] == st]
+        if b: print("   best stages %d: %.2f x%.3f (bn%d inf%d)" % (st, b[0][2], ven[(m, n)] / b[0][2], b[0][3]["bn"], b[0][3]["inflight"]))
+PY
+rm -rf $OUT/nt
+gzip $OUT/p.db; rm -f $OUT/p.db.lock $OUT/p.txt
+cat $OUT/probe.txt | head -90
