@@ -67,6 +67,12 @@
 -- tiles of rows (at most MAX_Z), the rows split evenly over them (m / tiles
 -- rounded up to 8 each: mid_box), no passes; a column tile's tiles of rows
 -- are neighbours along gridDim.x, so they stream its weight boxes together.
+-- nvar > 1: the consumers run at the narrowest of nvar widths (bn down to
+-- bn/2, lib/swapab_geom.lua) that holds a tile's rows, chosen at run time,
+-- as the second kernel's do (on an H200, seventeenth session, call 8: 1000
+-- x 1096 at m = 77 and 137 ran 15-18% faster with nvar 5 than with one
+-- width; at 14336 x 4096, where the weight's stream sets the time, the width
+-- next above m at nvar 1 stayed the fastest).
 --
 -- The gated product (op.swiglu, gemm_swiglu: B = [G; U], 2n x k; see
 -- lib/gemm.lua) runs the decode kernel over 2n rows of B loaded as 4-D
@@ -100,7 +106,7 @@ M.params = {
   { "inflight", { 0, 1 } },       -- wgmma groups left running when a slot is released
   { "kbox", { 1, 2, 4 } },        -- 64-k boxes of B (and of A) per slot: one mbarrier round per kbox boxes
   { "mc", { 0, 1, 2, 4 } },       -- mid-size: 0 the first kernel; 1, 2, 4 the second, A multicast to mc column tiles
-  { "nvar", { 1, 2, 3, 5 } },     -- second mid-size kernel: wgmma widths (bn down to bn/2) chosen among at run time
+  { "nvar", { 1, 2, 3, 5 } },     -- mid-size kernels: wgmma widths (bn down to bn/2) chosen among at run time
 }
 
 -- Registers a thread of the mid-size kernel may have (one CTA an SM:
@@ -115,24 +121,28 @@ local function mid_constraints(p, shape, dt, dev)
   if p.bn // 2 + 26 > cap then
     return false, string.format("at least %d registers a thread, %d threads have %d", p.bn // 2 + 26, z.threads, cap)
   end
+  -- Measured with ptxas 13.0: the first kernel's widths beside a split of
+  -- 4 or 8 at bm 256 (96 registers a thread) spill 8-40 bytes.
+  if (p.mc or 0) == 0 and (p.nvar or 1) > 1 and p.bm == 256 and p.csplit >= 4 then
+    return false, "spills (nvar widths, split-K 4 or 8, 96 registers at bm 256)"
+  end
   if z.red > z.ring then return false, string.format("the split's %d bytes of sums do not fit the ring", z.red) end
   local smax = dev.smem_optin or 232448
   if z.smem > smax then return false, string.format("%d bytes of shared memory (at most %d)", z.smem, smax) end
   return true
 end
--- The second kernel's own rules (nil when p keeps them): mc and nvar only
--- there; a cluster of at most 8 CTAs (mc column tiles x csplit slices of
--- k, the portable size); widths that wgmma has (multiples of 8); no
--- multicast group wider than the column tiles.
+-- The mid-size kernels' own rules (nil when p keeps them): mc and nvar only
+-- there; widths that wgmma has (multiples of 8); for the second kernel a
+-- cluster of at most 8 CTAs (mc column tiles x csplit slices of k, the
+-- portable size) and no multicast group wider than the column tiles.
 local function mid2_constraints(p, shape)
   local mc, nv = p.mc or 0, p.nvar or 1
   if not mid(p) and (mc ~= 0 or nv ~= 1) then return false, "mc and nvar are the mid-size kernel's (bn > 64)" end
-  if mc == 0 and nv ~= 1 then return false, "nvar is the second mid-size kernel's (mc >= 1)" end
-  if mc == 0 then return nil end
-  if mc * p.csplit > 8 then return false, string.format("a cluster of %d CTAs (at most 8)", mc * p.csplit) end
   if nv > 1 and p.bn % (16 * (nv - 1)) ~= 0 then
     return false, string.format("bn %d in %d widths: not multiples of 8", p.bn, nv)
   end
+  if mc == 0 then return nil end
+  if mc * p.csplit > 8 then return false, string.format("a cluster of %d CTAs (at most 8)", mc * p.csplit) end
   if mc > 1 and (shape.n + p.bm - 1) // p.bm < mc then return false, "fewer column tiles than the multicast group" end
   return nil
 end
@@ -156,7 +166,7 @@ end
 
 -- The values the constraints below leave a task's m (search/space.lua,
 -- narrow: a value refused at every config of the task is never drawn): the
--- bn bn_refusal takes, and the second mid-size kernel's mc and nvar only
+-- bn bn_refusal takes, and the mid-size kernels' mc and nvar only
 -- where a bn above 64 is left. At m = 8 the domain went from 898560
 -- indices (1200 valid) to 4320 when stages had six values; the walk that
 -- found those 1200 took 7 s of Lua a bucket. decode_only: the gated product's (bn <= 64).

@@ -152,8 +152,21 @@ local MID_BODY = [[
 #endif
     return;
   }
+  // The consumer warpgroups, at the narrowest width that holds zr rows.
+]] .. "  switch (width_for((int)zr)) {\n$CASES  }\n}\n"
+
+-- The first mid-size kernel's consumer warpgroup wg at width N (one of the
+-- widths compiled in, the narrowest that holds the tile's zr rows): the
+-- mainloop over slots kb0 .. kb1 - 1, the split's adding, the stores of
+-- rows r0 .. mend - 1.
+local MID_CONSUME = [[
+template<int N> AIT_DEV void consume1(unsigned base, const unsigned char* smem_raw, unsigned full, unsigned empty,
+                                      unsigned rbar, int kb0, int kb1, int rank, int tile, long long r0,
+                                      long long mend, OUT_T* __restrict__ D, long long n)
+{
   // Warpgroup wg: rows 64 wg .. 64 wg + 63 of the tile.
-]] .. mainloop("BN", "mbar_arrive", "") .. [[
+]] .. mainloop("N", "mbar_arrive", "") .. [[
+  constexpr int NCV = N / 8, CPRV = (NCV + CS - 1) / CS;
   const int g = lane / 4, t = lane % 4;
   const long long col = (long long)tile * BM + 64 * wg + 16 * warp + g;
 #if CS > 1
@@ -161,13 +174,13 @@ local MID_BODY = [[
   // or written (every load landed: its full mbarrier was waited on).
   cluster_arrive();
   cluster_wait();
-  // Rank `to` adds chunks to * CPR ..: this CTA's parts of them go to its
+  // Rank `to` adds chunks to * CPRV ..: this CTA's parts of them go to its
   // red, at (this rank among the others, the chunk among its owner's, thread).
 #pragma unroll
-  for (int c = 0; c < NC; c++) {
-    const int to = c / CPR;
+  for (int c = 0; c < NCV; c++) {
+    const int to = c / CPRV;
     if (to != rank) {
-      const unsigned at = (unsigned)(((rank < to ? rank : rank - 1) * CPR + c - to * CPR) * 128 * WGS) + threadIdx.x;
+      const unsigned at = (unsigned)(((rank < to ? rank : rank - 1) * CPRV + c - to * CPRV) * 128 * WGS) + threadIdx.x;
       st_peer4(base + 16u * at, acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3], (unsigned)to);
     }
   }
@@ -176,14 +189,32 @@ local MID_BODY = [[
   // Every rank waits for its parts, so none exits while others write to it.
   mbar_wait_cluster(rbar, 0u);
   const float4* red = (const float4*)(smem_raw + (base - smem_u32(smem_raw)));
-]] .. sum_store("NC", "CPR", "rank", "rank", "mend") .. [[
+]] .. sum_store("NCV", "CPRV", "rank", "rank", "mend") .. [[
 }
 ]]
+
+-- The widths' part of a mid-size kernel's source: a wgmma_tile for each,
+-- WIDTH_FOR's chain (the narrowest width that holds `rows`), and the
+-- consumers' switch cases calling consume(ARGS) at each width.
+local function width_parts(p, intype, consume, args)
+  local ws = widths(p)
+  local fns, chain, cases = {}, {}, {}
+  for i, w in ipairs(ws) do
+    fns[#fns + 1] = hopper.wgmma_fn(w, intype, 0)
+    chain[#chain + 1] = i < #ws and string.format("rows > %d ? %d : ", ws[i + 1], w) or tostring(w)
+    cases[#cases + 1] = string.format("  case %d: %s<%d>(%s); break;\n", w, consume, w, args)
+  end
+  return table.concat(fns), table.concat(chain), table.concat(cases)
+end
+
+-- width_for(rows): the narrowest of the widths compiled in that holds rows.
+local WIDTH_FN = "AIT_DEV int width_for(int rows) { return WIDTH_FOR; }\n"
 
 -- The mid-size kernel's source (bn > 64).
 local function mid_source(op, p, dt, dev, name)
   local t = gemm.types(dt)
   local z = mid_sizes(p)
+  local fns, chain, cases = width_parts(p, t.In, "consume1", "base, smem_raw, full, empty, rbar, kb0, kb1, rank, tile, r0, mend, D, n")
   return dtype.prelude .. gemv.store_fn(t) .. string.format([[
 #define BM %d
 #define BN %d
@@ -200,14 +231,15 @@ local function mid_source(op, p, dt, dev, name)
 #define NC (BN / 8)
 #define CPR %d
 #define OUT_T %s
-]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, z.cpr, dtype.ctype(t.Out)) ..
-    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. PEER_FN .. PEER4_FN ..
+#define WIDTH_FOR %s
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, z.cpr, dtype.ctype(t.Out), chain) ..
+    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. WIDTH_FN .. MID_CONSUME ..
     string.format([[
 
 // Threads 0 .. 128 WGS - 1: the consumer warpgroups; the last warp: the producer.
 extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ tmap_t tmB,
     const __grid_constant__ tmap_t tmA, OUT_T* __restrict__ D, long long m, long long n, long long k)
-]], z.threads, name) .. MID_BODY
+]], z.threads, name) .. (MID_BODY:gsub("%$CASES", function() return cases end))
 end
 
 -- The second mid-size kernel (mc >= 1), for m 65..256, where the first one
@@ -225,7 +257,8 @@ end
 -- of the rows never loaded (whatever shared memory held) go to rows of D
 -- that are not stored: column j of a wgmma's product reads row j of A only.
 --
--- The wgmma width follows m at run time (nvar > 1): the kernel holds the
+-- The wgmma width follows m at run time (nvar > 1, as the first kernel's
+-- may): the kernel holds the
 -- consumer's mainloop and adding at nvar widths (widths() above) and takes
 -- the narrowest that holds the pass's rows, so a config tuned at m = 255
 -- does not multiply 256 columns at m = 129 (at 4096^2 and m = 256 the
@@ -265,7 +298,7 @@ AIT_DEV int a_boxes(int rows, int& nbig) { nbig = rows / 64; return nbig + (rows
 AIT_DEV int a_row(int j, int nbig) { return j < nbig ? 64 * j : 64 * nbig + 8 * (j - nbig); }
 AIT_DEV unsigned a_bytes(int rows) { int nbig; const int nbox = a_boxes(rows, nbig); return 128u * (unsigned)(64 * nbig + 8 * (nbox - nbig)); }
 // The narrowest of the widths compiled in that holds `rows` rows.
-AIT_DEV int width_for(int rows) { return WIDTH_FOR; }
+]] .. WIDTH_FN .. [[
 // ==== end host-testable ====
 ]]
 
@@ -429,17 +462,9 @@ local MID2_BODY = [[
 local function mid2_source(op, p, dt, dev, name)
   local t = gemm.types(dt)
   local z = mid_sizes(p)
-  local ws = widths(p)
-  local fns = {}
-  for _, w in ipairs(ws) do fns[#fns + 1] = hopper.wgmma_fn(w, t.In, 0) end
   -- width_for(rows): the narrowest width that holds the pass's rows; the
   -- consumers' switch on it.
-  local chain, cases = {}, {}
-  for i, w in ipairs(ws) do
-    chain[#chain + 1] = i < #ws and string.format("rows > %d ? %d : ", ws[i + 1], w) or tostring(w)
-    cases[#cases + 1] = string.format(
-      "  case %d: consume<%d>(base, red, full, empty, rbar, kb0, kb1, split, cx, tile, r0, D, m, n); break;\n", w, w)
-  end
+  local fns, chain, cases = width_parts(p, t.In, "consume", "base, red, full, empty, rbar, kb0, kb1, split, cx, tile, r0, D, m, n")
   return dtype.prelude .. gemv.store_fn(t) .. string.format([[
 #define BM %d
 #define BN %d
@@ -457,15 +482,15 @@ local function mid2_source(op, p, dt, dev, name)
 #define OUT_T %s
 #define WIDTH_FOR %s
 ]], p.bm, p.bn, p.stages, p.csplit, p.mc, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out),
-    table.concat(chain)) ..
-    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. table.concat(fns) .. PEER_FN .. PEER4_FN .. MID2_HOST .. MID2_FN ..
+    chain) ..
+    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. MID2_HOST .. MID2_FN ..
     string.format([[
 
 // Threads 0 .. 128 WGS - 1: the consumer warpgroups; the last warp: the producer.
 extern "C" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ tmap_t tmB,
     const __grid_constant__ tmap_t tmA, const __grid_constant__ tmap_t tmA8, OUT_T* __restrict__ D,
     long long m, long long n, long long k)
-]], z.threads, name) .. MID2_BODY .. "  switch (width_for(rows)) {\n" .. table.concat(cases) .. "  }\n}\n"
+]], z.threads, name) .. MID2_BODY .. "  switch (width_for(rows)) {\n" .. cases .. "  }\n}\n"
 end
 
 M.mid_source, M.mid2_source = mid_source, mid2_source

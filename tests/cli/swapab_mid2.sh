@@ -23,7 +23,8 @@
 #   slices of k along y, BN rows along z, a cluster of mc x csplit, A's two
 #   tensor maps (boxes of 64 and 8 rows);
 # - the constraints refuse each rule broken alone, with its reason, and a
-#   config without mc or nvar is the first mid-size kernel.
+#   config without mc or nvar is the first mid-size kernel; the first
+#   kernel takes nvar too (mc 0: one consume1 case a width).
 . "$(dirname "$0")/lib.sh"
 
 KS=$ROOT/build/tests/kernel_sample
@@ -273,7 +274,8 @@ printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 256 2 2 2)
 expect_exit 0 "the base config (bm 128, bn 256, csplit 2, mc 2, nvar 2) is taken at 200 x 1000 x 1096" "$KS" sources -c "$T/ok.list"
 check_refused 200,1000,1096 "$(cfg 128 256 4 4 2)" "a cluster of 16 CTAs (at most 8)"
 check_refused 90,4096,4096 "$(cfg 128 96 1 1 5)" "bn 96 in 5 widths: not multiples of 8"
-check_refused 200,1000,1096 "$(cfg 128 256 2 0 2)" "nvar is the second mid-size kernel's (mc >= 1)"
+check_refused 200,1000,1096 "$(cfg 128 224 1 0 5)" "bn 224 in 5 widths: not multiples of 8"
+check_refused 200,1000,1096 "$(cfg 256 128 4 0 3)" "spills (nvar widths, split-K 4 or 8, 96 registers at bm 256)"
 check_refused 40,4096,4096 "$(cfg 128 64 1 1 1)" "mc and nvar are the mid-size kernel's (bn > 64)"
 check_refused 200,100,1096 "$(cfg 128 256 1 2 1)" "fewer column tiles than the multicast group"
 # Without mc and nvar (a config kept from before they were params), or mc 0:
@@ -284,5 +286,13 @@ rm -rf "$T/old"
 "$KS" sources -o "$T/old" "$T/old.list" > /dev/null 2>&1
 expect_eq "a config without mc and nvar, and mc 0, are the first kernel" \
     "$(cat "$T/old/1.cu" "$T/old/2.cu" | grep -c 'tmA8\|#define MC ')" 0
+# The first kernel takes nvar too (mc 0): its consumers at the narrowest of
+# nvar widths that holds the tile's rows (bn 256, nvar 5: 256 .. 128).
+printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 256 2 0 5)" > "$T/w1.list"
+rm -rf "$T/w1"
+"$KS" sources -o "$T/w1" "$T/w1.list" > /dev/null 2>&1
+expect_eq "the first kernel with nvar 5: one consume1 case a width, switched on the tile's rows" \
+    "$(grep -c 'tmA8\|#define MC ' "$T/w1/1.cu"),$(grep -o 'case [0-9]*: consume1<[0-9]*>' "$T/w1/1.cu" | grep -o '<[0-9]*>' | tr -d '<>' | tr '\n' ' '),$(grep -c 'switch (width_for((int)zr))' "$T/w1/1.cu")" \
+    "0,256 224 192 160 128 ,1"
 
 done_testing
