@@ -198,15 +198,10 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long
     int max_evals = part_evals(S);
     for (int s = 0; s < (st->joint ? nuse > 0 : nuse) && !rc && !sw_out_of_budget(S); s++) {
         const char *tname = st->joint ? NULL : use[s];
-        /* Warm: the neighbouring buckets' and parts' winners first, as a
-        ** bucket's search (a part's neighbour was often won by a config
-        ** that serves it too, which a few candidates of its own miss). */
-        char **warm = NULL;
-        int nwarm = tname ? warm_configs(S, tp, tname, warm_count(S, pb, st->search), &warm) : 0;
-        if (nwarm) sw_trace(S, "warm %s %s %s: %d configs", tp->op, pb->key, tname, nwarm);
-        search *se = tname ? search_new_warm(S->T, st->search, tname, tp, &S->dev, seed, max_evals, warm, nwarm)
+        /* Warm, as a bucket's: a part's neighbour was often won by a config
+        ** that serves it too, which a few candidates of its own miss. */
+        search *se = tname ? warm_search(S, tp, pb, tname, st->search, seed, max_evals)
                            : search_new_bucket(S->T, st->search, use, nuse, tp, &S->dev, seed, max_evals, NULL, 0);
-        warm_free(warm, nwarm);
         if (!se) {
             rc = error("%s", tmpl_errmsg(S->T));
             break;

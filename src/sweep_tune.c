@@ -155,11 +155,7 @@ int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
         }
         const char *strategy = S->o->compile_only ? "exhaustive" : st->search;
         int max_evals = S->o->compile_only ? 0 : (S->o->max_evals > 0 ? S->o->max_evals : st->max_evals);
-        char **warm = NULL;
-        int nwarm = S->o->compile_only ? 0 : warm_configs(S, t, tn[ti], warm_count(S, b, strategy), &warm);
-        if (nwarm) sw_trace(S, "warm %s %s %s: %d configs", t->op, b->key, tn[ti], nwarm);
-        search *se = search_new_warm(S->T, strategy, tn[ti], t, &S->dev, S->sp.seed, max_evals, warm, nwarm);
-        warm_free(warm, nwarm);
+        search *se = warm_search(S, t, b, tn[ti], strategy, S->sp.seed, max_evals);   /* compile: exhaustive, cold */
         if (!se) {
             rc = error("%s", tmpl_errmsg(S->T));
             free(dflt);

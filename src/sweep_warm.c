@@ -41,7 +41,10 @@ static int by_distance(const void *a, const void *b)
     return x->order - y->order;
 }
 
-int warm_configs(sw *S, const op_task *t, const char *tname, int k, char ***out)
+/* The configs (JSON texts, malloc'd) for tname's search at t's shape: at
+** most k, the nearest first, no config twice. Returns how many (0 on a
+** registry error, said as a warning; the search then starts cold). */
+static int warm_configs(sw *S, const op_task *t, const char *tname, int k, char ***out)
 {
     *out = NULL;
     if (k <= 0) return 0;
@@ -79,14 +82,21 @@ int warm_configs(sw *S, const op_task *t, const char *tname, int k, char ***out)
     return got;
 }
 
-void warm_free(char **w, int n)
+static void warm_free(char **w, int n)
 {
     for (int i = 0; i < n; i++) free(w[i]);
     free(w);
 }
 
-int warm_count(const sw *S, const bucket *b, const char *strategy)
+search *warm_search(sw *S, const op_task *t, const bucket *b, const char *tname, const char *strategy,
+                    unsigned long long seed, int max_evals)
 {
-    if (!strcmp(strategy, "random") || !strcmp(strategy, "exhaustive")) return 0;
-    return S->sp.warm >= 0 ? S->sp.warm : b->ranged ? SPEC_WARM : 0;
+    int k = !strcmp(strategy, "random") || !strcmp(strategy, "exhaustive") ? 0
+          : S->sp.warm >= 0 ? S->sp.warm : b->ranged ? SPEC_WARM : 0;
+    char **warm = NULL;
+    int nwarm = warm_configs(S, t, tname, k, &warm);
+    if (nwarm) sw_trace(S, "warm %s %s %s: %d configs", t->op, b->key, tname, nwarm);
+    search *se = search_new_warm(S->T, strategy, tname, t, &S->dev, seed, max_evals, warm, nwarm);
+    warm_free(warm, nwarm);
+    return se;
 }

@@ -1,4 +1,5 @@
-/* sweep_warm.h: a bucket's search warm-started from its neighbours' winners.
+/* sweep_warm.h: a bucket's search (or a split part's) warm-started from its
+** neighbours' winners.
 ** A range cut into many buckets gives each a few candidates (a spec's
 ** max_evals per bucket and template); neighbouring buckets of one op and
 ** dtype are usually won by nearby configs. Before a template's search in a
@@ -19,19 +20,16 @@
 ** or whose shape lacks one of the task's dims, is skipped, never an error. */
 #ifndef SWEEP_WARM_H
 #define SWEEP_WARM_H
+#include "search.h"
 #include "sweep_session.h"
 
-/* How many neighbours' winners a search in b (a bucket, or a split's part)
-** with strategy starts from: the spec's `warm`, else SPEC_WARM in a range
-** and 0 elsewhere; 0 for random (the baseline) and exhaustive (the whole
-** space). */
-int warm_count(const sw *S, const bucket *b, const char *strategy);
-
-/* The configs (JSON texts, malloc'd) for tname's search in bucket b of
-** task t (t's shape is the one the bucket is tuned at): at most k, the
-** nearest first, no config twice. Returns how many (0 on a registry error,
-** said as a warning; the search then starts cold). Free with warm_free. */
-int warm_configs(sw *S, const op_task *t, const char *tname, int k, char ***out);
-void warm_free(char **w, int n);
+/* tname's search (search_new_warm) in b, a bucket or a split's part, at
+** t's shape (the size it is tuned at), started from the configs of the
+** registry's winners nearest t: for the same op, GPU architecture, dtype
+** and template, at most the spec's `warm` (SPEC_WARM in a range, else 0;
+** none for random, the baseline, and exhaustive, the whole space). Each
+** warm start is traced. NULL when the search cannot be made (tmpl_errmsg). */
+search *warm_search(sw *S, const op_task *t, const bucket *b, const char *tname, const char *strategy,
+                    unsigned long long seed, int max_evals);
 
 #endif

@@ -97,8 +97,9 @@ M.MAX_M = 256
 M.params = {
   { "bm", { 64, 128, 256 } },     -- rows of B (columns of D) per CTA
   { "bn", { 8, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 224, 256 } },  -- rows of A per pass (wgmma N); > 64: the mid-size kernel
-  -- slots in the TMA ring; 5 is the mid-size kernel's most at bn 192 and 224 (1.3-1.5% faster than 4 at 14336 x 4096,
-  -- m = 160..224, on an H200: bench/results/2026-11-29/s17-stages-call7)
+  -- slots in the TMA ring; 5 is the mid-size kernel's most at bn 192 and
+  -- 224 (1.3-1.5% faster than 4 at 14336 x 4096, m = 160..224, on an H200:
+  -- bench/results/2026-11-29/s17-stages-call7)
   { "stages", { 2, 4, 5, 6, 8, 12, 16 } },
   { "csplit", { 1, 2, 4, 8 } },   -- split-K over a cluster, added through distributed shared memory
   { "pdl", { 0, 1 } },            -- programmatic dependent launch
@@ -166,10 +167,10 @@ end
 
 -- The values the constraints below leave a task's m (search/space.lua,
 -- narrow: a value refused at every config of the task is never drawn): the
--- bn bn_refusal takes, and the mid-size kernels' mc and nvar only
--- where a bn above 64 is left. At m = 8 the domain went from 898560
--- indices (1200 valid) to 4320 when stages had six values; the walk that
--- found those 1200 took 7 s of Lua a bucket. decode_only: the gated product's (bn <= 64).
+-- bn bn_refusal takes, and the mid-size kernels' mc and nvar only where a
+-- bn above 64 is left. At m = 8 the domain went from 898560 indices (1200
+-- valid) to 4320 when stages had six values; the walk that found those 1200
+-- took 7 s of Lua a bucket. decode_only: the gated product's (bn <= 64).
 local BN_VALUES
 for _, q in ipairs(M.params) do
   if q[1] == "bn" then BN_VALUES = q[2] end

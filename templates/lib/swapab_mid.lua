@@ -228,11 +228,9 @@ local function mid_source(op, p, dt, dev, name)
 #define W_BYTES (BM * 128)
 #define A_BYTES (BN * 128)
 #define SLOT %d
-#define NC (BN / 8)
-#define CPR %d
 #define OUT_T %s
 #define WIDTH_FOR %s
-]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, z.cpr, dtype.ctype(t.Out), chain) ..
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out), chain) ..
     hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. WIDTH_FN .. MID_CONSUME ..
     string.format([[
 
