@@ -116,6 +116,15 @@ double probe_worst(const probes *P, const bucket *box, int i, int *at)
     return worst;
 }
 
+int probe_behind_vendor(const probes *P, const bucket *box, int i)
+{
+    for (int k = 0; P && k < P->n; k++) {
+        const probe *p = &P->p[k];
+        if (probe_in_box(box, p->shape) && p->vendor_us > 0 && p->us[i] > p->vendor_us) return 1;
+    }
+    return 0;
+}
+
 /* A size of b's dim d to probe near x: x rounded down to a multiple of 64
 ** (kernels' fast paths want aligned sizes, and so do real workloads), plus
 ** the bucket's alignment class where that is not 8 (align.h), so the probe

@@ -56,6 +56,9 @@ int probe_in_box(const bucket *box, const long long *shape);
 /* Slot i's worst loss over the probes inside box (0 with none); *at the
 ** first probe where it is that (-1: none). */
 double probe_worst(const probes *P, const bucket *box, int i, int *at);
+/* Whether slot i is slower than the vendor at a probe inside box (by any
+** margin: a part there gets a search of its own, sweep_split.c). */
+int probe_behind_vendor(const probes *P, const bucket *box, int i);
 /* The winner of box among slots [0, P->m): the smallest worst loss over the
 ** probes inside it, the preferred slot (>= 0) when within noise of that.
 ** *worst its worst loss, *at where. */

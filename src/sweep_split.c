@@ -508,8 +508,11 @@ int split_trial_kept(const sw *S, const split *sp, int first, const cand *x)
     return vendors > 0 && vendors < stored;
 }
 
-/* Part i of sp decided: when its winner loses more than split_at, it gets a
-** search of its own (research_part); when its winner still does after that
+/* Part i of sp decided: when its winner loses more than split_at, or is
+** slower than the vendor somewhere in it (by any margin: a part behind the
+** vendor by less than split_at is a hole all the same, and its candidates
+** came from searches elsewhere), it gets a search of its own
+** (research_part); when its winner still loses more than split_at after that
 ** (or no search could run), it is split again among its candidates
 ** (split_box, its new finalists included), and its parts are decided the
 ** same way, down to the task's split_depth. A split on trial (its parts'
@@ -524,7 +527,8 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
 {
     part *p = &sp->p[i];
     int rc = 0;
-    if (p->worst > S->split_at && (rc = research_part(S, t, sp, p))) return rc;
+    int behind = p->worst > 0 && probe_behind_vendor(p->q, &p->b, p->w);
+    if ((p->worst > S->split_at || behind) && (rc = research_part(S, t, sp, p))) return rc;
     if (!(p->worst > S->split_at)) return 0;
     if (sp->cut) {   /* the budget ran out: the part keeps its winner among its candidates */
         snprintf(p->whole, sizeof p->whole, "the budget ran out");
