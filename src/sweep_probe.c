@@ -120,7 +120,7 @@ int probe_behind_vendor(const probes *P, const bucket *box, int i)
 {
     for (int k = 0; P && k < P->n; k++) {
         const probe *p = &P->p[k];
-        if (probe_in_box(box, p->shape) && p->vendor_us > 0 && p->us[i] > p->vendor_us) return 1;
+        if (probe_in_box(box, p->shape) && p->vendor_us > 0 && p->us[i] > p->vendor_us * (1 - VENDOR_TIE)) return 1;
     }
     return 0;
 }

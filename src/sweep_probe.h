@@ -56,8 +56,14 @@ int probe_in_box(const bucket *box, const long long *shape);
 /* Slot i's worst loss over the probes inside box (0 with none); *at the
 ** first probe where it is that (-1: none). */
 double probe_worst(const probes *P, const bucket *box, int i, int *at);
-/* Whether slot i is slower than the vendor at a probe inside box (by any
-** margin: a part there gets a search of its own, sweep_split.c). */
+/* Whether slot i ties or trails the vendor at a probe inside box: slower
+** than VENDOR_TIE below the vendor's time (a part there gets a search of
+** its own, sweep_split.c). A tie counts: on an H200 the part [97, 128) of
+** 1024 x 4096 was no slower than cuBLASLt at any size hold raced in it in
+** one sweep, and 0.4-1.4% slower at 16 sizes of the scan that followed
+** (the timing's spread at 9 us is about 1%; bench/RESULTS.md, eighteenth
+** session). */
+#define VENDOR_TIE 0.02
 int probe_behind_vendor(const probes *P, const bucket *box, int i);
 /* The winner of box among slots [0, P->m): the smallest worst loss over the
 ** probes inside it, the preferred slot (>= 0) when within noise of that.

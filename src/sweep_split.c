@@ -389,9 +389,13 @@ static int research_part(sw *S, const op_task *t, split *sp, part *p)
     else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
                                evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
     else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");
-    sw_say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, name,
-        isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
-        p->where[0] ? p->where : "its size", what);
+    if (p->worst > S->split_at)
+        sw_say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, name,
+            isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
+            p->where[0] ? p->where : "its size", what);
+    else
+        sw_say(S, "split      %s %s %s: its winner ties or trails the vendor (within %.0f%% of its time; worst loss %.1f%% at %s): %s\n",
+            t->op, t->dtype, name, 100 * VENDOR_TIE, 100 * p->worst, p->where[0] ? p->where : "its size", what);
     if (!p->nown) return 0;
     /* The candidates that race beside the new ones: the winner, and the
     ** others but those that lose most in the part when the worker runs
@@ -508,10 +512,10 @@ int split_trial_kept(const sw *S, const split *sp, int first, const cand *x)
     return vendors > 0 && vendors < stored;
 }
 
-/* Part i of sp decided: when its winner loses more than split_at, or is
-** slower than the vendor somewhere in it (by any margin: a part behind the
-** vendor by less than split_at is a hole all the same, and its candidates
-** came from searches elsewhere), it gets a search of its own
+/* Part i of sp decided: when its winner loses more than split_at, or ties
+** or trails the vendor somewhere in it (probe_behind_vendor: a part behind
+** the vendor by less than split_at is a hole all the same, and its
+** candidates came from searches elsewhere), it gets a search of its own
 ** (research_part); when its winner still loses more than split_at after that
 ** (or no search could run), it is split again among its candidates
 ** (split_box, its new finalists included), and its parts are decided the
@@ -527,7 +531,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
 {
     part *p = &sp->p[i];
     int rc = 0;
-    int behind = p->worst > 0 && probe_behind_vendor(p->q, &p->b, p->w);
+    int behind = probe_behind_vendor(p->q, &p->b, p->w);
     if ((p->worst > S->split_at || behind) && (rc = research_part(S, t, sp, p))) return rc;
     if (!(p->worst > S->split_at)) return 0;
     if (sp->cut) {   /* the budget ran out: the part keeps its winner among its candidates */

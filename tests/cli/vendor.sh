@@ -218,31 +218,36 @@ for m in 130 191 192 240; do
     expect_stdout "$want" "lookup m = $m answers $want"
 done
 
-# A part behind the vendor by less than split_at gets a search of its own
-# all the same (sweep_split.c, split_settle): rankings flip at m = 192, so
-# vr.yaml's bucket splits there; the vendor is then set just faster (1%)
-# than the upper part's winner, or just slower (1%), from m = 192 on.
+# A part behind the vendor by less than split_at, or within 2% of it (a
+# tie, VENDOR_TIE), gets a search of its own all the same (sweep_split.c,
+# split_settle): rankings flip at m = 192, so vr.yaml's bucket splits there;
+# the vendor is then set 1% faster than the upper part's winner, 1% slower
+# (a tie), or 5% slower (ahead: no search), from m = 192 on.
 cubin_seed "$T/vr-off.db" "$T/vb-off.db"
 fake_sweep flip_at:192 "$T/vb-off.db" "$T/vr.yaml" --vendor off
 expect_eq "flip_at:192: a sweep without the vendor exits 0" "$RC" 0 || show_last
 up="select median_us from winners where bucket like '%/192,%'"
 t_up=$(sql "$T/vb-off.db" "$up")
 expect_true "the bucket splits at m = 192 (the upper part's winner: $t_up us)" test -n "$t_up"
-for side in ahead behind; do
-    f=0.99; [ $side = behind ] && f=1.01
+for side in behind tie ahead; do
+    case $side in behind) f=0.99 ;; tie) f=1.01 ;; ahead) f=1.05 ;; esac
     us=$(python3 -c "print(round($t_up * $f, 3))")
     cubin_seed "$T/vr-off.db" "$T/vb-$side.db"
     FAKE_VENDOR_US=1000,$us@192 fake_sweep flip_at:192 "$T/vb-$side.db" "$T/vr.yaml" --vendor time
-    expect_eq "vendor $us us from m = 192 ($side of the part's winner): exits 0" "$RC" 0 || show_last
-    searched=$(grep -c "^split .*/192,.*: its winner loses .*behind the vendor): searched at" "$T/out")
+    expect_eq "vendor $us us from m = 192 (the part's winner $side): exits 0" "$RC" 0 || show_last
     rows=$(sql "$T/vb-$side.db" "select count(*) from measurements where bucket like '%/192,%'")
-    if [ $side = ahead ]; then
-        expect_eq "the part 1% behind the vendor is searched, under its key" "$searched $((rows > 0))" "1 1"
+    case $side in
+    behind)
+        expect_eq "the part 1% behind the vendor is searched, under its key" \
+            "$(grep -c "^split .*/192,.*: its winner ties or trails the vendor (within 2% of its time; worst loss 1\.[0-9]% at [0-9x]*, behind the vendor): searched at" "$T/out") $((rows > 0))" "1 1"
         expect_true "its winner is no slower than before" \
-            python3 -c "import sys; sys.exit(not $(sql "$T/vb-$side.db" "$up") <= $t_up)"
-    else
-        expect_eq "the part ahead of the vendor is not searched" "$searched $rows" "0 0"
-    fi
+            python3 -c "import sys; sys.exit(not $(sql "$T/vb-$side.db" "$up") <= $t_up)" ;;
+    tie)
+        expect_eq "the part 1% ahead of the vendor (a tie) is searched, and its line says so" \
+            "$(grep -c "^split .*/192,.*: its winner ties or trails the vendor (within 2% of its time; worst loss 0\.0% at [0-9x]*): searched at" "$T/out") $((rows > 0))" "1 1" ;;
+    ahead)
+        expect_eq "the part 5% ahead of the vendor is not searched" "$(grep -c "^split .*/192,.*searched at" "$T/out") $rows" "0 0" ;;
+    esac
 done
 
 # Export and merge carry the rows.
