@@ -309,6 +309,40 @@ static void part_name(const op_task *t, const split *sp, const part *p, int edge
     }
 }
 
+/* Part p's own finalists (own[0, nown), at most 8) gain the registry's
+** winners nearest the part's search size tp for each template among its
+** candidates (warm_neighbours), those not candidates or finalists already:
+** the search took at most a quarter of its evaluations from them, and a
+** neighbour's winner is what holds the next part. On an H200 (eighteenth
+** session, call 9) the winner of 1024 x 4096's part [128, 129), bm 64 bn
+** 128 csplit 4, ran m = 100..127 in 7.8-8.0 us, the part [97, 128)'s
+** 8.7-8.8; its search at m = 97 (8 evaluations of swapab) had started
+** from two nearer winners only. Returns how many were added. */
+static int race_neighbours(sw *S, part *p, const op_task *tp)
+{
+    int added = 0;
+    for (int j = 0; j < p->n && p->nown < 8; j++) {
+        const char *tname = p->c[j]->tmpl;
+        int seen = 0;
+        for (int i = 0; i < j && !seen; i++) seen = !strcmp(p->c[i]->tmpl, tname);
+        if (seen || !p->c[j]->config) continue;
+        char **w = NULL;
+        int nw = warm_neighbours(S, tp, &p->b, tname, &w);
+        for (int x = 0; x < nw && p->nown < 8 && !sw_interrupted(); x++) {
+            int have = 0;
+            for (int i = 0; i < p->n && !have; i++)
+                have = p->c[i]->config && !strcmp(p->c[i]->tmpl, tname) && !strcmp(p->c[i]->config, w[x]);
+            for (int i = 0; i < p->nown && !have; i++) have = !strcmp(p->own[i].tmpl, tname) && !strcmp(p->own[i].config, w[x]);
+            if (have) continue;
+            cand *c = &p->own[p->nown];
+            if (cand_build(S, c, tname, w[x], tp)) cand_free(c);
+            else p->nown++, added++;
+        }
+        warm_free(w, nw);
+    }
+    return added;
+}
+
 /* A part whose winner among its candidates (the hold race's slots, or its
 ** parent's candidates) still loses more than split_at: its best config is
 ** not among them, all found by searches elsewhere (the bucket's at its
@@ -378,6 +412,7 @@ static int research_part(sw *S, const op_task *t, split *sp, part *p)
         else p->nown++;
     }
     bucket_state_free(&pbs);
+    int nb = late || S->o->retune ? 0 : race_neighbours(S, p, &tp);
     if (sw_interrupted()) return 1;    /* a finalist's compile given up: the part is not decided */
     if (S->o->retune && !p->nown) return 0;
     char name[512], size[96], what[224];
@@ -386,6 +421,8 @@ static int research_part(sw *S, const op_task *t, split *sp, part *p)
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
     else if (late) snprintf(what, sizeof what, "searched at %s, %d candidate%s; the budget ran out before its finalists raced",
                             size, evals, evals == 1 ? "" : "s");
+    else if (p->nown && nb) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s and %d neighbours' winner%s raced",
+                                     size, evals, evals == 1 ? "" : "s", p->nown - nb, p->nown - nb == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
     else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
                                evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
     else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");

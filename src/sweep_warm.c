@@ -82,17 +82,28 @@ static int warm_configs(sw *S, const op_task *t, const char *tname, int k, char 
     return got;
 }
 
-static void warm_free(char **w, int n)
+void warm_free(char **w, int n)
 {
     for (int i = 0; i < n; i++) free(w[i]);
     free(w);
 }
 
+/* How many neighbours' winners b's searches and races take: the spec's
+** `warm`, else SPEC_WARM in a range. */
+static int warm_count(const sw *S, const bucket *b)
+{
+    return S->sp.warm >= 0 ? S->sp.warm : b->ranged ? SPEC_WARM : 0;
+}
+
+int warm_neighbours(sw *S, const op_task *t, const bucket *b, const char *tname, char ***out)
+{
+    return warm_configs(S, t, tname, warm_count(S, b), out);
+}
+
 search *warm_search(sw *S, const op_task *t, const bucket *b, const char *tname, const char *strategy,
                     unsigned long long seed, int max_evals)
 {
-    int k = !strcmp(strategy, "random") || !strcmp(strategy, "exhaustive") ? 0
-          : S->sp.warm >= 0 ? S->sp.warm : b->ranged ? SPEC_WARM : 0;
+    int k = !strcmp(strategy, "random") || !strcmp(strategy, "exhaustive") ? 0 : warm_count(S, b);
     char **warm = NULL;
     int nwarm = warm_configs(S, t, tname, k, &warm);
     if (nwarm) sw_trace(S, "warm %s %s %s: %d configs", t->op, b->key, tname, nwarm);

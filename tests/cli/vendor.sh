@@ -250,6 +250,43 @@ for side in behind tie ahead; do
     esac
 done
 
+# A part's search races the registry's winners nearest it too, beside its
+# own finalists (race_neighbours, sweep_warm.h's warm_neighbours): the bucket
+# [256, 512) is swept first (24 candidates); then vr.yaml's part [128, 192),
+# 2% behind the vendor, is searched with one candidate (split_evals: 1, a
+# random search: no warm start), and the neighbour's winner, faster there,
+# takes the part.
+spec nb.yaml <<'EOF'
+name: nb
+search: random
+max_evals: 24
+top_k: 3
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [mma]
+    shapes: {m: {range: [256, 511], align: [1]}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
+EOF
+sed 's/^top_k: 3$/top_k: 3\nsplit_evals: 1/' "$T/vr.yaml" > "$T/vr1.yaml"
+cubin_seed "$T/vr-off.db" "$T/nb.db"
+fake_sweep ok "$T/nb.db" "$T/nb.yaml" --vendor off
+expect_eq "the neighbouring bucket's sweep exits 0" "$RC" 0 || show_last
+nb_cfg=$(sql "$T/nb.db" "select config from winners")
+nb_us=$(sql "$T/nb.db" "select median_us from winners")
+low="select median_us || ' ' || config from winners where bucket like 'm=2^7:%/2^7,%'"
+cp "$T/nb.db" "$T/nb-off.db"
+fake_sweep flip_at:192 "$T/nb-off.db" "$T/vr1.yaml" --vendor off
+t_low=$(sql "$T/nb-off.db" "$low" | cut -d' ' -f1)
+expect_true "without the vendor, the part [128, 192) keeps a winner slower ($t_low us) than the neighbour's ($nb_us us)" \
+    python3 -c "import sys; sys.exit(not $nb_us < $t_low)"
+us=$(python3 -c "print(round($t_low * 0.98, 3))")
+cp "$T/nb.db" "$T/nb-v.db"
+FAKE_VENDOR_US=$us,1000@192 fake_sweep flip_at:192 "$T/nb-v.db" "$T/vr1.yaml" --vendor time
+expect_eq "with the vendor 2% faster there: exits 0" "$RC" 0 || show_last
+expect_stdout "^split .*/2\^7,2\^8,2\^8: its winner ties or trails the vendor .*: searched at [0-9x]*, 1 candidate; 1 new finalist and 1 neighbours' winner raced$" \
+    "the part's search raced the neighbour's winner beside its own finalist"
+expect_eq "and the neighbour's config holds the part" "$(sql "$T/nb-v.db" "$low")" "$nb_us $nb_cfg"
+
 # Export and merge carry the rows.
 DB=$T/win.db
 expect_exit 0 "export --format json --what vendor" "$AITUNE" export --format json --what vendor --db "$DB"
