@@ -100,8 +100,12 @@ end
 -- holding half of m, each with bm 64, 128 or 256 and csplit with csplit x
 -- z at most 4. Of those whose CTAs fit in one wave (one CTA an SM; all of
 -- them where none does), the one that fills the most of it wins; on a tie
--- fewer splits (csplit x z), then z 2 first where the weight fits in a
--- quarter of L2 and z 1 first where it does not, then bm 64 first. (A
+-- fewer splits (csplit x z), then fewer rows of A computed (z x bn), then
+-- z 2 first where the weight fits in a quarter of L2 and z 1 first where it
+-- does not, then bm 64 first. Rows: on an H200 (eighteenth session,
+-- bench/results/2026-11-29/s18-bn128-call9) at 1024 x 4096 and m = 100..128
+-- one tile of 128 rows with csplit 4 ran 7.8-8.0 us, two of 96 with csplit
+-- 2 (the same 64 CTAs, 192 rows computed) 8.7-8.8. (A
 -- per-SM cost model of loads, products and the split's adding, fitted to 52
 -- measured shapes, chose the same config at 102 of 104 shapes of issue 33's
 -- weights and a slower one at the other two: bench/RESULTS.md, fourteenth
@@ -138,7 +142,7 @@ local function mid_default(t, shape, dt, dev)
     for _, pr in ipairs(split_pairs(shape.n, bn)) do
       if pr.cs * z <= 4 then
         local ctas = pr.ctas * z
-        pr.bn, pr.splits = bn, pr.cs * z
+        pr.bn, pr.splits, pr.rows = bn, pr.cs * z, bn * z
         pr.fill, pr.one_wave = ctas / (((ctas + sms - 1) // sms) * sms), ctas <= sms
         pr.first = (z == 2) == small
         cands[#cands + 1] = pr
@@ -149,6 +153,7 @@ local function mid_default(t, shape, dt, dev)
     if a.one_wave ~= b.one_wave then return a.one_wave end
     if a.fill ~= b.fill then return a.fill > b.fill end
     if a.splits ~= b.splits then return a.splits < b.splits end
+    if a.rows ~= b.rows then return a.rows < b.rows end
     if a.first ~= b.first then return a.first end
     return a.order < b.order
   end)

@@ -106,9 +106,11 @@ PY
 )
 expect_eq "every default at m 65..256 is the first mid-size kernel, bn holding m or half of it ${bad:+($bad)}" "$bad" ""
 # mid_cost's picks where an H200's narrowed sweep measured the best (bm, bn,
-# csplit) of the default's candidates (bench/results/2026-11-28/s14-mid-call5).
+# csplit) of the default's candidates (bench/results/2026-11-28/s14-mid-call5;
+# 100 x 1024 x 4096: bench/results/2026-11-29/s18-bn128-call9, one tile of
+# 128 rows against two of 96 on the same 64 CTAs).
 for want in '65,1024,4096 64 96 4' '129,4096,4096 64 160 2' '200,14336,4096 128 224 1' '65,14336,4096 128 96 1' \
-            '129,4096,14336 64 160 2'; do
+            '129,4096,14336 64 160 2' '100,1024,4096 64 128 4'; do
     set -- $want
     got=$(awk -F'\t' -v s="$1" '$3 == s { print $5 }' "$T/defaults" | python3 -c '
 import json, sys
