@@ -15,7 +15,7 @@
 **   split_at: 0.05          # hold: a bucket whose winner still loses more than this
 **                           # fraction somewhere is split (bucket_split); 0 never
 **   split_evals: 16         # hold: candidates of a part's own search where it loses
-**                           # most (sweep_split.c: research_part), when its winner among the
+**                           # most (sweep_part.h: part_research), when its winner among the
 **                           # bucket's finalists still loses more than split_at (as
 **                           # max_evals: per template, or per bucket with joint);
 **                           # default max(8, max_evals/4), the whole space with no
@@ -97,7 +97,7 @@ typedef struct spec_task {
     int joint;                  /* one search per bucket across templates */
     int hold;                   /* winners chosen for the whole bucket (sweep_hold.h) */
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
-    int split_evals;            /* hold: a part's own search (sweep_split.c: research_part); -1 the default, 0 none */
+    int split_evals;            /* hold: a part's own search (sweep_part.h: part_research); -1 the default, 0 none */
     int split_depth;            /* hold: levels of parts below a bucket, 1..SPEC_MAXSPLITDEPTH */
     int stream;                 /* timing: 0 flush (L2 flushed, one launch per sample), 1 stream (bench.h) */
     int ntemplates;             /* 0: all of the op's templates */

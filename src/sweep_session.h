@@ -68,7 +68,7 @@ typedef struct sw {
     char home[96];          /* the bucket in hand's key: the vendor's times at its probes are filed under it */
     int split, parts;       /* hold: buckets split, and their parts stored (those not split again) */
     int resplit;            /* hold: parts split again */
-    int searched, searched_evals;     /* hold: parts searched (research_part), and their candidates */
+    int searched, searched_evals;     /* hold: parts searched (sweep_part.h: part_research), and their candidates */
     double hold_final;      /* hold: the worst loss of the winners stored, parts' included */
     int vendor_bars;        /* hold: probes where the vendor's time was a bar (sweep_probe.h) */
     int broken_before, broken_after;  /* hold: winners wrong or failing at a probed shape, before and after */

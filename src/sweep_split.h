@@ -2,7 +2,8 @@
 ** no one winner holds all of it (sweep_hold.h says when). Each part gets a
 ** winner of its own among the bucket's candidates, raced at the part's
 ** size and upper edge; a part whose winner still loses more than the task's
-** split_at gets a search of its own where it loses most, and then is split
+** split_at (or ties or trails the vendor) gets a search of its own where it
+** loses most (sweep_part.h), and then, still losing, is split
 ** again the same way among its own candidates, down to the task's
 ** split_depth. A split that no part's winner among the candidates would
 ** change is made on trial, kept only if a part's own search changes a
@@ -87,6 +88,9 @@ int split_trial_kept(const sw *S, const split *sp, int first, const cand *x);
 ** else of part i), and the lines of part i (its parts' after its own). */
 void split_say(sw *S, const op_task *t, const bucket *b, const split *sp, int i, double loss);
 void split_say_part(sw *S, const op_task *t, const split *sp, int i);
+/* Part p's name on its lines: its key, with its edges where asked (edges)
+** or where it is a part of a part, then its level and its parent's edges. */
+void split_part_name(const op_task *t, const split *sp, const part *p, int edges, char *out, size_t cap);
 /* The parts of split bucket b as winner rows, in place of the bucket's,
 ** in one transaction. -1: a tool failure (said). */
 int split_store(sw *S, const op_task *t, const bucket *b, const bucket_state *bs, const split *sp);
