@@ -155,7 +155,12 @@ static int race_neighbours(sw *S, part *p, const op_task *tp)
             for (int i = 0; i < p->n && !have; i++)
                 have = p->c[i]->config && !strcmp(p->c[i]->tmpl, tname) && !strcmp(p->c[i]->config, w[x]);
             for (int i = 0; i < p->nown && !have; i++) have = !strcmp(p->own[i].tmpl, tname) && !strcmp(p->own[i].config, w[x]);
-            if (have) continue;
+            /* The registry is untrusted, and a winner of another weight may
+            ** not run here: only a config of the template's space that its
+            ** constraints take at tp is built. */
+            char why[256];
+            int valid = 0;
+            if (have || tmpl_valid(S->T, tname, w[x], tp, &S->dev, &valid, why, sizeof why) || !valid) continue;
             cand *c = &p->own[p->nown];
             if (cand_build(S, c, tname, w[x], tp)) cand_free(c);
             else p->nown++, added++;

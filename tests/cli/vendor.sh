@@ -287,6 +287,19 @@ expect_stdout "^split .*/2\^7,2\^8,2\^8: its winner ties or trails the vendor .*
     "the part's search raced the neighbour's winner beside its own finalist"
 expect_eq "and the neighbour's config holds the part" "$(sql "$T/nb-v.db" "$low")" "$nb_us $nb_cfg"
 
+# The registry is untrusted: a neighbour's winner whose config is not one of
+# its template's (group 3: the kernel would build, its raster groups are any
+# size) is not built nor raced, and the sweep goes on.
+cp "$T/nb.db" "$T/nb-bad.db"
+sqlite3 "$T/nb-bad.db" "update winners set config = replace(config, '\"group\":1', '\"group\":3')"
+expect_true "the tampered winner holds group 3" sh -c "sqlite3 '$T/nb-bad.db' 'select config from winners' | grep -q '\"group\":3'"
+FAKE_VENDOR_US=$us,1000@192 fake_sweep flip_at:192 "$T/nb-bad.db" "$T/vr1.yaml" --vendor time
+expect_eq "with a tampered neighbour: exits 0" "$RC" 0 || show_last
+expect_stdout "^split .*/2\^7,2\^8,2\^8: its winner ties or trails the vendor .*: searched at [0-9x]*, 1 candidate; 1 new finalist raced$" \
+    "the tampered neighbour is not raced"
+expect_true "and no winner holds group 3 but the tampered row" \
+    sh -c "[ \$(sqlite3 '$T/nb-bad.db' \"select count(*) from winners where config like '%\\\"group\\\":3%'\") = 1 ]"
+
 # Export and merge carry the rows.
 DB=$T/win.db
 expect_exit 0 "export --format json --what vendor" "$AITUNE" export --format json --what vendor --db "$DB"
