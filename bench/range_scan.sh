@@ -21,6 +21,12 @@
 #   RANGE_EXACT=1 (environment): n and k `exact: true`, as a model's
 #   weights are tuned (python -m aitune tune): each weight its own bucket,
 #   hold's races and parts along m only.
+#   RANGE_WINDOW=D (environment, e.g. 150s): after the scan, `aitune window`
+#   over the spec for D (the buckets with the scan's holes first: their
+#   finalists and neighbours' winners raced at the holes' sizes), then the
+#   scan again; the table is the second scan's. On an H200 (eighteenth
+#   session, bench/results/2026-11-29/s18-window-call10) a window of 92 s
+#   took 1024 x 4096 from 15 holes (0.990x worst) to none (1.094x).
 # The registry (OUTDIR/range.db), the sweep's and scan's output and the table
 # (OUTDIR/range_table.txt) stay in OUTDIR. Needs a built tree (make) and a GPU.
 set -u
@@ -35,6 +41,8 @@ case $vendor in
     *) echo "bench/range_scan.sh: VENDOR must be win, time or off, not '$vendor'" >&2; exit 2 ;;
 esac
 case ${RANGE_EXACT:-} in "" | 1) ;; *) echo "bench/range_scan.sh: RANGE_EXACT must be 1 or unset, not '$RANGE_EXACT'" >&2; exit 2 ;; esac
+[[ ${RANGE_WINDOW:-} =~ ^([0-9]+[smh]?)?$ ]] ||
+    { echo "bench/range_scan.sh: RANGE_WINDOW must be a duration such as 150s or 5m, not '$RANGE_WINDOW'" >&2; exit 2; }
 [[ ${RANGE_TEMPLATES:-} =~ ^[a-z0-9_]*(,[a-z0-9_]+)*$ ]] ||
     { echo "bench/range_scan.sh: RANGE_TEMPLATES must be names separated by commas, not '$RANGE_TEMPLATES'" >&2; exit 2; }
 mkdir -p "$out"
@@ -67,6 +75,15 @@ t1=$(date +%s)
 build/aitune scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan.txt" 2> "$out/scan.err"
 echo "scan: exit $?, $(( $(date +%s) - t1 )) s"
 grep '^scan:' "$out/scan.err"
+if [ -n "${RANGE_WINDOW:-}" ]; then
+    t2=$(date +%s)
+    build/aitune window "$spec" --budget "$RANGE_WINDOW" --db "$db" > "$out/window.txt" 2> "$out/window.err"
+    echo "window: exit $?, $(( $(date +%s) - t2 )) s"
+    t3=$(date +%s)
+    build/aitune scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan2.txt" 2> "$out/scan2.err"
+    echo "scan after the window: exit $?, $(( $(date +%s) - t3 )) s"
+    grep '^scan:' "$out/scan2.err"
+fi
 python3 - "$db" > "$out/range_table.txt" <<'PY'
 import json, math, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
