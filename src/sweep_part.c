@@ -131,36 +131,44 @@ static int search_probe(const op_task *t, const split *sp, const part *p)
     return at;
 }
 
-/* Part p's own finalists (own[0, nown), at most 8) gain the registry's
-** winners nearest the part's search size tp for each template among its
-** candidates (warm_neighbours), those not candidates or finalists already:
-** the search took at most a quarter of its evaluations from them, and a
-** neighbour's winner is what holds the next part. On an H200 (eighteenth
-** session, call 9) the winner of 1024 x 4096's part [128, 129), bm 64 bn
-** 128 csplit 4, ran m = 100..127 in 7.8-8.0 us, the part [97, 128)'s
-** 8.7-8.8; its search at m = 97 (8 evaluations of swapab) had started
-** from two nearer winners only. Returns how many were added. */
+/* Whether part p races config of template tmpl already: a candidate, or
+** one of its own finalists. */
+static int part_holds(const part *p, const char *tmpl, const char *config)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->c[i]->config && !strcmp(p->c[i]->tmpl, tmpl) && !strcmp(p->c[i]->config, config)) return 1;
+    for (int i = 0; i < p->nown; i++)
+        if (!strcmp(p->own[i].tmpl, tmpl) && !strcmp(p->own[i].config, config)) return 1;
+    return 0;
+}
+
+/* Part p's own finalists (own[0, nown), at most PART_OWN_MAX) gain the
+** registry's winners nearest the part's search size tp for each template
+** among its candidates (warm_neighbours), those it does not race already
+** (part_holds): the search took at most a quarter of its evaluations from
+** them, and a neighbour's winner is what holds the next part. On an H200
+** (eighteenth session, call 9) the winner of 1024 x 4096's part [128, 129),
+** bm 64 bn 128 csplit 4, ran m = 100..127 in 7.8-8.0 us, the part
+** [97, 128)'s 8.7-8.8; its search at m = 97 (8 evaluations of swapab) had
+** started from two nearer winners only. Returns how many were added. */
 static int race_neighbours(sw *S, part *p, const op_task *tp)
 {
     int added = 0;
-    for (int j = 0; j < p->n && p->nown < 8; j++) {
+    for (int j = 0; j < p->n && p->nown < PART_OWN_MAX; j++) {
         const char *tname = p->c[j]->tmpl;
         int seen = 0;
         for (int i = 0; i < j && !seen; i++) seen = !strcmp(p->c[i]->tmpl, tname);
         if (seen || !p->c[j]->config) continue;
         char **w = NULL;
         int nw = warm_neighbours(S, tp, &p->b, tname, &w);
-        for (int x = 0; x < nw && p->nown < 8 && !sw_interrupted(); x++) {
-            int have = 0;
-            for (int i = 0; i < p->n && !have; i++)
-                have = p->c[i]->config && !strcmp(p->c[i]->tmpl, tname) && !strcmp(p->c[i]->config, w[x]);
-            for (int i = 0; i < p->nown && !have; i++) have = !strcmp(p->own[i].tmpl, tname) && !strcmp(p->own[i].config, w[x]);
+        for (int x = 0; x < nw && p->nown < PART_OWN_MAX && !sw_interrupted(); x++) {
             /* The registry is untrusted, and a winner of another weight may
             ** not run here: only a config of the template's space that its
             ** constraints take at tp is built. */
             char why[256];
             int valid = 0;
-            if (have || tmpl_valid(S->T, tname, w[x], tp, &S->dev, &valid, why, sizeof why) || !valid) continue;
+            if (part_holds(p, tname, w[x]) || tmpl_valid(S->T, tname, w[x], tp, &S->dev, &valid, why, sizeof why) || !valid)
+                continue;
             cand *c = &p->own[p->nown];
             if (cand_build(S, c, tname, w[x], tp)) cand_free(c);
             else p->nown++, added++;
@@ -171,9 +179,10 @@ static int race_neighbours(sw *S, part *p, const op_task *tp)
 }
 
 /* A part whose winner among its candidates (the hold race's slots, or its
-** parent's candidates) still loses more than split_at: its best config is
-** not among them, all found by searches elsewhere (the bucket's at its
-** size, its parents' where they lost). So it gets a search of its own
+** parent's candidates) still loses more than split_at, or ties or trails
+** the vendor (split_settle): its best config may not be among them, all
+** found by searches elsewhere (the bucket's at its size, its parents' where
+** they lost). So it gets a search of its own
 ** (search_part; retune races the part's stored finalists instead:
 ** stored_part) where it loses: at the probe inside the part where its
 ** winner loses most, among the sizes no search has covered (search_probe).
@@ -225,16 +234,13 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
         return rc ? -1 : 1;
     }
     qsort(pbs.f, (size_t)pbs.nf, sizeof *pbs.f, final_cmp);
-    p->own = xcalloc(8, sizeof *p->own);
+    p->own = xcalloc(PART_OWN_MAX, sizeof *p->own);
     /* The budget spent in (or by) the search: its finalists are not built
     ** nor raced, the part's winner among its candidates stays. */
     int late = split_out_of_budget(S, sp) && !sw_interrupted();
-    for (int i = 0; i < pbs.nf && !late && p->nown < S->sp.top_k && p->nown < 8; i++) {
-        int slot = 0;
-        for (int j = 0; j < p->n && !slot; j++)
-            slot = p->c[j]->config && !strcmp(p->c[j]->tmpl, pbs.f[i].tmpl) && !strcmp(p->c[j]->config, pbs.f[i].config);
+    for (int i = 0; i < pbs.nf && !late && p->nown < S->sp.top_k && p->nown < PART_OWN_MAX; i++) {
         cand *c = &p->own[p->nown];
-        if (slot) continue;
+        if (part_holds(p, pbs.f[i].tmpl, pbs.f[i].config)) continue;
         if (cand_build(S, c, pbs.f[i].tmpl, pbs.f[i].config, &tp)) cand_free(c);
         else p->nown++;
     }
@@ -248,10 +254,12 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
     else if (late) snprintf(what, sizeof what, "searched at %s, %d candidate%s; the budget ran out before its finalists raced",
                             size, evals, evals == 1 ? "" : "s");
-    else if (p->nown && nb) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s and %d neighbours' winner%s raced",
-                                     size, evals, evals == 1 ? "" : "s", p->nown - nb, p->nown - nb == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
-    else if (p->nown) snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s raced", size, evals,
-                               evals == 1 ? "" : "s", p->nown, p->nown == 1 ? "" : "s");
+    else if (p->nown) {
+        char nbs[48] = "";
+        if (nb) snprintf(nbs, sizeof nbs, " and %d neighbours' winner%s", nb, nb == 1 ? "" : "s");
+        snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s%s raced", size, evals,
+                 evals == 1 ? "" : "s", p->nown - nb, p->nown - nb == 1 ? "" : "s", nbs);
+    }
     else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");
     if (p->worst > S->split_at)
         sw_say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, name,

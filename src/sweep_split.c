@@ -264,8 +264,7 @@ int split_settle(sw *S, const op_task *t, split *sp, int i)
 {
     part *p = &sp->p[i];
     int rc = 0;
-    int behind = probe_behind_vendor(p->q, &p->b, p->w);
-    if ((p->worst > S->split_at || behind) && (rc = part_research(S, t, sp, p))) return rc;
+    if ((p->worst > S->split_at || probe_behind_vendor(p->q, &p->b, p->w)) && (rc = part_research(S, t, sp, p))) return rc;
     if (!(p->worst > S->split_at)) return 0;
     if (sp->cut) {   /* the budget ran out: the part keeps its winner among its candidates */
         snprintf(p->whole, sizeof p->whole, "the budget ran out");

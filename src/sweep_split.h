@@ -27,6 +27,7 @@
 ** own search when it had one), each one's time at the part's size, its
 ** winner and the winner's worst loss in it. A part split again keeps its
 ** record (its parts point at its candidates) but is not stored. */
+#define PART_OWN_MAX 8          /* a part's own finalists at most (sweep_part.h) */
 #define SPLIT_MAXPARTS 64       /* parts of every level of one bucket: bounds a split's memory and races */
 typedef struct part {
     bucket b;
@@ -43,7 +44,7 @@ typedef struct part {
     probes *q;              /* the probes inside it, of c[0, n) (owned): where its own parts are chosen */
     int searched;           /* its own search ran, at searched_at */
     long long searched_at[TMPL_MAXDIMS];
-    cand *own;              /* its own search's finalists, owned: own[0, nown) */
+    cand *own;              /* its own search's finalists and its neighbours' winners, owned: own[0, nown), at most PART_OWN_MAX */
     int nown;
     int capped;             /* its own search was cut by its budget */
 } part;

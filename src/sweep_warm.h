@@ -35,7 +35,7 @@ search *warm_search(sw *S, const op_task *t, const bucket *b, const char *tname,
 /* The configs of the registry's winners nearest t for template tname (the
 ** nearest first, no config twice), as many as b's searches start from (the
 ** spec's `warm`, SPEC_WARM in a range, whatever the strategy): a split
-** part's search races them beside its own finalists (sweep_split.c), since
+** part's search races them beside its own finalists (sweep_part.c), since
 ** a search of a few evaluations takes at most a quarter of them. Returns
 ** how many; *out (NULL with none) goes to warm_free. */
 int warm_neighbours(sw *S, const op_task *t, const bucket *b, const char *tname, char ***out);

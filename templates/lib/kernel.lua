@@ -63,6 +63,18 @@ function M.bytes(op, dt, shape)
   return total
 end
 
+-- The values param `name` takes in params (a space: { name, values } pairs),
+-- those keep(v) accepts (all without keep), in the space's order.
+function M.values(params, name, keep)
+  local out = {}
+  for _, pv in ipairs(params) do
+    if pv[1] == name then
+      for _, v in ipairs(pv[2]) do if not keep or keep(v) then out[#out + 1] = v end end
+    end
+  end
+  return out
+end
+
 -- The first config, in a plain order, that t's constraints accept: `fixed`
 -- gives the values that do not vary, `axes` the ones that do as a list of
 -- { name, values } (the first axis varies slowest). Only t's own params are

@@ -83,6 +83,7 @@
 -- D a CTA. Only the decode kernel (bn <= 64, m <= 64) takes it.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
+local kernel = lib("kernel")
 local hopper = lib("hopper")
 local gemv = lib("gemv")
 local geom = lib("swapab_geom")
@@ -171,10 +172,7 @@ end
 -- bn above 64 is left. At m = 8 the domain went from 898560 indices (1200
 -- valid) to 4320 when stages had six values; the walk that found those 1200
 -- took 7 s of Lua a bucket. decode_only: the gated product's (bn <= 64).
-local BN_VALUES
-for _, q in ipairs(M.params) do
-  if q[1] == "bn" then BN_VALUES = q[2] end
-end
+local BN_VALUES = kernel.values(M.params, "bn")
 local function narrow_for(m, decode_only)
   local bns, wide = {}, false
   for _, bn in ipairs(BN_VALUES) do

@@ -121,14 +121,10 @@ end
 -- took csplit 4 (896 CTAs).
 local function mid_z(t, shape)
   local fit, half, widest
-  for _, pv in ipairs(t.params) do
-    for _, v in ipairs(pv[1] == "bn" and pv[2] or {}) do
-      if v > 64 then
-        if v >= shape.m and (not fit or v < fit) then fit = v end
-        if v < shape.m and 2 * v >= shape.m and (not half or v < half) then half = v end
-        if not widest or v > widest then widest = v end
-      end
-    end
+  for _, v in ipairs(kernel.values(t.params, "bn", function(v) return v > 64 end)) do
+    if v >= shape.m and (not fit or v < fit) then fit = v end
+    if v < shape.m and 2 * v >= shape.m and (not half or v < half) then half = v end
+    if not widest or v > widest then widest = v end
   end
   return fit or widest, half
 end

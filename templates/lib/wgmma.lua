@@ -43,6 +43,7 @@
 -- workspace, the launch and the source's #defines.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
+local kernel = lib("kernel")
 local hopper = lib("hopper")
 local ptx = lib("wgmma_ptx")
 local mainloop = lib("wgmma_mainloop")
@@ -520,26 +521,13 @@ end
 -- The widths of the space that are multiples of 64 (what nn and the gated
 -- product take).
 local function widths64()
-  local out = {}
-  for _, pv in ipairs(M.params) do
-    if pv[1] == "bn" then
-      for _, v in ipairs(pv[2]) do if v % 64 == 0 then out[#out + 1] = v end end
-    end
-  end
-  return out
+  return kernel.values(M.params, "bn", function(v) return v % 64 == 0 end)
 end
 
 -- The stage values of layout's space whose staging is the one shape needs.
 local function stages_for(layout, shape)
-  local need, out = stage_for(layout, shape), {}
-  for _, pv in ipairs(params_of(layout)) do
-    if pv[1] == "stage" then
-      for _, v in ipairs(pv[2]) do
-        if staging({ stage = v }) == need then out[#out + 1] = v end
-      end
-    end
-  end
-  return out
+  local need = stage_for(layout, shape)
+  return kernel.values(params_of(layout), "stage", function(v) return staging({ stage = v }) == need end)
 end
 
 -- The geometry lib/wgmma_default.lua's choice reads.
