@@ -39,9 +39,13 @@
 **                    retune; check
 **   sweep_hold.h     hold: the race's finalists at other sizes of the bucket
 **   sweep_split.h    a bucket's parts where no one winner holds it
+**   sweep_part.h     a split part's own search, raced with its neighbours' winners
+**   sweep_splitrec.h the record of a split's parts, their names, the budget check
+**   sweep_warm.h     a search warm-started from the registry's nearest winners
 **   sweep_probe.h    races at other sizes, losses, a box's winner
 **   sweep_flow.h     a search's candidates on their way (look-ahead)
 **   sweep_record.h   winner rows, defaults, what earlier runs stored
+**   sweep_space.h    how many candidates each bucket holds (compile --plan)
 **   sweep_task.h     the task at a shape, as the worker sets it up
 **   sweep_cand.h     a candidate: instantiate, compile, load, verify, time
 **   sweep_vendor.h   the vendor (cuBLASLt) timed and raced beside the candidates

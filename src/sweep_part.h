@@ -1,5 +1,5 @@
 /* sweep_part.h: a split part's own search (sweep_split.h decides which
-** parts get one). A part whose winner among the bucket's finalists still
+** parts get one; the part's record: sweep_splitrec.h). A part whose winner among the bucket's finalists still
 ** loses more than split_at, or ties or trails the vendor somewhere in it
 ** (sweep_probe.h: probe_behind_vendor), is searched where it loses most,
 ** among the sizes no search has covered, with the task's strategy and
@@ -10,7 +10,7 @@
 ** part's stored finalists instead. */
 #ifndef SWEEP_PART_H
 #define SWEEP_PART_H
-#include "sweep_split.h"
+#include "sweep_splitrec.h"
 
 /* Whether a part may get a search of its own (part_research): spec
 ** split_evals, and budget left. */

@@ -422,3 +422,19 @@ bg_fake_sweep() {
 
 # Finish: the script's exit code says whether anything failed.
 done_testing() { [ "$NFAIL" -eq 0 ]; }
+
+# A test that builds part of a generated kernel on the CPU: without g++ the
+# script is skipped (WHAT: no g++), without build/tests/kernel_sample it
+# fails; sets KS to kernel_sample.
+need_host_build() {
+    if ! command -v g++ >/dev/null 2>&1; then
+        skip "$1: no g++"
+        done_testing
+        exit
+    fi
+    KS=$ROOT/build/tests/kernel_sample
+    if [ ! -x "$KS" ]; then
+        fail "$1: build/tests/kernel_sample is not built (make)"
+        exit 1
+    fi
+}

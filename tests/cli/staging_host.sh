@@ -17,17 +17,7 @@
 # 256: rows of 8, 24 and 32 chunks).
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v g++ >/dev/null 2>&1; then
-    skip "staging on the CPU: no g++"
-    done_testing
-    exit
-fi
-
-KS=$ROOT/build/tests/kernel_sample
-if [ ! -x "$KS" ]; then
-    fail "staging on the CPU: build/tests/kernel_sample is not built (make)"
-    exit 1
-fi
+need_host_build "staging on the CPU"
 
 # layout | the shape m,n,k the kernel is made for | the config's values
 configs='nn|4001,4001,4001|128,256,2,4,1x1,8,rows,ab_overlap

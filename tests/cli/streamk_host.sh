@@ -7,16 +7,7 @@
 # that its ticket waits for and its last piece adds (see the .cpp's header).
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v g++ >/dev/null 2>&1; then
-    skip "the stream-K schedule on the CPU: no g++"
-    done_testing
-    exit
-fi
-KS=$ROOT/build/tests/kernel_sample
-if [ ! -x "$KS" ]; then
-    fail "the stream-K schedule on the CPU: build/tests/kernel_sample is not built (make)"
-    exit 1
-fi
+need_host_build "the stream-K schedule on the CPU"
 cfg='{"bm":128,"bn":256,"cluster":"2x1","consumers":2,"epilogue":"tma","group":8,"inflight":1,"persistent":1,"producer_regs":40,"raster":"m","schedule":"coop","stage":"none","stages":4,"streamk":1}'
 printf 'gemm_nt/wgmma\tbf16\t3184,4096,4096\tsample\t%s\n' "$cfg" >"$T/line"
 run "$KS" sources -c -o "$T/src" "$T/line"
