@@ -117,17 +117,27 @@ M.params = {
 -- together or not at all (a stage value that can never be valid would only
 -- dilute the space a search samples).
 local NT_STAGES = { none = true, ab = true, ab_overlap = true }
-local function params_of(layout)
-  if layout == "nn" then return M.params end
+-- The swapped kernel's (op.swap) widths along m: multiples of 8 between
+-- 128 and 256, so a ragged m tiles into whole waves (cuBLASLt's kernels at
+-- row 2's sizes take 152, 160, 176 and 224: nineteenth session, call 7).
+-- It stores from registers and reads A and B in place. (A block that
+-- bench/narrow.py can narrow.)
+local SWAP_WIDTHS = {
+  128, 136, 144, 152, 160, 176, 192, 208, 224, 256,
+}
+local SWAP_ONLY = { bn = SWAP_WIDTHS, epilogue = { "direct" }, stage = { "none" } }
+
+local function params_of(layout, swap)
   local out = {}
   for i, pv in ipairs(M.params) do
-    if pv[1] == "stage" then
-      local vals = {}
+    local vals = pv[2]
+    if swap and SWAP_ONLY[pv[1]] then
+      vals = SWAP_ONLY[pv[1]]
+    elseif pv[1] == "stage" and layout ~= "nn" then
+      vals = {}
       for _, v in ipairs(pv[2]) do if NT_STAGES[v] then vals[#vals + 1] = v end end
-      out[i] = { "stage", vals }
-    else
-      out[i] = pv
     end
+    out[i] = { pv[1], vals }
   end
   return out
 end
@@ -340,7 +350,7 @@ local function a_box(p)
   return string.format("min(%d, max(cdiv(m, 8) * 8, (cdiv(m, %d) - 1) * %d))", p.bm, p.bm, p.bm)
 end
 
-function M.source(layout, p, dt, dev, name, swiglu)
+function M.source(layout, p, dt, dev, name, swiglu, swap)
   local t = gemm.types(dt)
   local a_bytes, b_bytes, smem = sizes(p)
   local wm = rows_per_consumer(p)
@@ -434,7 +444,7 @@ function M.source(layout, p, dt, dev, name, swiglu)
     string.format(epilogue.store2m, out_ct, t.Out, t.Out),
     epilogue.device,
     hopper.wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
-    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu), name,
+    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
       (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
@@ -442,15 +452,19 @@ function M.source(layout, p, dt, dev, name, swiglu)
   }
   -- The gated product's loads and SiLU, after the epilogues' device text.
   if swiglu then table.insert(src, 6, gemm.swiglu_device .. hopper.tma_load4 .. ptx.swiglu_text) end
+  -- The swapped kernel's store of one element (epilogue.trans_tile).
+  if swap then table.insert(src, 3, "#define ST_D(x) st_" .. t.Out .. "(x)") end
   return table.concat(src, "\n")
 end
 
-function M.launch(layout, p, dt, dev, swiglu)
+function M.launch(layout, p, dt, dev, swiglu, swap)
   local t = gemm.types(dt)
   local _, _, smem = sizes(p)
   local esize = dtype.size(t.In)
   local sh = share(p)
-  local units = string.format("cdiv(m, %d) * cdiv(%sn, %d)", sh == 1 and 2 * p.bm or p.bm, swiglu and "2 * " or "",
+  -- The kernel's m and n: the GEMM's, or (swap) its n and m.
+  local km, kn = swap and "n" or "m", swap and "m" or "n"
+  local units = string.format("cdiv(%s, %d) * cdiv(%s%s, %d)", km, sh == 1 and 2 * p.bm or p.bm, swiglu and "2 * " or "", kn,
                               sh == 2 and 2 * p.bn or p.bn)
   local per = sh > 0 and 2 or 1
   -- Stream-K keeps every worker even when there are fewer units than SMs:
@@ -473,7 +487,7 @@ function M.launch(layout, p, dt, dev, swiglu)
     -- and their 8 up rows.
     tmB = hopper.swiglu_bmap(esize, sh == 1 and p.bn // 32 or p.bn // 16)
   elseif layout == "nt" then
-    tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "k", "n" }, strides = { sb and b_pitch or "k*" .. esize },
+    tmB = { kind = "tmap", arg = swap and "A" or "B", at = b_at, dims = { "k", kn }, strides = { sb and b_pitch or "k*" .. esize },
             box = { BK, sh == 1 and p.bn // 2 or p.bn },
             swizzle = 128, oob = "zero", l2 = 256 }
   else
@@ -481,8 +495,8 @@ function M.launch(layout, p, dt, dev, swiglu)
             box = { 64, BK }, swizzle = 128, oob = "zero", l2 = 256 }
   end
   local params = {
-    { kind = "tmap", arg = "A", at = a_at, dims = { "k", "m" }, strides = { sa and a_pitch or "k*" .. esize },
-      box = { BK, a_box(p) }, swizzle = 128, oob = "zero", l2 = 256 },
+    { kind = "tmap", arg = swap and "B" or "A", at = a_at, dims = { "k", km }, strides = { sa and a_pitch or "k*" .. esize },
+      box = { BK, swap and (a_box(p):gsub("%f[%w]m%f[%W]", "n")) or a_box(p) }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
@@ -495,7 +509,7 @@ function M.launch(layout, p, dt, dev, swiglu)
                             strides = { p.epilogue == "tma_ws" and d_pitch or "n*" .. osize },
                             box = { 128 // osize, 64 }, swizzle = 128, oob = "zero", l2 = 0 }
   end
-  for _, x in ipairs({ { kind = "ptr", arg = "D" }, { kind = "dim", expr = "m" }, { kind = "dim", expr = "n" },
+  for _, x in ipairs({ { kind = "ptr", arg = "D" }, { kind = "dim", expr = km }, { kind = "dim", expr = kn },
                        { kind = "dim", expr = "k" } }) do
     params[#params + 1] = x
   end
@@ -531,22 +545,45 @@ local function stages_for(layout, shape)
 end
 
 -- The geometry lib/wgmma_default.lua's choice reads.
-M.units, M.workers, M.stages_fit, M.splits = units, workers, stages_fit, splits
+M.units, M.workers, M.stages_fit, M.splits, M.SWAP_WIDTHS = units, workers, stages_fit, splits, SWAP_WIDTHS
 
--- The family table for an op of lib/gemm.lua.
+-- The swapped kernel serves m above this; swapab (lib/swapab.lua) the m
+-- up to it.
+local SWAP_MIN_M = 256
+
+-- The family table for an op of lib/gemm.lua. With op.swap (nt only:
+-- templates/gemm_nt/wgmma_swap.lua) the kernel computes Dᵀ = B·Aᵀ: the
+-- weight's n rows take BM-row tiles, A's m rows BN-wide ones (any multiple
+-- of 8, so a ragged m tiles into whole waves), and D is stored transposed
+-- from registers ("direct", TRANS). Its kernel shape is the GEMM's with m
+-- and n exchanged (gemm_shape); staging and the stores through shared
+-- memory are not offered. On an H200 (nineteenth session, call 8) the best
+-- of 92 swapped configs ran 1049 x 4096 x 4096 in 51.9 us (0.895x
+-- cuBLASLt) where the best unswapped one took 65.2-66.2 (0.71-0.72x), and
+-- 1049 x 14336 x 4096 in 191.2 (0.965x, against 0.80-0.84x): cuBLASLt's
+-- own kernels at these sizes are swapped, with widths such as 152 and 176
+-- along m (its kernel names, call 7).
 function M.family(op)
   local layout = op.layout
-  local sw = op.swiglu
-  local function gemm_shape(shape) return sw and gemm.swiglu_gemm_shape(shape) or shape end
+  local sw, swap = op.swiglu, op.swap
+  local function gemm_shape(shape)
+    local g = sw and gemm.swiglu_gemm_shape(shape) or shape
+    if swap then return { m = g.n, n = g.m, k = g.k } end
+    return g
+  end
   return {
     op = op.name,
-    name = "wgmma",
+    name = swap and "wgmma_swap" or "wgmma",
     min_cc = 90,
     max_cc = 90,
     arch = "sm_90a",
     dtypes = op.dtypes,
-    params = params_of(layout),
-    constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw) end,
+    params = params_of(layout, swap),
+    constraints = function(p, shape, dt, dev)
+      if swap and p.epilogue ~= "direct" then return false, "D is stored transposed, from registers (direct)" end
+      if swap and p.stage ~= "none" then return false, "the swapped kernel reads A and B in place (k a multiple of 8)" end
+      return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw)
+    end,
     -- The epilogues D's rows allow, the staging the operands' rows need and
     -- the widths of 64-column multiples nn and the gated product take
     -- (constraints refuse the others): the space never draws the dead values
@@ -554,25 +591,36 @@ function M.family(op)
     narrow = function(shape)
       local keep = { stage = stages_for(layout, gemm_shape(shape)) }
       if sw or layout == "nn" then keep.bn = widths64() end
-      if sw then
-        keep.epilogue, keep.streamk = { "direct" }, { 0 }
+      if sw or swap then
+        keep.epilogue = { "direct" }
+        if sw then keep.streamk = { 0 } end
       else
         keep.epilogue = shape.n % 8 == 0 and { "direct", "tma" } or { "direct", "rows", "tma_ws" }
       end
       return keep
     end,
-    supports = function(shape, dt, dev) return M.supports(layout, shape, dt, dev, sw) end,
-    launch = function(p, dt, dev) return M.launch(layout, p, dt, dev, sw) end,
-    source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name, sw) end,
+    supports = function(shape, dt, dev)
+      if swap and (layout ~= "nt" or sw) then return false, "the swapped kernel is nt's, without the gated product" end
+      if swap and shape.k % 8 ~= 0 then return false, "the swapped kernel reads A and B in place: k must be a multiple of 8" end
+      if swap and shape.m <= SWAP_MIN_M then
+        return false, "m <= " .. SWAP_MIN_M .. ": swapab's (the same exchange, with kernels made for few rows)"
+      end
+      return M.supports(layout, shape, dt, dev, sw)
+    end,
+    launch = function(p, dt, dev) return M.launch(layout, p, dt, dev, sw, swap) end,
+    source = function(p, dt, dev, name) return M.source(layout, p, dt, dev, name, sw, swap) end,
     -- The search draws a stream-K config with nothing to split at the task's
     -- shape a sixteenth as often (space.lua's priors; its walk tries it last).
     prior = function(p, shape, dt, dev)
-      if p.bn % 64 ~= 0 and gemm_shape(shape).n % p.bn ~= 0 then return 1 / 8, "a width of " .. p.bn .. " that does not divide n" end
+      if not swap and p.bn % 64 ~= 0 and gemm_shape(shape).n % p.bn ~= 0 then
+        return 1 / 8, "a width of " .. p.bn .. " that does not divide n"
+      end
       if p.streamk == 1 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
       return 1
     end,
     -- lib/wgmma_default.lua's.
     default = function(shape, dt, dev)
+      if swap then return defaults.swap_default(M, layout, gemm_shape(shape), dt, dev) end
       return defaults.default(M, layout, sw, shape, gemm_shape(shape), stage_for(layout, shape), dt, dev)
     end,
   }

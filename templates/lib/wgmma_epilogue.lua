@@ -324,6 +324,38 @@ M.swiglu_tile = [[
       }
 ]]
 
+-- The swapped kernel's epilogue, in place of M.tile (lib/wgmma.lua's
+-- family, op.swap: direct stores only): its tile is of Dᵀ (its m rows are
+-- D's columns, its n columns D's rows), so element (r, col) goes to
+-- D[col][r], D's rows this kernel's m long. A thread's four of each 8
+-- columns are q[0], q[m] (the next column), q[8] and q[m + 8] (8 rows on).
+-- ST_D(x) converts to D's type (the source defines it).
+M.trans_tile = [[
+      {
+        const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
+        const long long col0 = (long long)tn * BN + 2 * (lane %% 4);
+        const bool in_m = (long long)(tm + 1) * BM <= m;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+          const long long col = col0 + j * 8;
+          if (col >= n) continue;
+          const bool c1 = col + 1 < n;
+#pragma unroll
+          for (int i = 0; i < MI; i++) {
+            D_T* q = D + col * m + row0 + i * 64;
+            if (in_m || row0 + i * 64 < m) {
+              q[0] = ST_D(acc[i][4 * j]);
+              if (c1) q[m] = ST_D(acc[i][4 * j + 1]);
+            }
+            if (in_m || row0 + i * 64 + 8 < m) {
+              q[8] = ST_D(acc[i][4 * j + 2]);
+              if (c1) q[m + 8] = ST_D(acc[i][4 * j + 3]);
+            }
+          }
+        }
+      }
+]]
+
 -- After a consumer's last tile ("tma_ws"): that tile copied to D by the
 -- consumers' warps with the copy warps. A fragment of the kernel format.
 M.last_tile = [[

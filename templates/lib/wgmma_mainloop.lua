@@ -198,12 +198,13 @@ local END = [[
 ]]
 
 -- The gated product (lib/wgmma.lua) tiles 2n accumulator columns and
--- stores with epilogue.swiglu_tile; every other kernel's text is as it was.
+-- stores with epilogue.swiglu_tile, the swapped kernel stores Dᵀ's tiles
+-- with epilogue.trans_tile; every other kernel's text is as it was.
 local TILES_N = "tiles_n = (int)((n + BN - 1) / BN);"
 local TILES_2N = "tiles_n = (int)((2 * n + BN - 1) / BN);    // the gated product: 2n accumulator columns"
 
-function M.kernel(stage, streamk, epilogue, swiglu)
-  local head, tile = HEAD, epilogue.tile
+function M.kernel(stage, streamk, epilogue, swiglu, swap)
+  local head, tile = HEAD, swap and epilogue.trans_tile or epilogue.tile
   if swiglu then
     head = kernel.replace(head, { { TILES_N, TILES_2N } }, "wgmma_mainloop")
     tile = epilogue.swiglu_tile

@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 128 } },
+  { "bn", { 256 } },
+  { "consumers", { 2 } },
+  { "stages", { 4 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "2x1" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "tma" } },
+  { "streamk", { 1 } },
+  { "stage", { "none" } },
+}
