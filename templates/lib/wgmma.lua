@@ -298,8 +298,9 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
   if layout == "nn" and acc > 128 and share(p) == 1 then return false, "spills (192 accumulators, shared B chunks)" end
   -- Measured with ptxas 13.0: stream-K's fix-up next to 192 accumulators
   -- spills 16-120 bytes; with one consumer, next to 128 8, next to 112
-  -- 16-36, and in nn pairs sharing B (2x1) 12-28 even next to 32 or 64.
-  local sk_one = p.consumers == 1 and (acc >= 112 or (layout == "nn" and share(p) == 1))
+  -- 16-36, next to 104 (the swapped kernel's bn 208) 12, and in nn pairs
+  -- sharing B (2x1) 12-28 even next to 32 or 64.
+  local sk_one = p.consumers == 1 and (acc >= 104 or (layout == "nn" and share(p) == 1))
   if p.streamk == 1 and (acc > 128 or sk_one) then
     return false, "spills (stream-K's fix-up next to the accumulators)"
   end

@@ -49,8 +49,15 @@ YAML
     expect_true "no swapped candidate at m, n, k = $1, $2, $3" grep -q ' 0 candidates' "$T/out" || show_last
 done
 
-# The default: the tile whose waves cost least.
 KS=$ROOT/build/tests/kernel_sample
+# One consumer with stream-K spills next to 104 accumulators (bn 208, the
+# GPU sweep's three "compile" rows, nineteenth session call 9): refused.
+printf 'gemm_nt/wgmma_swap\tbf16\t1025,4096,4096\tsample\t%s\n' \
+    '{"bm":64,"bn":208,"cluster":"1x1","consumers":1,"epilogue":"direct","group":1,"inflight":1,"persistent":1,"producer_regs":40,"raster":"n","schedule":"coop","stage":"none","stages":5,"streamk":1}' >"$T/sk208"
+run "$KS" sources -c -o "$T/sk208.out" "$T/sk208"
+expect_true "one consumer, bn 208, stream-K: refused as a spill" grep -q "spills (stream-K's fix-up" "$T/err" || show_last
+
+# The default: the tile whose waves cost least.
 run "$KS" list -n 0 "$T/swap.yaml"
 expect_eq "its default at 2086 x 4096 x 4096: 128 x 176 tiles (32 x 12 of them: three waves, the last nearly full)" \
     "$(awk -F'\t' '$3 == "2086,4096,4096" && $4 == "default"' "$T/out" | grep -o '"bm":[0-9]*,"bn":[0-9]*')" '"bm":128,"bn":176'
