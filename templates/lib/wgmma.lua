@@ -35,6 +35,12 @@
 -- GEMM to constraints and launch; stream-K, staging and the stores through
 -- shared memory are not offered (n and k multiples of 8, direct stores).
 --
+-- The swapped kernel (op.swap, gemm_nt/wgmma_swap, m > 256) is this GEMM
+-- with A and B exchanged, Dᵀ = B·Aᵀ: the weight's rows in BM-row tiles, A's
+-- m rows in BN-wide tiles of any multiple of 8 (so a ragged m fills whole
+-- waves, as cuBLASLt's kernels do), each tile stored transposed from
+-- registers (epilogue.trans_tile); see M.family.
+--
 -- The CUDA text by concern: lib/wgmma_mainloop.lua (the kernel: producer
 -- and consumer loops), lib/wgmma_ptx.lua (inline PTX), lib/wgmma_stage.lua
 -- (staging), lib/wgmma_streamk.lua (the work schedule, stream-K),
