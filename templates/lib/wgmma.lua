@@ -349,12 +349,14 @@ end
 -- zero-filled rows past m cost time: on an H200 a 256 x 112 tile at 14336 x
 -- 4096 ran 77.8 us at m = 129, 57.7 at 200 and 50.1 at 256 with a box of
 -- 256 rows, 46.1 at 129 and 48.0 at 200 with this one (seventeenth session,
--- calls 1 and 2).
-local function a_box(p)
+-- calls 1 and 2). km names the kernel's m in the expression: "m", or the
+-- GEMM's "n" for the swapped kernel's launch.
+local function a_box(p, km)
+  km = km or "m"
   if share(p) == 2 then
-    return string.format("min(%d, max(cdiv(cdiv(m, 2), 8) * 8, (cdiv(m, %d) - 1) * %d))", p.bm // 2, p.bm, p.bm)
+    return string.format("min(%d, max(cdiv(cdiv(%s, 2), 8) * 8, (cdiv(%s, %d) - 1) * %d))", p.bm // 2, km, km, p.bm, p.bm)
   end
-  return string.format("min(%d, max(cdiv(m, 8) * 8, (cdiv(m, %d) - 1) * %d))", p.bm, p.bm, p.bm)
+  return string.format("min(%d, max(cdiv(%s, 8) * 8, (cdiv(%s, %d) - 1) * %d))", p.bm, km, km, p.bm, p.bm)
 end
 
 function M.source(layout, p, dt, dev, name, swiglu, swap)
@@ -503,7 +505,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
   end
   local params = {
     { kind = "tmap", arg = swap and "B" or "A", at = a_at, dims = { "k", km }, strides = { sa and a_pitch or "k*" .. esize },
-      box = { BK, swap and (a_box(p):gsub("%f[%w]m%f[%W]", "n")) or a_box(p) }, swizzle = 128, oob = "zero", l2 = 256 },
+      box = { BK, a_box(p, km) }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
@@ -562,9 +564,9 @@ local SWAP_MIN_M = 256
 -- templates/gemm_nt/wgmma_swap.lua) the kernel computes Dᵀ = B·Aᵀ: the
 -- weight's n rows take BM-row tiles, A's m rows BN-wide ones (any multiple
 -- of 8, so a ragged m tiles into whole waves), and D is stored transposed
--- from registers ("direct", TRANS). Its kernel shape is the GEMM's with m
--- and n exchanged (gemm_shape); staging and the stores through shared
--- memory are not offered. On an H200 (nineteenth session, call 8) the best
+-- from registers (epilogue.trans_tile). Its kernel shape is the GEMM's with
+-- m and n exchanged (gemm_shape); its space (params_of: SWAP_ONLY) holds
+-- neither staging nor the stores through shared memory. On an H200 (nineteenth session, call 8) the best
 -- of 92 swapped configs ran 1049 x 4096 x 4096 in 51.9 us (0.895x
 -- cuBLASLt) where the best unswapped one took 65.2-66.2 (0.71-0.72x), and
 -- 1049 x 14336 x 4096 in 191.2 (0.965x, against 0.80-0.84x): cuBLASLt's
@@ -586,11 +588,7 @@ function M.family(op)
     arch = "sm_90a",
     dtypes = op.dtypes,
     params = params_of(layout, swap),
-    constraints = function(p, shape, dt, dev)
-      if swap and p.epilogue ~= "direct" then return false, "D is stored transposed, from registers (direct)" end
-      if swap and p.stage ~= "none" then return false, "the swapped kernel reads A and B in place (k a multiple of 8)" end
-      return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw)
-    end,
+    constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw) end,
     -- The epilogues D's rows allow, the staging the operands' rows need and
     -- the widths of 64-column multiples nn and the gated product take
     -- (constraints refuse the others): the space never draws the dead values
@@ -598,10 +596,9 @@ function M.family(op)
     narrow = function(shape)
       local keep = { stage = stages_for(layout, gemm_shape(shape)) }
       if sw or layout == "nn" then keep.bn = widths64() end
-      if sw or swap then
-        keep.epilogue = { "direct" }
-        if sw then keep.streamk = { 0 } end
-      else
+      if sw then
+        keep.epilogue, keep.streamk = { "direct" }, { 0 }
+      elseif not swap then   -- the swapped space stores directly only
         keep.epilogue = shape.n % 8 == 0 and { "direct", "tma" } or { "direct", "rows", "tma_ws" }
       end
       return keep

@@ -87,10 +87,9 @@ end
 -- for bm 128: 108.5 against 116.2 us at 2086 x 4096 x 4096 with 128 x 176
 -- tiles, 157.8 against 171.7 at 3184 with 128 x 160; bm 256 ran 0-10%
 -- faster with all that fit, but for 256 x 152 at 1049 x 14336: 191.2
--- against 204.1). TILE_FIXED,
--- a tile's cost beyond its area in elements, is fitted to an exhaustive
--- sweep of the swapped space on an H200 (nineteenth session, call 8): with
--- it the default's tile is the fastest one measured at 6 of its 7 shapes
+-- against 204.1). TILE_FIXED, a tile's cost beyond its area in elements,
+-- is fitted to an exhaustive sweep of the swapped space on an H200
+-- (nineteenth session, call 8): with it the default's tile is the fastest one measured at 6 of its 7 shapes
 -- (4096^2 at m = 1049: 256 x 136, 2086: 128 x 176, 3184: 128 x 160, 5258:
 -- 256 x 160; 14336 x 4096 at 1049: 256 x 152, 2818: 256 x 136); at 4096^2,
 -- m = 4099, it takes 256 x 128 (225.9 us) where 128 x 176 in pairs ran
