@@ -2,8 +2,8 @@
 -- the CUtensorMap kernel parameter, mbarriers (init, parity wait, arrive,
 -- arrive with a transaction count), a 2D TMA load that completes on an
 -- mbarrier, the shared-memory matrix descriptor with the 128-byte swizzle,
--- and wgmma's fence / commit / wait; wgmma_fn(n, intype, tnsp_b) writes
--- wgmma_tile(), one wgmma m64nNk16 with fp32 accumulation.
+-- and wgmma's fence / commit / wait; wgmma_fn(n, intype, tnsp_b[, cap]) writes
+-- wgmma_tile() (or wgmma_w<n>), one wgmma m64nNk16 with fp32 accumulation.
 local M = {}
 
 M.ptx = [[
@@ -77,18 +77,24 @@ local function reglist(first, n)
 end
 
 -- A device function issuing one wgmma m64nNk16 on a float[N/2] accumulator
--- (A and B from shared memory; tnsp_b 1: B is MN-major).
-function M.wgmma_fn(n, intype, tnsp_b)
+-- (A and B from shared memory; tnsp_b 1: B is MN-major): wgmma_tile(). With
+-- `cap` (a width above n) it is instead the specialization wgmma_w<N> of a
+-- template the source declares, on the first N/2 of a float[cap/2]
+-- accumulator: a kernel whose tile width is chosen at run time holds one
+-- per width (lib/wgmma.lua, wstep).
+function M.wgmma_fn(n, intype, tnsp_b, cap)
   local outs = {}
   for i = 0, n // 2 - 1 do outs[#outs + 1] = string.format('"+f"(d[%d])', i) end
+  local head = cap and string.format("template<> AIT_DEV void wgmma_w<%d>(float (&d)[%d]", n, cap // 2)
+                    or string.format("AIT_DEV void wgmma_tile(float (&d)[%d]", n // 2)
   return string.format([[
-AIT_DEV void wgmma_tile(float (&d)[%d], unsigned long long da, unsigned long long db) {
+%s, unsigned long long da, unsigned long long db) {
   asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, %%%d, %%%d, p, 1, 1, 0, %d; }\n"
                : %s
                : "l"(da), "l"(db), "r"(1));
 }
-]], n // 2, n // 2 + 2, n, intype, intype, reglist(0, n // 2), n // 2, n // 2 + 1, tnsp_b, table.concat(outs, ", "))
+]], head, n // 2 + 2, n, intype, intype, reglist(0, n // 2), n // 2, n // 2 + 1, tnsp_b, table.concat(outs, ", "))
 end
 
 return M

@@ -132,6 +132,20 @@ local SWAP_WIDTHS = {
   128, 136, 144, 152, 160, 176, 192, 208, 224, 256,
 }
 local SWAP_ONLY = { bn = SWAP_WIDTHS, epilogue = { "direct" }, stage = { "none" } }
+-- The swapped kernel's own param, wstep: 0, its tiles are bn wide at every
+-- shape; 8 or 16, the launch picks the width at each m (width_expr) among
+-- the multiples of wstep from 128 below bn, and bn (run_widths), each
+-- compiled into the kernel: one config then fills whole waves at every m
+-- of a bucket, as cuBLASLt's choice among its kernels does. On an H200
+-- (twentieth session, call 3) one such config (256 x 192, wstep 16) held
+-- 4096^2's bucket m = 2048..4094 at 0.951-1.032x cuBLASLt at every m
+-- scanned (step 61), where the unswapped pair chosen at 4095 ran
+-- 0.675-1.01x (call 2). Each width's copy of the mainloop costs compile
+-- time: 0.34-0.60 CPU s with one, 1.9 with 4 widths at bm 256, 3.8 with 9.
+-- (A block that bench/narrow.py can narrow.)
+local SWAP_PARAMS = {
+  { "wstep", { 0, 8, 16 } },
+}
 
 local function params_of(layout, swap)
   local out = {}
@@ -144,6 +158,9 @@ local function params_of(layout, swap)
       for _, v in ipairs(pv[2]) do if NT_STAGES[v] then vals[#vals + 1] = v end end
     end
     out[i] = { pv[1], vals }
+  end
+  if swap then
+    for _, pv in ipairs(SWAP_PARAMS) do out[#out + 1] = pv end
   end
   return out
 end
@@ -167,6 +184,35 @@ local function units(p, shape)
   if sh == 1 then tm = (tm + 1) // 2 end
   if sh == 2 then tn = (tn + 1) // 2 end
   return tm * tn
+end
+
+-- The widths a run-time-width kernel (wstep > 0) holds: the multiples of
+-- wstep from RUN_MIN below bn, then bn; nil for a kernel of one width.
+local RUN_MIN = 128
+local function run_widths(p)
+  if (p.wstep or 0) == 0 then return nil end
+  local out = {}
+  for w = RUN_MIN, p.bn - 1, p.wstep do out[#out + 1] = w end
+  out[#out + 1] = p.bn
+  return out
+end
+
+-- The width such a kernel takes at the launch's shape (km, kn: the names
+-- of the kernel's m and n in the plan): as few waves of units as bn's
+-- tiles make (v), and among the widths with that many the narrowest, so no
+-- column is computed for nothing: with r rows of units, c = floor(v x
+-- workers / r) units along n, each at least cdiv(kn, c) columns wide (two
+-- tiles a unit under 1x2), rounded up to wstep, at least RUN_MIN
+-- and at most bn. An expression over the plan's dims (expr.h: cdiv,
+-- min, max; floor(a / b) written cdiv(a - b + 1, b)).
+local function width_expr(p, dev, km, kn)
+  local per = share(p) == 2 and 2 or 1
+  local g = workers(p, dev)
+  local r = string.format("cdiv(%s, %d)", km, p.bm)
+  local vg = string.format("cdiv(%s * cdiv(%s, %d), %d) * %d", r, kn, per * p.bn, g, g)
+  local c = string.format("cdiv(%s - %s + 1, %s)", vg, r, r)
+  return string.format("min(%d, max(%d, cdiv(cdiv(%s, %s%s), %d) * %d))", p.bn, RUN_MIN, kn,
+                       per == 2 and "2 * " or "", c, p.wstep, p.wstep)
 end
 
 -- Stream-K workspace: a page of tickets, then one accumulator slot per
@@ -259,6 +305,11 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
   if p.streamk == 1 and p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
+  if (p.wstep or 0) > 0 then
+    if p.bn <= RUN_MIN then return false, "a width chosen at run time needs bn above " .. RUN_MIN end
+    if p.streamk ~= 0 then return false, "a width chosen at run time has no stream-K fix-up" end
+    if share(p) == 1 then return false, "a width chosen at run time is not split into halves of B (cluster 2x1)" end
+  end
   if ov then
     if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself" end
     if p.persistent ~= 1 or p.streamk ~= 0 then return false, "overlapped staging needs a persistent grid without stream-K" end
@@ -359,6 +410,15 @@ local function a_box(p, km)
   return string.format("min(%d, max(cdiv(%s, 8) * 8, (cdiv(%s, %d) - 1) * %d))", p.bm, km, km, p.bm, p.bm)
 end
 
+-- The kernel's wgmma: one of bn columns, or (wstep) one a run width.
+local function wgmma_text(p, intype, tnsp_b)
+  local widths = run_widths(p)
+  if not widths then return hopper.wgmma_fn(p.bn, intype, tnsp_b) end
+  local out = { mainloop.width_device }
+  for _, w in ipairs(widths) do out[#out + 1] = hopper.wgmma_fn(w, intype, tnsp_b, p.bn) end
+  return table.concat(out)
+end
+
 function M.source(layout, p, dt, dev, name, swiglu, swap)
   local t = gemm.types(dt)
   local a_bytes, b_bytes, smem = sizes(p)
@@ -379,7 +439,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     if sh == 1 then
       b_load = "tma_load_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * BN + rank * (BN / 2), bar);"
     else
-      b_load = "tma_load(sB, &tmB, kb * 64, tn * BN, bar);"
+      b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", run_widths(p) and "(int)bw" or "BN")
     end
     b_desc = "desc(sB + kk * 32, 1, 1024)"
     if swiglu then
@@ -452,8 +512,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     epilogue.store2(t.Out),
     string.format(epilogue.store2m, out_ct, t.Out, t.Out),
     epilogue.device,
-    hopper.wgmma_fn(p.bn, t.In, layout == "nn" and 1 or 0),
-    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap), name,
+    wgmma_text(p, t.In, layout == "nn" and 1 or 0),
+    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, run_widths(p)), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
       (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
@@ -473,8 +533,10 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
   local sh = share(p)
   -- The kernel's m and n: the GEMM's, or (swap) its n and m.
   local km, kn = swap and "n" or "m", swap and "m" or "n"
-  local units = string.format("cdiv(%s, %d) * cdiv(%s%s, %d)", km, sh == 1 and 2 * p.bm or p.bm, swiglu and "2 * " or "", kn,
-                              sh == 2 and 2 * p.bn or p.bn)
+  -- The tile width along the kernel's n: bn, or (wstep) the launch's.
+  local bw = run_widths(p) and width_expr(p, dev, km, kn)
+  local units = string.format("cdiv(%s, %d) * cdiv(%s%s, %s)", km, sh == 1 and 2 * p.bm or p.bm, swiglu and "2 * " or "", kn,
+                              bw and (sh == 2 and "2 * " or "") .. bw or tostring(sh == 2 and 2 * p.bn or p.bn))
   local per = sh > 0 and 2 or 1
   -- Stream-K keeps every worker even when there are fewer units than SMs:
   -- the idle ones are what it splits the k-iterations over.
@@ -497,7 +559,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
     tmB = hopper.swiglu_bmap(esize, sh == 1 and p.bn // 32 or p.bn // 16)
   elseif layout == "nt" then
     tmB = { kind = "tmap", arg = swap and "A" or "B", at = b_at, dims = { "k", kn }, strides = { sb and b_pitch or "k*" .. esize },
-            box = { BK, sh == 1 and p.bn // 2 or p.bn },
+            box = { BK, bw or (sh == 1 and p.bn // 2 or p.bn) },
             swizzle = 128, oob = "zero", l2 = 256 }
   else
     tmB = { kind = "tmap", arg = "B", at = b_at, dims = { "n", "k" }, strides = { sb and b_pitch or "n*" .. esize },
@@ -522,6 +584,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
                        { kind = "dim", expr = "k" } }) do
     params[#params + 1] = x
   end
+  if bw then params[#params + 1] = { kind = "dim", expr = bw } end
   -- Only the counters must be zero at a launch (the kernel leaves them zero
   -- again); partial tiles and staged copies are written before they are read.
   if p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws" then
@@ -554,7 +617,7 @@ local function stages_for(layout, shape)
 end
 
 -- The geometry lib/wgmma_default.lua's choice reads.
-M.units, M.workers, M.stages_fit, M.splits, M.SWAP_WIDTHS = units, workers, stages_fit, splits, SWAP_WIDTHS
+M.units, M.workers, M.stages_fit, M.splits, M.SWAP_WIDTHS, M.RUN_MIN = units, workers, stages_fit, splits, SWAP_WIDTHS, RUN_MIN
 
 -- The swapped kernel serves m above this; swapab (lib/swapab.lua) the m
 -- up to it.

@@ -111,6 +111,15 @@ function M.swap_default(W, layout, ks, dt, dev)
       if (not best_cost or cost < best_cost) and W.constraints(layout, p, ks, dt, dev) then best, best_cost = p, cost end
     end
   end
+  -- Its width chosen at each m in steps of 16 (wstep; 8 compiles twice the
+  -- copies of the mainloop for at most 8 columns less a tile), where bn
+  -- leaves narrower widths to choose.
+  if best and best.bn > W.RUN_MIN then
+    best.wstep = 16
+    if not W.constraints(layout, best, ks, dt, dev) then best.wstep = 0 end
+  elseif best then
+    best.wstep = 0
+  end
   return best
 end
 

@@ -203,11 +203,52 @@ local END = [[
 local TILES_N = "tiles_n = (int)((n + BN - 1) / BN);"
 local TILES_2N = "tiles_n = (int)((2 * n + BN - 1) / BN);    // the gated product: 2n accumulator columns"
 
-function M.kernel(stage, streamk, epilogue, swiglu, swap)
+-- A tile width chosen at run time (`widths`, lib/wgmma.lua's wstep: every
+-- width the launch may pass, BN the widest): the kernel takes it as bw, its
+-- tiles are bw columns wide, the producer expects bw rows of B a slot (the
+-- launch's tensor map box), and the consumers run a copy of the mainloop
+-- (MAINLOOP, up to its last wgmma drained, so that ptxas keeps each copy's
+-- wgmma pipelined) for each width, on the first W/2 of BN/2 accumulators;
+-- the store skips columns from bw on. The copies name B's descriptor
+-- B_DESC, defined where they start (the kernel format's last argument).
+local MAINLOOP_FROM, MAINLOOP_TO = "      for (int kb = k0; kb < k1; kb++) {\n        mbar_wait(full", "      wg_wait<0>();\n"
+local WIDTH_PIECES = {
+  { "long long m, long long n, long long k%s%s)", "long long m, long long n, long long k, long long bw%s%s)" },
+  { TILES_N, "tiles_n = (int)((n + bw - 1) / bw);    // bw: the launch's tile width" },
+  { "mbar_expect(bar, a_bytes + B_BYTES);", "mbar_expect(bar, a_bytes + 128u * (unsigned)bw);" },
+}
+local WIDTH_STORE = {
+  { "(long long)tn * BN + 2", "(long long)tn * bw + 2" },
+  { "if (col >= n) continue;", "if (col >= n || j * 8 >= bw) continue;" },
+}
+M.width_device = [[
+template<int N> AIT_DEV void wgmma_w(float (&d)[BN / 2], unsigned long long da, unsigned long long db);
+]]
+
+local function width_switch(head, widths)
+  local from = head:find(MAINLOOP_FROM, 1, true)
+  local to = from and head:find(MAINLOOP_TO, from, true)
+  if not to then error("wgmma_mainloop: the mainloop a width copies moved", 2) end
+  local loop = head:sub(from, to + #MAINLOOP_TO - 1)
+  local one = kernel.replace(loop, { { "wgmma_tile(acc[i], ", "wgmma_w<%d>(acc[i], " }, { "%s);", "B_DESC);" } },
+                             "wgmma_mainloop")
+  local out = { "#define B_DESC %s\n      switch ((int)bw) {\n" }
+  for _, w in ipairs(widths) do
+    out[#out + 1] = string.format("      case %d: {\n", w) .. one:gsub("wgmma_w<%%d>", "wgmma_w<" .. w .. ">") .. "      } break;\n"
+  end
+  out[#out + 1] = "      default: __trap();\n      }\n#undef B_DESC\n"
+  return head:sub(1, from - 1) .. table.concat(out) .. head:sub(to + #MAINLOOP_TO)
+end
+
+function M.kernel(stage, streamk, epilogue, swiglu, swap, widths)
   local head, tile = HEAD, swap and epilogue.trans_tile or epilogue.tile
   if swiglu then
     head = kernel.replace(head, { { TILES_N, TILES_2N } }, "wgmma_mainloop")
     tile = epilogue.swiglu_tile
+  end
+  if widths then
+    head = width_switch(kernel.replace(head, WIDTH_PIECES, "wgmma_mainloop"), widths)
+    tile = kernel.replace(tile, WIDTH_STORE, "wgmma_mainloop")
   end
   return head .. streamk.fixup .. tile .. LOOP_END .. epilogue.last_tile .. TAIL .. stage.reset .. END
 end
