@@ -22,7 +22,7 @@ check() {   # NAME EXIT-CODE DETAIL
     if [ "$2" = 0 ]; then echo "PASS $1${3:+: $3}"; else echo "FAIL $1${3:+: $3}"; fails=$((fails + 1)); fi
 }
 arch=sm_$(build/aitune devices 2>/dev/null | sed -n 's/.*sm_\([0-9]*\).*/\1/p' | head -1)
-build/aitune sweep tests/gpu/gemm_launch.yaml --db "$db" --quiet > "$out/sweep.txt" 2> "$out/sweep.err"
+build/aitune sweep tests/gpu/gemm_launch.yaml --db "$db" --vendor off --quiet > "$out/sweep.txt" 2> "$out/sweep.err"
 check "sweep tests/gpu/gemm_launch.yaml" $? "$(tail -1 "$out/sweep.err")"
 npdl=$(python3 - "$db" <<'PY'
 import sqlite3, sys
@@ -40,6 +40,14 @@ for b, t in sqlite3.connect(sys.argv[1]).execute(
         "select bucket, template from winners where op = 'gemm_nt' and dtype = 'bf16' and bucket like 'm=2^0,%' "
         "or op = 'gemm_nt' and dtype = 'bf16' and bucket like 'm=2^4,%' order by 1"):
     print("INFO decode bucket %s: %s" % (b, t))
+PY
+# The swapped bucket's winner: a width chosen at run time (wstep > 0), or
+# not (a search may pick a fixed width).
+python3 - "$db" <<'PY'
+import sqlite3, sys
+for b, t, c in sqlite3.connect(sys.argv[1]).execute(
+        "select bucket, template, config from winners where template = 'gemm_nt/wgmma_swap'"):
+    print("INFO swapped bucket %s: %s %s" % (b, t, c))
 PY
 for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"; do
     set -- $pair
@@ -65,6 +73,8 @@ for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"
     # The swapab bucket (m = 32): inside it, at m = 40 and 63 (a second pass
     # of A's rows when its winner takes 32 per pass), and at n = 1000.
     [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && [ "$arch" = sm_90 ] && shapes="$shapes 32x4096x4096 40x4096x4096 63x4096x4096 32x1000x1000"
+    # The swapped bucket (m = 2048..4095): widths chosen at launch.
+    [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && [ "$arch" = sm_90 ] && shapes="$shapes 2048x4096x512 2086x4096x512 2500x4096x512 3000x4096x512 4095x4096x512"
     # One range tuned at n = 512 and 513 (an alignment class each): 513 and
     # 516 are answered from the odd bucket, 512 and 520 from the aligned.
     [ "$dt" = bf16 ] && [ "$op" = gemm_nt ] && shapes="$shapes 1024x512x512 1024x513x512 1024x516x512 1024x520x512"
