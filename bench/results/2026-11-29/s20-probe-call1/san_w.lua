@@ -1,0 +1,3 @@
+local SWAP_WIDTHS = {
+  144, 176, 208,
+}
