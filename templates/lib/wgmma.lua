@@ -39,7 +39,9 @@
 -- with A and B exchanged, Dᵀ = B·Aᵀ: the weight's rows in BM-row tiles, A's
 -- m rows in BN-wide tiles of any multiple of 8 (so a ragged m fills whole
 -- waves, as cuBLASLt's kernels do), each tile stored transposed from
--- registers (epilogue.trans_tile); see M.family.
+-- registers (epilogue.trans_tile); see M.family. With wstep > 0 the launch
+-- picks that width at each m (width_expr) among the ones the kernel holds
+-- a copy of its mainloop for (run_widths, wgmma_mainloop's width_switch).
 --
 -- The CUDA text by concern: lib/wgmma_mainloop.lua (the kernel: producer
 -- and consumer loops), lib/wgmma_ptx.lua (inline PTX), lib/wgmma_stage.lua
@@ -137,10 +139,10 @@ local SWAP_ONLY = { bn = SWAP_WIDTHS, epilogue = { "direct" }, stage = { "none" 
 -- the multiples of wstep from 128 below bn, and bn (run_widths), each
 -- compiled into the kernel: one config then fills whole waves at every m
 -- of a bucket, as cuBLASLt's choice among its kernels does. On an H200
--- (twentieth session, call 3) one such config (256 x 192, wstep 16) held
--- 4096^2's bucket m = 2048..4094 at 0.951-1.032x cuBLASLt at every m
--- scanned (step 61), where the unswapped pair chosen at 4095 ran
--- 0.675-1.01x (call 2). Each width's copy of the mainloop costs compile
+-- (twentieth session, call 3) one such config (128 x 192, wstep 8,
+-- ping-pong) held 4096^2's bucket m = 2048..4094 at 0.951-1.032x cuBLASLt
+-- at every m scanned (step 61), where the unswapped pair chosen at 4095
+-- ran 0.675-1.01x (call 2). Each width's copy of the mainloop costs compile
 -- time: 0.34-0.60 CPU s with one, 1.9 with 4 widths at bm 256, 3.8 with 9.
 -- (A block that bench/narrow.py can narrow.)
 local SWAP_PARAMS = {
