@@ -27,7 +27,9 @@
 #   scan again; the table is the second scan's. On an H200 (eighteenth
 #   session, bench/results/2026-11-29/s18-window-call10) a window of 92 s
 #   took 1024 x 4096 from 15 holes (0.990x worst) to none (1.094x).
-# The registry (OUTDIR/range.db), the sweep's and scan's output and the table
+# The registry (OUTDIR/range.db), the sweep's and scan's output, the sweep's
+# trace (OUTDIR/trace.txt, AITUNE_TRACE) with where its time went bucket by
+# bucket (OUTDIR/time_split.txt, bench/trace_split.py) and the table
 # (OUTDIR/range_table.txt) stay in OUTDIR. Needs a built tree (make) and a GPU.
 set -u
 out=${1:?OUTDIR}
@@ -68,9 +70,11 @@ spec=$out/range.yaml
     done
 } > "$spec"
 t0=$(date +%s)
-build/aitune sweep "$spec" --db "$db" --vendor "$vendor" \
+rm -f "$out/trace.txt"
+AITUNE_TRACE=$out/trace.txt build/aitune sweep "$spec" --db "$db" --vendor "$vendor" \
     ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
 echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
+python3 bench/trace_split.py "$out/trace.txt" > "$out/time_split.txt" 2>&1
 t1=$(date +%s)
 build/aitune scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan.txt" 2> "$out/scan.err"
 echo "scan: exit $?, $(( $(date +%s) - t1 )) s"

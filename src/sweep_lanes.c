@@ -150,6 +150,8 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
     ** [128, 256) bucket of a 4096^2 range none of its 5 sizes raced
     ** (bench/RESULTS.md, ninth session). */
     S->search_end = S->hold && S->share_end > 0 ? t_task + (S->share_end - t_task) * HOLD_SEARCH_SHARE : 0;
+    sw_trace(S, "bucket start %s %s %s share=%.2f search=%.2f", t.op, t.dtype, ob.key,
+             S->share_end > 0 ? S->share_end - t_task : 0.0, S->search_end > 0 ? S->search_end - t_task : 0.0);
     S->split_at = st->split_at;
     S->split_depth = st->split_depth;
     S->task = st;
@@ -159,11 +161,13 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
     ** retune times it again (a new driver or library), a sweep resumes. */
     sweep_vendor_bind(&S->V, o->vendor, S->W, S->R, S->dev_id, S->run_id, S->arch, o->kernel_timeout);
     reg_vendor vrow;
+    double t_vendor = now_s();
     if (!o->check && !o->compile_only &&
         (o->retune ? sweep_vendor_measure : sweep_vendor_time)(&S->V, &t, ob.key, &vrow) < 0) {
         S->code = EXIT_FAIL;
         return;
     }
+    sw_trace(S, "vendor %s %s %s %.4f", t.op, t.dtype, ob.key, now_s() - t_vendor);
     if ((o->check ? check_bucket(S, &t, &ob) : o->retune ? retune_bucket(S, st, &t, &ob)
          : st->joint && !o->compile_only ? tune_joint(S, st, &t, &ob) : tune_bucket(S, st, &t, &ob)))
         S->code = EXIT_FAIL;
@@ -173,6 +177,7 @@ static void sweep_slot(hub *H, sw *S, const slot *q)
              resume_record(S, &t, &ob, S->hold))
         S->code = EXIT_FAIL;
     sw_op_time(S, t.op, now_s() - t_task);
+    sw_trace(S, "bucket end %s %s %s %.4f", t.op, t.dtype, ob.key, now_s() - t_task);
 }
 
 /* A lane: buckets from the queue until it is empty, the budget is spent or

@@ -223,12 +223,14 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
         seed = hash_str(seed, level);
     }
     bucket_state pbs = { .exhaustive = 1 };
+    double t_search = now_s();
     int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
                                      : search_part(S, &tp, &p->b, S->sp.seed ^ seed, &pbs, &evals, &p->capped);
     if (!S->o->retune) {
         S->searched++;
         S->searched_evals += evals;
     }
+    sw_trace(S, "part search %s %s %s evals=%d %.4f", t->op, S->home, p->b.key, evals, now_s() - t_search);
     if (rc || sw_interrupted()) {
         bucket_state_free(&pbs);
         return rc ? -1 : 1;

@@ -30,7 +30,10 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     op_task tp;
     if (task_at(S, t, shape, &tp)) return 0;
     if (!rep && S->dev.mem > 0 && tmpl_task_bytes(&tp) > S->dev.mem / 2) return 0;
+    double ts[5];           /* the phases' times, for the trace */
+    ts[0] = now_s();
     if (task_send(S, &tp)) return -1;
+    ts[1] = now_s();
     int ok[16];
     for (int i = 0; i < m; i++) {
         ok[i] = 0;
@@ -45,7 +48,9 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     for (int i = 0; i < m; i++) if (!ok[i]) cand_load(S, cs[stand], &tp, i);
     final pf[16];
     memset(pf, 0, sizeof pf);
+    ts[2] = now_s();
     cand_race(S, cs[0], m, pf);
+    ts[3] = now_s();
     probe *p = &P->p[P->n++];
     memset(p, 0, sizeof *p);
     memcpy(p->shape, shape, sizeof *shape * (size_t)t->ndims);
@@ -59,6 +64,13 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     int got = sweep_vendor_bar(&S->V, &tp, S->home, &p->vendor_us);
     if (got < 0) return -1;
     S->vendor_bars += got;
+    ts[4] = now_s();
+    if (sw_tracing()) {
+        char size[96];
+        task_shape_text(shape, t->ndims, size, sizeof size);
+        sw_trace(S, "probe %s %s %s slots=%d task=%.4f load=%.4f race=%.4f vendor=%.4f", t->op, S->home, size, m,
+                 ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3]);
+    }
     return 1;
 }
 

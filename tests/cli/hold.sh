@@ -156,6 +156,17 @@ YAML
 seed_db "$T/mid.db"
 AITUNE_TRACE=$T/mid.trace fake_sweep shape_time "$T/mid.db" "$T/mid.yaml"
 expect_eq "a swapab range sweep at m 129..256 exits 0" "$RC" 0 || show_last
+# The trace says where each bucket's time went (bench/trace_split.py reads it).
+expect_eq "the trace starts and ends every bucket it sweeps" \
+    "$(grep -c ' bucket start gemm_nt bf16 ' "$T/mid.trace")" "$(grep -c ' bucket end gemm_nt bf16 ' "$T/mid.trace")"
+expect_true "hold's races at other sizes are traced with their phases" \
+    grep -Eq ' probe gemm_nt m=2\^7[^ ]* [0-9]+x4096x4096 slots=[0-9]+ task=[0-9.]+ load=[0-9.]+ race=[0-9.]+ vendor=[0-9.]+$' "$T/mid.trace"
+run python3 "$ROOT/bench/trace_split.py" "$T/mid.trace"
+expect_eq "bench/trace_split.py reads it" "$RC" 0 || show_last
+expect_eq "a row per bucket, and the sum" "$(grep -c '^gemm_nt bf16 m=' "$T/out") $(grep -c '^all buckets' "$T/out")" \
+    "$(grep -c ' bucket end ' "$T/mid.trace") 1"
+expect_true "its probes column counts the trace's probes" \
+    awk -v n="$(grep -c ' probe gemm_nt ' "$T/mid.trace")" '/^all buckets/ { exit ($6 == n) ? 0 : 1 }' "$T/out"
 expect_true "hold raced swapab's defaults at 3 or more of its other sizes beside the finalists" \
     grep -Eq "hold gemm_nt bf16: ([3-9]|1[0-9]) templates' defaults at its other sizes raced" "$T/mid.trace"
 expect_eq "the search at m = 255 stored one tile of 256 rows or two of at least 128 only" \

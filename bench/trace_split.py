@@ -1,0 +1,106 @@
+"""Where a sweep's time went, bucket by bucket, from its trace (AITUNE_TRACE=FILE
+aitune sweep ...; bench/range_scan.sh keeps one as OUT/trace.txt).
+
+    python3 bench/trace_split.py TRACE
+
+One row per bucket, in the order each GPU's lane took them, in seconds:
+  wall      the bucket from its start to its winner (its share: what the
+            budget allowed it, "-" without a budget)
+  vendor    cuBLASLt timed at the bucket's own size
+  search    the bucket's own search: its candidates loaded, verified and timed
+            (the rest of its search time is waiting for compiles, in "other")
+  probes    hold's and the split's races at other sizes: how many, then the
+            time setting each size's task up (inputs, reference), loading and
+            verifying the slots, racing them, and timing the vendor there
+  parts     the parts' own searches: how many, and their time
+  other     what is left: compile waits, the race at the bucket's own size,
+            the registry
+A last line sums the columns over the buckets."""
+import re
+import sys
+
+LINE = re.compile(r"^(\d+\.\d+) gpu=(\d+) (.*)$")
+
+
+def parse(path):
+    lanes = {}
+    for raw in open(path):
+        m = LINE.match(raw.rstrip("\n"))
+        if m:
+            lanes.setdefault(int(m.group(2)), []).append((float(m.group(1)), m.group(3)))
+    return lanes
+
+
+def buckets(events):
+    """Each bucket's events, from its start line to its end line."""
+    out, cur = [], None
+    for t, text in events:
+        w = text.split()
+        if text.startswith("bucket start "):
+            share = re.search(r"share=([\d.]+)", text)
+            cur = {"key": " ".join(w[2:5]), "t0": t, "share": float(share.group(1)) if share else 0.0,
+                   "wall": None, "vendor": 0.0, "timed": [], "probes": [], "parts": []}
+        elif cur is None:
+            continue
+        elif text.startswith("bucket end "):
+            cur["wall"] = float(w[-1])
+            out.append(cur)
+            cur = None
+        elif w[0] == "vendor":
+            cur["vendor"] += float(w[-1])
+        elif w[0] == "timed":
+            s = float(re.search(r"start=([\d.]+)", text).group(1))
+            e = float(re.search(r"end=([\d.]+)", text).group(1))
+            cur["timed"].append((s, e))
+        elif w[0] == "probe":
+            phases = dict(re.findall(r"(task|load|race|vendor)=([\d.]+)", text))
+            cur["probes"].append({k: float(v) for k, v in phases.items()})
+        elif text.startswith("part search "):
+            cur["parts"].append((t - float(w[-1]), t))
+    return out
+
+
+def row(b):
+    inside = lambda s, e: any(a <= s and e <= z for a, z in b["parts"])
+    search = sum(e - s for s, e in b["timed"] if not inside(s, e))
+    probe = {k: sum(p.get(k, 0.0) for p in b["probes"]) for k in ("task", "load", "race", "vendor")}
+    parts = sum(z - a for a, z in b["parts"])
+    other = b["wall"] - b["vendor"] - search - sum(probe.values()) - parts
+    return {"wall": b["wall"], "share": b["share"], "vendor": b["vendor"], "search": search,
+            "nprobes": len(b["probes"]), "probe": probe, "nparts": len(b["parts"]), "parts": parts, "other": other}
+
+
+def main(path):
+    lanes = parse(path)
+    if not lanes:
+        sys.exit("%s: no trace lines (a sweep run with AITUNE_TRACE=%s writes them)" % (path, path))
+    head = "%-44s %7s %6s %6s %6s  %-34s %9s %6s" % ("bucket", "wall", "share", "vendor", "search",
+                                                     "probes: n task/load/race/vendor", "parts", "other")
+    print(head)
+    tot = None
+    for gpu in sorted(lanes):
+        for b in buckets(lanes[gpu]):
+            r = row(b)
+            p = r["probe"]
+            print("%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %6.1f" % (
+                ("gpu%d " % gpu if len(lanes) > 1 else "") + b["key"][:40], r["wall"],
+                "%.1f" % r["share"] if r["share"] else "-", r["vendor"], r["search"], r["nprobes"], p["task"],
+                p["load"], p["race"], p["vendor"], "%d %.1f" % (r["nparts"], r["parts"]), r["other"]))
+            if tot is None:
+                tot = {"wall": 0.0, "vendor": 0.0, "search": 0.0, "nprobes": 0, "nparts": 0, "parts": 0.0, "other": 0.0,
+                       "probe": dict.fromkeys(p, 0.0)}
+            for k in ("wall", "vendor", "search", "nprobes", "nparts", "parts", "other"):
+                tot[k] += r[k]
+            for k in p:
+                tot["probe"][k] += p[k]
+    if tot:
+        p = tot["probe"]
+        print("%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %6.1f" % (
+            "all buckets", tot["wall"], "", tot["vendor"], tot["search"], tot["nprobes"], p["task"], p["load"],
+            p["race"], p["vendor"], "%d %.1f" % (tot["nparts"], tot["parts"]), tot["other"]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
+    main(sys.argv[1])
