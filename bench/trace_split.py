@@ -24,7 +24,11 @@ LINE = re.compile(r"^(\d+\.\d+) gpu=(\d+) (.*)$")
 
 def parse(path):
     lanes = {}
-    for raw in open(path):
+    try:
+        lines = open(path).readlines()
+    except OSError as e:
+        sys.exit("%s: %s" % (path, e.strerror))
+    for raw in lines:
         m = LINE.match(raw.rstrip("\n"))
         if m:
             lanes.setdefault(int(m.group(2)), []).append((float(m.group(1)), m.group(3)))
