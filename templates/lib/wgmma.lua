@@ -40,15 +40,16 @@
 -- m rows in BN-wide tiles of any multiple of 8 (so a ragged m fills whole
 -- waves, as cuBLASLt's kernels do), each tile stored transposed from
 -- registers (epilogue.trans_tile); see M.family. With wstep > 0 the launch
--- picks that width at each m (width_expr) among the ones the kernel holds
--- a copy of its mainloop for (run_widths, wgmma_mainloop's width_switch).
+-- picks that width at each m among the ones the kernel holds a copy of its
+-- mainloop for (lib/wgmma_swap.lua, wgmma_mainloop's width_switch).
 --
 -- The CUDA text by concern: lib/wgmma_mainloop.lua (the kernel: producer
 -- and consumer loops), lib/wgmma_ptx.lua (inline PTX), lib/wgmma_stage.lua
 -- (staging), lib/wgmma_streamk.lua (the work schedule, stream-K),
 -- lib/wgmma_epilogue.lua (epilogues), lib/wgmma_default.lua (the default
--- config). This file holds the family: params, constraints, sizes, the
--- workspace, the launch and the source's #defines.
+-- config), lib/wgmma_swap.lua (the swapped kernel's own parts). This file
+-- holds the family: params, constraints, sizes, the workspace, the launch
+-- and the source's #defines.
 local gemm = lib("gemm")
 local dtype = lib("dtype")
 local kernel = lib("kernel")
@@ -59,6 +60,7 @@ local stage = lib("wgmma_stage")
 local streamk = lib("wgmma_streamk")
 local epilogue = lib("wgmma_epilogue")
 local defaults = lib("wgmma_default")
+local swapk = lib("wgmma_swap")
 local M = {}
 
 local BK = 64                  -- 128 bytes of bf16/f16: the swizzle span
@@ -125,36 +127,12 @@ M.params = {
 -- together or not at all (a stage value that can never be valid would only
 -- dilute the space a search samples).
 local NT_STAGES = { none = true, ab = true, ab_overlap = true }
--- The swapped kernel's (op.swap) widths along m: multiples of 8 between
--- 128 and 256, so a ragged m tiles into whole waves (cuBLASLt's kernels at
--- row 2's sizes take 152, 160, 176 and 224: nineteenth session, call 7).
--- It stores from registers and reads A and B in place. (A block that
--- bench/narrow.py can narrow.)
-local SWAP_WIDTHS = {
-  128, 136, 144, 152, 160, 176, 192, 208, 224, 256,
-}
-local SWAP_ONLY = { bn = SWAP_WIDTHS, epilogue = { "direct" }, stage = { "none" } }
--- The swapped kernel's own param, wstep: 0, its tiles are bn wide at every
--- shape; 8 or 16, the launch picks the width at each m (width_expr) among
--- the multiples of wstep from 128 below bn, and bn (run_widths), each
--- compiled into the kernel: one config then fills whole waves at every m
--- of a bucket, as cuBLASLt's choice among its kernels does. On an H200
--- (twentieth session, call 3) one such config (128 x 192, wstep 8,
--- ping-pong) held 4096^2's bucket m = 2048..4094 at 0.951-1.032x cuBLASLt
--- at every m scanned (step 61), where the unswapped pair chosen at 4095
--- ran 0.675-1.01x (call 2). Each width's copy of the mainloop costs compile
--- time: 0.34-0.60 CPU s with one, 1.9 with 4 widths at bm 256, 3.8 with 9.
--- (A block that bench/narrow.py can narrow.)
-local SWAP_PARAMS = {
-  { "wstep", { 0, 8, 16 } },
-}
-
 local function params_of(layout, swap)
   local out = {}
   for i, pv in ipairs(M.params) do
     local vals = pv[2]
-    if swap and SWAP_ONLY[pv[1]] then
-      vals = SWAP_ONLY[pv[1]]
+    if swap and swapk.ONLY[pv[1]] then
+      vals = swapk.ONLY[pv[1]]
     elseif pv[1] == "stage" and layout ~= "nn" then
       vals = {}
       for _, v in ipairs(pv[2]) do if NT_STAGES[v] then vals[#vals + 1] = v end end
@@ -162,7 +140,7 @@ local function params_of(layout, swap)
     out[i] = { pv[1], vals }
   end
   if swap then
-    for _, pv in ipairs(SWAP_PARAMS) do out[#out + 1] = pv end
+    for _, pv in ipairs(swapk.PARAMS) do out[#out + 1] = pv end
   end
   return out
 end
@@ -186,35 +164,6 @@ local function units(p, shape)
   if sh == 1 then tm = (tm + 1) // 2 end
   if sh == 2 then tn = (tn + 1) // 2 end
   return tm * tn
-end
-
--- The widths a run-time-width kernel (wstep > 0) holds: the multiples of
--- wstep from RUN_MIN below bn, then bn; nil for a kernel of one width.
-local RUN_MIN = 128
-local function run_widths(p)
-  if (p.wstep or 0) == 0 then return nil end
-  local out = {}
-  for w = RUN_MIN, p.bn - 1, p.wstep do out[#out + 1] = w end
-  out[#out + 1] = p.bn
-  return out
-end
-
--- The width such a kernel takes at the launch's shape (km, kn: the names
--- of the kernel's m and n in the plan): as few waves of units as bn's
--- tiles make (v), and among the widths with that many the narrowest, so no
--- column is computed for nothing: with r rows of units, c = floor(v x
--- workers / r) units along n, each at least cdiv(kn, c) columns wide (two
--- tiles a unit under 1x2), rounded up to wstep, at least RUN_MIN
--- and at most bn. An expression over the plan's dims (expr.h: cdiv,
--- min, max; floor(a / b) written cdiv(a - b + 1, b)).
-local function width_expr(p, dev, km, kn)
-  local per = share(p) == 2 and 2 or 1
-  local g = workers(p, dev)
-  local r = string.format("cdiv(%s, %d)", km, p.bm)
-  local vg = string.format("cdiv(%s * cdiv(%s, %d), %d) * %d", r, kn, per * p.bn, g, g)
-  local c = string.format("cdiv(%s - %s + 1, %s)", vg, r, r)
-  return string.format("min(%d, max(%d, cdiv(cdiv(%s, %s%s), %d) * %d))", p.bn, RUN_MIN, kn,
-                       per == 2 and "2 * " or "", c, p.wstep, p.wstep)
 end
 
 -- Stream-K workspace: a page of tickets, then one accumulator slot per
@@ -307,11 +256,8 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
   if p.streamk == 1 and p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
-  if (p.wstep or 0) > 0 then
-    if p.bn <= RUN_MIN then return false, "a width chosen at run time needs bn above " .. RUN_MIN end
-    if p.streamk ~= 0 then return false, "a width chosen at run time has no stream-K fix-up" end
-    if share(p) == 1 then return false, "a width chosen at run time is not split into halves of B (cluster 2x1)" end
-  end
+  local why = swapk.refuse(p, share(p))
+  if why then return false, why end
   if ov then
     if p.producer_regs ~= 40 then return false, "overlapped staging sets the producer's registers itself" end
     if p.persistent ~= 1 or p.streamk ~= 0 then return false, "overlapped staging needs a persistent grid without stream-K" end
@@ -414,7 +360,7 @@ end
 
 -- The kernel's wgmma: one of bn columns, or (wstep) one a run width.
 local function wgmma_text(p, intype, tnsp_b)
-  local widths = run_widths(p)
+  local widths = swapk.run_widths(p)
   if not widths then return hopper.wgmma_fn(p.bn, intype, tnsp_b) end
   local out = { mainloop.width_device }
   for _, w in ipairs(widths) do out[#out + 1] = hopper.wgmma_fn(w, intype, tnsp_b, p.bn) end
@@ -441,7 +387,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     if sh == 1 then
       b_load = "tma_load_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * BN + rank * (BN / 2), bar);"
     else
-      b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", run_widths(p) and "(int)bw" or "BN")
+      b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", swapk.run_widths(p) and "(int)bw" or "BN")
     end
     b_desc = "desc(sB + kk * 32, 1, 1024)"
     if swiglu then
@@ -515,7 +461,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     string.format(epilogue.store2m, out_ct, t.Out, t.Out),
     epilogue.device,
     wgmma_text(p, t.In, layout == "nn" and 1 or 0),
-    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, run_widths(p)), name,
+    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, swapk.run_widths(p)), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
       (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
@@ -536,7 +482,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
   -- The kernel's m and n: the GEMM's, or (swap) its n and m.
   local km, kn = swap and "n" or "m", swap and "m" or "n"
   -- The tile width along the kernel's n: bn, or (wstep) the launch's.
-  local bw = run_widths(p) and width_expr(p, dev, km, kn)
+  local bw = swapk.run_widths(p) and swapk.width_expr(p, km, kn, sh == 2 and 2 or 1, workers(p, dev))
   local units = string.format("cdiv(%s, %d) * cdiv(%s%s, %s)", km, sh == 1 and 2 * p.bm or p.bm, swiglu and "2 * " or "", kn,
                               bw and (sh == 2 and "2 * " or "") .. bw or tostring(sh == 2 and 2 * p.bn or p.bn))
   local per = sh > 0 and 2 or 1
@@ -619,18 +565,14 @@ local function stages_for(layout, shape)
 end
 
 -- The geometry lib/wgmma_default.lua's choice reads.
-M.units, M.workers, M.stages_fit, M.splits, M.SWAP_WIDTHS, M.RUN_MIN = units, workers, stages_fit, splits, SWAP_WIDTHS, RUN_MIN
-
--- The swapped kernel serves m above this; swapab (lib/swapab.lua) the m
--- up to it.
-local SWAP_MIN_M = 256
+M.units, M.workers, M.stages_fit, M.splits = units, workers, stages_fit, splits
 
 -- The family table for an op of lib/gemm.lua. With op.swap (nt only:
 -- templates/gemm_nt/wgmma_swap.lua) the kernel computes Dᵀ = B·Aᵀ: the
 -- weight's n rows take BM-row tiles, A's m rows BN-wide ones (any multiple
 -- of 8, so a ragged m tiles into whole waves), and D is stored transposed
 -- from registers (epilogue.trans_tile). Its kernel shape is the GEMM's with
--- m and n exchanged (gemm_shape); its space (params_of: SWAP_ONLY) holds
+-- m and n exchanged (gemm_shape); its space (params_of: lib/wgmma_swap.lua's ONLY) holds
 -- neither staging nor the stores through shared memory. On an H200 (nineteenth session, call 8) the best
 -- of 92 swapped configs ran 1049 x 4096 x 4096 in 51.9 us (0.895x
 -- cuBLASLt) where the best unswapped one took 65.2-66.2 (0.71-0.72x), and
@@ -671,8 +613,8 @@ function M.family(op)
     supports = function(shape, dt, dev)
       if swap and (layout ~= "nt" or sw) then return false, "the swapped kernel is nt's, without the gated product" end
       if swap and shape.k % 8 ~= 0 then return false, "the swapped kernel reads A and B in place: k must be a multiple of 8" end
-      if swap and shape.m <= SWAP_MIN_M then
-        return false, "m <= " .. SWAP_MIN_M .. ": swapab's (the same exchange, with kernels made for few rows)"
+      if swap and shape.m <= swapk.MIN_M then
+        return false, "m <= " .. swapk.MIN_M .. ": swapab's (the same exchange, with kernels made for few rows)"
       end
       return M.supports(layout, shape, dt, dev, sw)
     end,
@@ -689,7 +631,7 @@ function M.family(op)
     end,
     -- lib/wgmma_default.lua's.
     default = function(shape, dt, dev)
-      if swap then return defaults.swap_default(M, layout, gemm_shape(shape), dt, dev) end
+      if swap then return swapk.default(M, layout, gemm_shape(shape), dt, dev) end
       return defaults.default(M, layout, sw, shape, gemm_shape(shape), stage_for(layout, shape), dt, dev)
     end,
   }

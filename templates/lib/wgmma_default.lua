@@ -78,49 +78,4 @@ function M.default(W, layout, sw, shape, gs, stage, dt, dev)
   return p
 end
 
--- The swapped kernel's default (lib/wgmma.lua's family, op.swap; ks: its
--- kernel shape, the GEMM's m and n exchanged): the tile of bm (the
--- weight's rows) 128 or 256 and bn (A's rows) one of W.SWAP_WIDTHS whose
--- waves cost least, cdiv(tiles, workers) x (bm x bn + TILE_FIXED), the
--- first of a tie (larger bm, then narrower), among those the constraints
--- take; one CTA a tile, two consumers, as many stages as fit (one fewer
--- for bm 128: 108.5 against 116.2 us at 2086 x 4096 x 4096 with 128 x 176
--- tiles, 157.8 against 171.7 at 3184 with 128 x 160; bm 256 ran 0-10%
--- faster with all that fit, but for 256 x 152 at 1049 x 14336: 191.2
--- against 204.1). TILE_FIXED, a tile's cost beyond its area in elements,
--- is fitted to an exhaustive sweep of the swapped space on an H200
--- (nineteenth session, call 8): with it the default's tile is the fastest one measured at 6 of its 7 shapes
--- (4096^2 at m = 1049: 256 x 136, 2086: 128 x 176, 3184: 128 x 160, 5258:
--- 256 x 160; 14336 x 4096 at 1049: 256 x 152, 2818: 256 x 136); at 4096^2,
--- m = 4099, it takes 256 x 128 (225.9 us) where 128 x 176 in pairs ran
--- 209.9. With 0 it would take 128 x 128 there, with 5800 (the overhead
--- that the unswapped wave tiles above imply) 256 x 136 at m = 3184, 6.5%
--- slower than 128 x 160.
-local TILE_FIXED = 1000
-function M.swap_default(W, layout, ks, dt, dev)
-  local best, best_cost
-  for _, bm in ipairs({ 256, 128 }) do
-    for _, bn in ipairs(W.SWAP_WIDTHS) do
-      local p = { bm = bm, bn = bn, consumers = 2, persistent = 1, raster = "m", group = 8, cluster = "1x1",
-                  schedule = "coop", inflight = 1, epilogue = "direct", streamk = 0, stage = "none", stages = 4 }
-      -- More than 128 accumulators a thread: the consumers take 240 registers.
-      p.producer_regs = (bm // 128) * (bn // 2) > 128 and 24 or 40
-      p.stages = W.stages_fit(p, dev) - (bm == 128 and 1 or 0)
-      local u, w = W.units(p, ks), W.workers(p, dev)
-      local cost = ((u + w - 1) // w) * (bm * bn + TILE_FIXED)
-      if (not best_cost or cost < best_cost) and W.constraints(layout, p, ks, dt, dev) then best, best_cost = p, cost end
-    end
-  end
-  -- Its width chosen at each m in steps of 16 (wstep; 8 compiles twice the
-  -- copies of the mainloop for at most 8 columns less a tile), where bn
-  -- leaves narrower widths to choose.
-  if best and best.bn > W.RUN_MIN then
-    best.wstep = 16
-    if not W.constraints(layout, best, ks, dt, dev) then best.wstep = 0 end
-  elseif best then
-    best.wstep = 0
-  end
-  return best
-end
-
 return M

@@ -5,7 +5,7 @@
 # nt at m above 256 only, with k a multiple of 8; its space holds only
 # direct stores, no staging and its widths along m; a seeded sample of it
 # compiles for sm_90a without spills or local memory; its default takes the
-# tile whose waves cost least (lib/wgmma_default.lua's swap_default); a
+# tile whose waves cost least (lib/wgmma_swap.lua's default); a
 # fake sweep's winner keeps the exchange in its launch plan (A's tensor map
 # over B's n rows, B's over A's m rows, the kernel's m and n exchanged),
 # and the emitted file builds with nvcc; a width chosen at run time
@@ -105,7 +105,7 @@ done
 # The sweep's space narrowed to run-time widths (bench/narrow.py).
 printf 'local SWAP_WIDTHS = {\n  152, 176, 208,\n}\n' >"$T/widths.lua"
 printf 'local SWAP_PARAMS = {\n  { "wstep", { 8, 16 } },\n}\n' >"$T/wstep.lua"
-python3 "$ROOT/bench/narrow.py" "$T/home" wgmma "$T/widths.lua" wgmma "$T/wstep.lua"
+python3 "$ROOT/bench/narrow.py" "$T/home" wgmma_swap "$T/widths.lua" wgmma_swap "$T/wstep.lua"
 head -7 "$T/swap.yaml" | sed 's/max_evals: 10/max_evals: 3/' >"$T/ws.yaml"
 AITUNE_HOME=$T/home fake_sweep ok "$T/ws.db" "$T/ws.yaml"
 expect_eq "a fake sweep of run-time widths exits 0" "$RC" 0 || show_last
