@@ -81,7 +81,7 @@ end
 -- `cap` (a width above n) it is instead the specialization wgmma_w<N> of a
 -- template the source declares, on the first N/2 of a float[cap/2]
 -- accumulator: a kernel whose tile width is chosen at run time holds one
--- per width (lib/wgmma.lua, wstep).
+-- per width (lib/wgmma_swap.lua, wstep).
 function M.wgmma_fn(n, intype, tnsp_b, cap)
   local outs = {}
   for i = 0, n // 2 - 1 do outs[#outs + 1] = string.format('"+f"(d[%d])', i) end

@@ -203,7 +203,7 @@ local END = [[
 local TILES_N = "tiles_n = (int)((n + BN - 1) / BN);"
 local TILES_2N = "tiles_n = (int)((2 * n + BN - 1) / BN);    // the gated product: 2n accumulator columns"
 
--- A tile width chosen at run time (`widths`, lib/wgmma.lua's wstep: every
+-- A tile width chosen at run time (`widths`, lib/wgmma_swap.lua's wstep: every
 -- width the launch may pass, BN the widest): the kernel takes it as bw, its
 -- tiles are bw columns wide, the producer expects bw rows of B a slot (the
 -- launch's tensor map box), and the consumers run a copy of the mainloop
