@@ -129,7 +129,8 @@ for line in open(sys.argv[1]):
             w = eval(bw, env)
             def waves(w): return cdiv(cdiv(n, p["bm"]) * cdiv(m, per * w), 132 // per)
             grid = eval(plan["grid"][0], env)
-            ok = w in widths and waves(w) == waves(bn) and (w == 128 or waves(w - step) > waves(bn) or w - step not in widths and w == bn and waves(max(x for x in widths if x < w)) > waves(bn))
+            narrower = [x for x in widths if x < w]
+            ok = w in widths and waves(w) == waves(bn) and (not narrower or waves(max(narrower)) > waves(bn))
             ok = ok and grid == min(cdiv(n, p["bm"]) * cdiv(m, per * w), 132 // per) * per
             if not ok:
                 bad += 1
