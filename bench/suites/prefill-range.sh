@@ -2,7 +2,13 @@
 # range: m from 256 to 8192 in steps of 61 at 4096 x 4096 and 14336 x 4096 (nt,
 # bf16), a range sweep of aitune's own kernels (the vendor timed as hold's bar,
 # --vendor time, never a winner), then `aitune scan` of each of the 132 sizes
-# a weight against cuBLASLt raced in the same task.
+# a weight against cuBLASLt raced in the same task. ARGS (`bench/run
+# prefill-range -- WEIGHTS [RANGE [EVALS [BUDGET]]]`) take the place of the
+# defaults, in that order: `-- 4096x4096` sweeps one weight with the whole
+# 300 s (its buckets twice the share; the other weight's rows stay as they
+# were). On an H200 (twentieth session, calls 2 and 3) both weights at 300 s
+# left the large-m buckets' holds cut (4096^2's m = 2048..4095 a 15 s
+# share), where 75 s a bucket let hold find a config that holds its range.
 about="GEMM over prefill sizes (m 256..8192, step 61) at two weights, aitune's own kernels against cuBLASLt raced at each m"
 spec="bench/range_scan.sh's (written into OUT/range.yaml): gemm_nt bf16, m {range: [256, 8192], align: [1]}, n and k exact, timing stream"
 peers="cuBLASLt (the heuristic's first algorithm, 32 MiB workspace) raced by the worker at each m, interleaved with the registry's answer"
