@@ -64,44 +64,42 @@ def buckets(events):
     return out
 
 
+PHASES = ("task", "load", "race", "vendor")
+
+
 def row(b):
     inside = lambda s, e: any(a <= s and e <= z for a, z in b["parts"])
-    search = sum(e - s for s, e in b["timed"] if not inside(s, e))
-    probe = {k: sum(p.get(k, 0.0) for p in b["probes"]) for k in ("task", "load", "race", "vendor")}
-    parts = sum(z - a for a, z in b["parts"])
-    other = b["wall"] - b["vendor"] - search - sum(probe.values()) - parts
-    return {"wall": b["wall"], "share": b["share"], "vendor": b["vendor"], "search": search,
-            "nprobes": len(b["probes"]), "probe": probe, "nparts": len(b["parts"]), "parts": parts, "other": other}
+    r = {"wall": b["wall"], "vendor": b["vendor"],
+         "search": sum(e - s for s, e in b["timed"] if not inside(s, e)),
+         "nprobes": len(b["probes"]), "nparts": len(b["parts"]), "parts": sum(z - a for a, z in b["parts"])}
+    for k in PHASES:
+        r["p_" + k] = sum(p.get(k, 0.0) for p in b["probes"])
+    r["other"] = r["wall"] - r["vendor"] - r["search"] - sum(r["p_" + k] for k in PHASES) - r["parts"]
+    return r
+
+
+def line(label, share, r):
+    return "%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %6.1f" % (
+        label, r["wall"], share, r["vendor"], r["search"], r["nprobes"], r["p_task"], r["p_load"], r["p_race"],
+        r["p_vendor"], "%d %.1f" % (r["nparts"], r["parts"]), r["other"])
 
 
 def main(path):
     lanes = parse(path)
     if not lanes:
         sys.exit("%s: no trace lines (a sweep run with AITUNE_TRACE=%s writes them)" % (path, path))
-    head = "%-44s %7s %6s %6s %6s  %-34s %9s %6s" % ("bucket", "wall", "share", "vendor", "search",
-                                                     "probes: n task/load/race/vendor", "parts", "other")
-    print(head)
-    tot = None
+    print("%-44s %7s %6s %6s %6s  %-34s %9s %6s" % ("bucket", "wall", "share", "vendor", "search",
+                                                   "probes: n task/load/race/vendor", "parts", "other"))
+    tot = {}
     for gpu in sorted(lanes):
         for b in buckets(lanes[gpu]):
             r = row(b)
-            p = r["probe"]
-            print("%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %6.1f" % (
-                ("gpu%d " % gpu if len(lanes) > 1 else "") + b["key"][:40], r["wall"],
-                "%.1f" % r["share"] if r["share"] else "-", r["vendor"], r["search"], r["nprobes"], p["task"],
-                p["load"], p["race"], p["vendor"], "%d %.1f" % (r["nparts"], r["parts"]), r["other"]))
-            if tot is None:
-                tot = {"wall": 0.0, "vendor": 0.0, "search": 0.0, "nprobes": 0, "nparts": 0, "parts": 0.0, "other": 0.0,
-                       "probe": dict.fromkeys(p, 0.0)}
-            for k in ("wall", "vendor", "search", "nprobes", "nparts", "parts", "other"):
-                tot[k] += r[k]
-            for k in p:
-                tot["probe"][k] += p[k]
+            label = ("gpu%d " % gpu if len(lanes) > 1 else "") + b["key"][:40]
+            print(line(label, "%.1f" % b["share"] if b["share"] else "-", r))
+            for k, v in r.items():
+                tot[k] = tot.get(k, 0) + v
     if tot:
-        p = tot["probe"]
-        print("%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %6.1f" % (
-            "all buckets", tot["wall"], "", tot["vendor"], tot["search"], tot["nprobes"], p["task"], p["load"],
-            p["race"], p["vendor"], "%d %.1f" % (tot["nparts"], tot["parts"]), tot["other"]))
+        print(line("all buckets", "", tot))
 
 
 if __name__ == "__main__":

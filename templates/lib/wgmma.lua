@@ -358,9 +358,8 @@ local function a_box(p, km)
   return string.format("min(%d, max(cdiv(%s, 8) * 8, (cdiv(%s, %d) - 1) * %d))", p.bm, km, km, p.bm, p.bm)
 end
 
--- The kernel's wgmma: one of bn columns, or (wstep) one a run width.
-local function wgmma_text(p, intype, tnsp_b)
-  local widths = swapk.run_widths(p)
+-- The kernel's wgmma: one of bn columns, or (widths: wstep's) one a width.
+local function wgmma_text(p, widths, intype, tnsp_b)
   if not widths then return hopper.wgmma_fn(p.bn, intype, tnsp_b) end
   local out = { mainloop.width_device }
   for _, w in ipairs(widths) do out[#out + 1] = hopper.wgmma_fn(w, intype, tnsp_b, p.bn) end
@@ -377,6 +376,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
   local out_ct = dtype.ctype(t.Out)
   local a_load, b_load, b_desc
   local sh = share(p)
+  local widths = swapk.run_widths(p)     -- nil: one width, bn
   if sh == 2 then
     a_load = "tma_load_both(sA + rank * a_half * 128, &tmA, kb * 64, tm * BM + rank * a_half, bar);"
   else
@@ -387,7 +387,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     if sh == 1 then
       b_load = "tma_load_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * BN + rank * (BN / 2), bar);"
     else
-      b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", swapk.run_widths(p) and "(int)bw" or "BN")
+      b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", widths and "(int)bw" or "BN")
     end
     b_desc = "desc(sB + kk * 32, 1, 1024)"
     if swiglu then
@@ -460,8 +460,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     epilogue.store2(t.Out),
     string.format(epilogue.store2m, out_ct, t.Out, t.Out),
     epilogue.device,
-    wgmma_text(p, t.In, layout == "nn" and 1 or 0),
-    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, swapk.run_widths(p)), name,
+    wgmma_text(p, widths, t.In, layout == "nn" and 1 or 0),
+    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, widths), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
       (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),

@@ -230,11 +230,11 @@ local function width_switch(head, widths)
   local to = from and head:find(MAINLOOP_TO, from, true)
   if not to then error("wgmma_mainloop: the mainloop a width copies moved", 2) end
   local loop = head:sub(from, to + #MAINLOOP_TO - 1)
-  local one = kernel.replace(loop, { { "wgmma_tile(acc[i], ", "wgmma_w<%d>(acc[i], " }, { "%s);", "B_DESC);" } },
-                             "wgmma_mainloop")
+  loop = kernel.replace(loop, { { "%s);", "B_DESC);" } }, "wgmma_mainloop")
   local out = { "#define B_DESC %s\n      switch ((int)bw) {\n" }
   for _, w in ipairs(widths) do
-    out[#out + 1] = string.format("      case %d: {\n", w) .. one:gsub("wgmma_w<%%d>", "wgmma_w<" .. w .. ">") .. "      } break;\n"
+    out[#out + 1] = string.format("      case %d: {\n", w) ..
+      kernel.replace(loop, { { "wgmma_tile(acc[i], ", "wgmma_w<" .. w .. ">(acc[i], " } }, "wgmma_mainloop") .. "      } break;\n"
   end
   out[#out + 1] = "      default: __trap();\n      }\n#undef B_DESC\n"
   return head:sub(1, from - 1) .. table.concat(out) .. head:sub(to + #MAINLOOP_TO)

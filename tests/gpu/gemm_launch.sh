@@ -32,21 +32,17 @@ PY
 )
 [ "${npdl:-0}" -ge 1 ]
 check "the decode buckets (timing: stream) have a winner launched with PDL" $? "$npdl of 2"
-# Which family won each decode bucket (rowdot or gemv): both are launched
-# below at 1, 3 and 16 x 4096^2.
+# Which family won each decode bucket (rowdot or gemv: both are launched
+# below at 1, 3 and 16 x 4096^2), and the swapped bucket's config (a width
+# chosen at run time, wstep > 0, or not: a search may pick a fixed width).
 python3 - "$db" <<'PY'
 import sqlite3, sys
-for b, t in sqlite3.connect(sys.argv[1]).execute(
+db = sqlite3.connect(sys.argv[1])
+for b, t in db.execute(
         "select bucket, template from winners where op = 'gemm_nt' and dtype = 'bf16' and bucket like 'm=2^0,%' "
         "or op = 'gemm_nt' and dtype = 'bf16' and bucket like 'm=2^4,%' order by 1"):
     print("INFO decode bucket %s: %s" % (b, t))
-PY
-# The swapped bucket's winner: a width chosen at run time (wstep > 0), or
-# not (a search may pick a fixed width).
-python3 - "$db" <<'PY'
-import sqlite3, sys
-for b, t, c in sqlite3.connect(sys.argv[1]).execute(
-        "select bucket, template, config from winners where template = 'gemm_nt/wgmma_swap'"):
+for b, t, c in db.execute("select bucket, template, config from winners where template = 'gemm_nt/wgmma_swap'"):
     print("INFO swapped bucket %s: %s %s" % (b, t, c))
 PY
 for pair in "gemm_nn bf16 bf16" "gemm_nt f16>f32 f16_to_f32" "gemm_nt bf16 bf16"; do
