@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 256 } },
+  { "bn", { 136 } },
+  { "consumers", { 2 } },
+  { "stages", { 4 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 24 } },
+  { "cluster", { "1x1" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "direct" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}

@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 128, 256 } },
+  { "bn", { 136, 176, 192 } },
+  { "consumers", { 2 } },
+  { "stages", { 3, 4, 5, 6, 7 } },
+  { "persistent", { 0, 1 } },
+  { "raster", { "m", "n" } },
+  { "group", { 8 } },
+  { "producer_regs", { 24, 40 } },
+  { "cluster", { "1x1", "1x2" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 0, 1 } },
+  { "epilogue", { "direct" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
