@@ -9,6 +9,10 @@
 # were). On an H200 (twentieth session, calls 2 and 3) both weights at 300 s
 # left the large-m buckets' holds cut (4096^2's m = 2048..4095 a 15 s
 # share), where 75 s a bucket let hold find a config that holds its range.
+# One weight a call (twenty-first session, calls 4 and 5): 4096^2's sweep
+# took 267 s, one bucket cut, geomean 0.945 and worst 0.795 (0.893 and 0.675
+# with both weights); 14336 x 4096's buckets were all cut (its races cost
+# 3.5 times as much), 0.946 and 0.743.
 about="GEMM over prefill sizes (m 256..8192, step 61) at two weights, aitune's own kernels against cuBLASLt raced at each m"
 spec="bench/range_scan.sh's (written into OUT/range.yaml): gemm_nt bf16, m {range: [256, 8192], align: [1]}, n and k exact, timing stream"
 peers="cuBLASLt (the heuristic's first algorithm, 32 MiB workspace) raced by the worker at each m, interleaved with the registry's answer"
