@@ -564,7 +564,7 @@ local function stages_for(layout, shape)
   return kernel.values(params_of(layout), "stage", function(v) return staging({ stage = v }) == need end)
 end
 
--- The geometry lib/wgmma_default.lua's choice reads.
+-- The geometry the defaults read (lib/wgmma_default.lua, lib/wgmma_swap.lua).
 M.units, M.workers, M.stages_fit, M.splits = units, workers, stages_fit, splits
 
 -- The family table for an op of lib/gemm.lua. With op.swap (nt only:
@@ -572,13 +572,14 @@ M.units, M.workers, M.stages_fit, M.splits = units, workers, stages_fit, splits
 -- weight's n rows take BM-row tiles, A's m rows BN-wide ones (any multiple
 -- of 8, so a ragged m tiles into whole waves), and D is stored transposed
 -- from registers (epilogue.trans_tile). Its kernel shape is the GEMM's with
--- m and n exchanged (gemm_shape); its space (params_of: lib/wgmma_swap.lua's ONLY) holds
--- neither staging nor the stores through shared memory. On an H200 (nineteenth session, call 8) the best
--- of 92 swapped configs ran 1049 x 4096 x 4096 in 51.9 us (0.895x
--- cuBLASLt) where the best unswapped one took 65.2-66.2 (0.71-0.72x), and
--- 1049 x 14336 x 4096 in 191.2 (0.965x, against 0.80-0.84x): cuBLASLt's
--- own kernels at these sizes are swapped, with widths such as 152 and 176
--- along m (its kernel names, call 7).
+-- m and n exchanged (gemm_shape); its space (params_of:
+-- lib/wgmma_swap.lua's ONLY) holds neither staging nor the stores through
+-- shared memory. On an H200 (nineteenth session, call 8) the best of 92
+-- swapped configs ran 1049 x 4096 x 4096 in 51.9 us (0.895x cuBLASLt) where
+-- the best unswapped one took 65.2-66.2 (0.71-0.72x), and 1049 x 14336 x
+-- 4096 in 191.2 (0.965x, against 0.80-0.84x): cuBLASLt's own kernels at
+-- these sizes are swapped, with widths such as 152 and 176 along m (its
+-- kernel names, call 7).
 function M.family(op)
   local layout = op.layout
   local sw, swap = op.swiglu, op.swap
@@ -629,7 +630,7 @@ function M.family(op)
       if p.streamk == 1 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
       return 1
     end,
-    -- lib/wgmma_default.lua's.
+    -- lib/wgmma_default.lua's, or (swap) lib/wgmma_swap.lua's.
     default = function(shape, dt, dev)
       if swap then return swapk.default(M, layout, gemm_shape(shape), dt, dev) end
       return defaults.default(M, layout, sw, shape, gemm_shape(shape), stage_for(layout, shape), dt, dev)
