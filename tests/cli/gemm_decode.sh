@@ -173,8 +173,12 @@ fi
 
 # The index algebra of both families (fragment layouts, swizzle, chunk maps,
 # the gemv k permutation, split-K) against numpy, where numpy is installed.
-if python3 -c 'import numpy' >/dev/null 2>&1; then
-    run python3 "$ROOT/tests/sim/gemm_fragments.py"
+# The Makefile's virtual environment has numpy (make deps), the system's
+# python3 may not.
+PY=python3
+[ -x "${AITUNE_VENV:-$ROOT/.venv}/bin/python3" ] && PY=${AITUNE_VENV:-$ROOT/.venv}/bin/python3
+if "$PY" -c 'import numpy' >/dev/null 2>&1; then
+    run "$PY" "$ROOT/tests/sim/gemm_fragments.py"
     expect_eq "tests/sim/gemm_fragments.py: the kernels' index maps give numpy's product" "$RC" 0 || show_last 12
 else
     skip "tests/sim/gemm_fragments.py: no numpy"
