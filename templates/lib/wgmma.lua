@@ -7,7 +7,8 @@
 -- boxes are zero-filled, so M/N/K tails need no code); each slot has a `full`
 -- mbarrier (TMA bytes landed) and an `empty` one (every consumer warp done
 -- reading). Two schedules: cooperative (the consumers split each CTA tile by
--- rows, BM/consumers each) and ping-pong (each consumer owns every other
+-- rows, BM/consumers each; the swapped kernel's 192-row tiles by columns,
+-- BN/2 each: cols) and ping-pong (each consumer owns every other
 -- tile whole, so one runs its epilogue while the other keeps the tensor cores
 -- busy; their mainloops take turns through two `order` mbarriers, which also
 -- keeps each consumer within one phase of the ring's barriers). Consumers issue wgmma m64nBNk16 from shared memory, one group in
@@ -145,9 +146,23 @@ local function params_of(layout, swap)
   return out
 end
 
+-- Whether two coop consumers split p's tile by columns, each all of its
+-- rows and bn/2 columns: the swapped kernel's tiles of 192 rows (its space
+-- alone has bm 192: lib/wgmma_swap.lua's ONLY), where 96 rows each would
+-- not be whole m64 steps (lib/wgmma_mainloop.lua's COLS_PIECES).
+local function cols(p)
+  return p.bm == 192 and p.schedule == "coop" and p.consumers == 2
+end
+
 -- Rows of the CTA tile one consumer warpgroup computes.
 local function rows_per_consumer(p)
-  return p.schedule == "pingpong" and p.bm or p.bm // p.consumers
+  return (p.schedule == "pingpong" or cols(p)) and p.bm or p.bm // p.consumers
+end
+
+-- Accumulators a consumer thread holds: its rows' m64 steps times half its
+-- columns (a quarter of bn under cols).
+local function accumulators(p)
+  return (rows_per_consumer(p) // 64) * (p.bn // (cols(p) and 4 or 2))
 end
 
 -- 0: no cluster, 1: a pair along M sharing B, 2: a pair along N sharing A.
@@ -244,7 +259,14 @@ local function ws_layout(p, dev)
   return L
 end
 
-function M.constraints(layout, p, shape, dt, dev, swiglu)
+function M.constraints(layout, p, shape, dt, dev, swiglu, swap)
+  if cols(p) then
+    if not swap then return false, "bm 192's consumers split the columns: the swapped kernel's stores (trans_tile)" end
+    if p.bn % 16 ~= 0 then return false, "bm 192's consumers take bn/2 columns each: bn must be a multiple of 16" end
+    if (p.wstep or 0) % 16 ~= 0 then return false, "bm 192's consumers take half of each width: wstep 16" end
+    if p.streamk ~= 0 then return false, "bm 192's column halves have no stream-K fix-up" end
+    if share(p) ~= 0 then return false, "bm 192's column halves run without a cluster" end
+  end
   if swiglu then
     if p.epilogue ~= "direct" then return false, "the gated product stores SiLU(gate) * up from registers (direct)" end
     if p.streamk ~= 0 then return false, "the gated product has no stream-K fix-up" end
@@ -286,7 +308,7 @@ function M.constraints(layout, p, shape, dt, dev, swiglu)
   if p.schedule == "pingpong" and p.consumers ~= 2 then return false, "ping-pong needs two consumers" end
   local wm = rows_per_consumer(p)
   if wm % 64 ~= 0 then return false, "each consumer warpgroup needs a multiple of 64 rows" end
-  local acc = (wm // 64) * (p.bn // 2)
+  local acc = accumulators(p)
   if acc > 128 and not (acc <= 192 and consumer_regs(p) >= 232) then
     return false, string.format("%d accumulator registers per thread", acc)
   end
@@ -358,11 +380,13 @@ local function a_box(p, km)
   return string.format("min(%d, max(cdiv(%s, 8) * 8, (cdiv(%s, %d) - 1) * %d))", p.bm, km, km, p.bm, p.bm)
 end
 
--- The kernel's wgmma: one of bn columns, or (widths: wstep's) one a width.
+-- The kernel's wgmma: one of bn columns, or (widths: wstep's) one a width;
+-- half as many under cols.
 local function wgmma_text(p, widths, intype, tnsp_b)
-  if not widths then return hopper.wgmma_fn(p.bn, intype, tnsp_b) end
-  local out = { mainloop.width_device }
-  for _, w in ipairs(widths) do out[#out + 1] = hopper.wgmma_fn(w, intype, tnsp_b, p.bn) end
+  local div = cols(p) and 2 or 1
+  if not widths then return hopper.wgmma_fn(p.bn // div, intype, tnsp_b) end
+  local out = { div == 2 and mainloop.cols_width_device or mainloop.width_device }
+  for _, w in ipairs(widths) do out[#out + 1] = hopper.wgmma_fn(w // div, intype, tnsp_b, p.bn // div) end
   return table.concat(out)
 end
 
@@ -390,6 +414,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
       b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", widths and "(int)bw" or "BN")
     end
     b_desc = "desc(sB + kk * 32, 1, 1024)"
+    -- cols: consumer c's half of the tile's B rows, BN/2 (or bw/2) on.
+    if cols(p) then b_desc = string.format("desc(sB + c * (%s / 2) * 128 + kk * 32, 1, 1024)", widths and "(int)bw" or "BN") end
     if swiglu then
       -- 16-row groups (8 of the gate, 8 of the up): BN/16 of them a tile.
       b_load = sh == 1 and "tma_load4_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * (BN / 16) + rank * (BN / 32), bar);"
@@ -461,7 +487,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     string.format(epilogue.store2m, out_ct, t.Out, t.Out),
     epilogue.device,
     wgmma_text(p, widths, t.In, layout == "nn" and 1 or 0),
-    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, widths), name,
+    string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, widths, cols(p)), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
       (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
@@ -565,7 +591,7 @@ local function stages_for(layout, shape)
 end
 
 -- The geometry the defaults read (lib/wgmma_default.lua, lib/wgmma_swap.lua).
-M.units, M.workers, M.stages_fit, M.splits = units, workers, stages_fit, splits
+M.units, M.workers, M.stages_fit, M.splits, M.accumulators = units, workers, stages_fit, splits, accumulators
 
 -- The family table for an op of lib/gemm.lua. With op.swap (nt only:
 -- templates/gemm_nt/wgmma_swap.lua) the kernel computes Dᵀ = B·Aᵀ: the
@@ -596,7 +622,7 @@ function M.family(op)
     arch = "sm_90a",
     dtypes = op.dtypes,
     params = params_of(layout, swap),
-    constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw) end,
+    constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw, swap) end,
     -- The epilogues D's rows allow, the staging the operands' rows need and
     -- the widths of 64-column multiples nn and the gated product take
     -- (constraints refuse the others): the space never draws the dead values

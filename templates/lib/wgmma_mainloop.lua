@@ -225,7 +225,34 @@ M.width_device = [[
 template<int N> AIT_DEV void wgmma_w(float (&d)[BN / 2], unsigned long long da, unsigned long long db);
 ]]
 
-local function width_switch(head, widths)
+-- Tiles of 192 rows in the swapped kernel (lib/wgmma.lua's cols): each
+-- consumer takes all BM rows and half the tile's columns, BN/2 (its wgmma
+-- m64 n(BN/2), three of them a k step, 3/4 BN accumulators: 132 at bn 176),
+-- so the two coop consumers split a tile by columns where 96 rows each would
+-- not be whole m64 steps. Both read all of A's slot, each its half of B's
+-- (B_DESC's offset: lib/wgmma.lua). cuBLASLt's kernels at row 2's sizes
+-- tile 192 x 176 so (twenty-first session).
+local COLS_PIECES = {
+  { "float acc[MI][BN / 2];", "float acc[MI][BN / 4];    // half the tile's columns (cols)" },
+  { "for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;", "for (int j = 0; j < BN / 4; j++) acc[i][j] = 0.0f;" },
+  { "(PINGPONG ? 0 : c * WM * 128)", "0" },
+}
+local COLS_STORE = {
+  { "(PINGPONG ? 0 : c * WM)", "0" },
+  { "(long long)tn * BN + 2 * (lane %% 4)", "(long long)tn * BN + c * (BN / 2) + 2 * (lane %% 4)" },
+  { "for (int j = 0; j < BN / 8; j++)", "for (int j = 0; j < BN / 16; j++)" },
+}
+-- A run-time width under cols: each consumer's columns start at bw / 2,
+-- its copies of the mainloop run wgmma_w<w / 2>.
+local COLS_WIDTH_STORE = {
+  { "(long long)tn * BN + c * (BN / 2) + 2", "(long long)tn * bw + c * ((int)bw / 2) + 2" },
+  { "if (col >= n) continue;", "if (col >= n || j * 16 >= bw) continue;" },
+}
+M.cols_width_device = [[
+template<int N> AIT_DEV void wgmma_w(float (&d)[BN / 4], unsigned long long da, unsigned long long db);
+]]
+
+local function width_switch(head, widths, div)
   local from = head:find(MAINLOOP_FROM, 1, true)
   local to = from and head:find(MAINLOOP_TO, from, true)
   if not to then error("wgmma_mainloop: the mainloop a width copies moved", 2) end
@@ -234,21 +261,25 @@ local function width_switch(head, widths)
   local out = { "#define B_DESC %s\n      switch ((int)bw) {\n" }
   for _, w in ipairs(widths) do
     out[#out + 1] = string.format("      case %d: {\n", w) ..
-      kernel.replace(loop, { { "wgmma_tile(acc[i], ", "wgmma_w<" .. w .. ">(acc[i], " } }, "wgmma_mainloop") .. "      } break;\n"
+      kernel.replace(loop, { { "wgmma_tile(acc[i], ", "wgmma_w<" .. w // div .. ">(acc[i], " } }, "wgmma_mainloop") .. "      } break;\n"
   end
   out[#out + 1] = "      default: __trap();\n      }\n#undef B_DESC\n"
   return head:sub(1, from - 1) .. table.concat(out) .. head:sub(to + #MAINLOOP_TO)
 end
 
-function M.kernel(stage, streamk, epilogue, swiglu, swap, widths)
+function M.kernel(stage, streamk, epilogue, swiglu, swap, widths, cols)
   local head, tile = HEAD, swap and epilogue.trans_tile or epilogue.tile
   if swiglu then
     head = kernel.replace(head, { { TILES_N, TILES_2N } }, "wgmma_mainloop")
     tile = epilogue.swiglu_tile
   end
+  if cols then
+    head = kernel.replace(head, COLS_PIECES, "wgmma_mainloop")
+    tile = kernel.replace(tile, COLS_STORE, "wgmma_mainloop")
+  end
   if widths then
-    head = width_switch(kernel.replace(head, WIDTH_PIECES, "wgmma_mainloop"), widths)
-    tile = kernel.replace(tile, WIDTH_STORE, "wgmma_mainloop")
+    head = width_switch(kernel.replace(head, WIDTH_PIECES, "wgmma_mainloop"), widths, cols and 2 or 1)
+    tile = kernel.replace(tile, cols and COLS_WIDTH_STORE or WIDTH_STORE, "wgmma_mainloop")
   end
   return head .. streamk.fixup .. tile .. LOOP_END .. epilogue.last_tile .. TAIL .. stage.reset .. END
 end

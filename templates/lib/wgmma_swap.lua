@@ -17,8 +17,15 @@ M.MIN_M = 256
 local SWAP_WIDTHS = {
   128, 136, 144, 152, 160, 176, 192, 208, 224, 256,
 }
+-- The weight's rows a tile: wgmma's, and 192, whose two coop consumers
+-- split the tile by columns (lib/wgmma.lua's cols), as cuBLASLt's 192 x 176
+-- tiles (two waves at 2086 x 4096 x 4096, where 128-row tiles take three).
+-- (A block that bench/narrow.py can narrow.)
+local SWAP_ROWS = {
+  64, 128, 192, 256,
+}
 -- The values of wgmma's params it takes (lib/wgmma.lua's params_of).
-M.ONLY = { bn = SWAP_WIDTHS, epilogue = { "direct" }, stage = { "none" } }
+M.ONLY = { bm = SWAP_ROWS, bn = SWAP_WIDTHS, epilogue = { "direct" }, stage = { "none" } }
 -- Its own param, wstep: 0, its tiles are bn wide at every shape; 8 or 16,
 -- the launch picks the width at each m (width_expr) among the multiples of
 -- wstep from 128 below bn, and bn (run_widths), each compiled into the
@@ -89,7 +96,12 @@ end
 -- m = 4099, it takes 256 x 128 (225.9 us) where 128 x 176 in pairs ran
 -- 209.9. With 0 it would take 128 x 128 there, with 5800 (the overhead
 -- that the unswapped wave tiles above imply) 256 x 136 at m = 3184, 6.5%
--- slower than 128 x 160.
+-- slower than 128 x 160. Tiles of 192 rows (their consumers split by
+-- columns) are not among its choices yet: with them this cost takes 192 x
+-- 176 at 4096^2, m = 1049 and 2086, which ran 52.6 and 106.7 us on an H200
+-- where this default's 256 x 136 took 57.0-58.9 and 128 x 176 119.3
+-- (twenty-second session, call 1; cuBLASLt 46.7 and 100.0), but it also
+-- changes the tile at 50 more of row 2's 260 sizes, none of them measured.
 local TILE_FIXED = 1000
 function M.default(W, layout, ks, dt, dev)
   local best, best_cost
@@ -98,11 +110,11 @@ function M.default(W, layout, ks, dt, dev)
       local p = { bm = bm, bn = bn, consumers = 2, persistent = 1, raster = "m", group = 8, cluster = "1x1",
                   schedule = "coop", inflight = 1, epilogue = "direct", streamk = 0, stage = "none", stages = 4 }
       -- More than 128 accumulators a thread: the consumers take 240 registers.
-      p.producer_regs = (bm // 128) * (bn // 2) > 128 and 24 or 40
+      p.producer_regs = W.accumulators(p) > 128 and 24 or 40
       p.stages = W.stages_fit(p, dev) - (bm == 128 and 1 or 0)
       local u, w = W.units(p, ks), W.workers(p, dev)
       local cost = ((u + w - 1) // w) * (bm * bn + TILE_FIXED)
-      if (not best_cost or cost < best_cost) and W.constraints(layout, p, ks, dt, dev) then best, best_cost = p, cost end
+      if (not best_cost or cost < best_cost) and W.constraints(layout, p, ks, dt, dev, nil, true) then best, best_cost = p, cost end
     end
   end
   -- Its width chosen at each m in steps of 16 (wstep; 8 compiles twice the
@@ -110,7 +122,7 @@ function M.default(W, layout, ks, dt, dev)
   -- leaves narrower widths to choose.
   if best and best.bn > RUN_MIN then
     best.wstep = 16
-    if not W.constraints(layout, best, ks, dt, dev) then best.wstep = 0 end
+    if not W.constraints(layout, best, ks, dt, dev, nil, true) then best.wstep = 0 end
   elseif best then
     best.wstep = 0
   end

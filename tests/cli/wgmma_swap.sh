@@ -12,7 +12,9 @@
 # (wstep) compiles a mainloop a width and picks, at every m, a width the
 # kernel holds that fills as few waves as bn's. The transposed stores'
 # results are checked on a GPU only (the worker's verification,
-# compute-sanitizer, tests/gpu/gemm_launch.sh at five widths).
+# compute-sanitizer, tests/gpu/gemm_launch.sh at five widths); tiles of
+# 192 rows split by columns between the consumers compile and are refused
+# where they cannot be.
 . "$(dirname "$0")/lib.sh"
 
 cat > "$T/swap.yaml" <<'YAML'
@@ -101,6 +103,30 @@ for bad in "128 128 1x1 8 40:needs bn above 128" "128 176 2x1 8 40:cluster 2x1";
     ws_cfg ${bad%%:*} >"$T/bad"
     run "$KS" sources -c -o "$T/bad.out" "$T/bad"
     expect_true "refused: ${bad#*:}" grep -q "${bad#*:}" "$T/err" || show_last
+done
+# Tiles of 192 weight rows: the two coop consumers split each tile by
+# columns (lib/wgmma.lua's cols), each all 192 rows (three m64 wgmma a k
+# step) and bn/2 columns from c * bn/2 of B's slot; a run-time width's
+# copies of the mainloop run half its width. They compile without spills
+# (132 accumulators at bn 176, 144 at 192).
+{ ws_cfg 192 176 1x1 0 24; ws_cfg 192 192 1x1 16 24; ws_cfg 192 160 1x1 0 40; } >"$T/cols"
+run "$KS" sources -c -o "$T/cols.src" "$T/cols"
+expect_eq "bm 192, coop: the constraints take bn 176, 192 (wstep 16) and 160" "$RC" 0 || show_last
+expect_true "each consumer's wgmma is m64n88 at bn 176, B's half at c * (BN / 2) rows" \
+    grep -q 'm64n88k16.*\|desc(sB + c \* (BN / 2) \* 128 + kk \* 32' "$T/cols.src/1.cu"
+expect_eq "... its accumulators a quarter of bn a row step, its columns from c * BN / 2, BN / 16 stores of 8" \
+    "$(grep -c 'float acc\[MI\]\[BN / 4\];\|col0 = (long long)tn \* BN + c \* (BN / 2) + 2\|j < BN / 16; j++) {' "$T/cols.src/1.cu")" 3
+expect_eq "a run-time width's copies run half its width (128..192 by 16)" \
+    "$(grep -o 'wgmma_w<[0-9]*>(acc' "$T/cols.src/2.cu" | tr -dc '0-9\n' | tr '\n' ' ')" "64 72 80 88 96 "
+expect_true "... from bw / 2 of B's slot and of the tile's columns" \
+    grep -q 'B_DESC desc(sB + c \* ((int)bw / 2) \* 128' "$T/cols.src/2.cu"
+run "$KS" compile "$T/cols"
+expect_eq "all three compile" "$RC" 0 || show_last
+expect_eq "none spills" "$(awk -F'\t' '{split($6, r, " "); if (r[2] != 0 || r[4] != 0) print}' "$T/out" | wc -l)" 0
+for bad in "192 136 1x1 0 40:bn must be a multiple of 16" "192 176 1x1 8 24:wstep 16" "192 176 1x2 0 24:without a cluster"; do
+    ws_cfg ${bad%%:*} >"$T/bad"
+    run "$KS" sources -c -o "$T/bad.out" "$T/bad"
+    expect_true "bm 192 refused: ${bad#*:}" grep -q "${bad#*:}" "$T/err" || show_last
 done
 # The sweep's space narrowed to run-time widths (bench/narrow.py).
 printf 'local SWAP_WIDTHS = {\n  152, 176, 208,\n}\n' >"$T/widths.lua"
