@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 128, 256 } },
+  { "bn", { 136, 176, 192 } },
+  { "consumers", { 2 } },
+  { "stages", { 4, 5 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 24, 40 } },
+  { "cluster", { "1x1" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "direct" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
