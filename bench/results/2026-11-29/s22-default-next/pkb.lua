@@ -1,3 +1,0 @@
-local SWAP_WIDTHS = {
-  136, 176, 192,
-}

@@ -1,3 +1,0 @@
-local SWAP_PARAMS = {
-  { "wstep", { 0 } },
-}
