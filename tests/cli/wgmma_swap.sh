@@ -112,8 +112,8 @@ done
 { ws_cfg 192 176 1x1 0 24; ws_cfg 192 192 1x1 16 24; ws_cfg 192 160 1x1 0 40; } >"$T/cols"
 run "$KS" sources -c -o "$T/cols.src" "$T/cols"
 expect_eq "bm 192, coop: the constraints take bn 176, 192 (wstep 16) and 160" "$RC" 0 || show_last
-expect_true "each consumer's wgmma is m64n88 at bn 176, B's half at c * (BN / 2) rows" \
-    grep -q 'm64n88k16.*\|desc(sB + c \* (BN / 2) \* 128 + kk \* 32' "$T/cols.src/1.cu"
+expect_eq "each consumer's wgmma is m64n88 at bn 176, on B's half from c * (BN / 2) rows" \
+    "$(grep -c 'wgmma.mma_async.sync.aligned.m64n88k16\|desc(sB + c \* (BN / 2) \* 128 + kk \* 32, 1, 1024)' "$T/cols.src/1.cu")" 2
 expect_eq "... its accumulators a quarter of bn a row step, its columns from c * BN / 2, BN / 16 stores of 8" \
     "$(grep -c 'float acc\[MI\]\[BN / 4\];\|col0 = (long long)tn \* BN + c \* (BN / 2) + 2\|j < BN / 16; j++) {' "$T/cols.src/1.cu")" 3
 expect_eq "a run-time width's copies run half its width (128..192 by 16)" \
