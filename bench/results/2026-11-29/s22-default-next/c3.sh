@@ -9,7 +9,9 @@
 #   pp: pe and prefetch.patch, the tensor maps prefetched at the kernel's start (swapab's kernels do it).
 # At k = 64 the swapped kernel trailed cuBLASLt by 2.6 us; Nsight Compute counted 67% more instructions than
 # cuBLASLt's kernel, ALU-heavy where cuBLASLt's is uniform-heavy (RESULTS, twenty-second session).
-# Needs no set-up: run from the tree's root.
+# Needs no set-up: run from the tree's root. lean_store.patch's stores pass tests/cli/trans_store_host.sh (every
+# element of D once, nothing outside) on the CPU. Landing a patch that wins: git apply it, then regenerate
+# tests/fixtures/kernel_sample/sources.txt's hashes (tests/cli/tmpl_sources.sh says how; every wgmma source changes).
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 K=bench/results/2026-11-29/s21-swapk-call1     # the twenty-first session's narrowed space and spec
