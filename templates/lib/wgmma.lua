@@ -385,7 +385,7 @@ end
 local function wgmma_text(p, widths, intype, tnsp_b)
   local div = cols(p) and 2 or 1
   if not widths then return hopper.wgmma_fn(p.bn // div, intype, tnsp_b) end
-  local out = { div == 2 and mainloop.cols_width_device or mainloop.width_device }
+  local out = { string.format(mainloop.width_device, div == 2 and "BN / 4" or "BN / 2") }
   for _, w in ipairs(widths) do out[#out + 1] = hopper.wgmma_fn(w // div, intype, tnsp_b, p.bn // div) end
   return table.concat(out)
 end

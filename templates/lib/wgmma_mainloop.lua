@@ -221,8 +221,10 @@ local WIDTH_STORE = {
   { "(long long)tn * BN + 2", "(long long)tn * bw + 2" },
   { "if (col >= n) continue;", "if (col >= n || j * 8 >= bw) continue;" },
 }
+-- The declaration the widths' wgmma specialize, over the accumulators'
+-- second dimension (BN / 2, or BN / 4 under cols).
 M.width_device = [[
-template<int N> AIT_DEV void wgmma_w(float (&d)[BN / 2], unsigned long long da, unsigned long long db);
+template<int N> AIT_DEV void wgmma_w(float (&d)[%s], unsigned long long da, unsigned long long db);
 ]]
 
 -- Tiles of 192 rows in the swapped kernel (lib/wgmma.lua's cols): each
@@ -248,10 +250,6 @@ local COLS_WIDTH_STORE = {
   { "(long long)tn * BN + c * (BN / 2) + 2", "(long long)tn * bw + c * ((int)bw / 2) + 2" },
   { "if (col >= n) continue;", "if (col >= n || j * 16 >= bw) continue;" },
 }
-M.cols_width_device = [[
-template<int N> AIT_DEV void wgmma_w(float (&d)[BN / 4], unsigned long long da, unsigned long long db);
-]]
-
 local function width_switch(head, widths, div)
   local from = head:find(MAINLOOP_FROM, 1, true)
   local to = from and head:find(MAINLOOP_TO, from, true)

@@ -176,7 +176,7 @@ fi
 # The Makefile's virtual environment has numpy (make deps), the system's
 # python3 may not.
 PY=python3
-[ -x "${AITUNE_VENV:-$ROOT/.venv}/bin/python3" ] && PY=${AITUNE_VENV:-$ROOT/.venv}/bin/python3
+[ -x "$VENV/bin/python3" ] && PY=$VENV/bin/python3
 if "$PY" -c 'import numpy' >/dev/null 2>&1; then
     run "$PY" "$ROOT/tests/sim/gemm_fragments.py"
     expect_eq "tests/sim/gemm_fragments.py: the kernels' index maps give numpy's product" "$RC" 0 || show_last 12

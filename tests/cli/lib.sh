@@ -11,6 +11,8 @@ set -u
 ROOT=${AITUNE_TEST_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 AITUNE=${AITUNE_BIN:-$ROOT/build/aitune}
 FAKE=${AITUNE_FAKE_WORKER:-$ROOT/build/tests/fake_worker}
+# The Makefile's virtual environment (make deps): torch, pytest, numpy.
+VENV=${AITUNE_VENV:-$ROOT/.venv}
 SCRIPT=$(basename "$0")
 T=$(mktemp -d "${TMPDIR:-/tmp}/aitune-cli-XXXXXX")
 RC=0

@@ -48,7 +48,6 @@ else
     skip "the ctypes checks: no $LIBSO (make), or it is sanitized"
 fi
 
-VENV=${AITUNE_VENV:-$ROOT/.venv}
 PY=$VENV/bin/python
 if [ ! -x "$PY" ] || ! "$PY" -c 'import torch, pytest' >/dev/null 2>&1; then
     skip "the torch layer's tests (python/tests): no virtual environment with torch and pytest at $VENV (make deps; make VENV=DIR deps to share one)"
