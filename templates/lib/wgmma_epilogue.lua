@@ -329,27 +329,53 @@ M.swiglu_tile = [[
 -- D's columns, its n columns D's rows), so element (r, col) goes to
 -- D[col][r], D's rows this kernel's m long. A thread's four of each 8
 -- columns are q[0], q[m] (the next column), q[8] and q[m + 8] (8 rows on).
--- ST_D(x) converts to D's type (the source defines it).
+-- ST_D(x) converts to D's type (the source defines it). tw is the tile's
+-- width, cw this consumer's columns of it, JN its accumulators' groups of 8
+-- columns (lib/wgmma_mainloop.lua's WIDTH_STORE and COLS_STORE change them:
+-- a width chosen at run time, 192-row tiles split by columns). A tile that
+-- lies inside D stores without bounds, through two pointers (the column
+-- pair) stepped 8 columns at a time: ptxas 13.0 then writes each element
+-- with an STG of constant offset instead of a 64-bit bound test and a
+-- branch around it.
 M.trans_tile = [[
       {
         const long long row0 = (long long)tm * BM + (PINGPONG ? 0 : c * WM) + warp * 16 + lane / 4;
-        const long long col0 = (long long)tn * BN + 2 * (lane %% 4);
+        const int tw = BN;
+        const int cw = BN;
+        constexpr int JN = BN / 8;
+        const long long col0 = (long long)tn * tw + 2 * (lane %% 4);
         const bool in_m = (long long)(tm + 1) * BM <= m;
+        if (in_m && (long long)(tn + 1) * tw <= n) {
+          D_T* q0 = D + col0 * m + row0;
+          D_T* q1 = q0 + m;
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
-          const long long col = col0 + j * 8;
-          if (col >= n) continue;
-          const bool c1 = col + 1 < n;
+          for (int j = 0; j < JN; j++, q0 += 8 * m, q1 += 8 * m) {
+            if (j * 8 >= cw) break;
 #pragma unroll
-          for (int i = 0; i < MI; i++) {
-            D_T* q = D + col * m + row0 + i * 64;
-            if (in_m || row0 + i * 64 < m) {
-              q[0] = ST_D(acc[i][4 * j]);
-              if (c1) q[m] = ST_D(acc[i][4 * j + 1]);
+            for (int i = 0; i < MI; i++) {
+              q0[i * 64] = ST_D(acc[i][4 * j]);
+              q1[i * 64] = ST_D(acc[i][4 * j + 1]);
+              q0[i * 64 + 8] = ST_D(acc[i][4 * j + 2]);
+              q1[i * 64 + 8] = ST_D(acc[i][4 * j + 3]);
             }
-            if (in_m || row0 + i * 64 + 8 < m) {
-              q[8] = ST_D(acc[i][4 * j + 2]);
-              if (c1) q[m + 8] = ST_D(acc[i][4 * j + 3]);
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < JN; j++) {
+            const long long col = col0 + j * 8;
+            if (col >= n || j * 8 >= cw) continue;
+            const bool c1 = col + 1 < n;
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+              D_T* q = D + col * m + row0 + i * 64;
+              if (in_m || row0 + i * 64 < m) {
+                q[0] = ST_D(acc[i][4 * j]);
+                if (c1) q[m] = ST_D(acc[i][4 * j + 1]);
+              }
+              if (in_m || row0 + i * 64 + 8 < m) {
+                q[8] = ST_D(acc[i][4 * j + 2]);
+                if (c1) q[m + 8] = ST_D(acc[i][4 * j + 3]);
+              }
             }
           }
         }

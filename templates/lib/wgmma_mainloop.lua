@@ -57,7 +57,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned ebase = base + STAGES * (A_BYTES + B_BYTES);
   const unsigned full = ebase + EPI_BYTES, empty = full + 8 * STAGES, order = empty + 8 * STAGES;
-  const int wg = threadIdx.x / 128;
+  // The warpgroup, through a shuffle from lane 0 so that the compiler knows
+  // it warp-uniform: the consumers' descriptors (c) then live in uniform
+  // registers, not in vector ones moved over (R2UR) before each wgmma.
+  const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
   const int nunits = units_m * units_n, kiters = (int)((k + 63) / 64);
   const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
   sched_t S;
@@ -218,8 +221,8 @@ local WIDTH_PIECES = {
   { "mbar_expect(bar, a_bytes + B_BYTES);", "mbar_expect(bar, a_bytes + 128u * (unsigned)bw);" },
 }
 local WIDTH_STORE = {
-  { "(long long)tn * BN + 2", "(long long)tn * bw + 2" },
-  { "if (col >= n) continue;", "if (col >= n || j * 8 >= bw) continue;" },
+  { "const int tw = BN;", "const int tw = (int)bw;" },
+  { "const int cw = BN;", "const int cw = (int)bw;" },
 }
 -- The declaration the widths' wgmma specialize, over the accumulators'
 -- second dimension (BN / 2, or BN / 4 under cols).
@@ -241,14 +244,15 @@ local COLS_PIECES = {
 }
 local COLS_STORE = {
   { "(PINGPONG ? 0 : c * WM)", "0" },
-  { "(long long)tn * BN + 2 * (lane %% 4)", "(long long)tn * BN + c * (BN / 2) + 2 * (lane %% 4)" },
-  { "for (int j = 0; j < BN / 8; j++)", "for (int j = 0; j < BN / 16; j++)" },
+  { "const int cw = BN;", "const int cw = BN / 2;" },
+  { "constexpr int JN = BN / 8;", "constexpr int JN = BN / 16;" },
+  { "(long long)tn * tw + 2", "(long long)tn * tw + c * cw + 2" },
 }
 -- A run-time width under cols: each consumer's columns start at bw / 2,
 -- its copies of the mainloop run wgmma_w<w / 2>.
 local COLS_WIDTH_STORE = {
-  { "(long long)tn * BN + c * (BN / 2) + 2", "(long long)tn * bw + c * ((int)bw / 2) + 2" },
-  { "if (col >= n) continue;", "if (col >= n || j * 16 >= bw) continue;" },
+  { "const int tw = BN;", "const int tw = (int)bw;" },
+  { "const int cw = BN / 2;", "const int cw = (int)bw / 2;" },
 }
 local function width_switch(head, widths, div)
   local from = head:find(MAINLOOP_FROM, 1, true)

@@ -114,12 +114,12 @@ run "$KS" sources -c -o "$T/cols.src" "$T/cols"
 expect_eq "bm 192, coop: the constraints take bn 176, 192 (wstep 16) and 160" "$RC" 0 || show_last
 expect_eq "each consumer's wgmma is m64n88 at bn 176, on B's half from c * (BN / 2) rows" \
     "$(grep -c 'wgmma.mma_async.sync.aligned.m64n88k16\|desc(sB + c \* (BN / 2) \* 128 + kk \* 32, 1, 1024)' "$T/cols.src/1.cu")" 2
-expect_eq "... its accumulators a quarter of bn a row step, its columns from c * BN / 2, BN / 16 stores of 8" \
-    "$(grep -c 'float acc\[MI\]\[BN / 4\];\|col0 = (long long)tn \* BN + c \* (BN / 2) + 2\|j < BN / 16; j++) {' "$T/cols.src/1.cu")" 3
+expect_eq "... its accumulators a quarter of bn a row step, its columns from c * cw (BN / 2), in BN / 16 groups of 8" \
+    "$(grep -c 'float acc\[MI\]\[BN / 4\];\|const int cw = BN / 2;\|constexpr int JN = BN / 16;\|col0 = (long long)tn \* tw + c \* cw + 2' "$T/cols.src/1.cu")" 4
 expect_eq "a run-time width's copies run half its width (128..192 by 16)" \
     "$(grep -o 'wgmma_w<[0-9]*>(acc' "$T/cols.src/2.cu" | tr -dc '0-9\n' | tr '\n' ' ')" "64 72 80 88 96 "
-expect_true "... from bw / 2 of B's slot and of the tile's columns" \
-    grep -q 'B_DESC desc(sB + c \* ((int)bw / 2) \* 128' "$T/cols.src/2.cu"
+expect_eq "... from bw / 2 of B's slot and of the tile's columns" \
+    "$(grep -c 'B_DESC desc(sB + c \* ((int)bw / 2) \* 128\|const int tw = (int)bw;\|const int cw = (int)bw / 2;' "$T/cols.src/2.cu")" 3
 run "$KS" compile "$T/cols"
 expect_eq "all three compile" "$RC" 0 || show_last
 expect_eq "none spills" "$(awk -F'\t' '{split($6, r, " "); if (r[2] != 0 || r[4] != 0) print}' "$T/out" | wc -l)" 0
