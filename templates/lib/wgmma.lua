@@ -251,6 +251,14 @@ end
 -- Overlapped staging adds a counter per band after the 128 bytes of ctl
 -- (A's bands, then, for "abk_overlap", B's).
 local STAGE_CTL = 128
+-- Whether a config's kernel takes the workspace (stream-K's tickets and
+-- partial tiles, staged operands, tma_ws's copy of D). Without one it is
+-- launched with programmatic dependent launch (PDL below): a workspace
+-- zeroed before each launch puts a memset between two launches.
+local function has_ws(p)
+  return p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws"
+end
+
 local function ws_layout(p, dev)
   local base, _, _, ov, kb = staging(p)
   local L = { ctl = p.streamk == 1 and TICKET_BYTES or 0 }
@@ -489,7 +497,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     wgmma_text(p, widths, t.In, layout == "nn" and 1 or 0),
     string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, widths, cols(p)), name,
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
-      (p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws") and ", unsigned char* __restrict__ ws" or "",
+      has_ws(p) and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
       a_load, b_load, consumer_regs(p), b_desc),
   }
@@ -497,6 +505,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
   if swiglu then table.insert(src, 6, gemm.swiglu_device .. hopper.tma_load4 .. ptx.swiglu_text) end
   -- The swapped kernel's store of one element (epilogue.trans_tile).
   if swap then table.insert(src, 3, "#define ST_D(x) st_" .. t.Out .. "(x)") end
+  table.insert(src, 3, "#define PDL " .. (has_ws(p) and 0 or 1))
   return table.concat(src, "\n")
 end
 
@@ -561,7 +570,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
   if bw then params[#params + 1] = { kind = "dim", expr = bw } end
   -- Only the counters must be zero at a launch (the kernel leaves them zero
   -- again); partial tiles and staged copies are written before they are read.
-  if p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws" then
+  if has_ws(p) then
     local size = d_at .. (p.epilogue == "tma_ws" and " + m * " .. d_pitch or "")
     params[#params + 1] = { kind = "workspace", size = size, zero = tostring(wl.zero) }
   end
@@ -574,6 +583,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
     block = { 128 * (p.consumers + 1), 1, 1 },
     smem = smem,
     cluster = { per, 1, 1 },
+    pdl = not has_ws(p),
     params = params,
   }
 end

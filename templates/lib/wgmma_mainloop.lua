@@ -40,6 +40,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
    long long m, long long n, long long k%s%s)
 {
   extern __shared__ unsigned char smem_raw[];
+#if PDL
+  // Programmatic dependent launch (the plan's pdl; without the launch
+  // attribute both instructions return at once): the next launch on the
+  // stream may start now, its CTAs taking SMs as this grid's leave; this
+  // one sets up its barriers and fetches its tensor maps under the previous
+  // launch's tail, and reads or writes global memory only after the wait.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (threadIdx.x == 0) {
+    asm volatile("prefetch.tensormap [%%0];" :: "l"((unsigned long long)&tmA) : "memory");
+    asm volatile("prefetch.tensormap [%%0];" :: "l"((unsigned long long)&tmB) : "memory");
+  }
+#endif
   const int tiles_m = (int)((m + BM - 1) / BM), tiles_n = (int)((n + BN - 1) / BN);
   // Units of work: tiles, or pairs of tiles for a cluster (a pair past the
   // edge still loads its half of the shared operand; its stores are masked).
@@ -74,6 +86,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if (CLUSTER > 1) cluster_sync(); else __syncthreads();
+#if PDL
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
     if (threadIdx.x == 0) {

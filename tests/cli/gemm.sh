@@ -131,6 +131,17 @@ expect_true "the sample has stream-K configs ($nsk)" test "$nsk" -ge 1
 expect_eq "no stream-K config spills" "$(grep '"streamk":1' "$T/out" | awk '$5 != 0' | wc -l)" 0
 expect_eq "every stream-K kernel takes the workspace" \
     "$(sql "$T/sk.db" "select count(*) from cubins where source like '%#define STREAMK 1%' and source like '%unsigned char* __restrict__ ws)%'")" "$nsk"
+# Programmatic dependent launch (lib/wgmma.lua's has_ws): a kernel with a
+# workspace (zeroed before each launch) is built without it, one without
+# waits for the previous launch before it touches global memory.
+expect_eq "no kernel with the workspace is built with PDL" \
+    "$(sql "$T/sk.db" "select count(*) from cubins where source like '%__restrict__ ws)%' and source not like '%#define PDL 0%'")" 0
+nows=$(sql "$T/sk.db" "select count(*) from cubins where source not like '%__restrict__ ws)%' and kernel like 'aitune_%'")
+expect_true "the sample has kernels without the workspace ($nows)" test "$nows" -ge 1
+expect_eq "every kernel without it is, its wait after the barriers' set-up" \
+    "$(sql "$T/sk.db" "select count(*) from cubins where source not like '%__restrict__ ws)%' and source like '%#define PDL 1%' and source like '%__syncthreads();
+#if PDL
+  asm volatile(\"griddepcontrol.wait;\"%'")" "$nows"
 
 # Overlapped staging (A's late rows copied by the producer's idle warps):
 # a sample of the overlapped configs of small tiles (the space narrowed by

@@ -80,6 +80,7 @@ expect_true "A's tensor map reads B's n rows, with its box rows in n" \
     grep -qE '"arg":"B","dims":\["k","n"\].*"box":\[64,"min\([0-9]+, max\(cdiv\((cdiv\()?n, ' <<<"$launch"
 expect_true "B's tensor map reads A's m rows" grep -q '"arg":"A","dims":\["k","m"\]' <<<"$launch"
 expect_true "the kernel's m and n are the GEMM's n and m" grep -q '"expr":"n"},{"kind":"dim","expr":"m"}' <<<"$launch"
+expect_true "it launches with programmatic dependent launch (no workspace)" grep -q '"pdl":true' <<<"$launch"
 # A width chosen at run time (wstep): the kernel holds one copy of the
 # mainloop a width (the multiples of wstep from 128 below bn, then bn),
 # compiles without spills or serialized wgmma (jit.c refuses those), and
