@@ -1,0 +1,3 @@
+local SWAP_WIDTHS = {
+  160, 192, 256,
+}
