@@ -15,10 +15,16 @@ local M = {}
 -- (fifteenth session, bench/results/2026-11-28/s15-subwave-call5), a wave of
 -- 64 x 128 tiles (one consumer) took 16.3 us, of 128 x 128 (two) 24-25, of
 -- 128 x 256 pairs 43.2-43.7: smaller tiles cost less a wave but more an
--- element, so they win where the pair's grid leaves SMs idle.
+-- element, so they win where the pair's grid leaves SMs idle. 64 x 192
+-- (one consumer): a wave of 110 at m = 317 took 20.5 us against 40.9 for
+-- 128 x 256 tiles (twenty-third session, calls 6-8, s23-ab and s23-def);
+-- with it the default ran 4096^2 m = 317 in 20.6 us where 128 x 128 took
+-- 31.5, 14336 x 4096 m = 317 65.4 (87.3), 1049 65.0 (68.3), 378 the same,
+-- 561 and 1110 2.5-4.3% slower (s23-def/d_table.txt).
 local WAVE_TILES = {
   { bm = 128, bn = 128, consumers = 2, cluster = "1x1", cost = 0.575 },
   { bm = 64, bn = 128, consumers = 1, cluster = "1x1", cost = 0.375 },
+  { bm = 64, bn = 192, consumers = 1, cluster = "1x1", cost = 0.50 },
 }
 
 -- What stream-K's split tail costs, in waves: measured 0.59-0.73 of one on

@@ -271,9 +271,9 @@ YAML
 done
 # wgmma's default tile (nt): where 128 x 256 pairs fill fewer than three
 # waves, the tile whose waves cost least (templates/lib/wgmma.lua: wave_tile):
-# 64 x 128 where its units fit one wave (4096^2 at m = 256: 4 x 32), 128 x 128
-# where those do (m = 317, 439; 14336 x 4096 at m = 378: three waves of them
-# against two of pairs), the pair where it fills its wave better (4096^2 at
+# 64 x 128 where its units fit one wave (4096^2 at m = 256: 4 x 32), 64 x
+# 192 where those do (m = 317: 5 x 22), 128 x 128 where those do (m = 439;
+# 14336 x 4096 at m = 378: three waves of them against two of pairs), the pair where it fills its wave better (4096^2 at
 # m = 927; 14336 x 4096 at 256) and from three waves of it on (m = 4096);
 # each with as many stages as fit. gemm_nn keeps the pair.
 spec wt.yaml <<'YAML'
@@ -298,7 +298,7 @@ tile() {   # TEMPLATE SHAPE: the default's bm x bn cluster consumers stages
     awk -F'\t' -v t="$1" -v s="$2" '$1 == t && $3 == s { print $5 }' "$T/wt.list" |
         sed 's/.*"bm":\([0-9]*\),"bn":\([0-9]*\),"cluster":"\([0-9x]*\)","consumers":\([0-9]\).*"stages":\([0-9]\).*/\1x\2 \3 c\4 st\5/'
 }
-for want in '256,4096,4096 64x128 1x1 c1 st8' '317,4096,4096 128x128 1x1 c2 st6' '439,4096,4096 128x128 1x1 c2 st6' \
+for want in '256,4096,4096 64x128 1x1 c1 st8' '317,4096,4096 64x192 1x1 c1 st6' '439,4096,4096 128x128 1x1 c2 st6' \
             '927,4096,4096 128x256 2x1 c2 st4' '4096,4096,4096 128x256 2x1 c2 st4' \
             '256,14336,4096 128x256 2x1 c2 st4' '378,14336,4096 128x128 1x1 c2 st6'; do
     set -- $want
