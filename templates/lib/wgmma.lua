@@ -254,7 +254,13 @@ local STAGE_CTL = 128
 -- Whether a config's kernel takes the workspace (stream-K's tickets and
 -- partial tiles, staged operands, tma_ws's copy of D). Without one it is
 -- launched with programmatic dependent launch (PDL below): a workspace
--- zeroed before each launch puts a memset between two launches.
+-- zeroed before each launch puts a memset between two launches. On an H200
+-- (twenty-third session, s23-pdl, s23-ab) PDL made swapped configs 8-11%
+-- faster at k = 64 and 512, and the best config of each shape measured at
+-- k = 4096 (4096^2 m = 317..4096, 14336 x 4096 m = 378) 0-5% faster or the
+-- same; but grids of 96 tiles (128 x 128 at 4096^2, m = 317; swapped
+-- 128 x 160 at 378) ran 10-25% slower, with the dependents' trigger at the
+-- kernel's start or at its end alike. The search measures with it.
 local function has_ws(p)
   return p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws"
 end
