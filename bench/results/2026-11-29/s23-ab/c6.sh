@@ -4,6 +4,8 @@
 # trees, the same narrowed unswapped space (ab.lua), twice each in turn: t0 the session's start (24aad47), t1
 # uniform descriptors and lean swapped stores (ffd7936), t2 and PDL (this tree). The trees t0 and t1 come in .gpu/ab
 # (git archive of templates/ and search/); carry [".gpu", "build/aitune"].
+# Set-up here: mkdir -p .gpu/ab/t0 .gpu/ab/t1; git archive 24aad47 templates search | tar -x -C .gpu/ab/t0;
+# git archive ffd7936 templates search | tar -x -C .gpu/ab/t1.
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 P=bench/results/2026-11-29/s23-ab

@@ -4,6 +4,8 @@
 # unswapped 128 x 128 tiles at 4096^2 m 317 and 439 by 20-25% (call 6): t3 is t2 with the dependents' trigger moved
 # from the kernel's start to its end (after every tile), so the next launch's CTAs cannot take the SMs this
 # grid leaves idle while it runs. Trees t1 and t3 come in .gpu/ab; carry [".gpu", "build/aitune"].
+# Set-up here: t1 as for c6.sh; t3: git archive 07cf9a4 templates search | tar -x -C .gpu/ab/t3, then in
+# its templates/lib/wgmma_mainloop.lua the launch_dependents line moved from the kernel's start into TAIL (#if PDL).
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 P=bench/results/2026-11-29/s23-ab
