@@ -12,7 +12,9 @@
 # One weight a call (twenty-first session, calls 4 and 5): 4096^2's sweep
 # took 267 s, one bucket cut, geomean 0.945 and worst 0.795 (0.893 and 0.675
 # with both weights); 14336 x 4096's buckets were all cut (its races cost
-# 3.5 times as much), 0.946 and 0.743.
+# 3.5 times as much), 0.946 and 0.743. Twenty-third session (calls 3 and 4,
+# with lean swapped stores and PDL): 0.958 / 0.716 and 0.959 / 0.764; each
+# call took 309 and 407 s of device time.
 about="GEMM over prefill sizes (m 256..8192, step 61) at two weights, aitune's own kernels against cuBLASLt raced at each m"
 spec="bench/range_scan.sh's (written into OUT/range.yaml): gemm_nt bf16, m {range: [256, 8192], align: [1]}, n and k exact, timing stream"
 peers="cuBLASLt (the heuristic's first algorithm, 32 MiB workspace) raced by the worker at each m, interleaved with the registry's answer"
