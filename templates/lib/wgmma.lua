@@ -488,13 +488,15 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
 #define AIT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define AIT_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define A_BOX_ROWS(m) ((int)(%s))
+#define PDL %d
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and 1 or 0, p.epilogue == "rows" and 1 or 0, p.epilogue == "tma_ws" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
-      wl.ctl, wl.zero, wl.sa, (a_box(p):gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX("))),
+      wl.ctl, wl.zero, wl.sa, (a_box(p):gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX(")),
+      has_ws(p) and 0 or 1),
     "" .. hopper.ptx .. ptx.text .. mainloop.host_first .. stage.device .. streamk.device .. epilogue.ws_device ..
       mainloop.host_last,
     epilogue.store2(t.Out),
@@ -511,7 +513,6 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
   if swiglu then table.insert(src, 6, gemm.swiglu_device .. hopper.tma_load4 .. ptx.swiglu_text) end
   -- The swapped kernel's store of one element (epilogue.trans_tile).
   if swap then table.insert(src, 3, "#define ST_D(x) st_" .. t.Out .. "(x)") end
-  table.insert(src, 3, "#define PDL " .. (has_ws(p) and 0 or 1))
   return table.concat(src, "\n")
 end
 

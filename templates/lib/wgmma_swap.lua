@@ -101,7 +101,9 @@ end
 -- 176 at 4096^2, m = 1049 and 2086, which ran 52.6 and 106.7 us on an H200
 -- where this default's 256 x 136 took 57.0-58.9 and 128 x 176 119.3
 -- (twenty-second session, call 1; cuBLASLt 46.7 and 100.0), but it also
--- changes the tile at 50 more of row 2's 260 sizes, none of them measured.
+-- changes the tile at 50 more of row 2's 260 sizes: at 23 of them the two
+-- defaults ran 1.001x apart (geomean; worst 0.791x cuBLASLt against 0.814x:
+-- twenty-third session, call 1, s23-next-call1/deftable.txt).
 local TILE_FIXED = 1000
 function M.default(W, layout, ks, dt, dev)
   local best, best_cost

@@ -273,8 +273,9 @@ done
 # waves, the tile whose waves cost least (templates/lib/wgmma.lua: wave_tile):
 # 64 x 128 where its units fit one wave (4096^2 at m = 256: 4 x 32), 64 x
 # 192 where those do (m = 317: 5 x 22), 128 x 128 where those do (m = 439;
-# 14336 x 4096 at m = 378: three waves of them against two of pairs), the pair where it fills its wave better (4096^2 at
-# m = 927; 14336 x 4096 at 256) and from three waves of it on (m = 4096);
+# 14336 x 4096 at m = 378: three waves of them against two of pairs), the
+# pair where it fills its wave better (4096^2 at m = 927; 14336 x 4096 at
+# 256) and from three waves of it on (m = 4096);
 # each with as many stages as fit. gemm_nn keeps the pair.
 spec wt.yaml <<'YAML'
 name: wt
