@@ -394,6 +394,26 @@ local function a_box(p, km)
   return string.format("min(%d, max(cdiv(%s, 8) * 8, (cdiv(%s, %d) - 1) * %d))", p.bm, km, km, p.bm, p.bm)
 end
 
+-- Whether the last row of tiles loads A through a map of its own (tmAt),
+-- whose box holds only the rows of m that row has, rounded up to 8
+-- (a_tail_box; under a 1x2 cluster, where each CTA of the pair loads half
+-- of A's box into both, half of them): where m is not a multiple of BM,
+-- A's box otherwise reaches past m, and TMA's zero-filled rows cost time.
+-- On an H200 (twenty-fourth session, s23-next/c10.sh) 128 x 128 tiles at
+-- 4096^2 ran m = 317 (67 rows past m) in 22.7 us with it against 29-31.6
+-- without, and m = 439 (73 past) in 24.1 against 27-30; with 3..11 rows
+-- past m the times were the same. Not for the swapped kernel (its A, the
+-- weight, fills its tiles) or staged operands.
+local function a_tail(p, swap)
+  return not swap and p.stage == "none"
+end
+local function a_tail_box(p)
+  local rows = string.format("m - (cdiv(m, %d) - 1) * %d", p.bm, p.bm)
+  if share(p) == 2 then rows = "cdiv(" .. rows .. ", 2)" end
+  return string.format("max(8, cdiv(%s, 8) * 8)", rows)
+end
+local function c_expr(e) return (e:gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX(")) end
+
 -- The kernel's wgmma: one of bn columns, or (widths: wstep's) one a width;
 -- half as many under cols.
 local function wgmma_text(p, widths, intype, tnsp_b)
@@ -415,10 +435,12 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
   local a_load, b_load, b_desc
   local sh = share(p)
   local widths = swapk.run_widths(p)     -- nil: one width, bn
+  -- a_rows: the rows of A's box this tile row loads (the mainloop's).
+  local tmA = a_tail(p, swap) and "a_tail ? &tmAt : &tmA" or "&tmA"
   if sh == 2 then
-    a_load = "tma_load_both(sA + rank * a_half * 128, &tmA, kb * 64, tm * BM + rank * a_half, bar);"
+    a_load = string.format("tma_load_both(sA + rank * a_rows * 128, %s, kb * 64, tm * BM + rank * a_rows, bar);", tmA)
   else
-    a_load = "tma_load(sA, &tmA, kb * 64, tm * BM, bar);"
+    a_load = string.format("tma_load(sA, %s, kb * 64, tm * BM, bar);", tmA)
   end
   if layout == "nt" then
     -- B tile: BN rows (n) of 64 k, K-major like A.
@@ -489,14 +511,16 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
 #define AIT_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define A_BOX_ROWS(m) ((int)(%s))
 #define PDL %d
+#define A_TAIL %d
+#define A_TAIL_ROWS(m) ((int)(%s))
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and 1 or 0, p.epilogue == "rows" and 1 or 0, p.epilogue == "tma_ws" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
       t.Out == "f32" and 1 or 0, t.Out == "f32" and "" or t.Out .. "x2", p.streamk,
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
-      wl.ctl, wl.zero, wl.sa, (a_box(p):gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX(")),
-      has_ws(p) and 0 or 1),
+      wl.ctl, wl.zero, wl.sa, c_expr(a_box(p)), has_ws(p) and 0 or 1,
+      a_tail(p, swap) and 1 or 0, c_expr(a_tail(p, swap) and a_tail_box(p) or a_box(p))),
     "" .. hopper.ptx .. ptx.text .. mainloop.host_first .. stage.device .. streamk.device .. epilogue.ws_device ..
       mainloop.host_last,
     epilogue.store2(t.Out),
@@ -504,7 +528,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     epilogue.device,
     wgmma_text(p, widths, t.In, layout == "nn" and 1 or 0),
     string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, widths, cols(p)), name,
-      (p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or "", out_ct,
+      (a_tail(p, swap) and " const __grid_constant__ tmap_t tmAt," or "") ..
+      ((p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or ""), out_ct,
       has_ws(p) and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
       a_load, b_load, consumer_regs(p), b_desc),
@@ -560,6 +585,10 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
       box = { BK, a_box(p, km) }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
+  if a_tail(p, swap) then
+    params[#params + 1] = { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize },
+                            box = { BK, a_tail_box(p) }, swizzle = 128, oob = "zero", l2 = 256 }
+  end
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
   -- its rows padded to 128 bytes (ws_d_pitch).
   local osize = dtype.size(t.Out)

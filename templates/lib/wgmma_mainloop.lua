@@ -96,10 +96,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // Rows of A's box (A_BOX_ROWS: lib/wgmma.lua's a_box, the expression
       // the launch's tensor map holds): BM, or m rounded up to 8 where one
       // tile row holds all of m. Under SHARE 2 each CTA of the pair loads
-      // a_half of them into both. The slot's rows past the box keep stale
-      // data; their sums go to rows past m, never stored.
-      const int a_half = SHARE == 2 ? A_BOX_ROWS(m) : 0;
-      const unsigned a_bytes = 128u * (unsigned)(SHARE == 2 ? 2 * a_half : A_BOX_ROWS(m));
+      // a_rows of them into both. The slot's rows past the box keep stale
+      // data; their sums go to rows past m, never stored. With A_TAIL the
+      // last row of tiles loads through the tail map (tmAt), whose box is
+      // the rows of m that row holds, rounded up to 8 (A_TAIL_ROWS, half of
+      // them under SHARE 2): TMA's zero-filled rows past m cost time.
       int u, k0, k1;
 #if OVERLAP_B
       long long kready = b_pre;
@@ -109,6 +110,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         tile_at(u, units_m, units_n, tm, tn);
         if (SHARE == 1) tm = 2 * tm + rank;
         if (SHARE == 2) tn = 2 * tn + rank;
+        const bool a_tail = A_TAIL && tm == tiles_m - 1;
+        const int a_rows = a_tail ? A_TAIL_ROWS(m) : A_BOX_ROWS(m);
+        const unsigned a_bytes = 128u * (unsigned)(SHARE == 2 ? 2 * a_rows : a_rows);
 #if OVERLAP
         wait_band(ws, tm, m, a_pre, band_rows);
 #endif

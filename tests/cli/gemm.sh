@@ -143,6 +143,60 @@ expect_eq "every kernel without it is, its wait after the barriers' set-up" \
 #if PDL
   asm volatile(\"griddepcontrol.wait;\"%'")" "$nows"
 
+# A's tail map (lib/wgmma.lua's a_tail): the last row of tiles loads A
+# through a map whose box holds only the rows of m it has, rounded up to 8
+# (half of them, each CTA of a 1x2 cluster), so TMA fills no rows past m but
+# those. Sampled configs at m = 317: each kernel without staging takes it
+# (the third map, before D's) and picks it for the last row; the others do
+# not. The winner's box, evaluated as the launch would, is 64 rows (61 of m
+# rounded up) at bm 64, 128 and 256, 32 under a 1x2 cluster.
+spec tail.yaml <<'YAML'
+name: tail
+search: random
+seed: 3
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma]
+    shapes: {m: {values: [317], exact: true}, n: {values: [4096], exact: true}, k: {values: [4096, 4001], exact: true}}
+YAML
+fake_sweep ok "$T/tail.db" "$T/tail.yaml" --max-evals 12
+expect_eq "a fake sweep of sampled wgmma configs at m = 317 exits 0" "$RC" 0 || show_last
+python3 - "$T/tail.db" > "$T/tail.out" <<'PY'
+import json, re, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+rows = con.execute("select source from cubins where kernel like 'aitune_gemm%'").fetchall()
+tail = sum('const __grid_constant__ tmap_t tmAt,' in s and 'a_tail ? &tmAt : &tmA' in s and '#define A_TAIL 1' in s for (s,) in rows)
+plain = sum('tmap_t tmAt' not in s and '&tmAt' not in s and '#define A_TAIL 0' in s for (s,) in rows)
+print(len(rows), tail, plain, tail + plain == len(rows))
+cdiv = lambda a, b: -(-a // b)
+def at317(expr):
+    assert re.fullmatch(r"[a-zA-Z_0-9 ()+*,-]+", expr), expr
+    env = {"m": 317, "cdiv": cdiv, "max": max, "min": min, "AIT_CDIV": cdiv, "AIT_MAX": max, "AIT_MIN": min, "int": int}
+    return eval(expr, {"__builtins__": {}}, env)
+# Each tail kernel's rows (its A_TAIL_ROWS at m = 317) by its SHARE.
+for (s,) in rows:
+    if '#define A_TAIL 1' in s:
+        share = re.search(r"#define SHARE (\d)", s).group(1)
+        print("kernel", at317(re.search(r"#define A_TAIL_ROWS\(m\) (.*)", s).group(1)), 32 if share == "2" else 64, "share", share)
+# Each winner's staging says whether it may take the map; its plan holds it
+# third, its box's rows an expression of m.
+for cfg, launch in con.execute("select config, launch from winners"):
+    c, L = json.loads(cfg), json.loads(launch)
+    maps = [p for p in L["params"] if p["kind"] == "tmap"]
+    want = "none" if c["stage"] != "none" else 32 if c["cluster"] == "1x2" else 64
+    got = at317(str(maps[2]["box"][1])) if len(maps) >= 3 and maps[2]["arg"] == "A" else "none"
+    print("winner", got, want, c["stage"], c["cluster"])
+PY
+read -r n ntail nplain whole < "$T/tail.out"
+expect_true "the sample compiled kernels with and without the tail map ($ntail and $nplain of $n)" test "$ntail" -ge 1 -a "$nplain" -ge 1
+expect_eq "each kernel either takes the tail map and loads the last row through it, or has none" "$whole" True
+expect_eq "each tail kernel's box at m = 317 is the last row's 61 rows rounded up to 8: 64, or 32 a CTA of a 1x2 cluster (shares: $(grep '^kernel' "$T/tail.out" | awk '{print $5}' | sort -u | tr '\n' ' '))" \
+    "$(grep '^kernel' "$T/tail.out" | awk '{ print ($2 == $3 ? "ok" : "bad " $0) }' | sort -u)" "ok"
+expect_eq "the sample's tail kernels include a 1x2 cluster's" "$(grep -c '^kernel.* share 2$' "$T/tail.out" | awk '{print ($1 > 0)}')" 1
+expect_eq "each winner holds the map exactly where its config may (third, A's, its box the last row's rows)" \
+    "$(grep '^winner' "$T/tail.out" | awk '{ print ($2 == $3 ? "ok" : "bad " $0) }' | sort -u)" "ok"
+
 # Overlapped staging (A's late rows copied by the producer's idle warps):
 # a sample of the overlapped configs of small tiles (the space narrowed by
 # bench/narrow.py, as bench/overlap.sh runs them under compute-sanitizer)
