@@ -190,15 +190,19 @@ typedef struct lane_arg { hub *H; sw *S; } lane_arg;
 ** holds and splits cannot spend what the buckets after it need (a 170 s
 ** budget once went to one bucket's 43 parts while 11 got nothing). The
 ** reserve of a bucket is what this lane's finished buckets took on
-** average, and at least half of an equal share (the time left over the
-** buckets left); before any finished, the share is that equal share. So
-** buckets that all want more split the budget evenly, and where the early
-** ones finish in a fraction of their shares (a range's small m), a later
-** one that holds and splits gets the time they left: the ranges suite's
-** 400 s sweep took 160-176 s while two buckets' splits were cut at their
-** equal shares (bench/RESULTS.md, eleventh session). The share is never
-** below half of the equal share. A window (o->want) has no shares: its
-** order is its priority, the first bucket the one that gains most. */
+** average, at least half of an equal share (the time left over the buckets
+** left) and at most an equal share; before any finished, the share is that
+** equal share. So buckets that all want more split the budget evenly, and
+** where the early ones finish in a fraction of their shares (a range's
+** small m), a later one that holds and splits gets the time they left: the
+** ranges suite's 400 s sweep took 160-176 s while two buckets' splits were
+** cut at their equal shares (bench/RESULTS.md, eleventh session). The cap
+** keeps early buckets that spent more than an equal share from taking it
+** from the later ones: without it (twenty-fourth session) a 300 s sweep of
+** m 256..8192 gave its first two buckets 47 and 67 s and the third 23 s,
+** which stopped after 6 of its 9 hold sizes. The share is never below half
+** of the equal share. A window (o->want) has no shares: its order is its
+** priority, the first bucket the one that gains most. */
 double sweep_share(double left, int buckets, int lanes, double done_s, int done_n)
 {
     if (lanes < 1) lanes = 1;
@@ -207,6 +211,7 @@ double sweep_share(double left, int buckets, int lanes, double done_s, int done_
     double equal = left * lanes / buckets;
     double reserve = done_n > 0 ? done_s / done_n : equal;
     if (reserve < equal / 2) reserve = equal / 2;
+    if (reserve > equal) reserve = equal;
     double share = left - reserve * (buckets - 1) / lanes;
     return share < equal / 2 ? equal / 2 : share;
 }

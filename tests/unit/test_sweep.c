@@ -260,8 +260,9 @@ static void test_range_shapes(void)
 
 /* A budget's shares (sweep_lanes.c: share_of): equal until a bucket
 ** finished; then the time left less a reserve (the finished buckets'
-** mean, at least half an equal share) for each bucket after it; never
-** below half an equal share; all that is left for the last. */
+** mean, at least half an equal share and at most one) for each bucket
+** after it; never below half an equal share; all that is left for the
+** last. */
 static void test_shares(void)
 {
     CHECK(fabs(sweep_share(400, 36, 1, 0, 0) - 400.0 / 36) < 1e-9, "no bucket finished: an equal share (%.2f)",
@@ -273,9 +274,17 @@ static void test_shares(void)
     s = sweep_share(330, 20, 1, 70, 16);
     CHECK(fabs(s - (330 - 19 * 8.25)) < 1e-9 && s > 10 * 330.0 / 20,
           "fast buckets before: the one in hand gets what they left, less half an equal share for each after it (%.2f)", s);
-    /* Slow buckets before: the reserve is their mean, and the share never drops below half an equal share. */
+    /* Slow buckets before (each took more than an equal share): the reserve
+    ** is at most an equal share, so the one in hand still gets its equal
+    ** share of what is left, and those after it theirs. */
     s = sweep_share(100, 10, 1, 200, 4);
-    CHECK(fabs(s - 5) < 1e-9, "slow buckets before: half an equal share (%.2f)", s);
+    CHECK(fabs(s - 10) < 1e-9, "slow buckets before: an equal share of what is left (%.2f)", s);
+    /* The prefill range's at 14336 x 4096: 300 s over 6 buckets, the first two took 46.6 and 67 s. */
+    s = sweep_share(300 - 46.6 - 67.0, 4, 1, 46.6 + 67.0, 2);
+    CHECK(fabs(s - (300 - 46.6 - 67.0) / 4) < 1e-9, "the third of six after two hungry ones: an equal share of what is left (%.2f)", s);
+    /* Between the bounds the reserve is the mean. */
+    s = sweep_share(100, 10, 1, 28, 4);
+    CHECK(fabs(s - (100 - 9 * 7.0)) < 1e-9, "buckets before took 7 s each: 7 s reserved for each after (%.2f)", s);
     CHECK(sweep_share(50, 1, 1, 10, 3) == 50 && sweep_share(50, 2, 2, 10, 3) == 50, "the last bucket of a lane: all that is left");
     CHECK(sweep_share(-1, 5, 1, 1, 1) == 0, "no time left: no share");
     /* Two lanes: the buckets after it are spread over both. */
