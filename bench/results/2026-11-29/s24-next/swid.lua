@@ -1,0 +1,3 @@
+local SWAP_WIDTHS = {
+  128, 160, 192,
+}

@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 64, 128 } },
+  { "bn", { 128, 192 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 5 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "direct" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
