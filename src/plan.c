@@ -53,6 +53,7 @@ void plan_free(plan *p)
         free(p->cluster[i]);
     }
     free(p->smem);
+    free(p->waves);
     for (int i = 0; i < p->nparams; i++) free_param(&p->params[i]);
     free(p);
 }
@@ -198,6 +199,7 @@ int plan_check(const plan *p, char *err, int errcap)
         if (check_expr(p, p->cluster[i], what, err, errcap)) return -1;
     }
     if (check_expr(p, p->smem, "smem", err, errcap)) return -1;
+    if (p->waves && check_expr(p, p->waves, "waves", err, errcap)) return -1;
     if (p->nparams < 0 || p->nparams > PLAN_MAXPARAMS) return perr(err, errcap, "launch plan: too many params");
     int nws = 0;
     for (int i = 0; i < p->nparams; i++) {
@@ -332,6 +334,10 @@ char *plan_encode(const plan *p, char *err, int errcap)
     if (p->pdl) {
         jw_key(&w, "pdl");
         jw_bool(&w, 1);
+    }
+    if (p->waves) {
+        jw_key(&w, "waves");
+        jw_str(&w, p->waves);
     }
     jw_key(&w, "params");
     jw_arr(&w);
@@ -500,6 +506,8 @@ static int decode2(plan *p, const json *doc, char *err, int errcap)
     const json *pd = json_get(doc, "pdl");
     if (pd && pd->type != JSON_BOOL) return perr(err, errcap, "launch plan: \"pdl\" must be true or false");
     p->pdl = pd && pd->b;
+    const json *wv = json_get(doc, "waves");
+    if (wv && take_expr(wv, &p->waves)) return perr(err, errcap, "launch plan: \"waves\" must be an expression");
     if (!params || params->type != JSON_ARR || params->n > PLAN_MAXPARAMS)
         return perr(err, errcap, "launch plan: \"params\" must list at most %d parameters", PLAN_MAXPARAMS);
     for (int i = 0; i < params->n; i++) {
@@ -605,6 +613,15 @@ static int eval(const plan *p, const char *e, const long long *shape, long long 
     const char *names[PLAN_MAXDIMS];
     for (int i = 0; i < p->ndims; i++) names[i] = p->dims[i];
     return expr_eval(e, p->ndims, names, shape, v, why, cap);
+}
+
+int plan_waves(const plan *p, const long long *shape, long long *out, char *err, int errcap)
+{
+    if (!p->waves) return 0;
+    char why[384];
+    if (eval(p, p->waves, shape, out, why, sizeof why)) return perr(err, errcap, "waves: %s", why);
+    if (*out < 1) return perr(err, errcap, "waves = %lld from '%s'", *out, p->waves);
+    return 1;
 }
 
 static const char *const axis_names[3][3] = {

@@ -20,6 +20,12 @@
 **   calls griddepcontrol.launch_dependents and griddepcontrol.wait, so the
 **   next launch on the stream may start before this one ends, and this one
 **   before the previous one ends. JSON "pdl": true; absent means false;
+** - waves (optional): an expression over the dims, how many rounds of
+**   equal work the grid runs at a shape (a persistent kernel's tiles over
+**   the CTAs that take them, rounded up). Nothing launches by it: the
+**   sweep races a range's winner where it steps up (sweep_probe.h:
+**   probe_wave_shapes), where a tiled kernel's time jumps and a vendor's
+**   rises smoothly. JSON "waves"; absent: not known;
 ** - the kernel's parameter list, in order, each one of:
 **     ptr        a device pointer to op buffer argument `arg`
 **     dim        an i64 value of expression `expr`
@@ -133,6 +139,7 @@ typedef struct plan {
     plan_arg args[PLAN_MAXARGS];
     char *grid[3], *block[3], *cluster[3], *smem;
     int pdl;                /* launch with programmatic stream serialization */
+    char *waves;            /* rounds of work at a shape, an expression; NULL: not known */
     int nparams;
     plan_param params[PLAN_MAXPARAMS];
 } plan;
@@ -206,6 +213,10 @@ typedef struct plan_launch {
 ** copied (params point into it). */
 int plan_bind(const plan *p, const long long *shape, const plan_value *args, unsigned long long ws,
               plan_tmap_encoder encode, plan_launch *out, char *err, int errcap);
+
+/* The plan's waves at a shape: 1 with *out set, 0 when the plan gives
+** none, -1 with err when it does not evaluate (or is below 1). */
+int plan_waves(const plan *p, const long long *shape, long long *out, char *err, int errcap);
 
 /* Whether the plan has a tmap parameter / a cluster that is not 1,1,1. */
 int plan_has_tmap(const plan *p);

@@ -4,8 +4,11 @@
 ** HOLD_FINALISTS (the race's, and the next ones by their search times) are
 ** verified and raced at three shapes of the bucket: its representative, its
 ** geometric middle and its upper edge (sweep_probe.h: probe_size; a range
-** bucket's sizes: probe_range_shapes), and at the holes `aitune scan` found
-** in it on this GPU, timed the same way (sweep_scan.h). A
+** bucket's sizes: probe_range_shapes), at the holes `aitune scan` found
+** in it on this GPU, timed the same way (sweep_scan.h), and, in a range
+** bucket, where a finalist's own tiling steps up (probe_wave_shapes: the
+** race's winner's HOLD_WAVE_STEPS largest steps first, then the other
+** finalists', HOLD_WAVES in all). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
 ** or the vendor's where the sweep times it and it is faster still (the
 ** vendor is a bar, never a slot: sweep_probe.h), minus one (a finalist
@@ -47,6 +50,8 @@
 #include "sweep_split.h"
 
 #define HOLD_FINALISTS 8
+#define HOLD_WAVE_STEPS 2       /* sizes where one finalist's waves step up (probe_wave_shapes) */
+#define HOLD_WAVES 6            /* such sizes over all finalists */
 #define HOLD_SLOTS 12           /* finalists and hold's defaults: a part's own search needs room beside them (16) */
 
 /* After the race of bucket b (its winner bs->f[w]; cs[0, *kp) the race's

@@ -242,6 +242,49 @@ int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int c
     return n;
 }
 
+int probe_wave_shapes(const bucket *b, const plan *pl, int most, long long (*shapes)[TMPL_MAXDIMS], int n, int cap)
+{
+    int d = -1;
+    for (int k = 0; k < b->ndims; k++)
+        if (b->ranged >> k & 1) {
+            if (d >= 0) return n;
+            d = k;
+        }
+    if (d < 0 || !pl || !pl->waves || most < 1) return n;
+    enum { STEPS = 64 };
+    long long at[STEPS], x[TMPL_MAXDIMS], w, prev;
+    double rise[STEPS];
+    int ns = 0;
+    char err[256];
+    memcpy(x, b->rep, sizeof x);
+    x[d] = b->slo[d];
+    if (plan_waves(pl, x, &prev, err, sizeof err) != 1) return n;
+    for (long long s = b->slo[d] + 1; s < b->shi[d]; s++) {
+        x[d] = s;
+        if (plan_waves(pl, x, &w, err, sizeof err) != 1) return n;
+        if (w > prev) {
+            long long c = s;
+            while (c < b->shi[d] && !range_class_is(b, d, c)) c++;
+            if (c < b->shi[d] && ns < STEPS) {
+                at[ns] = c;
+                rise[ns++] = (double)w / (double)prev;
+            }
+        }
+        prev = w;
+    }
+    /* The largest steps first; at[] rises, so the first of equal steps is
+    ** the smaller size. A step taken has its rise cleared. */
+    for (int taken = 0; taken < most; taken++) {
+        int best = -1;
+        for (int i = 0; i < ns; i++)
+            if (rise[i] > 0 && (best < 0 || rise[i] > rise[best] + 1e-9)) best = i;
+        if (best < 0) break;
+        n = range_add(b, d, at[best], shapes, n, cap);
+        rise[best] = 0;
+    }
+    return n;
+}
+
 /* The winner of box among slots [0, P->m): the smallest worst loss over
 ** the probes inside it, the preferred slot when within the noise margin
 ** of that. */

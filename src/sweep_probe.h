@@ -108,4 +108,20 @@ void probe_upper(const bucket *b, long long *shape);
 #define PROBE_RANGE_ALL 6
 int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int cap);
 
+/* Where a config's own tiling steps inside range bucket b: the sizes of
+** its one range dim (the other dims at the representative) at which plan
+** pl's waves (plan.h: the rounds of tiles its grid runs) step up from the
+** size before, each the first size of b's class from there, up to most of
+** them, the largest steps first (2 rounds after 1 before 8 after 7), then
+** the smaller sizes; added to shapes[0, n) where not there already, up to
+** cap in all. Past such a step a tiled kernel's time jumps where a
+** vendor's rises smoothly, so its worst loss is there, and the boundaries
+** of tiles of a power of two rows (probe_range_shapes) miss it for tiles
+** of other widths: a swapped 192 x 224 config at 4096^2 ran m = 1293 at
+** 0.96x cuBLASLt and 1354, one column of tiles more (154 tiles on 132
+** SMs), at 0.82x (twenty-fourth session). A plan without waves, a bucket
+** without exactly one range dim, or waves that do not evaluate add
+** nothing. Returns how many shapes there are now. */
+int probe_wave_shapes(const bucket *b, const plan *pl, int most, long long (*shapes)[TMPL_MAXDIMS], int n, int cap);
+
 #endif

@@ -1058,6 +1058,10 @@ static int read_launch(tmpl *T, const char *what, const op_task *task, const cha
     P->pdl = lua_toboolean(L, -1);
     lua_pop(L, 1);
     if (t != LUA_TNIL && t != LUA_TBOOLEAN) return fail(T, "%s: pdl must be true or false", what);
+    /* waves=: the rounds of work the grid runs at a shape (plan.h). */
+    if (lua_getfield(L, -1, "waves") != LUA_TNIL) rc = launch_expr(T, what, "waves", -1, NULL, &P->waves);
+    lua_pop(L, 1);
+    if (rc) return -1;
     if (plan_check(P, err, sizeof err)) return fail(T, "%s: %s", what, err);
     return 0;
 }

@@ -51,7 +51,8 @@ typedef struct op_task {
 ** workspace(), whose Lua arithmetic over shape becomes the size expression
 ** (templates/lib/kernel.lua), and launch()'s `zero` (an expression) says how
 ** many of its bytes are zeroed before a launch (default: all). launch()'s
-** `pdl = true` asks for programmatic dependent launch (plan.h). */
+** `pdl = true` asks for programmatic dependent launch (plan.h), and its
+** `waves` (an expression) gives the rounds of work the grid runs (plan.h). */
 typedef struct kernel_src {
     char *source;
     char name[64];

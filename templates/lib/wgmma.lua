@@ -620,6 +620,10 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
     smem = smem,
     cluster = { per, 1, 1 },
     pdl = not has_ws(p),
+    -- The rounds of tiles the grid runs (one CTA an SM, a pair under a
+    -- cluster): where they step up, a tiled kernel's time jumps (plan.h).
+    -- Stream-K spreads its work evenly instead.
+    waves = p.streamk ~= 1 and string.format("cdiv(%s, %d)", units, (dev.sms or 132) // per) or nil,
     params = params,
   }
 end

@@ -184,4 +184,46 @@ sed 's/^hold: true/hold: 1/' "$T/hold.yaml" >"$T/bad.yaml"
 fake_sweep ok "$T/bad.db" "$T/bad.yaml"
 expect_eq "hold: 1 is a bad spec (exit 3)" "$RC" 3
 expect_stderr "bad.yaml' line [0-9]+: 'hold' must be true or false" "the error names the field"
+# A range bucket's hold also races where its finalists' own tiling steps up
+# (sweep_probe.h: probe_wave_shapes): the wgmma family's plans give the
+# rounds of tiles their grid runs (plan.h "waves"), and past a step a tiled
+# kernel's time jumps. The trace names those sizes, each is raced, and the
+# stored plans carry their waves.
+cat >"$T/wv.yaml" <<'YAML'
+name: wave-probes
+arch: sm_90a
+search: random
+max_evals: 4
+top_k: 1
+timing: stream
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma_swap]
+    shapes:
+      m: {range: [1024, 2047], align: [1]}
+      n: {values: [4096], exact: true}
+      k: {values: [4096], exact: true}
+YAML
+AITUNE_TRACE=$T/wv.trace fake_sweep shape_time "$T/wv.db" "$T/wv.yaml"
+expect_eq "a swapped wgmma range sweep at m 1024..2047 exits 0" "$RC" 0 || show_last
+steps=$(sed -n "s/.*hold gemm_nt bf16: where the finalists' waves step up://p" "$T/wv.trace" | head -1)
+nsteps=$(echo $steps | wc -w)
+expect_true "hold names 1 to 6 sizes where its finalists' waves step up (${steps:-none})" test "$nsteps" -ge 1 -a "$nsteps" -le 6
+raced=0
+for s in $steps; do grep -q " probe gemm_nt m=2^10[^ ]* ${s}x4096x4096 " "$T/wv.trace" && raced=$((raced + 1)); done
+expect_eq "each of them is raced" "$raced" "$nsteps"
+expect_eq "none of them is a boundary of tiles of 256 rows (those are raced already)" \
+    "$(for s in $steps; do echo $((s % 256 > 1)); done | sort -u)" 1
+expect_eq "every winner's plan gives its waves over the pairs or single CTAs of 132 SMs, but stream-K's" \
+    "$(python3 - "$T/wv.db" <<'PY'
+import json, re, sqlite3, sys
+ok = set()
+for cfg, launch in sqlite3.connect(sys.argv[1]).execute("select config, launch from winners"):
+    waves = json.loads(launch).get("waves")
+    if json.loads(cfg).get("streamk") == 1: ok.add(waves is None)
+    else: ok.add(bool(waves and re.fullmatch(r"cdiv\(.*, (66|132)\)", waves)))
+print(sorted(ok))
+PY
+)" "[True]"
 done_testing

@@ -279,6 +279,57 @@ static void test_pdl(void)
     CHECK(rc == -1 && has(err, "\"pdl\" must be true or false"), "\"pdl\":1 is refused: %s", err);
 }
 
+/* "waves": decoded, encoded again, evaluated at a shape; absent, a plan
+** has none; an expression naming anything but the dims, or evaluating
+** below 1, is refused (a registry is untrusted). */
+static void test_waves(void)
+{
+    plan *p;
+    char err[512] = "";
+    const char *tail = "\"params\":[{\"kind\":\"ptr\",\"arg\":\"D\"}]}";
+    char text[2048];
+    snprintf(text, sizeof text, "%s\"waves\":\"cdiv(cdiv(n, 128) * cdiv(m, 224), 66)\",%s", HEAD, tail);
+    int rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == 0 && p->waves && !strcmp(p->waves, "cdiv(cdiv(n, 128) * cdiv(m, 224), 66)"), "a plan with \"waves\" decodes (%s)", err);
+    if (rc) return;
+    long long shape[] = { 1344, 4096, 4096 }, w = 0;
+    rc = plan_waves(p, shape, &w, err, sizeof err);
+    CHECK(rc == 1 && w == 3, "32 x 6 = 192 tiles on 66 pairs of SMs: 3 rounds (got %d, %lld)", rc, w);
+    shape[0] = 1345;
+    rc = plan_waves(p, shape, &w, err, sizeof err);
+    CHECK(rc == 1 && w == 4, "one column of tiles more: 32 x 7 = 224 tiles, 4 rounds (got %d, %lld)", rc, w);
+    char *j = plan_encode(p, err, sizeof err);
+    CHECK(j && has(j, "\"waves\":\"cdiv(cdiv(n, 128) * cdiv(m, 224), 66)\""), "and encodes it again: %s", j ? j : err);
+    free(j);
+    plan_free(p);
+    snprintf(text, sizeof text, "%s%s", HEAD, tail);
+    rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == 0 && !p->waves && plan_waves(p, shape, &w, err, sizeof err) == 0, "without \"waves\" a plan has none (%s)", err);
+    if (!rc) {
+        j = plan_encode(p, err, sizeof err);
+        CHECK(j && !has(j, "waves"), "and encodes none: %s", j ? j : err);
+        free(j);
+        plan_free(p);
+    }
+    snprintf(text, sizeof text, "%s\"waves\":\"m; system(1)\",%s", HEAD, tail);
+    rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == -1 && has(err, "waves"), "a hostile \"waves\" is refused: %s", err);
+    snprintf(text, sizeof text, "%s\"waves\":\"rows\",%s", HEAD, tail);
+    rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == -1 && has(err, "waves"), "\"waves\" naming no dim is refused: %s", err);
+    snprintf(text, sizeof text, "%s\"waves\":[1],%s", HEAD, tail);
+    rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == -1 && has(err, "\"waves\" must be an expression"), "\"waves\" that is no expression is refused: %s", err);
+    snprintf(text, sizeof text, "%s\"waves\":\"m - 2000\",%s", HEAD, tail);
+    rc = plan_decode(text, &p, err, sizeof err);
+    CHECK(rc == 0, "\"m - 2000\" decodes (%s)", err);
+    if (!rc) {
+        rc = plan_waves(p, shape, &w, err, sizeof err);
+        CHECK(rc == -1 && has(err, "waves = -655"), "and evaluated below 1 it is an error: %s", err);
+        plan_free(p);
+    }
+}
+
 /* A tensor map over a copy the kernel stages in its workspace ("at"): the
 ** encoder gets the workspace's address plus the offset, the map's extent
 ** must fit the workspace, and a plan with such a map but no workspace is
@@ -454,6 +505,7 @@ int main(void)
     test_tmap_at();
     test_tmap_box_expr();
     test_pdl();
+    test_waves();
     test_hostile();
     test_v1();
     CHECK_DONE();

@@ -292,6 +292,47 @@ static void test_shares(void)
     CHECK(fabs(s - (200 - 20.0 * 9 / 2)) < 1e-9, "two lanes: half an equal share (40) reserved for each bucket after it, spread over both (%.2f)", s);
 }
 
+/* Where a config's waves step up (probe_wave_shapes): the first size of
+** the bucket's class past each step, the largest steps first, after the
+** shapes there already and never twice. */
+static void waves_are(const char *what, const bucket *b, const char *waves, int most, long long first,
+                      const long long *want, int nwant)
+{
+    plan *pl = plan_new();
+    pl->ndims = 1;
+    snprintf(pl->dims[0], sizeof pl->dims[0], "m");
+    if (waves) plan_set(&pl->waves, waves);
+    long long sh[PROBES_MAX][TMPL_MAXDIMS] = { { first } };
+    int n = probe_wave_shapes(b, pl, most, sh, 1, PROBES_MAX), same = n == nwant + 1 && sh[0][0] == first;
+    char text[256] = "";
+    for (int i = 1, at = 0; i < n && at < 200; i++) {
+        same &= i - 1 < nwant && sh[i][0] == want[i - 1];
+        at += snprintf(text + at, sizeof text - (size_t)at, " %lld", sh[i][0]);
+    }
+    CHECK(same, "%s: added%s", what, n > 1 ? text : " nothing");
+    plan_free(pl);
+}
+
+static void test_wave_shapes(void)
+{
+    bucket b = range1(1024, 2048, 1024, 2048, 2047);
+    /* A swapped 192 x 224 config at 4096^2: 22 rows of tiles, a column of
+    ** them every 224 of m, 132 SMs: one round up to m = 1344, two from 1345. */
+    static const long long swap[] = { 1345 };
+    waves_are("22 x cdiv(m, 224) tiles on 132 SMs: one step, at 1345", &b, "cdiv(22 * cdiv(m, 224), 132)", 2, 2047, swap, 1);
+    /* Rounds of 256 rows: 5 from 1025 (x 1.25), 6 from 1281 (x 1.2), 7 from 1537, 8 from 1793. */
+    static const long long two[] = { 1025, 1281 };
+    waves_are("rounds of 256 rows, two of them: the largest steps, 1025 and 1281", &b, "cdiv(m, 256)", 2, 2047, two, 2);
+    static const long long all4[] = { 1025, 1281, 1537, 1793 };
+    waves_are("rounds of 256 rows, all of them", &b, "cdiv(m, 256)", 8, 2047, all4, 4);
+    static const long long dup[] = { 1281 };
+    waves_are("a size raced already is not added again", &b, "cdiv(m, 256)", 2, 1025, dup, 1);
+    waves_are("no waves in the plan: nothing", &b, NULL, 2, 2047, NULL, 0);
+    waves_are("waves that never step: nothing", &b, "1", 2, 2047, NULL, 0);
+    bucket pt = box1(1024, 2048, 2047);
+    waves_are("a bucket with no range dim: nothing", &pt, "cdiv(m, 256)", 2, 2047, NULL, 0);
+}
+
 int main(void)
 {
     test_shares();
@@ -301,5 +342,6 @@ int main(void)
     test_hold_choose();
     test_sizes();
     test_range_shapes();
+    test_wave_shapes();
     CHECK_DONE();
 }
