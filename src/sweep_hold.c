@@ -179,16 +179,16 @@ static int hold_fresh(sw *S, const op_task *t, const bucket_state *bs, long long
 
 /* The sizes where the finalists' own tiling steps (sweep_probe.h:
 ** probe_wave_shapes): the race's winner's first, then each other
-** finalist's, HOLD_WAVE_STEPS a slot and HOLD_WAVES in all, after shapes[0,
+** finalist's, PROBE_WAVE_STEPS a slot and PROBE_WAVES in all, after shapes[0,
 ** ns). Returns the sizes now. */
 static int hold_wave_sizes(const bucket *b, const cand *cs, const int *fi, int m, int w,
                            long long (*shapes)[TMPL_MAXDIMS], int ns)
 {
-    int cap = ns + HOLD_WAVES < PROBES_MAX / 2 ? ns + HOLD_WAVES : PROBES_MAX / 2;
+    int cap = ns + PROBE_WAVES < PROBES_MAX / 2 ? ns + PROBE_WAVES : PROBES_MAX / 2;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < m; i++)
             if (fi[i] >= 0 && (fi[i] == w) == (pass == 0))
-                ns = probe_wave_shapes(b, cs[i].k.plan, HOLD_WAVE_STEPS, shapes, ns, cap);
+                ns = probe_wave_shapes(b, cs[i].k.plan, PROBE_WAVE_STEPS, shapes, ns, cap);
     return ns;
 }
 
@@ -375,10 +375,8 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
         int ns0 = H.ns;
         H.ns = hold_wave_sizes(b, cs, sp->fi, H.m, w, shapes, H.ns);
         if (H.ns > ns0) {
-            char at[256] = "";
-            for (int i = ns0, o = 0; i < H.ns && o < (int)sizeof at - 24; i++)
-                for (int d = 0; d < b->ndims; d++)
-                    if (b->ranged >> d & 1) o += snprintf(at + o, sizeof at - (size_t)o, " %lld", shapes[i][d]);
+            char at[256];
+            probe_sizes_text(b, shapes, ns0, H.ns, at, sizeof at);
             sw_trace(S, "hold %s %s: where the finalists' waves step up:%s", t->op, t->dtype, at);
         }
         if (sw_interrupted()) {     /* a slot's compile given up: the resume decides the bucket */

@@ -7,8 +7,8 @@
 ** bucket's sizes: probe_range_shapes), at the holes `aitune scan` found
 ** in it on this GPU, timed the same way (sweep_scan.h), and, in a range
 ** bucket, where a finalist's own tiling steps up (probe_wave_shapes: the
-** race's winner's HOLD_WAVE_STEPS largest steps first, then the other
-** finalists', HOLD_WAVES in all). A
+** race's winner's PROBE_WAVE_STEPS largest steps first, then the other
+** finalists', PROBE_WAVES in all). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
 ** or the vendor's where the sweep times it and it is faster still (the
 ** vendor is a bar, never a slot: sweep_probe.h), minus one (a finalist
@@ -50,8 +50,6 @@
 #include "sweep_split.h"
 
 #define HOLD_FINALISTS 8
-#define HOLD_WAVE_STEPS 2       /* sizes where one finalist's waves step up (probe_wave_shapes) */
-#define HOLD_WAVES 6            /* such sizes over all finalists */
 #define HOLD_SLOTS 12           /* finalists and hold's defaults: a part's own search needs room beside them (16) */
 
 /* After the race of bucket b (its winner bs->f[w]; cs[0, *kp) the race's

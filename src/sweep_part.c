@@ -197,7 +197,8 @@ static int race_neighbours(sw *S, part *p, const op_task *tp)
 ** the slot fastest at the bucket's size loses most, usually the part's
 ** upper edge. The fastest finalists of that search that are not candidates
 ** already (top_k of them) race with the candidates at every probe inside
-** the part, each verified there first (the search verified them at its
+** the part, and where their own waves step up in it (probe_wave_shapes),
+** each verified there first (the search verified them at its
 ** size only; the candidates that lose most there make room when the
 ** worker's slots run short): the smallest worst loss wins, the candidates'
 ** winner when within the noise margin of that. The part's winner is stored
@@ -305,6 +306,19 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     for (int k = 0; k < P->n && !rc && !cut; k++)
         if ((cut = split_out_of_budget(S, sp))) break;
         else if (probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
+    /* And where the new finalists' own tiling steps up inside the part. */
+    long long steps[PROBE_WAVES][TMPL_MAXDIMS];
+    int nsteps = 0;
+    for (int i = 0; i < p->nown; i++)
+        nsteps = probe_wave_shapes(&p->b, p->own[i].k.plan, PROBE_WAVE_STEPS, steps, nsteps, PROBE_WAVES);
+    if (nsteps) {
+        char at[256];
+        probe_sizes_text(&p->b, steps, 0, nsteps, at, sizeof at);
+        sw_trace(S, "part %s %s %s: where its new finalists' waves step up:%s", t->op, t->dtype, p->b.key, at);
+    }
+    for (int k = 0; k < nsteps && !rc && !cut; k++)
+        if ((cut = split_out_of_budget(S, sp))) break;
+        else if (probe_race(S, t, c, fi, steps[k], Q) < 0) rc = -1;
     int a, k = probe_find(Q, p->b.rep, t->ndims);
     double worst;
     w = probe_winner(Q, &p->b, w, S->o->noise, &worst, &a);

@@ -285,6 +285,15 @@ int probe_wave_shapes(const bucket *b, const plan *pl, int most, long long (*sha
     return n;
 }
 
+void probe_sizes_text(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int from, int n, char *out, size_t cap)
+{
+    size_t o = 0;
+    if (cap) out[0] = 0;
+    for (int i = from; i < n; i++)
+        for (int d = 0; d < b->ndims; d++)
+            if ((b->ranged >> d & 1) && o + 24 < cap) o += (size_t)snprintf(out + o, cap - o, " %lld", shapes[i][d]);
+}
+
 /* The winner of box among slots [0, P->m): the smallest worst loss over
 ** the probes inside it, the preferred slot when within the noise margin
 ** of that. */

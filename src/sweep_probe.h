@@ -123,5 +123,12 @@ int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int c
 ** without exactly one range dim, or waves that do not evaluate add
 ** nothing. Returns how many shapes there are now. */
 int probe_wave_shapes(const bucket *b, const plan *pl, int most, long long (*shapes)[TMPL_MAXDIMS], int n, int cap);
+/* The range dims' sizes of shapes[from, n), each " %lld", into out (the
+** traces' lists of raced sizes). */
+void probe_sizes_text(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int from, int n, char *out, size_t cap);
+/* How many such sizes hold (sweep_hold.h) and a part's search
+** (sweep_part.h) race: PROBE_WAVE_STEPS a finalist, PROBE_WAVES in all. */
+#define PROBE_WAVE_STEPS 2
+#define PROBE_WAVES 6
 
 #endif

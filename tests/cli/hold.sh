@@ -210,9 +210,12 @@ expect_eq "a swapped wgmma range sweep at m 1024..2047 exits 0" "$RC" 0 || show_
 steps=$(sed -n "s/.*hold gemm_nt bf16: where the finalists' waves step up://p" "$T/wv.trace" | head -1)
 nsteps=$(echo $steps | wc -w)
 expect_true "hold names 1 to 6 sizes where its finalists' waves step up (${steps:-none})" test "$nsteps" -ge 1 -a "$nsteps" -le 6
+all=$(sed -n "s/.* where \(the\|its new\) finalists' waves step up://p" "$T/wv.trace" | tr '\n' ' ')
 raced=0
-for s in $steps; do grep -q " probe gemm_nt m=2^10[^ ]* ${s}x4096x4096 " "$T/wv.trace" && raced=$((raced + 1)); done
-expect_eq "each of them is raced" "$raced" "$nsteps"
+for s in $all; do grep -q " probe gemm_nt m=2^10[^ ]* ${s}x4096x4096 " "$T/wv.trace" && raced=$((raced + 1)); done
+expect_eq "each of them, and each a part's search's new finalists step at, is raced ($all)" "$raced" "$(echo $all | wc -w)"
+expect_true "a part's search names where its new finalists' waves step up" \
+    grep -Eq " part gemm_nt bf16 m=2\^10[^ ]*: where its new finalists' waves step up:( [0-9]+)+$" "$T/wv.trace"
 expect_eq "none of them is a boundary of tiles of 256 rows (those are raced already)" \
     "$(for s in $steps; do echo $((s % 256 > 1)); done | sort -u)" 1
 expect_eq "every winner's plan gives its waves over the pairs or single CTAs of 132 SMs, but stream-K's" \
