@@ -21,6 +21,8 @@
 #   RANGE_EXACT=1 (environment): n and k `exact: true`, as a model's
 #   weights are tuned (python -m aitune tune): each weight its own bucket,
 #   hold's races and parts along m only.
+#   AITUNE (environment): the binary (default build/aitune), e.g. an older
+#   build beside this one for an A/B in one session.
 #   RANGE_WINDOW=D (environment, e.g. 150s): after the scan, `aitune window`
 #   over the spec for D (the buckets with the scan's holes first: their
 #   finalists and neighbours' winners raced at the holes' sizes), then the
@@ -32,6 +34,7 @@
 # bucket (OUTDIR/time_split.txt, bench/trace_split.py) and the table
 # (OUTDIR/range_table.txt) stay in OUTDIR. Needs a built tree (make) and a GPU.
 set -u
+AITUNE=${AITUNE:-build/aitune}
 out=${1:?OUTDIR}
 weights=${2:-4096x4096}
 range=${3:-1:64}
@@ -71,20 +74,20 @@ spec=$out/range.yaml
 } > "$spec"
 t0=$(date +%s)
 rm -f "$out/trace.txt"
-AITUNE_TRACE=$out/trace.txt build/aitune sweep "$spec" --db "$db" --vendor "$vendor" \
+AITUNE_TRACE=$out/trace.txt "$AITUNE" sweep "$spec" --db "$db" --vendor "$vendor" \
     ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
 echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
 python3 bench/trace_split.py "$out/trace.txt" > "$out/time_split.txt" 2>&1
 t1=$(date +%s)
-build/aitune scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan.txt" 2> "$out/scan.err"
+"$AITUNE" scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan.txt" 2> "$out/scan.err"
 echo "scan: exit $?, $(( $(date +%s) - t1 )) s"
 grep '^scan:' "$out/scan.err"
 if [ -n "${RANGE_WINDOW:-}" ]; then
     t2=$(date +%s)
-    build/aitune window "$spec" --budget "$RANGE_WINDOW" --db "$db" > "$out/window.txt" 2> "$out/window.err"
+    "$AITUNE" window "$spec" --budget "$RANGE_WINDOW" --db "$db" > "$out/window.txt" 2> "$out/window.err"
     echo "window: exit $?, $(( $(date +%s) - t2 )) s"
     t3=$(date +%s)
-    build/aitune scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan2.txt" 2> "$out/scan2.err"
+    "$AITUNE" scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan2.txt" 2> "$out/scan2.err"
     echo "scan after the window: exit $?, $(( $(date +%s) - t3 )) s"
     grep '^scan:' "$out/scan2.err"
 fi
