@@ -359,7 +359,8 @@ long long probe_cut(const probes *Q, const bucket *box, int d, double noise)
     long long at = 0;
     for (int k = 0; k < Q->n; k++) {
         long long c = Q->p[k].shape[d];
-        if (c <= box->slo[d] || c >= box->shi[d] || !probe_in_box(box, Q->p[k].shape)) continue;
+        /* c == shi - 1 would leave the upper edge's size alone above it. */
+        if (c <= box->slo[d] || c >= box->shi[d] - 1 || !probe_in_box(box, Q->p[k].shape)) continue;
         double x = cut_cost(Q, box, d, c);
         if (x < best) {
             best = x;

@@ -144,6 +144,16 @@ static void test_cut(void)
     double flat[6][4] = { { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 } };
     set_probes(&P, 2, 6, x, flat);
     CHECK(probe_cut(&P, &b, 0, 0.02) == 0, "one slot fastest everywhere: the middle");
+    /* Slot 0 loses at the upper edge (255) alone, slot 1 everywhere else: a
+    ** part of that one size would hold slot 1 and the rest slot 0, but it is
+    ** no cut, and the middle stays. */
+    double edge[6][4] = { { 30, 20 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 } };
+    set_probes(&P, 2, 6, x, edge);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 0, "no part of the upper edge's size alone: the middle (%lld)", probe_cut(&P, &b, 0, 0.02));
+    long long x2[7] = { 255, 128, 129, 160, 161, 192, 254 };
+    double edge2[7][4] = { { 30, 20 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 10, 15 }, { 30, 20 } };
+    set_probes(&P, 2, 7, x2, edge2);
+    CHECK(probe_cut(&P, &b, 0, 0.02) == 254, "two sizes at the edge that lose may be cut off (%lld)", probe_cut(&P, &b, 0, 0.02));
     /* A cut that leaves a part without a probe is no cut: probes at 255 and 128 only. */
     set_probes(&P, 2, 2, x, flip);
     CHECK(probe_cut(&P, &b, 0, 0.02) == 0, "a cut needs probes on both sides (%lld)", probe_cut(&P, &b, 0, 0.02));
