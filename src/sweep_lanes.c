@@ -190,9 +190,11 @@ typedef struct lane_arg { hub *H; sw *S; } lane_arg;
 ** holds and splits cannot spend what the buckets after it need (a 170 s
 ** budget once went to one bucket's 43 parts while 11 got nothing). The
 ** reserve of a bucket is what this lane's finished buckets took on
-** average, at least half of an equal share (the time left over the buckets
-** left) and at most an equal share; before any finished, the share is that
-** equal share. So buckets that all want more split the budget evenly, and
+** average, at least half of an equal share and at most one; before any
+** finished, the share is that equal share. An equal share is the time
+** left over this lane's buckets: the one in hand, and its part of those
+** after it (buckets - 1 over the lanes; the other lanes' buckets in hand
+** are no longer counted in buckets). So buckets that all want more split the budget evenly, and
 ** where the early ones finish in a fraction of their shares (a range's
 ** small m), a later one that holds and splits gets the time they left: the
 ** ranges suite's 400 s sweep took 160-176 s while two buckets' splits were
@@ -208,11 +210,12 @@ double sweep_share(double left, int buckets, int lanes, double done_s, int done_
     if (lanes < 1) lanes = 1;
     if (left <= 0) return 0;
     if (buckets <= lanes) return left;
-    double equal = left * lanes / buckets;
+    double after = (double)(buckets - 1) / lanes;   /* this lane's part of the buckets after this one */
+    double equal = left / (1 + after);
     double reserve = done_n > 0 ? done_s / done_n : equal;
     if (reserve < equal / 2) reserve = equal / 2;
     if (reserve > equal) reserve = equal;
-    double share = left - reserve * (buckets - 1) / lanes;
+    double share = left - reserve * after;
     return share < equal / 2 ? equal / 2 : share;
 }
 

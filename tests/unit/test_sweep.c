@@ -297,9 +297,18 @@ static void test_shares(void)
     CHECK(fabs(s - (100 - 9 * 7.0)) < 1e-9, "buckets before took 7 s each: 7 s reserved for each after (%.2f)", s);
     CHECK(sweep_share(50, 1, 1, 10, 3) == 50 && sweep_share(50, 2, 2, 10, 3) == 50, "the last bucket of a lane: all that is left");
     CHECK(sweep_share(-1, 5, 1, 1, 1) == 0, "no time left: no share");
-    /* Two lanes: the buckets after it are spread over both. */
+    /* Two lanes: the buckets after it are spread over both, so this lane
+    ** has the one in hand and 4.5 of the 9 after it: an equal share is
+    ** 200 / 5.5, and half of it is reserved for each of its 4.5. */
     s = sweep_share(200, 10, 2, 2, 4);
-    CHECK(fabs(s - (200 - 20.0 * 9 / 2)) < 1e-9, "two lanes: half an equal share (40) reserved for each bucket after it, spread over both (%.2f)", s);
+    CHECK(fabs(s - (200 - 200 / 5.5 / 2 * 4.5)) < 1e-9, "two lanes: half an equal share reserved for each of this lane's buckets after it (%.2f)", s);
+    /* Two lanes, none finished: an equal share of this lane's time over its
+    ** 1 + 35 / 2 buckets (before, half of that: the reserve counted every
+    ** bucket after it against this lane alone). */
+    s = sweep_share(400, 36, 2, 0, 0);
+    CHECK(fabs(s - 400 / 18.5) < 1e-9, "two lanes, none finished: an equal share of this lane's buckets (%.2f, want %.2f)", s, 400 / 18.5);
+    s = sweep_share(400 - 400 / 18.5, 34, 2, 400 / 18.5, 1);
+    CHECK(fabs(s - (400 - 400 / 18.5) / (1 + 33 / 2.0)) < 1e-9, "two lanes, hungry buckets: equal shares still (%.2f)", s);
 }
 
 /* Where a config's waves step up (probe_wave_shapes): the first size of
