@@ -121,9 +121,10 @@ int probe_range_shapes(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int c
 ** cap in all. Past such a step a tiled kernel's time jumps where a
 ** vendor's rises smoothly, so its worst loss is there, and the boundaries
 ** of tiles of a power of two rows (probe_range_shapes) miss it for tiles
-** of other widths: a swapped 192 x 224 config at 4096^2 ran m = 1293 at
-** 0.96x cuBLASLt and 1354, one column of tiles more (154 tiles on 132
-** SMs), at 0.82x (twenty-fourth session). A plan without waves, a bucket
+** of other widths: a swapped 192 x 224 config at 4096^2 ran m = 1293
+** (132 tiles on 132 SMs, one round) at 0.96x cuBLASLt and 1354 (242
+** narrower tiles, two rounds) at 0.82x (twenty-fourth session). A plan
+** without waves, a bucket
 ** without exactly one range dim, or waves that do not evaluate add
 ** nothing. Returns how many shapes there are now. */
 int probe_wave_shapes(const bucket *b, const plan *pl, int most, long long (*shapes)[TMPL_MAXDIMS], int n, int cap);
