@@ -258,9 +258,10 @@ local STAGE_CTL = 128
 -- (twenty-third session, s23-pdl, s23-ab) PDL made swapped configs 8-11%
 -- faster at k = 64 and 512, and the best config of each shape measured at
 -- k = 4096 (4096^2 m = 317..4096, 14336 x 4096 m = 378) 0-5% faster or the
--- same; but grids of 96 tiles (128 x 128 at 4096^2, m = 317; swapped
--- 128 x 160 at 378) ran 10-25% slower, with the dependents' trigger at the
--- kernel's start or at its end alike. The search measures with it.
+-- same. Grids of 96 tiles (128 x 128 at 4096^2, m = 317; swapped 128 x 160
+-- at 378) ran 10-25% slower with it: those were tiles with many rows past m,
+-- and with A's tail map (a_tail below) the 128 x 128 ones ran faster than
+-- before PDL (twenty-fourth session). The search measures with it.
 local function has_ws(p)
   return p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws"
 end
@@ -435,7 +436,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
   local a_load, b_load, b_desc
   local sh = share(p)
   local widths = swapk.run_widths(p)     -- nil: one width, bn
-  -- a_rows: the rows of A's box this tile row loads (the mainloop's).
+  -- A's map: the tail map for the last row of tiles (the mainloop's a_tail),
+  -- each CTA's a_rows of its box (the mainloop's) under a 1x2 cluster.
   local tmA = a_tail(p, swap) and "a_tail ? &tmAt : &tmA" or "&tmA"
   if sh == 2 then
     a_load = string.format("tma_load_both(sA + rank * a_rows * 128, %s, kb * 64, tm * BM + rank * a_rows, bar);", tmA)
@@ -585,9 +587,11 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
       box = { BK, a_box(p, km) }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
-  if a_tail(p, swap) then
-    params[#params + 1] = { kind = "tmap", arg = "A", dims = { "k", "m" }, strides = { "k*" .. esize },
-                            box = { BK, a_tail_box(p) }, swizzle = 128, oob = "zero", l2 = 256 }
+  if a_tail(p, swap) then    -- A's map (params[1]) with the tail's box
+    local tail = {}
+    for key, v in pairs(params[1]) do tail[key] = v end
+    tail.box = { BK, a_tail_box(p) }
+    params[#params + 1] = tail
   end
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
   -- its rows padded to 128 bytes (ws_d_pitch).
