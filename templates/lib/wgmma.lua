@@ -413,6 +413,22 @@ local function a_tail_box(p)
   if share(p) == 2 then rows = "cdiv(" .. rows .. ", 2)" end
   return string.format("max(8, cdiv(%s, 8) * 8)", rows)
 end
+-- Whether the swapped kernel's last column of tiles loads B (the GEMM's
+-- A: its m rows of activations) through a map of its own (tmBt), whose box
+-- holds only the rows of m that column has, rounded up to 8 (b_tail_box; kn
+-- names the kernel's n in the expression: the kernel's "n" in its source,
+-- the GEMM's "m" in the launch). The same cost as A's rows past m: on an
+-- H200 (twenty-fourth session, s23-next/c9.sh) a swapped 64 x 192 tile at a
+-- fixed width ran 4096^2 m = 317 (67 rows of B past m) in 35.6 us and 378
+-- (6 past) in 21.5. Only at a fixed width (a run-time width leaves fewer
+-- than wstep rows past m), without a 2x1 cluster (each CTA of the pair loads
+-- half of B's box), staging or the gated product.
+local function b_tail(p, swap, swiglu)
+  return swap and not swiglu and not swapk.run_widths(p) and share(p) ~= 1 and p.stage == "none"
+end
+local function b_tail_box(p, kn)
+  return string.format("max(8, cdiv(%s - (cdiv(%s, %d) - 1) * %d, 8) * 8)", kn, kn, p.bn, p.bn)
+end
 local function c_expr(e) return (e:gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX(")) end
 
 -- The kernel's wgmma: one of bn columns, or (widths: wstep's) one a width;
@@ -449,7 +465,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     if sh == 1 then
       b_load = "tma_load_both(sB + rank * (BN / 2) * 128, &tmB, kb * 64, tn * BN + rank * (BN / 2), bar);"
     else
-      b_load = string.format("tma_load(sB, &tmB, kb * 64, tn * %s, bar);", widths and "(int)bw" or "BN")
+      b_load = string.format("tma_load(sB, %s, kb * 64, tn * %s, bar);",
+                             b_tail(p, swap, swiglu) and "b_tail ? &tmBt : &tmB" or "&tmB", widths and "(int)bw" or "BN")
     end
     b_desc = "desc(sB + kk * 32, 1, 1024)"
     -- cols: consumer c's half of the tile's B rows, BN/2 (or bw/2) on.
@@ -515,6 +532,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
 #define PDL %d
 #define A_TAIL %d
 #define A_TAIL_ROWS(m) ((int)(%s))
+#define B_TAIL %d
+#define B_TAIL_ROWS(n) ((int)(%s))
 ]], p.bm, p.bn, p.stages, p.consumers, mi, p.group, p.raster == "n" and 1 or 0, a_bytes, b_bytes,
       128 * (p.consumers + 1), share(p), share(p) > 0 and 2 or 1, p.schedule == "pingpong" and 1 or 0, wm, p.inflight, dtype.ctype(t.Out),
       (p.epilogue == "tma" or p.epilogue == "tma_ws") and 1 or 0, p.epilogue == "rows" and 1 or 0, p.epilogue == "tma_ws" and 1 or 0, epi_bytes(p), 128 // dtype.size(t.Out),
@@ -522,7 +541,8 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
       p.schedule == "pingpong" and 1 or p.consumers, TICKET_BYTES,
       sa and 1 or 0, sb and 1 or 0, ov and 1 or 0, kb and 1 or 0, B_PRE8, NBANDS, layout == "nt" and 1 or 0,
       wl.ctl, wl.zero, wl.sa, c_expr(a_box(p)), has_ws(p) and 0 or 1,
-      a_tail(p, swap) and 1 or 0, c_expr(a_tail(p, swap) and a_tail_box(p) or a_box(p))),
+      a_tail(p, swap) and 1 or 0, c_expr(a_tail(p, swap) and a_tail_box(p) or a_box(p)),
+      b_tail(p, swap, swiglu) and 1 or 0, c_expr(b_tail(p, swap, swiglu) and b_tail_box(p, "n") or "BN")),
     "" .. hopper.ptx .. ptx.text .. mainloop.host_first .. stage.device .. streamk.device .. epilogue.ws_device ..
       mainloop.host_last,
     epilogue.store2(t.Out),
@@ -531,6 +551,7 @@ function M.source(layout, p, dt, dev, name, swiglu, swap)
     wgmma_text(p, widths, t.In, layout == "nn" and 1 or 0),
     string.format(mainloop.kernel(stage, streamk, epilogue, swiglu, swap, widths, cols(p)), name,
       (a_tail(p, swap) and " const __grid_constant__ tmap_t tmAt," or "") ..
+      (b_tail(p, swap, swiglu) and " const __grid_constant__ tmap_t tmBt," or "") ..
       ((p.epilogue == "tma" or p.epilogue == "tma_ws") and " const __grid_constant__ tmap_t tmD," or ""), out_ct,
       has_ws(p) and ", unsigned char* __restrict__ ws" or "",
       p.stage ~= "none" and ", const unsigned char* __restrict__ As, const unsigned char* __restrict__ Bs" or "", producer_regs(p),
@@ -591,6 +612,12 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
     local tail = {}
     for key, v in pairs(params[1]) do tail[key] = v end
     tail.box = { BK, a_tail_box(p) }
+    params[#params + 1] = tail
+  end
+  if b_tail(p, swap, swiglu) then    -- B's map (tmB) with the tail's box
+    local tail = {}
+    for key, v in pairs(tmB) do tail[key] = v end
+    tail.box = { BK, b_tail_box(p, kn) }
     params[#params + 1] = tail
   end
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),

@@ -113,6 +113,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         const bool a_tail = A_TAIL && tm == tiles_m - 1;
         const int a_rows = a_tail ? A_TAIL_ROWS(m) : A_BOX_ROWS(m);
         const unsigned a_bytes = 128u * (unsigned)(SHARE == 2 ? 2 * a_rows : a_rows);
+        // B_TAIL (the swapped kernel at a fixed width): the last column of
+        // tiles loads B through tmBt, the rows of n it holds rounded up to 8.
+        const bool b_tail = B_TAIL && tn == tiles_n - 1;
+        const unsigned b_bytes = b_tail ? 128u * (unsigned)B_TAIL_ROWS(n) : B_BYTES;
 #if OVERLAP
         wait_band(ws, tm, m, a_pre, band_rows);
 #endif
@@ -122,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
           mbar_wait(empty + 8 * s, ph ^ 1);
           const unsigned bar = full + 8 * s;
-          mbar_expect(bar, a_bytes + B_BYTES);
+          mbar_expect(bar, a_bytes + b_bytes);
           const unsigned sA = base + s * A_BYTES, sB = base + STAGES * A_BYTES + s * B_BYTES;
           %s
           %s
@@ -237,7 +241,7 @@ local MAINLOOP_FROM, MAINLOOP_TO = "      for (int kb = k0; kb < k1; kb++) {\n  
 local WIDTH_PIECES = {
   { "long long m, long long n, long long k%s%s)", "long long m, long long n, long long k, long long bw%s%s)" },
   { TILES_N, "tiles_n = (int)((n + bw - 1) / bw);    // bw: the launch's tile width" },
-  { "mbar_expect(bar, a_bytes + B_BYTES);", "mbar_expect(bar, a_bytes + 128u * (unsigned)bw);" },
+  { "const unsigned b_bytes = b_tail ? 128u * (unsigned)B_TAIL_ROWS(n) : B_BYTES;", "const unsigned b_bytes = 128u * (unsigned)bw;" },
 }
 local WIDTH_STORE = {
   { "const int tw = BN;", "const int tw = (int)bw;" },

@@ -197,6 +197,60 @@ expect_eq "the sample's tail kernels include a 1x2 cluster's" "$(grep -c '^kerne
 expect_eq "each winner holds the map exactly where its config may (third, A's, its box the last row's rows)" \
     "$(grep '^winner' "$T/tail.out" | awk '{ print ($2 == $3 ? "ok" : "bad " $0) }' | sort -u)" "ok"
 
+# B's tail map (lib/wgmma.lua's b_tail): the swapped kernel at a fixed width
+# loads the last column of tiles' B (the GEMM's A, its m rows) through a map
+# whose box holds only the rows of m that column has, rounded up to 8.
+# Sampled configs at m = 317: a kernel takes it exactly where its width is
+# fixed and no 2x1 cluster halves B's box; its box at n = 317 (the kernel's
+# n is the GEMM's m) is 317 less the full tiles before it, rounded up to 8,
+# and so is the winner's plan's (its third map, evaluated at m = 317).
+spec btail.yaml <<'YAML'
+name: btail
+search: random
+seed: 18
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [wgmma_swap]
+    shapes: {m: {values: [317, 320], exact: true}, n: {values: [4096], exact: true}, k: {values: [4096], exact: true}}
+YAML
+fake_sweep ok "$T/btail.db" "$T/btail.yaml" --max-evals 12
+expect_eq "a fake sweep of sampled swapped configs at m = 317 and 320 exits 0" "$RC" 0 || show_last
+python3 - "$T/btail.db" > "$T/btail.out" <<'PY'
+import json, re, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+cdiv = lambda a, b: -(-a // b)
+def at(expr, name, v):
+    assert re.fullmatch(r"[a-zA-Z_0-9 ()+*,-]+", expr), expr
+    env = {name: v, "cdiv": cdiv, "max": max, "min": min, "AIT_CDIV": cdiv, "AIT_MAX": max, "AIT_MIN": min, "int": int}
+    return eval(expr, {"__builtins__": {}}, env)
+want_rows = lambda m, bn: max(8, cdiv(m - (cdiv(m, bn) - 1) * bn, 8) * 8)
+for (s,) in con.execute("select source from cubins where kernel like 'aitune_gemm%'"):
+    bn = int(re.search(r"#define BN (\d+)", s).group(1))
+    fixed = "long long bw" not in s
+    share = re.search(r"#define SHARE (\d)", s).group(1)
+    want = fixed and share != "1"
+    tail = "#define B_TAIL 1" in s and "const __grid_constant__ tmap_t tmBt," in s and "b_tail ? &tmBt : &tmB" in s
+    plain = "#define B_TAIL 0" in s and "tmap_t tmBt" not in s and "&tmBt" not in s
+    rows = at(re.search(r"#define B_TAIL_ROWS\(n\) (.*)", s).group(1), "n", 317) if tail else "none"
+    print("kernel", "fixed" if fixed else "widths", share, tail, plain, want == tail and (tail or plain),
+          rows, want_rows(317, bn) if want else "none")
+for shape, cfg, launch in con.execute("select shape, config, launch from winners"):
+    m, c, L = json.loads(shape)["m"], json.loads(cfg), json.loads(launch)
+    maps = [p for p in L["params"] if p["kind"] == "tmap"]
+    want = want_rows(m, c["bn"]) if not c.get("wstep") and c["cluster"] != "2x1" else "none"
+    got = at(str(maps[2]["box"][1]), "m", m) if len(maps) >= 3 and maps[2]["arg"] == "A" else "none"
+    print("winner", m, got, want, c["bn"], c.get("wstep"), c["cluster"])
+PY
+expect_eq "the sample holds fixed-width kernels with no cluster, 2x1 and 1x2, a run-time width's, and winners with a tail" \
+    "$(grep -c '^kernel fixed 0 ' "$T/btail.out" | awk '{print ($1 > 0)}')$(grep -c '^kernel fixed 1 ' "$T/btail.out" | awk '{print ($1 > 0)}')$(grep -c '^kernel fixed 2 ' "$T/btail.out" | awk '{print ($1 > 0)}')$(grep -c '^kernel widths' "$T/btail.out" | awk '{print ($1 > 0)}')$(grep -c '^winner [0-9]* [0-9]' "$T/btail.out" | awk '{print ($1 > 0)}')" 11111
+expect_eq "each swapped kernel takes B's tail map exactly where its width is fixed and no 2x1 cluster halves B's box" \
+    "$(awk '/^kernel/ { print $6 }' "$T/btail.out" | sort -u)" "True"
+expect_eq "each tail kernel's box at m = 317 is the last column's rows of m rounded up to 8" \
+    "$(awk '/^kernel/ { print ($7 == $8 ? "ok" : "bad " $0) }' "$T/btail.out" | sort -u)" "ok"
+expect_eq "each winner holds the map exactly where its config may (third, A's, its box the last column's rows of m)" \
+    "$(awk '/^winner/ { print ($3 == $4 ? "ok" : "bad " $0) }' "$T/btail.out" | sort -u)" "ok"
+
 # Overlapped staging (A's late rows copied by the producer's idle warps):
 # a sample of the overlapped configs of small tiles (the space narrowed by
 # bench/narrow.py, as bench/overlap.sh runs them under compute-sanitizer)
