@@ -53,6 +53,14 @@ int stats_settled(const double *x, int n, int batch, double tol)
     return fabs(all.median - before.median) <= tol * all.median;
 }
 
+int bench_race_done(const int *n, int nslots, int minn, double elapsed, double max_seconds)
+{
+    if (max_seconds <= 0 || elapsed < max_seconds) return 0;
+    for (int i = 0; i < nslots; i++)
+        if (n[i] < minn) return 0;
+    return 1;
+}
+
 /* ---- NVML, for the driver version, clocks and temperature; optional ---- */
 
 typedef struct nvml {
@@ -753,6 +761,7 @@ int bench_time(bench *b, const wire_time *o, stats *out)
         if (crc) rc = fail(b, crc, "the kernel failed");
     }
     double t0 = now_s();
+    int minn = o->min_samples > 0 ? o->min_samples : 10;
     if (o->rounds > 0) {
         /* A race: each round times every slot once, starting from a
         ** different slot each round, so drift hits all alike. */
@@ -770,10 +779,10 @@ int bench_time(bench *b, const wire_time *o, stats *out)
                 rc = collect(b, e, &us);
                 if (!rc && n[who[e]] < cap) x[who[e]][n[who[e]]++] = us;
             }
+            if (!rc && bench_race_done(n, nslots, minn, now_s() - t0, o->max_seconds)) break;
         }
     } else {
         slot *s = &b->slots[slots[0]];
-        int minn = o->min_samples > 0 ? o->min_samples : 10;
         while (!rc && n[0] < cap) {
             int q = 0;
             for (; q < BENCH_BATCH && n[0] + q < cap && !rc; q++) rc = sample(b, s, q);

@@ -60,6 +60,9 @@ void stats_of(const double *x, int n, stats *out);
 /* Whether the median has settled: the median of all n samples and that of
 ** the first n - batch differ by less than tol (relative). */
 int stats_settled(const double *x, int n, int batch, double tol);
+/* Whether a race may end before its rounds: it has run max_seconds (> 0)
+** and each of its nslots slots has at least minn samples (n[i]). */
+int bench_race_done(const int *n, int nslots, int minn, double elapsed, double max_seconds);
 
 typedef struct bench bench;
 

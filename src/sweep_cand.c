@@ -301,8 +301,7 @@ int final_cmp(const void *a, const void *b)
 void cand_race(sw *S, cand *cs, int k, final *f)
 {
     wire_time q;
-    wire_time_init(&q);
-    q.rounds = 30;
+    wire_race_init(&q);
     q.nslots = k;
     for (int i = 0; i < k; i++) q.slots[i] = i;
     stats st[WIRE_SLOTS];

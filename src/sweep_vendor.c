@@ -180,11 +180,10 @@ int sweep_vendor_race(sweep_vendor *V, const op_task *t, const char *home, int s
     ** restarted): the vendor's row stays as it was. */
     int raced = 0;
     wire_time q;
-    wire_time_init(&q);
+    wire_race_init(&q);
     q.nslots = 2;
     q.slots[0] = slot;
     q.slots[1] = SWEEP_VENDOR_SLOT;
-    q.rounds = 30;
     stats st[2];
     if (worker_time(V->W, &q, st, 120 + 60 * V->kernel_timeout) == WORKER_OK && st[0].median > 0 &&
         !stats_into(&st[1], &v)) {

@@ -200,6 +200,14 @@ void wire_time_init(wire_time *q)
     q->settle = 0.005;
 }
 
+void wire_race_init(wire_time *q)
+{
+    wire_time_init(q);
+    q->rounds = WIRE_RACE_ROUNDS;
+    q->min_samples = WIRE_RACE_MIN;
+    q->max_seconds = WIRE_RACE_SECONDS;
+}
+
 void wire_put_time(strbuf *h, const wire_time *q)
 {
     wire_put_cmd(h, WIRE_TIME);

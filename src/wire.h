@@ -90,12 +90,24 @@ typedef struct wire_time {
     int nslots, slots[WIRE_SLOTS];
     int warmup;             /* launches before the first sample */
     int min_samples, max_samples;
-    double max_seconds;     /* per timing call */
+    double max_seconds;     /* per timing call (a race: once each slot has min_samples) */
     double settle;          /* relative tolerance of stats_settled */
     int rounds;             /* > 0: interleaved race, this many rounds */
 } wire_time;
 /* The defaults: 3 warm-up launches, 10 to 200 samples, 2 s, 0.5%, no race. */
 void wire_time_init(wire_time *q);
+/* A race's terms (the sweep's races of candidates, and of a candidate
+** against the vendor): the defaults, WIRE_RACE_ROUNDS rounds, and an end
+** after WIRE_RACE_SECONDS once every slot has WIRE_RACE_MIN samples
+** (bench_race_done). A round samples a chain of launches a slot, so with
+** kernels of hundreds of microseconds 30 rounds of 16 slots took 1.4 s a
+** race, 43% of a range sweep of issue 33's second row (H200, twenty-fifth
+** session, bench/results/2026-11-29/s25-row2/call2/time_split.txt); short
+** kernels still run all their rounds within the time. */
+#define WIRE_RACE_ROUNDS 30
+#define WIRE_RACE_MIN 12
+#define WIRE_RACE_SECONDS 0.25
+void wire_race_init(wire_time *q);
 void wire_put_time(strbuf *h, const wire_time *q);
 void wire_get_time(const msg *m, wire_time *q);
 

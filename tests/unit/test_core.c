@@ -224,6 +224,20 @@ static void test_stats(void)
     CHECK(!stats_settled(x, 20, 10, 0.005), "stats_settled: a jump in the last batch has not settled");
     for (int i = 0; i < 40; i++) x[i] = i < 30 ? 10 : 10.02;
     CHECK(stats_settled(x, 40, 10, 0.005), "stats_settled: a small late shift within tol has settled");
+
+    int n3[3] = { 12, 13, 12 };
+    CHECK(bench_race_done(n3, 3, 12, 0.3, 0.25), "bench_race_done: past the time, every slot with its samples");
+    CHECK(!bench_race_done(n3, 3, 12, 0.2, 0.25), "bench_race_done: not before the time");
+    n3[2] = 11;
+    CHECK(!bench_race_done(n3, 3, 12, 5.0, 0.25), "bench_race_done: not while a slot lacks samples, however long");
+    CHECK(bench_race_done(n3, 2, 12, 5.0, 0.25), "bench_race_done: counts only the race's own slots");
+    CHECK(!bench_race_done(n3, 2, 12, 5.0, 0), "bench_race_done: without a time, a race runs all its rounds");
+    wire_time q;
+    wire_race_init(&q);
+    CHECK(q.rounds == WIRE_RACE_ROUNDS && q.min_samples == WIRE_RACE_MIN && q.max_seconds == WIRE_RACE_SECONDS &&
+              q.warmup == 3 && q.nslots == 0,
+          "wire_race_init: a race's rounds, samples and time over the defaults (%d %d %g)", q.rounds, q.min_samples,
+          q.max_seconds);
 }
 
 /* ---- proto ---- */

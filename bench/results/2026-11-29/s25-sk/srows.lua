@@ -1,0 +1,3 @@
+local SWAP_ROWS = {
+  64, 128,
+}

@@ -1,0 +1,3 @@
+local SWAP_PARAMS = {
+  { "wstep", { 0 } },
+}
