@@ -76,7 +76,7 @@ t0=$(date +%s)
 rm -f "$out/trace.txt"
 AITUNE_TRACE=$out/trace.txt "$AITUNE" sweep "$spec" --db "$db" --vendor "$vendor" \
     ${budget:+--budget "$budget"} > "$out/sweep.txt" 2> "$out/sweep.err"
-echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | tr '\n' ' ')"
+echo "sweep: exit $?, $(( $(date +%s) - t0 )) s; $(grep -E '^(sweep|hold|vendor):' "$out/sweep.err" | grep -v '^sweep: bucket ' | tr '\n' ' ')"
 python3 bench/trace_split.py "$out/trace.txt" > "$out/time_split.txt" 2>&1
 t1=$(date +%s)
 "$AITUNE" scan "$spec" --db "$db" ${SCAN_ARGS:-} > "$out/scan.txt" 2> "$out/scan.err"
