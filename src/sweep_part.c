@@ -33,8 +33,8 @@ static int part_evals(const sw *S)
 ** seed and the part's key), so it tries other configs than the bucket's
 ** search did. Its finalists land in pbs; *evals counts its candidates,
 ** *capped says whether a cap or the budget cut it. */
-static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, bucket_state *pbs, int *evals,
-                       int *capped)
+static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, const warm_seen *seen,
+                       int nseen, bucket_state *pbs, int *evals, int *capped)
 {
     const spec_task *st = S->task;
     char **tn;
@@ -48,7 +48,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long
         const char *tname = st->joint ? NULL : use[s];
         /* Warm, as a bucket's: a part's neighbour was often won by a config
         ** that serves it too, which a few candidates of its own miss. */
-        search *se = tname ? warm_search(S, tp, pb, tname, st->search, seed, max_evals)
+        search *se = tname ? warm_search(S, tp, pb, tname, st->search, seed, max_evals, seen, nseen)
                            : search_new_bucket(S->T, st->search, use, nuse, tp, &S->dev, seed, max_evals, NULL, 0);
         if (!se) {
             rc = error("%s", tmpl_errmsg(S->T));
@@ -102,6 +102,27 @@ static int searched_at(const op_task *t, const split *sp, const part *p, const l
     for (int u = p->up; u >= 0; u = sp->p[u].up)
         if (sp->p[u].searched && !memcmp(shape, sp->p[u].searched_at, sz)) return 1;
     return 0;
+}
+
+/* The winners of sp's parts but p that a search of their own found
+** (searched; a bucket's finalist is among p's candidates already), with
+** the size each was found at: p's search starts from them too
+** (warm_search), as they are stored only when the bucket ends. On an H200
+** (twenty-fifth session, s25-ranges/call3) 14336 x 4096's part [193, 216)
+** started from other weights' winners only, and its winner ran 0.81x
+** cuBLASLt. Returns how many, into seen (SPLIT_MAXPARTS). */
+static int seen_parts(const op_task *t, const split *sp, const part *p, warm_seen *seen)
+{
+    int n = 0;
+    for (int j = 0; j < sp->n; j++) {
+        const part *q = &sp->p[j];
+        if (q == p || !q->searched || q->n < 1 || q->w < 0 || q->w >= q->n || !q->c[q->w]->config) continue;
+        seen[n].tmpl = q->c[q->w]->tmpl;
+        seen[n].config = q->c[q->w]->config;
+        memcpy(seen[n].at, q->fi[q->w] == PART_OWN ? q->searched_at : t->shape, sizeof seen[n].at);
+        n++;
+    }
+    return n;
 }
 
 /* Where part p is searched (part_research): the probe inside it where its
@@ -225,8 +246,10 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     }
     bucket_state pbs = { .exhaustive = 1 };
     double t_search = now_s();
+    warm_seen seen[SPLIT_MAXPARTS];
+    int nseen = seen_parts(t, sp, p, seen);
     int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
-                                     : search_part(S, &tp, &p->b, S->sp.seed ^ seed, &pbs, &evals, &p->capped);
+                                     : search_part(S, &tp, &p->b, S->sp.seed ^ seed, seen, nseen, &pbs, &evals, &p->capped);
     if (!S->o->retune) {
         S->searched++;
         S->searched_evals += evals;

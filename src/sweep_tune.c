@@ -155,7 +155,7 @@ int tune_bucket(sw *S, const spec_task *st, const op_task *t, const bucket *b)
         }
         const char *strategy = S->o->compile_only ? "exhaustive" : st->search;
         int max_evals = S->o->compile_only ? 0 : (S->o->max_evals > 0 ? S->o->max_evals : st->max_evals);
-        search *se = warm_search(S, t, b, tn[ti], strategy, S->sp.seed, max_evals);   /* compile: exhaustive, cold */
+        search *se = warm_search(S, t, b, tn[ti], strategy, S->sp.seed, max_evals, NULL, 0);   /* compile: exhaustive, cold */
         if (!se) {
             rc = error("%s", tmpl_errmsg(S->T));
             free(dflt);

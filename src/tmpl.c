@@ -794,6 +794,56 @@ int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, c
     return 0;
 }
 
+int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *from, const op_task *task,
+               const device *dev, char **out)
+{
+    *out = NULL;
+    lua_State *L = T->L;
+    int known = 0;
+    char why[160];
+    if (tmpl_config_known(T, tname, config, &known, why, (int)sizeof why)) return -1;
+    if (tmpl_push_template(T, tname)) return -1;
+    lua_getfield(L, -1, "carry");
+    int has = lua_isfunction(L, -1);
+    lua_pop(L, 2);
+    if (!has || !known) {
+        *out = xstrdup(config);
+        return 0;
+    }
+    if (tmpl_push_template(T, tname)) return -1;
+    lua_getfield(L, -1, "carry");
+    lua_remove(L, -2);
+    if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
+    tmpl_push_shape(T, from);
+    tmpl_push_shape(T, task);
+    lua_pushstring(L, task->dtype);
+    tmpl_push_dev(T, dev);
+    char what[160];
+    snprintf(what, sizeof what, "template '%s' carry()", tname);
+    if (tmpl_pcall(T, 5, 1, what)) return -1;
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        *out = xstrdup(config);
+        return 0;
+    }
+    if (!lua_istable(L, -1)) {
+        const char *type = luaL_typename(L, -1);
+        lua_pop(L, 1);
+        return fail(T, "template '%s' carry(): gave a %s, not a config or nil", tname, type);
+    }
+    strbuf sb = STRBUF_INIT;
+    int rc = tmpl_config_json(T, -1, &sb);
+    lua_pop(L, 1);
+    if (rc) { sb_free(&sb); return -1; }
+    if (tmpl_config_known(T, tname, sb.buf, &known, why, (int)sizeof why)) { sb_free(&sb); return -1; }
+    if (!known) {
+        sb_free(&sb);
+        return fail(T, "template '%s' carry(): gave a config outside its space (%s)", tname, why);
+    }
+    *out = sb.buf;
+    return 0;
+}
+
 int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config)
 {
     if (call_tmpl(T, tname, "default", NULL, task, dev, 1)) return -1;

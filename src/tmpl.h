@@ -106,6 +106,16 @@ int tmpl_valid(tmpl *T, const char *tname, const char *config, const op_task *ta
 ** and every value one of that param's values (no constraints, no shape):
 ** what a config read from a registry must pass before a template sees it. */
 int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, char *why, int whycap);
+/* A config tuned at from's shape (a winner of another bucket, untrusted),
+** carried to task's: the template's carry(p, from_shape, shape, dtype, dev)
+** may return the config that tiles task's shape as p tiled from's (swapab:
+** as many tiles of m rows, each as wide as they now need), or nil for p as
+** it is. *out (canonical JSON, caller frees) is that config, or config
+** itself where the template has no carry, config is not one of its space,
+** or carry gives nil or a config of its space unchanged. -1 (tmpl_errmsg)
+** when carry fails or gives what is not a config of the template's space. */
+int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *from, const op_task *task,
+               const device *dev, char **out);
 /* The template's default config, canonical JSON; caller frees. */
 int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config);
 

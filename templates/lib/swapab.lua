@@ -294,6 +294,28 @@ local function family(op)
   -- The gated product's space is the decode kernel's: the search never draws
   -- the mid-size kernels' values.
   t.narrow = function(shape) return narrow_for(shape.m, sw) end
+  -- A config found at another m (a neighbour's winner, a warm start:
+  -- src/sweep_warm.h) carried to shape's: as many tiles (decode: passes) of
+  -- A's rows as it made at its own m, each the narrowest width of its kernel
+  -- (decode bn <= 64, mid-size above) that holds them; nil where it is that
+  -- width already or none of its kernel's is wide enough. Without it a
+  -- winner of one tile at m = 192 (bn 192) starts a search at m = 215 as two
+  -- tiles, each streaming its weight tile again, and the one tile of 224 rows
+  -- that search needs is one param away from a config it never tries.
+  t.carry = function(p, from, shape)
+    local tiles = (from.m + p.bn - 1) // p.bn
+    local need = (shape.m + tiles - 1) // tiles
+    for _, bn in ipairs(BN_VALUES) do
+      if (bn > 64) == (p.bn > 64) and bn >= need then
+        if bn == p.bn then return nil end
+        local q = {}
+        for k, v in pairs(p) do q[k] = v end
+        q.bn = bn
+        return q
+      end
+    end
+    return nil
+  end
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end
     local _, smem = sizes(p)

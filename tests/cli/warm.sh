@@ -84,6 +84,39 @@ done
 expect_eq "warm: 1: one config, the nearest winner's, measured; warm: 0: not" \
     "$(warm_lines) $(measured_w "$T/q1.db") $(measured_w "$T/q0.db")" "1 1 0"
 
+# A winner found at another m is carried to the search's (tmpl_carry):
+# swapab's found at m = 192 starts a search at m = 215 with as many tiles of
+# A's rows, each the narrowest width that holds them (one tile: 224).
+sa_spec() {   # FILE M
+    spec "$1" <<EOF
+name: sa
+search: model
+seed: 3
+max_evals: 4
+warm: 1
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [$2], exact: true}, n: {values: [4096]}, k: {values: [4096]}}
+EOF
+}
+sa_spec sa192.yaml 192
+fake_sweep ok "$T/sa.db" "$T/sa192.yaml"
+expect_eq "swapab at m = 192 exits 0" "$RC" 0 || show_last
+bn=$(sql "$T/sa.db" "select json_extract(config, '\$.bn') from winners")
+want=$(awk -v bn="$bn" 'BEGIN { z = int((192 + bn - 1) / bn); need = int((215 + z - 1) / z);
+    n = split("96 128 160 192 224 256", w, " "); for (i = 1; i <= n; i++) if (w[i] + 0 >= need) { print w[i]; exit } }')
+W2=$(sql "$T/sa.db" "select json_set(config, '\$.bn', $want) from winners")
+sa_spec sa215.yaml 215
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep ok "$T/sa.db" "$T/sa215.yaml"
+expect_eq "swapab at m = 215, warm-started, exits 0" "$RC" 0 || show_last
+expect_eq "its warm start is m = 192's winner (bn $bn) carried to 215 (bn $want)" \
+    "$(grep ' warm-start gemm_nt ' "$T/trace" | sed 's/.*swapab: //')" "$W2"
+expect_eq "and it is measured at 215" \
+    "$(sql "$T/sa.db" "select count(*) from measurements where shape like '{\"m\":215,%' and config = '$W2'")" 1
+
 # A hostile registry: winners whose config or shape is broken are skipped.
 cp "$T/p.db" "$T/h.db"
 sql "$T/h.db" "update winners set config = '{\"cpw\":' where shape like '{\"m\":2,%';
@@ -102,9 +135,11 @@ for bad in "warm: 17" "warm: -1" "warm: many"; do
 done
 
 # A split part's search (split_evals) starts from its neighbours' winners
-# too: each part searched is warm-started, under the part's key, but those
-# of the first bucket (n=2^12: no winner is in the registry yet); warm: 0
-# leaves them cold.
+# too: each part searched is warm-started, under the part's key, but the
+# first bucket's first (n=2^12: no winner is in the registry yet); the
+# first bucket's other parts start from the winners its parts' searches
+# found before them (sweep_warm.h's warm_seen: they are stored only when
+# the bucket ends); warm: 0 leaves them cold.
 spec parts.yaml <<'EOF'
 name: parts
 search: model
@@ -121,11 +156,16 @@ EOF
 rm -f "$T/trace"
 AITUNE_TRACE="$T/trace" fake_sweep shape_time "$T/parts.db" "$T/parts.yaml"
 expect_eq "a range sweep with split searches exits 0" "$RC" 0 || show_last
-nsearched=$(grep ': searched at ' "$T/out" | grep -vc ' n=2^12/')
+nsearched=$(grep -c ': searched at ' "$T/out")
+n1=$(grep ': searched at ' "$T/out" | grep -c ' n=2^12/')
 npw=$(grep -c ' warm axpy n=[^ ]*/[^ ]* axpy/vec: [1-4] configs$' "$T/trace")
-expect_true "every part searched after the first bucket is warm-started ($npw of $nsearched)" \
-    test "$nsearched" -ge 2 -a "$npw" = "$nsearched"
-expect_eq "the first bucket's parts are searched cold" "$(grep -c ' warm axpy n=2^12/' "$T/trace")" 0
+expect_true "every part searched but the first bucket's first is warm-started ($npw of $nsearched)" \
+    test "$nsearched" -ge 4 -a "$npw" = $((nsearched - 1))
+expect_true "the first bucket's parts after its first start from its parts' winners ($n1 searched)" \
+    test "$n1" -ge 2 -a "$(grep -c ' warm axpy n=2^12/' "$T/trace")" = $((n1 - 1))
+nstart=$(grep -c ' warm-start axpy ' "$T/trace")
+nconf=$(grep ' warm axpy ' "$T/trace" | awk '{s += $(NF-1)} END {print s + 0}')
+expect_eq "each warm start's config is traced" "$nstart" "$nconf"
 sed 's/^split_evals: 6$/split_evals: 6\nwarm: 0/' "$T/parts.yaml" > "$T/parts0.yaml"
 rm -f "$T/trace"
 AITUNE_TRACE="$T/trace" fake_sweep shape_time "$T/parts0.db" "$T/parts0.yaml"

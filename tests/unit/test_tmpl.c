@@ -385,6 +385,51 @@ static void test_swapab_box(tmpl *T)
     }
 }
 
+/* swapab's carry: a neighbour's winner keeps its tiles of A's rows at the
+** new m, each the narrowest width of its kernel that holds them. */
+static void test_swapab_carry(tmpl *T)
+{
+    struct { long long from, to; int bn; int want; } cases[] = {
+        { 192, 215, 192, 224 },    /* one tile at 192: one of 224 rows at 215 */
+        { 192, 255, 192, 256 },
+        { 255, 193, 128, 128 },    /* two tiles of 128 at 255 hold 193 as two: unchanged */
+        { 255, 129, 256, 160 },    /* one tile of 256: 160 holds 129 */
+        { 16, 13, 16, 16 },        /* the decode kernel: unchanged */
+        { 16, 31, 16, 32 },
+        { 64, 100, 64, 64 },       /* no decode width holds 100: as it is */
+        { 97, 300, 128, 128 },     /* no width holds 300 in one tile: as it is */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        op_task from, to;
+        long long fs[] = { cases[i].from, 14336, 4096 }, ts[] = { cases[i].to, 14336, 4096 };
+        if (tmpl_task(T, "gemm_nt", "bf16", fs, &from) || tmpl_task(T, "gemm_nt", "bf16", ts, &to)) {
+            CHECK(0, "setup: gemm_nt tasks");
+            return;
+        }
+        char cfg[256], want[256], *out = NULL;
+        const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"inflight\":0,\"kbox\":1,\"l2pre\":1,\"mc\":0,"
+                          "\"nvar\":3,\"pdl\":1,\"stages\":5}";
+        snprintf(cfg, sizeof cfg, fmt, cases[i].bn);
+        snprintf(want, sizeof want, fmt, cases[i].want);
+        int rc = tmpl_carry(T, "gemm_nt/swapab", cfg, &from, &to, &dev, &out);
+        CHECK(rc == 0 && out && !strcmp(out, want), "swapab bn %d found at m = %lld, carried to %lld: bn %d (%s)",
+              cases[i].bn, cases[i].from, cases[i].to, cases[i].want, rc ? tmpl_errmsg(T) : out);
+        free(out);
+    }
+    /* A template without carry, and a config outside the space: as they are. */
+    op_task t;
+    long long sh[] = { 200, 14336, 4096 };
+    char *out = NULL;
+    if (tmpl_task(T, "gemm_nt", "bf16", sh, &t)) { CHECK(0, "setup: gemm_nt task"); return; }
+    const char *mma = "{\"aligned\":1,\"bk\":64,\"bm\":64,\"bn\":128,\"group\":8,\"stages\":4,\"wm\":1,\"wn\":4}";
+    CHECK(!tmpl_carry(T, "gemm_nt/mma", mma, &t, &t, &dev, &out) && out && !strcmp(out, mma), "a family without carry: the config as it is");
+    free(out);
+    out = NULL;
+    CHECK(!tmpl_carry(T, "gemm_nt/swapab", "{\"bn\":7}", &t, &t, &dev, &out) && out && !strcmp(out, "{\"bn\":7}"),
+          "a config outside the space is left to the space's nearest: as it is");
+    free(out);
+}
+
 static void test_search(tmpl *T)
 {
     op_task t;
@@ -518,6 +563,28 @@ static void test_broken(void)
         kernel_src_free(&k);
     }
 
+    /* carry(): a config of the space, nil, or a clear error. */
+    op_task t2;
+    long long n2[] = { 8192 };
+    char *out = NULL;
+    if (tmpl_task(T, "bad", "f32", n2, &t2)) CHECK(0, "setup: a second task of 'bad'");
+    rc = tmpl_carry(T, "bad/carrier", "{\"block\":64,\"vec\":1}", &t, &t2, &dev, &out);
+    CHECK(rc == 0 && out && !strcmp(out, "{\"block\":128,\"vec\":2}"), "carry gives the config for the new shape (%s)",
+          rc ? tmpl_errmsg(T) : out);
+    free(out);
+    out = NULL;
+    rc = tmpl_carry(T, "bad/carrier", "{\"block\":1024,\"vec\":1}", &t, &t2, &dev, &out);
+    CHECK(rc == 0 && out && !strcmp(out, "{\"block\":1024,\"vec\":1}"), "carry's nil: the config as it is");
+    free(out);
+    const char *bad_carries[] = { "{\"block\":128,\"vec\":1}", "{\"block\":256,\"vec\":1}", "{\"block\":512,\"vec\":1}" };
+    const char *carry_words[] = { "not a config or nil", "outside its space", "carry exploded" };
+    for (int i = 0; i < 3; i++) {
+        out = NULL;
+        rc = tmpl_carry(T, "bad/carrier", bad_carries[i], &t, &t2, &dev, &out);
+        CHECK(rc == -1 && !out && has(tmpl_errmsg(T), "carry") && has(tmpl_errmsg(T), carry_words[i]),
+              "a carry that gives %s fails clearly: '%s'", carry_words[i], tmpl_errmsg(T));
+    }
+
     /* A required field is missing: the load error names it. */
     rc = tmpl_default(T, "bad/missing_field", &t, &dev, &d);
     CHECK(rc == -1 && has(tmpl_errmsg(T), "missing_field.lua") && has(tmpl_errmsg(T), "'default'"),
@@ -596,6 +663,7 @@ int main(int argc, char **argv)
     test_instantiate(T);
     test_wgmma_overlap(T);
     test_swapab_box(T);
+    test_swapab_carry(T);
     test_search(T);
     tmpl_close(T);
     test_broken();
