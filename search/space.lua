@@ -56,8 +56,9 @@
 --
 -- A strategy is new(space, opts) with ask(n) and tell(cfg, result).
 -- opts: rng (Space.rng), seed, max_evals (nil: the whole space), warm (a
--- list of configs to try first, e.g. the winners of neighbouring buckets
--- (src/sweep_warm.h); one this space does not hold gives way to the nearest
+-- list of configs to try first, e.g. the winners of neighbouring buckets,
+-- carried to the task's shape by the template's carry where it has one
+-- (src/sweep_warm.h, src/tmpl.h's tmpl_carry); one this space does not hold gives way to the nearest
 -- config it holds with one param moved, or is skipped).
 -- result: status ("ok" | "compile" | "runtime" | "timeout" | "wrong"),
 -- and what is known: time (us, ok only), spread, min, max, registers,
