@@ -59,7 +59,7 @@ static char *carried(sw *S, const op_task *t, const char *tname, const near *c)
     memcpy(from.shape, c->at, sizeof from.shape);
     char *out = NULL;
     if (tmpl_carry(S->T, tname, c->config, &from, t, &S->dev, &out)) {
-        sw_trace(S, "warm %s %s: %s (its config as it is)", t->op, tname, tmpl_errmsg(S->T));
+        sw_trace(S, "warm-carry %s %s: %s (its config as it is)", t->op, tname, tmpl_errmsg(S->T));
         return xstrdup(c->config);
     }
     return out;

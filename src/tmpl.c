@@ -804,15 +804,12 @@ int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *fr
     if (tmpl_config_known(T, tname, config, &known, why, (int)sizeof why)) return -1;
     if (tmpl_push_template(T, tname)) return -1;
     lua_getfield(L, -1, "carry");
-    int has = lua_isfunction(L, -1);
-    lua_pop(L, 2);
-    if (!has || !known) {
+    lua_remove(L, -2);
+    if (!lua_isfunction(L, -1) || !known) {
+        lua_pop(L, 1);
         *out = xstrdup(config);
         return 0;
     }
-    if (tmpl_push_template(T, tname)) return -1;
-    lua_getfield(L, -1, "carry");
-    lua_remove(L, -2);
     if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
     tmpl_push_shape(T, from);
     tmpl_push_shape(T, task);
