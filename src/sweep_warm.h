@@ -14,8 +14,8 @@
 ** quarter of the search's max_evals (search/space.lua's ledger).
 ** Each is carried to the bucket's size first (tmpl_carry: the template's
 ** carry, where it has one, gives the config that tiles this size as the
-** winner tiled its own; swapab keeps its tiles of A's rows, each as wide as
-** they now need). The strategy tries those the template's space holds first, or the
+** winner tiled its own; swapab and the swapped wgmma kernel's fixed widths
+** keep their tiles of A's rows, each as wide as they now need). The strategy tries those the template's space holds first, or the
 ** nearest config it holds (one param moved: search/space.lua's nearest),
 ** within the bucket's max_evals; the rest of the search goes as before.
 ** The model, anneal, genetic and local strategies take them; random (the

@@ -737,6 +737,8 @@ function M.family(op)
       if p.streamk == 1 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
       return 1
     end,
+    -- The swapped kernel's (lib/wgmma_swap.lua's): its widths run along A's m.
+    carry = swap and function(p, from, shape) return swapk.carry(p, from.m, shape.m) end or nil,
     -- lib/wgmma_default.lua's, or (swap) lib/wgmma_swap.lua's.
     default = function(shape, dt, dev)
       if swap then return swapk.default(M, layout, gemm_shape(shape), dt, dev) end

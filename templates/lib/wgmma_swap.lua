@@ -80,6 +80,27 @@ function M.refuse(p, sh)
   return nil
 end
 
+-- A config found at A's m0 rows carried to m (warm starts: src/tmpl.h's
+-- tmpl_carry): a fixed width (wstep 0) keeps its number of tiles along m,
+-- each the narrowest of its widths that holds them, so the grid keeps the
+-- rounds of tiles it was found to fill; nil where the width is chosen at
+-- run time already, is that width already, or no width holds them.
+function M.carry(p, m0, m)
+  if (p.wstep or 0) ~= 0 then return nil end
+  local tiles = (m0 + p.bn - 1) // p.bn
+  local need = (m + tiles - 1) // tiles
+  for _, bn in ipairs(SWAP_WIDTHS) do
+    if bn >= need then
+      if bn == p.bn then return nil end
+      local q = {}
+      for k, v in pairs(p) do q[k] = v end
+      q.bn = bn
+      return q
+    end
+  end
+  return nil
+end
+
 -- Its default (ks: its kernel shape, the GEMM's m and n exchanged): the
 -- tile of bm (the weight's rows) 128 or 256 and bn (A's rows) one of its
 -- widths whose waves cost least, cdiv(tiles, workers) x (bm x bn + TILE_FIXED), the

@@ -416,6 +416,34 @@ static void test_swapab_carry(tmpl *T)
               cases[i].bn, cases[i].from, cases[i].to, cases[i].want, rc ? tmpl_errmsg(T) : out);
         free(out);
     }
+    /* The swapped wgmma kernel's fixed widths keep their tiles along m;
+    ** widths chosen at run time are left as they are. */
+    struct { long long from, to; int bn, wstep, want; } sw[] = {
+        { 2047, 1415, 176, 0, 128 },   /* 12 tiles: 118 rows each, to 128 */
+        { 561, 640, 144, 0, 160 },     /* 4 tiles */
+        { 640, 561, 160, 0, 144 },
+        { 561, 640, 144, 8, 144 },     /* a run-time width: as it is */
+        { 300, 4000, 256, 0, 256 },    /* no width holds 4000 in 2 tiles: as it is */
+    };
+    for (size_t i = 0; i < sizeof sw / sizeof *sw; i++) {
+        op_task from, to;
+        long long fs[] = { sw[i].from, 4096, 4096 }, ts[] = { sw[i].to, 4096, 4096 };
+        if (tmpl_task(T, "gemm_nt", "bf16", fs, &from) || tmpl_task(T, "gemm_nt", "bf16", ts, &to)) {
+            CHECK(0, "setup: gemm_nt tasks");
+            return;
+        }
+        char cfg[320], want[320], *out = NULL;
+        const char *fmt = "{\"bm\":128,\"bn\":%d,\"cluster\":\"1x1\",\"consumers\":2,\"epilogue\":\"direct\",\"group\":8,"
+                          "\"inflight\":1,\"persistent\":1,\"producer_regs\":40,\"raster\":\"n\",\"schedule\":\"coop\","
+                          "\"stage\":\"none\",\"stages\":5,\"streamk\":0,\"wstep\":%d}";
+        snprintf(cfg, sizeof cfg, fmt, sw[i].bn, sw[i].wstep);
+        snprintf(want, sizeof want, fmt, sw[i].want, sw[i].wstep);
+        int rc = tmpl_carry(T, "gemm_nt/wgmma_swap", cfg, &from, &to, &dev, &out);
+        CHECK(rc == 0 && out && !strcmp(out, want), "wgmma_swap bn %d wstep %d found at m = %lld, carried to %lld: bn %d (%s)",
+              sw[i].bn, sw[i].wstep, sw[i].from, sw[i].to, sw[i].want, rc ? tmpl_errmsg(T) : out);
+        free(out);
+    }
+
     /* A template without carry, and a config outside the space: as they are. */
     op_task t;
     long long sh[] = { 200, 14336, 4096 };
