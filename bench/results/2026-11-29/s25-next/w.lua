@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 128 } },
+  { "bn", { 128 } },
+  { "consumers", { 2 } },
+  { "stages", { 6 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "tma" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
