@@ -109,6 +109,7 @@ want=$(awk -v bn="$bn" 'BEGIN { z = int((192 + bn - 1) / bn); need = int((215 + 
     n = split("96 128 160 192 224 256", w, " "); for (i = 1; i <= n; i++) if (w[i] + 0 >= need) { print w[i]; exit } }')
 W2=$(sql "$T/sa.db" "select json_set(config, '\$.bn', $want) from winners")
 sa_spec sa215.yaml 215
+cp "$T/sa.db" "$T/sa192.db"
 rm -f "$T/trace"
 AITUNE_TRACE="$T/trace" fake_sweep ok "$T/sa.db" "$T/sa215.yaml"
 expect_eq "swapab at m = 215, warm-started, exits 0" "$RC" 0 || show_last
@@ -116,6 +117,20 @@ expect_eq "its warm start is m = 192's winner (bn $bn) carried to 215 (bn $want)
     "$(grep ' warm-start gemm_nt ' "$T/trace" | sed 's/.*swapab: //')" "$W2"
 expect_eq "and it is measured at 215" \
     "$(sql "$T/sa.db" "select count(*) from measurements where shape like '{\"m\":215,%' and config = '$W2'")" 1
+
+# A carry that fails (a templates folder whose swapab carry raises): the
+# failure is traced, the warm start is the winner's config as it is, and the
+# sweep goes on.
+mkdir -p "$T/home" && cp -r "$ROOT/templates" "$ROOT/search" "$T/home/"
+sed -i 's/^  t.carry = function(p, from, shape)$/&\n    error("carry broke")/' "$T/home/templates/lib/swapab.lua"
+rm -f "$T/trace"
+cp "$T/sa192.db" "$T/sab.db"
+AITUNE_HOME="$T/home" AITUNE_TRACE="$T/trace" fake_sweep ok "$T/sab.db" "$T/sa215.yaml"
+expect_eq "a carry that raises: the sweep exits 0" "$RC" 0 || show_last
+expect_true "the failure is traced, naming carry" grep -q ' warm-carry gemm_nt gemm_nt/swapab: .*carry broke' "$T/trace"
+W=$(sql "$T/sa192.db" "select config from winners where shape like '{\"m\":192,%'")
+expect_eq "the warm start is m = 192's winner as it is" \
+    "$(grep ' warm-start gemm_nt ' "$T/trace" | sed 's/.*swapab: //')" "$W"
 
 # A hostile registry: winners whose config or shape is broken are skipped.
 cp "$T/p.db" "$T/h.db"
