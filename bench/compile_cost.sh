@@ -31,14 +31,13 @@
 # The sample (bench/compile_cost/sample.txt, tests/unit/kernel_sample.c's
 # list format): from `kernel_sample list -n 3 specs/gemm-decode.yaml
 # specs/gemm.yaml`, distinct sources only, per GEMM template (the wgmma,
-# swapab, gemv, mma and rowdot families of gemm_nt and gemm_nn) its first
-# default and five samples spread over the list: 48 candidates of the
+# swapab, gemv, mma and rowdot families of gemm_nt and gemm_nn, and
+# gemm_nt's swapped wgmma kernel, whose widths chosen at run time cost the
+# most) its first default and five samples spread over the list (the
+# swapped kernel's list holds four): 52 candidates of the
 # configs a decode or square-GEMM sweep compiles. Each is compiled with
 # aitune's NVRTC options (src/jit.c) in one process, one after another,
 # after a warm-up compile (a tuning helper pays NVRTC's start-up once).
-# The mma lines got the family's `aligned` param in place (the value their
-# shape's rows call for), not by a new --sample, so the other families'
-# lines stay the configs measured before it.
 #
 # The baseline (bench/compile_cost/baseline.txt): the NVRTC it was made
 # with, then per sample line its number, template, ptxas report and the
@@ -108,7 +107,7 @@ fi
 if [ $MAKE_SAMPLE = 1 ]; then
     "$KS" list -n 3 specs/gemm-decode.yaml specs/gemm.yaml >"$OUT/list.txt" || exit 1
     "$KS" sources "$OUT/list.txt" | awk -F'\t' '!seen[$6]++' >"$OUT/distinct.txt" || exit 1
-    for t in gemm_nt/wgmma gemm_nn/wgmma gemm_nt/swapab gemm_nt/gemv gemm_nn/gemv gemm_nt/mma gemm_nn/mma gemm_nt/rowdot; do
+    for t in gemm_nt/wgmma gemm_nn/wgmma gemm_nt/wgmma_swap gemm_nt/swapab gemm_nt/gemv gemm_nn/gemv gemm_nt/mma gemm_nn/mma gemm_nt/rowdot; do
         awk -F'\t' -v t="$t" '$1 == t && $4 == "default" { print; exit }' "$OUT/distinct.txt"
         awk -F'\t' -v t="$t" '$1 == t && $4 == "sample"' "$OUT/distinct.txt" >"$OUT/s.txt"
         awk -v n="$(wc -l <"$OUT/s.txt")" 'BEGIN { st = int(n / 5); if (st < 1) st = 1 }
