@@ -38,7 +38,7 @@ BROWSER_DEBS := chromium-headless-shell
 # (registry.h's map).
 REG_OBJS  := registry registry_cubin registry_measure registry_winner registry_vendor registry_scan registry_decided registry_export registry_merge
 TOOL_OBJS := names util cu vendor expr json align dbguard plan device proto child tmpl wire search jit $(REG_OBJS) spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_splitrec sweep_split sweep_part sweep_hold sweep_resume sweep_warm sweep_tune sweep_lanes sweep_space sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan pin peers main
-TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o
+TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o $(BUILD)/obj/rt_launch.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep \
               test_vendor test_names
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
@@ -247,7 +247,7 @@ fuzz-build: $(FUZZ_BINS)
 # jit.c's option text; import, merge and replay: whole commands).
 comma := ,
 FUZZ_OBJ_FLAGS := $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS))
-FUZZ_LIB_O := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(filter-out main,$(TOOL_OBJS)) rt schema migrations)
+FUZZ_LIB_O := $(patsubst %,$(BUILD)/fuzz/obj/%.o,$(filter-out main,$(TOOL_OBJS)) rt rt_launch schema migrations)
 FUZZ_LIB_A := $(BUILD)/fuzz/libaitune-fuzz.a
 FUZZ_LINK := $(FUZZ_LIB_A) $(LIBDIR)/liblua5.4.a $(LIBDIR)/libyaml.a $(LIBDIR)/libsqlite3.a -L$(CUDA)/lib64 -lnvrtc \
              -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lm

@@ -2,7 +2,7 @@
 # Included by the main Makefile, which defines CC, ALL_CFLAGS (with -Isrc),
 # LIBDIR, PREFIX, libdir, includedir and BUILD first.
 #
-# libaitune.a holds rt.o and what it launches with (the launch plan, its
+# libaitune.a holds rt.o, rt_launch.o and what they launch with (the launch plan, its
 # expression grammar and JSON reader, the libcuda loader, the cuBLASLt
 # loader for buckets the vendor holds), chooses with (align.o: a winner's
 # alignment classes), names things with (names.o: dtypes, roles, arch
@@ -30,10 +30,14 @@ rt: $(RT_TARGETS)
 rt-check: $(BUILD)/tests/test_rt
 	$(BUILD)/tests/test_rt db/schema.sql
 
-RT_PIC := $(BUILD)/obj/rt.o $(patsubst %,$(BUILD)/obj/pic/%.o,align dbguard plan expr json cu vendor names)
+RT_PIC := $(BUILD)/obj/rt.o $(BUILD)/obj/rt_launch.o $(patsubst %,$(BUILD)/obj/pic/%.o,align dbguard plan expr json cu vendor names)
 
 # -fPIC: one object serves both the archive and the shared library.
-$(BUILD)/obj/rt.o: src/rt.c src/aitune.h src/plan.h src/cu.h src/align.h src/vendor.h src/names.h src/dbguard.h
+RT_H := src/rt_impl.h src/aitune.h src/plan.h src/cu.h src/align.h src/vendor.h src/names.h src/dbguard.h
+$(BUILD)/obj/rt.o: src/rt.c $(RT_H)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+$(BUILD)/obj/rt_launch.o: src/rt_launch.c $(RT_H)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
