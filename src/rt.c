@@ -24,26 +24,20 @@
 */
 #define _GNU_SOURCE /* stat, realpath */
 
-#include "aitune.h"
+#include "rt_impl.h"
 #include "align.h"
-#include "cu.h"
-#include "dbguard.h"
 #include "names.h"
-#include "plan.h"
-#include "vendor.h"
-#include <pthread.h>
+
 #include <stdatomic.h>
+
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "rt_impl.h"
 
 /* Set h's message and return rc, so failures read `return rt_error(...)`. */
 int rt_error(aitune *h, int rc, const char *fmt, ...)

@@ -11,30 +11,16 @@
 ** the kernel did. A vendor winner (vendor.h: VENDOR_TEMPLATE) has no cubin:
 ** its kernel is a cuBLASLt call through one vendor handle per CUDA context.
 */
-#define _GNU_SOURCE /* stat, realpath */
+#define _GNU_SOURCE /* strdup */
 
 #include "rt_impl.h"
-#include "align.h"
-#include "cu.h"
-#include "dbguard.h"
-#include "names.h"
-#include "plan.h"
-#include "vendor.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 
-#include <errno.h>
-#include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 
 /* ---- layer 2: kernels ---- */
 
