@@ -19,8 +19,8 @@
 ** pools that grow while loading; offsets survive a realloc where pointers
 ** would not.
 **
-** Layer 2 (kernels, launches, bound launches) is rt_launch.c; what the two
-** share is rt_impl.h.
+** Layer 2 (kernels, launches, bound launches) and aitune_close are
+** rt_launch.c, above this file; what the two share is rt_impl.h.
 */
 #define _GNU_SOURCE /* stat, realpath */
 
@@ -548,7 +548,7 @@ static struct rt_set *rt_load_set(aitune *h, const char *op, const char *arch, s
     return s;
 }
 
-static void rt_free_set(struct rt_set *s)
+void rt_free_set(struct rt_set *s)
 {
     free(s->key);
     free(s->err);
@@ -721,7 +721,7 @@ static int rt_connect(aitune *h, const char *name, int uri)
 }
 
 /* Undo rt_connect. */
-static void rt_disconnect(aitune *h)
+void rt_disconnect(aitune *h)
 {
     sqlite3_finalize(h->set_st);
     h->set_st = NULL;
@@ -1247,23 +1247,4 @@ const char *aitune_level_name(int level)
     case AITUNE_DEFAULT: return "default";
     default:             return "unknown";
     }
-}
-
-int aitune_close(aitune *h)
-{
-    if (h) {
-        rt_launch_free(h);
-        pthread_mutex_destroy(&h->mu);
-        rt_disconnect(h);
-        for (int i = 0; i < RT_NCHAINS; i++)
-            for (struct rt_set *s = h->chains[i], *next; s; s = next) {
-                next = s->next;
-                rt_free_set(s);
-            }
-        free(h->path);
-        free(h->defaults);
-        free(h->pool.s);
-        free(h);
-    }
-    return AITUNE_OK;
 }

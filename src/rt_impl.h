@@ -1,7 +1,8 @@
 /*
-** rt_impl.h: what the runtime library's two halves share (rt.c: the handle,
-** its sets of winners and the lookup; rt_launch.c: layer 2, the kernels and
-** bound launches). Private to libaitune: aitune.h is the contract.
+** rt_impl.h: what the runtime library's two layers share (rt.c: the handle,
+** its sets of winners and the lookup; rt_launch.c, above it: the kernels,
+** launches and bound launches, and aitune_close, which frees both). Private
+** to libaitune: aitune.h is the contract.
 */
 #ifndef RT_IMPL_H
 #define RT_IMPL_H
@@ -12,6 +13,7 @@
 #include "vendor.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,6 +145,47 @@ struct aitune {
     long long dropped;                            /* misses past the table */
 };
 
+/* A bound launch (rt_launch.c's "bound launches"). */
+/* How to encode one tensor-map parameter again at another address. */
+struct rt_tmap_rec {
+    int param;                      /* its index in the plan's params */
+    int src;                        /* the op argument it maps; -1: the workspace */
+    unsigned long long off;         /* bytes past that address (a map `at` the workspace) */
+    int known;                      /* the prebuilt map was encoded at a caller's address */
+    unsigned long long addr;        /* the address the prebuilt map holds */
+    CUtensorMapDataType dt;
+    cuuint32_t rank;
+    cuuint64_t gdim[5], gstride[4];
+    cuuint32_t box[5], estride[5];
+    CUtensorMapInterleave il;
+    CUtensorMapSwizzle sw;
+    CUtensorMapL2promotion l2;
+    CUtensorMapFloatOOBfill oob;
+};
+
+/* The last map a launch encoded for one rt_tmap_rec (see above). */
+struct rt_tmap_slot {
+    atomic_int busy;                /* 1 while a launch reads or writes it */
+    unsigned long long addr;        /* 0: empty (a mapped buffer is never NULL) */
+    unsigned char map[sizeof(CUtensorMap)];
+};
+
+struct aitune_bound {
+    struct aitune_bound *next;      /* the handle's list (under mu), freed at close */
+    int kind;                       /* AITUNE_BOUND_KERNEL */
+    int (*launch)(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s);
+    const struct aitune_kernel *k;
+    const cu_api *cu;
+    int nargs;                      /* the op's arguments; the workspace entry follows */
+    int nbufs;
+    signed char bufs[PLAN_MAXARGS]; /* the op arguments that are buffers */
+    int ntmaps;
+    struct rt_tmap_rec tmaps[PLAN_MAXPARAMS];
+    struct rt_tmap_slot *slots;     /* ntmaps of them, written by launches (NULL: vendor) */
+    plan_launch L;                  /* geometry and the prebuilt parameters */
+    long long vshape[3];            /* AITUNE_BOUND_VENDOR: the problem (m, n, k) */
+};
+
 /* rt.c's, for layer 2. */
 
 /* Set h's message and return rc, so failures read `return rt_error(...)`. */
@@ -162,8 +205,9 @@ int rt_choose(aitune *h, const char *op, const char *arch, const char *dtype, co
 ** answers stay lock-free. */
 void rt_count_miss(aitune *h, const char *op, const char *arch, const char *dtype, const long long *shape, int ndims);
 
-/* rt_launch.c's, for aitune_close: the kernels, vendor handles and bound
-** launches h holds, freed. */
-void rt_launch_free(aitune *h);
+/* Close h's connection to its registry. */
+void rt_disconnect(aitune *h);
+/* Free a set of winners. */
+void rt_free_set(struct rt_set *s);
 
 #endif

@@ -1,7 +1,8 @@
 /*
 ** rt_launch.c: libaitune's layer 2, what aitune_kernel_get, aitune_launch
-** and aitune_bind do (aitune.h is the contract; rt_impl.h what it shares
-** with rt.c, which chooses the winner).
+** and aitune_bind do, and aitune_close, which frees both layers (aitune.h
+** is the contract; rt_impl.h what it shares with rt.c, the layer below,
+** which opens the handle and chooses the winner).
 **
 ** A winner's launch plan and cubin are read by the row id remembered when
 ** its set was loaded, through the handle's connection (under the mutex).
@@ -385,46 +386,6 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
 ** a tuned kernel is rt_bound_kernel. Another kind (a vendor library's call)
 ** gets its own launcher and keeps its state beside the kernel's. */
 
-/* How to encode one tensor-map parameter again at another address. */
-struct rt_tmap_rec {
-    int param;                      /* its index in the plan's params */
-    int src;                        /* the op argument it maps; -1: the workspace */
-    unsigned long long off;         /* bytes past that address (a map `at` the workspace) */
-    int known;                      /* the prebuilt map was encoded at a caller's address */
-    unsigned long long addr;        /* the address the prebuilt map holds */
-    CUtensorMapDataType dt;
-    cuuint32_t rank;
-    cuuint64_t gdim[5], gstride[4];
-    cuuint32_t box[5], estride[5];
-    CUtensorMapInterleave il;
-    CUtensorMapSwizzle sw;
-    CUtensorMapL2promotion l2;
-    CUtensorMapFloatOOBfill oob;
-};
-
-/* The last map a launch encoded for one rt_tmap_rec (see above). */
-struct rt_tmap_slot {
-    atomic_int busy;                /* 1 while a launch reads or writes it */
-    unsigned long long addr;        /* 0: empty (a mapped buffer is never NULL) */
-    unsigned char map[sizeof(CUtensorMap)];
-};
-
-struct aitune_bound {
-    struct aitune_bound *next;      /* the handle's list (under mu), freed at close */
-    int kind;                       /* AITUNE_BOUND_KERNEL */
-    int (*launch)(aitune *h, const struct aitune_bound *b, const aitune_arg *args, CUstream s);
-    const struct aitune_kernel *k;
-    const cu_api *cu;
-    int nargs;                      /* the op's arguments; the workspace entry follows */
-    int nbufs;
-    signed char bufs[PLAN_MAXARGS]; /* the op arguments that are buffers */
-    int ntmaps;
-    struct rt_tmap_rec tmaps[PLAN_MAXPARAMS];
-    struct rt_tmap_slot *slots;     /* ntmaps of them, written by launches (NULL: vendor) */
-    plan_launch L;                  /* geometry and the prebuilt parameters */
-    long long vshape[3];            /* AITUNE_BOUND_VENDOR: the problem (m, n, k) */
-};
-
 /* Where rt_record_encode writes (bind's, in this thread). */
 struct rt_recorder {
     struct aitune_bound *b;
@@ -757,7 +718,8 @@ int aitune_bound_free(aitune *h, aitune_bound *b)
     return AITUNE_OK;
 }
 
-void rt_launch_free(aitune *h)
+/* The kernels, vendor handles and bound launches h holds. */
+static void launch_free(aitune *h)
 {
     for (struct aitune_bound *b = h->bounds, *next; b; b = next) {
         next = b->next;
@@ -778,4 +740,23 @@ void rt_launch_free(aitune *h)
         vendor_close(x->v);
         free(x);
     }
+}
+
+int aitune_close(aitune *h)
+{
+    if (h) {
+        launch_free(h);
+        pthread_mutex_destroy(&h->mu);
+        rt_disconnect(h);
+        for (int i = 0; i < RT_NCHAINS; i++)
+            for (struct rt_set *s = h->chains[i], *next; s; s = next) {
+                next = s->next;
+                rt_free_set(s);
+            }
+        free(h->path);
+        free(h->defaults);
+        free(h->pool.s);
+        free(h);
+    }
+    return AITUNE_OK;
 }

@@ -146,6 +146,26 @@ AIT_DEV float swiglu(float g, float u) { return __fdividef(g, 1.0f + __expf(-g))
 -- rowdot).
 -- The GEMM a gated product's shape is to its families' rules: 2n columns
 -- of accumulators (the gate's and the up's), m and k as they are.
+-- A config p found at A's m0 rows carried to m (a family's carry: src/tmpl.h's
+-- tmpl_carry), for a kernel whose param `name` is the width of its tiles of
+-- A's rows: as many tiles at m as at m0, each of the narrowest of widths
+-- (ascending; those keep(width) takes, when given) that holds them. nil
+-- where p has that width already or none holds them.
+function M.carry_rows(p, name, widths, m0, m, keep)
+  local tiles = (m0 + p[name] - 1) // p[name]
+  local need = (m + tiles - 1) // tiles
+  for _, w in ipairs(widths) do
+    if (not keep or keep(w)) and w >= need then
+      if w == p[name] then return nil end
+      local q = {}
+      for k, v in pairs(p) do q[k] = v end
+      q[name] = w
+      return q
+    end
+  end
+  return nil
+end
+
 function M.swiglu_gemm_shape(shape)
   return { m = shape.m, n = 2 * shape.n, k = shape.k }
 end

@@ -303,18 +303,7 @@ local function family(op)
   -- tiles, each streaming its weight tile again, and the one tile of 224 rows
   -- that search needs is one param away from a config it never tries.
   t.carry = function(p, from, shape)
-    local tiles = (from.m + p.bn - 1) // p.bn
-    local need = (shape.m + tiles - 1) // tiles
-    for _, bn in ipairs(BN_VALUES) do
-      if (bn > 64) == (p.bn > 64) and bn >= need then
-        if bn == p.bn then return nil end
-        local q = {}
-        for k, v in pairs(p) do q[k] = v end
-        q.bn = bn
-        return q
-      end
-    end
-    return nil
+    return gemm.carry_rows(p, "bn", BN_VALUES, from.m, shape.m, function(bn) return (bn > 64) == (p.bn > 64) end)
   end
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end

@@ -5,6 +5,8 @@
 -- at each launch: run_widths, width_expr, refuse) and its default. W, where
 -- a function takes it, is lib/wgmma.lua's module (its geometry and
 -- constraints).
+local gemm = lib("gemm")
+
 local M = {}
 
 -- It serves m above this; swapab (lib/swapab.lua) the m up to it.
@@ -87,18 +89,7 @@ end
 -- run time already, is that width already, or no width holds them.
 function M.carry(p, m0, m)
   if (p.wstep or 0) ~= 0 then return nil end
-  local tiles = (m0 + p.bn - 1) // p.bn
-  local need = (m + tiles - 1) // tiles
-  for _, bn in ipairs(SWAP_WIDTHS) do
-    if bn >= need then
-      if bn == p.bn then return nil end
-      local q = {}
-      for k, v in pairs(p) do q[k] = v end
-      q.bn = bn
-      return q
-    end
-  end
-  return nil
+  return gemm.carry_rows(p, "bn", SWAP_WIDTHS, m0, m)
 end
 
 -- Its default (ks: its kernel shape, the GEMM's m and n exchanged): the
