@@ -296,6 +296,20 @@ int aitune_kernel_workspace(aitune *h, const aitune_kernel *k, const long long *
     return AITUNE_OK;
 }
 
+/* Launch k with L, bound, on s: its workspace ws zeroed first where the
+** plan asks (aitune_launch's last step and a bound launch's). */
+static int rt_run(aitune *h, const cu_api *cu, const struct aitune_kernel *k, const plan *p, plan_launch *L,
+                  unsigned long long ws, CUstream s)
+{
+    CUresult cr;
+    if (L->g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L->g.ws_zero, s)) != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
+    cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, L);
+    if (cr != CUDA_SUCCESS)
+        return rt_error(h, AITUNE_ERROR, "launch %s: %s", p->kernel, cu_errstr(cr));
+    return AITUNE_OK;
+}
+
 int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
                   const long long *shape, void *stream)
 {
@@ -350,12 +364,7 @@ int aitune_launch(aitune *h, const aitune_kernel *k, const aitune_arg *args,
                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             ;
     }
-    if (L.g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_zero, s)) != CUDA_SUCCESS)
-        return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
-    cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, &L);
-    if (cr != CUDA_SUCCESS)
-        return rt_error(h, AITUNE_ERROR, "launch %s: %s", p->kernel, cu_errstr(cr));
-    return AITUNE_OK;
+    return rt_run(h, cu, k, p, &L, ws, s);
 }
 
 /* ---- bound launches (the cached fast path) ----
@@ -504,13 +513,7 @@ static int rt_bound_kernel(aitune *h, const struct aitune_bound *b, const aitune
                             r->src < 0 ? "workspace" : p->args[r->src].name, cu_errstr(cr));
         rt_slot_put(&b->slots[j], a, tm);
     }
-    CUresult cr;
-    if (L.g.ws_zero && (cr = cu->MemsetD8Async(ws, 0, (size_t)L.g.ws_zero, s)) != CUDA_SUCCESS)
-        return rt_error(h, AITUNE_ERROR, "%s: zero the workspace: %s", p->kernel, cu_errstr(cr));
-    cr = plan_launch_kernel(cu->LaunchKernel, cu->LaunchKernelEx, k->fn, s, &L);
-    if (cr != CUDA_SUCCESS)
-        return rt_error(h, AITUNE_ERROR, "launch %s: %s", p->kernel, cu_errstr(cr));
-    return AITUNE_OK;
+    return rt_run(h, cu, k, p, &L, ws, s);
 }
 
 /* A vendor bucket's bound launch: one cublasLtMatmul through the kernel's
