@@ -397,7 +397,7 @@ end
 
 -- Whether the last row of tiles loads A through a map of its own (tmAt),
 -- whose box holds only the rows of m that row has, rounded up to 8
--- (a_tail_box; under a 1x2 cluster, where each CTA of the pair loads half
+-- (tail_rows; under a 1x2 cluster, where each CTA of the pair loads half
 -- of A's box into both, half of them): where m is not a multiple of BM,
 -- A's box otherwise reaches past m, and TMA's zero-filled rows cost time.
 -- On an H200 (twenty-fourth session, s23-next/c10.sh) 128 x 128 tiles at
@@ -408,14 +408,18 @@ end
 local function a_tail(p, swap)
   return not swap and p.stage == "none"
 end
-local function a_tail_box(p)
-  local rows = string.format("m - (cdiv(m, %d) - 1) * %d", p.bm, p.bm)
-  if share(p) == 2 then rows = "cdiv(" .. rows .. ", 2)" end
+-- A tail map's box rows: the rows of dim (its name in the expression) the
+-- last tile of `tile` rows holds, each CTA's half of them over a pair
+-- (halves 2), rounded up to 8.
+local function tail_rows(dim, tile, halves)
+  local rows = string.format("%s - (cdiv(%s, %d) - 1) * %d", dim, dim, tile, tile)
+  if halves == 2 then rows = "cdiv(" .. rows .. ", 2)" end
   return string.format("max(8, cdiv(%s, 8) * 8)", rows)
 end
+local function a_tail_box(p) return tail_rows("m", p.bm, share(p)) end
 -- Whether the swapped kernel's last column of tiles loads B (the GEMM's
 -- A: its m rows of activations) through a map of its own (tmBt), whose box
--- holds only the rows of m that column has, rounded up to 8 (b_tail_box; kn
+-- holds only the rows of m that column has, rounded up to 8 (tail_rows; kn
 -- names the kernel's n in the expression: the kernel's "n" in its source,
 -- the GEMM's "m" in the launch). The same cost as A's rows past m: on an
 -- H200 (twenty-fourth session, s23-next/c9.sh) a swapped 64 x 192 tile at a
@@ -426,9 +430,7 @@ end
 local function b_tail(p, swap, swiglu)
   return swap and not swiglu and not swapk.run_widths(p) and share(p) ~= 1 and p.stage == "none"
 end
-local function b_tail_box(p, kn)
-  return string.format("max(8, cdiv(%s - (cdiv(%s, %d) - 1) * %d, 8) * 8)", kn, kn, p.bn, p.bn)
-end
+local function b_tail_box(p, kn) return tail_rows(kn, p.bn, 1) end
 local function c_expr(e) return (e:gsub("cdiv%(", "AIT_CDIV("):gsub("min%(", "AIT_MIN("):gsub("max%(", "AIT_MAX(")) end
 
 -- The kernel's wgmma: one of bn columns, or (widths: wstep's) one a width;
@@ -608,18 +610,15 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
       box = { BK, a_box(p, km) }, swizzle = 128, oob = "zero", l2 = 256 },
     tmB,
   }
-  if a_tail(p, swap) then    -- A's map (params[1]) with the tail's box
+  -- The tail maps: A's map (params[1]) or B's (tmB) with the tail's box.
+  local function with_box(map, rows)
     local tail = {}
-    for key, v in pairs(params[1]) do tail[key] = v end
-    tail.box = { BK, a_tail_box(p) }
-    params[#params + 1] = tail
+    for key, v in pairs(map) do tail[key] = v end
+    tail.box = { BK, rows }
+    return tail
   end
-  if b_tail(p, swap, swiglu) then    -- B's map (tmB) with the tail's box
-    local tail = {}
-    for key, v in pairs(tmB) do tail[key] = v end
-    tail.box = { BK, b_tail_box(p, kn) }
-    params[#params + 1] = tail
-  end
+  if a_tail(p, swap) then params[#params + 1] = with_box(params[1], a_tail_box(p)) end
+  if b_tail(p, swap, swiglu) then params[#params + 1] = with_box(tmB, b_tail_box(p, kn)) end
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
   -- its rows padded to 128 bytes (ws_d_pitch).
   local osize = dtype.size(t.Out)
