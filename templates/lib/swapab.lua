@@ -109,6 +109,7 @@ M.params = {
   { "kbox", { 1, 2, 4 } },        -- 64-k boxes of B (and of A) per slot: one mbarrier round per kbox boxes
   { "mc", { 0, 1, 2, 4 } },       -- mid-size: 0 the first kernel; 1, 2, 4 the second, A multicast to mc column tiles
   { "nvar", { 1, 2, 3, 5 } },     -- mid-size kernels: wgmma widths (bn down to bn/2) chosen among at run time
+  { "wstep", { 0, 8, 16 } },      -- nvar > 1: 0 those widths in equal steps to bn/2; 8, 16 in steps of wstep
 }
 
 -- Registers a thread of the mid-size kernel may have (one CTA an SM:
@@ -133,14 +134,23 @@ local function mid_constraints(p, shape, dt, dev)
   if z.smem > smax then return false, string.format("%d bytes of shared memory (at most %d)", z.smem, smax) end
   return true
 end
--- The mid-size kernels' own rules (nil when p keeps them): mc and nvar only
--- there; widths that wgmma has (multiples of 8); for the second kernel a
+-- The mid-size kernels' own rules (nil when p keeps them): mc, nvar and
+-- wstep only there; widths that wgmma has (multiples of 8), wstep's steps
+-- only between two widths or more, none narrower than bn/2 (as nvar's equal
+-- steps end; a part of a range is tuned at its upper edge, and bn 2m is
+-- refused as twice the rows needed); for the second kernel a
 -- cluster of at most 8 CTAs (mc column tiles x csplit slices of k, the
 -- portable size) and no multicast group wider than the column tiles.
 local function mid2_constraints(p, shape)
-  local mc, nv = p.mc or 0, p.nvar or 1
-  if not mid(p) and (mc ~= 0 or nv ~= 1) then return false, "mc and nvar are the mid-size kernel's (bn > 64)" end
-  if nv > 1 and p.bn % (16 * (nv - 1)) ~= 0 then
+  local mc, nv, ws = p.mc or 0, p.nvar or 1, p.wstep or 0
+  if not mid(p) and (mc ~= 0 or nv ~= 1 or ws ~= 0) then
+    return false, "mc, nvar and wstep are the mid-size kernel's (bn > 64)"
+  end
+  if ws ~= 0 and nv == 1 then return false, "wstep steps between nvar widths: nvar 1 has one" end
+  if ws ~= 0 and 2 * (p.bn - ws * (nv - 1)) < p.bn then
+    return false, string.format("bn %d down %d widths in steps of %d: narrower than bn/2", p.bn, nv, ws)
+  end
+  if nv > 1 and ws == 0 and p.bn % (16 * (nv - 1)) ~= 0 then
     return false, string.format("bn %d in %d widths: not multiples of 8", p.bn, nv)
   end
   if mc == 0 then return nil end
@@ -182,7 +192,7 @@ local function narrow_for(m, decode_only)
     end
   end
   local keep = { bn = bns }
-  if not wide then keep.mc, keep.nvar = { 0 }, { 1 } end
+  if not wide then keep.mc, keep.nvar, keep.wstep = { 0 }, { 1 }, { 0 } end
   return keep
 end
 

@@ -34,17 +34,23 @@ local function mid_sizes(p)
 end
 
 -- The second mid-size kernel (mc >= 1: its header above MID2_BODY) and
--- its wgmma widths, widest first: BN down to BN / 2 in nvar - 1 equal
--- steps (bn 256: nvar 3 is 256, 192, 128; nvar 5 is 256, 224, ..., 128), so
--- a BN tuned at a bucket's upper edge has a width for its lower edge, m =
--- BN / 2 (a batch of 128 in [128, 256)), and none more than a step too
--- wide in between. A config without mc or nvar (one kept from before they
--- were params) is the first kernel, one width.
+-- the mid-size kernels' wgmma widths, widest first. wstep 0 (or none): BN
+-- down to BN / 2 in nvar - 1 equal steps (bn 256: nvar 3 is 256, 192, 128;
+-- nvar 5 is 256, 224, ..., 128), so a BN tuned at a bucket's upper edge has
+-- a width for its lower edge, m = BN / 2 (a batch of 128 in [128, 256)),
+-- and none more than a step too wide in between. wstep 8 or 16: BN down in
+-- steps of wstep, nvar widths (bn 224, wstep 8, nvar 5: 224, 216, ..., 192),
+-- so a part of a range runs each m at the width cuBLASLt's tiles take there,
+-- m rounded up to 8 (on an H200 at 14336 x 4096, m = 193..248, swapab's
+-- 128-row tiles at that width ran 0.98-1.05x cuBLASLt, 224 wide at m = 193
+-- 0.82x: bench/RESULTS.md, twenty-sixth session). A config without mc,
+-- nvar or wstep (one kept from before they were params) is the first
+-- kernel, one width.
 local function mid2(p) return mid(p) and (p.mc or 0) >= 1 end
 local function widths(p)
-  local nv = p.nvar or 1
+  local nv, ws = p.nvar or 1, p.wstep or 0
   if nv == 1 then return { p.bn } end
-  local out, step = {}, p.bn // (2 * (nv - 1))
+  local out, step = {}, ws > 0 and ws or p.bn // (2 * (nv - 1))
   for i = 0, nv - 1 do out[#out + 1] = p.bn - i * step end
   return out
 end

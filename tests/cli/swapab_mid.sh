@@ -79,7 +79,7 @@ cat > "$T/first.lua" <<'LUA'
 M.params = {
   { "bm", { 64, 128, 256 } }, { "bn", { 256 } }, { "stages", { 2, 4, 6 } }, { "csplit", { 1, 2, 4, 8 } },
   { "pdl", { 0, 1 } }, { "l2pre", { 0, 1 } }, { "inflight", { 0, 1 } }, { "kbox", { 1, 2 } },
-  { "mc", { 0 } }, { "nvar", { 1 } },
+  { "mc", { 0 } }, { "nvar", { 1 } }, { "wstep", { 0 } },
 }
 LUA
 python3 "$ROOT/bench/narrow.py" "$T/firsthome" swapab "$T/first.lua"
@@ -109,7 +109,7 @@ for bad in 'none|' 'bn|128' 'bn|96' 'bn|128,mc|1' 'bm|256,bn|192' 'bm|256,bn|160
 M.params = {
   { "bm", { 128 } }, { "bn", { 256 } }, { "stages", { 4 } }, { "csplit", { 2 } },
   { "pdl", { 1 } }, { "l2pre", { 1 } }, { "inflight", { 1 } }, { "kbox", { 1 } },
-  { "mc", { 0 } }, { "nvar", { 1 } },
+  { "mc", { 0 } }, { "nvar", { 1 } }, { "wstep", { 0 } },
 }
 LUA
     edit_params "$T/one.lua" "$bad"

@@ -32,17 +32,17 @@ if [ ! -x "$KS" ]; then
     fail "swapab mid2: build/tests/kernel_sample is not built (make)"
     exit 1
 fi
-cfg() {   # cfg bm bn csplit mc nvar [stages]: a config line's JSON
-    printf '{"bm":%s,"bn":%s,"csplit":%s,"inflight":1,"kbox":1,"l2pre":0,"mc":%s,"nvar":%s,"pdl":1,"stages":%s}' \
-        "$1" "$2" "$3" "$4" "$5" "${6:-4}"
+cfg() {   # cfg bm bn csplit mc nvar [stages [wstep]]: a config line's JSON
+    printf '{"bm":%s,"bn":%s,"csplit":%s,"inflight":1,"kbox":1,"l2pre":0,"mc":%s,"nvar":%s,"pdl":1,"stages":%s,"wstep":%s}' \
+        "$1" "$2" "$3" "$4" "$5" "${6:-4}" "${7:-0}"
 }
 
 # The box plan and the width choice on the CPU.
 if command -v g++ >/dev/null 2>&1; then
     : > "$T/boxes.list"
-    for c in '96 1 3' '96 2 1' '128 2 5' '128 4 2' '192 4 3' '192 1 5' '256 2 5' '256 4 1' '256 1 3'; do
+    for c in '96 1 3' '96 2 1' '128 2 5' '128 4 2' '192 4 3' '192 1 5' '256 2 5' '256 4 1' '256 1 3' '224 1 5 8' '192 2 5 16'; do
         set -- $c
-        printf 'gemm_nt/swapab\tbf16\t%s,4096,4096\tsample\t%s\n' "$1" "$(cfg 128 "$1" 1 "$2" "$3")" >> "$T/boxes.list"
+        printf 'gemm_nt/swapab\tbf16\t%s,4096,4096\tsample\t%s\n' "$1" "$(cfg 128 "$1" 1 "$2" "$3" 4 "${4:-0}")" >> "$T/boxes.list"
     done
     if "$KS" sources -c -o "$T/src" "$T/boxes.list" > /dev/null 2> "$T/boxes.err"; then
         i=0
@@ -60,11 +60,15 @@ if command -v g++ >/dev/null 2>&1; then
             fi
             # shellcheck disable=SC2086
             out=$("$T/boxes$i" $ws)
-            if [ $? = 0 ]; then ok "box plan and widths of $(cut -f5 <<< "$line" | grep -oE '"bn":[0-9]+|"mc":[0-9]+|"nvar":[0-9]+' | tr '\n' ' '): $out"
+            if [ $? = 0 ]; then ok "box plan and widths of $(cut -f5 <<< "$line" | grep -oE '"bn":[0-9]+|"mc":[0-9]+|"nvar":[0-9]+|"wstep":[0-9]+' | tr '\n' ' '): $out"
             else fail "box plan of $(cut -f5 <<< "$line")"; head -5 <<< "$out" | sed 's/^/    /'; fi
         done < "$T/boxes.list"
         expect_eq "one width case per nvar, bn down to bn/2 (bn 256, nvar 5: 256 224 192 160 128)" \
             "$(grep -oE 'case [0-9]+: consume<' "$T/src/7.cu" | grep -oE '[0-9]+' | tr '\n' ' ')" "256 224 192 160 128 "
+        expect_eq "wstep 8: nvar widths in steps of 8 (bn 224, nvar 5: 224 216 208 200 192)" \
+            "$(grep -oE 'case [0-9]+: consume<' "$T/src/10.cu" | grep -oE '[0-9]+' | tr '\n' ' ')" "224 216 208 200 192 "
+        expect_eq "wstep 16: nvar widths in steps of 16 (bn 192, nvar 5: 192 176 160 144 128)" \
+            "$(grep -oE 'case [0-9]+: consume<' "$T/src/11.cu" | grep -oE '[0-9]+' | tr '\n' ' ')" "192 176 160 144 128 "
     else
         fail "instantiate the box-plan configs"; head -5 "$T/boxes.err" | sed 's/^/    /'
     fi
@@ -127,7 +131,7 @@ done
 mid2="source like '%#define MC %'"
 nk=0
 : > "$T/plans"
-# bm bn stages csplit pdl l2pre inflight kbox mc nvar | m,n,k
+# bm bn stages csplit pdl l2pre inflight kbox mc nvar [wstep] | m,n,k
 while IFS='|' read -r vals shape; do
     # shellcheck disable=SC2086
     set -- $vals
@@ -135,6 +139,7 @@ while IFS='|' read -r vals shape; do
 M.params = {
   { "bm", { $1 } }, { "bn", { $2 } }, { "stages", { $3 } }, { "csplit", { $4 } }, { "pdl", { $5 } },
   { "l2pre", { $6 } }, { "inflight", { $7 } }, { "kbox", { $8 } }, { "mc", { $9 } }, { "nvar", { ${10} } },
+  { "wstep", { ${11:-0} } },
 }
 LUA
     rm -rf "$T/home1"
@@ -163,6 +168,7 @@ done <<'CONFIGS'
 256 128 4 8 0 0 0 1 1 5|127,4096,4096
 128 192 2 2 1 1 1 2 2 2|150,1000,1096
 64 96 8 4 0 0 1 1 2 2|70,1000,1096
+128 224 4 1 1 0 1 1 1 5 8|200,14336,4096
 CONFIGS
 # Each compile adds the template's default at its shape (the first mid-size
 # kernel: its own test is swapab_mid.sh); the $nk configs are the second's.
@@ -278,7 +284,13 @@ check_refused 200,1000,1096 "$(cfg 128 256 4 4 2)" "a cluster of 16 CTAs (at mos
 check_refused 90,4096,4096 "$(cfg 128 96 1 1 5)" "bn 96 in 5 widths: not multiples of 8"
 check_refused 200,1000,1096 "$(cfg 128 224 1 0 5)" "bn 224 in 5 widths: not multiples of 8"
 check_refused 200,1000,1096 "$(cfg 256 128 4 0 3)" "spills (nvar widths, split-K 4 or 8, 96 registers at bm 256)"
-check_refused 40,4096,4096 "$(cfg 128 64 1 1 1)" "mc and nvar are the mid-size kernel's (bn > 64)"
+check_refused 40,4096,4096 "$(cfg 128 64 1 1 1)" "mc, nvar and wstep are the mid-size kernel's (bn > 64)"
+check_refused 40,4096,4096 "$(cfg 128 64 1 0 1 4 8)" "mc, nvar and wstep are the mid-size kernel's (bn > 64)"
+check_refused 200,1000,1096 "$(cfg 128 224 1 0 1 4 8)" "wstep steps between nvar widths: nvar 1 has one"
+check_refused 90,4096,4096 "$(cfg 128 96 1 0 5 4 16)" "bn 96 down 5 widths in steps of 16: narrower than bn/2"
+printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 224 1 0 5 4 8)" > "$T/ok8.list"
+expect_exit 0 "bn 224, nvar 5, wstep 8 (widths 224 .. 192, not multiples of 16) is taken at 200 x 1000 x 1096" \
+    "$KS" sources -c "$T/ok8.list"
 check_refused 200,100,1096 "$(cfg 128 256 1 2 1)" "fewer column tiles than the multicast group"
 # Without mc and nvar (a config kept from before they were params), or mc 0:
 # the first kernel, whose source has no second map of A.

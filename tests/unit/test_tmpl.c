@@ -356,7 +356,7 @@ static void test_swapab_box(tmpl *T)
         if (tmpl_task(T, "gemm_nt", "bf16", shape, &t)) { CHECK(0, "setup: gemm_nt task"); return; }
         char cfg[256];
         snprintf(cfg, sizeof cfg, "{\"bm\":64,\"bn\":%d,\"csplit\":2,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":%d,"
-                 "\"nvar\":1,\"pdl\":1,\"stages\":4}", cases[i].bn, cases[i].mc);
+                 "\"nvar\":1,\"pdl\":1,\"stages\":4,\"wstep\":0}", cases[i].bn, cases[i].mc);
         kernel_src k;
         int rc = tmpl_instantiate(T, "gemm_nt/swapab", cfg, &t, &dev, "k", &k);
         CHECK(rc == 0, "instantiate swapab %s at m = %lld (%s)", cfg, cases[i].m, rc ? tmpl_errmsg(T) : "ok");
@@ -408,7 +408,7 @@ static void test_swapab_carry(tmpl *T)
         }
         char cfg[256], want[256], *out = NULL;
         const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"inflight\":0,\"kbox\":1,\"l2pre\":1,\"mc\":0,"
-                          "\"nvar\":3,\"pdl\":1,\"stages\":5}";
+                          "\"nvar\":3,\"pdl\":1,\"stages\":5,\"wstep\":0}";
         snprintf(cfg, sizeof cfg, fmt, cases[i].bn);
         snprintf(want, sizeof want, fmt, cases[i].want);
         int rc = tmpl_carry(T, "gemm_nt/swapab", cfg, &from, &to, &dev, &out);
