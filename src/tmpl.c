@@ -794,8 +794,12 @@ int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, c
     return 0;
 }
 
-int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *from, const op_task *task,
-               const device *dev, char **out)
+/* The template's hook (carry or span) over config, given shapes a and b:
+** the config it gives, or config itself where the template has none, config
+** is not one of its space, or the hook gives nil. -1 when the hook fails or
+** gives what is not a config of the template's space. */
+static int remap(tmpl *T, const char *tname, const char *hook, const char *config, const op_task *a, const op_task *b,
+                 const device *dev, char **out)
 {
     *out = NULL;
     lua_State *L = T->L;
@@ -803,7 +807,7 @@ int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *fr
     char why[160];
     if (tmpl_config_known(T, tname, config, &known, why, (int)sizeof why)) return -1;
     if (tmpl_push_template(T, tname)) return -1;
-    lua_getfield(L, -1, "carry");
+    lua_getfield(L, -1, hook);
     lua_remove(L, -2);
     if (!lua_isfunction(L, -1) || !known) {
         lua_pop(L, 1);
@@ -811,12 +815,12 @@ int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *fr
         return 0;
     }
     if (tmpl_push_config(T, config)) { lua_pop(L, 1); return -1; }
-    tmpl_push_shape(T, from);
-    tmpl_push_shape(T, task);
-    lua_pushstring(L, task->dtype);
+    tmpl_push_shape(T, a);
+    tmpl_push_shape(T, b);
+    lua_pushstring(L, b->dtype);
     tmpl_push_dev(T, dev);
     char what[160];
-    snprintf(what, sizeof what, "template '%s' carry()", tname);
+    snprintf(what, sizeof what, "template '%s' %s()", tname, hook);
     if (tmpl_pcall(T, 5, 1, what)) return -1;
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
@@ -826,7 +830,7 @@ int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *fr
     if (!lua_istable(L, -1)) {
         const char *type = luaL_typename(L, -1);
         lua_pop(L, 1);
-        return fail(T, "template '%s' carry(): gave a %s, not a config or nil", tname, type);
+        return fail(T, "template '%s' %s(): gave a %s, not a config or nil", tname, hook, type);
     }
     strbuf sb = STRBUF_INIT;
     int rc = tmpl_config_json(T, -1, &sb);
@@ -835,10 +839,22 @@ int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *fr
     if (tmpl_config_known(T, tname, sb.buf, &known, why, (int)sizeof why)) { sb_free(&sb); return -1; }
     if (!known) {
         sb_free(&sb);
-        return fail(T, "template '%s' carry(): gave a config outside its space (%s)", tname, why);
+        return fail(T, "template '%s' %s(): gave a config outside its space (%s)", tname, hook, why);
     }
     *out = sb.buf;
     return 0;
+}
+
+int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *from, const op_task *task,
+               const device *dev, char **out)
+{
+    return remap(T, tname, "carry", config, from, task, dev, out);
+}
+
+int tmpl_span(tmpl *T, const char *tname, const char *config, const op_task *lo, const op_task *hi,
+              const device *dev, char **out)
+{
+    return remap(T, tname, "span", config, lo, hi, dev, out);
 }
 
 int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config)

@@ -116,6 +116,14 @@ int tmpl_config_known(tmpl *T, const char *tname, const char *config, int *ok, c
 ** when carry fails or gives what is not a config of the template's space. */
 int tmpl_carry(tmpl *T, const char *tname, const char *config, const op_task *from, const op_task *task,
                const device *dev, char **out);
+/* A config that serves every shape from lo's to hi's (a part of a range,
+** sweep_part.h) made to serve each as it wants: the template's span(p,
+** lo_shape, hi_shape, dtype, dev) may return it (swapab: its mid-size
+** kernel's widths chosen at run time, in steps of 8 or 16 from bn down to
+** lo's m), or nil where p serves them so already or cannot. *out as
+** tmpl_carry's (config itself where there is no other), -1 likewise. */
+int tmpl_span(tmpl *T, const char *tname, const char *config, const op_task *lo, const op_task *hi,
+              const device *dev, char **out);
 /* The template's default config, canonical JSON; caller frees. */
 int tmpl_default(tmpl *T, const char *tname, const op_task *task, const device *dev, char **config);
 

@@ -273,6 +273,40 @@ local function mid_box(bn)
   return string.format("min(%d, cdiv(cdiv(m, cdiv(m, %d)), 8) * 8)", bn, bn)
 end
 
+-- swapab's span (the family's t.span below) over m = lo..hi: one tile of
+-- rows, bn the narrowest that holds hi (p's own where it does), and the
+-- fewest nvar widths in steps of 8 that reach from bn down to lo rounded up
+-- to 8 (no lower than bn/2, the narrowest wstep takes), else in steps of
+-- 16, else nvar's most in equal steps down to bn/2 (wstep 0).
+local NVARS = kernel.values(M.params, "nvar")
+local function span(p, lo, hi)
+  if not mid(p) or lo > hi then return nil end
+  local bn = p.bn
+  if bn < hi then
+    bn = nil
+    for _, v in ipairs(BN_VALUES) do
+      if v > 64 and v >= hi and (not bn or v < bn) then bn = v end
+    end
+    if not bn then return nil end
+  end
+  local low = math.max(((lo + 7) // 8) * 8, bn // 2)
+  local nv, ws = nil, 0
+  for _, step in ipairs({ 8, 16 }) do
+    local need = (bn - low + step - 1) // step + 1
+    for _, v in ipairs(NVARS) do
+      if not nv and v >= need and 2 * (bn - step * (v - 1)) >= bn then
+        nv, ws = need == 1 and 1 or v, need == 1 and 0 or step
+      end
+    end
+  end
+  if not nv then nv = NVARS[#NVARS] end
+  if bn == p.bn and (p.nvar or 1) == nv and (p.wstep or 0) == ws then return nil end
+  local q = {}
+  for k, v in pairs(p) do q[k] = v end
+  q.bn, q.nvar, q.wstep = bn, nv, ws
+  return q
+end
+
 -- The gated product's rules over the GEMM's: the decode kernel, 2n rows
 -- of B (a shape is the 2n-wide GEMM to constraints).
 local function swiglu_constraints(p, shape, dt, dev)
@@ -314,6 +348,16 @@ local function family(op)
   -- that search needs is one param away from a config it never tries.
   t.carry = function(p, from, shape)
     return gemm.carry_rows(p, "bn", BN_VALUES, from.m, shape.m, function(bn) return (bn > 64) == (p.bn > 64) end)
+  end
+  -- A config made to serve every m of [lo.m, hi.m] (a part of a range:
+  -- src/tmpl.h's tmpl_span) at the width each m wants, as cuBLASLt's tiles
+  -- of m rounded up to 8 do: one tile of rows, and the mid-size kernel's
+  -- widths chosen at run time (wstep) from its bn down to lo.m, in steps of
+  -- 8 where nvar's most widths reach it, else of 16 (span above). nil where
+  -- p is not the mid-size kernel, no width holds hi.m, no such widths reach
+  -- lo.m, or p spans them already.
+  t.span = function(p, lo, hi)
+    return span(p, lo.m, hi.m)
   end
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end

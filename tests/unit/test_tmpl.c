@@ -458,6 +458,48 @@ static void test_swapab_carry(tmpl *T)
     free(out);
 }
 
+/* swapab's span over a part m = lo..hi of 14336 x 4096: one tile of rows
+** holding hi, its widths chosen at run time down to lo (m rounded up to 8)
+** in steps of 8, else 16, else nvar's most in equal steps; nil (the config
+** as it is) where it spans them already, is the decode kernel, or no width
+** holds hi. */
+static void test_swapab_span(tmpl *T)
+{
+    struct { long long lo, hi; int bn, nvar, wstep, want_bn, want_nvar, want_wstep; const char *what; } cases[] = {
+        { 193, 224, 224, 1, 0, 224, 5, 8, "four widths of 8 reach 200: nvar 5 (224 .. 192)" },
+        { 216, 224, 224, 1, 0, 224, 2, 8, "224 and 216" },
+        { 128, 192, 192, 1, 0, 192, 5, 16, "192 .. 128 in steps of 16" },
+        { 128, 191, 160, 1, 0, 192, 5, 16, "bn 160 (found at 129) widened to 192, the narrowest that holds 191" },
+        { 129, 255, 256, 1, 0, 256, 5, 0, "nine steps of 16: nvar 5's equal steps (256 .. 128)" },
+        { 225, 255, 224, 1, 0, 256, 5, 8, "widened to 256, down to 232" },
+        { 224, 224, 224, 1, 0, 224, 1, 0, "one size: as it is" },
+        { 193, 224, 224, 5, 8, 224, 5, 8, "spanning already: as it is" },
+        { 9, 16, 16, 1, 0, 16, 1, 0, "the decode kernel: as it is" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        op_task lo, hi;
+        long long ls[] = { cases[i].lo, 14336, 4096 }, hs[] = { cases[i].hi, 14336, 4096 };
+        if (tmpl_task(T, "gemm_nt", "bf16", ls, &lo) || tmpl_task(T, "gemm_nt", "bf16", hs, &hi)) {
+            CHECK(0, "setup: gemm_nt tasks");
+            return;
+        }
+        const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":0,"
+                          "\"nvar\":%d,\"pdl\":1,\"stages\":4,\"wstep\":%d}";
+        char cfg[256], want[256], *out = NULL;
+        snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, cases[i].wstep);
+        snprintf(want, sizeof want, fmt, cases[i].want_bn, cases[i].want_nvar, cases[i].want_wstep);
+        int rc = tmpl_span(T, "gemm_nt/swapab", cfg, &lo, &hi, &dev, &out);
+        CHECK(rc == 0 && out && !strcmp(out, want), "swapab span of bn %d over m = %lld..%lld: %s (%s)", cases[i].bn,
+              cases[i].lo, cases[i].hi, cases[i].what, rc ? tmpl_errmsg(T) : out);
+        int ok = 0;
+        char why[256] = "";
+        if (!rc && strcmp(out, cfg))
+            CHECK(!tmpl_valid(T, "gemm_nt/swapab", out, &hi, &dev, &ok, why, sizeof why) && ok,
+                  "the span of case %zu is a valid config at m = %lld (%s)", i, cases[i].hi, why);
+        free(out);
+    }
+}
+
 static void test_search(tmpl *T)
 {
     op_task t;
@@ -591,26 +633,34 @@ static void test_broken(void)
         kernel_src_free(&k);
     }
 
-    /* carry(): a config of the space, nil, or a clear error. */
+    /* carry() and span(): a config of the space, nil, or a clear error. */
     op_task t2;
     long long n2[] = { 8192 };
     char *out = NULL;
     if (tmpl_task(T, "bad", "f32", n2, &t2)) CHECK(0, "setup: a second task of 'bad'");
-    rc = tmpl_carry(T, "bad/carrier", "{\"block\":64,\"vec\":1}", &t, &t2, &dev, &out);
-    CHECK(rc == 0 && out && !strcmp(out, "{\"block\":128,\"vec\":2}"), "carry gives the config for the new shape (%s)",
-          rc ? tmpl_errmsg(T) : out);
-    free(out);
-    out = NULL;
-    rc = tmpl_carry(T, "bad/carrier", "{\"block\":1024,\"vec\":1}", &t, &t2, &dev, &out);
-    CHECK(rc == 0 && out && !strcmp(out, "{\"block\":1024,\"vec\":1}"), "carry's nil: the config as it is");
-    free(out);
-    const char *bad_carries[] = { "{\"block\":128,\"vec\":1}", "{\"block\":256,\"vec\":1}", "{\"block\":512,\"vec\":1}" };
-    const char *carry_words[] = { "not a config or nil", "outside its space", "carry exploded" };
-    for (int i = 0; i < 3; i++) {
+    typedef int (*remap_fn)(tmpl *, const char *, const char *, const op_task *, const op_task *, const device *, char **);
+    const remap_fn fns[] = { tmpl_carry, tmpl_span };
+    const char *hooks[] = { "carry", "span" };
+    for (int h = 0; h < 2; h++) {
         out = NULL;
-        rc = tmpl_carry(T, "bad/carrier", bad_carries[i], &t, &t2, &dev, &out);
-        CHECK(rc == -1 && !out && has(tmpl_errmsg(T), "carry") && has(tmpl_errmsg(T), carry_words[i]),
-              "a carry that gives %s fails clearly: '%s'", carry_words[i], tmpl_errmsg(T));
+        rc = fns[h](T, "bad/carrier", "{\"block\":64,\"vec\":1}", &t, &t2, &dev, &out);
+        CHECK(rc == 0 && out && !strcmp(out, "{\"block\":128,\"vec\":2}"), "%s gives the config for the new shape (%s)",
+              hooks[h], rc ? tmpl_errmsg(T) : out);
+        free(out);
+        out = NULL;
+        rc = fns[h](T, "bad/carrier", "{\"block\":1024,\"vec\":1}", &t, &t2, &dev, &out);
+        CHECK(rc == 0 && out && !strcmp(out, "{\"block\":1024,\"vec\":1}"), "%s's nil: the config as it is", hooks[h]);
+        free(out);
+        const char *bad[] = { "{\"block\":128,\"vec\":1}", "{\"block\":256,\"vec\":1}", "{\"block\":512,\"vec\":1}" };
+        const char *words[] = { "not a config or nil", "outside its space", "exploded" };
+        for (int i = 0; i < 3; i++) {
+            out = NULL;
+            rc = fns[h](T, "bad/carrier", bad[i], &t, &t2, &dev, &out);
+            char what[32];
+            snprintf(what, sizeof what, "%s()", hooks[h]);
+            CHECK(rc == -1 && !out && has(tmpl_errmsg(T), what) && has(tmpl_errmsg(T), words[i]),
+                  "a %s that gives %s fails clearly: '%s'", hooks[h], words[i], tmpl_errmsg(T));
+        }
     }
 
     /* A required field is missing: the load error names it. */
@@ -692,6 +742,7 @@ int main(int argc, char **argv)
     test_wgmma_overlap(T);
     test_swapab_box(T);
     test_swapab_carry(T);
+    test_swapab_span(T);
     test_search(T);
     tmpl_close(T);
     test_broken();
