@@ -42,7 +42,7 @@ end
 -- steps of wstep, nvar widths (bn 224, wstep 8, nvar 5: 224, 216, ..., 192),
 -- so a part of a range runs each m at the width cuBLASLt's tiles take there,
 -- m rounded up to 8 (on an H200 at 14336 x 4096, m = 193..248, swapab's
--- 128-row tiles at that width ran 0.98-1.05x cuBLASLt, 224 wide at m = 193
+-- 128-row tiles at that width ran 0.96-1.05x cuBLASLt, 224 wide at m = 193
 -- 0.82x: bench/RESULTS.md, twenty-sixth session). A config without mc,
 -- nvar or wstep (one kept from before they were params) is the first
 -- kernel, one width.
