@@ -2,7 +2,7 @@ M.params = {
   { "bm", { 128 } },
   { "bn", { 224 } },
   { "stages", { 4 } },
-  { "csplit", { 1, 2 } },
+  { "csplit", { 1 } },
   { "pdl", { 1 } },
   { "l2pre", { 0 } },
   { "inflight", { 1 } },
