@@ -5,7 +5,7 @@
 # m = 193 and 229), then issue 33's first row (bench/run ranges), to compare with this session's call 2
 # (s26/ranges: 14336 x 4096 geomean 65..256 0.928, worst 0.850). Predicted: 14336 x 4096's 65..256 geomean
 # 0.95-0.98, the m = 129..255 parts at 0.93-1.02x. Run from the tree's root, carry ["build/aitune"], a limit of
-# 600 s (call 7 of session 26 ran it with 354 s left: the sanitizer ran past its 60 s with split-K 2 too, the
+# 600 s (call 7 of session 26 ran it with 354 s left: the sanitizer printed no verdict within its 60 s, the
 # sweep took 276 s and the scan was cut).
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
