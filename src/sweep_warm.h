@@ -15,7 +15,8 @@
 ** Each is carried to the bucket's size first (tmpl_carry: the template's
 ** carry, where it has one, gives the config that tiles this size as the
 ** winner tiled its own; swapab and the swapped wgmma kernel's fixed widths
-** keep their tiles of A's rows, each as wide as they now need). The strategy tries those the template's space holds first, or the
+** keep their tiles of A's rows, each as wide as they now need). The
+** strategy tries those the template's space holds first, or the
 ** nearest config it holds (one param moved: search/space.lua's nearest),
 ** within the bucket's max_evals; the rest of the search goes as before.
 ** The model, anneal, genetic and local strategies take them; random (the
@@ -47,8 +48,8 @@ search *warm_search(sw *S, const op_task *t, const bucket *b, const char *tname,
                     unsigned long long seed, int max_evals, const warm_seen *seen, int nseen);
 
 /* The configs of the registry's winners nearest t for template tname, as
-** they are (the nearest first, no config twice), as many as b's searches start from (the
-** spec's `warm`, SPEC_WARM in a range, whatever the strategy): a split
+** they are (the nearest first, no config twice), as many as b's searches
+** start from (the spec's `warm`, SPEC_WARM in a range, whatever the strategy): a split
 ** part's search races them beside its own finalists (sweep_part.c), since
 ** a search of a few evaluations takes at most a quarter of them. Returns
 ** how many; *out (NULL with none) goes to warm_free. */

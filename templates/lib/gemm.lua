@@ -137,15 +137,6 @@ M.swiglu_device = [[
 AIT_DEV float swiglu(float g, float u) { return __fdividef(g, 1.0f + __expf(-g)) * u; }
 ]]
 
--- The gated MLP's first half in one product (a Llama/Mistral/Qwen MLP's
--- silu(gate_proj(x)) * up_proj(x)): D = SiLU(A·Gᵀ) ⊙ (A·Uᵀ), A m x k, B the
--- 2n x k concatenation [G; U] of the gate's and the up's n x k weights
--- (F.linear's layout), D m x n; fp32 accumulation, SiLU and the product in
--- fp32, one rounding. nt's op with B twice as tall, twice the flops, and
--- bf16 or f16 out. Families: those that handle op.swiglu (wgmma, swapab,
--- rowdot).
--- The GEMM a gated product's shape is to its families' rules: 2n columns
--- of accumulators (the gate's and the up's), m and k as they are.
 -- A config p found at A's m0 rows carried to m (a family's carry: src/tmpl.h's
 -- tmpl_carry), for a kernel whose param `name` is the width of its tiles of
 -- A's rows: as many tiles at m as at m0, each of the narrowest of widths
@@ -166,6 +157,15 @@ function M.carry_rows(p, name, widths, m0, m, keep)
   return nil
 end
 
+-- The gated MLP's first half in one product (a Llama/Mistral/Qwen MLP's
+-- silu(gate_proj(x)) * up_proj(x)): D = SiLU(A·Gᵀ) ⊙ (A·Uᵀ), A m x k, B the
+-- 2n x k concatenation [G; U] of the gate's and the up's n x k weights
+-- (F.linear's layout), D m x n; fp32 accumulation, SiLU and the product in
+-- fp32, one rounding. nt's op with B twice as tall, twice the flops, and
+-- bf16 or f16 out. Families: those that handle op.swiglu (wgmma, swapab,
+-- rowdot).
+-- The GEMM a gated product's shape is to its families' rules: 2n columns
+-- of accumulators (the gate's and the up's), m and k as they are.
 function M.swiglu_gemm_shape(shape)
   return { m = shape.m, n = 2 * shape.n, k = shape.k }
 end

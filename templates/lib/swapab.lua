@@ -279,27 +279,21 @@ end
 -- to 8 (no lower than bn/2, the narrowest wstep takes), else in steps of
 -- 16, else nvar's most in equal steps down to bn/2 (wstep 0).
 local NVARS = kernel.values(M.params, "nvar")
-local function span(p, lo, hi)
-  if not mid(p) or lo > hi then return nil end
-  local bn = p.bn
-  if bn < hi then
-    bn = nil
-    for _, v in ipairs(BN_VALUES) do
-      if v > 64 and v >= hi and (not bn or v < bn) then bn = v end
-    end
-    if not bn then return nil end
-  end
-  local low = math.max(((lo + 7) // 8) * 8, bn // 2)
-  local nv, ws = nil, 0
+local function span_widths(bn, low)
   for _, step in ipairs({ 8, 16 }) do
     local need = (bn - low + step - 1) // step + 1
-    for _, v in ipairs(NVARS) do
-      if not nv and v >= need and 2 * (bn - step * (v - 1)) >= bn then
-        nv, ws = need == 1 and 1 or v, need == 1 and 0 or step
-      end
+    if need == 1 then return 1, 0 end
+    for _, nv in ipairs(NVARS) do
+      if nv >= need and 2 * (bn - step * (nv - 1)) >= bn then return nv, step end
     end
   end
-  if not nv then nv = NVARS[#NVARS] end
+  return NVARS[#NVARS], 0
+end
+local function span(p, lo, hi)
+  if not mid(p) or lo > hi then return nil end
+  local bn = p.bn >= hi and p.bn or kernel.values(M.params, "bn", function(v) return v > 64 and v >= hi end)[1]
+  if not bn then return nil end
+  local nv, ws = span_widths(bn, math.max(((lo + 7) // 8) * 8, bn // 2))
   if bn == p.bn and (p.nvar or 1) == nv and (p.wstep or 0) == ws then return nil end
   local q = {}
   for k, v in pairs(p) do q[k] = v end
