@@ -40,6 +40,23 @@ AIT_DEV void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "
 template<int N> AIT_DEV void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
 ]]
 
+-- A box of a weight read once: EVICT 1 (the kernel's #define) loads it
+-- evict-first in L2, so the operand the CTAs share and their sums stay
+-- there (swapab's evict param; what it measured: lib/swapab.lua's header).
+M.tma_load_w = [[
+AIT_DEV void tma_load_w(unsigned dst, const tmap_t* map, int x, int y, unsigned bar) {
+#if EVICT
+  unsigned long long policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+               " [%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(dst), "l"((unsigned long long)map), "r"(x), "r"(y), "r"(bar), "l"(policy) : "memory");
+#else
+  tma_load(dst, map, x, y, bar);
+#endif
+}
+]]
+
 -- The gated product's B (op.swiglu: gemm_swiglu, B = [G; U] 2n x k,
 -- lib/gemm.lua) for the TMA families that take it (lib/wgmma.lua,
 -- lib/swapab.lua): a 4-D load of B's rows as groups of 8 gate rows, each

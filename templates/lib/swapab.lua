@@ -44,6 +44,15 @@
 -- previous kernel's tail; L2 is where that kernel's writes land, so no
 -- later read can be stale.
 --
+-- evict 1 (any kernel): the producer loads B's boxes evict-first in L2
+-- (lib/hopper.lua's tma_load_w). The weight is read once; A, which every
+-- CTA reads, and the split's sums stay in L2. On an H200 (twenty-seventh
+-- session, bench/results/2026-11-29/s27/evict) the decode kernel ran 2-4%
+-- faster at m = 16 and 48, the mid-size kernel 1-8% faster at one tile of
+-- rows but 16% slower at 14336 x 4096, m = 248: searched, not set.
+-- Refused where the weight is read again (tiles of rows, m > bn) and in
+-- the gated product (its 4-D boxes take no hint).
+--
 -- m > BN takes passes of BN rows of A, each streaming B again: the kernel
 -- runs any m of its bucket, and constraints keep the search at one pass.
 -- TMA needs 16-byte row strides: k must be a multiple of 8 (supports), and
@@ -110,6 +119,7 @@ M.params = {
   { "mc", { 0, 1, 2, 4 } },       -- mid-size: 0 the first kernel; 1, 2, 4 the second, A multicast to mc column tiles
   { "nvar", { 1, 2, 3, 5 } },     -- mid-size kernels: wgmma widths (bn down to bn/2) chosen among at run time
   { "wstep", { 0, 8, 16 } },      -- nvar > 1: 0 those widths in equal steps to bn/2; 8, 16 in steps of wstep
+  { "evict", { 0, 1 } },          -- 1: the weight's boxes evict-first in L2 (read once: lib/hopper.lua's tma_load_w)
 }
 
 -- Registers a thread of the mid-size kernel may have (one CTA an SM:
@@ -141,18 +151,26 @@ end
 -- refused as twice the rows needed); for the second kernel a
 -- cluster of at most 8 CTAs (mc column tiles x csplit slices of k, the
 -- portable size) and no multicast group wider than the column tiles.
+-- The rules on a mid-size kernel's nvar widths at bn (nil: none broken):
+-- wstep's steps only between two widths or more, none narrower than bn/2;
+-- wstep 0's equal steps multiples of 8.
+local function widths_refusal(bn, nv, ws)
+  if ws ~= 0 and nv == 1 then return "wstep steps between nvar widths: nvar 1 has one" end
+  if ws ~= 0 and 2 * (bn - ws * (nv - 1)) < bn then
+    return string.format("bn %d down %d widths in steps of %d: narrower than bn/2", bn, nv, ws)
+  end
+  if nv > 1 and ws == 0 and bn % (16 * (nv - 1)) ~= 0 then
+    return string.format("bn %d in %d widths: not multiples of 8", bn, nv)
+  end
+  return nil
+end
 local function mid2_constraints(p, shape)
   local mc, nv, ws = p.mc or 0, p.nvar or 1, p.wstep or 0
   if not mid(p) and (mc ~= 0 or nv ~= 1 or ws ~= 0) then
     return false, "mc, nvar and wstep are the mid-size kernel's (bn > 64)"
   end
-  if ws ~= 0 and nv == 1 then return false, "wstep steps between nvar widths: nvar 1 has one" end
-  if ws ~= 0 and 2 * (p.bn - ws * (nv - 1)) < p.bn then
-    return false, string.format("bn %d down %d widths in steps of %d: narrower than bn/2", p.bn, nv, ws)
-  end
-  if nv > 1 and ws == 0 and p.bn % (16 * (nv - 1)) ~= 0 then
-    return false, string.format("bn %d in %d widths: not multiples of 8", p.bn, nv)
-  end
+  local why = widths_refusal(p.bn, nv, ws)
+  if why then return false, why end
   if mc == 0 then return nil end
   if mc * p.csplit > 8 then return false, string.format("a cluster of %d CTAs (at most 8)", mc * p.csplit) end
   if mc > 1 and (shape.n + p.bm - 1) // p.bm < mc then return false, "fewer column tiles than the multicast group" end
@@ -183,6 +201,7 @@ end
 -- valid) to 4320 when stages had six values; the walk that found those 1200
 -- took 7 s of Lua a bucket. decode_only: the gated product's (bn <= 64).
 local BN_VALUES = kernel.values(M.params, "bn")
+local NVARS = kernel.values(M.params, "nvar")
 local function narrow_for(m, decode_only)
   local bns, wide = {}, false
   for _, bn in ipairs(BN_VALUES) do
@@ -191,7 +210,7 @@ local function narrow_for(m, decode_only)
       wide = wide or bn > 64
     end
   end
-  local keep = { bn = bns }
+  local keep = { bn = bns, evict = decode_only and { 0 } or nil }
   if not wide then keep.mc, keep.nvar, keep.wstep = { 0 }, { 1 }, { 0 } end
   return keep
 end
@@ -204,6 +223,9 @@ local function constraints(p, shape, dt, dev)
   if shape.m > p.bn and mid2(p) then return false, "m is larger than the rows of one pass" end
   why = bn_refusal(p.bn, shape.m)
   if why then return false, why end
+  if p.evict == 1 and shape.m > p.bn then
+    return false, "evict-first with tiles of rows: they read the weight again from L2"
+  end
   local kiters = (shape.k + BK * p.kbox - 1) // (BK * p.kbox)
   if p.csplit > kiters then return false, "a split of k shorter than one slot" end
   local tiles = (shape.n + p.bm - 1) // p.bm
@@ -273,12 +295,28 @@ local function mid_box(bn)
   return string.format("min(%d, cdiv(cdiv(m, cdiv(m, %d)), 8) * 8)", bn, bn)
 end
 
+-- q with the most of its nvar widths (at most q's) that its bn takes
+-- (widths_refusal), wstep 0 where one width is left: a config carried to
+-- another bn (bn 256 with nvar 5 in equal steps, carried to 224, would step
+-- 28 rows, not a multiple of 8).
+local function widths_at(q)
+  if not mid(q) then return q end
+  for i = #NVARS, 2, -1 do
+    local nv = NVARS[i]
+    if nv <= (q.nvar or 1) and not widths_refusal(q.bn, nv, q.wstep or 0) then
+      q.nvar = nv
+      return q
+    end
+  end
+  if (q.nvar or 1) > 1 then q.nvar, q.wstep = 1, 0 end
+  return q
+end
+
 -- swapab's span (the family's t.span below) over m = lo..hi: one tile of
 -- rows, bn the narrowest that holds hi (p's own where it does), and the
 -- fewest nvar widths in steps of 8 that reach from bn down to lo rounded up
 -- to 8 (no lower than bn/2, the narrowest wstep takes), else in steps of
 -- 16, else nvar's most in equal steps down to bn/2 (wstep 0).
-local NVARS = kernel.values(M.params, "nvar")
 local function span_widths(bn, low)
   for _, step in ipairs({ 8, 16 }) do
     local need = (bn - low + step - 1) // step + 1
@@ -305,6 +343,7 @@ end
 -- of B (a shape is the 2n-wide GEMM to constraints).
 local function swiglu_constraints(p, shape, dt, dev)
   if mid(p) then return false, "the gated product runs the decode kernel (bn <= 64)" end
+  if p.evict ~= 0 then return false, "the gated product's 4-D boxes load without the evict hint" end
   return constraints(p, gemm.swiglu_gemm_shape(shape), dt, dev)
 end
 local function swiglu_supports(shape, dt, dev)
@@ -341,7 +380,8 @@ local function family(op)
   -- tiles, each streaming its weight tile again, and the one tile of 224 rows
   -- that search needs is one param away from a config it never tries.
   t.carry = function(p, from, shape)
-    return gemm.carry_rows(p, "bn", BN_VALUES, from.m, shape.m, function(bn) return (bn > 64) == (p.bn > 64) end)
+    local q = gemm.carry_rows(p, "bn", BN_VALUES, from.m, shape.m, function(bn) return (bn > 64) == (p.bn > 64) end)
+    return q and widths_at(q)
   end
   -- A config made to serve every m of [lo.m, hi.m] (a part of a range:
   -- src/tmpl.h's tmpl_span) at the width each m wants, as cuBLASLt's tiles

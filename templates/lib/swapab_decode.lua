@@ -55,7 +55,7 @@ local DECODE_STORE = [[
 -- prefetches by 16-row groups, and the store of SiLU(gate) * up. Each piece
 -- replaces one exact piece of the GEMM's text.
 local SWIGLU_PIECES = {
-  { "tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);",
+  { "tma_load_w(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);",
     "tma_load4(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * (BM / 16), bar);" },
   { "l2_prefetch_box(&tmB, b * 64, tile * BM);", "l2_prefetch_box4(&tmB, b * 64, tile * (BM / 16));" },
   { DECODE_STORE, [[
@@ -104,8 +104,9 @@ local function decode_source(op, p, dt, dev, name)
 #define SLOT %d
 #define MI (BM / 64)
 #define OUT_T %s
-]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, slot, dtype.ctype(t.Out)) ..
-    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. PEER_FN .. string.format([[
+#define EVICT %d
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, slot, dtype.ctype(t.Out), p.evict or 0) ..
+    hopper.ptx .. hopper.tma_load_w .. lib("cluster").ptx .. gemv.pdl_fn .. hopper.wgmma_fn(p.bn, t.In, 0) .. PEER_FN .. string.format([[
 
 // Threads 0-127: the consumer warpgroup; 128-159: the producer warp.
 extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tmap_t tmB,
@@ -153,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(160) %s(const __grid_constant__ tma
           // (ptxas serializes wgmma in a divergent path).
           mbar_expect(bar, slot_bytes);
           for (int b = 0; b < KBOX; b++) {
-            tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
+            tma_load_w(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
             tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
           }
           if (++s == STAGES) { s = 0; ph ^= 1; }

@@ -52,7 +52,7 @@ end
 local function first_of(t, shape, dt, dev, bn, pairs)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
-      { bm = pr.bm, bn = pr.bn or bn, csplit = pr.cs, mc = 0, nvar = 1, wstep = 0, pdl = 1, l2pre = 0, inflight = 1,
+      { bm = pr.bm, bn = pr.bn or bn, csplit = pr.cs, mc = 0, nvar = 1, wstep = 0, evict = 0, pdl = 1, l2pre = 0, inflight = 1,
         kbox = 1 },
       { { "stages", { 8, 6, 4, 2 } }, { "kbox", { 2, 1 } } })
     if q then return q end

@@ -139,7 +139,7 @@ local MID_BODY = [[
         // Every slot whole (TMA zero-fills boxes past k): no wgmma under a branch.
         mbar_expect(bar, slot_bytes);
         for (int b = 0; b < KBOX; b++) {
-          tma_load(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
+          tma_load_w(sB + b * W_BYTES, &tmB, (kb * KBOX + b) * 64, tile * BM, bar);
           tma_load(sA + b * A_BYTES, &tmA, (kb * KBOX + b) * 64, (int)r0, bar);
         }
         if (++s == STAGES) { s = 0; ph ^= 1; }
@@ -230,8 +230,10 @@ local function mid_source(op, p, dt, dev, name)
 #define SLOT %d
 #define OUT_T %s
 #define WIDTH_FOR %s
-]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out), chain) ..
-    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. WIDTH_FN .. MID_CONSUME ..
+#define EVICT %d
+]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out), chain,
+    p.evict or 0) ..
+    hopper.ptx .. hopper.tma_load_w .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. WIDTH_FN .. MID_CONSUME ..
     string.format([[
 
 // Threads 0 .. 128 WGS - 1: the consumer warpgroups; the last warp: the producer.
@@ -430,7 +432,7 @@ local MID2_BODY = [[
         mbar_expect(bar, bytes);
         for (int b = 0; b < KBOX; b++) {
           const int x = (kb * KBOX + b) * 64;
-          if (wok) tma_load(sB + b * W_BYTES, &tmB, x, tile * BM, bar);
+          if (wok) tma_load_w(sB + b * W_BYTES, &tmB, x, tile * BM, bar);
           // This CTA's share of A's boxes: every MC-th, from its place in the group.
           for (int j = cx; j < nbox; j += MC) {
             const int row = a_row(j, nbig);
@@ -479,9 +481,10 @@ local function mid2_source(op, p, dt, dev, name)
 #define SLOT %d
 #define OUT_T %s
 #define WIDTH_FOR %s
+#define EVICT %d
 ]], p.bm, p.bn, p.stages, p.csplit, p.mc, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out),
-    chain) ..
-    hopper.ptx .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. MID2_HOST .. MID2_FN ..
+    chain, p.evict or 0) ..
+    hopper.ptx .. hopper.tma_load_w .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. MID2_HOST .. MID2_FN ..
     string.format([[
 
 // Threads 0 .. 128 WGS - 1: the consumer warpgroups; the last warp: the producer.

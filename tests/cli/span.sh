@@ -45,10 +45,22 @@ expect_eq "each span raced is traced, with its config" "$(wc -l < "$T/spans")" "
 # (at least bn / 2, the narrowest a span takes).
 python3 - "$T/spans" "$T/out" > "$T/check" <<'PY'
 import json, re, sys
-parts = {}
+# A part's m range: from its line "KEY: m [lo, hi)" where it was kept; a
+# part searched and then not kept (the bucket stayed whole) has only its
+# key, whose m is its lower edge (2^7: 128), its upper the next part's or
+# the bucket's (256).
+parts, lows = {}, set()
+def low(key):
+    m = key.split("/")[1].split(",")[0]
+    return 2 ** int(m[2:]) if m.startswith("2^") else int(m)
 for line in open(sys.argv[2]):
     m = re.match(r"split +gemm_nt bf16 (\S+): m \[(\d+), (\d+)\)", line)
     if m: parts[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    m = re.match(r"split +gemm_nt bf16 (\S+/\S+): its winner .*: searched at ", line)
+    if m: lows.add((low(m.group(1)), m.group(1)))
+edges = sorted(lows) + [(256, None)]
+for (lo, key), (hi, _) in zip(edges, edges[1:]):
+    parts.setdefault(key, (lo, hi))
 bad = []
 for line in open(sys.argv[1]):
     f = line.split()

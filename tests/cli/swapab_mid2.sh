@@ -33,7 +33,7 @@ if [ ! -x "$KS" ]; then
     exit 1
 fi
 cfg() {   # cfg bm bn csplit mc nvar [stages [wstep]]: a config line's JSON
-    printf '{"bm":%s,"bn":%s,"csplit":%s,"inflight":1,"kbox":1,"l2pre":0,"mc":%s,"nvar":%s,"pdl":1,"stages":%s,"wstep":%s}' \
+    printf '{"bm":%s,"bn":%s,"csplit":%s,"evict":0,"inflight":1,"kbox":1,"l2pre":0,"mc":%s,"nvar":%s,"pdl":1,"stages":%s,"wstep":%s}' \
         "$1" "$2" "$3" "$4" "$5" "${6:-4}" "${7:-0}"
 }
 
@@ -294,7 +294,7 @@ expect_exit 0 "bn 224, nvar 5, wstep 8 (widths 224 .. 192, not multiples of 16) 
 check_refused 200,100,1096 "$(cfg 128 256 1 2 1)" "fewer column tiles than the multicast group"
 # Without mc and nvar (a config kept from before they were params), or mc 0:
 # the first kernel, whose source has no second map of A.
-printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t{"bm":128,"bn":256,"csplit":2,"inflight":1,"kbox":1,"l2pre":0,"pdl":1,"stages":4}\n' > "$T/old.list"
+printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t{"bm":128,"bn":256,"csplit":2,"evict":0,"inflight":1,"kbox":1,"l2pre":0,"pdl":1,"stages":4}\n' > "$T/old.list"
 printf 'gemm_nt/swapab\tbf16\t200,1000,1096\tsample\t%s\n' "$(cfg 128 256 2 0 1)" >> "$T/old.list"
 rm -rf "$T/old"
 "$KS" sources -o "$T/old" "$T/old.list" > /dev/null 2>&1

@@ -77,7 +77,7 @@ expect_eq "every kernel loads B as 4-D boxes and stores SiLU(gate) * up of rows 
        and source like '%st_out(swiglu(v, u))%' and source not like '%tma_load(sB + b * W_BYTES%'")" "$ndk"
 expect_eq "... with no stack" "$(sql "$T/dec.db" "select count(*) from cubins where stack > 0 and kernel like 'aitune_%'")" 0
 if [ -x "$KS" ]; then
-    dec='{"bm":128,"bn":8,"csplit":4,"inflight":1,"kbox":1,"l2pre":2,"mc":0,"nvar":1,"pdl":1,"stages":8,"wstep":0}'
+    dec='{"bm":128,"bn":8,"csplit":4,"evict":0,"inflight":1,"kbox":1,"l2pre":2,"mc":0,"nvar":1,"pdl":1,"stages":8,"wstep":0}'
     ks_accepted gemm_swiglu/swapab bf16 8,14336,4096 "$dec"
     ks_refused gemm_swiglu/swapab bf16 8,14336,4096 "${dec/\"bn\":8/\"bn\":96}" \
         "the gated product runs the decode kernel (bn <= 64)"

@@ -107,13 +107,22 @@ expect_eq "swapab at m = 192 exits 0" "$RC" 0 || show_last
 bn=$(sql "$T/sa.db" "select json_extract(config, '\$.bn') from winners")
 want=$(awk -v bn="$bn" 'BEGIN { z = int((192 + bn - 1) / bn); need = int((215 + z - 1) / z);
     n = split("96 128 160 192 224 256", w, " "); for (i = 1; i <= n; i++) if (w[i] + 0 >= need) { print w[i]; exit } }')
-W2=$(sql "$T/sa.db" "select json_set(config, '\$.bn', $want) from winners")
+# ... and the most of its nvar widths that width takes (equal steps a
+# multiple of 8; wstep's none narrower than half of it), as carry keeps them.
+nv=$(sql "$T/sa.db" "select json_extract(config, '\$.nvar') || ' ' || json_extract(config, '\$.wstep') from winners")
+nvws=$(awk -v bn="$want" -v nv="${nv% *}" -v ws="${nv#* }" 'BEGIN {
+    if (bn <= 64) { print nv, ws; exit }
+    n = split("5 3 2", v, " ");
+    for (i = 1; i <= n; i++) { x = v[i] + 0
+        if (x <= nv + 0 && (ws == 0 && bn % (16 * (x - 1)) == 0 || ws != 0 && 2 * (bn - ws * (x - 1)) >= bn)) { print x, ws; exit } }
+    print 1, (nv + 0 > 1 ? 0 : ws) }')
+W2=$(sql "$T/sa.db" "select json_set(config, '\$.bn', $want, '\$.nvar', ${nvws% *}, '\$.wstep', ${nvws#* }) from winners")
 sa_spec sa215.yaml 215
 cp "$T/sa.db" "$T/sa192.db"
 rm -f "$T/trace"
 AITUNE_TRACE="$T/trace" fake_sweep ok "$T/sa.db" "$T/sa215.yaml"
 expect_eq "swapab at m = 215, warm-started, exits 0" "$RC" 0 || show_last
-expect_eq "its warm start is m = 192's winner (bn $bn) carried to 215 (bn $want)" \
+expect_eq "its warm start is m = 192's winner (bn $bn) carried to 215 (bn $want, nvar ${nvws% *})" \
     "$(grep ' warm-start gemm_nt ' "$T/trace" | sed 's/.*swapab: //')" "$W2"
 expect_eq "and it is measured at 215" \
     "$(sql "$T/sa.db" "select count(*) from measurements where shape like '{\"m\":215,%' and config = '$W2'")" 1

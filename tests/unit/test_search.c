@@ -368,11 +368,12 @@ out:
 static void test_narrow(tmpl *T)
 {
     struct { const char *op, *tname; long long shape[3]; int size; const char *what; } cases[] = {
-        /* bn 8 alone, no mid-size mc, nvar or wstep: 3144960 / 13 / 48 */
-        { "gemm_nt", "gemm_nt/swapab", { 8, 4096, 4096 }, 5040, "swapab at m = 8: bn 8, mc 0, nvar 1, wstep 0" },
-        { "gemm_nt", "gemm_nt/swapab", { 40, 4096, 4096 }, 15120, "swapab at m = 40: bn 40, 48, 64" },
+        /* bn 8 alone, no mid-size mc, nvar or wstep: 6289920 / 13 / 48 */
+        { "gemm_nt", "gemm_nt/swapab", { 8, 4096, 4096 }, 10080, "swapab at m = 8: bn 8, mc 0, nvar 1, wstep 0" },
+        { "gemm_nt", "gemm_nt/swapab", { 40, 4096, 4096 }, 30240, "swapab at m = 40: bn 40, 48, 64" },
         /* bn 128 .. 256 (tiles of rows above 64), mc, nvar and wstep kept */
-        { "gemm_nt", "gemm_nt/swapab", { 200, 4096, 4096 }, 1209600, "swapab at m = 200: five bn, every mc, nvar and wstep" },
+        { "gemm_nt", "gemm_nt/swapab", { 200, 4096, 4096 }, 2419200, "swapab at m = 200: five bn, every mc, nvar and wstep" },
+        /* evict 0 only: its 4-D boxes take no hint */
         { "gemm_swiglu", "gemm_swiglu/swapab", { 40, 14336, 4096 }, 15120, "the gated product's swapab at m = 40" },
         /* mt 1 of 4 */
         { "gemm_nt", "gemm_nt/gemv", { 8, 4096, 4096 }, 552960, "gemv nt at m = 8: mt 1" },

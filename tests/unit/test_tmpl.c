@@ -355,7 +355,7 @@ static void test_swapab_box(tmpl *T)
         long long shape[] = { cases[i].m, 4096, 4096 };
         if (tmpl_task(T, "gemm_nt", "bf16", shape, &t)) { CHECK(0, "setup: gemm_nt task"); return; }
         char cfg[256];
-        snprintf(cfg, sizeof cfg, "{\"bm\":64,\"bn\":%d,\"csplit\":2,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":%d,"
+        snprintf(cfg, sizeof cfg, "{\"bm\":64,\"bn\":%d,\"csplit\":2,\"evict\":0,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":%d,"
                  "\"nvar\":1,\"pdl\":1,\"stages\":4,\"wstep\":0}", cases[i].bn, cases[i].mc);
         kernel_src k;
         int rc = tmpl_instantiate(T, "gemm_nt/swapab", cfg, &t, &dev, "k", &k);
@@ -386,18 +386,25 @@ static void test_swapab_box(tmpl *T)
 }
 
 /* swapab's carry: a neighbour's winner keeps its tiles of A's rows at the
-** new m, each the narrowest width of its kernel that holds them. */
+** new m, each the narrowest width of its kernel that holds them, and (at
+** another bn) the most of its nvar widths that bn takes: equal steps of a
+** multiple of 8, wstep's none narrower than bn/2. */
 static void test_swapab_carry(tmpl *T)
 {
-    struct { long long from, to; int bn; int want; } cases[] = {
-        { 192, 215, 192, 224 },    /* one tile at 192: one of 224 rows at 215 */
-        { 192, 255, 192, 256 },
-        { 255, 193, 128, 128 },    /* two tiles of 128 at 255 hold 193 as two: unchanged */
-        { 255, 129, 256, 160 },    /* one tile of 256: 160 holds 129 */
-        { 16, 13, 16, 16 },        /* the decode kernel: unchanged */
-        { 16, 31, 16, 32 },
-        { 64, 100, 64, 64 },       /* no decode width holds 100: as it is */
-        { 97, 300, 128, 128 },     /* no width holds 300 in one tile: as it is */
+    struct { long long from, to; int bn, nvar, wstep, want, want_nvar, want_wstep; } cases[] = {
+        { 192, 215, 192, 3, 0, 224, 3, 0 },    /* one tile at 192: one of 224 rows at 215 */
+        { 192, 255, 192, 3, 0, 256, 3, 0 },
+        { 255, 193, 128, 3, 0, 128, 3, 0 },    /* two tiles of 128 at 255 hold 193 as two: unchanged */
+        { 255, 129, 256, 3, 0, 160, 3, 0 },    /* one tile of 256: 160 holds 129 */
+        { 16, 13, 16, 3, 0, 16, 3, 0 },        /* the decode kernel: unchanged */
+        { 16, 31, 16, 3, 0, 32, 3, 0 },        /* ... its nvar left to its constraints */
+        { 64, 100, 64, 3, 0, 64, 3, 0 },       /* no decode width holds 100: as it is */
+        { 97, 300, 128, 3, 0, 128, 3, 0 },     /* no width holds 300 in one tile: as it is */
+        { 256, 215, 256, 5, 0, 224, 3, 0 },    /* 224 in 5 equal widths steps 28 rows: 3 (56) */
+        { 256, 250, 256, 5, 0, 256, 5, 0 },    /* unchanged */
+        { 128, 90, 128, 5, 16, 96, 3, 16 },    /* 96 - 4 x 16 = 32 < 48: 3 widths, down to 64 */
+        { 160, 100, 160, 2, 0, 128, 2, 0 },    /* 128 in 2 widths (128, 64) */
+        { 128, 70, 128, 2, 16, 96, 2, 16 },    /* 96 - 16 = 80 >= 48 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         op_task from, to;
@@ -407,13 +414,13 @@ static void test_swapab_carry(tmpl *T)
             return;
         }
         char cfg[256], want[256], *out = NULL;
-        const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"inflight\":0,\"kbox\":1,\"l2pre\":1,\"mc\":0,"
-                          "\"nvar\":3,\"pdl\":1,\"stages\":5,\"wstep\":0}";
-        snprintf(cfg, sizeof cfg, fmt, cases[i].bn);
-        snprintf(want, sizeof want, fmt, cases[i].want);
+        const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"evict\":0,\"inflight\":0,\"kbox\":1,\"l2pre\":1,\"mc\":0,"
+                          "\"nvar\":%d,\"pdl\":1,\"stages\":5,\"wstep\":%d}";
+        snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, cases[i].wstep);
+        snprintf(want, sizeof want, fmt, cases[i].want, cases[i].want_nvar, cases[i].want_wstep);
         int rc = tmpl_carry(T, "gemm_nt/swapab", cfg, &from, &to, &dev, &out);
-        CHECK(rc == 0 && out && !strcmp(out, want), "swapab bn %d found at m = %lld, carried to %lld: bn %d (%s)",
-              cases[i].bn, cases[i].from, cases[i].to, cases[i].want, rc ? tmpl_errmsg(T) : out);
+        CHECK(rc == 0 && out && !strcmp(out, want), "swapab bn %d nvar %d wstep %d found at m = %lld, carried to %lld: %s (%s)",
+              cases[i].bn, cases[i].nvar, cases[i].wstep, cases[i].from, cases[i].to, want, rc ? tmpl_errmsg(T) : out);
         free(out);
     }
     /* The swapped wgmma kernel's fixed widths keep their tiles along m;
@@ -483,7 +490,7 @@ static void test_swapab_span(tmpl *T)
             CHECK(0, "setup: gemm_nt tasks");
             return;
         }
-        const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":0,"
+        const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"evict\":0,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":0,"
                           "\"nvar\":%d,\"pdl\":1,\"stages\":4,\"wstep\":%d}";
         char cfg[256], want[256], *out = NULL;
         snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, cases[i].wstep);

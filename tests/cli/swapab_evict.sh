@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# swapab's evict param (templates/lib/swapab.lua; lib/hopper.lua's
+# tma_load_w) without a GPU: evict 1 loads the weight's boxes evict-first in
+# L2 (read once), evict 0 as before, in each of the three kernels (decode,
+# first and second mid-size); A's boxes are never hinted; the constraints
+# refuse evict 1 where the weight is read again (tiles of rows, m > bn) and
+# in the gated product (its 4-D boxes take no hint); evict 1 compiles in all
+# three kernels without spills.
+. "$(dirname "$0")/lib.sh"
+
+KS=$ROOT/build/tests/kernel_sample
+if [ ! -x "$KS" ]; then
+    fail "swapab evict: build/tests/kernel_sample is not built (make)"
+    exit 1
+fi
+cfg() {   # cfg bm bn csplit mc evict [stages [kbox]]: a config's JSON
+    printf '{"bm":%s,"bn":%s,"csplit":%s,"evict":%s,"inflight":1,"kbox":%s,"l2pre":0,"mc":%s,"nvar":1,"pdl":1,"stages":%s,"wstep":0}' \
+        "$1" "$2" "$3" "$5" "${7:-1}" "$4" "${6:-4}"
+}
+# One kernel of each: decode (bn <= 64), first mid-size (mc 0), second (mc 2).
+{
+    ks_line gemm_nt/swapab bf16 16,14336,4096 "$(cfg 64 16 1 0 1 8 2)"
+    ks_line gemm_nt/swapab bf16 136,14336,4096 "$(cfg 128 160 1 0 1)"
+    ks_line gemm_nt/swapab bf16 200,1000,1096 "$(cfg 128 256 2 2 1)"
+    ks_line gemm_nt/swapab bf16 16,14336,4096 "$(cfg 64 16 1 0 0 8 2)"
+    ks_line gemm_nt/swapab bf16 136,14336,4096 "$(cfg 128 160 1 0 0)"
+    ks_line gemm_nt/swapab bf16 200,1000,1096 "$(cfg 128 256 2 2 0)"
+} > "$T/k.list"
+rm -rf "$T/src"
+expect_exit 0 "the three kernels take evict 0 and 1" "$KS" sources -c -o "$T/src" "$T/k.list"
+for i in 1 2 3; do
+    j=$((i + 3))
+    expect_eq "kernel $i: evict 1 defines EVICT 1 and asks for evict-first, evict 0 neither" \
+        "$(grep -c '^#define EVICT 1$' "$T/src/$i.cu"),$(grep -c 'evict_first' "$T/src/$i.cu"),$(grep -c '^#define EVICT 0$' "$T/src/$j.cu")" \
+        "1,1,1"
+    expect_eq "kernel $i: the weight's loads go through tma_load_w, A's do not" \
+        "$(grep -c 'tma_load_w(sB' "$T/src/$i.cu"),$(grep -c 'tma_load_w(sA' "$T/src/$i.cu")" "1,0"
+done
+ks_refused gemm_nt/swapab bf16 192,14336,4096 "$(cfg 128 128 1 0 1)" \
+    "evict-first with tiles of rows: they read the weight again from L2"
+ks_accepted gemm_nt/swapab bf16 192,14336,4096 "$(cfg 128 128 1 0 0)"
+ks_refused gemm_swiglu/swapab bf16 16,4096,4096 "$(cfg 64 16 1 0 1 8 2)" \
+    "the gated product's 4-D boxes load without the evict hint"
+ks_accepted gemm_swiglu/swapab bf16 16,4096,4096 "$(cfg 64 16 1 0 0 8 2)"
+# Compiled (ptxas takes the cache hint): no spills, no stack.
+head -3 "$T/k.list" > "$T/c.list"
+"$KS" compile "$T/c.list" > "$T/c.out" 2> "$T/c.err"
+expect_eq "evict 1 compiles in each kernel without spills or stack" \
+    "$(awk -F'\t' 'NF >= 6 { split($6, r, " "); if (r[1] > 0 && r[2] == 0 && r[4] == 0) n++ } END { print n + 0 }' "$T/c.out")" 3 ||
+    head -5 "$T/c.err" | sed 's/^/    /'
+done_testing
