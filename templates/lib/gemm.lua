@@ -148,10 +148,7 @@ function M.carry_rows(p, name, widths, m0, m, keep)
   for _, w in ipairs(widths) do
     if (not keep or keep(w)) and w >= need then
       if w == p[name] then return nil end
-      local q = {}
-      for k, v in pairs(p) do q[k] = v end
-      q[name] = w
-      return q
+      return kernel.with(p, { [name] = w })
     end
   end
   return nil

@@ -75,6 +75,15 @@ function M.values(params, name, keep)
   return out
 end
 
+-- A copy of table t (a config, a launch param) with the keys of `changes`
+-- set to their values; t itself is left as it is.
+function M.with(t, changes)
+  local out = {}
+  for k, v in pairs(t) do out[k] = v end
+  for k, v in pairs(changes) do out[k] = v end
+  return out
+end
+
 -- The first config, in a plain order, that t's constraints accept: `fixed`
 -- gives the values that do not vary, `axes` the ones that do as a list of
 -- { name, values } (the first axis varies slowest). Only t's own params are

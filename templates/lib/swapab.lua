@@ -144,16 +144,11 @@ local function mid_constraints(p, shape, dt, dev)
   if z.smem > smax then return false, string.format("%d bytes of shared memory (at most %d)", z.smem, smax) end
   return true
 end
--- The mid-size kernels' own rules (nil when p keeps them): mc, nvar and
--- wstep only there; widths that wgmma has (multiples of 8), wstep's steps
--- only between two widths or more, none narrower than bn/2 (as nvar's equal
--- steps end; a part of a range is tuned at its upper edge, and bn 2m is
--- refused as twice the rows needed); for the second kernel a
--- cluster of at most 8 CTAs (mc column tiles x csplit slices of k, the
--- portable size) and no multicast group wider than the column tiles.
 -- The rules on a mid-size kernel's nvar widths at bn (nil: none broken):
--- wstep's steps only between two widths or more, none narrower than bn/2;
--- wstep 0's equal steps multiples of 8.
+-- widths that wgmma has (wstep 0's equal steps multiples of 8); wstep's
+-- steps only between two widths or more, none narrower than bn/2 (as nvar's
+-- equal steps end; a part of a range is tuned at its upper edge, and bn 2m
+-- is refused as twice the rows needed).
 local function widths_refusal(bn, nv, ws)
   if ws ~= 0 and nv == 1 then return "wstep steps between nvar widths: nvar 1 has one" end
   if ws ~= 0 and 2 * (bn - ws * (nv - 1)) < bn then
@@ -164,6 +159,10 @@ local function widths_refusal(bn, nv, ws)
   end
   return nil
 end
+-- The mid-size kernels' own rules (nil when p keeps them): mc, nvar and
+-- wstep only there, the widths' rules (widths_refusal); for the second
+-- kernel a cluster of at most 8 CTAs (mc column tiles x csplit slices of k,
+-- the portable size) and no multicast group wider than the column tiles.
 local function mid2_constraints(p, shape)
   local mc, nv, ws = p.mc or 0, p.nvar or 1, p.wstep or 0
   if not mid(p) and (mc ~= 0 or nv ~= 1 or ws ~= 0) then
@@ -322,7 +321,7 @@ local function span_widths(bn, low)
     local need = (bn - low + step - 1) // step + 1
     if need == 1 then return 1, 0 end
     for _, nv in ipairs(NVARS) do
-      if nv >= need and 2 * (bn - step * (nv - 1)) >= bn then return nv, step end
+      if nv >= need and not widths_refusal(bn, nv, step) then return nv, step end
     end
   end
   return NVARS[#NVARS], 0
@@ -333,10 +332,7 @@ local function span(p, lo, hi)
   if not bn then return nil end
   local nv, ws = span_widths(bn, math.max(((lo + 7) // 8) * 8, bn // 2))
   if bn == p.bn and (p.nvar or 1) == nv and (p.wstep or 0) == ws then return nil end
-  local q = {}
-  for k, v in pairs(p) do q[k] = v end
-  q.bn, q.nvar, q.wstep = bn, nv, ws
-  return q
+  return kernel.with(p, { bn = bn, nvar = nv, wstep = ws })
 end
 
 -- The gated product's rules over the GEMM's: the decode kernel, 2n rows

@@ -611,12 +611,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
     tmB,
   }
   -- The tail maps: A's map (params[1]) or B's (tmB) with the tail's box.
-  local function with_box(map, rows)
-    local tail = {}
-    for key, v in pairs(map) do tail[key] = v end
-    tail.box = { BK, rows }
-    return tail
-  end
+  local function with_box(map, rows) return kernel.with(map, { box = { BK, rows } }) end
   if a_tail(p, swap) then params[#params + 1] = with_box(params[1], a_tail_box(p)) end
   if b_tail(p, swap, swiglu) then params[#params + 1] = with_box(tmB, b_tail_box(p, kn)) end
   -- "tma_ws": D's copy after the staged operands (the kernel's ws_d_off),
