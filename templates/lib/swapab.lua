@@ -311,6 +311,29 @@ local function widths_at(q)
   return q
 end
 
+-- q with the most slots, at most its own, whose shared memory fits dev's
+-- (as the constraints count it): a config carried or spanned to a wider bn
+-- keeps its ring of slots, and a ring of 5 slots of 224 rows does not fit
+-- at 256. On an H200 (twenty-seventh session, call 15) 14336 x 4096's part
+-- [216, 256) raced no span: its search's finalists at m = 224 took 5 slots,
+-- their spans (bn 256) were refused, and wgmma's 128 x 128 held the part at
+-- 0.89-0.94x cuBLASLt where one tile of rows at m's width ran 1.00-1.16x.
+local STAGES = kernel.values(M.params, "stages")
+local function smem_bytes(p)
+  if mid(p) then return mid_sizes(p).smem end
+  local _, smem = sizes(p)
+  return smem
+end
+local function fit_stages(q, dev)
+  local cap, own = dev and dev.smem_optin or 232448, q.stages
+  for i = #STAGES, 1, -1 do
+    q.stages = STAGES[i]
+    if q.stages <= own and smem_bytes(q) <= cap then return q end
+  end
+  q.stages = own
+  return q
+end
+
 -- swapab's span (the family's t.span below) over m = lo..hi: one tile of
 -- rows, bn the narrowest that holds hi (p's own where it does), and the
 -- fewest nvar widths in steps of 8 that reach from bn down to lo rounded up
@@ -326,13 +349,13 @@ local function span_widths(bn, low)
   end
   return NVARS[#NVARS], 0
 end
-local function span(p, lo, hi)
+local function span(p, lo, hi, dev)
   if not mid(p) or lo > hi then return nil end
   local bn = p.bn >= hi and p.bn or kernel.values(M.params, "bn", function(v) return v > 64 and v >= hi end)[1]
   if not bn then return nil end
   local nv, ws = span_widths(bn, math.max(((lo + 7) // 8) * 8, bn // 2))
   if bn == p.bn and (p.nvar or 1) == nv and (p.wstep or 0) == ws then return nil end
-  return kernel.with(p, { bn = bn, nvar = nv, wstep = ws })
+  return fit_stages(kernel.with(p, { bn = bn, nvar = nv, wstep = ws }), dev)
 end
 
 -- The gated product's rules over the GEMM's: the decode kernel, 2n rows
@@ -375,9 +398,9 @@ local function family(op)
   -- winner of one tile at m = 192 (bn 192) starts a search at m = 215 as two
   -- tiles, each streaming its weight tile again, and the one tile of 224 rows
   -- that search needs is one param away from a config it never tries.
-  t.carry = function(p, from, shape)
+  t.carry = function(p, from, shape, _, dev)
     local q = gemm.carry_rows(p, "bn", BN_VALUES, from.m, shape.m, function(bn) return (bn > 64) == (p.bn > 64) end)
-    return q and widths_at(q)
+    return q and fit_stages(widths_at(q), dev)
   end
   -- A config made to serve every m of [lo.m, hi.m] (a part of a range:
   -- src/tmpl.h's tmpl_span) at the width each m wants, as cuBLASLt's tiles
@@ -386,8 +409,8 @@ local function family(op)
   -- 8 where nvar's most widths reach it, else of 16 (span above). nil where
   -- p is not the mid-size kernel, no width holds hi.m, no such widths reach
   -- lo.m, or p spans them already.
-  t.span = function(p, lo, hi)
-    return span(p, lo.m, hi.m)
+  t.span = function(p, lo, hi, _, dev)
+    return span(p, lo.m, hi.m, dev)
   end
   t.launch = function(p, dt, dev)
     if mid2(p) then return mid2_launch(p, dt) end

@@ -388,23 +388,24 @@ static void test_swapab_box(tmpl *T)
 /* swapab's carry: a neighbour's winner keeps its tiles of A's rows at the
 ** new m, each the narrowest width of its kernel that holds them, and (at
 ** another bn) the most of its nvar widths that bn takes: equal steps of a
-** multiple of 8, wstep's none narrower than bn/2. */
+** multiple of 8, wstep's none narrower than bn/2; and the most of its slots
+** that fit shared memory there. */
 static void test_swapab_carry(tmpl *T)
 {
-    struct { long long from, to; int bn, nvar, wstep, want, want_nvar, want_wstep; } cases[] = {
-        { 192, 215, 192, 3, 0, 224, 3, 0 },    /* one tile at 192: one of 224 rows at 215 */
-        { 192, 255, 192, 3, 0, 256, 3, 0 },
-        { 255, 193, 128, 3, 0, 128, 3, 0 },    /* two tiles of 128 at 255 hold 193 as two: unchanged */
-        { 255, 129, 256, 3, 0, 160, 3, 0 },    /* one tile of 256: 160 holds 129 */
-        { 16, 13, 16, 3, 0, 16, 3, 0 },        /* the decode kernel: unchanged */
-        { 16, 31, 16, 3, 0, 32, 3, 0 },        /* ... its nvar left to its constraints */
-        { 64, 100, 64, 3, 0, 64, 3, 0 },       /* no decode width holds 100: as it is */
-        { 97, 300, 128, 3, 0, 128, 3, 0 },     /* no width holds 300 in one tile: as it is */
-        { 256, 215, 256, 5, 0, 224, 3, 0 },    /* 224 in 5 equal widths steps 28 rows: 3 (56) */
-        { 256, 250, 256, 5, 0, 256, 5, 0 },    /* unchanged */
-        { 128, 90, 128, 5, 16, 96, 3, 16 },    /* 96 - 4 x 16 = 32 < 48: 3 widths, down to 64 */
-        { 160, 100, 160, 2, 0, 128, 2, 0 },    /* 128 in 2 widths (128, 64) */
-        { 128, 70, 128, 2, 16, 96, 2, 16 },    /* 96 - 16 = 80 >= 48 */
+    struct { long long from, to; int bn, nvar, wstep, want, want_nvar, want_wstep, want_stages; } cases[] = {
+        { 192, 215, 192, 3, 0, 224, 3, 0, 5 },    /* one tile at 192: one of 224 rows at 215 */
+        { 192, 255, 192, 3, 0, 256, 3, 0, 4 },    /* 5 slots of 256 rows do not fit shared memory: 4 */
+        { 255, 193, 128, 3, 0, 128, 3, 0, 5 },    /* two tiles of 128 at 255 hold 193 as two: unchanged */
+        { 255, 129, 256, 3, 0, 160, 3, 0, 5 },    /* one tile of 256: 160 holds 129 */
+        { 16, 13, 16, 3, 0, 16, 3, 0, 5 },        /* the decode kernel: unchanged */
+        { 16, 31, 16, 3, 0, 32, 3, 0, 5 },        /* ... its nvar left to its constraints */
+        { 64, 100, 64, 3, 0, 64, 3, 0, 5 },       /* no decode width holds 100: as it is */
+        { 97, 300, 128, 3, 0, 128, 3, 0, 5 },     /* no width holds 300 in one tile: as it is */
+        { 256, 215, 256, 5, 0, 224, 3, 0, 5 },    /* 224 in 5 equal widths steps 28 rows: 3 (56) */
+        { 256, 250, 256, 5, 0, 256, 5, 0, 5 },    /* unchanged */
+        { 128, 90, 128, 5, 16, 96, 3, 16, 5 },    /* 96 - 4 x 16 = 32 < 48: 3 widths, down to 64 */
+        { 160, 100, 160, 2, 0, 128, 2, 0, 5 },    /* 128 in 2 widths (128, 64) */
+        { 128, 70, 128, 2, 16, 96, 2, 16, 5 },    /* 96 - 16 = 80 >= 48 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         op_task from, to;
@@ -415,9 +416,9 @@ static void test_swapab_carry(tmpl *T)
         }
         char cfg[256], want[256], *out = NULL;
         const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"evict\":0,\"inflight\":0,\"kbox\":1,\"l2pre\":1,\"mc\":0,"
-                          "\"nvar\":%d,\"pdl\":1,\"stages\":5,\"wstep\":%d}";
-        snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, cases[i].wstep);
-        snprintf(want, sizeof want, fmt, cases[i].want, cases[i].want_nvar, cases[i].want_wstep);
+                          "\"nvar\":%d,\"pdl\":1,\"stages\":%d,\"wstep\":%d}";
+        snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, 5, cases[i].wstep);
+        snprintf(want, sizeof want, fmt, cases[i].want, cases[i].want_nvar, cases[i].want_stages, cases[i].want_wstep);
         int rc = tmpl_carry(T, "gemm_nt/swapab", cfg, &from, &to, &dev, &out);
         CHECK(rc == 0 && out && !strcmp(out, want), "swapab bn %d nvar %d wstep %d found at m = %lld, carried to %lld: %s (%s)",
               cases[i].bn, cases[i].nvar, cases[i].wstep, cases[i].from, cases[i].to, want, rc ? tmpl_errmsg(T) : out);
@@ -469,19 +470,26 @@ static void test_swapab_carry(tmpl *T)
 ** holding hi, its widths chosen at run time down to lo (m rounded up to 8)
 ** in steps of 8, else 16, else nvar's most in equal steps; nil (the config
 ** as it is) where it spans them already, is the decode kernel, or no width
-** holds hi. */
+** holds hi. A span keeps the most of its config's slots that fit shared
+** memory at its bn. */
 static void test_swapab_span(tmpl *T)
 {
-    struct { long long lo, hi; int bn, nvar, wstep, want_bn, want_nvar, want_wstep; const char *what; } cases[] = {
-        { 193, 224, 224, 1, 0, 224, 5, 8, "four widths of 8 reach 200: nvar 5 (224 .. 192)" },
-        { 216, 224, 224, 1, 0, 224, 2, 8, "224 and 216" },
-        { 128, 192, 192, 1, 0, 192, 5, 16, "192 .. 128 in steps of 16" },
-        { 128, 191, 160, 1, 0, 192, 5, 16, "bn 160 (found at 129) widened to 192, the narrowest that holds 191" },
-        { 129, 255, 256, 1, 0, 256, 5, 0, "nine steps of 16: nvar 5's equal steps (256 .. 128)" },
-        { 225, 255, 224, 1, 0, 256, 5, 8, "widened to 256, down to 232" },
-        { 224, 224, 224, 1, 0, 224, 1, 0, "one size: as it is" },
-        { 193, 224, 224, 5, 8, 224, 5, 8, "spanning already: as it is" },
-        { 9, 16, 16, 1, 0, 16, 1, 0, "the decode kernel: as it is" },
+    struct {
+        long long lo, hi;
+        int bn, nvar, wstep, want_bn, want_nvar, want_wstep, stages, want_stages;
+        const char *what;
+    } cases[] = {
+        { 193, 224, 224, 1, 0, 224, 5, 8, 4, 4, "four widths of 8 reach 200: nvar 5 (224 .. 192)" },
+        { 216, 224, 224, 1, 0, 224, 2, 8, 4, 4, "224 and 216" },
+        { 128, 192, 192, 1, 0, 192, 5, 16, 4, 4, "192 .. 128 in steps of 16" },
+        { 128, 191, 160, 1, 0, 192, 5, 16, 4, 4, "bn 160 (found at 129) widened to 192, the narrowest that holds 191" },
+        { 129, 255, 256, 1, 0, 256, 5, 0, 4, 4, "nine steps of 16: nvar 5's equal steps (256 .. 128)" },
+        { 225, 255, 224, 1, 0, 256, 5, 8, 4, 4, "widened to 256, down to 232" },
+        { 224, 224, 224, 1, 0, 224, 1, 0, 4, 4, "one size: as it is" },
+        { 193, 224, 224, 5, 8, 224, 5, 8, 4, 4, "spanning already: as it is" },
+        { 9, 16, 16, 1, 0, 16, 1, 0, 4, 4, "the decode kernel: as it is" },
+        { 216, 255, 224, 3, 8, 256, 5, 16, 5, 4, "widened to 256: its 5 slots do not fit shared memory there, 4 do" },
+        { 193, 224, 224, 1, 0, 224, 5, 8, 5, 5, "5 slots of 224 rows fit: kept" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         op_task lo, hi;
@@ -491,10 +499,10 @@ static void test_swapab_span(tmpl *T)
             return;
         }
         const char *fmt = "{\"bm\":128,\"bn\":%d,\"csplit\":1,\"evict\":0,\"inflight\":1,\"kbox\":1,\"l2pre\":0,\"mc\":0,"
-                          "\"nvar\":%d,\"pdl\":1,\"stages\":4,\"wstep\":%d}";
+                          "\"nvar\":%d,\"pdl\":1,\"stages\":%d,\"wstep\":%d}";
         char cfg[256], want[256], *out = NULL;
-        snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, cases[i].wstep);
-        snprintf(want, sizeof want, fmt, cases[i].want_bn, cases[i].want_nvar, cases[i].want_wstep);
+        snprintf(cfg, sizeof cfg, fmt, cases[i].bn, cases[i].nvar, cases[i].stages, cases[i].wstep);
+        snprintf(want, sizeof want, fmt, cases[i].want_bn, cases[i].want_nvar, cases[i].want_stages, cases[i].want_wstep);
         int rc = tmpl_span(T, "gemm_nt/swapab", cfg, &lo, &hi, &dev, &out);
         CHECK(rc == 0 && out && !strcmp(out, want), "swapab span of bn %d over m = %lld..%lld: %s (%s)", cases[i].bn,
               cases[i].lo, cases[i].hi, cases[i].what, rc ? tmpl_errmsg(T) : out);
