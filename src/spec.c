@@ -291,7 +291,7 @@ static int key_room(const spec_task *t)
 static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
 {
     static const char *const fields[] = { "op", "dtypes", "shapes", "search", "max_evals", "joint", "hold", "split_at",
-                                          "split_evals", "split_depth", "templates", "timing", NULL };
+                                          "split_evals", "split_polish", "split_depth", "templates", "timing", NULL };
     if (want_map(c, t, "a task") || known_keys(c, t, "a task", fields)) return -1;
     task->line = (int)t->start_mark.line + 1;
     yaml_node_t *op = get(c, t, "op");
@@ -307,6 +307,8 @@ static int parse_task(ctx *c, yaml_node_t *t, spec_task *task, const spec *s)
         get_int(c, t, "split_evals", 0, 1000000, s->split_evals, &me))
         return -1;
     task->split_evals = (int)me;
+    if (get_int(c, t, "split_polish", 0, 1000000, s->split_polish, &me)) return -1;
+    task->split_polish = (int)me;
     if (get_int(c, t, "split_depth", 1, SPEC_MAXSPLITDEPTH, s->split_depth, &me)) return -1;
     task->split_depth = (int)me;
     if (get_timing(c, t, s->stream, &task->stream)) return -1;
@@ -457,8 +459,8 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     if (more) { fail(&c, NULL, "more than one YAML document"); goto out; }
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
     static const char *const fields[] = { "name", "arch", "seed", "search", "max_evals", "joint", "hold", "split_at",
-                                          "split_evals", "split_depth", "budget", "top_k", "timing", "warm", "tasks",
-                                          NULL };
+                                          "split_evals", "split_polish", "split_depth", "budget", "top_k", "timing",
+                                          "warm", "tasks", NULL };
     if (!root) { fail(&c, NULL, "empty file"); goto out; }
     if (want_map(&c, root, "the spec") || known_keys(&c, root, "the spec", fields)) goto out;
     long long v;
@@ -483,6 +485,8 @@ int spec_load_text(const char *path, const char *text, size_t len, spec *s, char
     s->top_k = (int)v;
     if (get_int(&c, root, "split_evals", 0, 1000000, -1, &v)) goto out;
     s->split_evals = (int)v;
+    if (get_int(&c, root, "split_polish", 0, 1000000, SPEC_SPLIT_POLISH, &v)) goto out;
+    s->split_polish = (int)v;
     if (get_int(&c, root, "split_depth", 1, SPEC_MAXSPLITDEPTH, 2, &v)) goto out;
     s->split_depth = (int)v;
     if (get_int(&c, root, "warm", 0, SPEC_MAXWARM, -1, &v)) goto out;

@@ -23,7 +23,7 @@ typedef struct hold {
     const op_task *t;
     const bucket *b;
     bucket_state *bs;
-    cand *ps[16];           /* the slots: ps[0, m) */
+    cand *ps[PROBE_SLOTS];  /* the slots: ps[0, m) */
     int *fi;                /* ps[i]'s index in bs->f (-1: out of the race) */
     int m;
     probes *P;
@@ -47,7 +47,7 @@ static int hold_slots(sw *S, const op_task *t, bucket_state *bs, cand *cs, int k
     ** a part's winner may be slow at the bucket's size (a config fast only
     ** in its part, found by the part's own search), and a bucket raced
     ** without it would seem to hold, or its part would lose it. */
-    for (int i = 0, at = k; i < bs->nparts && at < 16; i++)
+    for (int i = 0, at = k; i < bs->nparts && at < PROBE_SLOTS; i++)
         for (int j = at; j < bs->nf; j++)
             if (!strcmp(bs->f[j].tmpl, bs->parts[i].tmpl) && !strcmp(bs->f[j].config, bs->parts[i].config)) {
                 final x = bs->f[j];
@@ -383,7 +383,7 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
             sp->rc = 1;
             return w;
         }
-        for (int i = 0; i < 16; i++) H.ps[i] = &cs[i];
+        for (int i = 0; i < PROBE_SLOTS; i++) H.ps[i] = &cs[i];
         H.P = xcalloc(1, sizeof *H.P);
         H.P->m = H.m;
         hold_race(&H, shapes, H.ns);

@@ -25,16 +25,50 @@ static int part_evals(const sw *S)
     return cap > 0 && (n == 0 || n > cap) ? cap : n;
 }
 
+/* The end of a part's own search (spec split_polish: at most that many
+** candidates; 0: none): a local search (search/local.lua) over the template
+** of its fastest finalist so far, from that config: its neighbours one
+** param step away, then the moves among them that paid, all at once. The
+** part's search spends a few candidates on each template (8 at max_evals
+** 8), and its best is rarely the top of its landscape: on an H200 (s28
+** kbox) swapab's best at 14336 x 4096, m = 136, 160, 192 ran 0.99-1.00x
+** cuBLASLt, with 5 slots, the weight evict-first and the L2 prefetch of 2
+** boxes, where the parts' winners had stopped at 0.92-0.93x with 4 slots
+** and neither. Its candidates land in pbs with the search's. */
+static int polish_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, bucket_state *pbs, int *polished)
+{
+    int n = S->task->split_polish, f = -1;
+    for (int i = 0; i < pbs->nf; i++)
+        if (f < 0 || pbs->f[i].median_us < pbs->f[f].median_us) f = i;
+    if (n <= 0 || f < 0) return 0;
+    char tname[sizeof pbs->f[f].tmpl], *from = xstrdup(pbs->f[f].config);   /* pbs->f grows as the polish lands */
+    snprintf(tname, sizeof tname, "%s", pbs->f[f].tmpl);
+    sw_trace(S, "polish %s %s %s: %s", tp->op, pb->key, tname, from);
+    search *se = search_new_warm(S->T, "local", tname, tp, &S->dev, seed ^ 0x706f6c697368ULL, n, &from, 1);
+    free(from);
+    if (!se) return error("%s", tmpl_errmsg(S->T));
+    int before = S->evaluated + S->resumed;
+    progress_plan(S->P, flow_budget(se, n));
+    flow fl = { .S = S, .t = tp, .b = pb, .se = se, .bs = pbs, .tname = tname, .batch = 8, .evals = flow_budget(se, n) };
+    int rc = flow_run(&fl, NULL, NULL, 0);
+    int n_new = S->evaluated + S->resumed - before;
+    *polished += n_new > 0 ? n_new - 1 : 0;   /* its start, the search's, measured again from the registry */
+    flow_rejected(S, se, tname, tp, pb);
+    search_free(se);
+    return rc;
+}
+
 /* A part's own search: the bucket's strategy over the bucket's templates
 ** (a search each, or one joint search), at the part's size tp, within
 ** part_evals. Its measurements are keyed by the part, not by the bucket:
 ** they are taken at another size (as check's of a part are), and a resumed
 ** sweep finds them there. It is seeded by seed (part_research: the spec's
 ** seed and the part's key), so it tries other configs than the bucket's
-** search did. Its finalists land in pbs; *evals counts its candidates,
-** *capped says whether a cap or the budget cut it. */
+** search did, and ends with its polish (polish_part). Its finalists land
+** in pbs; *evals counts its candidates, *polished the polish's, *capped
+** says whether a cap or the budget cut it. */
 static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, const warm_seen *seen,
-                       int nseen, bucket_state *pbs, int *evals, int *capped)
+                       int nseen, bucket_state *pbs, int *evals, int *polished, int *capped)
 {
     const spec_task *st = S->task;
     char **tn;
@@ -65,6 +99,7 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long
         *capped |= flow_capped(se, max_evals);
         search_free(se);
     }
+    if (!rc && !sw_out_of_budget(S) && !sw_interrupted()) rc = polish_part(S, tp, pb, seed, pbs, polished);
     *capped |= S->budget_hit || S->share_hit || sw_interrupted();
     free(use);
     for (int i = 0; i < ntn; i++) free(tn[i]);
@@ -290,13 +325,15 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     double t_search = now_s();
     warm_seen seen[SPLIT_MAXPARTS];
     int nseen = seen_parts(t, sp, p, seen);
-    int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
-                                     : search_part(S, &tp, &p->b, S->sp.seed ^ seed, seen, nseen, &pbs, &evals, &p->capped);
+    int evals = 0, polished = 0;
+    int rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
+                          : search_part(S, &tp, &p->b, S->sp.seed ^ seed, seen, nseen, &pbs, &evals, &polished, &p->capped);
     if (!S->o->retune) {
         S->searched++;
-        S->searched_evals += evals;
+        S->searched_evals += evals + polished;
     }
-    sw_trace(S, "part search %s %s %s evals=%d %.4f", t->op, S->home, p->b.key, evals, now_s() - t_search);
+    sw_trace(S, "part search %s %s %s evals=%d polished=%d %.4f", t->op, S->home, p->b.key, evals, polished,
+             now_s() - t_search);
     if (rc || sw_interrupted()) {
         bucket_state_free(&pbs);
         return rc ? -1 : 1;
@@ -317,20 +354,22 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     int ns = late || S->o->retune || sw_interrupted() ? 0 : race_spans(S, t, p, &tp);
     if (sw_interrupted()) return 1;    /* a finalist's compile given up: the part is not decided */
     if (S->o->retune && !p->nown) return 0;
-    char name[512], size[96], what[224];
+    char name[512], size[96], searched[192], what[320];
     split_part_name(t, sp, p, 0, name, sizeof name);
     task_shape_text(P->p[at].shape, t->ndims, size, sizeof size);
+    int o = snprintf(searched, sizeof searched, "searched at %s, %d candidate%s", size, evals, evals == 1 ? "" : "s");
+    if (polished && o > 0 && (size_t)o < sizeof searched)
+        snprintf(searched + o, sizeof searched - (size_t)o, " and %d around its best", polished);
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
-    else if (late) snprintf(what, sizeof what, "searched at %s, %d candidate%s; the budget ran out before its finalists raced",
-                            size, evals, evals == 1 ? "" : "s");
+    else if (late) snprintf(what, sizeof what, "%s; the budget ran out before its finalists raced", searched);
     else if (p->nown) {
         char nbs[48] = "", sps[32] = "";
         if (nb) snprintf(nbs, sizeof nbs, "%s %d neighbours' winner%s", ns ? "," : " and", nb, nb == 1 ? "" : "s");
         if (ns) snprintf(sps, sizeof sps, " and %d span%s", ns, ns == 1 ? "" : "s");
-        snprintf(what, sizeof what, "searched at %s, %d candidate%s; %d new finalist%s%s%s raced", size, evals,
-                 evals == 1 ? "" : "s", p->nown - nb - ns, p->nown - nb - ns == 1 ? "" : "s", nbs, sps);
+        snprintf(what, sizeof what, "%s; %d new finalist%s%s%s raced", searched, p->nown - nb - ns,
+                 p->nown - nb - ns == 1 ? "" : "s", nbs, sps);
     }
-    else snprintf(what, sizeof what, "searched at %s, %d candidate%s; none new", size, evals, evals == 1 ? "" : "s");
+    else snprintf(what, sizeof what, "%s; none new", searched);
     if (p->worst > S->split_at)
         sw_say(S, "split      %s %s %s: its winner loses %s%.1f%% (at %s): %s\n", t->op, t->dtype, name,
             isfinite(p->worst) ? "" : "everything ", isfinite(p->worst) ? 100 * p->worst : 100.0,
@@ -342,21 +381,21 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     /* The candidates that race beside the new ones: the winner, and the
     ** others but those that lose most in the part when the worker runs
     ** short. */
-    int drop[16] = { 0 }, nslots = 0;
-    double loss[16];
+    int drop[PROBE_SLOTS] = { 0 }, nslots = 0;
+    double loss[PROBE_SLOTS];
     for (int j = 0; j < p->n; j++) {
         int a;
         loss[j] = p->fi[j] != -1 ? probe_worst(P, &p->b, j, &a) : INFINITY;
         nslots += p->fi[j] != -1;
     }
-    for (; nslots > 16 - p->nown; nslots--) {
+    for (; nslots > PROBE_SLOTS - p->nown; nslots--) {
         int x = -1;
         for (int j = 0; j < p->n; j++)
             if (p->fi[j] != -1 && !drop[j] && j != p->w && (x < 0 || loss[j] > loss[x])) x = j;
         drop[x] = 1;
     }
-    cand *c[16];
-    int fi[16], n = 0, w = 0;
+    cand *c[PROBE_SLOTS];
+    int fi[PROBE_SLOTS], n = 0, w = 0;
     for (int j = 0; j < p->n; j++) {
         if (p->fi[j] == -1 || drop[j]) continue;
         if (j == p->w) w = n;

@@ -4,7 +4,8 @@
 ** (sweep_probe.h: probe_behind_vendor), is searched where it loses most,
 ** among the sizes no search has covered, with the task's strategy and
 ** templates, at most split_evals candidates, warm-started from the
-** registry's nearest winners (sweep_warm.h); the search's fastest new
+** registry's nearest winners (sweep_warm.h), then a local search of at
+** most split_polish candidates from its fastest config; the search's fastest new
 ** configs, those nearest winners, and the spans of the new configs and of
 ** the part's winner (tmpl.h: tmpl_span, each made to serve every size of
 ** the part as that size wants) race the part's candidates at every size

@@ -34,7 +34,7 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     ts[0] = now_s();
     if (task_send(S, &tp)) return -1;
     ts[1] = now_s();
-    int ok[16];
+    int ok[PROBE_SLOTS];
     for (int i = 0; i < m; i++) {
         ok[i] = 0;
         if (fi[i] == -1 || !cand_load(S, cs[i], &tp, i)) continue;
@@ -46,7 +46,7 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
     if (stand < 0) return 0;
     for (int i = 0; i < m; i++) if (!ok[i]) cand_load(S, cs[stand], &tp, i);
-    final pf[16];
+    final pf[PROBE_SLOTS];
     memset(pf, 0, sizeof pf);
     ts[2] = now_s();
     cand_race(S, cs[0], m, pf);
@@ -294,22 +294,45 @@ void probe_sizes_text(const bucket *b, long long (*shapes)[TMPL_MAXDIMS], int fr
             if ((b->ranged >> d & 1) && o + 24 < cap) o += (size_t)snprintf(out + o, cap - o, " %lld", shapes[i][d]);
 }
 
-/* The winner of box among slots [0, P->m): the smallest worst loss over
-** the probes inside it, the preferred slot when within the noise margin
-** of that. */
+/* Slot i's mean loss over the probes inside box: the geometric mean of its
+** times over the fastest's there, minus one (0 with none; INFINITY where it
+** failed at one). */
+static double probe_mean(const probes *P, const bucket *box, int i)
+{
+    double sum = 0;
+    int n = 0;
+    for (int k = 0; k < P->n; k++) {
+        if (!probe_in_box(box, P->p[k].shape)) continue;
+        double loss = probe_loss(&P->p[k], i, P->m);
+        if (!isfinite(loss)) return INFINITY;
+        sum += log1p(loss);
+        n++;
+    }
+    return n ? expm1(sum / n) : 0;
+}
+
 int probe_winner(const probes *P, const bucket *box, int prefer, double noise, double *worst, int *at)
 {
-    int best = -1, ab = -1, ap = -1;
-    double wb = INFINITY, wp = INFINITY;
+    double x[PROBE_SLOTS] = { 0 }, wb = INFINITY;
+    int a[PROBE_SLOTS];
     for (int i = 0; i < P->m; i++) {
-        int a;
-        double x = probe_worst(P, box, i, &a);
-        if (best < 0 || x < wb) { best = i; wb = x; ab = a; }
-        if (i == prefer) { wp = x; ap = a; }
+        x[i] = probe_worst(P, box, i, &a[i]);
+        if (x[i] < wb) wb = x[i];
     }
-    if (prefer >= 0 && !(wb < wp - noise)) { best = prefer; wb = wp; ab = ap; }
-    *worst = wb;
-    *at = ab;
+    int best = -1, stays = prefer >= 0 && prefer < P->m && noise > 0 && x[prefer] <= wb + noise;
+    double mb = INFINITY;
+    if (stays) best = prefer;
+    for (int i = 0; i < P->m && !stays; i++) {
+        if (!(x[i] <= wb + PROBE_TIE)) continue;
+        double m = probe_mean(P, box, i);
+        if (best < 0 || m < mb || (m == mb && i == prefer)) {
+            best = i;
+            mb = m;
+        }
+    }
+    if (best < 0) best = prefer >= 0 && prefer < P->m ? prefer : 0;   /* every slot failed somewhere */
+    *worst = P->m ? x[best] : 0;
+    *at = P->m ? a[best] : -1;
     return best;
 }
 

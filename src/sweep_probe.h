@@ -9,6 +9,7 @@
 #include "sweep_cand.h"
 
 #define PROBES_MAX 48           /* sizes raced for one bucket, its parts' included */
+#define PROBE_SLOTS 16          /* candidates raced at once: the worker's slots */
 #define PART_OWN (-2)           /* fi of a finalist of a part's own search (the part's or a parent's) */
 
 /* The sizes a bucket's finalists were raced at: slot i's time there, 0
@@ -21,7 +22,7 @@
 ** loses to another finalist is (sweep_hold.h), but only a slot wins. */
 typedef struct probe {
     long long shape[TMPL_MAXDIMS];
-    double us[16], spread[16];
+    double us[PROBE_SLOTS], spread[PROBE_SLOTS];
     double vendor_us;
 } probe;
 
@@ -66,8 +67,17 @@ double probe_worst(const probes *P, const bucket *box, int i, int *at);
 #define VENDOR_TIE 0.02
 int probe_behind_vendor(const probes *P, const bucket *box, int i);
 /* The winner of box among slots [0, P->m): the smallest worst loss over the
-** probes inside it, the preferred slot (>= 0) when within noise of that.
-** *worst its worst loss, *at where. */
+** probes inside it, slots within PROBE_TIE of that tying on it and the
+** smallest mean loss (geometric, over the same probes) among them winning;
+** the preferred slot (>= 0) on a tie of means, and with noise > 0 (retune's
+** margin) whenever its worst loss is within noise of the smallest. *worst
+** the winner's worst loss, *at where. The worst loss is often one size
+** where every slot trails the vendor: on an H200 (twenty-eighth session)
+** 14336 x 4096's part [225, 256) was held by wgmma 128 x 128, 13.9% behind
+** cuBLASLt at m = 255 and 5-11% inside, over swapab's span, a little more
+** behind at 255 and level with it at 225. */
+#define PROBE_TIE 0.02
+int probe_winner(const probes *P, const bucket *box, int prefer, double noise, double *worst, int *at);
 int probe_winner(const probes *P, const bucket *box, int prefer, double noise, double *worst, int *at);
 /* The probes of Q inside box, as a set of their own (the same slots; caller frees). */
 probes *probes_in(const probes *Q, const bucket *box);

@@ -13,6 +13,8 @@
 # split_depth: 1 keeps the parts of shape_time (a ranking of its own at
 # every size: each part loses somewhere, at every level) from being split
 # again; parts split again are tested at the end, on landscapes made for it.
+# split_polish: 0 keeps a part's candidates to its search's; the polish that
+# ends it is tested at the end.
 . "$(dirname "$0")/lib.sh"
 
 # Every sweep here measures axpy f32 kernels, whose source does not depend
@@ -50,6 +52,7 @@ top_k: 4
 hold: true
 split_evals: 12
 split_depth: 1
+split_polish: 0
 tasks:
   - op: axpy
     dtypes: [f32]
@@ -503,7 +506,7 @@ done
 # bucket holds at 4096 and 5760 but not at 8128; its upper part, losing at
 # its upper edge, is searched there, and then split again at 6848: its
 # upper part's winner comes from that search, keyed by the part.
-sed 's/^split_evals: 0/split_evals: 12/' "$T/nest.yaml" >"$T/nests.yaml"
+sed 's/^split_evals: 0/split_evals: 12\nsplit_polish: 0/' "$T/nest.yaml" >"$T/nests.yaml"
 fake_sweep flip_at:6848 "$T/nests.db" "$T/nests.yaml"
 expect_eq "flip_at:6848 with split_evals exits 0" "$RC" 0 || show_last
 expect_stdout "^split      axpy f32 n=2\^12/5760: its winner loses [0-9.]+% \(at 8128\): searched at 8128, 12 candidates; [1-4] new finalists? raced$" \
@@ -634,4 +637,22 @@ while read -r b r0 c0 r1 c1 cfg; do
 done < <(sql "$TDB" "select bucket, $edges, config from winners" | tr '|' ' ')
 expect_eq "2-D: lookup answers the four corners of every part from that part, with its winner" "$bad" 0
 expect_retune_kept "$TMODE" "$TDB" "$T/nest2.yaml" 6 "2-D"
+# The polish (split_polish): a part's search ends with a local search from
+# its fastest config so far (search/local.lua), its candidates counted apart
+# on the part's line and stored under the part's key at the search's size.
+sed 's/^split_polish: 0/split_polish: 8/' "$T/parts.yaml" >"$T/polish.yaml"
+rm -f "$T/trace"
+AITUNE_TRACE="$T/trace" fake_sweep "$MODE" "$T/polish.db" "$T/polish.yaml"
+expect_eq "a sweep with split_polish: 8 exits 0" "$RC" 0 || show_last
+line=$(grep -E '^split      axpy f32 n=2\^12/5760: .*searched at 5760, 12 candidates and [0-9]+ around its best; ' "$T/out")
+np=$(printf '%s' "$line" | sed -E 's/.* and ([0-9]+) around its best.*/\1/')
+expect_true "the part's line counts the polish apart from its search's 12 candidates (${np:-none})" \
+    test -n "$np" -a "${np:-0}" -ge 1 -a "${np:-0}" -le 8
+expect_eq "the search's and the polish's candidates are stored under the part's key at 5760" \
+    "$(sql "$T/polish.db" "select count(*) from measurements where bucket like '%/5760' and shape = '{\"n\":5760}'")" \
+    "$((12 + ${np:-0}))"
+from=$(sql "$T/polish.db" "select config from (select config, median_us from measurements where bucket like '%/5760'
+                             and shape = '{\"n\":5760}' and status = 'ok' order by rowid limit 12) order by median_us limit 1")
+expect_eq "the polish starts from the search's fastest config" \
+    "$(grep -E '^[0-9.]+ gpu=0 polish axpy [^ ]+/5760 ' "$T/trace" | sed 's/.*: //')" "$from"
 done_testing

@@ -254,8 +254,8 @@ done
 # own finalists (race_neighbours, sweep_warm.h's warm_neighbours): the bucket
 # [256, 512) is swept first (24 candidates); then vr.yaml's part [128, 192),
 # 2% behind the vendor, is searched with one candidate (split_evals: 1, a
-# random search: no warm start), and the neighbour's winner, faster there,
-# takes the part.
+# random search: no warm start; no polish), and the neighbour's winner,
+# faster there, takes the part.
 spec nb.yaml <<'EOF'
 name: nb
 search: random
@@ -267,7 +267,7 @@ tasks:
     templates: [mma]
     shapes: {m: {range: [256, 511], align: [1]}, n: {values: [256], exact: true}, k: {values: [256], exact: true}}
 EOF
-sed 's/^top_k: 3$/top_k: 3\nsplit_evals: 1/' "$T/vr.yaml" > "$T/vr1.yaml"
+sed 's/^top_k: 3$/top_k: 3\nsplit_evals: 1\nsplit_polish: 0/' "$T/vr.yaml" > "$T/vr1.yaml"
 cubin_seed "$T/vr-off.db" "$T/nb.db"
 fake_sweep ok "$T/nb.db" "$T/nb.yaml" --vendor off
 expect_eq "the neighbouring bucket's sweep exits 0" "$RC" 0 || show_last

@@ -16,6 +16,8 @@
 #include "tmpl.h"
 #include "util.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +114,48 @@ static void test_of_configs(tmpl *T)
         search_free(a);
         search_free(b);
     }
+    free_all(g, ng);
+}
+
+/* local's combination: once the ring of neighbours around its base is told,
+** the config that takes every move that paid at once is asked next. On the
+** grid, from a 5, b 2, c x (100 us): a 4 saves 5, b 3 saves 7, c y saves 2,
+** the other moves cost; together they save 14. */
+static double separable_us(const char *cfg)
+{
+    int a = 0, b = 0;
+    char c = 0;
+    if (sscanf(cfg, "{\"a\":%d,\"b\":%d,\"c\":\"%c\"}", &a, &b, &c) != 3) return 1e9;
+    return 100 + (a == 5 ? 0 : a == 4 ? -5 : 10) + (b == 2 ? 0 : b == 3 ? -7 : 10) + (c == 'y' ? -2 : 0);
+}
+
+static void test_local_combine(tmpl *T)
+{
+    char **g, *warm[] = { "{\"a\":5,\"b\":2,\"c\":\"x\"}" };
+    int ng = grid(&g);
+    search *s = search_of_configs(T, "local", g, ng, 3, 0, warm, 1);
+    char *asked[8] = { 0 };
+    int n = 0;
+    while (s && n < 8) {
+        char **cfgs;
+        int got;
+        if (search_ask(s, 1, &cfgs, &got) || !got) break;
+        measurement m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.status, sizeof m.status, "ok");
+        m.median_us = separable_us(cfgs[0]);
+        search_tell_measured(s, cfgs[0], &m);
+        asked[n++] = cfgs[0];
+        free(cfgs);
+    }
+    CHECK(n == 8 && !strcmp(asked[0], warm[0]), "local starts at its warm config (%s)", n ? asked[0] : "none");
+    int ring = 0;
+    for (int i = 1; i < 6 && i < n; i++) ring += fabs(separable_us(asked[i]) - 100) > 0;
+    CHECK(ring == 5, "then the 5 neighbours one step away (%d)", ring);
+    CHECK(n > 6 && !strcmp(asked[6], "{\"a\":4,\"b\":3,\"c\":\"y\"}"),
+          "then the moves that paid, all three at once (%s)", n > 6 ? asked[6] : "none");
+    for (int i = 0; i < n; i++) free(asked[i]);
+    search_free(s);
     free_all(g, ng);
 }
 
@@ -511,6 +555,7 @@ int main(int argc, char **argv)
     }
     tmpl *T = tmpl_open(root);
     test_of_configs(T);
+    test_local_combine(T);
     test_warm(T);
     test_lazy(T);
     test_narrow(T);

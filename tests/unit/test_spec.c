@@ -203,6 +203,19 @@ static void test_split(void)
               "(%d, %d)", s.tasks[0].split_evals, s.tasks[1].split_evals);
         spec_free(&s);
     }
+    /* split_polish: 16 by default, the spec's for its tasks, a task's own. */
+    path = yaml("split_polish: 5\ntasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [12, 12]}\n"
+                "  - op: axpy\n    dtypes: [bf16]\n    split_polish: 0\n    shapes:\n      n: {log2: [12, 12]}\n");
+    rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0 && s.tasks[0].split_polish == 5 && s.tasks[1].split_polish == 0,
+          "split_polish reaches the tasks, a task's 0 overrides (%d, %d; %s)", rc ? -1 : s.tasks[0].split_polish,
+          rc ? -1 : s.tasks[1].split_polish, err);
+    if (!rc) spec_free(&s);
+    path = yaml("tasks:\n  - op: axpy\n    dtypes: [f32]\n    shapes:\n      n: {log2: [12, 12]}\n");
+    rc = spec_load(path, &s, err, sizeof err);
+    CHECK(rc == 0 && s.tasks[0].split_polish == SPEC_SPLIT_POLISH, "split_polish defaults to %d (%d)", SPEC_SPLIT_POLISH,
+          rc ? -1 : s.tasks[0].split_polish);
+    if (!rc) spec_free(&s);
 
     long long at;
     CHECK(bucket_split_point(4096, 8192, &at) && at == 5760, "[4096, 8192) splits at 5760 (%lld)", at);
@@ -314,6 +327,9 @@ static void test_errors(void)
                  "      n: {log2: [10, 12]}\n", 4, "'split_at'", "-0.1");
     expect_error("split_at nan", "split_at: nan\n" TASK, 1, "'split_at'", "nan");
     expect_error("split_evals negative", "split_evals: -1\n" TASK, 1, "'split_evals'", "out of range");
+    expect_error("split_polish negative", "split_polish: -3\n" TASK, 1, "'split_polish'", "out of range");
+    expect_error("split_polish not a number", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    split_polish: yes\n    shapes:\n"
+                 "      n: {log2: [10, 12]}\n", 4, "'split_polish'", "yes");
     expect_error("split_evals not a number", "tasks:\n  - op: axpy\n    dtypes: [f32]\n    split_evals: many\n    shapes:\n"
                  "      n: {log2: [10, 12]}\n", 4, "'split_evals'", "many");
     expect_error("empty templates",

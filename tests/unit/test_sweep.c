@@ -110,6 +110,28 @@ static void test_probes(void)
     CHECK(w == 0 && fabs(worst - 40.0 / 30 + 1) < 1e-12,
           "the winner is a slot, the vendor counted in each loss: slot 0 now (worst 0.333 against slot 1's 11 / 8 - 1 = 0.375; got %d, %.3f)",
           w, worst);
+
+    /* Worst losses within PROBE_TIE tie: the smaller mean loss wins. Every
+    ** slot trails the vendor (40) at the upper edge: slot 0 by 14.0%, slot 1
+    ** by 14.5% but level with it at the lower edge and the middle, where slot
+    ** 0 loses 8-10%. */
+    long long y[3] = { 1024, 1536, 2047 };
+    double tie[3][4] = { { 11, 10 }, { 21.6, 20 }, { 45.6, 45.8 } };
+    set_probes(&P, 2, 3, y, tie);
+    P.p[2].vendor_us = 40;
+    w = probe_winner(&P, &b, 0, 0, &worst, &at);
+    CHECK(w == 1 && fabs(worst - 0.145) < 1e-9 && at == 2,
+          "worst losses 14.0%% and 14.5%% tie: the slot level elsewhere wins, preferred or not (slot %d, %.4f at %d)", w, worst,
+          at);
+    w = probe_winner(&P, &b, 0, 0.03, &worst, &at);
+    CHECK(w == 0, "retune's margin keeps the preferred slot within it (slot %d)", w);
+    P.p[2].us[1] = 47.2;   /* 18% behind: beyond the tie */
+    w = probe_winner(&P, &b, 1, 0, &worst, &at);
+    CHECK(w == 0 && fabs(worst - 0.14) < 1e-9, "beyond PROBE_TIE the smaller worst loss wins (slot %d, %.4f)", w, worst);
+    double same[3][4] = { { 10, 10 }, { 20, 20 }, { 40, 40 } };
+    set_probes(&P, 2, 3, y, same);
+    CHECK(probe_winner(&P, &b, 1, 0, &worst, &at) == 1 && probe_winner(&P, &b, 0, 0, &worst, &at) == 0,
+          "equal slots: the preferred one");
 }
 
 /* A range bucket [128, 256) of one dim, serving all of it, tuned at 255. */
