@@ -40,27 +40,6 @@ function S:fresh()
   return nil
 end
 
--- The base's ring told: base with, along each param where a neighbour beat
--- it, the fastest such neighbour's value; nil where fewer than two params
--- moved (one move is that neighbour, asked already) or the space lacks it.
-function S:combine(r)
-  local pick, moved = {}, 0
-  for _, c in ipairs(self.space:neighbors(r.cfg)) do
-    local t = self.times[self.space:key(c)]
-    for _, name in ipairs(self.space.names) do
-      if c[name] ~= r.cfg[name] and t and t < r.time and (not pick[name] or t < pick[name].t) then
-        if not pick[name] then moved = moved + 1 end
-        pick[name] = { v = c[name], t = t }
-      end
-    end
-  end
-  if moved < 2 then return nil end
-  local c = {}
-  for k, v in pairs(r.cfg) do c[k] = v end
-  for name, p in pairs(pick) do c[name] = p.v end
-  return self.space:find(c)
-end
-
 -- Whether every neighbour of the ring's base that was asked has been told.
 function S:ring_told(r)
   for k in pairs(r.keys) do
@@ -78,7 +57,7 @@ function S:ring_ask(r, out, n)
   end
   if #out == 0 and not r.combined and self:ring_told(r) then
     r.combined = true
-    local c = self:combine(r)
+    local c = self.space:combine(r.cfg, r.time, self.times)
     if c then self.led:take(c, out) end
   end
   return #out > 0

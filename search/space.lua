@@ -27,6 +27,7 @@
 --   space:each()          an iterator over the valid configs, in index order
 --   space:sample(rng)     a valid config drawn at random (see Sampling)
 --   space:neighbors(cfg)  valid configs one param step away (only those are checked)
+--   space:combine(cfg, t, times)  cfg with every one-step move that beat t at once, or nil
 --   space:encode(cfg)     numeric vector: each param's value index, 0-based
 --   space:decode(v)       the config of an index vector (valid or not)
 --   space:mutate(cfg, rng, k)  a valid config k params away, or nil
@@ -468,6 +469,28 @@ function Space:neighbors(cfg)
     end
   end
   return out
+end
+
+-- base with, along each param where a neighbour of it (one step away) was
+-- faster (times: space:key -> time of the configs told), the fastest such
+-- neighbour's value: the moves that paid, all at once. nil where fewer than
+-- two paid (one is that neighbour itself) or the space lacks the result.
+function Space:combine(base, base_time, times)
+  local pick, moved = {}, 0
+  for _, c in ipairs(self:neighbors(base)) do
+    local t = times[self:key(c)]
+    for _, name in ipairs(self.names) do
+      if c[name] ~= base[name] and t and t < base_time and (not pick[name] or t < pick[name].t) then
+        if not pick[name] then moved = moved + 1 end
+        pick[name] = { v = c[name], t = t }
+      end
+    end
+  end
+  if moved < 2 then return nil end
+  local c = {}
+  for k, v in pairs(base) do c[k] = v end
+  for name, p in pairs(pick) do c[name] = p.v end
+  return self:find(c)
 end
 
 -- cfg if this space holds it, else the nearest config it holds with one param

@@ -20,9 +20,9 @@
 **                           # max_evals: per template, or per bucket with joint);
 **                           # default max(8, max_evals/4), the whole space with no
 **                           # max_evals; 0: parts are never searched
-**   split_polish: 16        # hold: a part's own search ends with a local search of
-**                           # at most this many candidates from its fastest
-**                           # finalist (sweep_part.h); default 16, 0: none
+**   split_polish: 14        # hold: a searched part's winner polished over the part:
+**                           # at most this many of its neighbours raced there,
+**                           # then their combination (sweep_part.h); 0: none
 **   split_depth: 2          # hold: levels of parts below a bucket, 1 to 4: a part
 **                           # whose winner still loses more than split_at after
 **                           # its own search is split again, down to this level
@@ -57,7 +57,7 @@
 #define SPEC_MAXVALUES 64
 #define SPEC_MAXTEMPLATES 8
 #define SPEC_MAXSPLITDEPTH 4    /* split_depth's most: each level multiplies a sweep's races */
-#define SPEC_SPLIT_POLISH 16    /* split_polish's default: a ring of neighbours and its combination (sweep_part.h) */
+#define SPEC_SPLIT_POLISH 14    /* split_polish's default: the worker's 16 slots less the winner and the combination */
 #define SPEC_MAXWARM 16         /* warm's most: configs a search tries first (sweep_warm.h) */
 #define SPEC_WARM 4             /* a range bucket's warm start when the spec says none */
 /* A spec is untrusted input: these caps bound what loading one costs. */
@@ -102,7 +102,7 @@ typedef struct spec_task {
     int hold;                   /* winners chosen for the whole bucket (sweep_hold.h) */
     double split_at;            /* hold: split a bucket whose winner loses more (a fraction; 0 never) */
     int split_evals;            /* hold: a part's own search (sweep_part.h: part_research); -1 the default, 0 none */
-    int split_polish;           /* hold: the local search that ends a part's own search (sweep_part.h); 0 none */
+    int split_polish;           /* hold: a searched part's winner polished over it (sweep_part.h); 0 none */
     int split_depth;            /* hold: levels of parts below a bucket, 1..SPEC_MAXSPLITDEPTH */
     int stream;                 /* timing: 0 flush (L2 flushed, one launch per sample), 1 stream (bench.h) */
     int ntemplates;             /* 0: all of the op's templates */

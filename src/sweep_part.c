@@ -25,50 +25,16 @@ static int part_evals(const sw *S)
     return cap > 0 && (n == 0 || n > cap) ? cap : n;
 }
 
-/* The end of a part's own search (spec split_polish: at most that many
-** candidates; 0: none): a local search (search/local.lua) over the template
-** of its fastest finalist so far, from that config: its neighbours one
-** param step away, then the moves among them that paid, all at once. The
-** part's search spends a few candidates on each template (8 at max_evals
-** 8), and its best is rarely the top of its landscape: on an H200 (s28
-** kbox) swapab's best at 14336 x 4096, m = 136, 160, 192 ran 0.99-1.00x
-** cuBLASLt, with 5 slots, the weight evict-first and the L2 prefetch of 2
-** boxes, where the parts' winners had stopped at 0.92-0.93x with 4 slots
-** and neither. Its candidates land in pbs with the search's. */
-static int polish_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, bucket_state *pbs, int *polished)
-{
-    int n = S->task->split_polish, f = -1;
-    for (int i = 0; i < pbs->nf; i++)
-        if (f < 0 || pbs->f[i].median_us < pbs->f[f].median_us) f = i;
-    if (n <= 0 || f < 0) return 0;
-    char tname[sizeof pbs->f[f].tmpl], *from = xstrdup(pbs->f[f].config);   /* pbs->f grows as the polish lands */
-    snprintf(tname, sizeof tname, "%s", pbs->f[f].tmpl);
-    sw_trace(S, "polish %s %s %s: %s", tp->op, pb->key, tname, from);
-    search *se = search_new_warm(S->T, "local", tname, tp, &S->dev, seed ^ 0x706f6c697368ULL, n, &from, 1);
-    free(from);
-    if (!se) return error("%s", tmpl_errmsg(S->T));
-    int before = S->evaluated + S->resumed;
-    progress_plan(S->P, flow_budget(se, n));
-    flow fl = { .S = S, .t = tp, .b = pb, .se = se, .bs = pbs, .tname = tname, .batch = 8, .evals = flow_budget(se, n) };
-    int rc = flow_run(&fl, NULL, NULL, 0);
-    int n_new = S->evaluated + S->resumed - before;
-    *polished += n_new > 0 ? n_new - 1 : 0;   /* its start, the search's, measured again from the registry */
-    flow_rejected(S, se, tname, tp, pb);
-    search_free(se);
-    return rc;
-}
-
 /* A part's own search: the bucket's strategy over the bucket's templates
 ** (a search each, or one joint search), at the part's size tp, within
 ** part_evals. Its measurements are keyed by the part, not by the bucket:
 ** they are taken at another size (as check's of a part are), and a resumed
 ** sweep finds them there. It is seeded by seed (part_research: the spec's
 ** seed and the part's key), so it tries other configs than the bucket's
-** search did, and ends with its polish (polish_part). Its finalists land
-** in pbs; *evals counts its candidates, *polished the polish's, *capped
-** says whether a cap or the budget cut it. */
+** search did. Its finalists land in pbs; *evals counts its candidates,
+** *capped says whether a cap or the budget cut it. */
 static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long long seed, const warm_seen *seen,
-                       int nseen, bucket_state *pbs, int *evals, int *polished, int *capped)
+                       int nseen, bucket_state *pbs, int *evals, int *capped)
 {
     const spec_task *st = S->task;
     char **tn;
@@ -99,7 +65,6 @@ static int search_part(sw *S, const op_task *tp, const bucket *pb, unsigned long
         *capped |= flow_capped(se, max_evals);
         search_free(se);
     }
-    if (!rc && !sw_out_of_budget(S) && !sw_interrupted()) rc = polish_part(S, tp, pb, seed, pbs, polished);
     *capped |= S->budget_hit || S->share_hit || sw_interrupted();
     free(use);
     for (int i = 0; i < ntn; i++) free(tn[i]);
@@ -276,6 +241,150 @@ static int race_spans(sw *S, const op_task *t, part *p, const op_task *tp)
     return added;
 }
 
+/* Slots c[0, m) raced at every probe of part p inside it, into a probes
+** set of their own; NULL when the budget ran out (*rc 0) or a tool failed
+** (*rc -1). */
+static probes *polish_race(sw *S, const op_task *t, split *sp, const part *p, cand *const *c, const int *fi, int m,
+                           int *rc)
+{
+    probes *Q = xcalloc(1, sizeof *Q);
+    Q->m = m;
+    *rc = 0;
+    for (int k = 0; k < p->q->n; k++) {
+        if (!probe_in_box(&p->b, p->q->p[k].shape)) continue;
+        if (split_out_of_budget(S, sp) || (*rc = probe_race(S, t, c, fi, p->q->p[k].shape, Q) < 0 ? -1 : 0)) {
+            free(Q);
+            return NULL;
+        }
+    }
+    return Q;
+}
+
+/* Slot i's time over slot 0's at Q's probes inside box: their geometric
+** mean (INFINITY where slot i has no time at a probe slot 0 has one at). */
+static double polish_score(const probes *Q, const bucket *box, int i)
+{
+    double sum = 0;
+    int n = 0;
+    for (int k = 0; k < Q->n; k++) {
+        const probe *q = &Q->p[k];
+        if (!probe_in_box(box, q->shape) || !(q->us[0] > 0)) continue;
+        if (!(q->us[i] > 0)) return INFINITY;
+        sum += log(q->us[i] / q->us[0]);
+        n++;
+    }
+    return n ? exp(sum / n) : INFINITY;
+}
+
+/* Part p's winner polished over the part (spec split_polish: at most that
+** many of its neighbours; 0: none): its neighbours one param step away in
+** its template's space at tp (search/polish.lua), raced with it at every
+** size raced in the part, each told its time over the winner's there (the
+** geometric mean), then the config that takes every move that paid at once,
+** raced with it the same way. The smallest worst loss wins (probe_winner:
+** the mean on a tie), the winner on a tie of both; a new winner joins p's
+** own finalists and its candidates, with its times at p's sizes. A part's
+** search runs at one size: on an H200 (bench/results/2026-11-30/s28/kbox)
+** swapab's best at 14336 x 4096, m = 136..192 ran 0.99-1.00x cuBLASLt with 5
+** slots, the weight evict-first and the L2 prefetch of 2 boxes, where the
+** parts' winners, each a move or two from that, had stopped at 0.92x.
+** Returns 0, 1 when Ctrl-C cut it (the winner stays), -1 a tool failure. */
+static int polish_ring(sw *S, const op_task *t, split *sp, part *p, const op_task *tp)
+{
+    int n = S->task->split_polish < PROBE_SLOTS - 2 ? S->task->split_polish : PROBE_SLOTS - 2;
+    cand *w = p->w >= 0 && p->w < p->n ? p->c[p->w] : NULL;
+    if (n <= 0 || !w || !w->config || !p->own || p->nown >= PART_OWN_MAX || S->o->retune || split_out_of_budget(S, sp))
+        return 0;
+    char *from = w->config, **cfgs = NULL;
+    search *se = search_new_warm(S->T, "polish", w->tmpl, tp, &S->dev, 1, n + 2, &from, 1);
+    if (!se) return error("%s", tmpl_errmsg(S->T));
+    cand *x = xcalloc(PROBE_SLOTS, sizeof *x), *c[PROBE_SLOTS];
+    int fi[PROBE_SLOTS], m = 1, got = 0, rc = 0;
+    c[0] = w;
+    fi[0] = p->fi[p->w];
+    probes *Q = NULL;
+    /* The ring, raced and told; then its combination, raced with it. Each
+    ** round's configs compile side by side, then are waited for. */
+    for (int round = 0; round < 2 && !rc; round++) {
+        int first = m;
+        if (search_ask(se, round ? 1 : n + 1, &cfgs, &got)) rc = error("%s", tmpl_errmsg(S->T));
+        for (int i = 0; i < got; i++) {
+            if (!rc && m < PROBE_SLOTS && strcmp(cfgs[i], w->config)) {
+                cand *y = &x[m - 1];
+                cand_instantiate(S, y, w->tmpl, cfgs[i], tp);
+                if (y->error || cand_compile(S, y, S->sp.arch)) cand_free(y), memset(y, 0, sizeof *y);
+                else c[m++] = y;
+            }
+            free(cfgs[i]);
+        }
+        free(cfgs);
+        for (int i = first; i < m && !rc; i++) {
+            if (cand_finish(S, c[i])) rc = sw_interrupted() ? 1 : -1;
+            fi[i] = c[i]->job.ok ? PART_OWN : -1;
+        }
+        if (rc || m == first) break;
+        free(Q);
+        if (!(Q = polish_race(S, t, sp, p, c, fi, m, &rc))) break;
+        if (!round) {
+            search_tell(se, w->config, "ok", 1);
+            for (int i = 1; i < m; i++) {
+                double r = polish_score(Q, &p->b, i);
+                search_tell(se, c[i]->config, isfinite(r) ? "ok" : "fail", r);
+            }
+        }
+    }
+    double worst;
+    int a, b = Q && !rc ? probe_winner(Q, &p->b, 0, S->o->noise, &worst, &a) : 0, k = Q ? probe_find(Q, p->b.rep, t->ndims) : -1;
+    sw_trace(S, "polish %s %s %s: %d configs raced around %s", t->op, p->b.key, w->tmpl, m - 1, w->config);
+    int won = b > 0 && k >= 0 && Q->p[k].us[b] > 0;
+    if (m > 1 && Q) {
+        char name[512];
+        int at;
+        split_part_name(t, sp, p, 0, name, sizeof name);
+        if (won)
+            sw_say(S, "polish     %s %s %s: %d configs one move or more from its winner raced over it: %s %s wins, "
+                   "worst loss %.1f%% (its winner's %.1f%%)\n", t->op, t->dtype, name, m - 1, c[b]->tmpl, c[b]->config,
+                   100 * worst, 100 * probe_worst(Q, &p->b, 0, &at));
+        else
+            sw_say(S, "polish     %s %s %s: %d configs one move or more from its winner raced over it: none better\n", t->op,
+                   t->dtype, name, m - 1);
+    }
+    if (won) {   /* a new winner, timed at the part's own size */
+        /* Its slot: a new one, else that of the candidate that loses most in the part. */
+        int s = p->n, at;
+        double most = -1;
+        for (int j = 0; p->n == PROBE_SLOTS && j < p->n; j++) {
+            double l = probe_worst(p->q, &p->b, j, &at);
+            if (j != p->w && l > most) s = j, most = l;
+        }
+        if (s == p->n) p->n++;
+        for (int j = 0; j < p->q->n; j++) {
+            int at = probe_find(Q, p->q->p[j].shape, t->ndims);
+            p->q->p[j].us[s] = at >= 0 ? Q->p[at].us[b] : 0;
+            p->q->p[j].spread[s] = at >= 0 ? Q->p[at].spread[b] : 0;
+        }
+        if (p->q->m < p->n) p->q->m = p->n;
+        p->own[p->nown] = *c[b];
+        memset(c[b], 0, sizeof *c[b]);
+        p->c[s] = &p->own[p->nown++];
+        p->fi[s] = PART_OWN;
+        p->us[s] = Q->p[k].us[b];
+        p->w = s;
+        p->worst = worst;
+        p->where[0] = 0;
+        if (a >= 0) probe_where(Q, a, t->ndims, NULL, p->where, sizeof p->where);
+        sw_trace(S, "polish %s %s %s: %s wins, worst loss %.4f", t->op, p->b.key, p->c[s]->tmpl, p->c[s]->config, worst);
+    }
+    free(Q);
+    cand *in[PROBE_SLOTS];
+    for (int i = 0; i < m - 1; i++) in[i] = &x[i];
+    cand_drain(S, in, m - 1);
+    for (int i = 0; i < m - 1; i++) cand_free(&x[i]);
+    free(x);
+    search_free(se);
+    return rc;
+}
+
 /* A part whose winner among its candidates (the hold race's slots, or its
 ** parent's candidates) still loses more than split_at, or ties or trails
 ** the vendor (split_settle): its best config may not be among them, all
@@ -325,15 +434,13 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     double t_search = now_s();
     warm_seen seen[SPLIT_MAXPARTS];
     int nseen = seen_parts(t, sp, p, seen);
-    int evals = 0, polished = 0;
-    int rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
-                          : search_part(S, &tp, &p->b, S->sp.seed ^ seed, seen, nseen, &pbs, &evals, &polished, &p->capped);
+    int evals = 0, rc = S->o->retune ? stored_part(S, t, &p->b, &pbs)
+                                     : search_part(S, &tp, &p->b, S->sp.seed ^ seed, seen, nseen, &pbs, &evals, &p->capped);
     if (!S->o->retune) {
         S->searched++;
-        S->searched_evals += evals + polished;
+        S->searched_evals += evals;
     }
-    sw_trace(S, "part search %s %s %s evals=%d polished=%d %.4f", t->op, S->home, p->b.key, evals, polished,
-             now_s() - t_search);
+    sw_trace(S, "part search %s %s %s evals=%d %.4f", t->op, S->home, p->b.key, evals, now_s() - t_search);
     if (rc || sw_interrupted()) {
         bucket_state_free(&pbs);
         return rc ? -1 : 1;
@@ -354,12 +461,10 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     int ns = late || S->o->retune || sw_interrupted() ? 0 : race_spans(S, t, p, &tp);
     if (sw_interrupted()) return 1;    /* a finalist's compile given up: the part is not decided */
     if (S->o->retune && !p->nown) return 0;
-    char name[512], size[96], searched[192], what[320];
+    char name[512], size[96], searched[160], what[320];
     split_part_name(t, sp, p, 0, name, sizeof name);
     task_shape_text(P->p[at].shape, t->ndims, size, sizeof size);
-    int o = snprintf(searched, sizeof searched, "searched at %s, %d candidate%s", size, evals, evals == 1 ? "" : "s");
-    if (polished && o > 0 && (size_t)o < sizeof searched)
-        snprintf(searched + o, sizeof searched - (size_t)o, " and %d around its best", polished);
+    snprintf(searched, sizeof searched, "searched at %s, %d candidate%s", size, evals, evals == 1 ? "" : "s");
     if (S->o->retune) snprintf(what, sizeof what, "%d of its stored finalists raced again", p->nown);
     else if (late) snprintf(what, sizeof what, "%s; the budget ran out before its finalists raced", searched);
     else if (p->nown) {
@@ -377,7 +482,7 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     else
         sw_say(S, "split      %s %s %s: its winner ties or trails the vendor (within %.0f%% of its time; worst loss %.1f%% at %s): %s\n",
             t->op, t->dtype, name, 100 * VENDOR_TIE, 100 * p->worst, p->where[0] ? p->where : "its size", what);
-    if (!p->nown) return 0;
+    if (!p->nown) return polish_ring(S, t, sp, p, &tp);
     /* The candidates that race beside the new ones: the winner, and the
     ** others but those that lose most in the part when the worker runs
     ** short. */
@@ -442,6 +547,6 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     } else {
         free(Q);
     }
-    return rc;
+    return rc || cut ? rc : polish_ring(S, t, sp, p, &tp);
 }
 

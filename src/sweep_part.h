@@ -4,15 +4,16 @@
 ** (sweep_probe.h: probe_behind_vendor), is searched where it loses most,
 ** among the sizes no search has covered, with the task's strategy and
 ** templates, at most split_evals candidates, warm-started from the
-** registry's nearest winners (sweep_warm.h), then a local search of at
-** most split_polish candidates from its fastest config; the search's fastest new
+** registry's nearest winners (sweep_warm.h); the search's fastest new
 ** configs, those nearest winners, and the spans of the new configs and of
 ** the part's winner (tmpl.h: tmpl_span, each made to serve every size of
 ** the part as that size wants) race the part's candidates at every size
 ** raced in it, and where the new configs' own tiling steps up inside it
 ** (sweep_probe.h: probe_wave_shapes, PROBE_WAVES sizes at most), and the
-** smallest worst loss wins. retune races the part's stored finalists
-** instead. */
+** smallest worst loss wins. The winner is then polished over the part:
+** at most split_polish of its neighbours one param step away raced at
+** those sizes, then the config that takes every move that paid. retune
+** races the part's stored finalists instead. */
 #ifndef SWEEP_PART_H
 #define SWEEP_PART_H
 #include "sweep_splitrec.h"

@@ -637,22 +637,38 @@ while read -r b r0 c0 r1 c1 cfg; do
 done < <(sql "$TDB" "select bucket, $edges, config from winners" | tr '|' ' ')
 expect_eq "2-D: lookup answers the four corners of every part from that part, with its winner" "$bad" 0
 expect_retune_kept "$TMODE" "$TDB" "$T/nest2.yaml" 6 "2-D"
-# The polish (split_polish): a part's search ends with a local search from
-# its fastest config so far (search/local.lua), its candidates counted apart
-# on the part's line and stored under the part's key at the search's size.
-sed 's/^split_polish: 0/split_polish: 8/' "$T/parts.yaml" >"$T/polish.yaml"
+# The polish (split_polish): a searched part's winner raced over the part
+# with its neighbours one param step away (search/polish.lua), then with the
+# moves that paid, all at once; a line says what it raced and what won, and
+# a new winner is the part's stored one.
+expect_true "split_polish: 0 polishes nothing" sh -c "! grep -q '^polish' '$T/out'"
+sed 's/^split_polish: 0/split_polish: 6/' "$T/parts.yaml" >"$T/polish.yaml"
 rm -f "$T/trace"
 AITUNE_TRACE="$T/trace" fake_sweep "$MODE" "$T/polish.db" "$T/polish.yaml"
-expect_eq "a sweep with split_polish: 8 exits 0" "$RC" 0 || show_last
-line=$(grep -E '^split      axpy f32 n=2\^12/5760: .*searched at 5760, 12 candidates and [0-9]+ around its best; ' "$T/out")
-np=$(printf '%s' "$line" | sed -E 's/.* and ([0-9]+) around its best.*/\1/')
-expect_true "the part's line counts the polish apart from its search's 12 candidates (${np:-none})" \
-    test -n "$np" -a "${np:-0}" -ge 1 -a "${np:-0}" -le 8
-expect_eq "the search's and the polish's candidates are stored under the part's key at 5760" \
-    "$(sql "$T/polish.db" "select count(*) from measurements where bucket like '%/5760' and shape = '{\"n\":5760}'")" \
-    "$((12 + ${np:-0}))"
-from=$(sql "$T/polish.db" "select config from (select config, median_us from measurements where bucket like '%/5760'
-                             and shape = '{\"n\":5760}' and status = 'ok' order by rowid limit 12) order by median_us limit 1")
-expect_eq "the polish starts from the search's fastest config" \
-    "$(grep -E '^[0-9.]+ gpu=0 polish axpy [^ ]+/5760 ' "$T/trace" | sed 's/.*: //')" "$from"
+expect_eq "a sweep with split_polish: 6 exits 0" "$RC" 0 || show_last
+grep -E '^polish     axpy f32 n=2\^12/[0-9^]+: ' "$T/out" > "$T/polished"
+nsearched=$(grep -cE '^split      axpy f32 n=2\^12/[0-9^]+: .*searched at ' "$T/out")
+expect_true "each part searched is polished ($(wc -l < "$T/polished") lines, $nsearched searched)" \
+    test "$(wc -l < "$T/polished")" -eq "$nsearched" -a "$nsearched" -ge 1
+expect_true "each polish races 1 to 6 neighbours and their combination at most" \
+    sh -c "! grep -vE ': [1-7] configs one move or more from its winner raced over it: ' '$T/polished'"
+expect_eq "the trace names the config each polish started from" \
+    "$(grep -cE '^[0-9.]+ gpu=0 polish axpy [^ ]+ axpy/vec: [1-7] configs raced around \{' "$T/trace")" "$nsearched"
+bad=0
+while read -r key cfg; do
+    got=$(sql "$T/polish.db" "select config from winners where bucket = '$key'")
+    [ -z "$got" ] || [ "$got" = "$cfg" ] || { bad=$((bad + 1)); echo "    $key: stored $got, polish won $cfg"; }
+done < <(grep -E '^[0-9.]+ gpu=0 polish axpy [^ ]+ axpy/vec: \{.*\} wins' "$T/trace" | sed -E 's/^[0-9.]+ gpu=0 polish axpy ([^ ]+) axpy\/vec: (\{[^}]*\}) wins.*/\1 \2/')
+expect_eq "a polish's new winner is its part's stored winner (where the part was kept)" "$bad" 0
+# A polish that wins: ace:16 kernels take 9 us at every size, faster than
+# any other; a 4-candidate bucket search and a 1-candidate part search (seed
+# 2) miss them, and one is among the lower part's winner's neighbours.
+sed -e 's/^name: parts/name: parts\nseed: 2/' -e 's/^max_evals: 16/max_evals: 4/' -e 's/^split_evals: 12/split_evals: 1/' \
+    "$T/polish.yaml" >"$T/polish_ace.yaml"
+fake_sweep shape_time,late:5760,ace:16 "$T/polish_ace.db" "$T/polish_ace.yaml"
+expect_eq "a sweep whose polish finds an ace exits 0" "$RC" 0 || show_last
+won=$(sed -nE 's/^polish     axpy f32 n=2\^12\/2\^12: [1-7] configs one move or more from its winner raced over it: axpy\/vec (\{[^}]*\}) wins, worst loss 0\.0% .*/\1/p' "$T/out")
+expect_true "the lower part's polish finds a config that loses nothing in it (${won:-none})" test -n "$won"
+expect_eq "and it is the part's stored winner, at the ace's 9 us" \
+    "$(sql "$T/polish_ace.db" "select config || ' ' || median_us from winners where bucket = 'n=2^12/2^12'")" "$won 9.0"
 done_testing
