@@ -66,10 +66,15 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     S->vendor_bars += got;
     ts[4] = now_s();
     if (sw_tracing()) {
-        char size[96];
+        /* Each slot's kernel (its config's hash, as its name has it) and time there, the vendor's last. */
+        char size[96], times[PROBE_SLOTS * 32 + 32] = "";
+        size_t o = 0;
         task_shape_text(shape, t->ndims, size, sizeof size);
-        sw_trace(S, "probe %s %s %s slots=%d task=%.4f load=%.4f race=%.4f vendor=%.4f", t->op, S->home, size, m,
-                 ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3]);
+        for (int i = 0; i < m; i++)
+            o += (size_t)snprintf(times + o, sizeof times - o, " %.8s=%.2f", cs[i]->config_hash, p->us[i]);
+        snprintf(times + o, sizeof times - o, " vendor_us=%.2f", p->vendor_us);
+        sw_trace(S, "probe %s %s %s slots=%d task=%.4f load=%.4f race=%.4f vendor=%.4f us:%s", t->op, S->home, size, m,
+                 ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3], times);
     }
     return 1;
 }

@@ -7,9 +7,10 @@
 #ifndef SWEEP_PROBE_H
 #define SWEEP_PROBE_H
 #include "sweep_cand.h"
+#include "wire.h"
 
 #define PROBES_MAX 48           /* sizes raced for one bucket, its parts' included */
-#define PROBE_SLOTS 16          /* candidates raced at once: the worker's slots */
+#define PROBE_SLOTS WIRE_SLOTS  /* candidates raced at once: the worker's slots */
 #define PART_OWN (-2)           /* fi of a finalist of a part's own search (the part's or a parent's) */
 
 /* The sizes a bucket's finalists were raced at: slot i's time there, 0

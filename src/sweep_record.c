@@ -214,9 +214,9 @@ int record_winner(sw *S, const op_task *t, const bucket *b, const bucket_state *
 
 int record_add_earlier(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
 {
-    measurement key = { 0 }, best[16];
+    measurement key = { 0 }, best[WIRE_SLOTS];
     cand_bucket_fields(S, &key, t, b);
-    int n = reg_measure_best(S->R, &key, S->sp.top_k < 16 ? S->sp.top_k : 16, best);
+    int n = reg_measure_best(S->R, &key, S->sp.top_k < WIRE_SLOTS ? S->sp.top_k : WIRE_SLOTS, best);
     if (n < 0) return error("%s", reg_errmsg(S->R));
     for (int i = 0; i < n; i++) {
         cand c = { 0 };

@@ -268,7 +268,7 @@ int split_store(sw *S, const op_task *t, const bucket *b, const bucket_state *bs
         const part *p = &sp->p[i];
         if (p->nkids) continue;
         if (task_at(S, t, p->b.rep, &tp[n])) { rc = error("%s", tmpl_errmsg(S->T)); break; }
-        final f[16];
+        final f[PROBE_SLOTS];
         int k = 0, w = -1;
         double default_us = 0;
         for (int j = 0; j < p->n; j++) {

@@ -21,9 +21,9 @@ typedef struct part {
     int up;                 /* its parent's index in split.p; -1: the bucket */
     int nkids;              /* split again into that many parts (those whose up is it); 0: stored */
     int n, w;               /* the candidates c[0, n); the winner c[w] */
-    cand *c[16];
-    int fi[16];             /* c[i]'s index in bs->f (-1: out of the race), or PART_OWN */
-    double us[16];
+    cand *c[PROBE_SLOTS];
+    int fi[PROBE_SLOTS];      /* c[i]'s index in bs->f (-1: out of the race), or PART_OWN */
+    double us[PROBE_SLOTS];
     double worst;
     char where[96];
     char whole[96];         /* why a part that still loses more than split_at was not split again */
@@ -42,7 +42,7 @@ typedef struct split {
     int n;
     int trial;              /* no part changes the winner among the slots: split only if a part's search does */
     part p[SPLIT_MAXPARTS];
-    int fi[16];
+    int fi[PROBE_SLOTS];
     int rc;                 /* -1: a tool failed in a part's search (said); 1: Ctrl-C cut one */
     int cut;                /* the budget stopped a race or search of hold's or the split's */
 } split;

@@ -85,7 +85,7 @@ static int confirm(sw *S, const op_task *t, const bucket *b, bucket_state *bs)
         if (best < 0) break;
         promote(bs, best, k++);
     }
-    cand cs[16];
+    cand cs[WIRE_SLOTS];
     memset(cs, 0, sizeof cs);
     int rc = 0;
     for (int i = 0; i < k;) {
@@ -264,7 +264,7 @@ static int remeasure(sw *S, const op_task *t, const bucket *b, const retune_fina
     snprintf(label, sizeof label, "%s %s %s", t->op, t->dtype, b->key);
     progress_bucket(S->P, label);
     progress_plan(S->P, rf->n);
-    cand cs[16];
+    cand cs[WIRE_SLOTS];
     memset(cs, 0, sizeof cs);
     for (int i = 0; i < rf->n; i++) cand_instantiate(S, &cs[i], rf->f[i].tmpl, rf->f[i].config, t);
     int rc = cand_run_batch(S, cs, rf->n, t, b, NULL, bs, NULL);
@@ -469,8 +469,8 @@ static int check_winner(sw *S, const op_task *t0, const bucket *b, const char *h
     ** winner is timed again in the same race, against its stored
     ** finalists, and that time is the one compared. */
     if (!rc && !strcmp(c.m.status, "ok") && rf.n > 1 && !S->o->compile_only) {
-        cand fs[16];
-        final ff[16];
+        cand fs[WIRE_SLOTS];
+        final ff[WIRE_SLOTS];
         int k = 0;
         memset(fs, 0, sizeof fs);
         memset(ff, 0, sizeof ff);
