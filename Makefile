@@ -37,7 +37,7 @@ BROWSER_DEBS := chromium-headless-shell
 # The tool's modules, in dependency order; the registry's by what they store
 # (registry.h's map).
 REG_OBJS  := registry registry_cubin registry_measure registry_winner registry_vendor registry_scan registry_decided registry_export registry_merge
-TOOL_OBJS := names util cu vendor expr json align dbguard plan device proto child tmpl wire search jit $(REG_OBJS) spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_splitrec sweep_split sweep_part sweep_hold sweep_resume sweep_warm sweep_tune sweep_lanes sweep_space sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan pin peers main
+TOOL_OBJS := names util cu vendor expr json align dbguard plan device proto child tmpl wire search jit $(REG_OBJS) spec bench worker sweep_vendor sweep_session sweep_cand sweep_task sweep_record sweep_flow sweep_probe sweep_splitrec sweep_split sweep_part sweep_polish sweep_hold sweep_resume sweep_warm sweep_tune sweep_lanes sweep_space sweep_compile sweep_scan sweep emit cli list progress why export gc import report replay identity status merge retune window scan pin peers main
 TOOL_O    := $(TOOL_OBJS:%=$(BUILD)/obj/%.o) $(BUILD)/obj/schema.o $(BUILD)/obj/migrations.o $(BUILD)/obj/rt.o $(BUILD)/obj/rt_launch.o
 UNIT_TESTS := test_core test_spec test_tmpl test_registry test_jit test_worker test_plan test_progress test_replay test_search test_sweep \
               test_vendor test_names

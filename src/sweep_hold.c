@@ -225,7 +225,10 @@ int hold_choose(const probes *P, const bucket *b, const int *fi, int w, double n
         c->nw = w;
         return 0;
     }
-    c->nw = c->worst[c->cb] < c->worst[c->cw] - noise ? fi[c->cb] : w;
+    double worst;
+    int a, won = probe_winner(P, b, c->cw, noise, &worst, &a);
+    if (fi[won] >= 0) c->cb = won;
+    c->nw = fi[c->cb] >= 0 && c->cb != c->cw ? fi[c->cb] : w;
     return 1;
 }
 
@@ -256,7 +259,9 @@ static void hold_say(hold *H)
     hold_where(H, cw, where, sizeof where);
     sw_say(S, "hold       %s %s %s: the race's winner loses %s%.1f%% (at %s); %s\n", t->op, t->dtype, H->b->key,
            isfinite(wc) ? "" : "everything ", isfinite(wc) ? 100 * wc : 100.0, where,
-           moved ? "another finalist, worst loss smaller, wins" : "it stays");
+           !moved ? "it stays"
+           : H->c.worst[cb] < wc ? "another finalist, worst loss smaller, wins"
+                                  : "another finalist, worst loss within 2% and mean loss smaller, wins");
     if (moved) {
         hold_where(H, cb, where, sizeof where);
         sw_say(S, "hold       %s %s %s: %s %s, worst loss %.1f%% (at %s)\n", t->op, t->dtype, H->b->key,

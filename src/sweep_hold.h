@@ -21,8 +21,9 @@
 ** the bucket's winner loses where no finalist holds and the split's parts
 ** may take those defaults as their winners (never the bucket: its winner is
 ** a finalist, run at its representative). The
-** winner becomes the finalist with the smallest worst loss, the race's
-** winner when it is within the noise margin of that (hold_choose). The
+** winner becomes the finalist with the smallest worst loss (on a tie
+** within 2%, the smaller mean loss), the race's winner when it is within
+** the noise margin of that (hold_choose). The
 ** finalists' stored times become those of the race at the representative.
 **
 ** A bucket whose winner still loses more than the task's split_at somewhere
@@ -61,17 +62,17 @@ int hold_probe(sw *S, const op_task *t, const bucket *b, bucket_state *bs, cand 
 
 /* hold's choice, given the races: the slots raced at the probes P (slot i
 ** is bs->f[fi[i]], fi[i] -1 when it left the race), the race's winner
-** bs->f[w]. The winner becomes the slot with the smallest worst loss over
-** the probes inside b when that is smaller than the race winner's by more
-** than noise; else the race's winner stays. Returns 0 when there is no
-** choice to make (the race's winner is not a slot, or no slot has a time):
-** then c->nw is w. */
+** bs->f[w]. The winner becomes probe_winner's over the probes inside b
+** (sweep_probe.h: the smallest worst loss, the smaller mean loss on a tie
+** within 2%), the race's winner preferred (and kept while within noise > 0
+** of that). Returns 0 when there is no choice to make (the race's winner is
+** not a slot, or no slot has a time): then c->nw is w. */
 typedef struct hold_choice {
     int cw;                 /* the race winner's slot (-1: it is not one) */
-    int cb;                 /* the slot with the smallest worst loss */
+    int cb;                 /* the slot that wins (the smallest worst loss where no slot has a time) */
     int nw;                 /* the winner now: an index in bs->f */
-    double worst[16];       /* each slot's worst loss (INFINITY: out of the race, or failing at a probe) */
-    int at[16];             /* the probe of that loss (-1: none) */
+    double worst[PROBE_SLOTS];   /* each slot's worst loss (INFINITY: out of the race, or failing at a probe) */
+    int at[PROBE_SLOTS];         /* the probe of that loss (-1: none) */
 } hold_choice;
 int hold_choose(const probes *P, const bucket *b, const int *fi, int w, double noise, hold_choice *c);
 

@@ -10,10 +10,8 @@
 ** the part as that size wants) race the part's candidates at every size
 ** raced in it, and where the new configs' own tiling steps up inside it
 ** (sweep_probe.h: probe_wave_shapes, PROBE_WAVES sizes at most), and the
-** smallest worst loss wins. The winner is then polished over the part:
-** at most split_polish of its neighbours one param step away raced at
-** those sizes, then the config that takes every move that paid. retune
-** races the part's stored finalists instead. */
+** smallest worst loss wins. The winner is then polished over the part
+** (sweep_polish.h). retune races the part's stored finalists instead. */
 #ifndef SWEEP_PART_H
 #define SWEEP_PART_H
 #include "sweep_splitrec.h"

@@ -204,6 +204,20 @@ static void test_hold_choose(void)
     int out[3] = { -1, -1, -1 };
     ok = hold_choose(&P, &b, out, 4, 0.02, &c);
     CHECK(!ok && c.nw == 4, "no slot in the race: no choice");
+
+    /* A sweep (noise 0): worst losses within 2% tie, the smaller mean wins.
+    ** Slot 1 loses 9.5% at the upper edge and 9% elsewhere, the race's
+    ** winner 10% there and nothing elsewhere: it stays. */
+    double tie[3][4] = { { 10, 10.9, 0 }, { 14, 15.26, 0 }, { 22, 21.9, 0 } };
+    set_probes(&P, 3, 3, x, tie);
+    P.p[2].vendor_us = 20;
+    ok = hold_choose(&P, &b, fi, 4, 0, &c);
+    CHECK(ok && c.nw == 4 && c.cb == 0, "a worst loss 0.5%% smaller and a mean 6%% larger: the race's winner stays (bs->f[%d])",
+          c.nw);
+    P.p[0].us[1] = 10;
+    P.p[1].us[1] = 14;
+    ok = hold_choose(&P, &b, fi, 4, 0, &c);
+    CHECK(ok && c.nw == 2 && c.cb == 1, "level elsewhere, 0.5%% better at the edge: the other finalist wins (bs->f[%d])", c.nw);
 }
 
 static void test_sizes(void)
