@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "json.h"
+#include "search.h"
 #include "tmpl.h"
 #include <dirent.h>
 #include <lauxlib.h>
@@ -20,7 +21,8 @@ const char list_summary[] =
     "Exit: 0, 2 for an unknown op, 3 when a template does not load.";
 const char list_usage[] = "aitune list [OP] [--json]";
 
-/* Strategies: the .lua files of search/ but the space helper, sorted. */
+/* Strategies: the .lua files of search/ but the space helper and the
+** polish (search.h: SEARCH_POLISH), sorted. */
 static int strategies(const char *root, char names[][32], int max)
 {
     char *dir = xstrfmt("%s/search", root);
@@ -30,7 +32,9 @@ static int strategies(const char *root, char names[][32], int max)
     struct dirent *e;
     while (d && (e = readdir(d)) && n < max) {
         size_t len = strlen(e->d_name);
-        if (len < 5 || len - 4 >= 32 || strcmp(e->d_name + len - 4, ".lua") || !strcmp(e->d_name, "space.lua")) continue;
+        if (len < 5 || len - 4 >= 32 || strcmp(e->d_name + len - 4, ".lua") || !strcmp(e->d_name, "space.lua") ||
+            !strcmp(e->d_name, SEARCH_POLISH ".lua"))
+            continue;
         snprintf(names[n++], 32, "%.*s", (int)(len - 4), e->d_name);
     }
     if (d) closedir(d);

@@ -71,6 +71,13 @@ int search_exists(tmpl *T, const char *strategy)
     return ok;
 }
 
+int search_for_spec(tmpl *T, const char *strategy)
+{
+    if (strcmp(strategy, SEARCH_POLISH)) return search_exists(T, strategy);
+    tmpl_seterr(T, "search strategy '%s' is not a search: it polishes one config (split_polish)", strategy);
+    return 0;
+}
+
 /* With the space at the top of the stack and the space module at mod:
 ** create the strategy, pop the space, return the search. */
 static search *start(tmpl *T, const char *strategy, int mod, unsigned long long seed, int max_evals,

@@ -9,6 +9,12 @@ typedef struct search search;
 
 /* Whether search/<strategy>.lua names a strategy; if not, tmpl_errmsg says so. */
 int search_exists(tmpl *T, const char *strategy);
+/* search/polish.lua: one config's ring of neighbours and their combination,
+** not a search of a space (sweep_polish.h drives it). */
+#define SEARCH_POLISH "polish"
+/* Whether a spec's search may name strategy: search_exists, and not
+** SEARCH_POLISH; if not, tmpl_errmsg says why. */
+int search_for_spec(tmpl *T, const char *strategy);
 
 /* A search of tname's space for task on dev. max_evals <= 0: no cap.
 ** Returns NULL after setting tmpl_errmsg(T). */

@@ -48,7 +48,7 @@ int part_polish(sw *S, const op_task *t, split *sp, part *p, const op_task *tp)
     if (n <= 0 || !w || !w->config || !p->own || p->nown >= PART_OWN_MAX || S->o->retune || split_out_of_budget(S, sp))
         return 0;
     char *from = w->config, **cfgs = NULL;
-    search *se = search_new_warm(S->T, "polish", w->tmpl, tp, &S->dev, 1, n + 2, &from, 1);
+    search *se = search_new_warm(S->T, SEARCH_POLISH, w->tmpl, tp, &S->dev, 1, n + 2, &from, 1);
     if (!se) return error("%s", tmpl_errmsg(S->T));
     cand *x = xcalloc(PROBE_SLOTS, sizeof *x), *c[PROBE_SLOTS];
     int fi[PROBE_SLOTS], m = 1, got = 0, rc = 0;

@@ -93,7 +93,7 @@ int task_check_spec(sw *S)
             bad = tmpl_task(S->T, st->op, st->dtypes[d], shape, &t);
         }
         free(bs);
-        if (bad || !search_exists(S->T, st->search)) {
+        if (bad || !search_for_spec(S->T, st->search)) {
             error("spec '%s' line %d: %s", S->sp.path, st->line, tmpl_errmsg(S->T));
             return -1;
         }

@@ -7,8 +7,8 @@ expect_exit 0 "list" "$AITUNE" list
 expect_stdout "^templates and strategies from $ROOT\$" "list names the folder it read"
 expect_stdout "^  axpy +dims n +dtypes f32 f16 bf16 +1 template" "list shows an op's dims and dtypes"
 expect_stdout "^  softmax/tma +bf16 f16 f32 +sm_90\+ .*block=128,256,512,1024" "list shows a template's dtypes, archs and params"
-STRATS=$(cd "$ROOT/search" && ls *.lua | sed 's/\.lua$//' | grep -vx space | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
-expect_stdout "^  $STRATS\$" "list shows the search strategies (not the space helper)"
+STRATS=$(cd "$ROOT/search" && ls *.lua | sed 's/\.lua$//' | grep -vx 'space\|polish' | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
+expect_stdout "^  $STRATS\$" "list shows the search strategies (not the space helper, not the polish)"
 expect_exit 0 "list one op" "$AITUNE" list softmax
 expect_no_stdout "axpy" "list OP shows only that op"
 expect_exit 0 "list --json" "$AITUNE" list --json

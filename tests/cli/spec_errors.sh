@@ -97,6 +97,12 @@ tasks:
 EOF
 expect_exit 3 "unknown search strategy" "$AITUNE" sweep "$T/unknown_search.yaml" --db "$T/r.db"
 expect_stderr "line 3: unknown search strategy 'genetic_magic'" "unknown strategy: named with the task's line"
+# search/polish.lua polishes one config (a part's winner: split_polish); a
+# spec may not name it as a search.
+sed 's/search: genetic_magic/search: polish/' "$T/unknown_search.yaml" >"$T/polish_search.yaml"
+expect_exit 3 "the polish as a task's search" "$AITUNE" sweep "$T/polish_search.yaml" --db "$T/r.db"
+expect_stderr "line 3: search strategy 'polish' is not a search: it polishes one config \(split_polish\)" \
+    "the polish as a search: the line names it and says what it is"
 
 spec bad_yaml.yaml <<'EOF'
 name: x
