@@ -6,7 +6,7 @@
 -- and nothing once done; without a warm config it is done at once. The
 -- sweep drives it outside a search's flow (sweep_part.c: a part's winner
 -- polished over the part's sizes, each config told its time relative to
--- the start's there); as a spec's strategy it would end after one ring.
+-- the start's there); a spec may not name it (src/search.h: search_for_spec).
 local P = {}
 P.__index = P
 
