@@ -61,12 +61,15 @@ int part_polish(sw *S, const op_task *t, split *sp, part *p, const op_task *tp)
         int first = m;
         if (search_ask(se, round ? 1 : n + 1, &cfgs, &got)) rc = error("%s", tmpl_errmsg(S->T));
         for (int i = 0; i < got; i++) {
+            int built = 0;
             if (!rc && m < PROBE_SLOTS && strcmp(cfgs[i], w->config)) {
                 cand *y = &x[m - 1];
                 cand_instantiate(S, y, w->tmpl, cfgs[i], tp);
                 if (y->error || cand_compile(S, y, S->sp.arch)) cand_free(y), memset(y, 0, sizeof *y);
-                else c[m++] = y;
+                else c[m++] = y, built = 1;
             }
+            /* One not built is told so: the combination waits for every neighbour's reply. */
+            if (!built && strcmp(cfgs[i], w->config)) search_tell(se, cfgs[i], "fail", 0);
             free(cfgs[i]);
         }
         free(cfgs);

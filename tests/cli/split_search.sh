@@ -671,4 +671,7 @@ won=$(sed -nE 's/^polish     axpy f32 n=2\^12\/2\^12: [1-7] configs one move or 
 expect_true "the lower part's polish finds a config that loses nothing in it (${won:-none})" test -n "$won"
 expect_eq "and it is the part's stored winner, at the ace's 9 us" \
     "$(sql "$T/polish_ace.db" "select config || ' ' || median_us from winners where bucket = 'n=2^12/2^12'")" "$won 9.0"
+# After a driver upgrade, retune races the stored winners again: the polished
+# one (measured only in the polish's races, under no search's key) is kept.
+expect_retune_kept shape_time,late:5760,ace:16 "$T/polish_ace.db" "$T/polish_ace.yaml" 2 "the polished sweep"
 done_testing

@@ -159,6 +159,43 @@ static void test_local_combine(tmpl *T)
     free_all(g, ng);
 }
 
+/* polish (search/polish.lua): the start, its ring asked at once, nothing
+** while a reply is pending, then the combination of the moves that paid,
+** then done. */
+static void test_polish(tmpl *T)
+{
+    char **g, *warm[] = { "{\"a\":5,\"b\":2,\"c\":\"x\"}" };
+    int ng = grid(&g);
+    search *s = search_of_configs(T, "polish", g, ng, 3, 8, warm, 1);
+    char **cfgs = NULL;
+    int got = 0, rc = s ? search_ask(s, 8, &cfgs, &got) : -1;
+    CHECK(!rc && got == 6 && !strcmp(cfgs[0], warm[0]), "polish asks its start and its 5 neighbours at once (%d)", got);
+    for (int i = 0; !rc && i < got - 1; i++) {   /* the last neighbour's reply pending */
+        measurement m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.status, sizeof m.status, "ok");
+        m.median_us = separable_us(cfgs[i]);
+        search_tell_measured(s, cfgs[i], &m);
+    }
+    char **more = NULL, *last = got ? cfgs[got - 1] : NULL;
+    int n2 = 0;
+    rc = rc ? rc : search_ask(s, 8, &more, &n2);
+    CHECK(!rc && n2 == 0, "nothing more while a neighbour's reply is pending (%d)", n2);
+    if (!rc && n2 == 0) free(more);
+    if (last) search_tell(s, last, "ok", separable_us(last));
+    rc = rc ? rc : search_ask(s, 8, &more, &n2);
+    CHECK(!rc && n2 == 1 && !strcmp(more[0], "{\"a\":4,\"b\":3,\"c\":\"y\"}"), "then the moves that paid, at once (%s)",
+          !rc && n2 ? more[0] : "none");
+    if (!rc) free_all(more, n2);
+    rc = rc ? rc : search_ask(s, 8, &more, &n2);
+    CHECK(!rc && n2 == 0, "then done (%d)", n2);
+    if (!rc && n2 == 0) free(more);
+    for (int i = 0; i < got; i++) free(cfgs[i]);
+    free(cfgs);
+    search_free(s);
+    free_all(g, ng);
+}
+
 static void test_warm(tmpl *T)
 {
     op_task t;
@@ -556,6 +593,7 @@ int main(int argc, char **argv)
     tmpl *T = tmpl_open(root);
     test_of_configs(T);
     test_local_combine(T);
+    test_polish(T);
     test_warm(T);
     test_lazy(T);
     test_narrow(T);
