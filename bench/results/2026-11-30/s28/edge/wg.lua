@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 128 } },
+  { "bn", { 128, 224, 256 } },
+  { "consumers", { 2 } },
+  { "stages", { 4, 5, 6 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 1, 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1" } },
+  { "schedule", { "coop" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "tma", "direct" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
