@@ -114,9 +114,9 @@ int part_polish(sw *S, const op_task *t, split *sp, part *p, const op_task *tp)
         }
         if (s == p->n) p->n++;
         for (int j = 0; j < p->q->n; j++) {
-            int at = probe_find(Q, p->q->p[j].shape, t->ndims);
-            p->q->p[j].us[s] = at >= 0 ? Q->p[at].us[b] : 0;
-            p->q->p[j].spread[s] = at >= 0 ? Q->p[at].spread[b] : 0;
+            int q = probe_find(Q, p->q->p[j].shape, t->ndims);
+            p->q->p[j].us[s] = q >= 0 ? Q->p[q].us[b] : 0;
+            p->q->p[j].spread[s] = q >= 0 ? Q->p[q].spread[b] : 0;
         }
         if (p->q->m < p->n) p->q->m = p->n;
         p->own[p->nown] = *c[b];
