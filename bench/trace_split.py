@@ -13,6 +13,8 @@ One row per bucket, in the order each GPU's lane took them, in seconds:
             time setting each size's task up (inputs, reference), loading and
             verifying the slots, racing them, and timing the vendor there
   parts     the parts' own searches: how many, and their time
+  polish    the parts' winners polished over them (sweep_polish.h): their
+            compiles and races (not in probes)
   other     what is left: compile waits, the race at the bucket's own size,
             the registry
 A last line sums the columns over the buckets."""
@@ -43,7 +45,7 @@ def buckets(events):
         if text.startswith("bucket start "):
             share = re.search(r"share=([\d.]+)", text)
             cur = {"key": " ".join(w[2:5]), "t0": t, "share": float(share.group(1)) if share else 0.0,
-                   "wall": None, "vendor": 0.0, "timed": [], "probes": [], "parts": []}
+                   "wall": None, "vendor": 0.0, "timed": [], "probes": [], "parts": [], "polish": []}
         elif cur is None:
             continue
         elif text.startswith("bucket end "):
@@ -58,9 +60,12 @@ def buckets(events):
             cur["timed"].append((s, e))
         elif w[0] == "probe":
             phases = dict(re.findall(r"(task|load|race|vendor)=([\d.]+)", text))
-            cur["probes"].append({k: float(v) for k, v in phases.items()})
+            cur["probes"].append(dict({k: float(v) for k, v in phases.items()}, t=t))
         elif text.startswith("part search "):
             cur["parts"].append((t - float(w[-1]), t))
+        elif w[0] == "polish" and " raced in " in text:
+            d = float(re.search(r" raced in ([\d.]+) s ", text).group(1))
+            cur["polish"].append((t - d, t))
     return out
 
 
@@ -69,27 +74,31 @@ PHASES = ("task", "load", "race", "vendor")
 
 def row(b):
     inside = lambda s, e: any(a <= s and e <= z for a, z in b["parts"])
+    polished = lambda t: any(a <= t <= z for a, z in b["polish"])
+    probes = [p for p in b["probes"] if not polished(p["t"])]
     r = {"wall": b["wall"], "vendor": b["vendor"],
          "search": sum(e - s for s, e in b["timed"] if not inside(s, e)),
-         "nprobes": len(b["probes"]), "nparts": len(b["parts"]), "parts": sum(z - a for a, z in b["parts"])}
+         "nprobes": len(probes), "nparts": len(b["parts"]), "parts": sum(z - a for a, z in b["parts"]),
+         "npolish": len(b["polish"]), "polish": sum(z - a for a, z in b["polish"])}
     for k in PHASES:
-        r["p_" + k] = sum(p.get(k, 0.0) for p in b["probes"])
-    r["other"] = r["wall"] - r["vendor"] - r["search"] - sum(r["p_" + k] for k in PHASES) - r["parts"]
+        r["p_" + k] = sum(p.get(k, 0.0) for p in probes)
+    r["other"] = (r["wall"] - r["vendor"] - r["search"] - sum(r["p_" + k] for k in PHASES) - r["parts"]
+                  - r["polish"])
     return r
 
 
 def line(label, share, r):
-    return "%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %6.1f" % (
+    return "%-44s %7.1f %6s %6.1f %6.1f  %3d %5.1f/%5.1f/%5.1f/%5.1f %12s %9s %6.1f" % (
         label, r["wall"], share, r["vendor"], r["search"], r["nprobes"], r["p_task"], r["p_load"], r["p_race"],
-        r["p_vendor"], "%d %.1f" % (r["nparts"], r["parts"]), r["other"])
+        r["p_vendor"], "%d %.1f" % (r["nparts"], r["parts"]), "%d %.1f" % (r["npolish"], r["polish"]), r["other"])
 
 
 def main(path):
     lanes = parse(path)
     if not lanes:
         sys.exit("%s: no trace lines (a sweep run with AITUNE_TRACE=%s writes them)" % (path, path))
-    print("%-44s %7s %6s %6s %6s  %-34s %9s %6s" % ("bucket", "wall", "share", "vendor", "search",
-                                                   "probes: n task/load/race/vendor", "parts", "other"))
+    print("%-44s %7s %6s %6s %6s  %-34s %9s %9s %6s" % ("bucket", "wall", "share", "vendor", "search",
+                                                        "probes: n task/load/race/vendor", "parts", "polish", "other"))
     tot = {}
     for gpu in sorted(lanes):
         for b in buckets(lanes[gpu]):

@@ -55,6 +55,7 @@ int part_polish(sw *S, const op_task *t, split *sp, part *p, const op_task *tp)
     c[0] = w;
     fi[0] = p->fi[p->w];
     probes *Q = NULL;
+    double t0 = now_s();
     /* The ring, raced and told; then its combination, raced with it. Each
     ** round's configs compile side by side, then are waited for. */
     for (int round = 0; round < 2 && !rc; round++) {
@@ -90,7 +91,8 @@ int part_polish(sw *S, const op_task *t, split *sp, part *p, const op_task *tp)
     }
     double worst;
     int a, b = Q && !rc ? probe_winner(Q, &p->b, 0, S->o->noise, &worst, &a) : 0, k = Q ? probe_find(Q, p->b.rep, t->ndims) : -1;
-    sw_trace(S, "polish %s %s %s: %d configs raced around %s", t->op, p->b.key, w->tmpl, m - 1, w->config);
+    sw_trace(S, "polish %s %s %s: %d configs raced in %.4f s around %s", t->op, p->b.key, w->tmpl, m - 1, now_s() - t0,
+             w->config);
     int won = b > 0 && k >= 0 && Q->p[k].us[b] > 0;
     if (m > 1 && Q) {
         char name[512];

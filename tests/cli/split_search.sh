@@ -653,7 +653,7 @@ expect_true "each part searched is polished ($(wc -l < "$T/polished") lines, $ns
 expect_true "each polish races 1 to 6 neighbours and their combination at most" \
     sh -c "! grep -vE ': [1-7] configs one move or more from its winner raced over it: ' '$T/polished'"
 expect_eq "the trace names the config each polish started from" \
-    "$(grep -cE '^[0-9.]+ gpu=0 polish axpy [^ ]+ axpy/vec: [1-7] configs raced around \{' "$T/trace")" "$nsearched"
+    "$(grep -cE '^[0-9.]+ gpu=0 polish axpy [^ ]+ axpy/vec: [1-7] configs raced in [0-9.]+ s around \{' "$T/trace")" "$nsearched"
 bad=0
 while read -r key cfg; do
     got=$(sql "$T/polish.db" "select config from winners where bucket = '$key'")
