@@ -73,22 +73,17 @@ function S:ask(n)
     led:take(c, out)
   end
   self.starts = 0
-  if #out > 0 or not self.best then
-    if #out == 0 and not led:full() then
-      local c = self:fresh()
-      if c then led:take(c, out) end
+  -- The best's ring; a ring combined (told, or pending when the sweep asks
+  -- ahead: combined later) gives way to the best's when that moved.
+  for _ = 1, 2 do
+    if #out > 0 or not self.best then break end
+    local r = self.ring
+    if not r or (r.combined and self.space:key(r.cfg) ~= self.space:key(self.best)) then
+      self.ring = { cfg = self.best, time = self.best_time, keys = {}, combined = false }
     end
-    return out
+    self:ring_ask(self.ring, out, n)
   end
-  local key = self.space:key(self.best)
-  if not self.ring then self.ring = { cfg = self.best, time = self.best_time, keys = {}, combined = false } end
-  if self:ring_ask(self.ring, out, n) then return out end
-  -- A ring whose replies are pending (the sweep asks ahead) is combined later.
-  if self.ring.combined and self.space:key(self.ring.cfg) ~= key then
-    self.ring = { cfg = self.best, time = self.best_time, keys = {}, combined = false }
-    if self:ring_ask(self.ring, out, n) then return out end
-  end
-  if not led:full() then
+  if #out == 0 and not led:full() then
     local c = self:fresh()
     if c then led:take(c, out) end
   end

@@ -371,9 +371,7 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
     probes *Q = xcalloc(1, sizeof *Q);
     Q->m = n;
     int cut = 0;     /* the budget ran out before every size was raced: the candidates' winner stays */
-    for (int k = 0; k < P->n && !rc && !cut; k++)
-        if ((cut = split_out_of_budget(S, sp))) break;
-        else if (probe_race(S, t, c, fi, P->p[k].shape, Q) < 0) rc = -1;
+    for (int k = 0; k < P->n && !rc && !cut; k++) rc = split_race(S, t, sp, c, fi, P->p[k].shape, Q, &cut);
     /* And where the new finalists' own tiling steps up inside the part. */
     long long steps[PROBE_WAVES][TMPL_MAXDIMS];
     int nsteps = 0;
@@ -384,9 +382,7 @@ int part_research(sw *S, const op_task *t, split *sp, part *p)
         probe_sizes_text(&p->b, steps, 0, nsteps, at, sizeof at);
         sw_trace(S, "part %s %s %s: where its new finalists' waves step up:%s", t->op, t->dtype, p->b.key, at);
     }
-    for (int k = 0; k < nsteps && !rc && !cut; k++)
-        if ((cut = split_out_of_budget(S, sp))) break;
-        else if (probe_race(S, t, c, fi, steps[k], Q) < 0) rc = -1;
+    for (int k = 0; k < nsteps && !rc && !cut; k++) rc = split_race(S, t, sp, c, fi, steps[k], Q, &cut);
     int a, k = probe_find(Q, p->b.rep, t->ndims);
     double worst;
     w = probe_winner(Q, &p->b, w, S->o->noise, &worst, &a);

@@ -6,21 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slots c[0, m) raced at every probe of part p inside it, into a probes
-** set of their own; NULL when the budget ran out (*rc 0) or a tool failed
-** (*rc -1). */
+/* Slots c[0, m) raced at every size raced in part p (its probes), into a
+** probes set of their own; NULL when the budget ran out (*rc 0) or a tool
+** failed (*rc -1). */
 static probes *polish_race(sw *S, const op_task *t, split *sp, const part *p, cand *const *c, const int *fi, int m,
                            int *rc)
 {
     probes *Q = xcalloc(1, sizeof *Q);
+    int cut = 0;
     Q->m = m;
     *rc = 0;
-    for (int k = 0; k < p->q->n; k++) {
-        if (!probe_in_box(&p->b, p->q->p[k].shape)) continue;
-        if (split_out_of_budget(S, sp) || (*rc = probe_race(S, t, c, fi, p->q->p[k].shape, Q) < 0 ? -1 : 0)) {
-            free(Q);
-            return NULL;
-        }
+    for (int k = 0; k < p->q->n && !*rc && !cut; k++) *rc = split_race(S, t, sp, c, fi, p->q->p[k].shape, Q, &cut);
+    if (*rc || cut) {
+        free(Q);
+        return NULL;
     }
     return Q;
 }

@@ -26,6 +26,13 @@ int split_out_of_budget(sw *S, split *sp)
     return 1;
 }
 
+int split_race(sw *S, const op_task *t, split *sp, cand *const *cs, const int *fi, const long long *shape, probes *Q,
+               int *cut)
+{
+    if ((*cut = split_out_of_budget(S, sp))) return 0;
+    return probe_race(S, t, cs, fi, shape, Q) < 0 ? -1 : 0;
+}
+
 /* A box's edges on a line: "rows [1024, 1408), cols [5760, 8192)". */
 static size_t box_text(const op_task *t, const bucket *b, char *out, size_t cap)
 {

@@ -51,6 +51,11 @@ typedef struct split {
 ** which owns both, the bucket's share included). The budget, not Ctrl-C,
 ** marks sp->cut. */
 int split_out_of_budget(sw *S, split *sp);
+/* Slots cs[0, Q->m) raced at shape into Q (sweep_probe.h: probe_race),
+** unless split_out_of_budget: then *cut is set and nothing raced. -1: a
+** tool failure. */
+int split_race(sw *S, const op_task *t, split *sp, cand *const *cs, const int *fi, const long long *shape, probes *Q,
+               int *cut);
 
 /* Part p emptied: its probes and own finalists freed (a split on trial
 ** not kept drops its parts so). */

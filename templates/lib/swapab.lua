@@ -128,6 +128,16 @@ M.params = {
 -- its BN/2 sums and 26 more, what ptxas 13.0 squeezed bm 256's kernels to
 -- (bn 96: 74, bn 128: 90; bn 160 needed 106 and failed to compile at 96;
 -- tests/cli/swapab_mid.sh). Below the cap ptxas takes more (up to BN/2 + 58).
+-- Why p's shared memory does not fit dev's (nil: it fits): the mid-size
+-- kernels' ring and barriers (mid_sizes), the decode kernel's with its
+-- split's sums (sizes).
+local function smem_refusal(p, dev)
+  local bytes = mid(p) and mid_sizes(p).smem or select(2, sizes(p))
+  local cap = dev and dev.smem_optin or 232448
+  if bytes > cap then return string.format("%d bytes of shared memory (at most %d)", bytes, cap) end
+  return nil
+end
+
 local function mid_constraints(p, shape, dt, dev)
   local z = mid_sizes(p)
   local cap = math.min(255, 65536 // ((z.threads + 127) // 128 * 128) // 8 * 8)
@@ -140,8 +150,8 @@ local function mid_constraints(p, shape, dt, dev)
     return false, "spills (nvar widths, split-K 4 or 8, 96 registers at bm 256)"
   end
   if z.red > z.ring then return false, string.format("the split's %d bytes of sums do not fit the ring", z.red) end
-  local smax = dev.smem_optin or 232448
-  if z.smem > smax then return false, string.format("%d bytes of shared memory (at most %d)", z.smem, smax) end
+  local why = smem_refusal(p, dev)
+  if why then return false, why end
   return true
 end
 -- The rules on a mid-size kernel's nvar widths at bn (nil: none broken):
@@ -236,9 +246,8 @@ local function constraints(p, shape, dt, dev)
   if p.stages > 2 and p.stages // 2 >= per then return false, string.format("%d slots for %d slots' worth of k", p.stages, per) end
   if p.l2pre > per * p.kbox then return false, "more boxes prefetched than the CTA reads" end
   if mid(p) then return mid_constraints(p, shape, dt, dev) end
-  local _, smem = sizes(p)
-  local cap = dev.smem_optin or 232448
-  if smem > cap then return false, string.format("%d bytes of shared memory (at most %d)", smem, cap) end
+  why = smem_refusal(p, dev)
+  if why then return false, why end
   return true
 end
 
@@ -312,23 +321,18 @@ local function widths_at(q)
 end
 
 -- q with the most slots, at most its own, whose shared memory fits dev's
--- (as the constraints count it): a config carried or spanned to a wider bn
+-- (smem_refusal, the constraints' rule): a config carried or spanned to a wider bn
 -- keeps its ring of slots, and a ring of 5 slots of 224 rows does not fit
 -- at 256. On an H200 (twenty-seventh session, call 15) 14336 x 4096's part
 -- [216, 256) raced no span: its search's finalists at m = 224 took 5 slots,
 -- their spans (bn 256) were refused, and wgmma's 128 x 128 held the part at
 -- 0.89-0.94x cuBLASLt where one tile of rows at m's width ran 1.00-1.16x.
 local STAGES = kernel.values(M.params, "stages")
-local function smem_bytes(p)
-  if mid(p) then return mid_sizes(p).smem end
-  local _, smem = sizes(p)
-  return smem
-end
 local function fit_stages(q, dev)
-  local cap, own = dev and dev.smem_optin or 232448, q.stages
+  local own = q.stages
   for i = #STAGES, 1, -1 do
     q.stages = STAGES[i]
-    if q.stages <= own and smem_bytes(q) <= cap then return q end
+    if q.stages <= own and not smem_refusal(q, dev) then return q end
   end
   q.stages = own
   return q
