@@ -119,7 +119,13 @@ M.params = {
   { "streamk", { 0, 1 } },
   { "stage", { "none", "a", "b", "ab", "a_overlap", "ab_overlap" } },
 }
--- Also built, not in the space: stage "abk_overlap" (nn), which copies B's
+-- Also built, not in the space: streamk 2 (lib/wgmma_streamk.lua's even
+-- split: the tail's k-tiles in equal ranges over every worker). On an H200
+-- (twenty-ninth session, bench/results/2026-11-30/s29/sk2) it ran clean
+-- under compute-sanitizer but 1.35-1.6x slower than streamk 0 at 14336 x
+-- 4096, m = 72..255 (46.2 against 33.3 us at m = 72, where 128 x 112 tiles
+-- already make 128 units for 132 SMs and stream the weight as fast as
+-- cuBLASLt). And stage "abk_overlap" (nn), which copies B's
 -- late k rows behind too. Measured slower than ab_overlap at 4001^3 nn (the
 -- copy warps fall behind the first wave's k loops: bench/overlap_b.sh,
 -- bench/archive/RESULTS-2026.md); a narrowed space (bench/narrow.py) can still name it.
@@ -182,10 +188,11 @@ local function units(p, shape)
 end
 
 -- Stream-K workspace: a page of tickets, then one accumulator slot per
--- worker (CTA), the CTA's BM x BN fp32 tile.
+-- worker (CTA), the CTA's BM x BN fp32 tile; two under the even split
+-- (streamk 2: a worker's range holds two pieces at most).
 local TICKET_BYTES = 4096
 local function streamk_bytes(p, dev)
-  return TICKET_BYTES + (dev.sms or 132) * p.bm * p.bn * 4
+  return TICKET_BYTES + p.streamk * (dev.sms or 132) * p.bm * p.bn * 4
 end
 
 -- A config's staging: the operands it stages ("none", "a", "b", "ab"),
@@ -240,6 +247,7 @@ end
 local function splits(p, shape, dev)
   local u, g = units(p, shape), workers(p, dev)
   local kiters = (shape.k + 63) // 64
+  if p.streamk == 2 then return u % g ~= 0 and kiters >= 2 end
   return u % g ~= 0 and math.min(g // (u % g), kiters) >= 2
 end
 
@@ -263,14 +271,14 @@ local STAGE_CTL = 128
 -- and with A's tail map (a_tail below) the 128 x 128 ones ran faster than
 -- before PDL (twenty-fourth session). The search measures with it.
 local function has_ws(p)
-  return p.streamk == 1 or p.stage ~= "none" or p.epilogue == "tma_ws"
+  return p.streamk ~= 0 or p.stage ~= "none" or p.epilogue == "tma_ws"
 end
 
 local function ws_layout(p, dev)
   local base, _, _, ov, kb = staging(p)
-  local L = { ctl = p.streamk == 1 and TICKET_BYTES or 0 }
+  local L = { ctl = p.streamk ~= 0 and TICKET_BYTES or 0 }
   L.zero = L.ctl + (base ~= "none" and STAGE_CTL + (ov and 4 * NBANDS * (kb and 2 or 1) or 0) or 0)
-  L.sa = L.zero + (p.streamk == 1 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
+  L.sa = L.zero + (p.streamk ~= 0 and streamk_bytes(p, dev) - TICKET_BYTES or 0)
   return L
 end
 
@@ -292,7 +300,7 @@ function M.constraints(layout, p, shape, dt, dev, swiglu, swap)
     if need == "none" then return false, "rows are 16-byte aligned: TMA reads the operands in place" end
     return false, string.format("TMA cannot read %s in place: stage %s", need == "ab" and "A or B" or need:upper(), need)
   end
-  if p.streamk == 1 and p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
+  if p.streamk ~= 0 and p.persistent ~= 1 then return false, "stream-K needs a persistent grid" end
   local why = swapk.refuse(p, share(p))
   if why then return false, why end
   if ov then
@@ -343,9 +351,12 @@ function M.constraints(layout, p, shape, dt, dev, swiglu, swap)
   -- 16-36, next to 104 (the swapped kernel's bn 208) 12, and in nn pairs
   -- sharing B (2x1) 12-28 even next to 32 or 64.
   local sk_one = p.consumers == 1 and (acc >= 104 or (layout == "nn" and share(p) == 1))
-  if p.streamk == 1 and (acc > 128 or sk_one) then
+  if p.streamk ~= 0 and (acc > 128 or sk_one) then
     return false, "spills (stream-K's fix-up next to the accumulators)"
   end
+  -- Measured with ptxas 13.0: the even split's fix-up (streamk 2) spills 8
+  -- bytes next to 128 (bm 128 x bn 256 and bm 256 x bn 128, coop).
+  if p.streamk == 2 and acc >= 128 then return false, "spills (the even split's fix-up next to 128 accumulators)" end
   -- Measured with ptxas 13.0: the staging copy, "rows" and 192 accumulators
   -- spill 16 bytes.
   local by_rows = p.epilogue == "rows" or p.epilogue == "tma_ws"
@@ -354,7 +365,7 @@ function M.constraints(layout, p, shape, dt, dev, swiglu, swap)
   if shape.n % 8 == 0 and by_rows then return false, "D's rows are 16-byte aligned: the TMA store writes them" end
   if p.epilogue == "tma_ws" then
     if p.persistent ~= 1 then return false, "tma_ws: the copy warps follow a persistent CTA's tiles" end
-    if p.streamk == 1 then return false, "tma_ws: stream-K's last pieces store D themselves" end
+    if p.streamk ~= 0 then return false, "tma_ws: stream-K's last pieces store D themselves" end
     if p.schedule ~= "coop" then return false, "tma_ws: a tile is ready when both consumers' halves are (coop)" end
     if p.producer_regs ~= 40 then return false, "tma_ws sets the producer's registers itself" end
     -- Measured with ptxas 13.0: 48-668 bytes with one consumer.
@@ -580,7 +591,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
   local per = sh > 0 and 2 or 1
   -- Stream-K keeps every worker even when there are fewer units than SMs:
   -- the idle ones are what it splits the k-iterations over.
-  local grid = p.streamk == 1 and tostring((dev.sms or 132) // per * per)
+  local grid = p.streamk ~= 0 and tostring((dev.sms or 132) // per * per)
                or p.persistent == 1 and string.format("min(%s, %d) * %d", units, (dev.sms or 132) // per, per)
                or string.format("%s * %d", units, per)
   local wl = ws_layout(p, dev)
@@ -648,7 +659,7 @@ function M.launch(layout, p, dt, dev, swiglu, swap)
     -- The rounds of tiles the grid runs (one CTA an SM, a pair under a
     -- cluster): where they step up, a tiled kernel's time jumps (plan.h).
     -- Stream-K spreads its work evenly instead.
-    waves = p.streamk ~= 1 and string.format("cdiv(%s, %d)", units, (dev.sms or 132) // per) or nil,
+    waves = p.streamk == 0 and string.format("cdiv(%s, %d)", units, (dev.sms or 132) // per) or nil,
     params = params,
   }
 end
@@ -728,7 +739,7 @@ function M.family(op)
       if not swap and p.bn % 64 ~= 0 and gemm_shape(shape).n % p.bn ~= 0 then
         return 1 / 8, "a width of " .. p.bn .. " that does not divide n"
       end
-      if p.streamk == 1 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
+      if p.streamk ~= 0 and not splits(p, gemm_shape(shape), dev) then return 1 / 16, "nothing for stream-K to split" end
       return 1
     end,
     -- The swapped kernel's (lib/wgmma_swap.lua's): its widths run along A's m.

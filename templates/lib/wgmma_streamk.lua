@@ -16,6 +16,17 @@
 -- in k order (so the sum never depends on who came last) and stores D, then
 -- resets the ticket for the next launch. No spinning, no float atomics:
 -- deterministic.
+--
+-- `streamk` 2, the even split (built, not in lib/wgmma.lua's space:
+-- measured slower there): the last sk units' k loops, as one line of sk *
+-- kiters k-tiles in unit order, are cut into G equal ranges, one a worker,
+-- so every resident worker streams the same share. sk < G, so a range is
+-- shorter than a unit's loop and holds at most two pieces (the end of one
+-- unit, the start of the next): two slots a worker. Its pieces are not
+-- aligned in k across units. The fix-up is the same: the last piece in
+-- adds its unit's pieces in k order (their workers in order, sk_piece).
+-- A narrowed space (bench/narrow.py) can name it.
+
 local M = {}
 
 -- sched_t, sched_init, item_at and each worker's accumulator slot. Part of
@@ -27,27 +38,67 @@ M.device = [[
 // dp + w mod sk, one of s equal pieces.
 struct sched_t {
   int G, w, dp, ndp, kiters, sk, s;
+  long long T;    // STREAMK 2: the split units' k-tiles, sk * kiters
 };
 AIT_DEV void sched_init(sched_t& S, int nunits, int kiters) {
   S.G = gridDim.x / CLUSTER; S.w = blockIdx.x / CLUSTER; S.kiters = kiters;
   S.sk = STREAMK ? nunits % S.G : 0;
+#if STREAMK == 2
+  S.s = S.sk && kiters >= 2 ? 2 : 0;    // the pieces a worker has at most
+#else
   S.s = S.sk ? min(S.G / S.sk, kiters) : 0;
+#endif
   if (S.s < 2) S.sk = S.s = 0;    // nothing to split: the tail stays data-parallel
+  S.T = (long long)S.sk * kiters;
   S.dp = nunits - S.sk;
   S.ndp = S.w < S.dp ? (S.dp - S.w + S.G - 1) / S.G : 0;
 }
+// STREAMK 2: where worker w's range of the split k-tiles starts (w = G:
+// their end), and the worker whose range holds k-tile i.
+AIT_DEV long long sk_start(const sched_t& S, int w) { return (long long)w * S.T / S.G; }
+AIT_DEV int sk_owner(const sched_t& S, long long i) { return (int)(((i + 1) * S.G - 1) / S.T); }
 AIT_DEV bool item_at(const sched_t& S, int it, int& u, int& k0, int& k1) {
   if (it < S.ndp) { u = S.w + it * S.G; k0 = 0; k1 = S.kiters; return true; }
+#if STREAMK == 2
+  const long long a = sk_start(S, S.w), b = sk_start(S, S.w + 1), uu = a / S.kiters + (it - S.ndp);
+  if (S.sk == 0 || it - S.ndp > 1 || a >= b) return false;
+  const long long lo = max(a, uu * S.kiters), hi = min(b, (uu + 1) * S.kiters);
+  if (lo >= hi) return false;
+  u = S.dp + (int)uu;
+  k0 = (int)(lo - uu * S.kiters);
+  k1 = (int)(hi - uu * S.kiters);
+  return true;
+#else
   if (!STREAMK || it > S.ndp || S.w >= S.s * S.sk) return false;
   const int p = S.w / S.sk;
   u = S.dp + S.w % S.sk;
   k0 = (int)((long long)p * S.kiters / S.s);
   k1 = (int)((long long)(p + 1) * S.kiters / S.s);
   return true;
+#endif
 }
-// Worker w's accumulator slot (a worker has at most one piece).
-AIT_DEV float* sk_slot(unsigned char* ws, int w, int rank, int part) {
-  return (float*)(ws + SLOT_OFF) + (((long long)w * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
+// The slot of this worker's item it (a stream-K piece): the worker's own
+// (STREAMK 1: one piece a worker), or one of its two (STREAMK 2).
+AIT_DEV int sk_mine(const sched_t& S, int it) { return STREAMK == 2 ? 2 * S.w + (it - S.ndp) : S.w; }
+// Split unit u0's pieces in k order: the slot of piece pc, or (pc < 0)
+// how many there are (what its ticket counts to).
+AIT_DEV int sk_piece(const sched_t& S, int u0, int pc) {
+#if STREAMK == 2
+  const long long K = S.kiters;
+  int n = 0;
+  for (long long i = u0 * K; i < (u0 + 1) * K; n++) {
+    const int w = sk_owner(S, i);
+    if (n == pc) return 2 * w + (sk_start(S, w) / K == u0 ? 0 : 1);
+    i = sk_start(S, w + 1);
+  }
+  return n;
+#else
+  return pc < 0 ? S.s : pc * S.sk + u0;
+#endif
+}
+// Accumulator slot `slot` (sk_mine's numbering).
+AIT_DEV float* sk_slot(unsigned char* ws, int slot, int rank, int part) {
+  return (float*)(ws + SLOT_OFF) + (((long long)slot * CLUSTER + rank) * NPARTS + part) * (long long)(WM * BN);
 }
 ]]
 
@@ -60,7 +111,7 @@ M.fixup = [[
         // Part of a stream-K unit: its pieces meet in the workspace.
         const int u0 = u - S.dp, part = PINGPONG ? 0 : c, tid = threadIdx.x %% 128;
         {
-          float4* mine4 = (float4*)sk_slot(ws, S.w, rank, part);
+          float4* mine4 = (float4*)sk_slot(ws, sk_mine(S, it), rank, part);
 #pragma unroll
           for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -70,7 +121,7 @@ M.fixup = [[
           __threadfence();
           wg_sync(1 + c);
           unsigned* ticket = (unsigned*)ws + (u0 * CLUSTER + rank) * NPARTS + part;
-          if (tid == 0) sk_last[c] = atomicAdd(ticket, 1u) == (unsigned)(S.s - 1);
+          if (tid == 0) sk_last[c] = atomicAdd(ticket, 1u) == (unsigned)(sk_piece(S, u0, -1) - 1);
           wg_sync(1 + c);
           if (!sk_last[c]) continue;
           __threadfence();
@@ -79,8 +130,8 @@ M.fixup = [[
           for (int i = 0; i < MI; i++)
 #pragma unroll
             for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.0f;
-          for (int pc = 0; pc < S.s; pc++) {
-            const float4* q = (const float4*)sk_slot(ws, pc * S.sk + u0, rank, part);
+          for (int pc = 0, np = sk_piece(S, u0, -1); pc < np; pc++) {
+            const float4* q = (const float4*)sk_slot(ws, sk_piece(S, u0, pc), rank, part);
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll

@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 64, 128 } },
+  { "bn", { 128 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 4, 5, 6, 7, 8 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 24, 40 } },
+  { "cluster", { "1x1", "2x1" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "tma", "direct" } },
+  { "streamk", { 2 } },
+  { "stage", { "none" } },
+}

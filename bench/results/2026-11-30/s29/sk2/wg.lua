@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 128, 256 } },
+  { "bn", { 112, 128, 224 } },
+  { "consumers", { 2 } },
+  { "stages", { 4, 5, 6, 7 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "tma", "direct" } },
+  { "streamk", { 0, 2 } },
+  { "stage", { "none" } },
+}
