@@ -49,12 +49,23 @@ end
 -- 129, 190), by 0.5-1.2 us at n = 1024 and 4096; at 14336 x 4096 it lost
 -- by up to 1.2 us. The decode winners of the tenth session's range sweep
 -- (s10-ranges-call2) had pdl in every bucket at m <= 64.
-local function first_of(t, shape, dt, dev, bn, pairs)
+--
+-- The decode kernel's default (decode) also loads the weight evict-first
+-- and asks L2 for its first 4 boxes before the wait (where its constraints
+-- take them; else 2, then none): on an H200 (twenty-ninth session,
+-- bench/results/2026-11-30/s29/dec) at 4096^2 and m = 16..63, over every
+-- bn, csplit, kbox and stages of 1248 configs, evict 1 with l2pre 4 ran
+-- 5.3-5.7% faster than neither (median at each m; evict alone 2.4-3.1%,
+-- l2pre alone 0.4-1.0%), and the range sweep's winners there, which had
+-- neither, ran 11.25-11.89 us against 10.37-11.20 for the best with both.
+local STEPS = { { "stages", { 8, 6, 4, 2 } }, { "kbox", { 2, 1 } } }
+local DECODE_STEPS = { { "evict", { 1, 0 } }, { "l2pre", { 4, 2, 0 } }, STEPS[1], STEPS[2] }
+local function first_of(t, shape, dt, dev, bn, pairs, decode)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
       { bm = pr.bm, bn = pr.bn or bn, csplit = pr.cs, mc = 0, nvar = 1, wstep = 0, evict = 0, pdl = 1, l2pre = 0, inflight = 1,
         kbox = 1 },
-      { { "stages", { 8, 6, 4, 2 } }, { "kbox", { 2, 1 } } })
+      decode and DECODE_STEPS or STEPS)
     if q then return q end
   end
   return nil
@@ -62,14 +73,14 @@ end
 
 -- The mid-size default's choice: of the pairs the one whose CTAs fill the
 -- most of their waves (one CTA an SM), fewer splits and bm 64 first on a tie.
-local function by_fill(t, shape, dt, dev, bn, rows)
+local function by_fill(t, shape, dt, dev, bn, rows, decode)
   local sms, pairs = dev.sms or 132, split_pairs(rows, bn)
   for _, pr in ipairs(pairs) do pr.fill = pr.ctas / (((pr.ctas + sms - 1) // sms) * sms) end
   table.sort(pairs, function(a, b)
     if a.fill ~= b.fill then return a.fill > b.fill end
     return a.order < b.order
   end)
-  return first_of(t, shape, dt, dev, bn, pairs)
+  return first_of(t, shape, dt, dev, bn, pairs, decode)
 end
 
 -- The decode kernel's choice: it streams B and is bound by bytes in flight,
@@ -93,7 +104,7 @@ local function by_cover(t, shape, dt, dev, bn, rows)
     if not ca and a.ctas ~= b.ctas then return a.ctas > b.ctas end
     return a.order < b.order
   end)
-  return first_of(t, shape, dt, dev, bn, best) or by_fill(t, shape, dt, dev, bn, rows)
+  return first_of(t, shape, dt, dev, bn, best, true) or by_fill(t, shape, dt, dev, bn, rows, true)
 end
 
 -- The mid-size default's choice. Its candidates: one tile of rows (z 1) of
