@@ -5,7 +5,9 @@
 # first and second mid-size); A's boxes are never hinted; the constraints
 # refuse evict 1 where the weight is read again (tiles of rows, m > bn) and
 # in the gated product (its 4-D boxes take no hint); evict 1 compiles in all
-# three kernels without spills.
+# three kernels without spills. The decode kernel's default takes evict 1 and
+# l2pre 4 (lib/swapab_default.lua), the gated product's l2pre 4 without the
+# hint, the mid-size default neither.
 . "$(dirname "$0")/lib.sh"
 
 KS=$ROOT/build/tests/kernel_sample
@@ -42,6 +44,32 @@ ks_accepted gemm_nt/swapab bf16 192,14336,4096 "$(cfg 128 128 1 0 0)"
 ks_refused gemm_swiglu/swapab bf16 16,4096,4096 "$(cfg 64 16 1 0 1 8 2)" \
     "the gated product's 4-D boxes load without the evict hint"
 ks_accepted gemm_swiglu/swapab bf16 16,4096,4096 "$(cfg 64 16 1 0 0 8 2)"
+# The defaults (kernel_sample list: each bucket's default line).
+cat > "$T/d.yaml" <<'EOF2'
+name: defaults
+tasks:
+  - op: gemm_nt
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [1, 16, 40, 64, 136], exact: true}, n: {values: [1024, 4096, 14336], exact: true}, k: {values: [4096], exact: true}}
+  - op: gemm_swiglu
+    dtypes: [bf16]
+    templates: [swapab]
+    shapes: {m: {values: [8], exact: true}, n: {values: [14336], exact: true}, k: {values: [4096], exact: true}}
+EOF2
+run "$KS" list -n 0 "$T/d.yaml"
+expect_eq "the defaults listed" "$RC" 0 || show_last
+hints() {   # hints OP M N: the default's evict and l2pre at m x n x 4096
+    awk -F'\t' -v op="$1" -v s="$2,$3,4096" '$1 == op "/swapab" && $3 == s && $4 == "default" { print $5 }' "$T/out" |
+        grep -o '"evict":[0-9]\|"l2pre":[0-9]' | tr '\n' ' '
+}
+for n in 1024 4096 14336; do
+    for m in 1 16 40 64; do
+        expect_eq "the decode default at $m x $n x 4096: evict-first, 4 boxes prefetched" "$(hints gemm_nt $m $n)" '"evict":1 "l2pre":4 '
+    done
+    expect_eq "the mid-size default at 136 x $n x 4096: neither" "$(hints gemm_nt 136 $n)" '"evict":0 "l2pre":0 '
+done
+expect_eq "the gated product's decode default: the prefetch without the hint" "$(hints gemm_swiglu 8 14336)" '"evict":0 "l2pre":4 '
 # Compiled (ptxas takes the cache hint): no spills, no stack.
 head -3 "$T/k.list" > "$T/c.list"
 "$KS" compile "$T/c.list" > "$T/c.out" 2> "$T/c.err"
