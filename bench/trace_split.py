@@ -11,7 +11,8 @@ One row per bucket, in the order each GPU's lane took them, in seconds:
             (the rest of its search time is waiting for compiles, in "other")
   probes    hold's and the split's races at other sizes: how many, then the
             time setting each size's task up (inputs, reference), loading and
-            verifying the slots, racing them, and timing the vendor there
+            verifying the slots (and the vendor, raced beside them), racing
+            them, and the vendor's bar after (recorded; or, not raced, timed)
   parts     the parts' own searches: how many, and their time
   polish    the parts' winners polished over them (sweep_polish.h): their
             compiles and races (not in probes)

@@ -298,19 +298,27 @@ int final_cmp(const void *a, const void *b)
 
 /* A winner's recorded time comes from this race, so check times it the
 ** same way. */
-void cand_race(sw *S, cand *cs, int k, final *f)
+void cand_race_beside(sw *S, cand *cs, int k, int extra, final *f, stats *extra_st)
 {
     wire_time q;
     wire_race_init(&q);
     q.nslots = k;
     for (int i = 0; i < k; i++) q.slots[i] = i;
+    if (extra >= 0) q.slots[q.nslots++] = extra;
     stats st[WIRE_SLOTS];
+    if (extra_st) memset(extra_st, 0, sizeof *extra_st);
     if (!worker_said(S, &cs[0], worker_time(S->W, &q, st, 120 + 60 * S->o->kernel_timeout))) return;
     for (int i = 0; i < k; i++)
         if (st[i].median > 0) {
             f[i].median_us = st[i].median;
             f[i].spread = st[i].spread;
         }
+    if (extra >= 0 && extra_st) *extra_st = st[k];
+}
+
+void cand_race(sw *S, cand *cs, int k, final *f)
+{
+    cand_race_beside(S, cs, k, -1, f, NULL);
 }
 
 void bucket_state_free(bucket_state *bs)

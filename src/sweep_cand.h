@@ -84,6 +84,10 @@ void cand_set_status(cand *c, const char *status, const char *err);
 int cand_load(sw *S, cand *c, const op_task *t, int slot);
 int cand_verify(sw *S, cand *c, int slot);
 void cand_race(sw *S, cand *cs, int k, final *f);
+/* cand_race with one more slot, extra (-1: none; the vendor's, loaded by
+** the caller), raced interleaved beside [0, k): its statistics into
+** *extra_st (zero where it has no time). */
+void cand_race_beside(sw *S, cand *cs, int k, int extra, final *f, stats *extra_st);
 
 /* The measurement fields that name t's bucket b on this device and run, and
 ** those with c's template and config too. */

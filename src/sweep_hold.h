@@ -11,8 +11,9 @@
 ** finalists', PROBE_WAVES in all). A
 ** finalist's loss at a shape is its time over the fastest finalist's there,
 ** or the vendor's where the sweep times it and it is faster still (the
-** vendor is a bar, never a slot: sweep_probe.h), minus one (a finalist
-** wrong or failing there loses everything). Beside
+** vendor is a bar raced beside the finalists, never a candidate:
+** sweep_probe.h), minus one (a finalist wrong or failing there loses
+** everything). Beside
 ** the finalists race each of their templates' defaults at the other sizes
 ** (HOLD_SLOTS in all), built and verified at each size: a range bucket's
 ** search at its upper edge finds configs fit for that edge (swapab's

@@ -46,10 +46,15 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
     for (int i = 0; i < m; i++) if (ok[i]) { stand = i; break; }
     if (stand < 0) return 0;
     for (int i = 0; i < m; i++) if (!ok[i]) cand_load(S, cs[stand], &tp, i);
+    /* The vendor's bar, raced beside the slots where it loads and the race
+    ** leaves its slot free (sweep_vendor.h). */
+    int vb = m <= SWEEP_VENDOR_SLOT ? sweep_vendor_bar_load(&S->V, &tp, S->home) : 0;
+    if (vb < 0) return -1;
     final pf[PROBE_SLOTS];
+    stats vst;
     memset(pf, 0, sizeof pf);
     ts[2] = now_s();
-    cand_race(S, cs[0], m, pf);
+    cand_race_beside(S, cs[0], m, vb ? SWEEP_VENDOR_SLOT : -1, pf, &vst);
     ts[3] = now_s();
     probe *p = &P->p[P->n++];
     memset(p, 0, sizeof *p);
@@ -59,9 +64,12 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
             p->us[i] = pf[i].median_us;
             p->spread[i] = pf[i].spread;
         }
-    /* The vendor's time there: the bar beside the slots (a failure is the
+    /* The vendor's time there: its time in the race, else (not raced, or no
+    ** time in it) the registry's or one measured alone (a failure is the
     ** vendor's row, said once, and leaves no bar). */
-    int got = sweep_vendor_bar(&S->V, &tp, S->home, &p->vendor_us);
+    int raced = vb ? sweep_vendor_bar_raced(&S->V, &vst, &p->vendor_us) : 0;
+    if (raced < 0) return -1;
+    int got = raced ? 1 : sweep_vendor_bar(&S->V, &tp, S->home, &p->vendor_us);
     if (got < 0) return -1;
     S->vendor_bars += got;
     ts[4] = now_s();
@@ -73,8 +81,10 @@ int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const lo
         for (int i = 0; i < m; i++)
             o += (size_t)snprintf(times + o, sizeof times - o, " %.8s=%.2f", cs[i]->config_hash, p->us[i]);
         snprintf(times + o, sizeof times - o, " vendor_us=%.2f", p->vendor_us);
-        sw_trace(S, "probe %s %s %s slots=%d task=%.4f load=%.4f race=%.4f vendor=%.4f us:%s", t->op, S->home, size, m,
-                 ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3], times);
+        /* bar: the vendor's time raced beside the slots, taken apart (the registry's or timed alone), or none. */
+        sw_trace(S, "probe %s %s %s slots=%d task=%.4f load=%.4f race=%.4f vendor=%.4f bar=%s us:%s", t->op, S->home, size,
+                 m, ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3],
+                 raced ? "raced" : p->vendor_us > 0 ? "apart" : "none", times);
     }
     return 1;
 }

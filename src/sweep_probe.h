@@ -17,10 +17,13 @@
 ** when it failed (load, verification) or had no time; and the vendor's
 ** time there where the sweep times the vendor (sweep --vendor win or
 ** time, an op it serves: sweep_vendor.h), 0 where it does not or failed.
-** The vendor is a bar, never a slot: a slot's loss is taken against the
-** fastest of the slots and the vendor, so a winner that loses to cuBLASLt
-** somewhere in a bucket is split and its parts searched there as one that
-** loses to another finalist is (sweep_hold.h), but only a slot wins. */
+** The vendor is a bar, never a candidate: raced beside the slots (in the
+** worker's last slot, SWEEP_VENDOR_SLOT, where the race leaves it free;
+** else timed apart), a slot's loss is taken against
+** the fastest of the slots and the vendor, so a winner that loses to
+** cuBLASLt somewhere in a bucket is split and its parts searched there as
+** one that loses to another finalist is (sweep_hold.h), but only a slot
+** wins. */
 typedef struct probe {
     long long shape[TMPL_MAXDIMS];
     double us[PROBE_SLOTS], spread[PROBE_SLOTS];
@@ -37,8 +40,8 @@ typedef struct probes {
 /* Race slots cs[0, P->m) (fi[i] == -1: out of the race) at shape, each
 ** verified there first, but at the task's own shape where the bucket's
 ** search verified it (every slot but PART_OWN ones); their times become a
-** probe of P, with the vendor's there (timed after the race, or found in
-** the registry; filed under S->home). The worker's slots are left empty
+** probe of P, with the vendor's there (raced beside them, its time stored
+** under S->home; where it cannot be, the registry's or one timed apart). The worker's slots are left empty
 ** or not as the race left them: a caller loads what it runs next. 1 raced
 ** (or raced already), 0 skipped, -1 a tool failure. */
 int probe_race(sw *S, const op_task *t, cand *const *cs, const int *fi, const long long *shape, probes *P);

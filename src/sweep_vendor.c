@@ -147,6 +147,33 @@ int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double
     return got;
 }
 
+int sweep_vendor_bar_load(sweep_vendor *V, const op_task *t, const char *home)
+{
+    if (!sweep_vendor_serves(V, t)) return 0;
+    reg_vendor *v = &V->bar, had_row;
+    row_init(V, t, home, v);
+    int had = reg_vendor_get(V->R, t->op, V->arch, t->dtype, v->shape, t->stream, V->dev_id, &had_row);
+    if (had < 0) return error("%s", reg_errmsg(V->R));
+    if (had && strcmp(had_row.status, "ok")) return 0;   /* its failure there is recorded: not tried again */
+    V->bar_new = !had;
+    if (load(V, t, SWEEP_VENDOR_SLOT, v)) return 1;
+    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
+    return store(V, v) ? -1 : 0;
+}
+
+int sweep_vendor_bar_raced(sweep_vendor *V, const stats *st, double *us)
+{
+    reg_vendor *v = &V->bar;
+    *us = 0;
+    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
+    if (stats_into(st, v)) return 0;   /* no time: the race failed, the row stays */
+    if (V->bar_new) V->timed++;
+    V->bar_new = 0;
+    if (store(V, v)) return -1;
+    *us = v->median_us;
+    return 1;
+}
+
 int sweep_vendor_measure(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out)
 {
     if (!sweep_vendor_serves(V, t)) return 0;

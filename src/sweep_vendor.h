@@ -24,8 +24,9 @@
 ** bucket or part it wins (the default, 0), be timed only, or be left out. */
 enum { SWEEP_VENDOR_WIN, SWEEP_VENDOR_TIME, SWEEP_VENDOR_OFF };
 
-/* The slot the vendor takes in a race (bench.h: BENCH_SLOTS). */
-#define SWEEP_VENDOR_SLOT 15
+/* The slot the vendor takes in a race: the worker's last (a probe races
+** it beside at most this many candidates: sweep_probe.h). */
+#define SWEEP_VENDOR_SLOT (WIRE_SLOTS - 1)
 
 typedef struct sweep_vendor {
     /* handed in by the sweep */
@@ -41,6 +42,9 @@ typedef struct sweep_vendor {
     int nx;                     /* winners compared with the vendor */
     double log_x, worst_x;      /* sum of log(x vendor), and the smallest x vendor */
     int said;                   /* a failure was said (once per sweep) */
+    /* the vendor loaded as a probe's bar (sweep_vendor_bar_load), until its race is recorded */
+    reg_vendor bar;
+    int bar_new;                /* the registry had no row at its shape: counted as timed */
 } sweep_vendor;
 
 /* Parse a --vendor value: win, time or off. 0, or -1. */
@@ -64,12 +68,32 @@ int sweep_vendor_serves(const sweep_vendor *V, const op_task *t);
 int sweep_vendor_time(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out);
 
 /* The vendor's time at t's shape (set up on the worker) as a bar for
-** hold's races there (sweep_probe.h): the registry's on this GPU's
+** hold's races there where it is not raced beside them (sweep_probe.h;
+** sweep_vendor_bar_load below): the registry's on this GPU's
 ** hardware, else measured and stored as sweep_vendor_time does; a time
 ** found is not counted again (the bucket's own shape was, by the sweep).
 ** 1 with *us, 0 none (not served, or the vendor's failure, recorded), -1
 ** the registry failed (said). */
 int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double *us);
+
+/* The vendor as a bar raced beside a probe's slots (sweep_probe.h), so its
+** time comes from the same interleaved rounds as theirs, as the scan races
+** the registry's answer against it: timed apart, before or after, its time
+** and theirs can differ by more than a split's margin at compute-bound
+** sizes (on an H200, twenty-ninth session: a bar timed alone against the
+** scan's raced vendor at 14336 x 4096, m = 193..256, 0.86-1.07x, median
+** 1.05x; 1024 x 4096, m <= 64, 0.88-1.43x). sweep_vendor_bar_load loads
+** and verifies cuBLASLt's product for t (set up on the worker) into
+** SWEEP_VENDOR_SLOT: 1 loaded, 0 not (not served; the registry holds the
+** vendor's failure at that shape, so it is not tried again; or it fails
+** now, recorded), -1 the registry failed (said). Then the caller races the
+** slot beside its own (sweep_cand.h: cand_race_beside) and hands its
+** statistics to sweep_vendor_bar_raced, which stores that time as the
+** vendor's at t's shape (replacing the row before), gives it in *us and
+** empties the slot: 1 with a time, 0 without one (the race failed: the
+** row stays as it was), -1 the registry failed (said). */
+int sweep_vendor_bar_load(sweep_vendor *V, const op_task *t, const char *home);
+int sweep_vendor_bar_raced(sweep_vendor *V, const stats *st, double *us);
 
 /* The same, measured whatever the registry has (check re-times a vendor
 ** winner); the row stored replaces the one before. */

@@ -160,7 +160,7 @@ expect_eq "a swapab range sweep at m 129..256 exits 0" "$RC" 0 || show_last
 expect_eq "the trace starts and ends every bucket it sweeps" \
     "$(grep -c ' bucket start gemm_nt bf16 ' "$T/mid.trace")" "$(grep -c ' bucket end gemm_nt bf16 ' "$T/mid.trace")"
 expect_true "hold's races at other sizes are traced with their phases, each slot's time and the vendor's" \
-    grep -Eq ' probe gemm_nt m=2\^7[^ ]* [0-9]+x4096x4096 slots=[0-9]+ task=[0-9.]+ load=[0-9.]+ race=[0-9.]+ vendor=[0-9.]+ us:( [0-9a-f]{8}=[0-9.]+)+ vendor_us=[0-9.]+$' "$T/mid.trace"
+    grep -Eq ' probe gemm_nt m=2\^7[^ ]* [0-9]+x4096x4096 slots=[0-9]+ task=[0-9.]+ load=[0-9.]+ race=[0-9.]+ vendor=[0-9.]+ bar=(raced|apart|none) us:( [0-9a-f]{8}=[0-9.]+)+ vendor_us=[0-9.]+$' "$T/mid.trace"
 run python3 "$ROOT/bench/trace_split.py" "$T/mid.trace"
 expect_eq "bench/trace_split.py reads it" "$RC" 0 || show_last
 expect_eq "a row per bucket, and the sum" "$(grep -c '^gemm_nt bf16 m=' "$T/out") $(grep -c '^all buckets' "$T/out")" \

@@ -218,6 +218,20 @@ for m in 130 191 192 240; do
     expect_stdout "$want" "lookup m = $m answers $want"
 done
 
+# The bar is raced beside the finalists (sweep_vendor.h: sweep_vendor_bar_load),
+# not timed apart: the fake vendor is fast timed alone from m = 192 on
+# (FAKE_VENDOR_ALONE_US) and slow raced beside other slots, so hold sees no
+# vendor ahead anywhere, and the trace says each bar was raced.
+cubin_seed "$T/vr-off.db" "$T/vrr.db"
+FAKE_VENDOR_US=1000 FAKE_VENDOR_ALONE_US=1000,5@192 AITUNE_TRACE=$T/vrr.trace \
+    fake_sweep ok "$T/vrr.db" "$T/vr.yaml" --vendor time
+expect_eq "a sweep whose vendor is fast only alone exits 0" "$RC" 0 || show_last
+expect_no_stdout "behind the vendor" "hold's bar is the vendor raced beside the finalists, not timed alone"
+expect_true "every probe's bar was raced, at the raced time" \
+    sh -c "grep ' probe gemm_nt ' '$T/vrr.trace' | grep -q . && ! grep ' probe gemm_nt ' '$T/vrr.trace' | grep -v ' bar=raced .*vendor_us=1000.00$'"
+expect_eq "the vendor's rows at hold's sizes hold the raced time" \
+    "$(sql "$T/vrr.db" "select count(*) from vendor_times where json_extract(shape, '\$.m') >= 192 and median_us < 100")" 0
+
 # A part behind the vendor by less than split_at, or within 2% of it (a
 # tie, VENDOR_TIE), gets a search of its own all the same (sweep_split.c,
 # split_settle): rankings flip at m = 192, so vr.yaml's bucket splits there;

@@ -53,6 +53,10 @@
 **               last that applies winning: "50,5@64" is 50 us below 64, 5
 **               from 64 on. Deterministic, so CLI tests can make the vendor
 **               lose everywhere, win everywhere, or win part of a range.
+**   FAKE_VENDOR_ALONE_US  the vendor's time where it is timed alone (one
+**               slot), in FAKE_VENDOR_US's form; raced beside other slots it
+**               takes FAKE_VENDOR_US's (a GPU whose state between timing
+**               windows moves a time: the sweep's bars are raced).
 **   FAKE_GPUS   how many GPUs the fake host has (default 1): hello reports
 **               the count, and GPU i (the ordinal hello carries) answers with
 **               uuid GPU-fake-000i; an ordinal past the count is refused as
@@ -307,10 +311,11 @@ static void do_vendor(const msg *m)
     }
 }
 
-/* The vendor's time at size v of flip_dim (FAKE_VENDOR_US). */
-static double vendor_us(long long v)
+/* The vendor's time at size v of flip_dim (FAKE_VENDOR_US; alone: timed
+** in one slot, FAKE_VENDOR_ALONE_US where it is set). */
+static double vendor_us(long long v, int alone)
 {
-    const char *e = getenv("FAKE_VENDOR_US");
+    const char *e = alone && getenv("FAKE_VENDOR_ALONE_US") ? getenv("FAKE_VENDOR_ALONE_US") : getenv("FAKE_VENDOR_US");
     double us = 1000;
     for (const char *p = e; p && *p;) {
         char *end;
@@ -357,12 +362,12 @@ static void do_verify(const msg *m, long hang_s)
 
 /* A kernel's time: a hash of its name (and, with shape_time, the task's
 ** shape), changed by the modes that flip rankings across sizes. */
-static double fake_time(const char *name)
+static double fake_time(const char *name, int alone)
 {
     if (!strcmp(name, VENDOR_NAME)) {
         long fd = mode_arg(mode, "flip_dim");
         if (fd < 0) fd = 0;
-        return vendor_us(fd < task_ndims ? task_shape[fd] : 0);
+        return vendor_us(fd < task_ndims ? task_shape[fd] : 0, alone);
     }
     uint64_t hv = hash_str(HASH_INIT, name);
     if (mode_arg(mode, "shape_time") >= 0) hv = hash_str(hv, task_shape_text);
@@ -402,7 +407,7 @@ static void do_time(const msg *m, long times)
         stats st[MAXSLOTS];
         for (int i = 0; i < q.nslots; i++) {
             int slot = q.slots[i];
-            double med = fake_time(slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "");
+            double med = fake_time(slot >= 0 && slot < MAXSLOTS ? slot_name[slot] : "", q.nslots == 1);
             st[i] = (stats){ med, med * 0.98, med * 1.05, 0.01, 20 };
         }
         wire_put_times(&h, st, q.nslots);
