@@ -2,7 +2,10 @@
 # The next session's device calls, in order (carry ["build/aitune"] each; one per call):
 #   1. bash bench/results/2026-11-30/s28/ranges6/c.sh            issue 33's first row, every weight in one call, with
 #      the decode default's evict and L2 prefetch (calls 7-8 of the twenty-ninth session ran it two weights a call:
-#      4096^2's m <= 64 geomean 1.246, 0.004 short of 1.25). ~6 min.
+#      4096^2's m <= 64 geomean 1.246, 0.004 short of 1.25), and the first GPU run of hold's vendor bar raced
+#      beside the finalists (b8dba9b): its trace's probe lines should say bar=raced nearly everywhere (zcat
+#      trace.txt.gz | grep -c 'bar=raced' against 'bar=apart'); the sweep's time against call 4's 318 s; 14336 x
+#      4096's m = 193..256 (the bars timed apart had seen cuBLASLt 4-5% slower there than the scan). ~6 min.
 #   2. bash bench/results/2026-11-29/s23-row2/c.sh 4096x4096      the second row at 4096^2 (0.847 worst in the twenty-
 #      sixth session, not re-run since; 14336 x 4096 0.853 in the twenty-ninth). ~6 min.
 #   3. The mid-size default's hints: exhaustive over swapab's mid-size kernel (bm 64/128, bn = m's width, csplit 1/2,
@@ -14,4 +17,4 @@
 #      consumers' stall reasons. At m = 65..165 the weight's stream (27.5 us at the copy ceiling) sets the floor and
 #      cuBLASLt runs 33-35 us; 30 us would be 1.1x.
 # This file only prints the plan; each step is its own call.
-sed -n 2,16p "$0"
+sed -n 2,19p "$0"
