@@ -86,7 +86,8 @@ int cand_verify(sw *S, cand *c, int slot);
 void cand_race(sw *S, cand *cs, int k, final *f);
 /* cand_race with one more slot, extra (-1: none; the vendor's, loaded by
 ** the caller), raced interleaved beside [0, k): its statistics into
-** *extra_st (zero where it has no time). */
+** *extra_st (zero where it has no time). A race that fails is said as
+** cs[0]'s (worker_said), as cand_race's is. */
 void cand_race_beside(sw *S, cand *cs, int k, int extra, final *f, stats *extra_st);
 
 /* The measurement fields that name t's bucket b on this device and run, and

@@ -158,6 +158,7 @@ int sweep_vendor_bar_load(sweep_vendor *V, const op_task *t, const char *home)
     V->bar_new = !had;
     if (load(V, t, SWEEP_VENDOR_SLOT, v)) return 1;
     worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
+    if (had) return 0;   /* a time there already: it stays the bar (sweep_vendor_bar) */
     return store(V, v) ? -1 : 0;
 }
 

@@ -86,7 +86,8 @@ int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double
 ** and verifies cuBLASLt's product for t (set up on the worker) into
 ** SWEEP_VENDOR_SLOT: 1 loaded, 0 not (not served; the registry holds the
 ** vendor's failure at that shape, so it is not tried again; or it fails
-** now, recorded), -1 the registry failed (said). Then the caller races the
+** now: recorded where the registry had no row there, else its time stays),
+** -1 the registry failed (said). Then the caller races the
 ** slot beside its own (sweep_cand.h: cand_race_beside) and hands its
 ** statistics to sweep_vendor_bar_raced, which stores that time as the
 ** vendor's at t's shape (replacing the row before), gives it in *us and

@@ -34,8 +34,9 @@ local M = {}
 M.device = [[
 // This CTA's work, as items: unit u, k-tiles [k0, k1). Worker w (of G, a
 // cluster counting once) takes the data-parallel units w, w + G, ... below
-// dp, then (STREAMK, w < s * sk) piece w / sk of the k loop of unit
-// dp + w mod sk, one of s equal pieces.
+// dp, then (STREAMK 1, w < s * sk) piece w / sk of the k loop of unit
+// dp + w mod sk, one of s equal pieces, or (STREAMK 2) its G-th of the
+// last sk units' k-tiles in unit order: at most two pieces.
 struct sched_t {
   int G, w, dp, ndp, kiters, sk, s;
   long long T;    // STREAMK 2: the split units' k-tiles, sk * kiters
