@@ -18,7 +18,9 @@ One row per bucket, in the order each GPU's lane took them, in seconds:
             compiles and races (not in probes)
   other     what is left: compile waits, the race at the bucket's own size,
             the registry
-A last line sums the columns over the buckets."""
+A line sums the columns over the buckets; the last counts the probes' vendor
+bars by how they were taken (raced beside the slots, apart, none; "-": a trace
+from before bars were raced)."""
 import re
 import sys
 
@@ -61,7 +63,8 @@ def buckets(events):
             cur["timed"].append((s, e))
         elif w[0] == "probe":
             phases = dict(re.findall(r"(task|load|race|vendor)=([\d.]+)", text))
-            cur["probes"].append(dict({k: float(v) for k, v in phases.items()}, t=t))
+            bar = re.search(r" bar=(\w+) ", text)
+            cur["probes"].append(dict({k: float(v) for k, v in phases.items()}, t=t, bar=bar.group(1) if bar else "-"))
         elif text.startswith("part search "):
             cur["parts"].append((t - float(w[-1]), t))
         elif w[0] == "polish" and " raced in " in text:
@@ -110,6 +113,14 @@ def main(path):
                 tot[k] = tot.get(k, 0) + v
     if tot:
         print(line("all buckets", "", tot))
+    # How hold's vendor bars were taken (sweep_probe.h): raced beside the slots, apart, none.
+    bars = {}
+    for gpu in lanes:
+        for b in buckets(lanes[gpu]):
+            for p in b["probes"]:
+                bars[p["bar"]] = bars.get(p["bar"], 0) + 1
+    if bars:
+        print("vendor bars at the probes: " + ", ".join("%d %s" % (n, k) for k, n in sorted(bars.items())))
 
 
 if __name__ == "__main__":

@@ -167,6 +167,8 @@ expect_eq "a row per bucket, and the sum" "$(grep -c '^gemm_nt bf16 m=' "$T/out"
     "$(grep -c ' bucket end ' "$T/mid.trace") 1"
 expect_true "its probes column counts the trace's probes" \
     awk -v n="$(grep -c ' probe gemm_nt ' "$T/mid.trace")" '/^all buckets/ { exit ($6 == n) ? 0 : 1 }' "$T/out"
+expect_eq "its last line counts the probes' vendor bars, every one raced beside the slots" "$(tail -1 "$T/out")" \
+    "vendor bars at the probes: $(grep -c ' probe gemm_nt .* bar=raced ' "$T/mid.trace") raced"
 expect_true "hold raced swapab's defaults at 3 or more of its other sizes beside the finalists" \
     grep -Eq "hold gemm_nt bf16: ([3-9]|1[0-9]) templates' defaults at its other sizes raced" "$T/mid.trace"
 expect_eq "the search at m = 255 stored one tile of 256 rows or two of at least 128 only" \
