@@ -3,8 +3,8 @@
 #   1. bash bench/results/2026-11-30/s28/ranges6/c.sh            issue 33's first row, every weight in one call, with
 #      the decode default's evict and L2 prefetch (calls 7-8 of the twenty-ninth session ran it two weights a call:
 #      4096^2's m <= 64 geomean 1.246, 0.004 short of 1.25), and the first GPU run of hold's vendor bar raced
-#      beside the finalists (b8dba9b): its trace's probe lines should say bar=raced nearly everywhere (zcat
-#      trace.txt.gz | grep -c 'bar=raced' against 'bar=apart'); the sweep's time against call 4's 318 s; 14336 x
+#      beside the finalists (b8dba9b): its trace's probes should say bar=raced nearly everywhere (the last line of
+#      python3 bench/trace_split.py on the unzipped trace counts them); the sweep's time against call 4's 318 s; 14336 x
 #      4096's m = 193..256 (the bars timed apart had seen cuBLASLt 4-5% slower there than the scan). ~6 min.
 #   2. bash bench/results/2026-11-29/s23-row2/c.sh 4096x4096      the second row at 4096^2 (0.847 worst in the twenty-
 #      sixth session, not re-run since; 14336 x 4096 0.853 in the twenty-ninth). ~6 min.
