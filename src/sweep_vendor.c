@@ -147,32 +147,47 @@ int sweep_vendor_bar(sweep_vendor *V, const op_task *t, const char *home, double
     return got;
 }
 
+/* The vendor's product for t into SWEEP_VENDOR_SLOT, verified, as V->bar's
+** row (row_init'd by the caller): 1, else 0 with the row saying why and the
+** slot emptied. */
+static int slot_load(sweep_vendor *V, const op_task *t)
+{
+    if (load(V, t, SWEEP_VENDOR_SLOT, &V->bar)) return 1;
+    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
+    return 0;
+}
+
+/* The slot's statistics from a race as V->bar's time, stored, the slot
+** emptied: 1 stored, 0 no time (a race that failed, maybe the other slots'
+** doing: nothing stored), -1 the registry failed (said). */
+static int slot_record(sweep_vendor *V, const stats *st)
+{
+    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
+    if (stats_into(st, &V->bar)) return 0;
+    return store(V, &V->bar) ? -1 : 1;
+}
+
 int sweep_vendor_bar_load(sweep_vendor *V, const op_task *t, const char *home)
 {
     if (!sweep_vendor_serves(V, t)) return 0;
-    reg_vendor *v = &V->bar, had_row;
-    row_init(V, t, home, v);
-    int had = reg_vendor_get(V->R, t->op, V->arch, t->dtype, v->shape, t->stream, V->dev_id, &had_row);
+    reg_vendor had_row;
+    row_init(V, t, home, &V->bar);
+    int had = reg_vendor_get(V->R, t->op, V->arch, t->dtype, V->bar.shape, t->stream, V->dev_id, &had_row);
     if (had < 0) return error("%s", reg_errmsg(V->R));
     if (had && strcmp(had_row.status, "ok")) return 0;   /* its failure there is recorded: not tried again */
     V->bar_new = !had;
-    if (load(V, t, SWEEP_VENDOR_SLOT, v)) return 1;
-    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
+    if (slot_load(V, t)) return 1;
     if (had) return 0;   /* a time there already: it stays the bar (sweep_vendor_bar) */
-    return store(V, v) ? -1 : 0;
+    return store(V, &V->bar) ? -1 : 0;
 }
 
 int sweep_vendor_bar_raced(sweep_vendor *V, const stats *st, double *us)
 {
-    reg_vendor *v = &V->bar;
-    *us = 0;
-    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
-    if (stats_into(st, v)) return 0;   /* no time: the race failed, the row stays */
-    if (V->bar_new) V->timed++;
+    int got = slot_record(V, st);
+    *us = got > 0 ? V->bar.median_us : 0;
+    if (got > 0 && V->bar_new) V->timed++;
     V->bar_new = 0;
-    if (store(V, v)) return -1;
-    *us = v->median_us;
-    return 1;
+    return got;
 }
 
 int sweep_vendor_measure(sweep_vendor *V, const op_task *t, const char *home, reg_vendor *out)
@@ -201,28 +216,25 @@ int sweep_vendor_race(sweep_vendor *V, const op_task *t, const char *home, int s
 {
     *cand_us = *vendor_us = 0;
     if (!sweep_vendor_serves(V, t) || slot == SWEEP_VENDOR_SLOT) return 0;
-    reg_vendor v;
-    row_init(V, t, home, &v);
-    if (!load(V, t, SWEEP_VENDOR_SLOT, &v)) return store(V, &v) ? -1 : 0;   /* the vendor's own failure */
+    row_init(V, t, home, &V->bar);
+    if (!slot_load(V, t)) return store(V, &V->bar) ? -1 : 0;   /* the vendor's own failure */
     /* A race that fails may be the candidate's doing (its slot, the worker
     ** restarted): the vendor's row stays as it was. */
-    int raced = 0;
     wire_time q;
     wire_race_init(&q);
     q.nslots = 2;
     q.slots[0] = slot;
     q.slots[1] = SWEEP_VENDOR_SLOT;
     stats st[2];
-    if (worker_time(V->W, &q, st, 120 + 60 * V->kernel_timeout) == WORKER_OK && st[0].median > 0 &&
-        !stats_into(&st[1], &v)) {
-        *cand_us = st[0].median;
-        *vendor_us = st[1].median;
-        raced = 1;
-    }
-    worker_unload(V->W, SWEEP_VENDOR_SLOT, 30);
-    if (!raced) return 0;
+    memset(st, 0, sizeof st);
+    if (worker_time(V->W, &q, st, 120 + 60 * V->kernel_timeout) != WORKER_OK || !(st[0].median > 0))
+        memset(&st[1], 0, sizeof st[1]);
+    int got = slot_record(V, &st[1]);
+    if (got <= 0) return got;
+    *cand_us = st[0].median;
+    *vendor_us = V->bar.median_us;
     V->raced++;
-    return store(V, &v) ? -1 : 1;
+    return 1;
 }
 
 void sweep_vendor_count(sweep_vendor *V, double winner_us, double vendor_us)

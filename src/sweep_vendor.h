@@ -42,9 +42,10 @@ typedef struct sweep_vendor {
     int nx;                     /* winners compared with the vendor */
     double log_x, worst_x;      /* sum of log(x vendor), and the smallest x vendor */
     int said;                   /* a failure was said (once per sweep) */
-    /* the vendor loaded as a probe's bar (sweep_vendor_bar_load), until its race is recorded */
+    /* the vendor's row while it sits in SWEEP_VENDOR_SLOT (a probe's bar from
+    ** sweep_vendor_bar_load to its race's record, or sweep_vendor_race's) */
     reg_vendor bar;
-    int bar_new;                /* the registry had no row at its shape: counted as timed */
+    int bar_new;                /* a probe's bar: the registry had no row at its shape, counted as timed */
 } sweep_vendor;
 
 /* Parse a --vendor value: win, time or off. 0, or -1. */
