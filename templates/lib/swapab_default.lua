@@ -58,14 +58,23 @@ end
 -- 5.3-5.7% faster than neither (median at each m; evict alone 2.4-3.1%,
 -- l2pre alone 0.4-1.0%), and the range sweep's winners there, which had
 -- neither, ran 11.25-11.89 us against 10.37-11.20 for the best with both.
+--
+-- The mid-size default loads the weight evict-first too (where its
+-- constraints take it: one tile of rows) and asks L2 for its first box: on
+-- an H200 (thirtieth session, bench/results/2026-11-30/s30/mid), exhaustive
+-- over the first mid-size kernel at the first row's four weights and m =
+-- 72, 128, 190 (bm, bn, csplit, stages), evict 1 with l2pre 1 ran 1.4-10%
+-- faster than neither (median at each weight and m, 12 of 12), evict alone
+-- 1.4-6.4%; l2pre 1 alone within 1.7%.
 local STEPS = { { "stages", { 8, 6, 4, 2 } }, { "kbox", { 2, 1 } } }
 local DECODE_STEPS = { { "evict", { 1, 0 } }, { "l2pre", { 4, 2, 0 } }, STEPS[1], STEPS[2] }
-local function first_of(t, shape, dt, dev, bn, pairs, decode)
+local MID_STEPS = { { "evict", { 1, 0 } }, { "l2pre", { 1, 0 } }, STEPS[1], STEPS[2] }
+local function first_of(t, shape, dt, dev, bn, pairs, steps)
   for _, pr in ipairs(pairs) do
     local q = kernel.first_valid(t, shape, dt, dev,
       { bm = pr.bm, bn = pr.bn or bn, csplit = pr.cs, mc = 0, nvar = 1, wstep = 0, evict = 0, pdl = 1, l2pre = 0, inflight = 1,
         kbox = 1 },
-      decode and DECODE_STEPS or STEPS)
+      steps)
     if q then return q end
   end
   return nil
@@ -73,14 +82,14 @@ end
 
 -- The mid-size default's choice: of the pairs the one whose CTAs fill the
 -- most of their waves (one CTA an SM), fewer splits and bm 64 first on a tie.
-local function by_fill(t, shape, dt, dev, bn, rows, decode)
+local function by_fill(t, shape, dt, dev, bn, rows, steps)
   local sms, pairs = dev.sms or 132, split_pairs(rows, bn)
   for _, pr in ipairs(pairs) do pr.fill = pr.ctas / (((pr.ctas + sms - 1) // sms) * sms) end
   table.sort(pairs, function(a, b)
     if a.fill ~= b.fill then return a.fill > b.fill end
     return a.order < b.order
   end)
-  return first_of(t, shape, dt, dev, bn, pairs, decode)
+  return first_of(t, shape, dt, dev, bn, pairs, steps)
 end
 
 -- The decode kernel's choice: it streams B and is bound by bytes in flight,
@@ -104,7 +113,7 @@ local function by_cover(t, shape, dt, dev, bn, rows)
     if not ca and a.ctas ~= b.ctas then return a.ctas > b.ctas end
     return a.order < b.order
   end)
-  return first_of(t, shape, dt, dev, bn, best, true) or by_fill(t, shape, dt, dev, bn, rows, true)
+  return first_of(t, shape, dt, dev, bn, best, DECODE_STEPS) or by_fill(t, shape, dt, dev, bn, rows, DECODE_STEPS)
 end
 
 -- The mid-size default's choice. Its candidates: one tile of rows (z 1) of
@@ -165,7 +174,7 @@ local function mid_default(t, shape, dt, dev)
     if a.first ~= b.first then return a.first end
     return a.order < b.order
   end)
-  return first_of(t, shape, dt, dev, one, cands)
+  return first_of(t, shape, dt, dev, one, cands, MID_STEPS)
 end
 
 M.decode, M.mid = by_cover, mid_default

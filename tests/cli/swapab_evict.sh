@@ -7,7 +7,7 @@
 # in the gated product (its 4-D boxes take no hint); evict 1 compiles in all
 # three kernels without spills. The decode kernel's default takes evict 1 and
 # l2pre 4 (lib/swapab_default.lua), the gated product's l2pre 4 without the
-# hint, the mid-size default neither.
+# hint, the mid-size default evict 1 (one tile of rows) and l2pre 1.
 . "$(dirname "$0")/lib.sh"
 
 KS=$ROOT/build/tests/kernel_sample
@@ -51,7 +51,7 @@ tasks:
   - op: gemm_nt
     dtypes: [bf16]
     templates: [swapab]
-    shapes: {m: {values: [1, 16, 40, 64, 136], exact: true}, n: {values: [1024, 4096, 14336], exact: true}, k: {values: [4096], exact: true}}
+    shapes: {m: {values: [1, 16, 40, 64, 136, 190], exact: true}, n: {values: [1024, 4096, 14336], exact: true}, k: {values: [4096], exact: true}}
   - op: gemm_swiglu
     dtypes: [bf16]
     templates: [swapab]
@@ -67,8 +67,12 @@ for n in 1024 4096 14336; do
     for m in 1 16 40 64; do
         expect_eq "the decode default at $m x $n x 4096: evict-first, 4 boxes prefetched" "$(hints gemm_nt $m $n)" '"evict":1 "l2pre":4 '
     done
-    expect_eq "the mid-size default at 136 x $n x 4096: neither" "$(hints gemm_nt 136 $n)" '"evict":0 "l2pre":0 '
+    expect_eq "the mid-size default at 136 x $n x 4096 (one tile of rows): evict-first, 1 box prefetched" \
+        "$(hints gemm_nt 136 $n)" '"evict":1 "l2pre":1 '
 done
+expect_eq "the mid-size default at 190 x 1024 x 4096 (two tiles of rows): the prefetch without the hint" \
+    "$(hints gemm_nt 190 1024)" '"evict":0 "l2pre":1 '
+
 expect_eq "the gated product's decode default: the prefetch without the hint" "$(hints gemm_swiglu 8 14336)" '"evict":0 "l2pre":4 '
 # Compiled (ptxas takes the cache hint): no spills, no stack.
 head -3 "$T/k.list" > "$T/c.list"
