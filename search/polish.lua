@@ -1,6 +1,8 @@
 -- One polish of a config, not a search of a space: the first warm-start
 -- config (opts.warm[1]), then its neighbours one param step away
--- (space:neighbors), then, once the start and every neighbour were told, the
+-- (space:neighbors, with repair: a step the constraints refuse as it stands
+-- comes with one other param moved to the nearest value that takes it, so
+-- a wider tile is tried with the ring of stages that fits), then, once the start and every neighbour were told, the
 -- config that takes every move that paid at once (space:combine), then
 -- nothing more. ask returns nothing while replies it waits for are pending,
 -- and nothing once done; without a warm config it is done at once. The
@@ -23,7 +25,7 @@ function P:ask(n)
     if self.led:take(self.base, out) then self.keys[sp:key(self.base)] = true end
   end
   if self.stage == 1 then
-    for _, c in ipairs(sp:neighbors(self.base)) do
+    for _, c in ipairs(sp:neighbors(self.base, true)) do
       if #out >= n then return out end
       if self.led:take(c, out) then self.keys[sp:key(c)] = true end
     end

@@ -26,7 +26,9 @@
 --   space:find(cfg)       the space's own table of cfg if it is valid, else nil
 --   space:each()          an iterator over the valid configs, in index order
 --   space:sample(rng)     a valid config drawn at random (see Sampling)
---   space:neighbors(cfg)  valid configs one param step away (only those are checked)
+--   space:neighbors(cfg[, repair])  valid configs one param step away (only those are checked);
+--                         with repair, a step refused as it stands in its nearest valid form
+--                         (one other param moved the fewest steps)
 --   space:combine(cfg, t, times)  cfg with every one-step move that beat t at once, or nil
 --   space:encode(cfg)     numeric vector: each param's value index, 0-based
 --   space:decode(v)       the config of an index vector (valid or not)
@@ -54,6 +56,11 @@
 -- first, and model learns how much the weight says (the weight, rounded to
 -- a power of two, is one more one-hot param of its fit). A template
 -- without prior weighs every config 1.
+--
+-- Repairs. A template may name fit params (t.fit, e.g. { "stages" }: those
+-- that size a resource). space:neighbors(cfg, true) offers a step the
+-- constraints refuse as it stands with one other param moved to the nearest
+-- value that takes it, a fit param first (search/polish.lua uses it).
 --
 -- A strategy is new(space, opts) with ask(n) and tell(cfg, result).
 -- opts: rng (Space.rng), seed, max_evals (nil: the whole space), warm (a
@@ -87,7 +94,9 @@ local function domain(names, values, N, at, judge, weigh)
                               nvalid = 0, nchecked = 0, complete = false,
                               memo = {},     -- index -> its config if valid, false if not
                               weights = {},  -- index -> prior weight, once asked
-                              rejected = {}, at = at, judge = judge, weigh = weigh }, Space)
+                              rejected = {}, at = at, judge = judge, weigh = weigh,
+                              fit = {} },    -- names of the params a repair moves first (space:neighbors)
+                             Space)
   if N == 0 then self:settle() end
   return self
 end
@@ -206,6 +215,7 @@ function Space.new(t, shape, dtype, dev)
     end
   end
   local self = domain(names, values, N, at, judge, weigh)
+  for _, name in ipairs(t.fit or {}) do self.fit[name] = true end
   local pos = self.pos
   self.locate = function(cfg)
     local i = 0
@@ -456,17 +466,59 @@ local function with(cfg, name, v)
   return c
 end
 
-function Space:neighbors(cfg)
-  local out = {}
+-- cfg with param i moved to v where the space holds that; else, with
+-- repair, that config with one other param moved to the nearest value at
+-- which the space holds it: a move the constraints refuse as it stands (a
+-- wider tile whose ring of stages no longer fits shared memory) offered in
+-- its nearest valid form. The template's fit params (t.fit: those that size
+-- a resource, such as stages) are moved first; among the params of a group
+-- the fewest steps win (the first param, then the lower value, on a tie).
+-- nil when neither.
+local function step(self, cfg, i, v, repair)
+  local moved = with(cfg, self.names[i], v)
+  local c = self:find(moved)
+  if c or not repair then return c end
+  for _, fit in ipairs({ true, false }) do
+    local best, best_d
+    for j, name in ipairs(self.names) do
+      local vals, at = self.values[j], self.pos[j][moved[name]]
+      if j ~= i and at and (self.fit[name] or false) == fit then
+        for k = 1, #vals do
+          local d = math.abs(k - 1 - at)
+          if d > 0 and (not best_d or d < best_d) then
+            local r = self:find(with(moved, name, vals[k]))
+            if r then best, best_d = r, d end
+          end
+        end
+      end
+    end
+    if best then return best end
+  end
+  return nil
+end
+
+-- The steps held as they stand first, in param order; with repair, the
+-- refused steps' nearest valid forms after them (a caller that takes the
+-- first n loses repaired steps before plain ones).
+function Space:neighbors(cfg, repair)
+  local out, refused = {}, {}
   for i, name in ipairs(self.names) do
     local vals, j = self.values[i], self.pos[i][cfg[name]]
     if j then
       for _, d in ipairs({ -1, 1 }) do
         local v = vals[j + 1 + d]
-        local c = v ~= nil and self:find(with(cfg, name, v))
-        if c then out[#out + 1] = c end
+        local c = v ~= nil and step(self, cfg, i, v, false)
+        if c then
+          out[#out + 1] = c
+        elseif v ~= nil and repair then
+          refused[#refused + 1] = { i, v }
+        end
       end
     end
+  end
+  for _, r in ipairs(refused) do
+    local c = step(self, cfg, r[1], r[2], true)
+    if c then out[#out + 1] = c end
   end
   return out
 end

@@ -490,6 +490,7 @@ function M.family(op)
     min_cc = 80,
     dtypes = op.dtypes,
     params = M.params,
+    fit = { "stages" },   -- a polish's step that no longer fits is tried with fewer stages first (search/space.lua)
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, shape, dt, dev) end,
     supports = M.supports,
     -- The one `aligned` the shape's rows allow (constraints refuse the

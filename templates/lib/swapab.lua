@@ -388,6 +388,7 @@ local function family(op)
     arch = "sm_90a",
     dtypes = op.dtypes,
     params = M.params,
+    fit = { "stages" },   -- a polish's step that no longer fits is tried with fewer stages first (search/space.lua)
     constraints = sw and swiglu_constraints or constraints,
     supports = sw and swiglu_supports or supports,
   }

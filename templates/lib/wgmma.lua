@@ -708,6 +708,9 @@ function M.family(op)
     arch = "sm_90a",
     dtypes = op.dtypes,
     params = params_of(layout, swap),
+    -- A polish's step that no longer fits shared memory (a wider tile) is
+    -- tried with fewer stages first (search/space.lua, fit).
+    fit = { "stages" },
     constraints = function(p, shape, dt, dev) return M.constraints(layout, p, gemm_shape(shape), dt, dev, sw, swap) end,
     -- The epilogues D's rows allow, the staging the operands' rows need and
     -- the widths of 64-column multiples nn and the gated product take

@@ -196,6 +196,77 @@ static void test_polish(tmpl *T)
     free_all(g, ng);
 }
 
+/* polish's ring with repair (search/space.lua's neighbors(cfg, true)): a
+** step the space refuses as it stands comes in its nearest valid form, one
+** other param moved the fewest steps, after the plain steps. The grid
+** without b 3 at a >= 5: from a 5, b 2, c x the step to b 3 is refused, and
+** comes as a 4, b 3, c x (a one step down; c y would not take it). */
+static void test_polish_repair(tmpl *T)
+{
+    char **g = xcalloc(10 * 6 * 2, sizeof *g), *warm[] = { "{\"a\":5,\"b\":2,\"c\":\"x\"}" };
+    int ng = 0;
+    for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 6; b++)
+            for (int c = 0; c < 2; c++)
+                if (!(b == 3 && a >= 5)) g[ng++] = xstrfmt("{\"a\":%d,\"b\":%d,\"c\":\"%s\"}", a, b, c ? "y" : "x");
+    search *s = search_of_configs(T, "polish", g, ng, 3, 8, warm, 1);
+    char **cfgs = NULL;
+    int got = 0, rc = s ? search_ask(s, 8, &cfgs, &got) : -1;
+    CHECK(!rc && got == 6, "polish asks its start, its 4 plain neighbours and 1 repaired (%d)", got);
+    CHECK(!rc && got == 6 && !strcmp(cfgs[5], "{\"a\":4,\"b\":3,\"c\":\"x\"}"),
+          "the refused step to b 3 comes last, with a moved one step down (%s)", !rc && got ? cfgs[got - 1] : "none");
+    for (int i = 0; !rc && i < got; i++) free(cfgs[i]);
+    if (!rc) free(cfgs);
+    search_free(s);
+    /* local (no repair) keeps the plain ring: 4 neighbours after its start. */
+    s = search_of_configs(T, "local", g, ng, 3, 8, warm, 1);
+    int n = 0, plain = 1;
+    while (s && n < 5) {
+        char **one;
+        int k;
+        if (search_ask(s, 1, &one, &k) || !k) break;
+        if (n > 0 && !strcmp(one[0], "{\"a\":4,\"b\":3,\"c\":\"x\"}")) plain = 0;
+        search_tell(s, one[0], "ok", 100.0 + n);
+        free(one[0]);
+        free(one);
+        n++;
+    }
+    CHECK(n == 5 && plain, "local's ring has no repaired step (%d asked)", n);
+    search_free(s);
+    free_all(g, ng);
+}
+
+/* The fit params of a real template (wgmma's stages): polish around a
+** 128 x 128 tile of two consumers with 6 stages at 744 x 4096 x 4096 offers
+** the step to bn 192 (refused with 6 stages: shared memory) with the most
+** stages that fit, 4, not another tile (bm 64, the first param, is as near);
+** on an H200 that config ran 37.5 us there against the 128 x 128's 45.7
+** (bench/results/2026-11-30/s30/sk). */
+static void test_polish_fit(tmpl *T)
+{
+    op_task t;
+    long long sh[] = { 744, 4096, 4096 };
+    if (tmpl_task(T, "gemm_nt", "bf16", sh, &t)) { CHECK(0, "setup: gemm_nt task"); return; }
+    char *warm[] = { "{\"bm\":128,\"bn\":128,\"cluster\":\"1x1\",\"consumers\":2,\"epilogue\":\"tma\",\"group\":8,"
+                     "\"inflight\":1,\"persistent\":1,\"producer_regs\":40,\"raster\":\"m\",\"schedule\":\"pingpong\","
+                     "\"stage\":\"none\",\"stages\":6,\"streamk\":0}" };
+    search *s = search_new_warm(T, "polish", "gemm_nt/wgmma", &t, &dev, 1, 0, warm, 1);
+    char **cfgs = NULL;
+    int got = 0, rc = s ? search_ask(s, 14, &cfgs, &got) : -1, wide = 0, other = 0;
+    for (int i = 0; !rc && i < got; i++) {
+        if (strstr(cfgs[i], "\"bn\":192") && strstr(cfgs[i], "\"bm\":128") && strstr(cfgs[i], "\"stages\":4") &&
+            strstr(cfgs[i], "\"schedule\":\"pingpong\"") && strstr(cfgs[i], "\"epilogue\":\"tma\""))
+            wide++;
+        if (strstr(cfgs[i], "\"bn\":192") && strstr(cfgs[i], "\"bm\":64")) other++;
+        free(cfgs[i]);
+    }
+    if (!rc) free(cfgs);
+    CHECK(!rc && got > 1 && wide == 1 && other == 0,
+          "polish of wgmma 128 x 128 x 6 stages at 744 x 4096 x 4096: bn 192 offered with 4 stages (%d), not as bm 64 (%d)",
+          wide, other);
+    search_free(s);
+}
+
 static void test_warm(tmpl *T)
 {
     op_task t;
@@ -594,6 +665,8 @@ int main(int argc, char **argv)
     test_of_configs(T);
     test_local_combine(T);
     test_polish(T);
+    test_polish_repair(T);
+    test_polish_fit(T);
     test_warm(T);
     test_lazy(T);
     test_narrow(T);
