@@ -1,0 +1,16 @@
+M.params = {
+  { "bm", { 64, 128 } },
+  { "bn", { 128, 192, 256 } },
+  { "consumers", { 1, 2 } },
+  { "stages", { 4, 5, 6 } },
+  { "persistent", { 1 } },
+  { "raster", { "m" } },
+  { "group", { 8 } },
+  { "producer_regs", { 40 } },
+  { "cluster", { "1x1", "2x1" } },
+  { "schedule", { "coop", "pingpong" } },
+  { "inflight", { 1 } },
+  { "epilogue", { "tma" } },
+  { "streamk", { 0 } },
+  { "stage", { "none" } },
+}
