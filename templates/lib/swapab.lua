@@ -49,7 +49,9 @@
 -- CTA reads, and the split's sums stay in L2. On an H200 (twenty-seventh
 -- session, bench/results/2026-11-29/s27/evict) the decode kernel ran 2-4%
 -- faster at m = 16 and 48, the mid-size kernel 1-8% faster at one tile of
--- rows but 16% slower at 14336 x 4096, m = 248: searched, not set.
+-- rows (one 16% loss at 14336 x 4096, m = 248 was not reproduced: 5%
+-- faster in the twenty-eighth session). Searched, and both kernels'
+-- defaults set it (lib/swapab_default.lua, with an L2 prefetch).
 -- Refused where the weight is read again (tiles of rows, m > bn) and in
 -- the gated product (its 4-D boxes take no hint).
 --
