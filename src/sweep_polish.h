@@ -7,7 +7,8 @@
 /* Part p's winner polished over the part (spec split_polish: at most that
 ** many of its neighbours; 0: none): its neighbours one param step away in
 ** its template's space at tp, the size the part's search ran at
-** (search/polish.lua), raced with it at every
+** (search/polish.lua; a step the constraints refuse comes after the others
+** in its nearest valid form, search/space.lua's repair), raced with it at every
 ** size raced in the part, each told its time over the winner's there (the
 ** geometric mean), then the config that takes every move that paid at once,
 ** raced with it the same way. The smallest worst loss wins (probe_winner:

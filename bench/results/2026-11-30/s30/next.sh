@@ -15,4 +15,4 @@
 #      geomean 0.994). Predicted: m = 683..744 above 1.0x; the sweep's time within 10 s of call 3's 300.
 #   5. The first row whole (bash bench/results/2026-11-30/s28/ranges6/c.sh, ~6 min) if the decode widths come back.
 # This file only prints the plan; each step is its own call.
-sed -n 2,18p "$0"
+sed -n 2,17p "$0"
