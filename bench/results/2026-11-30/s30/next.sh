@@ -13,6 +13,9 @@
 #      and the polish's repaired steps (9088e2a, unmeasured: a part polished around 128 x 128 x 6 stages now races
 #      128 x 192 x 4, 1.062x cuBLASLt at m = 744 in call 4) (session 30's call 3: 71 holes, worst 0.846 at m = 744,
 #      geomean 0.994). Predicted: m = 683..744 above 1.0x; the sweep's time within 10 s of call 3's 300.
-#   5. The first row whole (bash bench/results/2026-11-30/s28/ranges6/c.sh, ~6 min) if the decode widths come back.
+#   5. bash bench/results/2026-11-30/s30/ncumid/c.sh (~2 min; the twenty-ninth session's unrun step 4) where 14336 x
+#      4096's mid-size stream stalls: the part winner at m = 128 and the decode winner at m = 16, timed, then Nsight
+#      Compute at the GPU's own clocks (L2 and DRAM throughput, warp states).
+#   6. The first row whole (bash bench/results/2026-11-30/s28/ranges6/c.sh, ~6 min) if the decode widths come back.
 # This file only prints the plan; each step is its own call.
-sed -n 2,17p "$0"
+sed -n 2,20p "$0"
