@@ -210,16 +210,12 @@ end
 -- width_for(rows): the narrowest of the widths compiled in that holds rows.
 local WIDTH_FN = "AIT_DEV int width_for(int rows) { return WIDTH_FOR; }\n"
 
--- The mid-size kernel's source (bn > 64).
-local function mid_source(op, p, dt, dev, name)
-  local t = gemm.types(dt)
-  local z = mid_sizes(p)
-  local fns, chain, cases = width_parts(p, t.In, "consume1", "base, smem_raw, full, empty, rbar, kb0, kb1, rank, tile, r0, mend, D, n")
-  return dtype.prelude .. gemv.store_fn(t) .. string.format([[
-#define BM %d
-#define BN %d
-#define STAGES %d
-#define CS %d
+-- The #define block both mid-size kernels' sources start with (MC, the
+-- multicast group, in the second's only): p's params, z = mid_sizes(p), the
+-- output type of t = gemm.types(dt), chain = the widths' WIDTH_FOR.
+local function defines(p, t, z, chain, with_mc)
+  return string.format("#define BM %d\n#define BN %d\n#define STAGES %d\n#define CS %d\n", p.bm, p.bn, p.stages, p.csplit) ..
+    (with_mc and string.format("#define MC %d\n", p.mc) or "") .. string.format([[
 #define PDL %d
 #define L2PRE %d
 #define INFLIGHT %d
@@ -231,8 +227,15 @@ local function mid_source(op, p, dt, dev, name)
 #define OUT_T %s
 #define WIDTH_FOR %s
 #define EVICT %d
-]], p.bm, p.bn, p.stages, p.csplit, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out), chain,
-    p.evict or 0) ..
+]], p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out), chain, p.evict or 0)
+end
+
+-- The mid-size kernel's source (bn > 64).
+local function mid_source(op, p, dt, dev, name)
+  local t = gemm.types(dt)
+  local z = mid_sizes(p)
+  local fns, chain, cases = width_parts(p, t.In, "consume1", "base, smem_raw, full, empty, rbar, kb0, kb1, rank, tile, r0, mend, D, n")
+  return dtype.prelude .. gemv.store_fn(t) .. defines(p, t, z, chain, false) ..
     hopper.ptx .. hopper.tma_load_w .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. WIDTH_FN .. MID_CONSUME ..
     string.format([[
 
@@ -465,25 +468,7 @@ local function mid2_source(op, p, dt, dev, name)
   -- width_for(rows): the narrowest width that holds the pass's rows; the
   -- consumers' switch on it.
   local fns, chain, cases = width_parts(p, t.In, "consume", "base, red, full, empty, rbar, kb0, kb1, split, cx, tile, r0, D, m, n")
-  return dtype.prelude .. gemv.store_fn(t) .. string.format([[
-#define BM %d
-#define BN %d
-#define STAGES %d
-#define CS %d
-#define MC %d
-#define PDL %d
-#define L2PRE %d
-#define INFLIGHT %d
-#define KBOX %d
-#define WGS %d
-#define W_BYTES (BM * 128)
-#define A_BYTES (BN * 128)
-#define SLOT %d
-#define OUT_T %s
-#define WIDTH_FOR %s
-#define EVICT %d
-]], p.bm, p.bn, p.stages, p.csplit, p.mc, p.pdl, p.l2pre, p.inflight, p.kbox, z.wgs, z.slot, dtype.ctype(t.Out),
-    chain, p.evict or 0) ..
+  return dtype.prelude .. gemv.store_fn(t) .. defines(p, t, z, chain, true) ..
     hopper.ptx .. hopper.tma_load_w .. lib("cluster").ptx .. gemv.pdl_fn .. fns .. PEER_FN .. PEER4_FN .. MID2_HOST .. MID2_FN ..
     string.format([[
 
