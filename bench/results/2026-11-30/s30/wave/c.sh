@@ -7,7 +7,7 @@
 # 4096^2 and 14336 x 4096: per m the best of each tile (us, its waves), the best overall x cuBLASLt. From it: each
 # tile's cost a wave against the 128 x 256 pair's (the model's numbers), and whether the model with 128 x 192 and
 # 64 x 256 would pick within 3% of the best. Predicted: 128 x 192 c2 a wave at 0.75-0.86 of the pair's, the best
-# at 4096^2's m = 683..744. Run from the tree's root, carry ["build/aitune"]; about 2 minutes.
+# at 4096^2's m = 683..744. The default's picks before the probe: default_before.txt. Run from the tree's root, carry ["build/aitune"]; about 2 minutes.
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 N=bench/results/2026-11-30/s30/wave
