@@ -466,23 +466,19 @@ local function with(cfg, name, v)
   return c
 end
 
--- cfg with param i moved to v where the space holds that; else, with
--- repair, that config with one other param moved to the nearest value at
--- which the space holds it: a move the constraints refuse as it stands (a
--- wider tile whose ring of stages no longer fits shared memory) offered in
--- its nearest valid form. The template's fit params (t.fit: those that size
--- a resource, such as stages) are moved first; among the params of a group
--- the fewest steps win (the first param, then the lower value, on a tie).
--- nil when neither.
-local function step(self, cfg, i, v, repair)
-  local moved = with(cfg, self.names[i], v)
-  local c = self:find(moved)
-  if c or not repair then return c end
+-- moved, a one-param step (param i) the constraints refuse as it stands,
+-- with one other param moved to the nearest value at which the space holds
+-- it (a wider tile whose ring of stages no longer fits shared memory,
+-- offered in its nearest valid form). The template's fit params (t.fit:
+-- those that size a resource, such as stages) are moved first; among the
+-- params of a group the fewest steps win (the first param, then the lower
+-- value, on a tie). nil when none does.
+local function repaired(self, moved, i)
   for _, fit in ipairs({ true, false }) do
     local best, best_d
     for j, name in ipairs(self.names) do
       local vals, at = self.values[j], self.pos[j][moved[name]]
-      if j ~= i and at and (self.fit[name] or false) == fit then
+      if j ~= i and at and (self.fit[name] == true) == fit then
         for k = 1, #vals do
           local d = math.abs(k - 1 - at)
           if d > 0 and (not best_d or d < best_d) then
@@ -507,17 +503,20 @@ function Space:neighbors(cfg, repair)
     if j then
       for _, d in ipairs({ -1, 1 }) do
         local v = vals[j + 1 + d]
-        local c = v ~= nil and step(self, cfg, i, v, false)
-        if c then
-          out[#out + 1] = c
-        elseif v ~= nil and repair then
-          refused[#refused + 1] = { i, v }
+        if v ~= nil then
+          local moved = with(cfg, name, v)
+          local c = self:find(moved)
+          if c then
+            out[#out + 1] = c
+          elseif repair then
+            refused[#refused + 1] = { i = i, moved = moved }
+          end
         end
       end
     end
   end
   for _, r in ipairs(refused) do
-    local c = step(self, cfg, r[1], r[2], true)
+    local c = repaired(self, r.moved, r.i)
     if c then out[#out + 1] = c end
   end
   return out
